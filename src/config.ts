@@ -1,0 +1,198 @@
+// Environment → one validated, typed Config. Every variable is declared once below, with its section, default
+// and description; the README's configuration table is checked against these declarations by a test.
+// A command asks only for the sections it uses (`slotfeed migrate` needs no OAuth client), and a wrong or
+// missing value stops start-up with a message that names the variable.
+import { z } from 'zod';
+
+type Section = 'database' | 'redis' | 'log' | 'upstream';
+
+interface VariableSpec<T> {
+  section: Section;
+  description: string;
+  /** Shown in docs and used when the variable is unset; absent means required. */
+  default?: string;
+  /** Secrets are never echoed back in error messages. */
+  secret?: boolean;
+  schema: z.ZodType<T>;
+}
+
+const postgresUrl = z
+  .string()
+  .url()
+  .refine((v) => /^postgres(ql)?:\/\//.test(v), 'must be a postgres:// or postgresql:// URL');
+const redisUrl = z
+  .string()
+  .url()
+  .refine((v) => /^rediss?:\/\//.test(v), 'must be a redis:// or rediss:// URL');
+const httpUrl = z
+  .string()
+  .url()
+  .refine((v) => /^https?:\/\//.test(v), 'must be an http:// or https:// URL')
+  .transform((v) => v.replace(/\/+$/, ''));
+const positiveInt = (max: number) => z.coerce.number().int().min(1).max(max);
+const queryParamName = z.string().regex(/^[A-Za-z0-9_.-]+$/, 'must be a plain query parameter name');
+
+function variable<T>(spec: VariableSpec<T>): VariableSpec<T> {
+  return spec;
+}
+
+export const variables = {
+  DATABASE_URL: variable({
+    section: 'database',
+    description: 'Postgres connection URL.',
+    secret: true,
+    schema: postgresUrl,
+  }),
+  REDIS_URL: variable({
+    section: 'redis',
+    description: 'Redis connection URL (BullMQ queues, locks, OAuth state).',
+    default: 'redis://127.0.0.1:6379',
+    secret: true,
+    schema: redisUrl,
+  }),
+  REDIS_PREFIX: variable({
+    section: 'redis',
+    description: 'Prefix of every Redis key slotfeed writes, so several installations can share one Redis.',
+    default: 'slotfeed',
+    schema: z.string().regex(/^[A-Za-z0-9_:-]+$/, 'letters, digits, "_", ":" and "-" only'),
+  }),
+  LOG_LEVEL: variable({
+    section: 'log',
+    description: 'pino log level: fatal, error, warn, info, debug, trace or silent.',
+    default: 'info',
+    schema: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
+  }),
+  CALENDBOOK_BASE_URL: variable({
+    section: 'upstream',
+    description: 'Base URL of the scheduling service API (`/events`, `/users/me`, `/calendars/…` hang below it).',
+    schema: httpUrl,
+  }),
+  CALENDBOOK_AUTH_URL: variable({
+    section: 'upstream',
+    description: 'Base URL of its OAuth 2.0 authorization server (`/login`, `/oauth2/token`).',
+    schema: httpUrl,
+  }),
+  CALENDBOOK_CLIENT_ID: variable({
+    section: 'upstream',
+    description: 'OAuth client id from the partner portal.',
+    schema: z.string().min(1),
+  }),
+  CALENDBOOK_CLIENT_SECRET: variable({
+    section: 'upstream',
+    description: 'OAuth client secret from the partner portal.',
+    secret: true,
+    schema: z.string().min(1),
+  }),
+  CALENDBOOK_REDIRECT_URI: variable({
+    section: 'upstream',
+    description: "Redirect URI registered in the portal; slotfeed's `/oauth/callback` as users' browsers reach it.",
+    schema: httpUrl,
+  }),
+  CALENDBOOK_SCOPE: variable({
+    section: 'upstream',
+    description: 'Scopes requested at authorization (space-separated); empty requests the default scopes.',
+    default: '',
+    schema: z.string(),
+  }),
+  CALENDBOOK_SLOTS_DATE_PARAM: variable({
+    section: 'upstream',
+    description: 'Query parameter that carries the date of `GET /calendars/{id}/slots` (the API description is silent).',
+    default: 'date',
+    schema: queryParamName,
+  }),
+  CALENDBOOK_SLOTS_TIMEZONE_PARAM: variable({
+    section: 'upstream',
+    description: 'Query parameter that carries the time zone of `GET /calendars/{id}/slots`.',
+    default: 'timezone',
+    schema: queryParamName,
+  }),
+  CALENDBOOK_TIMEOUT_MS: variable({
+    section: 'upstream',
+    description: 'Timeout of every upstream request, in milliseconds.',
+    default: '10000',
+    schema: positiveInt(120_000),
+  }),
+} as const;
+
+type Variables = typeof variables;
+export type VariableName = keyof Variables;
+type ValueOf<N extends VariableName> = Variables[N] extends VariableSpec<infer T> ? T : never;
+
+export interface Config {
+  database: { url: string };
+  redis: { url: string; prefix: string };
+  log: { level: ValueOf<'LOG_LEVEL'> };
+  upstream: {
+    baseUrl: string;
+    authUrl: string;
+    clientId: string;
+    clientSecret: string;
+    redirectUri: string;
+    scope: string;
+    slotsQuery: { dateParam: string; timezoneParam: string };
+    timeoutMs: number;
+  };
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+/** Reads and validates the variables of the requested sections; throws ConfigError listing every problem. */
+export function loadConfig<S extends Section>(env: Env, sections: readonly S[]): Pick<Config, S> {
+  const problems: string[] = [];
+  const read = <N extends VariableName>(name: N): ValueOf<N> => {
+    const spec = variables[name] as VariableSpec<ValueOf<N>>;
+    const raw = env[name] === undefined || env[name] === '' ? spec.default : env[name];
+    if (raw === undefined) {
+      problems.push(`${name} is required: ${spec.description}`);
+      return undefined as ValueOf<N>;
+    }
+    const parsed = spec.schema.safeParse(raw);
+    if (!parsed.success) {
+      const shown = spec.secret ? '' : ` (got ${JSON.stringify(raw)})`;
+      problems.push(`${name} ${parsed.error.issues[0]?.message ?? 'is invalid'}${shown}`);
+      return undefined as ValueOf<N>;
+    }
+    return parsed.data;
+  };
+
+  const builders: { [K in Section]: () => Config[K] } = {
+    database: () => ({ url: read('DATABASE_URL') }),
+    redis: () => ({ url: read('REDIS_URL'), prefix: read('REDIS_PREFIX') }),
+    log: () => ({ level: read('LOG_LEVEL') }),
+    upstream: () => ({
+      baseUrl: read('CALENDBOOK_BASE_URL'),
+      authUrl: read('CALENDBOOK_AUTH_URL'),
+      clientId: read('CALENDBOOK_CLIENT_ID'),
+      clientSecret: read('CALENDBOOK_CLIENT_SECRET'),
+      redirectUri: read('CALENDBOOK_REDIRECT_URI'),
+      scope: read('CALENDBOOK_SCOPE'),
+      slotsQuery: {
+        dateParam: read('CALENDBOOK_SLOTS_DATE_PARAM'),
+        timezoneParam: read('CALENDBOOK_SLOTS_TIMEZONE_PARAM'),
+      },
+      timeoutMs: read('CALENDBOOK_TIMEOUT_MS'),
+    }),
+  };
+
+  const config = {} as Pick<Config, S>;
+  for (const section of new Set(sections)) {
+    (config as Record<string, unknown>)[section] = builders[section]();
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  return config;
+}
+
+/** One row per variable, for the README's configuration table and `slotfeed --help`. */
+export function describeVariables(): { name: VariableName; section: Section; default?: string; description: string }[] {
+  return (Object.keys(variables) as VariableName[]).map((name) => {
+    const spec: VariableSpec<unknown> = variables[name];
+    return { name, section: spec.section, default: spec.default, description: spec.description };
+  });
+}

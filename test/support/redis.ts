@@ -1,0 +1,34 @@
+// Real Redis for tests, with a key prefix of the test file's own so files can run side by side.
+import { randomBytes } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import { createRedisConnection } from '../../src/lib/redis-connection.js';
+
+export const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+export interface TestRedis {
+  url: string;
+  prefix: string;
+  connection: Redis;
+  /** Deletes every key under the prefix and closes the connection. */
+  cleanup(): Promise<void>;
+}
+
+export async function createTestRedis(label: string): Promise<TestRedis> {
+  const prefix = `slotfeed-test:${label}:${randomBytes(4).toString('hex')}`;
+  const connection = createRedisConnection(TEST_REDIS_URL, 'command', `test-${label}`);
+  await connection.ping();
+  return {
+    url: TEST_REDIS_URL,
+    prefix,
+    connection,
+    async cleanup() {
+      let cursor = '0';
+      do {
+        const [next, keys] = await connection.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 500);
+        if (keys.length > 0) await connection.del(...keys);
+        cursor = next;
+      } while (cursor !== '0');
+      await connection.quit();
+    },
+  };
+}
