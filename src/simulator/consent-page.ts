@@ -1,0 +1,58 @@
+// HTML of the simulated login/consent screen and of the authorization error page.
+import type { SimUser } from './types.js';
+
+const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
+
+export interface ConsentFields {
+  client_id: string;
+  redirect_uri: string;
+  response_type: string;
+  scope: string;
+  state?: string;
+  code_challenge?: string;
+  code_challenge_method?: string;
+}
+
+function hiddenInputs(fields: ConsentFields, extra: Record<string, string>): string {
+  return Object.entries({ ...fields, ...extra })
+    .filter((entry): entry is [string, string] => typeof entry[1] === 'string')
+    .map(([name, value]) => `<input type="hidden" name="${escapeHtml(name)}" value="${escapeHtml(value)}">`)
+    .join('');
+}
+
+export function consentPageHtml(
+  fields: ConsentFields,
+  users: readonly SimUser[],
+  approveAction: string,
+): string {
+  const rows = users
+    .map(
+      (u) =>
+        `<li><form method="post" action="${escapeHtml(approveAction)}">${hiddenInputs(fields, {
+          user_id: u.id,
+          decision: 'approve',
+        })}<strong>${escapeHtml(u.profile.name)}</strong> &lt;${escapeHtml(u.profile.email)}&gt; (${escapeHtml(
+          u.profile.timezone,
+        )}) <button type="submit" name="approve" data-user-id="${escapeHtml(u.id)}">Approve</button></form></li>`,
+    )
+    .join('\n');
+  const deny = `<form method="post" action="${escapeHtml(approveAction)}">${hiddenInputs(fields, {
+    decision: 'deny',
+  })}<button type="submit" name="deny">Deny</button></form>`;
+  return `<!doctype html>
+<html><head><meta charset="utf-8"><title>Calendbook · Sign in</title></head>
+<body>
+<h1>Calendbook (simulated)</h1>
+<p>${escapeHtml(fields.client_id)} asks for access: <code>${escapeHtml(fields.scope)}</code>. Sign in as:</p>
+<ul>
+${rows}
+</ul>
+${deny}
+</body></html>`;
+}
+
+export function errorPageHtml(description: string): string {
+  return `<!doctype html>
+<html><head><meta charset="utf-8"><title>Calendbook · Error</title></head>
+<body><h1>Authorization error</h1><p>invalid_request: ${escapeHtml(description)}</p></body></html>`;
+}

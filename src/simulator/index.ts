@@ -1,0 +1,24 @@
+// Public face of the Calendbook simulator: a faithful fake of the scheduling service's API and OAuth server.
+export { startSimulator } from './server.js';
+export { formatSimulatorBanner } from './banner.js';
+export { FAULTABLE_ENDPOINTS, defaultFaultSettings } from './faults.js';
+export { SimulatorControlError } from './types.js';
+export type {
+  CallCounts,
+  DriftVariant,
+  EventTypePatch,
+  EventTypePayload,
+  FaultOutcome,
+  FaultSettings,
+  FaultSettingsPatch,
+  RunningSimulator,
+  SimLogger,
+  SimUserDetails,
+  SimUserSummary,
+  SimulatorControl,
+  SimulatorOptions,
+  UserProfilePayload,
+  Weekday,
+  WeeklyHours,
+  WorkingRange,
+} from './types.js';

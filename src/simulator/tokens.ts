@@ -1,0 +1,90 @@
+// Access tokens: HS256 JWTs signed with a per-simulator random secret, timed on the SIM clock so tests expire
+// them with advanceClock instead of waiting.
+import { randomBytes } from 'node:crypto';
+import { SignJWT, decodeJwt, errors, jwtVerify } from 'jose';
+import type { SimClock } from './clock.js';
+
+export const ACCESS_TOKEN_AUDIENCE = 'calendbook-api';
+
+export interface AccessTokenClaims {
+  sub: string;
+  client_id: string;
+  scope: string;
+  jti: string;
+  iat: number;
+  exp: number;
+}
+
+export type VerifyResult = { ok: true; claims: AccessTokenClaims } | { ok: false; reason: string };
+
+export interface AccessTokenIssuer {
+  readonly ttlSeconds: number;
+  issue(input: { userId: string; clientId: string; scope: string }): Promise<{ token: string; jti: string }>;
+  /** Signature, issuer, audience and expiry; revocation is the grant store's business. */
+  verify(token: string): Promise<VerifyResult>;
+}
+
+export function createAccessTokenIssuer(options: {
+  /** A function because the origin (and so the issuer) is known only once the server listens. */
+  issuer: () => string;
+  ttlSeconds: number;
+  clock: SimClock;
+}): AccessTokenIssuer {
+  const secret = new Uint8Array(randomBytes(32));
+  const { issuer, ttlSeconds, clock } = options;
+  return {
+    ttlSeconds,
+    async issue({ userId, clientId, scope }) {
+      const iat = Math.floor(clock.nowMs() / 1000);
+      const jti = randomBytes(12).toString('base64url');
+      const token = await new SignJWT({ scope, client_id: clientId })
+        .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+        .setSubject(userId)
+        .setIssuer(issuer())
+        .setAudience(ACCESS_TOKEN_AUDIENCE)
+        .setIssuedAt(iat)
+        .setExpirationTime(iat + ttlSeconds)
+        .setJti(jti)
+        .sign(secret);
+      return { token, jti };
+    },
+    async verify(token) {
+      try {
+        const { payload } = await jwtVerify(token, secret, {
+          algorithms: ['HS256'],
+          issuer: issuer(),
+          audience: ACCESS_TOKEN_AUDIENCE,
+          currentDate: new Date(clock.nowMs()),
+          requiredClaims: ['sub', 'jti', 'exp', 'iat'],
+        });
+        const claims = payload as Partial<AccessTokenClaims>;
+        if (typeof claims.sub !== 'string' || typeof claims.jti !== 'string') {
+          return { ok: false, reason: 'The access token lacks required claims' };
+        }
+        return { ok: true, claims: payload as unknown as AccessTokenClaims };
+      } catch (e: unknown) {
+        if (e instanceof errors.JWTExpired) return { ok: false, reason: 'The access token expired' };
+        if (e instanceof errors.JWSSignatureVerificationFailed) {
+          return { ok: false, reason: 'The access token signature is invalid' };
+        }
+        return { ok: false, reason: 'The access token is malformed or not valid for this API' };
+      }
+    },
+  };
+}
+
+/** Unverified read of a JWT claim, only for bookkeeping (rate-limit key, per-user call counts). */
+export function peekClaim(token: string | null, claim: 'sub' | 'client_id'): string | null {
+  if (!token) return null;
+  try {
+    const value = decodeJwt(token)[claim];
+    return typeof value === 'string' ? value : null;
+  } catch {
+    return null;
+  }
+}
+
+export function bearerTokenOf(authorization: string | undefined): string | null {
+  const match = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i.exec(authorization ?? '');
+  return match?.[1] ?? null;
+}

@@ -1,0 +1,193 @@
+// Shapes shared by the simulator's modules and its public contract (re-exported from index.ts).
+
+export type Weekday = 'mon' | 'tue' | 'wed' | 'thu' | 'fri' | 'sat' | 'sun';
+/** Luxon weekday numbers are 1 = Monday … 7 = Sunday; index = weekday - 1. */
+export const WEEKDAYS: readonly Weekday[] = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'];
+
+/** Owner-local wall-clock range 'HH:mm'–'HH:mm' ('24:00' allowed as an end), start < end. */
+export interface WorkingRange {
+  start: string;
+  end: string;
+}
+export type WeeklyHours = Record<Weekday, WorkingRange[]>;
+
+/** Section 2.1 of the service description. */
+export interface EventTypePayload {
+  event_id: string;
+  title: string;
+  booking_type: string;
+  color: string;
+  description: string;
+  duration_minutes: number;
+  enabled: boolean;
+  is_team: boolean;
+  location: { type: string; value: string };
+  buffer_after_minutes: number;
+  buffer_before_minutes: number;
+  is_secret: boolean;
+  redirect_url: string;
+  url: string;
+}
+
+/** Section 2.2. */
+export interface UserProfilePayload {
+  name: string;
+  email: string;
+  avatar: string;
+  language: string;
+  timezone: string;
+  notification_settings: {
+    guest_notification_broker: string;
+    notification_broker: string;
+    pending_actions: string;
+  };
+}
+
+export interface SimBooking {
+  eventId: string;
+  startMs: number;
+  endMs: number;
+}
+
+export interface SimEventType {
+  payload: EventTypePayload;
+  /** Booking horizon: owner-local dates up to today + this many days are bookable. */
+  maxDaysAhead: number;
+}
+
+/** Mutable record of one simulated account; only the simulator's own modules touch it. */
+export interface SimUser {
+  id: string;
+  profile: UserProfilePayload;
+  eventTypes: SimEventType[];
+  weeklyHours: WeeklyHours;
+  disabledDays: string[];
+  disabledMonths: number[];
+  bookings: SimBooking[];
+}
+
+export interface SimUserSummary {
+  id: string;
+  email: string;
+  name: string;
+  timezone: string;
+}
+
+/** What listUsers() and GET /__sim/users return. */
+export interface SimUserDetails extends SimUserSummary {
+  profile: UserProfilePayload;
+  event_types: EventTypePayload[];
+  weekly_hours: WeeklyHours;
+  disabled_days: string[];
+  disabled_months: number[];
+  max_days_ahead: Record<string, number>;
+  bookings: { event_id: string; start: string; end: string }[];
+}
+
+export type EventTypePatch = Partial<Omit<EventTypePayload, 'event_id'>> & { max_days_ahead?: number };
+
+export type DriftVariant = 'monthsAsStrings' | 'firstAvailableAsDateTime' | 'invalidShape';
+
+export type FaultOutcome = { endpoint?: string } & (
+  | { kind: 'status'; status: number }
+  | { kind: 'hang' }
+  | { kind: 'malformed' }
+  | { kind: 'rate_limited'; retryAfter: string }
+  | { kind: 'drift'; variant: DriftVariant }
+);
+
+/**
+ * Faults apply to the four API endpoints and POST /oauth2/token, never to /login or /__sim/.
+ * Order per request: a matching queue entry (consumed) wins; else the per-client rate limit; else the random
+ * rates (hang, then error, then malformed) and the drift flags. `only` restricts latency, the random rates and
+ * the drift flags; the queue has its own `endpoint` filter and the rate limit covers every faultable endpoint.
+ * status/hang/rate_limited answer before the endpoint runs (no side effects); malformed runs it (a token may be
+ * issued) and truncates the body. firstAvailableAsDateTime rewrites last_available_date too.
+ */
+export interface FaultSettings {
+  latencyMs: number;
+  jitterMs: number;
+  errorRate: number;
+  hangRate: number;
+  malformedJsonRate: number;
+  /** Sliding one-second window on the SIM clock, per client_id. */
+  rateLimit: { requestsPerSecond: number; retryAfter: 'seconds' | 'http-date' };
+  drift: { monthsAsStrings: boolean; firstAvailableAsDateTime: boolean; invalidShapes: boolean };
+  /** Endpoint keys such as 'GET /events'; set null through setFaults to lift the restriction. */
+  only?: string[];
+  queue: FaultOutcome[];
+}
+
+/** setFaults() takes nested partials too: { drift: { invalidShapes: true } } keeps the other drift flags. */
+export type FaultSettingsPatch = Partial<Omit<FaultSettings, 'rateLimit' | 'drift'>> & {
+  rateLimit?: Partial<FaultSettings['rateLimit']>;
+  drift?: Partial<FaultSettings['drift']>;
+};
+
+export type CallCounts = Record<string, number>;
+
+export interface SimulatorControl {
+  listUsers(): SimUserDetails[];
+  book(eventId: string, startIso: string): void;
+  free(eventId: string, startIso: string): void;
+  setWeeklyHours(userId: string, hours: Partial<WeeklyHours>): void;
+  /** Extra: replace the owner's disabled dates ('YYYY-MM-DD', owner-local) and months (1–12). */
+  setDisabledDates(userId: string, disabled: { days?: string[]; months?: number[] }): void;
+  updateEventType(userId: string, eventId: string, patch: EventTypePatch): EventTypePayload;
+  deleteEventType(userId: string, eventId: string): void;
+  /** Returns how many grants were revoked. */
+  revokeGrants(userId: string): number;
+  setFaults(patch: FaultSettingsPatch): FaultSettings;
+  getFaults(): FaultSettings;
+  setClock(iso: string): void;
+  advanceClock(seconds: number): void;
+  now(): Date;
+  callCounts(): CallCounts;
+  callCountsByUser(): Record<string, CallCounts>;
+  resetCallCounts(): void;
+  slotsFor(eventId: string, fromIso: string, toIso: string): string[];
+}
+
+export interface SimLogger {
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+}
+
+export interface SimulatorOptions {
+  host?: string;
+  port?: number;
+  users?: number;
+  seed?: number;
+  clientId?: string;
+  clientSecret?: string;
+  redirectUris?: string[];
+  accessTokenTtlSeconds?: number;
+  rotateRefreshTokens?: boolean;
+  requestsPerSecondPerClient?: number;
+  faults?: FaultSettingsPatch;
+  now?: () => Date;
+  logger?: SimLogger;
+}
+
+export interface RunningSimulator {
+  origin: string;
+  baseUrl: string;
+  authUrl: string;
+  clientId: string;
+  clientSecret: string;
+  redirectUris: string[];
+  users: SimUserSummary[];
+  control: SimulatorControl;
+  close(): Promise<void>;
+}
+
+/** Thrown by control operations; the /__sim/ routes turn `status` into the HTTP status. */
+export class SimulatorControlError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'SimulatorControlError';
+  }
+}
