@@ -1,0 +1,185 @@
+// The `slotfeed` command line: parses arguments and hands over to the composition root (main.ts).
+// Exit codes: 0 success, 1 failure, 2 bad usage or bad configuration.
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { ConfigError, describeVariables } from '../config.js';
+import { coerceError } from '../lib/coerce-error.js';
+import { redactText } from '../log.js';
+import { runDaemon, runMigrate, runSimulator, runSync, type Output } from '../main.js';
+
+const stdout: Output = { write: (text) => void process.stdout.write(text) };
+
+function integer(min: number, max: number) {
+  return (value: string): number => {
+    const parsed = Number(value);
+    if (!Number.isInteger(parsed) || parsed < min || parsed > max) {
+      throw new InvalidArgumentError(`expected a whole number from ${min} to ${max}, got "${value}"`);
+    }
+    return parsed;
+  };
+}
+
+function collect(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
+}
+
+export function buildProgram(env: Record<string, string | undefined>): Command {
+  const program = new Command('slotfeed')
+    .description(
+      'Keeps a live, subscribable picture of free time from Calendbook: sync, snapshots and .ics feeds.',
+    )
+    .showHelpAfterError('(run with --help for usage)')
+    .addHelpText(
+      'after',
+      `\nConfiguration comes from environment variables:\n${describeVariables()
+        .map(
+          (v) =>
+            `  ${v.name.padEnd(32)} ${v.default === undefined ? '(required)' : `default "${v.default}"`}`,
+        )
+        .join('\n')}\n`,
+    );
+
+  program
+    .command('migrate')
+    .description('Apply pending database migrations (prisma/migrations), as `prisma migrate deploy` would.')
+    .option('--status', 'only list applied, pending and modified migrations')
+    .action(async (options: { status?: boolean }) => {
+      await runMigrate(env, { status: options.status ?? false }, stdout);
+    });
+
+  program
+    .command('start')
+    .description('Run the daemon: scheduler and worker in one process (run `worker` alone to scale out).')
+    .option('--migrate', 'apply pending migrations before starting')
+    .action(async (options: { migrate?: boolean }) => {
+      if (options.migrate) await runMigrate(env, { status: false }, stdout);
+      await runDaemon(env, ['scheduler', 'worker']);
+    });
+
+  program
+    .command('worker')
+    .description('Run sync workers only; start as many worker processes as the upstream rate limit allows.')
+    .action(async () => runDaemon(env, ['worker']));
+
+  program
+    .command('scheduler')
+    .description('Run the scheduler only: every tick, enqueue a sync for each connection that is due.')
+    .action(async () => runDaemon(env, ['scheduler']));
+
+  program
+    .command('sync')
+    .description(
+      'Enqueue a sync now for the given connections (or all active ones); deduplicated with pending jobs.',
+    )
+    .argument('[connection-ids...]', 'connection ids (see `slotfeed connections list`)')
+    .option('--all', 'every active connection')
+    .option('--wait', 'follow the jobs to the end, with a progress bar on a terminal')
+    .addOption(
+      new Option('--timeout <seconds>', 'how long --wait waits').argParser(integer(1, 86_400)).default(600),
+    )
+    .action(
+      async (
+        ids: string[],
+        options: { all?: boolean; wait?: boolean; timeout: number },
+        command: Command,
+      ) => {
+        if ((ids.length === 0) === !options.all)
+          command.error('give connection ids or --all (not both)', { exitCode: 2 });
+        const malformed = ids.filter((id) => !/^[0-9a-f-]{36}$/i.test(id));
+        if (malformed.length > 0)
+          command.error(`not a connection id: ${malformed.join(', ')}`, { exitCode: 2 });
+        const { failed } = await runSync(
+          env,
+          {
+            connectionIds: ids,
+            all: options.all ?? false,
+            wait: options.wait ?? false,
+            timeoutSeconds: options.timeout,
+          },
+          { ...stdout, isTTY: process.stdout.isTTY === true },
+        );
+        if (failed > 0) throw new Error(`${failed} sync job(s) did not complete`);
+      },
+    );
+
+  program
+    .command('simulator')
+    .description('Run a simulated Calendbook (API + OAuth server) on loopback, for the demo and for tests.')
+    .option('--host <host>', 'interface to listen on', '127.0.0.1')
+    .addOption(new Option('--port <n>', 'port to listen on').argParser(integer(0, 65535)).default(4010))
+    .addOption(
+      new Option('--users <n>', 'number of simulated users').argParser(integer(1, 10_000)).default(5),
+    )
+    .addOption(
+      new Option('--seed <k>', 'seed of the generated data').argParser(integer(0, 2 ** 31 - 1)).default(1),
+    )
+    .option('--client-id <id>', 'registered OAuth client id', 'slotfeed-local')
+    .option('--client-secret <secret>', 'registered OAuth client secret', 'slotfeed-local-secret')
+    .option(
+      '--redirect-uri <uri>',
+      'registered redirect URI (repeat for several; default http://127.0.0.1:3000/oauth/callback)',
+      collect,
+    )
+    .addOption(
+      new Option('--token-ttl <seconds>', 'access token lifetime')
+        .argParser(integer(1, 86_400))
+        .default(3600),
+    )
+    .option('--rotate-refresh-tokens', 'issue a new refresh token on every refresh; reuse revokes the grant')
+    .addOption(
+      new Option('--rate-limit <n>', 'requests per second per client before 429 (0 = off)')
+        .argParser(integer(0, 100_000))
+        .default(0),
+    )
+    .action(
+      async (options: {
+        host: string;
+        port: number;
+        users: number;
+        seed: number;
+        clientId: string;
+        clientSecret: string;
+        redirectUri?: string[];
+        tokenTtl: number;
+        rotateRefreshTokens?: boolean;
+        rateLimit: number;
+      }) => {
+        await runSimulator(
+          env,
+          {
+            host: options.host,
+            port: options.port,
+            users: options.users,
+            seed: options.seed,
+            clientId: options.clientId,
+            clientSecret: options.clientSecret,
+            redirectUris: options.redirectUri ?? ['http://127.0.0.1:3000/oauth/callback'],
+            accessTokenTtlSeconds: options.tokenTtl,
+            rotateRefreshTokens: options.rotateRefreshTokens ?? false,
+            requestsPerSecondPerClient: options.rateLimit,
+          },
+          stdout,
+        );
+      },
+    );
+
+  return program;
+}
+
+export async function runCli(argv: string[], env: Record<string, string | undefined>): Promise<number> {
+  const program = buildProgram(env).exitOverride();
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return 0;
+  } catch (thrown: unknown) {
+    if (thrown instanceof CommanderError) {
+      // --help and --version end here too, with exit code 0; commander has already printed the message.
+      return thrown.exitCode === 0 ? 0 : 2;
+    }
+    if (thrown instanceof ConfigError) {
+      process.stderr.write(`${thrown.message}\nSee README.md, "Configuration".\n`);
+      return 2;
+    }
+    process.stderr.write(`slotfeed: ${redactText(coerceError(thrown).message)}\n`);
+    return 1;
+  }
+}

@@ -1,0 +1,188 @@
+// Every model can be written and read back through the generated client on a migrated database, with every
+// field set: column types, precisions and enum values agree with what the client sends and expects.
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createTestDatabase, MIGRATIONS_DIR, type TestDatabase } from '../support/db.js';
+import { loadDatamodel, type Datamodel } from './helpers/load-dmmf.js';
+
+const T0 = Date.parse('2026-03-02T09:00:00Z');
+/** Reference instant + minutes, with milliseconds, which TIMESTAMPTZ(3) must keep. */
+const at = (minutes: number) => new Date(T0 + minutes * 60_000 + 123);
+
+const CONNECTION_ID = '0b6c5f3e-2a4d-4c1e-9f7a-1d2e3f4a5b6c';
+
+let db: TestDatabase;
+let datamodel: Datamodel;
+
+beforeAll(async () => {
+  db = await createTestDatabase('client_round_trip');
+  datamodel = await loadDatamodel(path.resolve(MIGRATIONS_DIR, '..', 'schema.prisma'));
+  // The parent of every other model's row.
+  await db.prisma.connection.create({ data: connection });
+});
+
+afterAll(async () => {
+  await db?.drop();
+});
+
+/** Guards "every field set": the fixture must name every scalar field the schema has (autoincrement ids aside). */
+function expectEveryField(model: string, data: object) {
+  const fields = datamodel.models
+    .find((m) => m.name === model)
+    ?.fields.filter((f) => (f.kind === 'scalar' || f.kind === 'enum') && !isAutoincrement(f.default))
+    .map((f) => f.name)
+    .sort();
+  expect(Object.keys(data).sort()).toEqual(fields);
+}
+
+function isAutoincrement(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && (value as { name?: string }).name === 'autoincrement';
+}
+
+const connection = {
+  id: CONNECTION_ID,
+  upstreamUserId: 'calendbook|user-1',
+  email: 'ada@example.test',
+  displayName: 'Ada Lovelace',
+  timezone: 'Europe/Berlin',
+  status: 'needs_reauth' as const,
+  accessTokenSealed: 'v1.k1.iv.tag.ciphertext-a',
+  refreshTokenSealed: 'v1.k1.iv.tag.ciphertext-r',
+  accessExpiresAt: at(60),
+  scope: 'read write',
+  feedVersion: 7,
+  nextSyncAt: at(5),
+  lastSyncAt: at(-1),
+  lastSyncOutcome: 'failed' as const,
+  lastSyncError: 'upstream_unavailable',
+  lastGoodSyncAt: at(-30),
+  createdAt: at(-600),
+  updatedAt: at(-2),
+};
+
+describe('through the generated client, with every field set', () => {
+  it('Connection', async () => {
+    expectEveryField('Connection', connection);
+    expect(await db.prisma.connection.findUniqueOrThrow({ where: { id: CONNECTION_ID } })).toEqual(
+      connection,
+    );
+  });
+
+  it('SyncRun', async () => {
+    const data = {
+      id: '7f1e2d3c-4b5a-4968-8776-655443322110',
+      connectionId: CONNECTION_ID,
+      jobId: 'sync:0b6c5f3e',
+      attempt: 3,
+      startedAt: at(-1),
+      finishedAt: at(0),
+      outcome: 'succeeded' as const,
+      errorCode: 'rate_limited',
+      errorMessage: 'Retry-After 30',
+      retryAt: at(1),
+      upstreamCalls: 14,
+      callsByEndpoint: { 'GET /events': 1, 'GET /calendars/{id}/slots': 12 },
+      slotsOpened: 5,
+      slotsClosed: 2,
+      eventTypesChanged: 1,
+      overviewsChanged: 1,
+      profileChanged: true,
+    };
+    expectEveryField('SyncRun', data);
+    await db.prisma.syncRun.create({ data });
+    expect(await db.prisma.syncRun.findUniqueOrThrow({ where: { id: data.id } })).toEqual(data);
+  });
+
+  it('EventType', async () => {
+    const data = {
+      connectionId: CONNECTION_ID,
+      upstreamEventId: 'evt-30min',
+      title: 'Intro call',
+      durationMinutes: 30,
+      enabled: true,
+      url: 'https://calendbook.test/ada/intro',
+      color: '#3366ff',
+      contentHash: 'sha256:abc',
+      payload: { event_id: 'evt-30min', location: { type: 'video', value: 'link' }, is_secret: false },
+      validFrom: at(-10),
+      validTo: at(-5),
+    };
+    expectEveryField('EventType', data);
+    const { id } = await db.prisma.eventType.create({ data });
+    expect(typeof id).toBe('bigint');
+    expect(await db.prisma.eventType.findUniqueOrThrow({ where: { id } })).toEqual({ id, ...data });
+  });
+
+  it('Profile', async () => {
+    const data = {
+      connectionId: CONNECTION_ID,
+      contentHash: 'sha256:def',
+      payload: { name: 'Ada', notification_settings: { pending_actions: 'email' } },
+      validFrom: at(-10),
+      validTo: null,
+    };
+    expectEveryField('Profile', data);
+    const { id } = await db.prisma.profile.create({ data });
+    expect(await db.prisma.profile.findUniqueOrThrow({ where: { id } })).toEqual({ id, ...data });
+  });
+
+  it('Overview', async () => {
+    const data = {
+      connectionId: CONNECTION_ID,
+      upstreamEventId: 'evt-30min',
+      contentHash: 'sha256:123',
+      payload: [{ timezone: 'Europe/Berlin', availability: { available_dates: ['2026-03-03'] } }],
+      validFrom: at(-10),
+      validTo: at(-9),
+    };
+    expectEveryField('Overview', data);
+    const { id } = await db.prisma.overview.create({ data });
+    expect(await db.prisma.overview.findUniqueOrThrow({ where: { id } })).toEqual({ id, ...data });
+  });
+
+  it('Slot', async () => {
+    const data = {
+      connectionId: CONNECTION_ID,
+      upstreamEventId: 'evt-30min',
+      startsAt: at(24 * 60),
+      endsAt: at(24 * 60 + 30),
+      sequence: 2,
+      firstSeenAt: at(-100),
+      lastChangedAt: at(-50),
+      goneAt: at(-1),
+    };
+    expectEveryField('Slot', data);
+    const { id } = await db.prisma.slot.create({ data });
+    expect(await db.prisma.slot.findUniqueOrThrow({ where: { id } })).toEqual({ id, ...data });
+  });
+
+  it('Feed', async () => {
+    const data = {
+      id: '9a8b7c6d-5e4f-4321-8fed-cba987654321',
+      connectionId: CONNECTION_ID,
+      upstreamEventId: 'evt-30min',
+      label: 'Intro calls, next 14 days',
+      tokenHash: new Uint8Array(Array.from({ length: 32 }, (_, i) => (i * 37) % 256)),
+      options: { days: 14, merge: true },
+      createdAt: at(-20),
+      revokedAt: at(-3),
+    };
+    expectEveryField('Feed', data);
+    await db.prisma.feed.create({ data });
+    expect(await db.prisma.feed.findUniqueOrThrow({ where: { id: data.id } })).toEqual(data);
+  });
+});
+
+it('keeps at most one open row per slot, but any number of closed ones (slot_open_key)', async () => {
+  const slot = {
+    connectionId: CONNECTION_ID,
+    upstreamEventId: 'evt-60min',
+    startsAt: at(2000),
+    endsAt: at(2060),
+  };
+  await db.prisma.slot.create({ data: { ...slot, goneAt: at(0) } });
+  await db.prisma.slot.create({ data: { ...slot, goneAt: at(1) } });
+  await db.prisma.slot.create({ data: slot });
+  await expect(db.prisma.slot.create({ data: slot })).rejects.toMatchObject({ code: 'P2002' });
+  expect(await db.prisma.slot.count({ where: { upstreamEventId: 'evt-60min' } })).toBe(3);
+});
