@@ -39,7 +39,8 @@ const BEARER_IN_TEXT = /\b(Bearer|Basic)\s+[A-Za-z0-9\-._~+/]+=*/gi;
 const URL_USERINFO = /(\b[a-z][a-z0-9+.-]*:\/\/)[^/\s:@]+(:[^/\s@]*)?@/gi;
 const FEED_PATH = /(\/feeds\/)[A-Za-z0-9_-]{8,}(\.ics)?/g;
 // An OAuth callback URL carries the authorization code; token-bearing query parameters may appear in any URL.
-const SECRET_QUERY = /([?&](?:code|code_verifier|access_token|refresh_token|token|client_secret)=)[^&\s#"']+/gi;
+const SECRET_QUERY =
+  /([?&](?:code|code_verifier|access_token|refresh_token|token|client_secret)=)[^&\s#"']+/gi;
 
 export function redactText(text: string): string {
   return text
@@ -64,7 +65,8 @@ export function redactSecrets(value: unknown, depth = 0, seen = new WeakSet<obje
   if (value instanceof Headers) return redactSecrets(Object.fromEntries(value.entries()), depth, seen);
   const copy: Record<string, unknown> = {};
   for (const [key, item] of Object.entries(value)) {
-    copy[key] = SECRET_KEYS.has(key.toLowerCase()) && item != null ? REDACTED : redactSecrets(item, depth + 1, seen);
+    copy[key] =
+      SECRET_KEYS.has(key.toLowerCase()) && item != null ? REDACTED : redactSecrets(item, depth + 1, seen);
   }
   return copy;
 }

@@ -38,7 +38,11 @@ describe('loadConfig', () => {
 
   it('names every missing or wrong variable at once', () => {
     const problems = problemsOf(() =>
-      loadConfig({ ...upstreamEnv, CALENDBOOK_TIMEOUT_MS: 'soon', LOG_LEVEL: 'loud' }, ['database', 'upstream', 'log']),
+      loadConfig({ ...upstreamEnv, CALENDBOOK_TIMEOUT_MS: 'soon', LOG_LEVEL: 'loud' }, [
+        'database',
+        'upstream',
+        'log',
+      ]),
     );
     expect(problems).toHaveLength(3);
     expect(problems[0]).toMatch(/^DATABASE_URL is required/);

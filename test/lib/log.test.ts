@@ -42,11 +42,15 @@ describe('logger redaction', () => {
   it('masks credentials that appear inside messages, URLs and errors', () => {
     const { logger, output } = capturingLogger();
     logger.info(`GET /feeds/${secrets.feed}.ics`);
-    logger.info({ url: `https://slotfeed.example/oauth/callback?code=${secrets.code}&state=abc` }, 'callback');
+    logger.info(
+      { url: `https://slotfeed.example/oauth/callback?code=${secrets.code}&state=abc` },
+      'callback',
+    );
     logger.error({ err: new Error(`upstream said no to Bearer ${secrets.access}`) }, 'failed');
     logger.info({ databaseUrl: 'postgresql://slotfeed:pa55word@db:5432/slotfeed' }, 'connecting');
     const text = output();
-    for (const secret of [secrets.feed, secrets.code, secrets.access, 'pa55word']) expect(text).not.toContain(secret);
+    for (const secret of [secrets.feed, secrets.code, secrets.access, 'pa55word'])
+      expect(text).not.toContain(secret);
     expect(text).toContain('state=abc');
     expect(text).toContain('db:5432/slotfeed');
   });
