@@ -1,0 +1,71 @@
+// One upstream rate limit shared by every worker process: a GCRA (generic cell rate algorithm) kept in Redis,
+// so N workers together never exceed R calls per second, with at most `burst` calls at once. A 429 from the
+// upstream pauses every caller until its Retry-After has passed, since the upstream limits our client id as a
+// whole, not one process.
+import type { Redis } from 'ioredis';
+
+// Returns 0 when the call may go now, else how many ms to wait. Time comes from Redis so that workers on
+// machines with skewed clocks share one timeline.
+const ACQUIRE = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local pausedUntil = tonumber(redis.call('GET', KEYS[2]) or '0')
+if pausedUntil > now then return pausedUntil - now end
+local interval = tonumber(ARGV[1])
+local tolerance = tonumber(ARGV[2])
+local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
+if tat < now then tat = now end
+if tat - tolerance > now then return math.ceil(tat - tolerance - now) end
+local nextTat = tat + interval
+redis.call('SET', KEYS[1], tostring(nextTat), 'PX', math.ceil(nextTat - now + 1000))
+return 0`;
+
+const PAUSE = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local untilMs = now + tonumber(ARGV[1])
+local current = tonumber(redis.call('GET', KEYS[1]) or '0')
+if untilMs > current then redis.call('SET', KEYS[1], tostring(untilMs), 'PX', tonumber(ARGV[1]) + 1000) end
+return untilMs`;
+
+export interface RateLimiterOptions {
+  /** Calls per second across all processes; 0 disables the limit (pauses after a 429 still apply). */
+  perSecond: number;
+  burst: number;
+  sleep?: (ms: number) => Promise<void>;
+}
+
+export interface RateLimiter {
+  /** Resolves when this process may make one upstream call. */
+  acquire(signal?: AbortSignal): Promise<void>;
+  /** Stops every process's calls for `ms` (the upstream answered 429). */
+  pauseAll(ms: number): Promise<void>;
+}
+
+const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+export function createRedisRateLimiter(
+  redis: Redis,
+  keyPrefix: string,
+  options: RateLimiterOptions,
+): RateLimiter {
+  const sleep = options.sleep ?? defaultSleep;
+  const intervalMs = options.perSecond > 0 ? 1000 / options.perSecond : 0;
+  const toleranceMs = intervalMs * Math.max(0, options.burst - 1);
+  const tatKey = `${keyPrefix}:tat`;
+  const pauseKey = `${keyPrefix}:paused-until`;
+
+  return {
+    async acquire(signal) {
+      for (;;) {
+        signal?.throwIfAborted();
+        const waitMs = Number(await redis.eval(ACQUIRE, 2, tatKey, pauseKey, intervalMs, toleranceMs));
+        if (waitMs <= 0) return;
+        await sleep(waitMs);
+      }
+    },
+    async pauseAll(ms) {
+      if (ms > 0) await redis.eval(PAUSE, 1, pauseKey, Math.ceil(ms));
+    },
+  };
+}
