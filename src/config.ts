@@ -4,7 +4,7 @@
 // missing value stops start-up with a message that names the variable.
 import { z } from 'zod';
 
-type Section = 'database' | 'redis' | 'log' | 'upstream';
+type Section = 'database' | 'redis' | 'log' | 'upstream' | 'vault' | 'sync';
 
 interface VariableSpec<T> {
   section: Section;
@@ -30,6 +30,25 @@ const httpUrl = z
   .refine((v) => /^https?:\/\//.test(v), 'must be an http:// or https:// URL')
   .transform((v) => v.replace(/\/+$/, ''));
 const positiveInt = (max: number) => z.coerce.number().int().min(1).max(max);
+const base64Key = z
+  .string()
+  .refine(
+    (v) => Buffer.from(v, 'base64').length === 32,
+    'must be 32 random bytes, base64-encoded (openssl rand -base64 32)',
+  );
+const base64KeyList = z
+  .string()
+  .transform((v) =>
+    v
+      .split(',')
+      .map((k) => k.trim())
+      .filter((k) => k.length > 0),
+  )
+  .refine(
+    (keys) => keys.every((k) => Buffer.from(k, 'base64').length === 32),
+    'each key must be 32 bytes, base64-encoded',
+  );
+const ratio = z.coerce.number().min(0).max(0.5);
 const queryParamName = z.string().regex(/^[A-Za-z0-9_.-]+$/, 'must be a plain query parameter name');
 
 function variable<T>(spec: VariableSpec<T>): VariableSpec<T> {
@@ -64,7 +83,8 @@ export const variables = {
   }),
   CALENDBOOK_BASE_URL: variable({
     section: 'upstream',
-    description: 'Base URL of the scheduling service API (`/events`, `/users/me`, `/calendars/…` hang below it).',
+    description:
+      'Base URL of the scheduling service API (`/events`, `/users/me`, `/calendars/…` hang below it).',
     schema: httpUrl,
   }),
   CALENDBOOK_AUTH_URL: variable({
@@ -85,7 +105,8 @@ export const variables = {
   }),
   CALENDBOOK_REDIRECT_URI: variable({
     section: 'upstream',
-    description: "Redirect URI registered in the portal; slotfeed's `/oauth/callback` as users' browsers reach it.",
+    description:
+      "Redirect URI registered in the portal; slotfeed's `/oauth/callback` as users' browsers reach it.",
     schema: httpUrl,
   }),
   CALENDBOOK_SCOPE: variable({
@@ -96,7 +117,8 @@ export const variables = {
   }),
   CALENDBOOK_SLOTS_DATE_PARAM: variable({
     section: 'upstream',
-    description: 'Query parameter that carries the date of `GET /calendars/{id}/slots` (the API description is silent).',
+    description:
+      'Query parameter that carries the date of `GET /calendars/{id}/slots` (the API description is silent).',
     default: 'date',
     schema: queryParamName,
   }),
@@ -111,6 +133,108 @@ export const variables = {
     description: 'Timeout of every upstream request, in milliseconds.',
     default: '10000',
     schema: positiveInt(120_000),
+  }),
+  TOKEN_ENCRYPTION_KEY: variable({
+    section: 'vault',
+    description:
+      'Key that encrypts OAuth tokens at rest (AES-256-GCM): 32 random bytes, base64 (`openssl rand -base64 32`).',
+    secret: true,
+    schema: base64Key,
+  }),
+  TOKEN_ENCRYPTION_KEYS_PREVIOUS: variable({
+    section: 'vault',
+    description: 'Comma-separated older keys, used only to decrypt tokens sealed before a key rotation.',
+    default: '',
+    secret: true,
+    schema: base64KeyList,
+  }),
+  SYNC_INTERVAL_SECONDS: variable({
+    section: 'sync',
+    description: 'How often each connection is synced.',
+    default: '900',
+    schema: z.coerce.number().int().min(60).max(86_400),
+  }),
+  SYNC_JITTER_RATIO: variable({
+    section: 'sync',
+    description:
+      'Each next sync time moves by up to ± this share of the interval, so connections never fire together.',
+    default: '0.1',
+    schema: ratio,
+  }),
+  SYNC_HORIZON_DAYS: variable({
+    section: 'sync',
+    description: 'How many days ahead (from today in the connection’s zone) slots are pulled.',
+    default: '28',
+    schema: positiveInt(366),
+  }),
+  SYNC_OVERVIEW_WINDOW_DAYS: variable({
+    section: 'sync',
+    description:
+      'Longest overview window requested; the API requires a period below two months (at most 58 days).',
+    default: '58',
+    schema: positiveInt(58),
+  }),
+  SYNC_TICK_SECONDS: variable({
+    section: 'sync',
+    description: 'How often the scheduler looks for due connections.',
+    default: '30',
+    schema: positiveInt(3600),
+  }),
+  SYNC_MAX_ATTEMPTS: variable({
+    section: 'sync',
+    description:
+      'Attempts of one sync job before it fails for good (transient errors back off exponentially with jitter).',
+    default: '6',
+    schema: positiveInt(50),
+  }),
+  SYNC_BACKOFF_MS: variable({
+    section: 'sync',
+    description: 'First retry delay of a failed sync; doubles with each attempt.',
+    default: '5000',
+    schema: positiveInt(3_600_000),
+  }),
+  WORKER_CONCURRENCY: variable({
+    section: 'sync',
+    description: 'Sync jobs one worker process runs at once.',
+    default: '4',
+    schema: positiveInt(256),
+  }),
+  SYNC_FETCH_CONCURRENCY: variable({
+    section: 'sync',
+    description: 'Upstream requests one sync job has in flight at once.',
+    default: '4',
+    schema: positiveInt(64),
+  }),
+  UPSTREAM_RATE_LIMIT_PER_SECOND: variable({
+    section: 'sync',
+    description: 'Upstream requests per second across all worker processes together; 0 means no limit.',
+    default: '20',
+    schema: z.coerce.number().min(0).max(100_000),
+  }),
+  UPSTREAM_RATE_LIMIT_BURST: variable({
+    section: 'sync',
+    description: 'Upstream requests that may start at the same instant within the rate limit.',
+    default: '5',
+    schema: positiveInt(10_000),
+  }),
+  TOKEN_REFRESH_MARGIN_SECONDS: variable({
+    section: 'sync',
+    description: 'Access tokens expiring within this many seconds are refreshed before a sync uses them.',
+    default: '300',
+    schema: z.coerce.number().int().min(0).max(86_400),
+  }),
+  WORKER_LOCK_SECONDS: variable({
+    section: 'sync',
+    description:
+      'How long a worker holds a job without renewing; a killed worker’s job moves to another after this.',
+    default: '30',
+    schema: positiveInt(3600),
+  }),
+  SHUTDOWN_GRACE_SECONDS: variable({
+    section: 'sync',
+    description: 'On SIGTERM, how long in-flight syncs may run before they are handed back to the queue.',
+    default: '25',
+    schema: z.coerce.number().int().min(0).max(3600),
   }),
 } as const;
 
@@ -131,6 +255,22 @@ export interface Config {
     scope: string;
     slotsQuery: { dateParam: string; timezoneParam: string };
     timeoutMs: number;
+  };
+  vault: { currentKey: string; previousKeys: string[] };
+  sync: {
+    intervalSeconds: number;
+    jitterRatio: number;
+    horizonDays: number;
+    overviewWindowDays: number;
+    tickSeconds: number;
+    maxAttempts: number;
+    backoffMs: number;
+    workerConcurrency: number;
+    fetchConcurrency: number;
+    rateLimit: { perSecond: number; burst: number };
+    tokenRefreshMarginSeconds: number;
+    workerLockSeconds: number;
+    shutdownGraceSeconds: number;
   };
 }
 
@@ -179,6 +319,28 @@ export function loadConfig<S extends Section>(env: Env, sections: readonly S[]):
       },
       timeoutMs: read('CALENDBOOK_TIMEOUT_MS'),
     }),
+    vault: () => ({
+      currentKey: read('TOKEN_ENCRYPTION_KEY'),
+      previousKeys: read('TOKEN_ENCRYPTION_KEYS_PREVIOUS'),
+    }),
+    sync: () => ({
+      intervalSeconds: read('SYNC_INTERVAL_SECONDS'),
+      jitterRatio: read('SYNC_JITTER_RATIO'),
+      horizonDays: read('SYNC_HORIZON_DAYS'),
+      overviewWindowDays: read('SYNC_OVERVIEW_WINDOW_DAYS'),
+      tickSeconds: read('SYNC_TICK_SECONDS'),
+      maxAttempts: read('SYNC_MAX_ATTEMPTS'),
+      backoffMs: read('SYNC_BACKOFF_MS'),
+      workerConcurrency: read('WORKER_CONCURRENCY'),
+      fetchConcurrency: read('SYNC_FETCH_CONCURRENCY'),
+      rateLimit: {
+        perSecond: read('UPSTREAM_RATE_LIMIT_PER_SECOND'),
+        burst: read('UPSTREAM_RATE_LIMIT_BURST'),
+      },
+      tokenRefreshMarginSeconds: read('TOKEN_REFRESH_MARGIN_SECONDS'),
+      workerLockSeconds: read('WORKER_LOCK_SECONDS'),
+      shutdownGraceSeconds: read('SHUTDOWN_GRACE_SECONDS'),
+    }),
   };
 
   const config = {} as Pick<Config, S>;
@@ -190,7 +352,12 @@ export function loadConfig<S extends Section>(env: Env, sections: readonly S[]):
 }
 
 /** One row per variable, for the README's configuration table and `slotfeed --help`. */
-export function describeVariables(): { name: VariableName; section: Section; default?: string; description: string }[] {
+export function describeVariables(): {
+  name: VariableName;
+  section: Section;
+  default?: string;
+  description: string;
+}[] {
   return (Object.keys(variables) as VariableName[]).map((name) => {
     const spec: VariableSpec<unknown> = variables[name];
     return { name, section: spec.section, default: spec.default, description: spec.description };

@@ -1,0 +1,284 @@
+// Committing what one sync saw. Everything a successful run changes lands in one transaction: its run row,
+// new versions of the profile, event types and overviews whose content hash changed, and the slot change set.
+// A re-sync that sees nothing new writes no snapshot rows at all, and the feed version moves only when
+// something a feed shows has changed.
+import type { PrismaClient } from '../generated/prisma/client.js';
+import type { Prisma } from '../generated/prisma/client.js';
+import { contentHash } from '../lib/content-hash.js';
+import { diffSlots, type FetchedSlot } from './slot-diff.js';
+
+export interface EventTypeSnapshot {
+  upstreamEventId: string;
+  title: string;
+  durationMinutes: number;
+  enabled: boolean;
+  url: string | null;
+  color: string | null;
+  payload: unknown;
+}
+
+export interface SnapshotInput {
+  profile: { payload: unknown; email: string; name: string; timezone: string };
+  /** Every event type the account has, enabled or not; an event type missing here was deleted. */
+  eventTypes: EventTypeSnapshot[];
+  /** Overviews of the enabled event types over the horizon. */
+  overviews: { upstreamEventId: string; payload: unknown }[];
+  /** Every open slot over the horizon; an open slot missing here is gone. */
+  slots: FetchedSlot[];
+}
+
+export interface RunRecord {
+  id: string;
+  jobId: string | null;
+  attempt: number;
+  startedAt: Date;
+  callsByEndpoint: Record<string, number>;
+}
+
+export interface SnapshotChanges {
+  slotsOpened: number;
+  slotsClosed: number;
+  slotsRescheduled: number;
+  eventTypesChanged: number;
+  overviewsChanged: number;
+  profileChanged: boolean;
+  feedVersionMoved: boolean;
+}
+
+type Tx = Prisma.TransactionClient;
+
+function totalCalls(calls: Record<string, number>): number {
+  return Object.values(calls).reduce((sum, n) => sum + n, 0);
+}
+
+/** Writes a new version of each item whose hash differs from the current one, and closes vanished ones. */
+async function versionRows<T extends { key: string; hash: string }>(
+  current: { id: bigint; key: string; contentHash: string }[],
+  fetched: T[],
+  close: (ids: bigint[]) => Promise<unknown>,
+  create: (items: T[]) => Promise<unknown>,
+): Promise<number> {
+  const currentByKey = new Map(current.map((row) => [row.key, row]));
+  const fetchedKeys = new Set(fetched.map((item) => item.key));
+  const changed = fetched.filter((item) => currentByKey.get(item.key)?.contentHash !== item.hash);
+  const toClose = [
+    ...changed.flatMap((item) => currentByKey.get(item.key)?.id ?? []),
+    ...current.filter((row) => !fetchedKeys.has(row.key)).map((row) => row.id),
+  ];
+  if (toClose.length > 0) await close(toClose);
+  if (changed.length > 0) await create(changed);
+  return changed.length + current.filter((row) => !fetchedKeys.has(row.key)).length;
+}
+
+async function commitProfile(tx: Tx, connectionId: string, profile: SnapshotInput['profile'], now: Date) {
+  const hash = contentHash(profile.payload);
+  const current = await tx.profile.findFirst({ where: { connectionId, validTo: null } });
+  if (current?.contentHash === hash) return false;
+  if (current) await tx.profile.update({ where: { id: current.id }, data: { validTo: now } });
+  await tx.profile.create({
+    data: {
+      connectionId,
+      contentHash: hash,
+      payload: profile.payload as Prisma.InputJsonValue,
+      validFrom: now,
+    },
+  });
+  return true;
+}
+
+async function commitEventTypes(tx: Tx, connectionId: string, eventTypes: EventTypeSnapshot[], now: Date) {
+  const current = await tx.eventType.findMany({ where: { connectionId, validTo: null } });
+  return versionRows(
+    current.map((row) => ({ id: row.id, key: row.upstreamEventId, contentHash: row.contentHash })),
+    eventTypes.map((e) => ({ ...e, key: e.upstreamEventId, hash: contentHash(e.payload) })),
+    (ids) => tx.eventType.updateMany({ where: { id: { in: ids } }, data: { validTo: now } }),
+    (items) =>
+      tx.eventType.createMany({
+        data: items.map((e) => ({
+          connectionId,
+          upstreamEventId: e.upstreamEventId,
+          title: e.title,
+          durationMinutes: e.durationMinutes,
+          enabled: e.enabled,
+          url: e.url,
+          color: e.color,
+          contentHash: e.hash,
+          payload: e.payload as Prisma.InputJsonValue,
+          validFrom: now,
+        })),
+      }),
+  );
+}
+
+async function commitOverviews(
+  tx: Tx,
+  connectionId: string,
+  overviews: SnapshotInput['overviews'],
+  now: Date,
+) {
+  const current = await tx.overview.findMany({ where: { connectionId, validTo: null } });
+  return versionRows(
+    current.map((row) => ({ id: row.id, key: row.upstreamEventId, contentHash: row.contentHash })),
+    overviews.map((o) => ({ ...o, key: o.upstreamEventId, hash: contentHash(o.payload) })),
+    (ids) => tx.overview.updateMany({ where: { id: { in: ids } }, data: { validTo: now } }),
+    (items) =>
+      tx.overview.createMany({
+        data: items.map((o) => ({
+          connectionId,
+          upstreamEventId: o.upstreamEventId,
+          contentHash: o.hash,
+          payload: o.payload as Prisma.InputJsonValue,
+          validFrom: now,
+        })),
+      }),
+  );
+}
+
+async function commitSlots(tx: Tx, connectionId: string, slots: FetchedSlot[], now: Date) {
+  const open = await tx.slot.findMany({
+    where: { connectionId, goneAt: null },
+    select: { id: true, upstreamEventId: true, startsAt: true, endsAt: true, sequence: true },
+  });
+  const changes = diffSlots(
+    open.map((row) => ({ ...row, eventId: row.upstreamEventId })),
+    slots,
+  );
+  if (changes.toClose.length > 0) {
+    await tx.slot.updateMany({ where: { id: { in: changes.toClose } }, data: { goneAt: now } });
+  }
+  if (changes.toOpen.length > 0) {
+    await tx.slot.createMany({
+      data: changes.toOpen.map((slot) => ({
+        connectionId,
+        upstreamEventId: slot.eventId,
+        startsAt: slot.startsAt,
+        endsAt: slot.endsAt,
+        firstSeenAt: now,
+        lastChangedAt: now,
+      })),
+    });
+  }
+  for (const moved of changes.toReschedule) {
+    await tx.slot.update({
+      where: { id: moved.id },
+      data: { endsAt: moved.endsAt, sequence: moved.sequence, lastChangedAt: now },
+    });
+  }
+  return changes;
+}
+
+export interface SuccessfulSync {
+  connectionId: string;
+  snapshot: SnapshotInput;
+  run: RunRecord;
+  now: Date;
+  nextSyncAt: Date;
+}
+
+export async function commitSuccessfulSync(
+  prisma: PrismaClient,
+  sync: SuccessfulSync,
+): Promise<SnapshotChanges> {
+  const { connectionId, snapshot, run, now } = sync;
+  return prisma.$transaction(
+    async (tx) => {
+      // Serialises commits of one connection: a job recovered from a stalled worker may overlap the original.
+      await tx.$queryRaw`SELECT id FROM connection WHERE id = ${connectionId}::uuid FOR UPDATE`;
+      const profileChanged = await commitProfile(tx, connectionId, snapshot.profile, now);
+      const eventTypesChanged = await commitEventTypes(tx, connectionId, snapshot.eventTypes, now);
+      const overviewsChanged = await commitOverviews(tx, connectionId, snapshot.overviews, now);
+      const slots = await commitSlots(tx, connectionId, snapshot.slots, now);
+
+      const changes: SnapshotChanges = {
+        slotsOpened: slots.toOpen.length,
+        slotsClosed: slots.toClose.length,
+        slotsRescheduled: slots.toReschedule.length,
+        eventTypesChanged,
+        overviewsChanged,
+        profileChanged,
+        feedVersionMoved:
+          profileChanged ||
+          eventTypesChanged > 0 ||
+          slots.toOpen.length + slots.toClose.length + slots.toReschedule.length > 0,
+      };
+
+      await tx.connection.update({
+        where: { id: connectionId },
+        data: {
+          email: snapshot.profile.email,
+          displayName: snapshot.profile.name,
+          timezone: snapshot.profile.timezone,
+          nextSyncAt: sync.nextSyncAt,
+          lastSyncAt: now,
+          lastGoodSyncAt: now,
+          lastSyncOutcome: 'succeeded',
+          lastSyncError: null,
+          ...(changes.feedVersionMoved ? { feedVersion: { increment: 1 } } : {}),
+        },
+      });
+      await tx.syncRun.create({
+        data: {
+          id: run.id,
+          connectionId,
+          jobId: run.jobId,
+          attempt: run.attempt,
+          startedAt: run.startedAt,
+          finishedAt: now,
+          outcome: 'succeeded',
+          upstreamCalls: totalCalls(run.callsByEndpoint),
+          callsByEndpoint: run.callsByEndpoint,
+          slotsOpened: changes.slotsOpened,
+          slotsClosed: changes.slotsClosed,
+          eventTypesChanged,
+          overviewsChanged,
+          profileChanged,
+        },
+      });
+      return changes;
+    },
+    { maxWait: 10_000, timeout: 120_000 },
+  );
+}
+
+export interface FailedSync {
+  connectionId: string;
+  run: RunRecord;
+  now: Date;
+  error: { code: string; message: string };
+  /** When the job layer will try again; absent when this attempt was the last. */
+  retryAt?: Date;
+  /** Set when the job has failed for good: when the scheduler should pick the connection up again. */
+  nextSyncAt?: Date;
+}
+
+/** A failed run writes its run row and the connection's last-sync status, and no snapshot rows. */
+export async function recordFailedSync(prisma: PrismaClient, failure: FailedSync): Promise<void> {
+  const { connectionId, run, now, error } = failure;
+  await prisma.$transaction([
+    prisma.syncRun.create({
+      data: {
+        id: run.id,
+        connectionId,
+        jobId: run.jobId,
+        attempt: run.attempt,
+        startedAt: run.startedAt,
+        finishedAt: now,
+        outcome: 'failed',
+        errorCode: error.code,
+        errorMessage: error.message,
+        retryAt: failure.retryAt ?? null,
+        upstreamCalls: totalCalls(run.callsByEndpoint),
+        callsByEndpoint: run.callsByEndpoint,
+      },
+    }),
+    prisma.connection.update({
+      where: { id: connectionId },
+      data: {
+        lastSyncAt: now,
+        lastSyncOutcome: 'failed',
+        lastSyncError: `${error.code}: ${error.message}`,
+        ...(failure.nextSyncAt ? { nextSyncAt: failure.nextSyncAt } : {}),
+      },
+    }),
+  ]);
+}

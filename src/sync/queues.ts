@@ -1,0 +1,58 @@
+// The two BullMQ queues and the shape of their jobs. Job data carries ids only, never tokens: BullMQ keeps
+// it in Redis as clear text.
+import { Queue, type ConnectionOptions, type Job, type JobsOptions } from 'bullmq';
+import { z } from 'zod';
+
+export const SYNC_QUEUE = 'sync';
+export const TICK_QUEUE = 'tick';
+export const SYNC_JOB = 'sync-connection';
+export const TICK_JOB = 'tick';
+/** Custom backoff type: the delay is chosen (and recorded on the run row) by the failed attempt itself. */
+export const SYNC_BACKOFF = 'slotfeed-sync';
+
+export const syncJobDataSchema = z.object({ connectionId: z.string().uuid() });
+export type SyncJobData = z.infer<typeof syncJobDataSchema>;
+
+export interface QueueSettings {
+  connection: ConnectionOptions;
+  /** Redis key prefix of every queue (REDIS_PREFIX). */
+  prefix: string;
+}
+
+export function createSyncQueue(settings: QueueSettings): Queue<SyncJobData> {
+  return new Queue<SyncJobData>(SYNC_QUEUE, { connection: settings.connection, prefix: settings.prefix });
+}
+
+export function createTickQueue(settings: QueueSettings): Queue {
+  return new Queue(TICK_QUEUE, { connection: settings.connection, prefix: settings.prefix });
+}
+
+/**
+ * Deduplicated by connection id until the job completes or fails for good, so a connection never has two
+ * sync jobs waiting or running, however many ticks, CLI calls or retries pile up.
+ */
+export function syncJobOptions(connectionId: string, maxAttempts: number): JobsOptions {
+  return {
+    deduplication: { id: `sync:${connectionId}` },
+    attempts: maxAttempts,
+    backoff: { type: SYNC_BACKOFF },
+    removeOnComplete: { age: 24 * 3600, count: 10_000 },
+    removeOnFail: { age: 7 * 24 * 3600, count: 10_000 },
+  };
+}
+
+/** Enqueues one sync job per connection (deduplicated); returns the jobs, existing ones for duplicates. */
+export async function enqueueSyncs(
+  queue: Queue<SyncJobData>,
+  connectionIds: readonly string[],
+  maxAttempts: number,
+): Promise<Job<SyncJobData>[]> {
+  if (connectionIds.length === 0) return [];
+  return queue.addBulk(
+    connectionIds.map((connectionId) => ({
+      name: SYNC_JOB,
+      data: { connectionId },
+      opts: syncJobOptions(connectionId, maxAttempts),
+    })),
+  );
+}

@@ -1,0 +1,150 @@
+// One sync attempt of one connection: fresh token → pull → validate (done by the upstream client) → commit.
+// Success commits the snapshot in one transaction; failure writes only the attempt's run row and the
+// connection's last-sync status, so the last good snapshot stays and feeds keep serving it.
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import type { PrismaClient } from '../generated/prisma/client.js';
+import type { RateLimiter } from '../lib/redis-rate-limiter.js';
+import type { Logger } from '../log.js';
+import type { ConnectionStore } from '../store/connections.js';
+import {
+  commitSuccessfulSync,
+  recordFailedSync,
+  type RunRecord,
+  type SnapshotChanges,
+} from '../store/snapshots.js';
+import type { ApiClient, OAuthClient } from '../upstream/index.js';
+import { classifySyncFailure, nextSyncTime, retryDelayMs, type FailureVerdict } from './failure-policy.js';
+import { pullSnapshot, type PullSettings } from './pull-snapshot.js';
+import { refreshIfExpiring } from './token-refresh.js';
+import { createUpstreamSession } from './upstream-session.js';
+
+export interface SyncSettings extends PullSettings {
+  intervalSeconds: number;
+  jitterRatio: number;
+  tokenRefreshMarginSeconds: number;
+  backoffMs: number;
+}
+
+export interface UpstreamClients {
+  api: ApiClient;
+  oauth: Pick<OAuthClient, 'refresh'>;
+}
+
+export interface SyncDeps {
+  prisma: PrismaClient;
+  connections: ConnectionStore;
+  redis: Redis;
+  keyPrefix: string;
+  limiter: RateLimiter;
+  /** Upstream clients for one run: every call they make is reported to `onCall`, and `signal` aborts them. */
+  upstreamFor(run: { signal?: AbortSignal; onCall: (endpoint: string) => void }): UpstreamClients;
+  settings: SyncSettings;
+  now: () => Date;
+  random: () => number;
+  logger: Logger;
+}
+
+export interface SyncAttempt {
+  connectionId: string;
+  jobId: string | null;
+  /** 1 for the first attempt. */
+  attempt: number;
+  maxAttempts: number;
+  signal?: AbortSignal;
+}
+
+/** Thrown after a failed attempt has been recorded; carries what the job layer needs to decide what's next. */
+export class SyncFailedError extends Error {
+  constructor(
+    readonly verdict: FailureVerdict,
+    readonly retryDelayMs: number | undefined,
+  ) {
+    super(`${verdict.code}: ${verdict.message}`);
+    this.name = 'SyncFailedError';
+  }
+}
+
+export async function syncConnection(deps: SyncDeps, attempt: SyncAttempt): Promise<SnapshotChanges> {
+  const run: RunRecord = {
+    id: randomUUID(),
+    jobId: attempt.jobId,
+    attempt: attempt.attempt,
+    startedAt: deps.now(),
+    callsByEndpoint: {},
+  };
+  const logger = deps.logger.child({
+    connectionId: attempt.connectionId,
+    jobId: attempt.jobId,
+    runId: run.id,
+  });
+  const countCall = (endpoint: string) => {
+    run.callsByEndpoint[endpoint] = (run.callsByEndpoint[endpoint] ?? 0) + 1;
+  };
+  const { api, oauth } = deps.upstreamFor({ signal: attempt.signal, onCall: countCall });
+  const tokenDeps = {
+    connections: deps.connections,
+    oauth,
+    redis: deps.redis,
+    keyPrefix: deps.keyPrefix,
+    marginMs: deps.settings.tokenRefreshMarginSeconds * 1000,
+    now: deps.now,
+    logger,
+  };
+
+  try {
+    const session = createUpstreamSession({
+      api,
+      limiter: deps.limiter,
+      accessToken: (request) => refreshIfExpiring(tokenDeps, attempt.connectionId, request),
+      logger,
+      signal: attempt.signal,
+    });
+    const snapshot = await pullSnapshot(session, api, deps.settings, run.startedAt);
+    const now = deps.now();
+    const changes = await commitSuccessfulSync(deps.prisma, {
+      connectionId: attempt.connectionId,
+      snapshot,
+      run,
+      now,
+      nextSyncAt: nextSyncTime(now, deps.settings.intervalSeconds, deps.settings.jitterRatio, deps.random),
+    });
+    logger.info({ changes, calls: run.callsByEndpoint }, 'sync committed');
+    return changes;
+  } catch (thrown: unknown) {
+    const verdict = classifySyncFailure(thrown);
+    const now = deps.now();
+    const final =
+      verdict.permanent || (verdict.rateLimitedMs === undefined && attempt.attempt >= attempt.maxAttempts);
+    const delay = final
+      ? undefined
+      : (verdict.rateLimitedMs ?? retryDelayMs(attempt.attempt, deps.settings.backoffMs, deps.random));
+    logger.warn(
+      { code: verdict.code, error: verdict.message, final, retryInMs: delay },
+      'sync attempt failed',
+    );
+    try {
+      await recordFailedSync(deps.prisma, {
+        connectionId: attempt.connectionId,
+        run,
+        now,
+        error: { code: verdict.code, message: verdict.message },
+        ...(delay !== undefined ? { retryAt: new Date(now.getTime() + delay) } : {}),
+        ...(final
+          ? {
+              nextSyncAt: nextSyncTime(
+                now,
+                deps.settings.intervalSeconds,
+                deps.settings.jitterRatio,
+                deps.random,
+              ),
+            }
+          : {}),
+      });
+    } catch (recordError: unknown) {
+      // The database may be what failed; the job still retries, and its next attempt records itself.
+      logger.error({ err: recordError }, 'could not record the failed sync attempt');
+    }
+    throw new SyncFailedError(verdict, delay);
+  }
+}

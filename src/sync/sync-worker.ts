@@ -1,0 +1,136 @@
+// The worker role: runs sync jobs with bounded concurrency and turns each attempt's verdict into BullMQ's
+// terms. Permanent failures throw UnrecoverableError so retries stop; a long upstream rate limit hands the
+// job back to the queue (and pauses the queue) without spending an attempt; anything else backs off with the
+// delay the attempt chose and recorded. A killed worker's job is picked up by another worker once its lock
+// lapses (BullMQ's stalled-job check).
+import { UnrecoverableError, Worker, type ConnectionOptions, type Job, type Queue } from 'bullmq';
+import type { Logger } from '../log.js';
+import { SYNC_BACKOFF, SYNC_QUEUE, syncJobDataSchema, type SyncJobData } from './queues.js';
+import { syncConnection, SyncFailedError, type SyncDeps } from './sync-connection.js';
+
+export interface SyncWorkerSettings {
+  connection: ConnectionOptions;
+  prefix: string;
+  concurrency: number;
+  lockSeconds: number;
+  shutdownGraceSeconds: number;
+}
+
+export interface SyncJobResult {
+  skipped?: string;
+  slotsOpened?: number;
+  slotsClosed?: number;
+  feedVersionMoved?: boolean;
+}
+
+export interface RunningSyncWorker {
+  worker: Worker<SyncJobData, SyncJobResult>;
+  /** Stops taking jobs, lets in-flight ones finish within the grace period, then hands the rest back. */
+  close(): Promise<void>;
+}
+
+async function processSyncJob(
+  deps: SyncDeps,
+  syncQueue: Queue<SyncJobData>,
+  job: Job<SyncJobData, SyncJobResult>,
+  signal: AbortSignal | undefined,
+): Promise<SyncJobResult> {
+  const parsed = syncJobDataSchema.safeParse(job.data);
+  if (!parsed.success)
+    throw new UnrecoverableError(`malformed sync job data: ${parsed.error.issues[0]?.message}`);
+  const { connectionId } = parsed.data;
+
+  const connection = await deps.prisma.connection.findUnique({
+    where: { id: connectionId },
+    select: { status: true },
+  });
+  // A connection deleted, disabled or waiting for re-authorisation since the job was enqueued.
+  if (!connection) return { skipped: 'connection deleted' };
+  if (connection.status !== 'active') return { skipped: `connection is ${connection.status}` };
+
+  try {
+    const changes = await syncConnection(deps, {
+      connectionId,
+      jobId: job.id ?? null,
+      attempt: job.attemptsMade + 1,
+      maxAttempts: job.opts.attempts ?? 1,
+      ...(signal ? { signal } : {}),
+    });
+    return {
+      slotsOpened: changes.slotsOpened,
+      slotsClosed: changes.slotsClosed,
+      feedVersionMoved: changes.feedVersionMoved,
+    };
+  } catch (error: unknown) {
+    if (!(error instanceof SyncFailedError)) throw error;
+    if (error.verdict.permanent) throw new UnrecoverableError(error.message);
+    if (error.verdict.rateLimitedMs !== undefined) {
+      await syncQueue.rateLimit(error.verdict.rateLimitedMs);
+      throw Worker.RateLimitError();
+    }
+    throw error;
+  }
+}
+
+export function startSyncWorker(
+  deps: SyncDeps,
+  syncQueue: Queue<SyncJobData>,
+  settings: SyncWorkerSettings,
+  logger: Logger,
+): RunningSyncWorker {
+  const worker = new Worker<SyncJobData, SyncJobResult>(
+    SYNC_QUEUE,
+    (job, _token, signal) => processSyncJob(deps, syncQueue, job, signal),
+    {
+      connection: settings.connection,
+      prefix: settings.prefix,
+      concurrency: settings.concurrency,
+      lockDuration: settings.lockSeconds * 1000,
+      stalledInterval: settings.lockSeconds * 1000,
+      // A job whose worker died twice in a row is more likely to kill workers than to be unlucky.
+      maxStalledCount: 2,
+      settings: {
+        backoffStrategy: (attemptsMade, type, error) =>
+          type === SYNC_BACKOFF && error instanceof SyncFailedError && error.retryDelayMs !== undefined
+            ? error.retryDelayMs
+            : Math.min(60_000, 1000 * 2 ** attemptsMade),
+      },
+    },
+  );
+  worker.on('failed', (job, error) => {
+    if (job && (job.attemptsMade >= (job.opts.attempts ?? 1) || error instanceof UnrecoverableError)) {
+      logger.error(
+        { jobId: job.id, connectionId: job.data.connectionId, error: error.message },
+        'sync failed for good',
+      );
+    }
+  });
+  worker.on('error', (error) => logger.error({ err: error }, 'sync worker error'));
+
+  let closing: Promise<void> | undefined;
+  return {
+    worker,
+    close() {
+      closing ??= (async () => {
+        const graceful = worker.close();
+        const graceMs = settings.shutdownGraceSeconds * 1000;
+        let timer: NodeJS.Timeout | undefined;
+        const outOfTime = new Promise<'timeout'>((resolve) => {
+          timer = setTimeout(() => resolve('timeout'), graceMs);
+        });
+        const result = await Promise.race([graceful.then(() => 'closed' as const), outOfTime]);
+        clearTimeout(timer);
+        if (result === 'timeout') {
+          logger.warn(
+            { graceSeconds: settings.shutdownGraceSeconds },
+            'in-flight syncs outlived the grace period; handing them back',
+          );
+          // Force-closing leaves their jobs active without a lock holder; another worker's stalled check
+          // moves them back to waiting, so they complete later rather than never.
+          await worker.close(true);
+        }
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,153 @@
+// Everything a sync test needs, wired by the same composition functions the daemon uses: a fresh database,
+// a Redis prefix of its own, the simulator on an ephemeral port, and slotfeed's services pointed at them.
+import { randomBytes } from 'node:crypto';
+import { loadConfig } from '../../src/config.js';
+import { Releasers } from '../../src/lib/releasers.js';
+import { createLogger } from '../../src/log.js';
+import {
+  composeServices,
+  openClients,
+  startRoles,
+  type Clients,
+  type Clock,
+  type DaemonConfig,
+  type Role,
+  type Services,
+} from '../../src/main.js';
+import { startSimulator, type RunningSimulator, type SimulatorOptions } from '../../src/simulator/index.js';
+import { createOAuthClient } from '../../src/upstream/index.js';
+import { createTestDatabase, type TestDatabase } from './db.js';
+import { createTestRedis, type TestRedis } from './redis.js';
+
+export const REDIRECT_URI = 'http://127.0.0.1:3999/oauth/callback';
+
+/** A clock the test moves by hand; the simulator and slotfeed read the same one. */
+export class FakeClock implements Clock {
+  constructor(private current: Date) {}
+  now = () => new Date(this.current);
+  random = () => 0.5;
+  set(iso: string) {
+    this.current = new Date(iso);
+  }
+  advance(seconds: number) {
+    this.current = new Date(this.current.getTime() + seconds * 1000);
+  }
+}
+
+export interface HarnessOptions {
+  simulator?: SimulatorOptions;
+  /** Extra environment (SYNC_*, WORKER_*, …) over the test defaults. */
+  env?: Record<string, string>;
+  /** Defaults to a FakeClock at 2026-03-02T09:00:00Z; pass `null` for the real clock. */
+  clock?: Clock | null;
+}
+
+export interface SyncHarness {
+  db: TestDatabase;
+  redis: TestRedis;
+  sim: RunningSimulator;
+  env: Record<string, string>;
+  config: DaemonConfig;
+  clients: Clients;
+  services: Services;
+  clock: Clock;
+  /** Connects a simulated user through the OAuth authorization code flow; returns the connection id. */
+  connect(email: string): Promise<string>;
+  /** A second, independent slotfeed "process" (own clients and services) on the same database and Redis. */
+  spawnPeer(): Promise<{ clients: Clients; services: Services; releasers: Releasers }>;
+  startRoles(
+    roles: Role[],
+    peer?: { clients: Clients; services: Services; releasers: Releasers },
+  ): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function createSyncHarness(label: string, options: HarnessOptions = {}): Promise<SyncHarness> {
+  const clock =
+    options.clock === null
+      ? { now: () => new Date(), random: Math.random }
+      : (options.clock ?? new FakeClock(new Date('2026-03-02T09:00:00Z')));
+  const db = await createTestDatabase(label);
+  const redis = await createTestRedis(label);
+  const sim = await startSimulator({
+    users: 3,
+    seed: 7,
+    redirectUris: [REDIRECT_URI],
+    ...(options.clock === null ? {} : { now: clock.now }),
+    ...options.simulator,
+  });
+  const env: Record<string, string> = {
+    DATABASE_URL: db.url,
+    REDIS_URL: redis.url,
+    REDIS_PREFIX: redis.prefix,
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    CALENDBOOK_BASE_URL: sim.baseUrl,
+    CALENDBOOK_AUTH_URL: sim.authUrl,
+    CALENDBOOK_CLIENT_ID: sim.clientId,
+    CALENDBOOK_CLIENT_SECRET: sim.clientSecret,
+    CALENDBOOK_REDIRECT_URI: REDIRECT_URI,
+    CALENDBOOK_TIMEOUT_MS: '3000',
+    TOKEN_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+    SYNC_BACKOFF_MS: '50',
+    UPSTREAM_RATE_LIMIT_PER_SECOND: '0',
+    WORKER_LOCK_SECONDS: '5',
+    SHUTDOWN_GRACE_SECONDS: '5',
+    ...options.env,
+  };
+  const config = loadConfig(env, ['database', 'redis', 'log', 'upstream', 'vault', 'sync']);
+  const logger = createLogger({ level: config.log.level });
+
+  const peers: Releasers[] = [];
+  const spawnPeer = async () => {
+    const releasers = new Releasers();
+    peers.push(releasers);
+    const clients = openClients(config, releasers, logger);
+    const services = composeServices(config, clients, releasers, clock);
+    return { clients, services, releasers };
+  };
+  const main = await spawnPeer();
+
+  const oauth = createOAuthClient({
+    authUrl: sim.authUrl,
+    clientId: sim.clientId,
+    clientSecret: sim.clientSecret,
+    redirectUri: REDIRECT_URI,
+    timeoutMs: 3000,
+    now: clock.now,
+  });
+
+  return {
+    db,
+    redis,
+    sim,
+    env,
+    config,
+    clients: main.clients,
+    services: main.services,
+    clock,
+    async connect(email) {
+      const request = oauth.buildAuthorizationRequest({ loginHint: email });
+      const response = await fetch(request.url, { redirect: 'manual' });
+      const location = new URL(response.headers.get('location') ?? '');
+      const code = location.searchParams.get('code');
+      if (!code || location.searchParams.get('state') !== request.state)
+        throw new Error(`login failed: ${location}`);
+      const tokens = await oauth.exchangeCode(code, request.codeVerifier);
+      const connection = await main.services.connections.upsertFromGrant(
+        { upstreamUserId: tokens.subject ?? email, email, tokens },
+        clock.now(),
+      );
+      return connection.id;
+    },
+    spawnPeer,
+    async startRoles(roles, peer = main) {
+      await startRoles(roles, config, peer.clients, peer.services, peer.releasers, clock);
+    },
+    async close() {
+      for (const releasers of peers.reverse()) await releasers.releaseAll();
+      await sim.close();
+      await redis.cleanup();
+      await db.drop();
+    },
+  };
+}

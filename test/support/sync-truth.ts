@@ -1,0 +1,70 @@
+// What the simulator says a correct sync must store, computed from its own ground truth, and what slotfeed
+// stored, read back from Postgres: tests compare the two.
+import { DateTime } from 'luxon';
+import type { PrismaClient } from '../../src/generated/prisma/client.js';
+import type { RunningSimulator, SimUserDetails } from '../../src/simulator/index.js';
+
+export function simUser(sim: RunningSimulator, email: string): SimUserDetails {
+  const user = sim.control.listUsers().find((u) => u.email === email);
+  if (!user) throw new Error(`no simulated user ${email}`);
+  return user;
+}
+
+export interface ExpectedSync {
+  /** "eventId start end" lines, sorted. */
+  slots: string[];
+  /** Upstream calls a minimal sync makes: 2 + Σ over enabled event types of (windows + available dates). */
+  calls: number;
+  availableDates: Map<string, string[]>;
+}
+
+export function expectedSync(
+  sim: RunningSimulator,
+  email: string,
+  now: Date,
+  horizonDays: number,
+): ExpectedSync {
+  const user = simUser(sim, email);
+  const start = DateTime.fromJSDate(now, { zone: user.timezone }).startOf('day');
+  const end = start.plus({ days: horizonDays });
+  const slots: string[] = [];
+  const availableDates = new Map<string, string[]>();
+  let calls = 2;
+  for (const eventType of user.event_types.filter((e) => e.enabled)) {
+    const starts = sim.control.slotsFor(eventType.event_id, start.toUTC().toISO()!, end.toUTC().toISO()!);
+    const dates = [
+      ...new Set(starts.map((s) => DateTime.fromISO(s, { zone: user.timezone }).toISODate()!)),
+    ].sort();
+    availableDates.set(eventType.event_id, dates);
+    calls += Math.ceil(horizonDays / 58) + dates.length;
+    for (const s of starts) {
+      const startsAt = new Date(s);
+      const endsAt = new Date(startsAt.getTime() + eventType.duration_minutes * 60_000);
+      slots.push(`${eventType.event_id} ${startsAt.toISOString()} ${endsAt.toISOString()}`);
+    }
+  }
+  return { slots: slots.sort(), calls, availableDates };
+}
+
+export async function storedOpenSlots(prisma: PrismaClient, connectionId: string): Promise<string[]> {
+  const rows = await prisma.slot.findMany({ where: { connectionId, goneAt: null } });
+  return rows.map((r) => `${r.upstreamEventId} ${r.startsAt.toISOString()} ${r.endsAt.toISOString()}`).sort();
+}
+
+export async function snapshotRowCounts(prisma: PrismaClient) {
+  const [eventTypes, profiles, overviews, slots] = await Promise.all([
+    prisma.eventType.count(),
+    prisma.profile.count(),
+    prisma.overview.count(),
+    prisma.slot.count(),
+  ]);
+  return { eventTypes, profiles, overviews, slots };
+}
+
+/** Calls the simulator saw from one user's tokens, without the OAuth login itself. */
+export function apiCallsOf(sim: RunningSimulator, userId: string): number {
+  const counts = sim.control.callCountsByUser()[userId] ?? {};
+  return Object.entries(counts)
+    .filter(([endpoint]) => endpoint.startsWith('GET /') && endpoint !== 'GET /login')
+    .reduce((sum, [, n]) => sum + n, 0);
+}

@@ -1,0 +1,163 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { syncConnection, SyncFailedError } from '../../src/sync/sync-connection.js';
+import { createSyncHarness, FakeClock, type SyncHarness } from '../support/sync-harness.js';
+import {
+  apiCallsOf,
+  expectedSync,
+  simUser,
+  snapshotRowCounts,
+  storedOpenSlots,
+} from '../support/sync-truth.js';
+
+let h: SyncHarness;
+let email: string;
+let userId: string;
+let connectionId: string;
+const clock = new FakeClock(new Date('2026-03-02T09:00:00Z'));
+
+// Each sync a second after the last, so runs are ordered in time as they are in life.
+const syncOnce = () => {
+  clock.advance(1);
+  return syncConnection(h.services.syncDeps, { connectionId, jobId: null, attempt: 1, maxAttempts: 1 });
+};
+const feedVersion = async () =>
+  (await h.clients.prisma.connection.findUniqueOrThrow({ where: { id: connectionId } })).feedVersion;
+const latestRun = () =>
+  h.clients.prisma.syncRun.findFirstOrThrow({ where: { connectionId }, orderBy: { finishedAt: 'desc' } });
+
+beforeAll(async () => {
+  h = await createSyncHarness('snapshots', { clock });
+  ({ email, id: userId } = h.sim.users[0]!);
+  connectionId = await h.connect(email);
+  h.sim.control.resetCallCounts();
+});
+afterAll(async () => {
+  await h.close();
+});
+
+describe('a sync against the simulator', () => {
+  it('stores exactly the simulator’s open slots on the first sync, with the fewest calls the API allows', async () => {
+    const expected = expectedSync(h.sim, email, h.clock.now(), 28);
+    expect(expected.slots.length).toBeGreaterThan(20);
+
+    const changes = await syncOnce();
+
+    expect(await storedOpenSlots(h.clients.prisma, connectionId)).toEqual(expected.slots);
+    expect(changes.slotsOpened).toBe(expected.slots.length);
+    expect(apiCallsOf(h.sim, userId)).toBe(expected.calls);
+    const run = await latestRun();
+    expect(run.outcome).toBe('succeeded');
+    expect(run.upstreamCalls).toBe(expected.calls);
+    expect(run.callsByEndpoint).toMatchObject({ 'GET /events': 1, 'GET /users/me': 1 });
+    const connection = await h.clients.prisma.connection.findUniqueOrThrow({ where: { id: connectionId } });
+    expect(connection.timezone).toBe(simUser(h.sim, email).timezone);
+    expect(connection.feedVersion).toBe(1);
+  });
+
+  it('writes no snapshot rows and keeps the feed version when nothing changed', async () => {
+    const before = await snapshotRowCounts(h.clients.prisma);
+    const version = await feedVersion();
+
+    const changes = await syncOnce();
+
+    expect(await snapshotRowCounts(h.clients.prisma)).toEqual(before);
+    expect(await feedVersion()).toBe(version);
+    expect(changes).toMatchObject({
+      slotsOpened: 0,
+      slotsClosed: 0,
+      eventTypesChanged: 0,
+      profileChanged: false,
+    });
+  });
+
+  it('closes exactly the slots a booking took, and opens a new row when it is freed', async () => {
+    const before = expectedSync(h.sim, email, h.clock.now(), 28);
+    const [eventId, start] = before.slots[5]!.split(' ') as [string, string];
+    h.sim.control.book(eventId, start);
+    const after = expectedSync(h.sim, email, h.clock.now(), 28);
+    const taken = before.slots.filter((s) => !after.slots.includes(s));
+    expect(taken).toContain(before.slots[5]);
+
+    await syncOnce();
+
+    const closed = await h.clients.prisma.slot.findMany({ where: { connectionId, goneAt: { not: null } } });
+    expect(
+      closed.map((r) => `${r.upstreamEventId} ${r.startsAt.toISOString()} ${r.endsAt.toISOString()}`).sort(),
+    ).toEqual(taken);
+    expect(await storedOpenSlots(h.clients.prisma, connectionId)).toEqual(after.slots);
+
+    h.sim.control.free(eventId, start);
+    await syncOnce();
+
+    expect(await storedOpenSlots(h.clients.prisma, connectionId)).toEqual(before.slots);
+    const rowsOfThatSlot = await h.clients.prisma.slot.findMany({
+      where: { connectionId, upstreamEventId: eventId, startsAt: new Date(start) },
+      orderBy: { id: 'asc' },
+    });
+    expect(rowsOfThatSlot.map((r) => r.goneAt === null)).toEqual([false, true]);
+  });
+
+  it('closes the slots of an event type that was disabled', async () => {
+    const eventType = simUser(h.sim, email).event_types.find((e) => e.enabled)!;
+    h.sim.control.updateEventType(userId, eventType.event_id, { enabled: false });
+
+    await syncOnce();
+
+    const open = await h.clients.prisma.slot.count({
+      where: { connectionId, upstreamEventId: eventType.event_id, goneAt: null },
+    });
+    expect(open).toBe(0);
+    const current = await h.clients.prisma.eventType.findFirstOrThrow({
+      where: { connectionId, upstreamEventId: eventType.event_id, validTo: null },
+    });
+    expect(current.enabled).toBe(false);
+    expect(await storedOpenSlots(h.clients.prisma, connectionId)).toEqual(
+      expectedSync(h.sim, email, h.clock.now(), 28).slots,
+    );
+    h.sim.control.updateEventType(userId, eventType.event_id, { enabled: true });
+    await syncOnce();
+  });
+
+  it.each([
+    ['malformed JSON', { kind: 'malformed' as const, endpoint: 'GET /calendars/{event_id}/slots' }],
+    [
+      'an invalid shape',
+      { kind: 'drift' as const, variant: 'invalidShape' as const, endpoint: 'GET /events' },
+    ],
+  ])('fails the run with its reason on %s and keeps the last good snapshot', async (_name, fault) => {
+    h.sim.control.setFaults({ queue: [fault] });
+    const slotsBefore = await storedOpenSlots(h.clients.prisma, connectionId);
+    const rowsBefore = await snapshotRowCounts(h.clients.prisma);
+    const version = await feedVersion();
+
+    await expect(syncOnce()).rejects.toThrow(SyncFailedError);
+
+    const run = await latestRun();
+    expect(run.outcome).toBe('failed');
+    expect(run.errorCode).toBe('invalid_payload');
+    expect(run.errorMessage).toMatch(/GET \/(events|calendars)/);
+    expect(await storedOpenSlots(h.clients.prisma, connectionId)).toEqual(slotsBefore);
+    expect(await snapshotRowCounts(h.clients.prisma)).toEqual(rowsBefore);
+    expect(await feedVersion()).toBe(version);
+    const connection = await h.clients.prisma.connection.findUniqueOrThrow({ where: { id: connectionId } });
+    expect(connection.lastSyncOutcome).toBe('failed');
+    expect(connection.status).toBe('active');
+  });
+
+  it('accepts the payload drift the real service is known to send', async () => {
+    h.sim.control.setFaults({
+      drift: { monthsAsStrings: true, firstAvailableAsDateTime: true, invalidShapes: false },
+    });
+    try {
+      await syncOnce();
+      expect((await latestRun()).outcome).toBe('succeeded');
+      expect(await storedOpenSlots(h.clients.prisma, connectionId)).toEqual(
+        expectedSync(h.sim, email, h.clock.now(), 28).slots,
+      );
+    } finally {
+      h.sim.control.setFaults({
+        drift: { monthsAsStrings: false, firstAvailableAsDateTime: false, invalidShapes: false },
+      });
+    }
+  });
+});
