@@ -1,0 +1,51 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { runSync } from '../../src/main.js';
+import { createSyncHarness, type SyncHarness } from '../support/sync-harness.js';
+
+let h: SyncHarness;
+let ids: string[];
+
+beforeAll(async () => {
+  h = await createSyncHarness('sync-cli', { simulator: { users: 3 } });
+  ids = [];
+  for (const user of h.sim.users) ids.push(await h.connect(user.email));
+});
+afterAll(async () => {
+  await h.close();
+});
+
+function capture(isTTY: boolean) {
+  let text = '';
+  return { out: { write: (t: string) => void (text += t), isTTY }, text: () => text };
+}
+
+describe('slotfeed sync', () => {
+  it('--all --wait enqueues every active connection and reports when they finished, quietly in a pipe', async () => {
+    await h.startRoles(['worker']);
+    const { out, text } = capture(false);
+
+    const result = await runSync(h.env, { connectionIds: [], all: true, wait: true, timeoutSeconds: 60 }, out);
+
+    expect(result.failed).toBe(0);
+    expect(text()).toBe(`Enqueued 3 sync job(s).\n3 completed, 0 failed\n`);
+    const synced = await h.clients.prisma.connection.count({ where: { lastSyncOutcome: 'succeeded' } });
+    expect(synced).toBe(3);
+  });
+
+  it('draws a progress bar on a terminal', async () => {
+    const { out, text } = capture(true);
+    await runSync(h.env, { connectionIds: [ids[0]!], all: false, wait: true, timeoutSeconds: 60 }, out);
+    expect(text()).toMatch(/\r\[#+\] 1\/1 finished, 0 failed\n1 completed, 0 failed\n$/);
+  });
+
+  it('refuses an unknown connection id before enqueueing anything', async () => {
+    const { out } = capture(false);
+    await expect(
+      runSync(
+        h.env,
+        { connectionIds: ['00000000-0000-4000-8000-000000000000'], all: false, wait: false, timeoutSeconds: 1 },
+        out,
+      ),
+    ).rejects.toThrow(/no connection with id 00000000-0000-4000-8000-000000000000/);
+  });
+});
