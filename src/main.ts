@@ -11,7 +11,11 @@ import { createRedisConnection } from './lib/redis-connection.js';
 import { createRedisRateLimiter } from './lib/redis-rate-limiter.js';
 import { Releasers } from './lib/releasers.js';
 import { createConnectionStore, type ConnectionStore } from './store/connections.js';
-import { applyPendingMigrations, migrationStatus } from './store/migrations/index.js';
+import {
+  applyPendingMigrations,
+  markMigrationRolledBack,
+  migrationStatus,
+} from './store/migrations/index.js';
 import { createPrismaClient } from './store/prisma-client.js';
 import { createTokenVault, vaultKeyFromBase64 } from './store/token-vault.js';
 import { startSimulator, formatSimulatorBanner, type SimulatorOptions } from './simulator/index.js';
@@ -41,11 +45,23 @@ function loggerFor(env: Env): Logger {
   return createLogger({ level: log.level });
 }
 
-/** `slotfeed migrate`: applies pending migrations (or, with `status`, only reports them). */
-export async function runMigrate(env: Env, options: { status: boolean }, out: Output): Promise<void> {
+/**
+ * `slotfeed migrate`: applies pending migrations; with `status`, only reports them; with `rolledBack`, marks a
+ * failed migration as rolled back (as `prisma migrate resolve --rolled-back` does) so it can be applied again.
+ */
+export async function runMigrate(
+  env: Env,
+  options: { status: boolean; rolledBack?: string },
+  out: Output,
+): Promise<void> {
   const config = loadConfig(env, ['database', 'log']);
   const logger = createLogger({ level: config.log.level });
   const runner = { databaseUrl: config.database.url, migrationsDir: MIGRATIONS_DIR, logger };
+  if (options.rolledBack) {
+    await markMigrationRolledBack(runner, options.rolledBack);
+    out.write(`Marked ${options.rolledBack} as rolled back; fix it and run \`slotfeed migrate\` again.\n`);
+    return;
+  }
   if (options.status) {
     const status = await migrationStatus(runner);
     out.write(
@@ -53,6 +69,8 @@ export async function runMigrate(env: Env, options: { status: boolean }, out: Ou
         `applied: ${status.applied.length}`,
         ...status.pending.map((name) => `pending: ${name}`),
         ...status.modified.map((name) => `modified after it was applied: ${name}`),
+        ...status.failed.map((name) => `failed: ${name}`),
+        ...status.missingLocally.map((name) => `applied but missing from prisma/migrations: ${name}`),
       ].join('\n') + '\n',
     );
     return;

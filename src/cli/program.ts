@@ -6,7 +6,15 @@ import { coerceError } from '../lib/coerce-error.js';
 import { redactText } from '../log.js';
 import { runDaemon, runMigrate, runSimulator, runSync, type Output } from '../main.js';
 
-const stdout: Output = { write: (text) => void process.stdout.write(text) };
+export interface CliIo {
+  stdout: Output & { isTTY: boolean };
+  stderr: Output;
+}
+
+const processIo: CliIo = {
+  stdout: { write: (text) => void process.stdout.write(text), isTTY: process.stdout.isTTY === true },
+  stderr: { write: (text) => void process.stderr.write(text) },
+};
 
 function integer(min: number, max: number) {
   return (value: string): number => {
@@ -22,8 +30,13 @@ function collect(value: string, previous: string[] | undefined): string[] {
   return [...(previous ?? []), value];
 }
 
-export function buildProgram(env: Record<string, string | undefined>): Command {
+export function buildProgram(env: Record<string, string | undefined>, io: CliIo = processIo): Command {
+  const stdout = io.stdout;
   const program = new Command('slotfeed')
+    .configureOutput({ writeOut: (text) => io.stdout.write(text), writeErr: (text) => io.stderr.write(text) })
+    // Errors throw instead of exiting, so runCli maps them to exit codes; subcommands inherit this setting
+    // only when it is made before they are added.
+    .exitOverride()
     .description(
       'Keeps a live, subscribable picture of free time from Calendbook: sync, snapshots and .ics feeds.',
     )
@@ -41,9 +54,13 @@ export function buildProgram(env: Record<string, string | undefined>): Command {
   program
     .command('migrate')
     .description('Apply pending database migrations (prisma/migrations), as `prisma migrate deploy` would.')
-    .option('--status', 'only list applied, pending and modified migrations')
-    .action(async (options: { status?: boolean }) => {
-      await runMigrate(env, { status: options.status ?? false }, stdout);
+    .option('--status', 'only list applied, pending, modified and failed migrations')
+    .option(
+      '--rolled-back <name>',
+      'mark a failed migration as rolled back, so a fixed version can be applied',
+    )
+    .action(async (options: { status?: boolean; rolledBack?: string }) => {
+      await runMigrate(env, { status: options.status ?? false, rolledBack: options.rolledBack }, stdout);
     });
 
   program
@@ -95,7 +112,7 @@ export function buildProgram(env: Record<string, string | undefined>): Command {
             wait: options.wait ?? false,
             timeoutSeconds: options.timeout,
           },
-          { ...stdout, isTTY: process.stdout.isTTY === true },
+          io.stdout,
         );
         if (failed > 0) throw new Error(`${failed} sync job(s) did not complete`);
       },
@@ -165,8 +182,12 @@ export function buildProgram(env: Record<string, string | undefined>): Command {
   return program;
 }
 
-export async function runCli(argv: string[], env: Record<string, string | undefined>): Promise<number> {
-  const program = buildProgram(env).exitOverride();
+export async function runCli(
+  argv: string[],
+  env: Record<string, string | undefined>,
+  io: CliIo = processIo,
+): Promise<number> {
+  const program = buildProgram(env, io);
   try {
     await program.parseAsync(argv, { from: 'user' });
     return 0;
@@ -176,10 +197,10 @@ export async function runCli(argv: string[], env: Record<string, string | undefi
       return thrown.exitCode === 0 ? 0 : 2;
     }
     if (thrown instanceof ConfigError) {
-      process.stderr.write(`${thrown.message}\nSee README.md, "Configuration".\n`);
+      io.stderr.write(`${thrown.message}\nSee README.md, "Configuration".\n`);
       return 2;
     }
-    process.stderr.write(`slotfeed: ${redactText(coerceError(thrown).message)}\n`);
+    io.stderr.write(`slotfeed: ${redactText(coerceError(thrown).message)}\n`);
     return 1;
   }
 }

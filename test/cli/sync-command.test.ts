@@ -24,7 +24,11 @@ describe('slotfeed sync', () => {
     await h.startRoles(['worker']);
     const { out, text } = capture(false);
 
-    const result = await runSync(h.env, { connectionIds: [], all: true, wait: true, timeoutSeconds: 60 }, out);
+    const result = await runSync(
+      h.env,
+      { connectionIds: [], all: true, wait: true, timeoutSeconds: 60 },
+      out,
+    );
 
     expect(result.failed).toBe(0);
     expect(text()).toBe(`Enqueued 3 sync job(s).\n3 completed, 0 failed\n`);
@@ -43,7 +47,12 @@ describe('slotfeed sync', () => {
     await expect(
       runSync(
         h.env,
-        { connectionIds: ['00000000-0000-4000-8000-000000000000'], all: false, wait: false, timeoutSeconds: 1 },
+        {
+          connectionIds: ['00000000-0000-4000-8000-000000000000'],
+          all: false,
+          wait: false,
+          timeoutSeconds: 1,
+        },
         out,
       ),
     ).rejects.toThrow(/no connection with id 00000000-0000-4000-8000-000000000000/);

@@ -1,0 +1,53 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { runCli } from '../../src/cli/program.js';
+import { createTestDatabase, type TestDatabase } from '../support/db.js';
+
+let db: TestDatabase;
+let stderr: string;
+let stdout: string;
+
+beforeAll(async () => {
+  db = await createTestDatabase('cli');
+});
+afterAll(async () => {
+  await db.drop();
+});
+
+async function run(args: string[], env: Record<string, string> = {}) {
+  stderr = '';
+  stdout = '';
+  return runCli(args, env, {
+    stdout: { write: (text) => void (stdout += text), isTTY: false },
+    stderr: { write: (text) => void (stderr += text) },
+  });
+}
+
+describe('slotfeed exit codes and messages', () => {
+  it('exits 2 and names the variable when the configuration is missing', async () => {
+    expect(await run(['migrate'])).toBe(2);
+    expect(stderr).toMatch(/DATABASE_URL is required/);
+  });
+
+  it('exits 2 on bad usage', async () => {
+    expect(await run(['sync'], { DATABASE_URL: db.url })).toBe(2);
+    expect(stderr).toMatch(/give connection ids or --all/);
+    expect(await run(['sync', 'not-an-id'])).toBe(2);
+    expect(stderr).toMatch(/not a connection id: not-an-id/);
+    expect(await run(['simulator', '--port', 'eighty'])).toBe(2);
+    expect(stderr).toMatch(/expected a whole number/);
+  });
+
+  it('reports migration status and exits 0', async () => {
+    expect(await run(['migrate', '--status'], { DATABASE_URL: db.url, LOG_LEVEL: 'silent' })).toBe(0);
+    expect(stdout).toMatch(/^applied: 1\n$/);
+    expect(await run(['migrate'], { DATABASE_URL: db.url, LOG_LEVEL: 'silent' })).toBe(0);
+    expect(stdout).toMatch(/Database is up to date/);
+  });
+
+  it('exits 1 on a failure and says what failed without leaking the password', async () => {
+    const env = { DATABASE_URL: 'postgresql://slotfeed:s3cret@127.0.0.1:1/none', LOG_LEVEL: 'silent' };
+    expect(await run(['migrate'], env)).toBe(1);
+    expect(stderr).toMatch(/^slotfeed: /);
+    expect(stderr).not.toContain('s3cret');
+  });
+});
