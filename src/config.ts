@@ -4,7 +4,7 @@
 // missing value stops start-up with a message that names the variable.
 import { z } from 'zod';
 
-type Section = 'database' | 'redis' | 'log' | 'upstream' | 'vault' | 'sync';
+type Section = 'database' | 'redis' | 'log' | 'upstream' | 'vault' | 'sync' | 'web';
 
 interface VariableSpec<T> {
   section: Section;
@@ -236,6 +236,62 @@ export const variables = {
     default: '25',
     schema: z.coerce.number().int().min(0).max(3600),
   }),
+  WEB_HOST: variable({
+    section: 'web',
+    description: 'Interface the web server listens on (0.0.0.0 in a container).',
+    default: '127.0.0.1',
+    schema: z.string().min(1),
+  }),
+  WEB_PORT: variable({
+    section: 'web',
+    description: 'Port of the web server (feeds, connect flow, admin, health and metrics).',
+    default: '3000',
+    schema: z.coerce.number().int().min(0).max(65_535),
+  }),
+  PUBLIC_BASE_URL: variable({
+    section: 'web',
+    description: 'Base URL at which calendar apps and browsers reach slotfeed; feed links are built from it.',
+    default: 'http://127.0.0.1:3000',
+    schema: httpUrl,
+  }),
+  ADMIN_TOKEN: variable({
+    section: 'web',
+    description:
+      'Token that opens the admin page and the queue dashboard (at least 16 characters); empty disables admin.',
+    default: '',
+    secret: true,
+    schema: z
+      .string()
+      .refine(
+        (v) => v === '' || v.length >= 16,
+        'must be at least 16 characters (or empty to disable admin)',
+      ),
+  }),
+  FEED_DEFAULT_DAYS: variable({
+    section: 'web',
+    description: 'Days ahead a feed shows when it does not set its own day range.',
+    default: '28',
+    schema: positiveInt(366),
+  }),
+  FEED_MAX_EVENTS: variable({
+    section: 'web',
+    description:
+      'Most events one feed carries (earliest first), so a feed stays small enough for every calendar app.',
+    default: '1000',
+    schema: positiveInt(100_000),
+  }),
+  FEED_GZIP: variable({
+    section: 'web',
+    description: 'Compress feed responses with gzip when the client asks for it (true or false).',
+    default: 'true',
+    schema: z.enum(['true', 'false']).transform((v) => v === 'true'),
+  }),
+  TRUST_PROXY: variable({
+    section: 'web',
+    description: 'Trust X-Forwarded-* headers (true behind a reverse proxy that sets them).',
+    default: 'false',
+    schema: z.enum(['true', 'false']).transform((v) => v === 'true'),
+  }),
 } as const;
 
 type Variables = typeof variables;
@@ -271,6 +327,17 @@ export interface Config {
     tokenRefreshMarginSeconds: number;
     workerLockSeconds: number;
     shutdownGraceSeconds: number;
+  };
+  web: {
+    host: string;
+    port: number;
+    publicBaseUrl: string;
+    /** Empty: admin pages are disabled. */
+    adminToken: string;
+    feedDefaultDays: number;
+    feedMaxEvents: number;
+    feedGzip: boolean;
+    trustProxy: boolean;
   };
 }
 
@@ -340,6 +407,16 @@ export function loadConfig<S extends Section>(env: Env, sections: readonly S[]):
       tokenRefreshMarginSeconds: read('TOKEN_REFRESH_MARGIN_SECONDS'),
       workerLockSeconds: read('WORKER_LOCK_SECONDS'),
       shutdownGraceSeconds: read('SHUTDOWN_GRACE_SECONDS'),
+    }),
+    web: () => ({
+      host: read('WEB_HOST'),
+      port: read('WEB_PORT'),
+      publicBaseUrl: read('PUBLIC_BASE_URL'),
+      adminToken: read('ADMIN_TOKEN'),
+      feedDefaultDays: read('FEED_DEFAULT_DAYS'),
+      feedMaxEvents: read('FEED_MAX_EVENTS'),
+      feedGzip: read('FEED_GZIP'),
+      trustProxy: read('TRUST_PROXY'),
     }),
   };
 

@@ -38,7 +38,8 @@ export interface ConnectionStore {
   get(id: string): Promise<Connection>;
   readTokens(id: string): Promise<StoredTokens>;
   saveTokens(id: string, tokens: TokenPair): Promise<void>;
-  markNeedsReauth(id: string, reason: string): Promise<void>;
+  /** Feeds say so in their description, so the feed version moves too. */
+  markNeedsReauth(id: string, reason: string, now: Date): Promise<void>;
   /** Active connections whose next sync is due, soonest first. */
   findDueIds(now: Date, limit: number): Promise<string[]>;
   listActiveIds(): Promise<string[]>;
@@ -70,7 +71,14 @@ export function createConnectionStore(prisma: PrismaClient, vault: TokenVault): 
     if (existing) {
       return prisma.connection.update({
         where: { id: existing.id },
-        data: { ...identity, ...sealed(existing.id, account.tokens), status: 'active', nextSyncAt: now },
+        data: {
+          ...identity,
+          ...sealed(existing.id, account.tokens),
+          status: 'active',
+          nextSyncAt: now,
+          // A reconnect after needs_reauth changes what feeds say about the account.
+          ...(existing.status !== 'active' ? { feedVersion: { increment: 1 }, feedChangedAt: now } : {}),
+        },
       });
     }
     const id = randomUUID();
@@ -119,10 +127,15 @@ export function createConnectionStore(prisma: PrismaClient, vault: TokenVault): 
       await prisma.connection.update({ where: { id }, data: sealed(id, tokens) });
     },
 
-    async markNeedsReauth(id, reason) {
+    async markNeedsReauth(id, reason, now) {
       await prisma.connection.update({
         where: { id },
-        data: { status: 'needs_reauth', lastSyncError: reason },
+        data: {
+          status: 'needs_reauth',
+          lastSyncError: reason,
+          feedVersion: { increment: 1 },
+          feedChangedAt: now,
+        },
       });
     },
 

@@ -213,7 +213,7 @@ export async function commitSuccessfulSync(
           lastGoodSyncAt: now,
           lastSyncOutcome: 'succeeded',
           lastSyncError: null,
-          ...(changes.feedVersionMoved ? { feedVersion: { increment: 1 } } : {}),
+          ...(changes.feedVersionMoved ? { feedVersion: { increment: 1 }, feedChangedAt: now } : {}),
         },
       });
       await tx.syncRun.create({

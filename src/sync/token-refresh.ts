@@ -65,7 +65,11 @@ export async function refreshIfExpiring(
         // grant while we were refreshing: then the stored tokens are newer than the ones we spent.
         const after = await deps.connections.readTokens(connectionId);
         if (after.refreshTokenSealed !== current.refreshTokenSealed) return after.accessToken;
-        await deps.connections.markNeedsReauth(connectionId, 'the refresh token was refused (invalid_grant)');
+        await deps.connections.markNeedsReauth(
+          connectionId,
+          'the refresh token was refused (invalid_grant)',
+          deps.now(),
+        );
         throw new NeedsReauthError(connectionId, 'the refresh token was refused (invalid_grant)');
       }
       throw error;

@@ -51,6 +51,7 @@ const connection = {
   accessExpiresAt: at(60),
   scope: 'read write',
   feedVersion: 7,
+  feedChangedAt: new Date('2026-03-02T08:45:00.000Z'),
   nextSyncAt: at(5),
   lastSyncAt: at(-1),
   lastSyncOutcome: 'failed' as const,

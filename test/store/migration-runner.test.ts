@@ -138,12 +138,12 @@ describe('two processes at once', () => {
     const db = await emptyDatabase('runner_race');
     const copy = await copyMigrations();
     copies.push(copy);
-    // A slow extra migration widens the window in which an unlocked second run would collide with the first.
+    // A slow extra migration (named to sort after every real one) widens the window in which an unlocked second run would collide with the first.
     await copy.write(
-      '20261121000001_slow',
+      '99990101000000_slow',
       'SELECT pg_sleep(0.3);\nCREATE TABLE "slow_marker" ("x" INTEGER);\n',
     );
-    const all = [...REAL_MIGRATIONS, '20261121000001_slow'];
+    const all = [...REAL_MIGRATIONS, '99990101000000_slow'];
 
     const options = { databaseUrl: db.url, migrationsDir: copy.dir };
     const [a, b] = await Promise.all([applyPendingMigrations(options), applyPendingMigrations(options)]);
