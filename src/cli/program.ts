@@ -4,7 +4,7 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import { ConfigError, describeVariables } from '../config.js';
 import { coerceError } from '../lib/coerce-error.js';
 import { redactText } from '../log.js';
-import { runDaemon, runMigrate, runSimulator, runSync, type Output } from '../main.js';
+import { runDaemon, runMigrate, runSimulator, runSync, type Output } from './commands.js';
 
 export interface CliIo {
   stdout: Output & { isTTY: boolean };

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { runSync } from '../../src/main.js';
+import { runSync } from '../../src/cli/commands.js';
 import { createSyncHarness, type SyncHarness } from '../support/sync-harness.js';
 
 let h: SyncHarness;

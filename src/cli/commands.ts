@@ -1,0 +1,155 @@
+// What each `slotfeed` command does, built on the composition root (main.ts): load the config the command
+// needs, open clients, run, and release everything in order, also on failure.
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { loadConfig } from '../config.js';
+import { createLogger, type Logger } from '../log.js';
+import { Releasers } from '../lib/releasers.js';
+import { composeServices, DAEMON_SECTIONS, openClients, startRoles, type Role } from '../main.js';
+import {
+  applyPendingMigrations,
+  markMigrationRolledBack,
+  migrationStatus,
+} from '../store/migrations/index.js';
+import { startSimulator, formatSimulatorBanner, type SimulatorOptions } from '../simulator/index.js';
+import { enqueueSyncs } from '../sync/queues.js';
+import { followJobs } from '../sync/follow-jobs.js';
+
+type Env = Record<string, string | undefined>;
+
+/** prisma/migrations, found from this file whether it runs from src/ (tests) or dist/ (the built CLI). */
+export const MIGRATIONS_DIR = path.resolve(
+  path.dirname(fileURLToPath(import.meta.url)),
+  '..',
+  '..',
+  'prisma',
+  'migrations',
+);
+
+export interface Output {
+  write(text: string): void;
+}
+
+function loggerFor(env: Env): Logger {
+  const { log } = loadConfig(env, ['log']);
+  return createLogger({ level: log.level });
+}
+
+/**
+ * `slotfeed migrate`: applies pending migrations; with `status`, only reports them; with `rolledBack`, marks a
+ * failed migration as rolled back (as `prisma migrate resolve --rolled-back` does) so it can be applied again.
+ */
+export async function runMigrate(
+  env: Env,
+  options: { status: boolean; rolledBack?: string },
+  out: Output,
+): Promise<void> {
+  const config = loadConfig(env, ['database', 'log']);
+  const logger = createLogger({ level: config.log.level });
+  const runner = { databaseUrl: config.database.url, migrationsDir: MIGRATIONS_DIR, logger };
+  if (options.rolledBack) {
+    await markMigrationRolledBack(runner, options.rolledBack);
+    out.write(`Marked ${options.rolledBack} as rolled back; fix it and run \`slotfeed migrate\` again.\n`);
+    return;
+  }
+  if (options.status) {
+    const status = await migrationStatus(runner);
+    out.write(
+      [
+        `applied: ${status.applied.length}`,
+        ...status.pending.map((name) => `pending: ${name}`),
+        ...status.modified.map((name) => `modified after it was applied: ${name}`),
+        ...status.failed.map((name) => `failed: ${name}`),
+        ...status.missingLocally.map((name) => `applied but missing from prisma/migrations: ${name}`),
+      ].join('\n') + '\n',
+    );
+    return;
+  }
+  const result = await applyPendingMigrations(runner);
+  out.write(
+    result.applied.length === 0
+      ? `Database is up to date (${result.alreadyApplied.length} migrations applied earlier).\n`
+      : `Applied ${result.applied.length} migration(s):\n${result.applied.map((n) => `  ${n}\n`).join('')}`,
+  );
+}
+
+/**
+ * `slotfeed simulator`: the scheduling service's stand-in, until SIGINT/SIGTERM. Resolves once it is shut
+ * down; the returned promise is what keeps the process alive.
+ */
+export async function runSimulator(env: Env, options: SimulatorOptions, out: Output): Promise<void> {
+  const logger = loggerFor(env).child({ role: 'simulator' });
+  const releasers = new Releasers();
+  const simulator = await startSimulator({ ...options, logger });
+  releasers.add('simulator', () => simulator.close());
+  out.write(formatSimulatorBanner(simulator) + '\n');
+  await untilShutdownSignal(logger);
+  await releasers.releaseAll(logger);
+}
+
+/**
+ * Resolves on the first SIGINT or SIGTERM so the caller can shut down in order; a second signal means the
+ * operator will not wait, so the process exits at once.
+ */
+export function untilShutdownSignal(logger: Logger): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    let received: NodeJS.Signals | undefined;
+    const onSignal = (signal: NodeJS.Signals) => {
+      if (received) {
+        logger.warn({ signal }, 'second signal: exiting without finishing shutdown');
+        process.exit(130);
+      }
+      received = signal;
+      logger.info({ signal }, 'shutting down (send the signal again to force)');
+      resolve(signal);
+    };
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+  });
+}
+
+/** `slotfeed start | worker | scheduler`: runs the roles until SIGINT/SIGTERM, then shuts down in order. */
+export async function runDaemon(env: Env, roles: readonly Role[]): Promise<void> {
+  const config = loadConfig(env, DAEMON_SECTIONS);
+  const logger = createLogger({ level: config.log.level });
+  const releasers = new Releasers();
+  try {
+    const clients = openClients(config, releasers, logger);
+    const services = composeServices(config, clients, releasers);
+    await startRoles(roles, config, clients, services, releasers);
+    logger.info({ roles }, 'slotfeed running');
+    await untilShutdownSignal(logger);
+  } finally {
+    await releasers.releaseAll(logger);
+  }
+}
+
+/** `slotfeed sync`: enqueues syncs now (deduplicated like the scheduler's) and, with `wait`, follows them. */
+export async function runSync(
+  env: Env,
+  request: { connectionIds: string[]; all: boolean; wait: boolean; timeoutSeconds: number },
+  out: Output & { isTTY: boolean },
+): Promise<{ failed: number }> {
+  const config = loadConfig(env, DAEMON_SECTIONS);
+  const logger = createLogger({ level: config.log.level });
+  const releasers = new Releasers();
+  try {
+    const clients = openClients(config, releasers, logger);
+    const services = composeServices(config, clients, releasers);
+    const ids = request.all ? await services.connections.listActiveIds() : request.connectionIds;
+    for (const id of request.all ? [] : ids) await services.connections.get(id);
+    const jobs = await enqueueSyncs(services.syncQueue, ids, config.sync.maxAttempts);
+    out.write(`Enqueued ${jobs.length} sync job(s).\n`);
+    if (!request.wait || jobs.length === 0) return { failed: 0 };
+    if ((await services.syncQueue.getWorkers()).length === 0) {
+      out.write('No worker is running: start one with `slotfeed worker` (or `slotfeed start`).\n');
+    }
+    const outcome = await followJobs(services.syncQueue, jobs, {
+      timeoutMs: request.timeoutSeconds * 1000,
+      out,
+    });
+    return { failed: outcome.failed + outcome.unfinished };
+  } finally {
+    await releasers.releaseAll(logger);
+  }
+}
