@@ -5,6 +5,7 @@ import type { Redis } from 'ioredis';
 import type { Config } from './config.js';
 import type { PrismaClient } from './generated/prisma/client.js';
 import type { Logger } from './log.js';
+import { createMetrics, upstreamStatusLabel, type Metrics } from './lib/metrics.js';
 import { createRedisConnection } from './lib/redis-connection.js';
 import { createRedisRateLimiter } from './lib/redis-rate-limiter.js';
 import type { Releasers } from './lib/releasers.js';
@@ -44,6 +45,7 @@ export function openClients(config: DaemonConfig, releasers: Releasers, logger: 
 
 export interface Services {
   connections: ConnectionStore;
+  metrics: Metrics;
   syncQueue: Queue<SyncJobData>;
   tickQueue: Queue;
   syncDeps: SyncDeps;
@@ -67,6 +69,7 @@ export function composeServices(
     config.vault.previousKeys.map(vaultKeyFromBase64),
   );
   const connections = createConnectionStore(clients.prisma, vault);
+  const metrics = createMetrics();
   const prefix = config.redis.prefix;
   const queueSettings = { connection: clients.bullRedis, prefix };
   const syncQueue = createSyncQueue(queueSettings);
@@ -89,7 +92,10 @@ export function composeServices(
         slotsQuery: upstream.slotsQuery,
         now: clock.now,
         ...(signal ? { signal } : {}),
-        onCall: (endpoint) => onCall(endpoint),
+        onCall: (endpoint, outcome) => {
+          onCall(endpoint);
+          metrics.upstreamCalls.inc({ endpoint, status: upstreamStatusLabel(outcome.status) });
+        },
       });
       const oauth = createOAuthClient({
         authUrl: upstream.authUrl,
@@ -100,7 +106,10 @@ export function composeServices(
         timeoutMs: upstream.timeoutMs,
         now: clock.now,
         ...(signal ? { signal } : {}),
-        onCall: (endpoint) => onCall(endpoint),
+        onCall: (endpoint, outcome) => {
+          onCall(endpoint);
+          metrics.upstreamCalls.inc({ endpoint, status: upstreamStatusLabel(outcome.status) });
+        },
       });
       // The token endpoint counts against the same per-client upstream limit as the API.
       return {
@@ -125,8 +134,9 @@ export function composeServices(
     now: clock.now,
     random: clock.random,
     logger: clients.logger,
+    metrics,
   };
-  return { connections, syncQueue, tickQueue, syncDeps };
+  return { connections, metrics, syncQueue, tickQueue, syncDeps };
 }
 
 /** Starts the requested roles in this process and registers their shutdown. */

@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { PrismaClient } from '../generated/prisma/client.js';
+import type { Metrics } from '../lib/metrics.js';
 import type { RateLimiter } from '../lib/redis-rate-limiter.js';
 import type { Logger } from '../log.js';
 import type { ConnectionStore } from '../store/connections.js';
@@ -43,6 +44,7 @@ export interface SyncDeps {
   now: () => Date;
   random: () => number;
   logger: Logger;
+  metrics?: Pick<Metrics, 'syncRuns' | 'syncJobDuration'>;
 }
 
 export interface SyncAttempt {
@@ -82,6 +84,11 @@ export async function syncConnection(deps: SyncDeps, attempt: SyncAttempt): Prom
     run.callsByEndpoint[endpoint] = (run.callsByEndpoint[endpoint] ?? 0) + 1;
   };
   const { api, oauth } = deps.upstreamFor({ signal: attempt.signal, onCall: countCall });
+  const startedMs = performance.now();
+  const finish = (outcome: 'succeeded' | 'failed') => {
+    deps.metrics?.syncRuns.inc({ outcome });
+    deps.metrics?.syncJobDuration.observe({ outcome }, (performance.now() - startedMs) / 1000);
+  };
   const tokenDeps = {
     connections: deps.connections,
     oauth,
@@ -110,9 +117,11 @@ export async function syncConnection(deps: SyncDeps, attempt: SyncAttempt): Prom
       nextSyncAt: nextSyncTime(now, deps.settings.intervalSeconds, deps.settings.jitterRatio, deps.random),
     });
     logger.info({ changes, calls: run.callsByEndpoint }, 'sync committed');
+    finish('succeeded');
     return changes;
   } catch (thrown: unknown) {
     const verdict = classifySyncFailure(thrown);
+    finish('failed');
     const now = deps.now();
     const final =
       verdict.permanent || (verdict.rateLimitedMs === undefined && attempt.attempt >= attempt.maxAttempts);
