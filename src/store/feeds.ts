@@ -1,0 +1,204 @@
+// The feed aggregate: subscribable URLs of a connection. A feed's token is shown once (on create and rotate)
+// and stored only as its SHA-256, so a database leak does not leak working feed URLs.
+import type { Feed, PrismaClient } from '../generated/prisma/client.js';
+import { Prisma } from '../generated/prisma/client.js';
+import { feedOptionsSchema, normalizeFeedOptions, type FeedOptions } from '../feeds/feed-options.js';
+import { hashFeedToken, newFeedToken } from '../feeds/feed-token.js';
+import { ConnectionNotFoundError } from './connections.js';
+
+export interface FeedRecord {
+  id: string;
+  connectionId: string;
+  /** null: every event type of the connection. */
+  upstreamEventId: string | null;
+  label: string | null;
+  options: FeedOptions;
+  createdAt: Date;
+  revokedAt: Date | null;
+}
+
+export interface FeedStore {
+  /** The plaintext token is returned only here and by rotate. */
+  create(input: {
+    connectionId: string;
+    upstreamEventId?: string | null;
+    label?: string | null;
+    options?: FeedOptions;
+  }): Promise<{ feed: FeedRecord; token: string }>;
+  /** The connection's default feed (all event types, default options): created if it has none that is not revoked. Returns
+   * the token only when it created one (an existing feed's token cannot be recovered — then `token` is null). */
+  ensureDefaultFeed(connectionId: string): Promise<{ feed: FeedRecord; token: string | null }>;
+  list(filter?: { connectionId?: string; includeRevoked?: boolean }): Promise<FeedRecord[]>;
+  /** Revoked feeds too. Throws FeedNotFoundError. */
+  get(feedId: string): Promise<FeedRecord>;
+  /** A new token; the old URL stops working at once. Throws FeedNotFoundError for an unknown or revoked feed. */
+  rotate(feedId: string): Promise<{ feed: FeedRecord; token: string }>;
+  /** Idempotent: revoking again keeps the first revocation time. Throws FeedNotFoundError. */
+  revoke(feedId: string, now: Date): Promise<void>;
+  /** Active (not revoked) feed for a token, or undefined. Always hashes and queries, whatever the token looks like. */
+  findByToken(token: string): Promise<FeedRecord | undefined>;
+}
+
+export class FeedNotFoundError extends Error {
+  constructor(
+    readonly feedId: string,
+    message = `no feed with id ${feedId}`,
+  ) {
+    super(message);
+    this.name = 'FeedNotFoundError';
+  }
+}
+
+export class InvalidFeedOptionsError extends Error {
+  constructor(readonly issues: string[]) {
+    super(`invalid feed options: ${issues.join('; ')}`);
+    this.name = 'InvalidFeedOptionsError';
+  }
+}
+
+/** What the store needs of a logger (pino's satisfies it). */
+export interface FeedStoreLogger {
+  warn(details: Record<string, unknown>, message: string): void;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function validOptions(options: unknown): FeedOptions {
+  const parsed = feedOptionsSchema.safeParse(options);
+  if (!parsed.success) {
+    throw new InvalidFeedOptionsError(
+      parsed.error.issues.map((issue) => `${issue.path.join('.') || '(options)'}: ${issue.message}`),
+    );
+  }
+  return normalizeFeedOptions(parsed.data);
+}
+
+/** Prisma's Bytes is a Uint8Array over a plain ArrayBuffer; a Buffer may sit on a shared pool. */
+const storedTokenHash = (token: string) => new Uint8Array(hashFeedToken(token));
+
+const isDefaultOptions = (o: FeedOptions) => o.days === undefined && !o.merge;
+
+export function createFeedStore(prisma: PrismaClient, logger?: FeedStoreLogger): FeedStore {
+  /** A stored value that no longer validates must not take a feed down: defaults, and a warning. */
+  function toRecord(row: Feed): FeedRecord {
+    const parsed = feedOptionsSchema.safeParse(row.options);
+    if (!parsed.success) {
+      logger?.warn(
+        { feedId: row.id, issues: parsed.error.issues.map((issue) => issue.message) },
+        'stored feed options are invalid; serving the feed with default options',
+      );
+    }
+    return {
+      id: row.id,
+      connectionId: row.connectionId,
+      upstreamEventId: row.upstreamEventId,
+      label: row.label,
+      options: parsed.success ? normalizeFeedOptions(parsed.data) : {},
+      createdAt: row.createdAt,
+      revokedAt: row.revokedAt,
+    };
+  }
+
+  // Prisma rejects a malformed uuid with a validation error; to callers it is simply a feed that does not exist.
+  async function findRow(feedId: string): Promise<Feed> {
+    const row = UUID.test(feedId) ? await prisma.feed.findUnique({ where: { id: feedId } }) : null;
+    if (!row) throw new FeedNotFoundError(feedId);
+    return row;
+  }
+
+  async function insert(
+    db: Prisma.TransactionClient | PrismaClient,
+    data: {
+      connectionId: string;
+      upstreamEventId: string | null;
+      label: string | null;
+      options: FeedOptions;
+    },
+  ): Promise<{ feed: FeedRecord; token: string }> {
+    const token = newFeedToken();
+    try {
+      const row = await db.feed.create({
+        data: { ...data, options: data.options as Prisma.InputJsonObject, tokenHash: storedTokenHash(token) },
+      });
+      return { feed: toRecord(row), token };
+    } catch (error: unknown) {
+      if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2003') {
+        throw new ConnectionNotFoundError(data.connectionId);
+      }
+      throw error;
+    }
+  }
+
+  return {
+    async create(input) {
+      if (!UUID.test(input.connectionId)) throw new ConnectionNotFoundError(input.connectionId);
+      return insert(prisma, {
+        connectionId: input.connectionId,
+        upstreamEventId: input.upstreamEventId?.trim() || null,
+        label: input.label?.trim() || null,
+        options: validOptions(input.options ?? {}),
+      });
+    },
+
+    async ensureDefaultFeed(connectionId) {
+      if (!UUID.test(connectionId)) throw new ConnectionNotFoundError(connectionId);
+      return prisma.$transaction(async (tx) => {
+        // Two connect callbacks for one account may race here; the row lock makes the second see the first's feed.
+        const locked = await tx.$queryRaw<{ id: string }[]>`
+          SELECT id FROM connection WHERE id = ${connectionId}::uuid FOR UPDATE`;
+        if (locked.length === 0) throw new ConnectionNotFoundError(connectionId);
+        const candidates = await tx.feed.findMany({
+          where: { connectionId, upstreamEventId: null, revokedAt: null },
+          orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+        });
+        const existing = candidates.map(toRecord).find((feed) => isDefaultOptions(feed.options));
+        if (existing) return { feed: existing, token: null };
+        return insert(tx, { connectionId, upstreamEventId: null, label: null, options: {} });
+      });
+    },
+
+    async list(filter = {}) {
+      if (filter.connectionId !== undefined && !UUID.test(filter.connectionId)) return [];
+      const rows = await prisma.feed.findMany({
+        where: {
+          ...(filter.connectionId !== undefined ? { connectionId: filter.connectionId } : {}),
+          ...(filter.includeRevoked ? {} : { revokedAt: null }),
+        },
+        orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+      });
+      return rows.map(toRecord);
+    },
+
+    async get(feedId) {
+      return toRecord(await findRow(feedId));
+    },
+
+    async rotate(feedId) {
+      const token = newFeedToken();
+      const updated = UUID.test(feedId)
+        ? await prisma.feed.updateMany({
+            where: { id: feedId, revokedAt: null },
+            data: { tokenHash: storedTokenHash(token) },
+          })
+        : { count: 0 };
+      if (updated.count === 0) {
+        const row = await findRow(feedId);
+        throw new FeedNotFoundError(feedId, `feed ${row.id} is revoked; create a new one instead`);
+      }
+      return { feed: toRecord(await findRow(feedId)), token };
+    },
+
+    async revoke(feedId, now) {
+      const row = await findRow(feedId);
+      if (row.revokedAt) return;
+      await prisma.feed.updateMany({ where: { id: feedId, revokedAt: null }, data: { revokedAt: now } });
+    },
+
+    async findByToken(token) {
+      const row = await prisma.feed.findFirst({
+        where: { tokenHash: storedTokenHash(token), revokedAt: null },
+      });
+      return row ? toRecord(row) : undefined;
+    },
+  };
+}
