@@ -33,9 +33,14 @@ export interface Clients {
 }
 
 /** Opens the shared clients and registers how to close them, newest first. */
-export function openClients(config: DaemonConfig, releasers: Releasers, logger: Logger): Clients {
-  const prisma = createPrismaClient(config.database.url);
+export function openDatabase(databaseUrl: string, releasers: Releasers): PrismaClient {
+  const prisma = createPrismaClient(databaseUrl);
   releasers.add('postgres', () => prisma.$disconnect());
+  return prisma;
+}
+
+export function openClients(config: DaemonConfig, releasers: Releasers, logger: Logger): Clients {
+  const prisma = openDatabase(config.database.url, releasers);
   const redis = createRedisConnection(config.redis.url, 'command', 'slotfeed');
   releasers.add('redis', async () => void (await redis.quit()));
   const bullRedis = createRedisConnection(config.redis.url, 'blocking', 'slotfeed-bullmq');

@@ -5,7 +5,18 @@ import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../config.js';
 import { createLogger, type Logger } from '../log.js';
 import { Releasers } from '../lib/releasers.js';
-import { composeServices, DAEMON_SECTIONS, openClients, startRoles, type Role } from '../main.js';
+import {
+  composeServices,
+  DAEMON_SECTIONS,
+  openClients,
+  openDatabase,
+  startRoles,
+  type Role,
+} from '../main.js';
+import { createFeedStore, type FeedRecord } from '../store/feeds.js';
+import { feedCalendarName } from '../feeds/describe-feed.js';
+import { feedLinksFor } from '../web/feed-links.js';
+import { formatTable } from './table.js';
 import {
   applyPendingMigrations,
   markMigrationRolledBack,
@@ -149,6 +160,83 @@ export async function runSync(
       out,
     });
     return { failed: outcome.failed + outcome.unfinished };
+  } finally {
+    await releasers.releaseAll(logger);
+  }
+}
+
+export type FeedsAction =
+  | { kind: 'list'; connectionId?: string; includeRevoked: boolean }
+  | { kind: 'create'; connectionId: string; eventId?: string; days?: number; merge: boolean; label?: string }
+  | { kind: 'rotate'; feedId: string }
+  | { kind: 'revoke'; feedId: string };
+
+function describeOptions(feed: FeedRecord): string {
+  const parts = [feed.upstreamEventId ? `event ${feed.upstreamEventId}` : 'all event types'];
+  if (feed.options.days) parts.push(`${feed.options.days} days`);
+  if (feed.options.merge) parts.push('merged');
+  return parts.join(', ');
+}
+
+/** `slotfeed feeds …`: feed tokens are shown once, when created or rotated; only their hashes are stored. */
+export async function runFeeds(env: Env, action: FeedsAction, out: Output): Promise<void> {
+  const config = loadConfig(env, ['database', 'log', 'web']);
+  const logger = createLogger({ level: config.log.level });
+  const releasers = new Releasers();
+  try {
+    const prisma = openDatabase(config.database.url, releasers);
+    const feeds = createFeedStore(prisma, logger);
+    const showLinks = async (feed: FeedRecord, token: string) => {
+      const connection = await prisma.connection.findUniqueOrThrow({ where: { id: feed.connectionId } });
+      const name = feedCalendarName({ displayName: connection.displayName, email: connection.email });
+      const links = feedLinksFor(config.web.publicBaseUrl, token, name);
+      out.write(
+        `Feed ${feed.id} (${describeOptions(feed)}) — the URL is shown only now; keep it secret:\n` +
+          `  ${links.https}\n  ${links.webcal}\n`,
+      );
+    };
+    switch (action.kind) {
+      case 'list': {
+        const list = await feeds.list({
+          ...(action.connectionId ? { connectionId: action.connectionId } : {}),
+          includeRevoked: action.includeRevoked,
+        });
+        const rows = list.map((f) => [
+          f.id,
+          f.connectionId,
+          describeOptions(f),
+          f.createdAt.toISOString(),
+          f.revokedAt ? `revoked ${f.revokedAt.toISOString()}` : (f.label ?? ''),
+        ]);
+        out.write(
+          formatTable(['feed', 'connection', 'shows', 'created', 'label / state'], rows, 'No feeds.'),
+        );
+        return;
+      }
+      case 'create': {
+        const { feed, token } = await feeds.create({
+          connectionId: action.connectionId,
+          upstreamEventId: action.eventId ?? null,
+          label: action.label ?? null,
+          options: {
+            ...(action.days ? { days: action.days } : {}),
+            ...(action.merge ? { merge: true } : {}),
+          },
+        });
+        await showLinks(feed, token);
+        return;
+      }
+      case 'rotate': {
+        const { feed, token } = await feeds.rotate(action.feedId);
+        await showLinks(feed, token);
+        out.write('The old URL no longer works.\n');
+        return;
+      }
+      case 'revoke':
+        await feeds.revoke(action.feedId, new Date());
+        out.write(`Feed ${action.feedId} revoked; its URL now answers 404.\n`);
+        return;
+    }
   } finally {
     await releasers.releaseAll(logger);
   }

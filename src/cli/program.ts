@@ -4,7 +4,7 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import { ConfigError, describeVariables } from '../config.js';
 import { coerceError } from '../lib/coerce-error.js';
 import { redactText } from '../log.js';
-import { runDaemon, runMigrate, runSimulator, runSync, type Output } from './commands.js';
+import { runDaemon, runFeeds, runMigrate, runSimulator, runSync, type Output } from './commands.js';
 
 export interface CliIo {
   stdout: Output & { isTTY: boolean };
@@ -117,6 +117,55 @@ export function buildProgram(env: Record<string, string | undefined>, io: CliIo 
         if (failed > 0) throw new Error(`${failed} sync job(s) did not complete`);
       },
     );
+
+  const uuid = (what: string) => (value: string) => {
+    if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(value)) {
+      throw new InvalidArgumentError(`not a ${what} id: "${value}"`);
+    }
+    return value;
+  };
+  const feeds = program.command('feeds').description('List, create, rotate and revoke .ics feeds.');
+  feeds
+    .command('list')
+    .description('List feeds (their URLs cannot be shown again: rotate a feed to get a new one).')
+    .addOption(new Option('--connection <id>', 'only this connection’s feeds').argParser(uuid('connection')))
+    .option('--revoked', 'include revoked feeds')
+    .action(async (o: { connection?: string; revoked?: boolean }) =>
+      runFeeds(env, { kind: 'list', connectionId: o.connection, includeRevoked: o.revoked ?? false }, stdout),
+    );
+  feeds
+    .command('create')
+    .description('Create a feed for a connection and print its URL (shown only once).')
+    .argument('<connection-id>', 'the connection', uuid('connection'))
+    .option('--event <event-id>', 'only this event type (default: all)')
+    .addOption(new Option('--days <n>', 'days ahead to show').argParser(integer(1, 366)))
+    .option('--merge', 'join adjacent or overlapping slots of one event type into one block')
+    .option('--label <text>', 'a note for operators')
+    .action(
+      async (connectionId: string, o: { event?: string; days?: number; merge?: boolean; label?: string }) =>
+        runFeeds(
+          env,
+          {
+            kind: 'create',
+            connectionId,
+            eventId: o.event,
+            days: o.days,
+            merge: o.merge ?? false,
+            label: o.label,
+          },
+          stdout,
+        ),
+    );
+  feeds
+    .command('rotate')
+    .description('Give a feed a new URL; the old one stops working at once.')
+    .argument('<feed-id>', 'the feed', uuid('feed'))
+    .action(async (feedId: string) => runFeeds(env, { kind: 'rotate', feedId }, stdout));
+  feeds
+    .command('revoke')
+    .description('Revoke a feed; its URL answers 404 from now on.')
+    .argument('<feed-id>', 'the feed', uuid('feed'))
+    .action(async (feedId: string) => runFeeds(env, { kind: 'revoke', feedId }, stdout));
 
   program
     .command('simulator')
