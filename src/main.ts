@@ -10,18 +10,20 @@ import { createRedisConnection } from './lib/redis-connection.js';
 import { createRedisRateLimiter } from './lib/redis-rate-limiter.js';
 import type { Releasers } from './lib/releasers.js';
 import { createConnectionStore, type ConnectionStore } from './store/connections.js';
+import { createFeedStore, type FeedStore } from './store/feeds.js';
 import { createPrismaClient } from './store/prisma-client.js';
 import { createTokenVault, vaultKeyFromBase64 } from './store/token-vault.js';
-import { createSyncQueue, createTickQueue, type SyncJobData } from './sync/queues.js';
+import { createSyncQueue, createTickQueue, enqueueSyncs, type SyncJobData } from './sync/queues.js';
 import { startScheduler } from './sync/scheduler.js';
 import type { SyncDeps } from './sync/sync-connection.js';
 import { startSyncWorker } from './sync/sync-worker.js';
 import { createApiClient, createOAuthClient } from './upstream/index.js';
+import { startWeb } from './web/app.js';
 
-export const DAEMON_SECTIONS = ['database', 'redis', 'log', 'upstream', 'vault', 'sync'] as const;
+export const DAEMON_SECTIONS = ['database', 'redis', 'log', 'upstream', 'vault', 'sync', 'web'] as const;
 
-export type DaemonConfig = Pick<Config, 'database' | 'redis' | 'log' | 'upstream' | 'vault' | 'sync'>;
-export type Role = 'scheduler' | 'worker';
+export type DaemonConfig = Pick<Config, (typeof DAEMON_SECTIONS)[number]>;
+export type Role = 'scheduler' | 'worker' | 'web';
 
 export interface Clients {
   logger: Logger;
@@ -50,6 +52,7 @@ export function openClients(config: DaemonConfig, releasers: Releasers, logger: 
 
 export interface Services {
   connections: ConnectionStore;
+  feeds: FeedStore;
   metrics: Metrics;
   syncQueue: Queue<SyncJobData>;
   tickQueue: Queue;
@@ -74,6 +77,7 @@ export function composeServices(
     config.vault.previousKeys.map(vaultKeyFromBase64),
   );
   const connections = createConnectionStore(clients.prisma, vault);
+  const feeds = createFeedStore(clients.prisma, clients.logger);
   const metrics = createMetrics();
   const prefix = config.redis.prefix;
   const queueSettings = { connection: clients.bullRedis, prefix };
@@ -141,7 +145,7 @@ export function composeServices(
     logger: clients.logger,
     metrics,
   };
-  return { connections, metrics, syncQueue, tickQueue, syncDeps };
+  return { connections, feeds, metrics, syncQueue, tickQueue, syncDeps };
 }
 
 /** Starts the requested roles in this process and registers their shutdown. */
@@ -168,6 +172,43 @@ export async function startRoles(
     );
     releasers.add('sync worker', () => worker.close());
     await worker.worker.waitUntilReady();
+  }
+  if (roles.includes('web')) {
+    const upstream = config.upstream;
+    const web = await startWeb({
+      settings: {
+        ...config.web,
+        refreshIntervalSeconds: config.sync.intervalSeconds,
+        redisPrefix: config.redis.prefix,
+      },
+      prisma: clients.prisma,
+      redis: clients.redis,
+      connections: services.connections,
+      feeds: services.feeds,
+      oauth: createOAuthClient({
+        authUrl: upstream.authUrl,
+        clientId: upstream.clientId,
+        clientSecret: upstream.clientSecret,
+        redirectUri: upstream.redirectUri,
+        ...(upstream.scope ? { scope: upstream.scope } : {}),
+        timeoutMs: upstream.timeoutMs,
+        now: clock.now,
+      }),
+      api: createApiClient({
+        baseUrl: upstream.baseUrl,
+        timeoutMs: upstream.timeoutMs,
+        slotsQuery: upstream.slotsQuery,
+        now: clock.now,
+      }),
+      syncQueue: services.syncQueue,
+      tickQueue: services.tickQueue,
+      enqueueSync: async (ids) => void (await enqueueSyncs(services.syncQueue, ids, config.sync.maxAttempts)),
+      metrics: services.metrics,
+      logger: clients.logger.child({ role: 'web' }),
+      now: clock.now,
+    });
+    releasers.add('web', () => web.close());
+    clients.logger.info({ url: web.url }, 'web server listening');
   }
   if (roles.includes('scheduler')) {
     const scheduler = await startScheduler({

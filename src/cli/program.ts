@@ -65,17 +65,24 @@ export function buildProgram(env: Record<string, string | undefined>, io: CliIo 
 
   program
     .command('start')
-    .description('Run the daemon: scheduler and worker in one process (run `worker` alone to scale out).')
+    .description(
+      'Run the daemon: scheduler, worker and web in one process (run `worker` alone to scale out).',
+    )
     .option('--migrate', 'apply pending migrations before starting')
     .action(async (options: { migrate?: boolean }) => {
       if (options.migrate) await runMigrate(env, { status: false }, stdout);
-      await runDaemon(env, ['scheduler', 'worker']);
+      await runDaemon(env, ['scheduler', 'worker', 'web']);
     });
 
   program
     .command('worker')
     .description('Run sync workers only; start as many worker processes as the upstream rate limit allows.')
     .action(async () => runDaemon(env, ['worker']));
+
+  program
+    .command('web')
+    .description('Run the web server only: feeds, the connect flow, admin, /healthz, /readyz and /metrics.')
+    .action(async () => runDaemon(env, ['web']));
 
   program
     .command('scheduler')

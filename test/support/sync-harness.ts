@@ -6,6 +6,7 @@ import { Releasers } from '../../src/lib/releasers.js';
 import { createLogger } from '../../src/log.js';
 import {
   composeServices,
+  DAEMON_SECTIONS,
   openClients,
   startRoles,
   type Clients,
@@ -40,6 +41,11 @@ export interface HarnessOptions {
   env?: Record<string, string>;
   /** Defaults to a FakeClock at 2026-03-02T09:00:00Z; pass `null` for the real clock. */
   clock?: Clock | null;
+  /**
+   * The redirect URI registered with the simulator and used by slotfeed's OAuth client; defaults to
+   * REDIRECT_URI. Web tests pass their app's real /oauth/callback URL.
+   */
+  redirectUri?: string;
 }
 
 export interface SyncHarness {
@@ -67,12 +73,13 @@ export async function createSyncHarness(label: string, options: HarnessOptions =
     options.clock === null
       ? { now: () => new Date(), random: Math.random }
       : (options.clock ?? new FakeClock(new Date('2026-03-02T09:00:00Z')));
+  const redirectUri = options.redirectUri ?? REDIRECT_URI;
   const db = await createTestDatabase(label);
   const redis = await createTestRedis(label);
   const sim = await startSimulator({
     users: 3,
     seed: 7,
-    redirectUris: [REDIRECT_URI],
+    redirectUris: [redirectUri],
     ...(options.clock === null ? {} : { now: clock.now }),
     ...options.simulator,
   });
@@ -85,7 +92,7 @@ export async function createSyncHarness(label: string, options: HarnessOptions =
     CALENDBOOK_AUTH_URL: sim.authUrl,
     CALENDBOOK_CLIENT_ID: sim.clientId,
     CALENDBOOK_CLIENT_SECRET: sim.clientSecret,
-    CALENDBOOK_REDIRECT_URI: REDIRECT_URI,
+    CALENDBOOK_REDIRECT_URI: redirectUri,
     CALENDBOOK_TIMEOUT_MS: '3000',
     TOKEN_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
     SYNC_BACKOFF_MS: '50',
@@ -94,7 +101,7 @@ export async function createSyncHarness(label: string, options: HarnessOptions =
     SHUTDOWN_GRACE_SECONDS: '5',
     ...options.env,
   };
-  const config = loadConfig(env, ['database', 'redis', 'log', 'upstream', 'vault', 'sync']);
+  const config = loadConfig(env, DAEMON_SECTIONS);
   const logger = createLogger({ level: config.log.level });
 
   const peers: Releasers[] = [];
@@ -111,7 +118,7 @@ export async function createSyncHarness(label: string, options: HarnessOptions =
     authUrl: sim.authUrl,
     clientId: sim.clientId,
     clientSecret: sim.clientSecret,
-    redirectUri: REDIRECT_URI,
+    redirectUri,
     timeoutMs: 3000,
     now: clock.now,
   });

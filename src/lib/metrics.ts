@@ -1,0 +1,64 @@
+// Prometheus metrics. One Registry per process, created by the composition root and passed to whoever counts:
+// prom-client's default global registry would make two apps in one test process share (and double-register)
+// their counters.
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+export interface Metrics {
+  registry: Registry;
+  /** Finished sync attempts by outcome (succeeded, failed). */
+  syncRuns: Counter<'outcome'>;
+  /** Upstream HTTP calls by endpoint key ('GET /events', 'POST /oauth2/token') and status ('200', 'timeout'). */
+  upstreamCalls: Counter<'endpoint' | 'status'>;
+  /** Feed responses by HTTP status (200, 304, 404 …). */
+  feedRequests: Counter<'status'>;
+  /** Feed render cache lookups: hit or miss. */
+  feedRenderCache: Counter<'result'>;
+  /** Wall time of sync jobs, by outcome. */
+  syncJobDuration: Histogram<'outcome'>;
+}
+
+export function createMetrics(): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const registers = [registry];
+  return {
+    registry,
+    syncRuns: new Counter({
+      name: 'slotfeed_sync_runs_total',
+      help: 'Finished sync attempts by outcome.',
+      labelNames: ['outcome'],
+      registers,
+    }),
+    upstreamCalls: new Counter({
+      name: 'slotfeed_upstream_calls_total',
+      help: 'Calls to the scheduling service and its authorization server, by endpoint and status.',
+      labelNames: ['endpoint', 'status'],
+      registers,
+    }),
+    feedRequests: new Counter({
+      name: 'slotfeed_feed_requests_total',
+      help: 'Feed requests by response status.',
+      labelNames: ['status'],
+      registers,
+    }),
+    feedRenderCache: new Counter({
+      name: 'slotfeed_feed_render_cache_total',
+      help: 'Feed render cache lookups by result (hit, miss).',
+      labelNames: ['result'],
+      registers,
+    }),
+    syncJobDuration: new Histogram({
+      name: 'slotfeed_sync_job_duration_seconds',
+      help: 'Duration of sync jobs by outcome.',
+      labelNames: ['outcome'],
+      // A sync is a few dozen upstream calls: sub-second against a quiet service, minutes under rate limits.
+      buckets: [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300],
+      registers,
+    }),
+  };
+}
+
+/** Status label of an upstream call: the HTTP status, or 'error' when no response arrived (timeout, refused). */
+export function upstreamStatusLabel(status: number | undefined): string {
+  return status === undefined ? 'error' : String(status);
+}

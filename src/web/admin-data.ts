@@ -1,0 +1,119 @@
+// What the admin page shows and the two connection writes it makes (disable, enable). These are Prisma calls
+// in the web layer because ConnectionStore has no listing or status methods yet; they belong in
+// src/store/connections.ts once it grows them.
+import type { PrismaClient } from '../generated/prisma/client.js';
+import type { FeedRecord, FeedStore } from '../store/feeds.js';
+import { ConnectionNotFoundError } from '../store/connections.js';
+
+export const ADMIN_CONNECTION_LIMIT = 500;
+
+export interface ConnectionOverview {
+  id: string;
+  email: string | null;
+  displayName: string | null;
+  timezone: string | null;
+  status: 'active' | 'needs_reauth' | 'disabled';
+  createdAt: Date;
+  lastSyncAt: Date | null;
+  lastSyncOutcome: 'succeeded' | 'failed' | null;
+  lastSyncError: string | null;
+  lastGoodSyncAt: Date | null;
+  nextSyncAt: Date;
+  openSlots: number;
+  feeds: FeedRecord[];
+  eventTypes: { id: string; title: string; enabled: boolean }[];
+}
+
+export async function listConnectionOverviews(
+  prisma: PrismaClient,
+  feeds: FeedStore,
+  limit = ADMIN_CONNECTION_LIMIT,
+): Promise<{ connections: ConnectionOverview[]; total: number }> {
+  const [rows, total, activeFeeds] = await Promise.all([
+    prisma.connection.findMany({
+      orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+      take: limit,
+      select: {
+        id: true,
+        email: true,
+        displayName: true,
+        timezone: true,
+        status: true,
+        createdAt: true,
+        lastSyncAt: true,
+        lastSyncOutcome: true,
+        lastSyncError: true,
+        lastGoodSyncAt: true,
+        nextSyncAt: true,
+        _count: { select: { slots: { where: { goneAt: null } } } },
+      },
+    }),
+    prisma.connection.count(),
+    feeds.list({}),
+  ]);
+  const ids = rows.map((row) => row.id);
+  const eventTypes = await prisma.eventType.findMany({
+    where: { connectionId: { in: ids }, validTo: null },
+    orderBy: [{ title: 'asc' }, { upstreamEventId: 'asc' }],
+    select: { connectionId: true, upstreamEventId: true, title: true, enabled: true },
+  });
+  return {
+    total,
+    connections: rows.map(({ _count, ...row }) => ({
+      ...row,
+      openSlots: _count.slots,
+      feeds: activeFeeds.filter((feed) => feed.connectionId === row.id),
+      eventTypes: eventTypes
+        .filter((e) => e.connectionId === row.id)
+        .map((e) => ({ id: e.upstreamEventId, title: e.title, enabled: e.enabled })),
+    })),
+  };
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The connection, or ConnectionNotFoundError (also for an id that is not a uuid, which Prisma would reject). */
+export async function requireConnection(
+  prisma: PrismaClient,
+  id: string,
+): Promise<{ id: string; status: string }> {
+  const row = UUID.test(id)
+    ? await prisma.connection.findUnique({ where: { id }, select: { id: true, status: true } })
+    : null;
+  if (!row) throw new ConnectionNotFoundError(id);
+  return row;
+}
+
+/**
+ * disabled: no more syncs (the scheduler selects active connections only); its feeds keep serving the last
+ * snapshot until they are revoked. Enabling makes it due at once. The feed version stays: the feed's text
+ * does not mention this status (the render cache key holds the status anyway).
+ */
+export async function setConnectionEnabled(
+  prisma: PrismaClient,
+  id: string,
+  enabled: boolean,
+  now: Date,
+): Promise<boolean> {
+  const updated = await prisma.connection.updateMany({
+    where: { id, status: enabled ? 'disabled' : { in: ['active', 'needs_reauth'] } },
+    data: {
+      status: enabled ? 'active' : 'disabled',
+      ...(enabled ? { nextSyncAt: now } : {}),
+    },
+  });
+  return updated.count > 0;
+}
+
+/** The current title of one of the connection's event types, or undefined when it has no such event type. */
+export async function currentEventTitle(
+  prisma: PrismaClient,
+  connectionId: string,
+  upstreamEventId: string,
+): Promise<string | undefined> {
+  const row = await prisma.eventType.findFirst({
+    where: { connectionId, upstreamEventId, validTo: null },
+    select: { title: true },
+  });
+  return row?.title;
+}

@@ -1,0 +1,168 @@
+// The admin page and its actions. Every action is a POST form (the guard checks Origin/Referer for cookie
+// sessions) answered with 303 back to the page, except create and rotate, whose new URL is shown once.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { feedCalendarName } from '../feeds/describe-feed.js';
+import { feedOptionsSchema } from '../feeds/feed-options.js';
+import { ConnectionNotFoundError } from '../store/connections.js';
+import { FeedNotFoundError, InvalidFeedOptionsError, type FeedRecord } from '../store/feeds.js';
+import { ADMIN_DISABLED, type AdminAuth } from './admin-auth.js';
+import {
+  currentEventTitle,
+  listConnectionOverviews,
+  requireConnection,
+  setConnectionEnabled,
+} from './admin-data.js';
+import { ADMIN_NOTICES, adminPage, loginPage, newFeedUrlPage } from './admin-pages.js';
+import { feedLinksFor } from './feed-links.js';
+import { HttpError } from './http-error.js';
+import type { WebDeps } from './web-deps.js';
+
+type Form = Record<string, unknown>;
+type IdParams = { Params: { id: string } };
+
+const field = (form: unknown, name: string): string => {
+  const value = (form as Form | undefined)?.[name];
+  return typeof value === 'string' ? value.trim() : '';
+};
+
+/** Only local paths: an absolute or protocol-relative `next` would make the login form an open redirect. */
+function safeNext(next: string): string {
+  return /^\/(?![/\\])[^\s]*$/.test(next) ? next : '/';
+}
+
+function seeOther(reply: FastifyReply, location: string): FastifyReply {
+  return reply.header('cache-control', 'no-store').redirect(location, 303);
+}
+
+/** Store errors become client errors: an id from a stale page, a bad form value. */
+function asHttpError(thrown: unknown): unknown {
+  if (thrown instanceof ConnectionNotFoundError) return new HttpError(404, 'No such connection.');
+  if (thrown instanceof FeedNotFoundError) return new HttpError(404, `No such feed, or it is revoked.`);
+  if (thrown instanceof InvalidFeedOptionsError) return new HttpError(400, thrown.message);
+  return thrown;
+}
+
+function feedOptionsFrom(form: unknown): unknown {
+  const days = field(form, 'days');
+  return {
+    ...(days === '' ? {} : { days: Number(days) }),
+    ...(field(form, 'merge') === 'true' ? { merge: true } : {}),
+  };
+}
+
+async function linksFor(deps: WebDeps, feed: FeedRecord, token: string) {
+  const connection = await deps.connections.get(feed.connectionId);
+  const eventTitle =
+    feed.upstreamEventId === null
+      ? undefined
+      : await currentEventTitle(deps.prisma, feed.connectionId, feed.upstreamEventId);
+  const name = feedCalendarName({
+    displayName: connection.displayName,
+    email: connection.email,
+    ...(eventTitle === undefined ? {} : { eventTitle }),
+  });
+  return feedLinksFor(deps.settings.publicBaseUrl, token, name);
+}
+
+/** Sign-in and sign-out: outside the guard (they are how one gets past it). */
+export function registerAdminSession(app: FastifyInstance, deps: WebDeps, auth: AdminAuth): void {
+  app.get('/admin/login', async (request, reply) => {
+    if (!auth.enabled) throw new HttpError(403, ADMIN_DISABLED);
+    if (auth.credentialOf(request) !== undefined) return seeOther(reply, '/');
+    return loginPage(reply, 200, { next: safeNext(field(request.query, 'next')) });
+  });
+
+  app.post('/admin/login', async (request, reply) => {
+    if (!auth.enabled) throw new HttpError(403, ADMIN_DISABLED);
+    auth.assertSameOrigin(request);
+    const next = safeNext(field(request.body, 'next'));
+    if (!auth.isAdminToken(field(request.body, 'token'))) {
+      request.log.warn({ ip: request.ip }, 'admin sign-in with a wrong token');
+      return loginPage(reply, 401, { error: 'That is not the admin token.', next });
+    }
+    auth.startSession(reply);
+    return seeOther(reply, next);
+  });
+
+  app.post('/admin/logout', async (request, reply) => {
+    auth.assertSameOrigin(request);
+    auth.endSession(reply);
+    return seeOther(reply, '/admin/login');
+  });
+}
+
+/** The guarded routes; registered inside the scope whose onRequest hook is auth.requireAdmin. */
+export function registerAdminRoutes(app: FastifyInstance, deps: WebDeps): void {
+  app.get('/', async (request, reply) => {
+    const overview = await listConnectionOverviews(deps.prisma, deps.feeds);
+    const notice = ADMIN_NOTICES[field(request.query, 'notice')];
+    return adminPage(reply, { ...overview, ...(notice === undefined ? {} : { notice }) });
+  });
+
+  const action = (
+    path: string,
+    run: (request: FastifyRequest<IdParams>, reply: FastifyReply) => Promise<FastifyReply>,
+  ) =>
+    app.post<IdParams>(path, async (request, reply) => {
+      try {
+        return await run(request, reply);
+      } catch (thrown: unknown) {
+        throw asHttpError(thrown);
+      }
+    });
+
+  action('/admin/connections/:id/sync', async (request, reply) => {
+    const connection = await requireConnection(deps.prisma, request.params.id);
+    await deps.enqueueSync([connection.id]);
+    return seeOther(reply, '/?notice=sync-queued');
+  });
+
+  action('/admin/connections/:id/disable', async (request, reply) => {
+    const connection = await requireConnection(deps.prisma, request.params.id);
+    const changed = await setConnectionEnabled(deps.prisma, connection.id, false, deps.now());
+    return seeOther(reply, `/?notice=${changed ? 'disabled' : 'already-disabled'}`);
+  });
+
+  action('/admin/connections/:id/enable', async (request, reply) => {
+    const connection = await requireConnection(deps.prisma, request.params.id);
+    const changed = await setConnectionEnabled(deps.prisma, connection.id, true, deps.now());
+    if (changed) await deps.enqueueSync([connection.id]);
+    return seeOther(reply, `/?notice=${changed ? 'enabled' : 'already-enabled'}`);
+  });
+
+  action('/admin/connections/:id/feeds', async (request, reply) => {
+    const connection = await requireConnection(deps.prisma, request.params.id);
+    const upstreamEventId = field(request.body, 'upstreamEventId');
+    if (upstreamEventId !== '' && !(await currentEventTitle(deps.prisma, connection.id, upstreamEventId))) {
+      throw new HttpError(400, 'This connection has no such event type.');
+    }
+    const options = feedOptionsSchema.safeParse(feedOptionsFrom(request.body));
+    if (!options.success) {
+      throw new HttpError(
+        400,
+        `Invalid feed options: ${options.error.issues.map((i) => i.message).join('; ')}`,
+      );
+    }
+    const label = field(request.body, 'label').slice(0, 100);
+    const { feed, token } = await deps.feeds.create({
+      connectionId: connection.id,
+      upstreamEventId: upstreamEventId === '' ? null : upstreamEventId,
+      label: label === '' ? null : label,
+      options: options.data,
+    });
+    request.log.info({ feedId: feed.id, connectionId: connection.id }, 'admin created a feed');
+    return newFeedUrlPage(reply, { feed, links: await linksFor(deps, feed, token), rotated: false });
+  });
+
+  action('/admin/feeds/:id/rotate', async (request, reply) => {
+    const { feed, token } = await deps.feeds.rotate(request.params.id);
+    request.log.info({ feedId: feed.id }, 'admin rotated a feed token');
+    return newFeedUrlPage(reply, { feed, links: await linksFor(deps, feed, token), rotated: true });
+  });
+
+  action('/admin/feeds/:id/revoke', async (request, reply) => {
+    await deps.feeds.revoke(request.params.id, deps.now());
+    request.log.info({ feedId: request.params.id }, 'admin revoked a feed');
+    return seeOther(reply, '/?notice=revoked');
+  });
+}

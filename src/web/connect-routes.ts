@@ -1,0 +1,133 @@
+// The connect flow: GET /connect starts an OAuth authorization code flow (state + PKCE), GET /oauth/callback
+// finishes it: verify and spend the state, exchange the code, create or update the connection, make sure it
+// has a feed, enqueue its first sync, and show the feed links. Every refusal is a 400 page that says what
+// happened, and nothing is written before the code exchange has succeeded.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Connection } from '../generated/prisma/client.js';
+import { coerceError } from '../lib/coerce-error.js';
+import { UpstreamAuthError, UpstreamError, type TokenSet } from '../upstream/index.js';
+import { connectedPage } from './connect-pages.js';
+import { HttpError } from './http-error.js';
+import { createOAuthStateStore } from './oauth-state.js';
+import type { WebDeps } from './web-deps.js';
+
+interface CallbackQuery {
+  code?: unknown;
+  state?: unknown;
+  error?: unknown;
+  error_description?: unknown;
+}
+
+const text = (value: unknown): string | undefined =>
+  typeof value === 'string' && value !== '' ? value : undefined;
+
+function startAgain(title: string, message: string): HttpError {
+  return new HttpError(400, `${message} Nothing was connected; start again at /connect.`, { title });
+}
+
+/** Who granted access: the token's `sub`, else the profile's e-mail. The profile also names the account. */
+async function identifyAccount(
+  ctx: WebDeps,
+  tokens: TokenSet,
+  request: FastifyRequest,
+): Promise<{
+  upstreamUserId: string;
+  email: string | null;
+  displayName: string | null;
+  timezone: string | null;
+}> {
+  try {
+    const profile = await ctx.api.getProfile(tokens.accessToken);
+    return {
+      upstreamUserId: tokens.subject ?? profile.email,
+      email: profile.email,
+      displayName: profile.name,
+      timezone: profile.timezone,
+    };
+  } catch (thrown: unknown) {
+    // With a `sub` the account is known; the first sync fills in the profile.
+    if (tokens.subject === undefined) throw thrown;
+    request.log.warn({ err: coerceError(thrown) }, 'profile not read at connect; the first sync will');
+    return { upstreamUserId: tokens.subject, email: null, displayName: null, timezone: null };
+  }
+}
+
+function upstreamFailure(thrown: unknown): HttpError {
+  if (thrown instanceof UpstreamAuthError && thrown.reason === 'invalid_grant') {
+    return startAgain(
+      'Sign-in expired',
+      'Calendbook refused the authorization code: it has expired or was already used.',
+    );
+  }
+  if (thrown instanceof UpstreamAuthError) {
+    return new HttpError(502, 'Calendbook refused this application’s credentials. Please tell the operator.');
+  }
+  return new HttpError(
+    502,
+    'Calendbook did not answer properly, so the account was not connected. Please try again.',
+  );
+}
+
+export function registerConnectRoutes(app: FastifyInstance, ctx: WebDeps): void {
+  const states = createOAuthStateStore(ctx.redis, ctx.settings.redisPrefix);
+
+  app.get('/connect', async (request, reply) => {
+    const hint = text((request.query as { login_hint?: unknown }).login_hint);
+    if (hint !== undefined && hint.length > 254) throw new HttpError(400, 'login_hint is too long.');
+    const authorization = ctx.oauth.buildAuthorizationRequest({
+      usePkce: true,
+      ...(hint === undefined ? {} : { loginHint: hint }),
+    });
+    await states.save(authorization.state, {
+      ...(authorization.codeVerifier === undefined ? {} : { codeVerifier: authorization.codeVerifier }),
+      startedAt: ctx.now().toISOString(),
+    });
+    return reply.header('cache-control', 'no-store').redirect(authorization.url, 302);
+  });
+
+  app.get('/oauth/callback', async (request, reply) => {
+    const query = request.query as CallbackQuery;
+    const state = text(query.state);
+    // Spend the state first, whatever else the callback says: an error answer ends the attempt too.
+    const pending = state === undefined ? undefined : await states.take(state);
+    const error = text(query.error);
+    if (error !== undefined) {
+      if (error === 'access_denied') {
+        throw startAgain('Access not granted', 'Access to the Calendbook account was declined.');
+      }
+      const description = text(query.error_description);
+      throw startAgain(
+        'Calendbook refused',
+        `Calendbook answered “${error}”${description ? `: ${description.slice(0, 200)}` : ''}.`,
+      );
+    }
+    if (state === undefined) {
+      throw startAgain('Sign-in not recognised', 'The answer from Calendbook carries no state.');
+    }
+    if (pending === undefined) {
+      throw startAgain(
+        'Sign-in not recognised',
+        'This sign-in is unknown, has expired (after 10 minutes) or was already completed.',
+      );
+    }
+    const code = text(query.code);
+    if (code === undefined) {
+      throw startAgain('Sign-in incomplete', 'The answer from Calendbook carries no authorization code.');
+    }
+
+    let connection: Connection;
+    try {
+      const tokens = await ctx.oauth.exchangeCode(code, pending.codeVerifier);
+      const account = await identifyAccount(ctx, tokens, request);
+      connection = await ctx.connections.upsertFromGrant({ ...account, tokens }, ctx.now());
+    } catch (thrown: unknown) {
+      if (!(thrown instanceof UpstreamError)) throw thrown;
+      request.log.warn({ err: coerceError(thrown) }, 'connect callback failed upstream');
+      throw upstreamFailure(thrown);
+    }
+    const { feed, token } = await ctx.feeds.ensureDefaultFeed(connection.id);
+    await ctx.enqueueSync([connection.id]);
+    request.log.info({ connectionId: connection.id, feedId: feed.id, newFeed: token !== null }, 'connected');
+    return connectedPage(reply, { connection, token, publicBaseUrl: ctx.settings.publicBaseUrl });
+  });
+}

@@ -1,0 +1,91 @@
+// The one error handler and the not-found handler. A 4xx says what was wrong (the message is written for the
+// client); a 5xx says only that it failed on our side, and the error itself goes to the log with the URL
+// redacted (a feed token or an authorization code can sit in it).
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { coerceError } from '../lib/coerce-error.js';
+import { redactText } from '../log.js';
+import { errorCodeOf, HttpError, NO_SUCH_FEED } from './http-error.js';
+import { html, sendPage } from './html.js';
+
+const TITLES: Record<number, string> = {
+  400: 'Bad request',
+  401: 'Sign-in needed',
+  403: 'Forbidden',
+  404: 'Not found',
+  405: 'Method not allowed',
+  413: 'Request too large',
+  415: 'Unsupported content type',
+};
+
+/** Browsers list text/html in Accept; calendar clients, curl and fetch() get JSON. */
+export function prefersHtml(request: FastifyRequest): boolean {
+  return (request.headers.accept ?? '').includes('text/html');
+}
+
+export function sendError(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  status: number,
+  message: string,
+  options: { code?: string; title?: string } = {},
+): FastifyReply {
+  const code = options.code ?? errorCodeOf(status);
+  if (prefersHtml(request)) {
+    const title = options.title ?? TITLES[status] ?? (status >= 500 ? 'Something went wrong' : 'Error');
+    return sendPage(reply, status, {
+      title,
+      body: html`<h1>${title}</h1>
+        <p>${message}</p>
+        <p><a href="/connect">Connect a Calendbook account</a></p>`,
+    });
+  }
+  return reply
+    .code(status)
+    .type('application/json; charset=utf-8')
+    .header('cache-control', 'no-store')
+    .send({ error: code, message });
+}
+
+function statusOf(error: unknown): number {
+  const status = (error as { statusCode?: unknown }).statusCode;
+  return typeof status === 'number' && status >= 400 && status <= 599 ? status : 500;
+}
+
+export function installErrorHandlers(app: FastifyInstance): void {
+  app.setErrorHandler((thrown: FastifyError | HttpError, request, reply) => {
+    const status = statusOf(thrown);
+    if (status >= 500) {
+      request.log.error(
+        { err: coerceError(thrown), method: request.method, url: redactText(request.url) },
+        'request failed',
+      );
+      // Only our own HttpError messages are written to be shown; anything else may quote internals.
+      const message =
+        thrown instanceof HttpError
+          ? thrown.message
+          : 'Something went wrong on our side. It has been logged; please try again later.';
+      return sendError(request, reply, status, message);
+    }
+    if (thrown instanceof HttpError) {
+      reply.headers(thrown.headers);
+      return sendError(request, reply, status, thrown.message, {
+        code: thrown.code,
+        ...(thrown.title === undefined ? {} : { title: thrown.title }),
+      });
+    }
+    // fastify's own 4xx (validation, body too large) have messages fit for the client; its 415 says only
+    // "Unsupported Media Type", so that one is spelled out.
+    const message =
+      status === 415
+        ? `Unsupported Content-Type ${JSON.stringify(request.headers['content-type'] ?? '')}: send forms as application/x-www-form-urlencoded.`
+        : thrown.message;
+    return sendError(request, reply, status, message, { code: errorCodeOf(status) });
+  });
+
+  app.setNotFoundHandler((request, reply) =>
+    // Any other address under /feeds/ (no .ics, a path too deep) gets the feed route's 404 word for word.
+    request.url.startsWith('/feeds/')
+      ? sendError(request, reply, 404, NO_SUCH_FEED)
+      : sendError(request, reply, 404, `Nothing here: ${request.method} ${redactText(request.url)}.`),
+  );
+}

@@ -1,0 +1,109 @@
+// GET/HEAD /feeds/{token}.ics (fastify answers HEAD from the GET route), the connect page's preview JSON,
+// and robots.txt. An unknown, revoked or rotated token is a 404 whose body never depends on the token, and
+// the hash lookup runs for every token, well-formed or not, so timing does not tell them apart either.
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { ConnectionNotFoundError } from '../store/connections.js';
+import { readFeedContent } from '../store/feed-content.js';
+import type { FeedRecord } from '../store/feeds.js';
+import { acceptsGzip } from './accept-encoding.js';
+import { formatHttpDate, isNotModified } from './conditional-get.js';
+import { feedRepresentation } from './feed-representation.js';
+import { HttpError, NO_SUCH_FEED } from './http-error.js';
+import { createRenderCache } from './render-cache.js';
+import type { WebDeps } from './web-deps.js';
+
+const FEED_ROUTE = '/feeds/:token.ics';
+const PREVIEW_SLOTS = 8;
+// Google Calendar's fetcher obeys robots.txt: a site that disallows /feeds/ gets no Google subscribers.
+const ROBOTS_TXT = 'User-agent: *\nAllow: /feeds/\nDisallow: /\n';
+
+function gzipTag(tag: string): string {
+  return `${tag}-gzip`;
+}
+
+export function registerFeedRoutes(app: FastifyInstance, deps: WebDeps): void {
+  const cache = createRenderCache(deps.settings.renderCacheMaxBytes);
+  // Clients that honour max-age poll at most twice per sync interval; one that revalidates gets a 304.
+  const cacheControl = `private, max-age=${Math.max(60, Math.floor(deps.settings.refreshIntervalSeconds / 2))}`;
+
+  async function activeFeed(token: string): Promise<FeedRecord> {
+    const feed = await deps.feeds.findByToken(token);
+    if (feed === undefined) throw new HttpError(404, NO_SUCH_FEED);
+    return feed;
+  }
+
+  app.addHook('onResponse', async (request, reply) => {
+    if (request.routeOptions.url === FEED_ROUTE) {
+      deps.metrics.feedRequests.inc({ status: String(reply.statusCode) });
+    }
+  });
+
+  app.get('/robots.txt', async (_request, reply) =>
+    reply.type('text/plain; charset=utf-8').header('cache-control', 'public, max-age=86400').send(ROBOTS_TXT),
+  );
+
+  app.get<{ Params: { token: string } }>(FEED_ROUTE, { compress: false }, async (request, reply) => {
+    const feed = await activeFeed(request.params.token);
+    const rendered = await feedRepresentation(deps, cache, feed).catch((thrown: unknown) => {
+      // The connection was deleted (its feeds with it) between the token lookup and the render.
+      throw thrown instanceof ConnectionNotFoundError ? new HttpError(404, NO_SUCH_FEED) : thrown;
+    });
+    const gzip = rendered.gzipped !== undefined && acceptsGzip(request.headers['accept-encoding']);
+    // A strong ETag names one representation: the gzip-coded bytes get a tag of their own (RFC 9110 §8.8.3),
+    // and either tag revalidates, since both stand for the same content.
+    const etag = `"${gzip ? gzipTag(rendered.tag) : rendered.tag}"`;
+    reply
+      .header('etag', etag)
+      .header('last-modified', formatHttpDate(rendered.lastModified))
+      .header('cache-control', cacheControl)
+      .header('x-robots-tag', 'noindex')
+      .header('x-content-type-options', 'nosniff');
+    if (deps.settings.feedGzip) reply.header('vary', 'Accept-Encoding');
+    const notModified = isNotModified(
+      {
+        ifNoneMatch: request.headers['if-none-match'],
+        ifModifiedSince: request.headers['if-modified-since'],
+      },
+      { opaqueTags: [rendered.tag, gzipTag(rendered.tag)], lastModified: rendered.lastModified },
+    );
+    if (notModified) return reply.code(304).send();
+    reply
+      .type('text/calendar; charset=utf-8')
+      .header('content-disposition', 'inline; filename="free-time.ics"');
+    if (gzip && rendered.gzipped !== undefined) {
+      return reply.header('content-encoding', 'gzip').send(rendered.gzipped);
+    }
+    return reply.send(rendered.body);
+  });
+
+  app.get<{ Params: { token: string } }>(
+    '/feeds/:token/preview.json',
+    async (request, reply: FastifyReply) => {
+      const feed = await activeFeed(request.params.token);
+      const connection = await deps.connections.get(feed.connectionId);
+      reply.header('cache-control', 'no-store');
+      if (connection.lastGoodSyncAt === null) {
+        return { ready: false, status: connection.status, slots: [] };
+      }
+      const now = deps.now();
+      // The feed window starts at midnight; the preview shows what is still ahead.
+      const content = await readFeedContent(deps.prisma, feed, {
+        now,
+        defaultDays: deps.settings.feedDefaultDays,
+        maxEvents: PREVIEW_SLOTS * 4,
+      });
+      const upcoming = content.slots.filter((slot) => slot.startsAt >= now).slice(0, PREVIEW_SLOTS);
+      return {
+        ready: true,
+        status: connection.status,
+        timezone: content.connection.timezone ?? 'UTC',
+        lastSyncAt: connection.lastGoodSyncAt.toISOString(),
+        slots: upcoming.map((slot) => ({
+          title: content.eventTypes.get(slot.eventId)?.title ?? slot.eventId,
+          start: slot.startsAt.toISOString(),
+          end: slot.endsAt.toISOString(),
+        })),
+      };
+    },
+  );
+}

@@ -1,0 +1,40 @@
+// What the web role is given by the composition root. Everything arrives here; nothing in src/web constructs
+// a client of its own.
+import type { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { Config } from '../config.js';
+import type { PrismaClient } from '../generated/prisma/client.js';
+import type { Metrics } from '../lib/metrics.js';
+import type { Logger } from '../log.js';
+import type { ConnectionStore } from '../store/connections.js';
+import type { FeedStore } from '../store/feeds.js';
+import type { SyncJobData } from '../sync/queues.js';
+import type { ApiClient, OAuthClient } from '../upstream/index.js';
+
+export type WebSettings = Config['web'] & {
+  /** The sync interval: feeds advertise it as their refresh interval. */
+  refreshIntervalSeconds: number;
+  /** REDIS_PREFIX: OAuth state keys live under it. */
+  redisPrefix: string;
+  /** Upper bound of the feed render cache, in bytes (default 64 MiB). */
+  renderCacheMaxBytes?: number;
+};
+
+export interface WebDeps {
+  settings: WebSettings;
+  prisma: PrismaClient;
+  /** Command connection: OAuth state, readiness. */
+  redis: Redis;
+  connections: ConnectionStore;
+  feeds: FeedStore;
+  oauth: OAuthClient;
+  /** Identifies the account via /users/me when the token carries no `sub`. */
+  api: ApiClient;
+  /** Bull Board shows both. */
+  syncQueue: Queue<SyncJobData>;
+  tickQueue: Queue;
+  enqueueSync(connectionIds: string[]): Promise<void>;
+  metrics: Metrics;
+  logger: Logger;
+  now: () => Date;
+}

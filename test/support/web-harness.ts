@@ -1,0 +1,213 @@
+// The web role on a real socket, wired to everything a sync test has (fresh database, Redis prefix, simulator),
+// with the simulator's registered redirect URI equal to the app's real /oauth/callback URL.
+import http from 'node:http';
+import net from 'node:net';
+import { Writable } from 'node:stream';
+import { loadConfig } from '../../src/config.js';
+import { upstreamStatusLabel, type Metrics } from '../../src/lib/metrics.js';
+import { createLogger } from '../../src/log.js';
+import { createFeedStore, type FeedStore } from '../../src/store/feeds.js';
+import { enqueueSyncs } from '../../src/sync/queues.js';
+import { syncConnection } from '../../src/sync/sync-connection.js';
+import { createApiClient, createOAuthClient } from '../../src/upstream/index.js';
+import { startWeb, type WebDeps } from '../../src/web/app.js';
+import { createSyncHarness, type HarnessOptions, type SyncHarness } from './sync-harness.js';
+
+export const ADMIN_TOKEN = 'admin-token-for-tests-0123456789';
+
+export interface WebHarnessOptions extends Omit<HarnessOptions, 'redirectUri'> {
+  /** WEB_* / FEED_* / ADMIN_TOKEN over the defaults (ADMIN_TOKEN defaults to ADMIN_TOKEN above). */
+  webEnv?: Record<string, string>;
+  /** Collect the web role's log lines (JSON) here, at info level. */
+  logLines?: string[];
+}
+
+export interface RawResponse {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: Buffer;
+  text: string;
+}
+
+export interface WebHarness {
+  sync: SyncHarness;
+  url: string;
+  deps: WebDeps;
+  metrics: Metrics;
+  feeds: FeedStore;
+  /** Connection ids the app asked to sync, in order. */
+  enqueued: string[];
+  /** A request over a plain socket: no automatic Accept-Encoding, no decompression, no redirects followed. */
+  request(
+    method: string,
+    pathOrUrl: string,
+    options?: { headers?: Record<string, string>; body?: string },
+  ): Promise<RawResponse>;
+  get(pathOrUrl: string, headers?: Record<string, string>): Promise<RawResponse>;
+  /** GET /connect (with login_hint when given): the authorization URL the app redirected to. */
+  startConnect(email?: string): Promise<string>;
+  /** GET the simulator's /login with a login_hint: the callback URL it redirects to (code and state). */
+  approve(authorizationUrl: string): Promise<string>;
+  /** The whole flow with login_hint; returns the callback page and the feed token it shows (null on reconnect). */
+  connectViaWeb(email: string): Promise<{ page: RawResponse; token: string | null; connectionId: string }>;
+  /** One sync of one connection, as a worker would run it. */
+  syncNow(connectionId: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** A free port, to fix the callback URL before the simulator (which must know it) starts. */
+async function reservePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+export function rawRequest(
+  method: string,
+  url: string,
+  options: { headers?: Record<string, string>; body?: string } = {},
+): Promise<RawResponse> {
+  return new Promise((resolve, reject) => {
+    const request = http.request(url, { method, headers: options.headers ?? {} }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () => {
+        const body = Buffer.concat(chunks);
+        resolve({
+          status: response.statusCode ?? 0,
+          headers: response.headers,
+          body,
+          text: body.toString('utf8'),
+        });
+      });
+      response.on('error', reject);
+    });
+    request.on('error', reject);
+    if (options.body !== undefined) request.write(options.body);
+    request.end();
+  });
+}
+
+export const FEED_TOKEN_IN_PAGE = /\/feeds\/([A-Za-z0-9_-]{43})\.ics/;
+
+export async function createWebHarness(label: string, options: WebHarnessOptions = {}): Promise<WebHarness> {
+  const port = await reservePort();
+  const origin = `http://127.0.0.1:${port}`;
+  const sync = await createSyncHarness(label, { ...options, redirectUri: `${origin}/oauth/callback` });
+  const web = loadConfig(
+    {
+      WEB_HOST: '127.0.0.1',
+      WEB_PORT: String(port),
+      PUBLIC_BASE_URL: origin,
+      ADMIN_TOKEN,
+      ...options.webEnv,
+    },
+    ['web'],
+  ).web;
+  const lines = options.logLines;
+  const logger = createLogger({
+    base: { service: 'slotfeed', role: 'web' },
+    level: lines ? 'info' : sync.config.log.level,
+    ...(lines
+      ? {
+          destination: new Writable({
+            write(chunk: Buffer, _encoding, done) {
+              lines.push(chunk.toString('utf8'));
+              done();
+            },
+          }),
+        }
+      : {}),
+  });
+  // The registry the sync services count into, so a test sees sync and web metrics together.
+  const metrics = sync.services.metrics;
+  const upstream = sync.config.upstream;
+  const onCall = (endpoint: string, outcome: { status?: number }) =>
+    metrics.upstreamCalls.inc({ endpoint, status: upstreamStatusLabel(outcome.status) });
+  const feeds = createFeedStore(sync.db.prisma);
+  const enqueued: string[] = [];
+  const deps: WebDeps = {
+    settings: {
+      ...web,
+      refreshIntervalSeconds: sync.config.sync.intervalSeconds,
+      redisPrefix: sync.config.redis.prefix,
+    },
+    prisma: sync.clients.prisma,
+    redis: sync.clients.redis,
+    connections: sync.services.connections,
+    feeds,
+    oauth: createOAuthClient({
+      authUrl: upstream.authUrl,
+      clientId: upstream.clientId,
+      clientSecret: upstream.clientSecret,
+      redirectUri: upstream.redirectUri,
+      timeoutMs: upstream.timeoutMs,
+      now: sync.clock.now,
+      onCall,
+    }),
+    api: createApiClient({
+      baseUrl: upstream.baseUrl,
+      timeoutMs: upstream.timeoutMs,
+      slotsQuery: upstream.slotsQuery,
+      now: sync.clock.now,
+      onCall,
+    }),
+    syncQueue: sync.services.syncQueue,
+    tickQueue: sync.services.tickQueue,
+    async enqueueSync(ids) {
+      enqueued.push(...ids);
+      await enqueueSyncs(sync.services.syncQueue, ids, sync.config.sync.maxAttempts);
+    },
+    metrics,
+    logger,
+    now: sync.clock.now,
+  };
+  const server = await startWeb(deps);
+  const absolute = (pathOrUrl: string) =>
+    pathOrUrl.startsWith('http') ? pathOrUrl : `${server.url}${pathOrUrl}`;
+
+  const harness: WebHarness = {
+    sync,
+    url: server.url,
+    deps,
+    metrics,
+    feeds,
+    enqueued,
+    request: (method, pathOrUrl, requestOptions) => rawRequest(method, absolute(pathOrUrl), requestOptions),
+    get: (pathOrUrl, headers) => rawRequest('GET', absolute(pathOrUrl), headers ? { headers } : {}),
+    async startConnect(email) {
+      const response = await harness.get(
+        email === undefined ? '/connect' : `/connect?login_hint=${encodeURIComponent(email)}`,
+      );
+      if (response.status !== 302 || !response.headers.location)
+        throw new Error(`/connect answered ${response.status}`);
+      return response.headers.location;
+    },
+    async approve(authorizationUrl) {
+      const response = await rawRequest('GET', authorizationUrl);
+      if (response.status !== 302 || !response.headers.location) {
+        throw new Error(`simulator login answered ${response.status}: ${response.text.slice(0, 200)}`);
+      }
+      return response.headers.location;
+    },
+    async connectViaWeb(email) {
+      const callback = await harness.approve(await harness.startConnect(email));
+      const page = await harness.get(callback, { accept: 'text/html' });
+      if (page.status !== 200)
+        throw new Error(`callback answered ${page.status}: ${page.text.slice(0, 300)}`);
+      const token = FEED_TOKEN_IN_PAGE.exec(page.text)?.[1] ?? null;
+      const connection = await sync.db.prisma.connection.findFirstOrThrow({ where: { email } });
+      return { page, token, connectionId: connection.id };
+    },
+    async syncNow(connectionId) {
+      await syncConnection(sync.services.syncDeps, { connectionId, jobId: null, attempt: 1, maxAttempts: 1 });
+    },
+    async close() {
+      await server.close();
+      await sync.close();
+    },
+  };
+  return harness;
+}

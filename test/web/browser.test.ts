@@ -1,0 +1,137 @@
+// The connect flow and the admin page in a real browser: Playwright driving Debian's Chromium. A simulated user
+// approves on the consent page, sees the feed links and the preview fill in once a real worker's first sync
+// lands, the feed URL is opened, and an administrator signs in and rotates the feed's token.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { assertStrictIcs } from '../support/ics-checks.js';
+import { ADMIN_TOKEN, createWebHarness, type WebHarness } from '../support/web-harness.js';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+// Without the networking flags Chromium keeps calling Google hosts this network refuses.
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+let h: WebHarness;
+let context: BrowserContext;
+let page: Page;
+let profileDir: string;
+let feedUrl: string;
+
+/** A GET from inside the page: Chromium's own network stack, same origin as the page. */
+function fetchInPage(url: string): Promise<{ status: number; type: string | null; text: string }> {
+  return page.evaluate(async (target) => {
+    const response = await fetch(target, { cache: 'no-store' });
+    return {
+      status: response.status,
+      type: response.headers.get('content-type'),
+      text: await response.text(),
+    };
+  }, url);
+}
+
+beforeAll(async () => {
+  h = await createWebHarness('web_browser');
+  await h.sync.startRoles(['worker']);
+  profileDir = await mkdtemp(path.join(tmpdir(), 'slotfeed-chromium-'));
+  context = await chromium.launchPersistentContext(profileDir, {
+    executablePath: CHROMIUM,
+    args: CHROMIUM_ARGS,
+    headless: true,
+  });
+  page = context.pages()[0] ?? (await context.newPage());
+});
+afterAll(async () => {
+  await context?.close();
+  if (profileDir) await rm(profileDir, { recursive: true, force: true });
+  await h?.close();
+});
+
+describe('in Chromium', () => {
+  it('connects a simulated user through the consent page and shows the feed links and a preview', async () => {
+    const user = h.sync.sim.users[2]!;
+    await page.goto(`${h.url}/connect`);
+    expect(page.url()).toContain(`${h.sync.sim.authUrl}/login`);
+    await page.click(`button[data-user-id="${user.id}"]`);
+    await page.waitForURL(`${h.url}/oauth/callback?**`);
+    await expect(page.locator('h1').textContent()).resolves.toBe(`Connected: ${user.name}`);
+
+    feedUrl = await page.inputValue('#feed-https');
+    expect(feedUrl).toMatch(new RegExp(`^${h.url}/feeds/[A-Za-z0-9_-]{43}\\.ics$`));
+    const webcal = feedUrl.replace('http://', 'webcal://');
+    await expect(page.inputValue('#feed-webcal')).resolves.toBe(webcal);
+    await expect(page.getAttribute('#link-webcal', 'href')).resolves.toBe(webcal);
+    await expect(page.getAttribute('#link-google', 'href')).resolves.toBe(
+      `https://calendar.google.com/calendar/render?cid=${encodeURIComponent(webcal)}`,
+    );
+    await expect(page.getAttribute('#link-outlook', 'href')).resolves.toMatch(
+      new RegExp(
+        `^https://outlook\\.live\\.com/calendar/0/addfromweb\\?url=${encodeURIComponent(feedUrl)}&name=`,
+      ),
+    );
+    await expect(page.locator('button[data-copy]').count()).resolves.toBe(2);
+
+    // The worker runs the sync the callback enqueued; the page polls until the preview is ready.
+    await page.waitForSelector('#preview[data-ready="true"]', { timeout: 20_000 });
+    const slots = await page.locator('#preview-slots li').allTextContents();
+    expect(slots.length).toBeGreaterThan(0);
+    expect(slots[0]).toMatch(/ – .+/);
+  });
+
+  it('opens the feed URL', async () => {
+    const feed = await fetchInPage(feedUrl);
+    expect(feed.status).toBe(200);
+    expect(feed.type).toBe('text/calendar; charset=utf-8');
+    assertStrictIcs(feed.text);
+    expect(feed.text).toContain('BEGIN:VEVENT');
+
+    // Following the link itself: a calendar file is a download for a browser.
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('#link-https')]);
+    const saved = await download.path();
+    expect(saved).toBeTruthy();
+    const { readFile } = await import('node:fs/promises');
+    expect(await readFile(saved, 'utf8')).toBe(feed.text);
+  });
+
+  it('signs in to admin, rotates the feed token, and the old URL answers 404', async () => {
+    const first = await page.goto(`${h.url}/`);
+    expect(first?.status()).toBe(401);
+    await page.fill('#token', ADMIN_TOKEN);
+    await Promise.all([page.waitForURL(`${h.url}/`), page.click('button[type="submit"]')]);
+    await expect(page.locator('h1').textContent()).resolves.toBe('slotfeed admin');
+    const row = page.locator('tr[data-connection-id]');
+    await expect(row.count()).resolves.toBe(1);
+    await expect(row.locator('td').nth(1).textContent()).resolves.toBe('active');
+
+    await Promise.all([
+      page.waitForURL(/\/admin\/feeds\/.+\/rotate$/),
+      page.click('button[data-action="rotate"]'),
+    ]);
+    await expect(page.locator('h1').textContent()).resolves.toBe('Feed URL replaced');
+    const newUrl = await page.inputValue('#new-feed-url');
+    expect(newUrl).not.toBe(feedUrl);
+
+    const old = await fetchInPage(feedUrl);
+    expect(old.status).toBe(404);
+    const fresh = await fetchInPage(newUrl);
+    expect(fresh.status).toBe(200);
+    assertStrictIcs(fresh.text);
+  });
+
+  it('shows the queue dashboard to the signed-in administrator', async () => {
+    const response = await page.goto(`${h.url}/admin/queues`);
+    expect(response?.status()).toBe(200);
+    await page.waitForSelector('text=sync', { timeout: 15_000 });
+    await expect(page.title()).resolves.toContain('slotfeed queues');
+  });
+});

@@ -1,0 +1,152 @@
+// /healthz, /readyz (with Postgres or Redis gone), /metrics, and the one error handler: 4xx bodies that say
+// what was wrong, 5xx bodies that say nothing about internals.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import net from 'node:net';
+import { Redis } from 'ioredis';
+import { createFeedStore } from '../../src/store/feeds.js';
+import { createPrismaClient } from '../../src/store/prisma-client.js';
+import { buildWebApp } from '../../src/web/app.js';
+import { createWebHarness, type WebHarness } from '../support/web-harness.js';
+
+let h: WebHarness;
+const logLines: string[] = [];
+// Nothing listens on port 1: connections are refused at once.
+const deadPrisma = createPrismaClient('postgresql://postgres@127.0.0.1:1/nothing');
+// A "Redis" that accepts connections and never answers: the readiness probe must give up on its own.
+const silentSockets = new Set<net.Socket>();
+const silentServer = net.createServer((socket) => {
+  silentSockets.add(socket);
+});
+let silentRedis: Redis;
+
+beforeAll(async () => {
+  h = await createWebHarness('web_health', { logLines });
+  await new Promise<void>((resolve) => silentServer.listen(0, '127.0.0.1', resolve));
+  silentRedis = new Redis((silentServer.address() as net.AddressInfo).port, '127.0.0.1', {
+    maxRetriesPerRequest: 0,
+    protocol: 2,
+  });
+});
+afterAll(async () => {
+  silentRedis?.disconnect();
+  for (const socket of silentSockets) socket.destroy();
+  await new Promise((resolve) => silentServer.close(resolve));
+  await deadPrisma.$disconnect().catch(() => undefined);
+  await h?.close();
+});
+
+describe('health', () => {
+  it('/healthz says the process answers', async () => {
+    const response = await h.get('/healthz');
+    expect(response.status).toBe(200);
+    expect(JSON.parse(response.text)).toEqual({ status: 'ok' });
+  });
+
+  it('/readyz is 200 when Postgres and Redis answer', async () => {
+    const response = await h.get('/readyz');
+    expect(response.status).toBe(200);
+    expect(JSON.parse(response.text)).toEqual({ status: 'ready', postgres: 'ok', redis: 'ok' });
+  });
+
+  it('/readyz is 503 when Postgres is gone, or Redis does not answer in time', async () => {
+    const noPostgres = await buildWebApp({ ...h.deps, prisma: deadPrisma });
+    const noRedis = await buildWebApp({ ...h.deps, redis: silentRedis });
+    try {
+      const a = await noPostgres.inject({ url: '/readyz' });
+      expect(a.statusCode).toBe(503);
+      expect(a.json()).toEqual({ status: 'not ready', postgres: 'failed', redis: 'ok' });
+      const b = await noRedis.inject({ url: '/readyz' });
+      expect(b.statusCode).toBe(503);
+      expect(b.json()).toEqual({ status: 'not ready', postgres: 'ok', redis: 'timeout' });
+    } finally {
+      await noPostgres.close();
+      await noRedis.close();
+    }
+  });
+
+  it('/metrics exposes the slotfeed counters and the default Node metrics', async () => {
+    const email = h.sync.sim.users[0]!.email;
+    const { token } = await h.connectViaWeb(email);
+    await h.get(`/feeds/${token}.ics`);
+    await h.get(`/feeds/${token}.ics`);
+    h.metrics.syncRuns.inc({ outcome: 'succeeded' });
+    h.metrics.syncJobDuration.observe({ outcome: 'succeeded' }, 0.3);
+    const response = await h.get('/metrics');
+    expect(response.status).toBe(200);
+    expect(response.headers['content-type']).toMatch(/^text\/plain; version=0\.0\.4/);
+    expect(response.text).toContain('slotfeed_feed_requests_total{status="200"} 2');
+    expect(response.text).toContain('slotfeed_feed_render_cache_total{result="miss"} 1');
+    expect(response.text).toContain('slotfeed_feed_render_cache_total{result="hit"} 1');
+    expect(response.text).toContain(
+      'slotfeed_upstream_calls_total{endpoint="POST /oauth2/token",status="200"} 1',
+    );
+    expect(response.text).toContain('slotfeed_upstream_calls_total{endpoint="GET /users/me",status="200"} 1');
+    expect(response.text).toContain('slotfeed_sync_runs_total{outcome="succeeded"} 1');
+    expect(response.text).toContain(
+      'slotfeed_sync_job_duration_seconds_bucket{le="0.5",outcome="succeeded"} 1',
+    );
+    expect(response.text).toContain('process_cpu_user_seconds_total');
+  });
+});
+
+describe('errors', () => {
+  it('a 404 says what was not found, as JSON or as a page by Accept', async () => {
+    const json = await h.get('/nothing-here', { accept: 'application/json' });
+    expect(json.status).toBe(404);
+    expect(JSON.parse(json.text)).toEqual({
+      error: 'not_found',
+      message: 'Nothing here: GET /nothing-here.',
+    });
+    const page = await h.get('/nothing-here', { accept: 'text/html,application/xhtml+xml' });
+    expect(page.status).toBe(404);
+    expect(page.headers['content-type']).toBe('text/html; charset=utf-8');
+    expect(page.text).toContain('Nothing here: GET /nothing-here.');
+  });
+
+  it('a 4xx from fastify itself keeps its explanation', async () => {
+    const response = await h.request('POST', '/admin/login', {
+      headers: { 'content-type': 'application/xml', accept: 'application/json' },
+      body: '<token/>',
+    });
+    expect(response.status).toBe(415);
+    expect(JSON.parse(response.text)).toMatchObject({ error: 'unsupported_media_type' });
+    expect(JSON.parse(response.text).message).toBe(
+      'Unsupported Content-Type "application/xml": send forms as application/x-www-form-urlencoded.',
+    );
+  });
+
+  it('escapes what it echoes', async () => {
+    const page = await h.get(
+      '/oauth/callback?error=server_error&error_description=%3Cscript%3Ealert(1)%3C%2Fscript%3E',
+      {
+        accept: 'text/html',
+      },
+    );
+    expect(page.status).toBe(400);
+    expect(page.text).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
+    expect(page.text).not.toContain('<script>alert(1)');
+  });
+
+  it('a 5xx says nothing about internals, and the log has the error with the URL redacted', async () => {
+    const app = await buildWebApp({ ...h.deps, prisma: deadPrisma, feeds: createFeedStore(deadPrisma) });
+    try {
+      const token = 'B'.repeat(43);
+      const response = await app.inject({
+        url: `/feeds/${token}.ics`,
+        headers: { accept: 'application/json' },
+      });
+      expect(response.statusCode).toBe(500);
+      expect(response.json()).toEqual({
+        error: 'internal_error',
+        message: 'Something went wrong on our side. It has been logged; please try again later.',
+      });
+      expect(response.body).not.toMatch(/prisma|ECONNREFUSED|postgres|127\.0\.0\.1/i);
+      const logged = logLines.filter((line) => line.includes('"request failed"'));
+      expect(logged.length).toBeGreaterThan(0);
+      expect(logged.join('')).toContain('/feeds/[redacted].ics');
+      expect(logged.join('')).not.toContain(token);
+    } finally {
+      await app.close();
+    }
+  });
+});
