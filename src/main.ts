@@ -59,6 +59,40 @@ export interface Services {
   syncDeps: SyncDeps;
 }
 
+/** The upstream API and OAuth clients, reporting every call to `onCall`; `signal` aborts their calls. */
+function createUpstreamClients(
+  upstream: Config['upstream'],
+  clock: Clock,
+  onCall: (endpoint: string, outcome: { status?: number }) => void,
+  signal?: AbortSignal,
+) {
+  const api = createApiClient({
+    baseUrl: upstream.baseUrl,
+    timeoutMs: upstream.timeoutMs,
+    slotsQuery: upstream.slotsQuery,
+    now: clock.now,
+    ...(signal ? { signal } : {}),
+    onCall,
+  });
+  const oauth = createOAuthClient({
+    authUrl: upstream.authUrl,
+    clientId: upstream.clientId,
+    clientSecret: upstream.clientSecret,
+    redirectUri: upstream.redirectUri,
+    ...(upstream.scope ? { scope: upstream.scope } : {}),
+    timeoutMs: upstream.timeoutMs,
+    now: clock.now,
+    ...(signal ? { signal } : {}),
+    onCall,
+  });
+  return { api, oauth };
+}
+
+function countUpstreamCall(metrics: Metrics) {
+  return (endpoint: string, outcome: { status?: number }) =>
+    metrics.upstreamCalls.inc({ endpoint, status: upstreamStatusLabel(outcome.status) });
+}
+
 export interface Clock {
   now: () => Date;
   random: () => number;
@@ -95,31 +129,15 @@ export function composeServices(
     keyPrefix: prefix,
     limiter,
     upstreamFor: ({ signal, onCall }) => {
-      const api = createApiClient({
-        baseUrl: upstream.baseUrl,
-        timeoutMs: upstream.timeoutMs,
-        slotsQuery: upstream.slotsQuery,
-        now: clock.now,
-        ...(signal ? { signal } : {}),
-        onCall: (endpoint, outcome) => {
+      const { api, oauth } = createUpstreamClients(
+        upstream,
+        clock,
+        (endpoint, outcome) => {
           onCall(endpoint);
-          metrics.upstreamCalls.inc({ endpoint, status: upstreamStatusLabel(outcome.status) });
+          countUpstreamCall(metrics)(endpoint, outcome);
         },
-      });
-      const oauth = createOAuthClient({
-        authUrl: upstream.authUrl,
-        clientId: upstream.clientId,
-        clientSecret: upstream.clientSecret,
-        redirectUri: upstream.redirectUri,
-        ...(upstream.scope ? { scope: upstream.scope } : {}),
-        timeoutMs: upstream.timeoutMs,
-        now: clock.now,
-        ...(signal ? { signal } : {}),
-        onCall: (endpoint, outcome) => {
-          onCall(endpoint);
-          metrics.upstreamCalls.inc({ endpoint, status: upstreamStatusLabel(outcome.status) });
-        },
-      });
+        signal,
+      );
       // The token endpoint counts against the same per-client upstream limit as the API.
       return {
         api,
@@ -174,7 +192,6 @@ export async function startRoles(
     await worker.worker.waitUntilReady();
   }
   if (roles.includes('web')) {
-    const upstream = config.upstream;
     const web = await startWeb({
       settings: {
         ...config.web,
@@ -185,21 +202,7 @@ export async function startRoles(
       redis: clients.redis,
       connections: services.connections,
       feeds: services.feeds,
-      oauth: createOAuthClient({
-        authUrl: upstream.authUrl,
-        clientId: upstream.clientId,
-        clientSecret: upstream.clientSecret,
-        redirectUri: upstream.redirectUri,
-        ...(upstream.scope ? { scope: upstream.scope } : {}),
-        timeoutMs: upstream.timeoutMs,
-        now: clock.now,
-      }),
-      api: createApiClient({
-        baseUrl: upstream.baseUrl,
-        timeoutMs: upstream.timeoutMs,
-        slotsQuery: upstream.slotsQuery,
-        now: clock.now,
-      }),
+      ...createUpstreamClients(config.upstream, clock, countUpstreamCall(services.metrics)),
       syncQueue: services.syncQueue,
       tickQueue: services.tickQueue,
       enqueueSync: async (ids) => void (await enqueueSyncs(services.syncQueue, ids, config.sync.maxAttempts)),

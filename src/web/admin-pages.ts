@@ -2,7 +2,7 @@
 // new feed URL once (after create or rotate).
 import type { FastifyReply } from 'fastify';
 import type { FeedRecord } from '../store/feeds.js';
-import type { ConnectionOverview } from './admin-data.js';
+import type { ConnectionOverview } from '../store/connection-admin.js';
 import type { FeedLinks } from './feed-links.js';
 import { html, sendPage, type Raw } from './html.js';
 

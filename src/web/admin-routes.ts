@@ -11,7 +11,7 @@ import {
   listConnectionOverviews,
   requireConnection,
   setConnectionEnabled,
-} from './admin-data.js';
+} from '../store/connection-admin.js';
 import { ADMIN_NOTICES, adminPage, loginPage, newFeedUrlPage } from './admin-pages.js';
 import { feedLinksFor } from './feed-links.js';
 import { HttpError } from './http-error.js';

@@ -1,9 +1,8 @@
-// What the admin page shows and the two connection writes it makes (disable, enable). These are Prisma calls
-// in the web layer because ConnectionStore has no listing or status methods yet; they belong in
-// src/store/connections.ts once it grows them.
+// Connections as operators see them (the admin page, and the CLI's `connections` commands): an overview with
+// sync health, open slots, feeds and event types, and the two status writes operators make (disable, enable).
 import type { PrismaClient } from '../generated/prisma/client.js';
-import type { FeedRecord, FeedStore } from '../store/feeds.js';
-import { ConnectionNotFoundError } from '../store/connections.js';
+import type { FeedRecord, FeedStore } from './feeds.js';
+import { ConnectionNotFoundError } from './connections.js';
 
 export const ADMIN_CONNECTION_LIMIT = 500;
 
