@@ -1,6 +1,7 @@
 // Validation of the calendar endpoints' query strings. The service description only says "400 Bad Request";
 // these are the cases we reject, each with a message that names the parameter.
-import { DateTime, IANAZone } from 'luxon';
+import { DateTime } from 'luxon';
+import { isIanaZoneName } from '../lib/iana-zone.js';
 
 export interface OverviewQuery {
   startDate: string;
@@ -44,7 +45,7 @@ function parseZone(query: RawQuery): QueryResult<string> {
   const value = singleString(query, 'timezone');
   if (value === undefined || value === '') return { ok: false, message: 'timezone is required' };
   if (typeof value !== 'string') return { ok: false, message: value.error };
-  if (!IANAZone.isValidZone(value)) return { ok: false, message: 'timezone must be an IANA time zone' };
+  if (!isIanaZoneName(value)) return { ok: false, message: 'timezone must be an IANA time zone' };
   return { ok: true, value };
 }
 

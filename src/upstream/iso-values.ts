@@ -1,4 +1,5 @@
-import { DateTime, IANAZone } from 'luxon';
+import { DateTime } from 'luxon';
+import { isIanaZoneName } from '../lib/iana-zone.js';
 
 // Format checks are regexes (so we decide which ISO 8601 spellings pass, not luxon, which also takes week
 // and ordinal dates); range checks are luxon's (so "2026-02-30" and "25:00" fail).
@@ -39,5 +40,5 @@ export function normalisedUtcInstant(value: string): string | undefined {
  * they are not zones, and a fixed offset would silently ignore daylight saving.
  */
 export function isIanaZone(value: string): boolean {
-  return !/^[+-]/.test(value) && IANAZone.isValidZone(value);
+  return !/^[+-]/.test(value) && isIanaZoneName(value);
 }
