@@ -4,15 +4,25 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import { ConfigError, describeVariables } from '../config.js';
 import { coerceError } from '../lib/coerce-error.js';
 import { redactText } from '../log.js';
+import { runDemo } from '../demo/run-demo.js';
 import { runDaemon, runFeeds, runMigrate, runSimulator, runSync, type Output } from './commands.js';
+import { registerConnectionsCommand } from './connections-command.js';
+import { registerReportCommand } from './report-command.js';
 
 export interface CliIo {
-  stdout: Output & { isTTY: boolean };
+  /** `columns`: the terminal's width, when stdout is one (tables are fitted to it). */
+  stdout: Output & { isTTY: boolean; columns?: number };
   stderr: Output;
 }
 
 const processIo: CliIo = {
-  stdout: { write: (text) => void process.stdout.write(text), isTTY: process.stdout.isTTY === true },
+  stdout: {
+    write: (text) => void process.stdout.write(text),
+    isTTY: process.stdout.isTTY === true,
+    get columns() {
+      return process.stdout.columns;
+    },
+  },
   stderr: { write: (text) => void process.stderr.write(text) },
 };
 
@@ -234,6 +244,27 @@ export function buildProgram(env: Record<string, string | undefined>, io: CliIo 
         );
       },
     );
+
+  program
+    .command('demo')
+    .description(
+      'Show the whole system: Postgres and Redis (found or started), the simulator, three accounts connected ' +
+        'through OAuth, their first syncs, and their feed URLs; then run until Ctrl-C.',
+    )
+    .addOption(
+      new Option('--accounts <n>', 'simulated accounts to connect').argParser(integer(1, 5)).default(3),
+    )
+    .addOption(
+      new Option('--sync-timeout <seconds>', 'how long to wait for the first syncs')
+        .argParser(integer(1, 3600))
+        .default(120),
+    )
+    .action(async (options: { accounts: number; syncTimeout: number }) =>
+      runDemo(env, io.stdout, { accounts: options.accounts, syncTimeoutSeconds: options.syncTimeout }),
+    );
+
+  registerConnectionsCommand(program, env, stdout);
+  registerReportCommand(program, env, io);
 
   return program;
 }

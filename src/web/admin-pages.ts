@@ -139,8 +139,8 @@ export function adminPage(
     title: 'Admin',
     body: html`<h1>slotfeed admin</h1>
       <p>
-        <a href="/admin/queues">Queue dashboard</a> · <a href="/connect">Connect an account</a> ·
-        ${postButton('/admin/logout', 'Sign out')}
+        <a href="/admin/queues">Queue dashboard</a> · <a href="/admin/reports">Reports</a> ·
+        <a href="/connect">Connect an account</a> · ${postButton('/admin/logout', 'Sign out')}
       </p>
       ${input.notice ? html`<p class="ok" id="notice">${input.notice}</p>` : ''}
       <h2>Connections (${total})</h2>

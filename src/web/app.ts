@@ -14,6 +14,7 @@ import { installErrorHandlers, prefersHtml, sendError } from './error-handler.js
 import { registerFeedRoutes } from './feed-routes.js';
 import { registerHealthRoutes } from './health-routes.js';
 import { registerQueueDashboard } from './queue-dashboard.js';
+import { registerReportRoutes } from './report-routes.js';
 import type { WebDeps } from './web-deps.js';
 
 export type { WebDeps, WebSettings } from './web-deps.js';
@@ -70,6 +71,7 @@ export async function buildWebApp(deps: WebDeps): Promise<FastifyInstance> {
   await app.register(async (admin) => {
     admin.addHook('onRequest', auth.requireAdmin);
     registerAdminRoutes(admin, deps);
+    registerReportRoutes(admin, deps);
     await registerQueueDashboard(admin, deps);
   });
   await app.ready();

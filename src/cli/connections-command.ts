@@ -1,0 +1,163 @@
+// `slotfeed connections list|show|disable|enable`: the operator's view of connected accounts, the same data
+// and the same two status writes as the admin page (store/connection-admin.ts).
+import type { Command } from 'commander';
+import { InvalidArgumentError, Option } from 'commander';
+import { loadConfig } from '../config.js';
+import { Releasers } from '../lib/releasers.js';
+import { createLogger } from '../log.js';
+import { openDatabase } from '../main.js';
+import {
+  listConnectionOverviews,
+  requireConnection,
+  setConnectionEnabled,
+  type ConnectionOverview,
+} from '../store/connection-admin.js';
+import { createFeedStore } from '../store/feeds.js';
+import type { PrismaClient } from '../generated/prisma/client.js';
+import type { Output } from './commands.js';
+import { formatTable, terminalWidth } from './table.js';
+
+type Env = Record<string, string | undefined>;
+type Stdout = Output & { isTTY: boolean; columns?: number };
+type ConnectionsAction =
+  | { kind: 'list'; format: 'table' | 'json' }
+  | { kind: 'show'; id: string; format: 'table' | 'json' }
+  | { kind: 'disable' | 'enable'; id: string };
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function connectionId(value: string): string {
+  if (!UUID.test(value)) {
+    throw new InvalidArgumentError(`not a connection id: "${value}" (see \`slotfeed connections list\`)`);
+  }
+  return value;
+}
+
+const when = (date: Date | null) => (date === null ? '—' : date.toISOString().replace(/:\d\d\.\d{3}Z$/, 'Z'));
+
+function lastSync(c: ConnectionOverview): string {
+  return c.lastSyncOutcome === null ? 'never' : `${c.lastSyncOutcome} ${when(c.lastSyncAt)}`;
+}
+
+function describeConnection(c: ConnectionOverview): string {
+  const lines = [
+    `connection  ${c.id}`,
+    `account     ${c.displayName ?? '—'} <${c.email ?? '—'}>`,
+    `time zone   ${c.timezone ?? '— (not synced yet)'}`,
+    `status      ${c.status}${c.status === 'needs_reauth' ? ' (the user must connect again)' : ''}`,
+    `last sync   ${lastSync(c)}`,
+    ...(c.lastSyncOutcome === 'failed' && c.lastSyncError ? [`last error  ${c.lastSyncError}`] : []),
+    `last good   ${when(c.lastGoodSyncAt)}`,
+    `next sync   ${c.status === 'active' ? when(c.nextSyncAt) : '— (not active)'}`,
+    `open slots  ${c.openSlots}`,
+    `event types ${c.eventTypes.length === 0 ? '—' : ''}`,
+    ...c.eventTypes.map((e) => `  ${e.id}  ${e.title}${e.enabled ? '' : ' (disabled)'}`),
+    `feeds       ${c.feeds.length === 0 ? '—' : ''}`,
+    ...c.feeds.map(
+      (f) =>
+        `  ${f.id}  ${f.upstreamEventId ?? 'all event types'}${f.label ? `  "${f.label}"` : ''}  since ${when(f.createdAt)}`,
+    ),
+  ];
+  return lines.join('\n') + '\n';
+}
+
+async function showConnection(prisma: PrismaClient, id: string): Promise<ConnectionOverview> {
+  await requireConnection(prisma, id);
+  const { connections } = await listConnectionOverviews(prisma, createFeedStore(prisma), 100_000);
+  const found = connections.find((c) => c.id === id);
+  if (!found) throw new Error(`connection ${id} vanished while it was read`);
+  return found;
+}
+
+export async function runConnections(env: Env, action: ConnectionsAction, out: Stdout, now = new Date()) {
+  const config = loadConfig(env, ['database', 'log']);
+  const logger = createLogger({ level: config.log.level });
+  const releasers = new Releasers();
+  try {
+    const prisma = openDatabase(config.database.url, releasers);
+    switch (action.kind) {
+      case 'list': {
+        const { connections, total } = await listConnectionOverviews(prisma, createFeedStore(prisma, logger));
+        if (action.format === 'json') {
+          out.write(JSON.stringify({ total, connections }, null, 2) + '\n');
+          return;
+        }
+        const rows = connections.map((c) => [
+          c.id,
+          c.email ?? c.displayName ?? '—',
+          c.status,
+          lastSync(c),
+          String(c.openSlots),
+          String(c.feeds.length),
+        ]);
+        out.write(
+          formatTable(
+            ['connection', 'account', 'status', 'last sync', 'open slots', 'feeds'],
+            rows,
+            'No connections yet: connect an account at PUBLIC_BASE_URL/connect.',
+            { width: terminalWidth(out) },
+          ),
+        );
+        if (total > connections.length) out.write(`(showing ${connections.length} of ${total})\n`);
+        return;
+      }
+      case 'show': {
+        const connection = await showConnection(prisma, action.id);
+        out.write(
+          action.format === 'json'
+            ? JSON.stringify(connection, null, 2) + '\n'
+            : describeConnection(connection),
+        );
+        return;
+      }
+      case 'disable':
+      case 'enable': {
+        const { status } = await requireConnection(prisma, action.id);
+        const changed = await setConnectionEnabled(prisma, action.id, action.kind === 'enable', now);
+        out.write(
+          changed
+            ? action.kind === 'disable'
+              ? `Connection ${action.id} disabled: no more syncs; its feeds keep serving the last snapshot.\n`
+              : `Connection ${action.id} enabled: it syncs at the scheduler's next tick.\n`
+            : `Nothing changed: connection ${action.id} is ${status}.\n`,
+        );
+        return;
+      }
+    }
+  } finally {
+    await releasers.releaseAll(logger);
+  }
+}
+
+export function registerConnectionsCommand(program: Command, env: Env, stdout: Stdout): void {
+  const connections = program
+    .command('connections')
+    .description('List connected accounts, show one, disable or enable its syncing.');
+  const format = () =>
+    new Option('--format <format>', 'output format').choices(['table', 'json'] as const).default('table');
+  connections
+    .command('list')
+    .description('List connections with status, last sync, open slots and feeds.')
+    .addOption(format())
+    .action(async (o: { format: 'table' | 'json' }) =>
+      runConnections(env, { kind: 'list', format: o.format }, stdout),
+    );
+  connections
+    .command('show')
+    .description('Show one connection: account, zone, status, sync times, event types and feeds.')
+    .argument('<connection-id>', 'the connection', connectionId)
+    .addOption(format())
+    .action(async (id: string, o: { format: 'table' | 'json' }) =>
+      runConnections(env, { kind: 'show', id, format: o.format }, stdout),
+    );
+  connections
+    .command('disable')
+    .description('Stop syncing a connection; its feeds keep serving the last snapshot.')
+    .argument('<connection-id>', 'the connection', connectionId)
+    .action(async (id: string) => runConnections(env, { kind: 'disable', id }, stdout));
+  connections
+    .command('enable')
+    .description('Resume syncing a disabled connection (due at once).')
+    .argument('<connection-id>', 'the connection', connectionId)
+    .action(async (id: string) => runConnections(env, { kind: 'enable', id }, stdout));
+}

@@ -1,0 +1,109 @@
+// `slotfeed report <name>`: the reports over stored snapshots (src/reports), as a table fitted to the
+// terminal, CSV or JSON. A bad flag value is a usage error (exit 2) with a message saying what to give
+// instead; an unknown connection or event type is a failure (exit 1) that says where to find the ids.
+import type { Command } from 'commander';
+import { Option } from 'commander';
+import { loadConfig } from '../config.js';
+import { Releasers } from '../lib/releasers.js';
+import { createLogger } from '../log.js';
+import { openDatabase } from '../main.js';
+import { formatReport, REPORT_FORMATS, type ReportFormat } from '../reports/report-format.js';
+import {
+  BOOKINGS_GROUPINGS,
+  parseReportQuery,
+  ReportUsageError,
+  type RawReportQuery,
+  type ReportName,
+} from '../reports/report-query.js';
+import { runReport } from '../reports/run-report.js';
+import type { Output } from './commands.js';
+import { terminalWidth } from './table.js';
+
+type Env = Record<string, string | undefined>;
+export type ReportStdout = Output & { isTTY: boolean; columns?: number };
+
+const DESCRIPTIONS: Record<ReportName, string> = {
+  availability:
+    'Free slots and free minutes per event type and day, as of now or of a past instant (--at), ' +
+    'reconstructed from slot history.',
+  bookings:
+    'Slots that vanished before they started (most likely booked) per day or week, with lead times, the ' +
+    'busiest weekdays and hours, and newly opened slots.',
+  utilization: 'For past days: the share of offered slots that were taken, per event type.',
+  'sync-health':
+    'Per connection: runs, success rate, median and p95 duration, upstream calls per run, last error, and ' +
+    'whether it needs re-authorisation.',
+};
+
+interface ReportFlags extends RawReportQuery {
+  format: ReportFormat;
+}
+
+/** Runs one report against DATABASE_URL and writes it; `now` is the instant reports default to. */
+export async function runReportCommand(
+  env: Env,
+  name: ReportName,
+  flags: ReportFlags,
+  io: { stdout: ReportStdout; stderr: Output },
+  now: Date = new Date(),
+): Promise<void> {
+  const query = parseReportQuery(name, flags, now);
+  const config = loadConfig(env, ['database', 'log']);
+  const logger = createLogger({ level: config.log.level });
+  const releasers = new Releasers();
+  // A report over a big history can take seconds: say so on a terminal, stay silent in a pipe.
+  const showProgress = io.stdout.isTTY;
+  if (showProgress) io.stderr.write(`Running the ${name} report…`);
+  try {
+    const prisma = openDatabase(config.database.url, releasers);
+    const result = await runReport(prisma, query);
+    if (showProgress) io.stderr.write('\r\u001b[K');
+    io.stdout.write(formatReport(result, flags.format, terminalWidth(io.stdout)));
+  } catch (thrown: unknown) {
+    if (showProgress) io.stderr.write('\r\u001b[K');
+    throw thrown;
+  } finally {
+    await releasers.releaseAll(logger);
+  }
+}
+
+/** Adds `report availability|bookings|utilization|sync-health` with the same flags on each. */
+export function registerReportCommand(
+  program: Command,
+  env: Env,
+  io: { stdout: ReportStdout; stderr: Output },
+): void {
+  const report = program
+    .command('report')
+    .description('Reports over the stored snapshots: availability, bookings, utilization, sync-health.');
+  for (const name of Object.keys(DESCRIPTIONS) as ReportName[]) {
+    const command = report
+      .command(name)
+      .description(DESCRIPTIONS[name])
+      .option('--connection <id>', 'only this connection (see `slotfeed connections list`)')
+      .option('--from <day>', 'first local day, YYYY-MM-DD')
+      .option('--to <day>', 'last local day, YYYY-MM-DD (inclusive)')
+      .option(
+        '--at <instant>',
+        'read the history as of this instant, e.g. 2026-03-01T12:00:00Z (default: now)',
+      )
+      .option('--tz <zone>', "IANA zone for days and hours (default: each connection's own)")
+      .addOption(new Option('--format <format>', 'output format').choices(REPORT_FORMATS).default('table'));
+    if (name !== 'sync-health') command.option('--event <event-id>', 'only this event type');
+    if (name === 'bookings') {
+      command.addOption(
+        new Option('--by <grouping>', 'group bookings by day, by week, or by weekday and hour')
+          .choices(BOOKINGS_GROUPINGS)
+          .default('day'),
+      );
+    }
+    command.action(async (flags: ReportFlags, self: Command) => {
+      try {
+        await runReportCommand(env, name, flags, io);
+      } catch (thrown: unknown) {
+        if (thrown instanceof ReportUsageError) self.error(thrown.message, { exitCode: 2 });
+        throw thrown;
+      }
+    });
+  }
+}

@@ -1,0 +1,233 @@
+// bookings: slots that vanished before they started (most likely booked), per local day or week, with their
+// lead time; the slots that appeared (newly opened time) in the same periods; and when the booked time lies
+// (weekday × hour, the admin's heat map).
+//
+// Semantics:
+// - A booking is a slot row with gone_at < starts_at, counted once gone_at ≤ T (the history as of --at/now).
+//   "Most likely": an owner who removes working hours, or a booking of another event type that overlaps,
+//   makes slots vanish the same way; the snapshots cannot tell these apart.
+// - It falls in the period (day, or ISO week starting Monday) of gone_at, the sync that first saw it gone:
+//   the booking happened between that sync and the one before. Lead time = starts_at − gone_at, in hours
+//   (a lower bound of the real lead, by at most one sync interval).
+// - Opened = slot rows first seen in the period, excluding the connection's first successful sync (that
+//   snapshot holds time that was already open when slotfeed started watching, not newly opened time). A slot
+//   freed again after a cancellation counts as opened once more.
+// - Weekday and hour are those of the booked slot's start; 1 = Monday … 7 = Sunday. All in the connection's
+//   zone unless --tz.
+import { Prisma } from '../generated/prisma/client.js';
+import type { BookingsGrouping, ReportQuery } from './report-query.js';
+import {
+  at,
+  connectionName,
+  dayRangeFilter,
+  localDay,
+  scopeFilter,
+  zoneOf,
+  type ReportDb,
+} from './report-sql.js';
+import {
+  dayString,
+  numberOrNull,
+  rangeWording,
+  zoneWording,
+  type ReportColumn,
+  type ReportResult,
+  type ReportRow,
+  type ReportSummaryItem,
+} from './report-result.js';
+
+export const WEEKDAY_NAMES = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'] as const;
+
+const goneAt = Prisma.sql`s.gone_at`;
+const firstSeenAt = Prisma.sql`s.first_seen_at`;
+
+function period(query: ReportQuery, by: BookingsGrouping, instant: Prisma.Sql): Prisma.Sql {
+  return by === 'week'
+    ? Prisma.sql`date_trunc('week', (${instant}) AT TIME ZONE ${zoneOf(query)})::date`
+    : localDay(query, instant);
+}
+
+/** Rows of `slot s JOIN connection c` that are bookings known at T, within the query's scope and days. */
+function bookedWhere(query: ReportQuery): Prisma.Sql {
+  return Prisma.sql`s.gone_at IS NOT NULL AND s.gone_at <= ${at(query)} AND s.gone_at < s.starts_at
+    ${scopeFilter(query, 's')} ${dayRangeFilter(query, goneAt)}`;
+}
+
+interface PeriodRow {
+  connection_id: string;
+  connection: string;
+  period: Date | string;
+  bookings: number;
+  booked_minutes: number | null;
+  median_lead_hours: number | null;
+  mean_lead_hours: number | null;
+  opened: number;
+}
+
+async function bookingsPerPeriod(prisma: ReportDb, query: ReportQuery, by: 'day' | 'week') {
+  return prisma.$queryRaw<PeriodRow[]>(Prisma.sql`
+    WITH booked AS (
+      SELECT s.connection_id, ${period(query, by, goneAt)} AS period, COUNT(*)::int AS bookings,
+             (SUM(EXTRACT(EPOCH FROM (s.ends_at - s.starts_at))) / 60)::float8 AS booked_minutes,
+             (percentile_cont(0.5) WITHIN GROUP (ORDER BY EXTRACT(EPOCH FROM (s.starts_at - s.gone_at)))
+               / 3600)::float8 AS median_lead_hours,
+             (AVG(EXTRACT(EPOCH FROM (s.starts_at - s.gone_at))) / 3600)::float8 AS mean_lead_hours
+      FROM slot s JOIN connection c ON c.id = s.connection_id
+      WHERE ${bookedWhere(query)}
+      GROUP BY 1, 2
+    ), first_sync AS (
+      SELECT r.connection_id, MIN(r.finished_at) AS finished_at FROM sync_run r
+      WHERE r.outcome = 'succeeded' GROUP BY 1
+    ), opened AS (
+      SELECT s.connection_id, ${period(query, by, firstSeenAt)} AS period, COUNT(*)::int AS opened
+      FROM slot s JOIN connection c ON c.id = s.connection_id
+      JOIN first_sync f ON f.connection_id = s.connection_id
+      WHERE s.first_seen_at <= ${at(query)} AND s.first_seen_at > f.finished_at
+        ${scopeFilter(query, 's')} ${dayRangeFilter(query, firstSeenAt)}
+      GROUP BY 1, 2
+    )
+    SELECT COALESCE(b.connection_id, o.connection_id)::text AS connection_id, ${connectionName} AS connection,
+           COALESCE(b.period, o.period) AS period, COALESCE(b.bookings, 0) AS bookings, b.booked_minutes,
+           b.median_lead_hours, b.mean_lead_hours, COALESCE(o.opened, 0) AS opened
+    FROM booked b FULL JOIN opened o ON o.connection_id = b.connection_id AND o.period = b.period
+    JOIN connection c ON c.id = COALESCE(b.connection_id, o.connection_id)
+    ORDER BY connection, 1, period`);
+}
+
+interface CellRow {
+  weekday: number;
+  hour: number;
+  bookings: number;
+}
+
+export async function bookingsByWeekdayHour(prisma: ReportDb, query: ReportQuery): Promise<CellRow[]> {
+  const local = Prisma.sql`(s.starts_at AT TIME ZONE ${zoneOf(query)})`;
+  return prisma.$queryRaw<CellRow[]>(Prisma.sql`
+    SELECT EXTRACT(ISODOW FROM ${local})::int AS weekday, EXTRACT(HOUR FROM ${local})::int AS hour,
+           COUNT(*)::int AS bookings
+    FROM slot s JOIN connection c ON c.id = s.connection_id
+    WHERE ${bookedWhere(query)}
+    GROUP BY 1, 2 ORDER BY 1, 2`);
+}
+
+async function bookingTotals(prisma: ReportDb, query: ReportQuery) {
+  const [row] = await prisma.$queryRaw<
+    { bookings: number; median_lead_hours: number | null; mean_lead_hours: number | null }[]
+  >(Prisma.sql`
+    SELECT COUNT(*)::int AS bookings,
+           (percentile_cont(0.5) WITHIN GROUP (ORDER BY EXTRACT(EPOCH FROM (s.starts_at - s.gone_at)))
+             / 3600)::float8 AS median_lead_hours,
+           (AVG(EXTRACT(EPOCH FROM (s.starts_at - s.gone_at))) / 3600)::float8 AS mean_lead_hours
+    FROM slot s JOIN connection c ON c.id = s.connection_id
+    WHERE ${bookedWhere(query)}`);
+  return row ?? { bookings: 0, median_lead_hours: null, mean_lead_hours: null };
+}
+
+/** The key with the largest total (the earliest on a tie), or null when nothing was booked. */
+function busiest(cells: CellRow[], keyOf: (cell: CellRow) => number): number | null {
+  const totals = new Map<number, number>();
+  for (const cell of cells) totals.set(keyOf(cell), (totals.get(keyOf(cell)) ?? 0) + cell.bookings);
+  let best: number | null = null;
+  for (const [key, total] of [...totals].sort((a, b) => a[0] - b[0])) {
+    if (best === null || total > (totals.get(best) ?? 0)) best = key;
+  }
+  return best;
+}
+
+const hourLabel = (hour: number) => `${String(hour).padStart(2, '0')}:00`;
+
+export async function bookingsReport(prisma: ReportDb, query: ReportQuery): Promise<ReportResult> {
+  const [cells, totals] = await Promise.all([
+    bookingsByWeekdayHour(prisma, query),
+    bookingTotals(prisma, query),
+  ]);
+  const weekday = busiest(cells, (c) => c.weekday);
+  const hour = busiest(cells, (c) => c.hour);
+  const summary: ReportSummaryItem[] = [
+    { key: 'bookings', label: 'bookings', value: totals.bookings, kind: 'integer' },
+    {
+      key: 'median_lead_hours',
+      label: 'median lead time (hours)',
+      value: numberOrNull(totals.median_lead_hours, 2),
+      kind: 'hours',
+    },
+    {
+      key: 'busiest_weekday',
+      label: 'busiest weekday',
+      value: weekday === null ? null : (WEEKDAY_NAMES[weekday - 1] ?? null),
+      kind: 'text',
+    },
+    {
+      key: 'busiest_hour',
+      label: 'busiest hour',
+      value: hour === null ? null : hourLabel(hour),
+      kind: 'text',
+    },
+  ];
+  const base = {
+    report: 'bookings' as const,
+    title: 'Bookings',
+    query,
+    summary,
+    emptyMessage: `No bookings and no newly opened slots up to ${query.at.toISOString()} for this selection.`,
+  };
+  const wording = `${zoneWording(query)}, ${rangeWording(query)}, as of ${query.at.toISOString()}`;
+
+  if (query.by === 'weekday-hour') {
+    return {
+      ...base,
+      caption: `booked slots by the weekday and hour they start, ${wording}`,
+      columns: [
+        { key: 'weekday', label: 'weekday', kind: 'integer', inTable: false },
+        { key: 'weekday_name', label: 'weekday', kind: 'text' },
+        { key: 'hour', label: 'hour', kind: 'integer' },
+        { key: 'bookings', label: 'bookings', kind: 'integer' },
+      ],
+      rows: cells.map((c) => ({
+        weekday: c.weekday,
+        weekday_name: WEEKDAY_NAMES[c.weekday - 1] ?? String(c.weekday),
+        hour: c.hour,
+        bookings: c.bookings,
+      })),
+      emptyMessage: `No bookings up to ${query.at.toISOString()} for this selection.`,
+    };
+  }
+
+  const periods = await bookingsPerPeriod(prisma, query, query.by);
+  const periodKey = query.by === 'week' ? 'week' : 'day';
+  const columns: ReportColumn[] = [
+    { key: 'connection_id', label: 'connection id', kind: 'text', inTable: false },
+    { key: 'connection', label: 'connection', kind: 'text' },
+    { key: periodKey, label: query.by === 'week' ? 'week of' : 'day', kind: 'text' },
+    { key: 'bookings', label: 'bookings', kind: 'integer' },
+    { key: 'booked_minutes', label: 'booked minutes', kind: 'integer' },
+    { key: 'median_lead_hours', label: 'median lead (h)', kind: 'hours' },
+    { key: 'mean_lead_hours', label: 'mean lead (h)', kind: 'hours' },
+    { key: 'opened', label: 'opened slots', kind: 'integer' },
+  ];
+  const rows: ReportRow[] = periods.map((p) => ({
+    connection_id: p.connection_id,
+    connection: p.connection,
+    [periodKey]: dayString(p.period),
+    bookings: p.bookings,
+    booked_minutes: numberOrNull(p.booked_minutes, 2) ?? 0,
+    median_lead_hours: numberOrNull(p.median_lead_hours, 2),
+    mean_lead_hours: numberOrNull(p.mean_lead_hours, 2),
+    opened: p.opened,
+  }));
+  return {
+    ...base,
+    caption: `slots gone before they started, by the ${periodKey} they went; ${wording}`,
+    columns,
+    rows,
+    summary: [
+      ...summary,
+      {
+        key: 'opened',
+        label: 'opened slots',
+        value: rows.reduce((n, r) => n + Number(r.opened), 0),
+        kind: 'integer',
+      },
+    ],
+  };
+}

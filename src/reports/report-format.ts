@@ -1,0 +1,89 @@
+// A report as a terminal table, as CSV (RFC 4180: CRLF line ends, quotes doubled, header row of column keys)
+// or as JSON. Pure functions of a ReportResult.
+import { formatTable } from '../cli/table.js';
+import type { ColumnKind, ReportResult, ReportValue } from './report-result.js';
+
+export const REPORT_FORMATS = ['table', 'csv', 'json'] as const;
+export type ReportFormat = (typeof REPORT_FORMATS)[number];
+
+export function formatValue(value: ReportValue, kind: ColumnKind): string {
+  if (value === null) return '—';
+  if (typeof value === 'boolean') return value ? 'yes' : 'no';
+  if (typeof value === 'string') return value;
+  switch (kind) {
+    case 'percent':
+      return `${(value * 100).toFixed(1)} %`;
+    case 'hours':
+    case 'seconds':
+      return value.toFixed(1);
+    case 'integer':
+      return String(Math.round(value));
+    default:
+      return String(value);
+  }
+}
+
+function csvCell(value: ReportValue): string {
+  if (value === null) return '';
+  const text = String(value);
+  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+}
+
+export function reportAsCsv(result: ReportResult): string {
+  const keys = result.columns.map((c) => c.key);
+  const lines = [
+    keys.join(','),
+    ...result.rows.map((row) => keys.map((k) => csvCell(row[k] ?? null)).join(',')),
+  ];
+  return lines.join('\r\n') + '\r\n';
+}
+
+export function reportAsJson(result: ReportResult): string {
+  const { query } = result;
+  return (
+    JSON.stringify(
+      {
+        report: result.report,
+        asOf: query.at.toISOString(),
+        timezone: query.timezone ?? null,
+        filters: {
+          connection: query.connectionId ?? null,
+          event: query.eventId ?? null,
+          from: query.from ?? null,
+          to: query.to ?? null,
+          ...(result.report === 'bookings' ? { by: query.by } : {}),
+        },
+        rows: result.rows,
+        summary: Object.fromEntries(result.summary.map((s) => [s.key, s.value])),
+      },
+      null,
+      2,
+    ) + '\n'
+  );
+}
+
+/** `width`: the terminal's columns (tables are fitted to it); undefined for full width. */
+export function reportAsTable(result: ReportResult, width?: number): string {
+  const columns = result.columns.filter((c) => c.inTable !== false);
+  const header = `${result.title} — ${result.caption}\n`;
+  if (result.rows.length === 0) return `${header}${result.emptyMessage}\n`;
+  const table = formatTable(
+    columns.map((c) => c.label),
+    result.rows.map((row) => columns.map((c) => formatValue(row[c.key] ?? null, c.kind))),
+    result.emptyMessage,
+    width === undefined ? {} : { width },
+  );
+  const summary = result.summary.map((s) => `${s.label}: ${formatValue(s.value, s.kind)}\n`).join('');
+  return `${header}${table}${summary === '' ? '' : `\n${summary}`}`;
+}
+
+export function formatReport(result: ReportResult, format: ReportFormat, width?: number): string {
+  switch (format) {
+    case 'csv':
+      return reportAsCsv(result);
+    case 'json':
+      return reportAsJson(result);
+    case 'table':
+      return reportAsTable(result, width);
+  }
+}

@@ -1,0 +1,68 @@
+// The one shape every report returns, whatever it is later rendered as (terminal table, CSV, JSON, admin
+// page). Values are plain: numbers already rounded as the report means them, days as 'YYYY-MM-DD', instants
+// as ISO strings, so the three renderings cannot disagree.
+import type { ReportName, ReportQuery } from './report-query.js';
+
+export type ReportValue = string | number | boolean | null;
+export type ReportRow = Record<string, ReportValue>;
+
+/**
+ * How a column reads in a table: `percent` holds a fraction (0.25 reads "25.0 %"), `hours` and `seconds`
+ * one decimal. CSV and JSON always carry the raw value.
+ */
+export type ColumnKind = 'text' | 'integer' | 'percent' | 'hours' | 'seconds' | 'number';
+
+export interface ReportColumn {
+  key: string;
+  label: string;
+  kind: ColumnKind;
+  /** Ids are in CSV and JSON; tables show the readable name instead (they must fit a terminal). */
+  inTable?: boolean;
+}
+
+export interface ReportSummaryItem {
+  key: string;
+  label: string;
+  value: ReportValue;
+  kind: ColumnKind;
+}
+
+export interface ReportResult {
+  report: ReportName;
+  title: string;
+  /** One line saying what was counted and how; printed above tables. */
+  caption: string;
+  query: ReportQuery;
+  columns: ReportColumn[];
+  rows: ReportRow[];
+  summary: ReportSummaryItem[];
+  /** Said plainly instead of an empty table. */
+  emptyMessage: string;
+}
+
+export const roundTo = (value: number, decimals: number): number => {
+  const factor = 10 ** decimals;
+  return Math.round(value * factor) / factor;
+};
+
+/** Rounds a nullable number from SQL (node-postgres may hand numerics over as strings). */
+export function numberOrNull(value: unknown, decimals: number): number | null {
+  if (value === null || value === undefined) return null;
+  const n = typeof value === 'number' ? value : Number(value);
+  return Number.isFinite(n) ? roundTo(n, decimals) : null;
+}
+
+export const dayString = (value: unknown): string =>
+  value instanceof Date ? value.toISOString().slice(0, 10) : String(value);
+
+/** Where the report's days are: one zone for all, or each connection's own. */
+export function zoneWording(query: ReportQuery): string {
+  return query.timezone ? `days in ${query.timezone}` : "days in each connection's time zone";
+}
+
+export function rangeWording(query: ReportQuery): string {
+  if (query.from && query.to) return `${query.from} to ${query.to}`;
+  if (query.from) return `from ${query.from}`;
+  if (query.to) return `up to ${query.to}`;
+  return 'all days';
+}

@@ -1,0 +1,72 @@
+// SQL pieces every report shares: the zone a row's days are counted in, the connection/event filter, and the
+// local-day range. Everything is a bound parameter (Prisma.sql), never spliced text.
+import { Prisma, type PrismaClient } from '../generated/prisma/client.js';
+import type { ReportQuery } from './report-query.js';
+
+/** The zone of connection alias `c`: --tz when given, else the connection's own, else UTC (never synced). */
+export function zoneOf(query: ReportQuery): Prisma.Sql {
+  return Prisma.sql`COALESCE(${query.timezone ?? null}::text, c.timezone, 'UTC')`;
+}
+
+/** The local date of a timestamptz expression, in zoneOf(query). */
+export function localDay(query: ReportQuery, instant: Prisma.Sql): Prisma.Sql {
+  return Prisma.sql`((${instant}) AT TIME ZONE ${zoneOf(query)})::date`;
+}
+
+export const at = (query: ReportQuery): Prisma.Sql => Prisma.sql`${query.at}::timestamptz`;
+
+/** `AND …` for --connection and --event on a table alias holding connection_id / upstream_event_id. */
+export function scopeFilter(query: ReportQuery, alias: string): Prisma.Sql {
+  const parts: Prisma.Sql[] = [];
+  if (query.connectionId !== undefined) {
+    parts.push(Prisma.sql`AND ${Prisma.raw(alias)}.connection_id = ${query.connectionId}::uuid`);
+  }
+  if (query.eventId !== undefined) {
+    parts.push(Prisma.sql`AND ${Prisma.raw(alias)}.upstream_event_id = ${query.eventId}`);
+  }
+  return parts.length === 0 ? Prisma.empty : Prisma.join(parts, ' ');
+}
+
+/**
+ * `AND …` keeping rows whose `instant` falls on a local day in [from, to]. The exact test is on the local
+ * date; the extra UTC bounds (a local day lies within UTC −14 h … +12 h of its own date) let an index on the
+ * instant narrow the scan first.
+ */
+export function dayRangeFilter(query: ReportQuery, instant: Prisma.Sql): Prisma.Sql {
+  const parts: Prisma.Sql[] = [];
+  if (query.from !== undefined) {
+    parts.push(
+      Prisma.sql`AND ${instant} >= ((${query.from}::date - 1)::timestamp AT TIME ZONE 'UTC')`,
+      Prisma.sql`AND ${localDay(query, instant)} >= ${query.from}::date`,
+    );
+  }
+  if (query.to !== undefined) {
+    parts.push(
+      Prisma.sql`AND ${instant} < ((${query.to}::date + 2)::timestamp AT TIME ZONE 'UTC')`,
+      Prisma.sql`AND ${localDay(query, instant)} <= ${query.to}::date`,
+    );
+  }
+  return parts.length === 0 ? Prisma.empty : Prisma.join(parts, ' ');
+}
+
+/** Readable name of a connection row (alias `c`): e-mail, else display name, else the id. */
+export const connectionName = Prisma.sql`COALESCE(c.email, c.display_name, c.id::text)`;
+
+/** What a report query runs on: the client itself or a transaction of it. */
+export type ReportDb = Pick<PrismaClient, '$queryRaw'>;
+
+/**
+ * Runs a report's queries in one read-only transaction with more working memory: grouping a million slot rows
+ * by slot or by day spills to disk at Postgres's 4 MB default and then takes several times as long. SET LOCAL
+ * ends with the transaction, so the pooled connection goes back unchanged.
+ */
+export function withReportSession<T>(prisma: PrismaClient, work: (db: ReportDb) => Promise<T>): Promise<T> {
+  return prisma.$transaction(
+    async (tx) => {
+      await tx.$executeRaw`SET TRANSACTION READ ONLY`;
+      await tx.$executeRaw`SET LOCAL work_mem = '64MB'`;
+      return work(tx);
+    },
+    { maxWait: 10_000, timeout: 120_000 },
+  );
+}

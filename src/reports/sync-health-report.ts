@@ -1,0 +1,115 @@
+// sync-health: per connection, how its syncs went: runs, success rate, median and p95 duration, upstream calls
+// per run, the last error, and whether it needs re-authorisation.
+//
+// Semantics:
+// - Runs are sync_run rows (one per attempt, failed ones included) that started at or before T and whose
+//   start falls on a local day in --from/--to (the connection's zone, or --tz).
+// - Duration = finished_at − started_at in seconds; median and p95 are percentile_cont (interpolated), over
+//   all runs of the selection. Upstream calls per run is their mean.
+// - Last error: the latest failed run in the selection (its error code and message).
+// - Status (and so "needs re-authorisation") is the connection's current one: it is not versioned.
+// - Connections without runs in the selection are listed too (runs 0), so a connection that never syncs
+//   shows up rather than vanishing from the report.
+import { Prisma } from '../generated/prisma/client.js';
+import type { ReportQuery } from './report-query.js';
+import { at, connectionName, dayRangeFilter, type ReportDb } from './report-sql.js';
+import {
+  numberOrNull,
+  rangeWording,
+  roundTo,
+  zoneWording,
+  type ReportResult,
+  type ReportRow,
+} from './report-result.js';
+
+interface HealthRow {
+  connection_id: string;
+  connection: string;
+  status: string;
+  runs: number;
+  succeeded: number;
+  median_seconds: number | null;
+  p95_seconds: number | null;
+  calls_per_run: number | null;
+  last_error: string | null;
+  last_error_at: Date | null;
+}
+
+export async function syncHealthReport(prisma: ReportDb, query: ReportQuery): Promise<ReportResult> {
+  const startedAt = Prisma.sql`r.started_at`;
+  const connectionFilter =
+    query.connectionId === undefined ? Prisma.empty : Prisma.sql`WHERE c.id = ${query.connectionId}::uuid`;
+  const rows = await prisma.$queryRaw<HealthRow[]>(Prisma.sql`
+    WITH runs AS (
+      SELECT r.connection_id, r.outcome, r.started_at, r.error_code, r.error_message, r.upstream_calls,
+             EXTRACT(EPOCH FROM (r.finished_at - r.started_at))::float8 AS seconds
+      FROM sync_run r JOIN connection c ON c.id = r.connection_id
+      WHERE r.started_at <= ${at(query)}
+        ${query.connectionId === undefined ? Prisma.empty : Prisma.sql`AND r.connection_id = ${query.connectionId}::uuid`}
+        ${dayRangeFilter(query, startedAt)}
+    ), per_connection AS (
+      SELECT connection_id, COUNT(*)::int AS runs,
+             (COUNT(*) FILTER (WHERE outcome = 'succeeded'))::int AS succeeded,
+             (percentile_cont(0.5) WITHIN GROUP (ORDER BY seconds))::float8 AS median_seconds,
+             (percentile_cont(0.95) WITHIN GROUP (ORDER BY seconds))::float8 AS p95_seconds,
+             AVG(upstream_calls)::float8 AS calls_per_run
+      FROM runs GROUP BY 1
+    ), last_error AS (
+      SELECT DISTINCT ON (connection_id) connection_id,
+             CONCAT_WS(': ', error_code, error_message) AS last_error, started_at AS last_error_at
+      FROM runs WHERE outcome = 'failed'
+      ORDER BY connection_id, started_at DESC
+    )
+    SELECT c.id::text AS connection_id, ${connectionName} AS connection, c.status::text AS status,
+           COALESCE(p.runs, 0) AS runs, COALESCE(p.succeeded, 0) AS succeeded, p.median_seconds,
+           p.p95_seconds, p.calls_per_run, e.last_error, e.last_error_at
+    FROM connection c
+    LEFT JOIN per_connection p ON p.connection_id = c.id
+    LEFT JOIN last_error e ON e.connection_id = c.id
+    ${connectionFilter}
+    ORDER BY connection, c.id`);
+
+  const out: ReportRow[] = rows.map((r) => ({
+    connection_id: r.connection_id,
+    connection: r.connection,
+    status: r.status,
+    needs_reauth: r.status === 'needs_reauth',
+    runs: r.runs,
+    success_rate: r.runs === 0 ? null : roundTo(r.succeeded / r.runs, 4),
+    median_seconds: numberOrNull(r.median_seconds, 3),
+    p95_seconds: numberOrNull(r.p95_seconds, 3),
+    calls_per_run: numberOrNull(r.calls_per_run, 2),
+    last_error: r.last_error,
+    last_error_at: r.last_error_at === null ? null : new Date(r.last_error_at).toISOString(),
+  }));
+  const needingReauth = out.filter((r) => r.needs_reauth).map((r) => String(r.connection));
+  return {
+    report: 'sync-health',
+    title: 'Sync health',
+    caption: `sync runs started up to ${query.at.toISOString()}, ${zoneWording(query)}, ${rangeWording(query)}`,
+    query,
+    columns: [
+      { key: 'connection_id', label: 'connection id', kind: 'text', inTable: false },
+      { key: 'connection', label: 'connection', kind: 'text' },
+      { key: 'status', label: 'status', kind: 'text' },
+      { key: 'needs_reauth', label: 're-auth', kind: 'text', inTable: false },
+      { key: 'runs', label: 'runs', kind: 'integer' },
+      { key: 'success_rate', label: 'success', kind: 'percent' },
+      { key: 'median_seconds', label: 'median s', kind: 'seconds' },
+      { key: 'p95_seconds', label: 'p95 s', kind: 'seconds' },
+      { key: 'calls_per_run', label: 'calls/run', kind: 'number' },
+      { key: 'last_error_at', label: 'last error at', kind: 'text', inTable: false },
+      { key: 'last_error', label: 'last error', kind: 'text' },
+    ],
+    rows: out,
+    summary: [
+      {
+        key: 'needs_reauth',
+        label: 'needing re-authorisation',
+        value: needingReauth.length === 0 ? 'none' : needingReauth.join(', '),
+        kind: 'text',
+      },
+    ],
+    emptyMessage: query.connectionId === undefined ? 'No connections yet.' : 'No such connection.',
+  };
+}

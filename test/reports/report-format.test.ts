@@ -1,0 +1,77 @@
+// Pure pieces: fitting tables to a terminal, CSV quoting, and parsing report flags.
+import { describe, expect, it } from '@jest/globals';
+import { fittedWidths, formatTable, terminalWidth } from '../../src/cli/table.js';
+import { reportAsCsv } from '../../src/reports/report-format.js';
+import { parseReportQuery } from '../../src/reports/report-query.js';
+import type { ReportResult } from '../../src/reports/report-result.js';
+
+const NOW = new Date('2026-03-02T09:00:00Z');
+
+describe('tables on a terminal', () => {
+  const rows = [['a', 'x'.repeat(60), 'last column']];
+
+  it('keep every cell whole without a width (pipes), and shorten the widest column to fit one', () => {
+    expect(formatTable(['h1', 'wide', 'tail'], rows, 'none', {}).split('\n')[2]).toBe(
+      `a   ${'x'.repeat(60)}  last column`,
+    );
+    const fitted = formatTable(['h1', 'wide', 'tail'], rows, 'none', { width: 40 });
+    for (const line of fitted.trimEnd().split('\n')) expect(line.length).toBeLessThanOrEqual(40);
+    expect(fitted.split('\n')[2]).toBe(`a   ${'x'.repeat(22)}…  last column`);
+  });
+
+  it('never shortens a column below 8 characters, and says so when empty', () => {
+    expect(fittedWidths([30, 30], 10)).toEqual([8, 8]);
+    expect(fittedWidths([5, 6], 80)).toEqual([5, 6]);
+    expect(formatTable(['a'], [], 'Nothing here.', { width: 20 })).toBe('Nothing here.\n');
+  });
+
+  it('takes the width from a terminal only', () => {
+    expect(terminalWidth({ isTTY: true, columns: 100 })).toBe(100);
+    expect(terminalWidth({ isTTY: false, columns: 100 })).toBeUndefined();
+  });
+});
+
+describe('CSV', () => {
+  it('quotes commas, quotes and line breaks (RFC 4180), CRLF line ends, empty for null', () => {
+    const result = {
+      columns: [
+        { key: 'a', label: 'a', kind: 'text' },
+        { key: 'b', label: 'b', kind: 'integer' },
+      ],
+      rows: [{ a: 'say "hi", then\nleave', b: null }],
+    } as unknown as ReportResult;
+    expect(reportAsCsv(result)).toBe('a,b\r\n"say ""hi"", then\nleave",\r\n');
+  });
+});
+
+describe('report flags', () => {
+  it('accepts days, instants with offsets and IANA zones', () => {
+    const query = parseReportQuery(
+      'bookings',
+      {
+        from: '2026-03-01',
+        to: '2026-03-01',
+        at: '2026-03-01T12:00:00+01:00',
+        tz: 'Europe/Berlin',
+        by: 'week',
+      },
+      NOW,
+    );
+    expect(query).toMatchObject({
+      from: '2026-03-01',
+      to: '2026-03-01',
+      timezone: 'Europe/Berlin',
+      by: 'week',
+      atGiven: true,
+    });
+    expect(query.at.toISOString()).toBe('2026-03-01T11:00:00.000Z');
+    expect(parseReportQuery('availability', {}, NOW)).toMatchObject({ at: NOW, atGiven: false, by: 'day' });
+  });
+
+  it('refuses --by outside bookings and --event for sync-health', () => {
+    expect(() => parseReportQuery('availability', { by: 'week' }, NOW)).toThrow(
+      /--by applies to the bookings report only/,
+    );
+    expect(() => parseReportQuery('sync-health', { event: 'evt_1' }, NOW)).toThrow(/--event does not apply/);
+  });
+});
