@@ -1,23 +1,82 @@
-// `npm run bench`: runs the benchmarks, prints a table and writes bench-results.json. Never part of `npm test`.
-import { writeFileSync } from 'node:fs';
+// `npm run bench`: runs the benchmarks, prints one table and writes bench-results.json (git-ignored) with every
+// figure, its inputs, the machine's CPU count and the Node version. Never part of `npm test`.
+//   BENCH_ONLY=sync|commit|feeds|growth|reports (comma-separated; default: all). A run of some keeps the
+//     others' last figures in the file.
+//   BENCH_CONNECTIONS (default 1000), BENCH_RATE_LIMIT (default 200): the sync round's size and upstream limit.
+//   BENCH_QUICK=1: reduced sizes to try the benchmarks out (100 connections, 2 s loads, 1 day of growth); the
+//     README quotes full-size runs only.
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
+import type { BenchSection } from './bench-result.js';
+import { benchCommitCost } from './commit-cost.js';
+import { benchFeedServing } from './feed-serving.js';
+import { benchGrowth } from './growth.js';
+import { loadAverage } from './process-stats.js';
+import { benchReports } from './reports.js';
 import { benchSyncRound } from './sync-round.js';
 
-const connections = Number(process.env.BENCH_CONNECTIONS ?? 100);
+const RESULTS = 'bench-results.json';
+const quick = process.env.BENCH_QUICK === '1';
+const only = new Set(
+  (process.env.BENCH_ONLY || 'sync,commit,feeds,growth,reports').split(',').map((name) => name.trim()),
+);
+// The name this switch had before the other benchmarks joined it.
+if (only.has('sync-round')) only.add('sync');
+const connections = Number(process.env.BENCH_CONNECTIONS ?? (quick ? 100 : 1000));
+const rateLimitPerSecond = Number(process.env.BENCH_RATE_LIMIT ?? 200);
+
 const machine = {
   cpus: os.cpus().length,
+  cpuModel: os.cpus()[0]?.model ?? 'unknown',
   node: process.version,
   memoryGiB: Math.round(os.totalmem() / 2 ** 30),
+  loadAverage1mAtStart: loadAverage(),
 };
-console.log(`slotfeed bench — ${machine.cpus} CPUs, Node ${machine.node}`);
+console.log(
+  `slotfeed bench — ${machine.cpus} CPUs (${machine.cpuModel}), Node ${machine.node}, ` +
+    `1-minute load ${machine.loadAverage1mAtStart}${quick ? ', QUICK sizes' : ''}`,
+);
 
-const syncRound = await benchSyncRound(connections);
+const benches: [string, () => Promise<BenchSection[]>][] = [
+  ['sync', () => benchSyncRound({ connections, rateLimitPerSecond })],
+  ['commit', () => benchCommitCost()],
+  ['feeds', () => benchFeedServing({ seconds: quick ? 2 : 10 })],
+  ['growth', () => benchGrowth({ days: quick ? 1 : 3 })],
+  ['reports', () => benchReports()],
+];
+const sections: (BenchSection & { bench: string })[] = [];
+for (const [name, bench] of benches) {
+  if (!only.has(name)) continue;
+  const started = performance.now();
+  sections.push(...(await bench()).map((section) => ({ bench: name, ...section })));
+  console.log(`${name}: ${Math.round((performance.now() - started) / 1000)} s`);
+}
+
 console.table(
-  Object.entries(syncRound).map(([measure, value]) => ({ benchmark: 'sync round', measure, value })),
+  sections.flatMap((s) => [
+    ...Object.entries(s.figures).map(([measure, value]) => ({ benchmark: s.benchmark, measure, value })),
+    ...Object.entries(s.targets ?? {}).map(([measure, t]) => ({
+      benchmark: s.benchmark,
+      measure: `target: ${measure}`,
+      value: `${t.target}: ${t.met ? 'met' : 'MISSED'}`,
+    })),
+  ]),
 );
-writeFileSync(
-  'bench-results.json',
-  `${JSON.stringify({ measuredAt: new Date().toISOString(), machine, syncRound }, null, 2)}\n`,
-);
-console.log('wrote bench-results.json');
+
+type Results = { sections?: (BenchSection & { bench?: string })[] };
+const previous: Results = existsSync(RESULTS) ? (JSON.parse(readFileSync(RESULTS, 'utf8')) as Results) : {};
+const ran = new Set(sections.map((s) => s.bench));
+const kept = (previous.sections ?? []).filter((s) => s.bench !== undefined && !ran.has(s.bench));
+// Each section carries the run it came from: sections kept from an earlier run keep that run's machine state.
+const run = {
+  measuredAt: new Date().toISOString(),
+  machine: { ...machine, loadAverage1mAtEnd: loadAverage() },
+  quick,
+};
+const results = {
+  ...run,
+  sections: [...kept, ...sections.map((s) => ({ ...s, run }))],
+};
+writeFileSync(RESULTS, `${JSON.stringify(results, null, 2)}\n`);
+console.log(`wrote ${RESULTS}`);
 process.exit(0);
