@@ -17,6 +17,9 @@ export default {
     ],
   },
   testTimeout: 30000,
+  // Checks that Postgres and Redis answer; starts embedded fallbacks when they do not (test/support).
+  globalSetup: '<rootDir>/test/support/global-setup.ts',
+  globalTeardown: '<rootDir>/test/support/global-teardown.ts',
   // Each file gets its own database and Redis prefix (test/support), so files may run side by side.
   maxWorkers: 2,
 };

@@ -1,0 +1,80 @@
+// The environment the demo's daemon is configured from: the caller's own variables (so SYNC_*, FEED_* and the
+// like can still be tuned), with everything that ties the pieces of the demo together set by the demo. It goes
+// through the same loadConfig as `slotfeed start`, so the demo runs the configuration code it shows off.
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { DemoSecrets } from './demo-secrets.js';
+
+type Env = Record<string, string | undefined>;
+
+/** The checkout (or install) the CLI runs from: two levels above this file in src/demo and in dist/demo. */
+export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+export const DEMO_REDIS_PREFIX = 'slotfeed-demo';
+
+export interface DemoPaths {
+  /** `.slotfeed/` in the project, or SLOTFEED_DATA_DIR. */
+  dataDir: string;
+  secretsFile: string;
+  postgresDir: string;
+  migrationsDir: string;
+}
+
+export function demoPaths(env: Env, projectRoot: string = PROJECT_ROOT): DemoPaths {
+  const dataDir = path.resolve(env.SLOTFEED_DATA_DIR || path.join(projectRoot, '.slotfeed'));
+  return {
+    dataDir,
+    secretsFile: path.join(dataDir, 'demo.json'),
+    postgresDir: path.join(dataDir, 'postgres'),
+    migrationsDir: path.join(projectRoot, 'prisma', 'migrations'),
+  };
+}
+
+export interface DemoEnvInput {
+  env: Env;
+  databaseUrl: string;
+  redisUrl: string;
+  redisPrefix: string;
+  logLevel: string;
+  simulator: { baseUrl: string; authUrl: string; clientId: string; clientSecret: string };
+  webPort: number;
+  publicBaseUrl: string;
+  secrets: DemoSecrets;
+}
+
+/**
+ * Defaults of the demo's own, used when the caller has not set them: the simulator imposes no rate limit, and
+ * the production default (20 requests per second, kind to the real service) would make the first syncs take
+ * several times longer while showing nothing more.
+ */
+const DEMO_DEFAULTS: Env = { UPSTREAM_RATE_LIMIT_PER_SECOND: '200', UPSTREAM_RATE_LIMIT_BURST: '20' };
+
+function withDefaults(env: Env, defaults: Env): Env {
+  const merged = { ...env };
+  for (const [name, value] of Object.entries(defaults)) if (!merged[name]) merged[name] = value;
+  return merged;
+}
+
+export function demoEnvironment(input: DemoEnvInput): Env {
+  return {
+    ...withDefaults(input.env, DEMO_DEFAULTS),
+    DATABASE_URL: input.databaseUrl,
+    REDIS_URL: input.redisUrl,
+    REDIS_PREFIX: input.redisPrefix,
+    LOG_LEVEL: input.logLevel,
+    CALENDBOOK_BASE_URL: input.simulator.baseUrl,
+    CALENDBOOK_AUTH_URL: input.simulator.authUrl,
+    CALENDBOOK_CLIENT_ID: input.simulator.clientId,
+    CALENDBOOK_CLIENT_SECRET: input.simulator.clientSecret,
+    CALENDBOOK_REDIRECT_URI: `${input.publicBaseUrl}/oauth/callback`,
+    CALENDBOOK_SCOPE: '',
+    // The demo's tokens are sealed with the demo's key only; a key of the caller's real installation must
+    // not be used (or needed) here.
+    TOKEN_ENCRYPTION_KEY: input.secrets.tokenEncryptionKey,
+    TOKEN_ENCRYPTION_KEYS_PREVIOUS: '',
+    WEB_HOST: '127.0.0.1',
+    WEB_PORT: String(input.webPort),
+    PUBLIC_BASE_URL: input.publicBaseUrl,
+    ADMIN_TOKEN: input.secrets.adminToken,
+  };
+}

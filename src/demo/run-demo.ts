@@ -1,0 +1,188 @@
+// `slotfeed demo`: the whole system on a machine that has Node only. Postgres and Redis are found or started
+// (local-postgres.ts, local-redis.ts), the Calendbook simulator runs in-process, the daemon's three roles start
+// through the composition root exactly as `slotfeed start` starts them, three simulated accounts connect
+// through the real OAuth flow, and once their first syncs have landed the feed URLs are printed. It then runs
+// until SIGINT/SIGTERM and releases everything it started, newest first: web, workers, scheduler, clients,
+// simulator, then the Redis and Postgres servers it started itself.
+import { stat } from 'node:fs/promises';
+import path from 'node:path';
+import { pino } from 'pino';
+import { untilShutdownSignal, type Output } from '../cli/commands.js';
+import { loadConfig } from '../config.js';
+import { feedCalendarName } from '../feeds/describe-feed.js';
+import { Releasers } from '../lib/releasers.js';
+import { createLogger } from '../log.js';
+import { composeServices, DAEMON_SECTIONS, openClients, startRoles } from '../main.js';
+import { startSimulator } from '../simulator/index.js';
+import { feedLinksFor } from '../web/feed-links.js';
+import { connectDemoAccount, type ConnectedAccount } from './connect-demo-account.js';
+import { loadOrCreateDemoSecrets } from './demo-secrets.js';
+import { DEMO_REDIS_PREFIX, demoEnvironment, demoPaths } from './demo-env.js';
+import { describePostgres, describeRedis, formatDemoSummary } from './demo-summary.js';
+import { waitForFirstSyncs } from './first-syncs.js';
+import { freeLoopbackPort } from './free-port.js';
+import { resolveLocalPostgres } from './local-postgres.js';
+import { resolveLocalRedis } from './local-redis.js';
+
+type Env = Record<string, string | undefined>;
+
+export interface DemoOptions {
+  /** Simulated accounts to connect. Default 3. */
+  accounts?: number;
+  /** How long to wait for the first syncs before printing the feeds anyway. Default 120. */
+  syncTimeoutSeconds?: number;
+}
+
+/** Simulated users: a few more than are connected, so the admin page and the simulator show the difference. */
+const SIMULATOR_USERS = 5;
+const PREFERRED_WEB_PORT = 3000;
+
+/** WEB_PORT when set (0: any free port); else 3000 when it is free, else any free port. */
+async function chooseWebPort(env: Env): Promise<number> {
+  if (env.WEB_PORT === undefined || env.WEB_PORT === '') return freeLoopbackPort(PREFERRED_WEB_PORT);
+  const { port } = loadConfig({ WEB_PORT: env.WEB_PORT }, ['web']).web;
+  return port === 0 ? freeLoopbackPort() : port;
+}
+
+async function hasCluster(postgresDir: string): Promise<boolean> {
+  return stat(path.join(postgresDir, 'PG_VERSION')).then(
+    () => true,
+    () => false,
+  );
+}
+
+export async function runDemo(
+  env: Env,
+  out: Output & { isTTY: boolean; columns?: number },
+  options: DemoOptions = {},
+): Promise<void> {
+  // stdout is the demo's display; logs (warnings and errors unless LOG_LEVEL says otherwise) go to stderr.
+  const { level } = loadConfig({ LOG_LEVEL: env.LOG_LEVEL || 'warn' }, ['log']).log;
+  const logger = createLogger({ level, destination: pino.destination({ fd: 2, sync: true }) });
+  const releasers = new Releasers();
+  let signal: NodeJS.Signals | undefined;
+  const shutdown = untilShutdownSignal(logger).then((received) => (signal = received));
+  const stopRequested = () => signal !== undefined;
+
+  try {
+    const paths = demoPaths(env);
+    const usesEmbedded = !env.DATABASE_URL;
+    const hadCluster = usesEmbedded && (await hasCluster(paths.postgresDir));
+    const { secrets, created } = await loadOrCreateDemoSecrets(paths.secretsFile);
+    if (created && hadCluster) {
+      throw new Error(
+        `${paths.postgresDir} holds a database from an earlier run, but ${paths.secretsFile} (its password and ` +
+          `token key) is gone. Delete ${paths.dataDir} to start the demo afresh.`,
+      );
+    }
+    out.write(`Starting the slotfeed demo (data in ${paths.dataDir})\n`);
+
+    // Redis first: it is quick to find, and when there is none the demo stops before initialising Postgres.
+    const redis = await resolveLocalRedis({ env, logger });
+    releasers.add('redis server', () => redis.stop());
+    const redisPrefix = env.REDIS_PREFIX || DEMO_REDIS_PREFIX;
+    out.write(`${describeRedis(redis, redisPrefix)}\n`);
+    if (stopRequested()) return;
+
+    const postgres = await resolveLocalPostgres({
+      env,
+      dataDir: paths.postgresDir,
+      password: secrets.postgresPassword,
+      migrationsDir: paths.migrationsDir,
+      logger,
+    });
+    releasers.add('postgres server', () => postgres.stop());
+    out.write(`${describePostgres(postgres)}\n`);
+    if (stopRequested()) return;
+
+    const webPort = await chooseWebPort(env);
+    const publicBaseUrl = `http://127.0.0.1:${webPort}`;
+    const simulator = await startSimulator({
+      port: 0,
+      users: SIMULATOR_USERS,
+      seed: 1,
+      redirectUris: [`${publicBaseUrl}/oauth/callback`],
+      logger: logger.child({ role: 'simulator' }),
+    });
+    releasers.add('simulator', () => simulator.close());
+    out.write(
+      `Calendbook simulator: ${simulator.origin} (${simulator.users.length} users, control API /__sim/)\n`,
+    );
+
+    const config = loadConfig(
+      demoEnvironment({
+        env,
+        databaseUrl: postgres.url,
+        redisUrl: redis.url,
+        redisPrefix,
+        logLevel: level,
+        simulator,
+        webPort,
+        publicBaseUrl,
+        secrets,
+      }),
+      DAEMON_SECTIONS,
+    );
+    const clients = openClients(config, releasers, logger);
+    const services = composeServices(config, clients, releasers);
+    await startRoles(['scheduler', 'worker', 'web'], config, clients, services, releasers);
+    out.write(`slotfeed: web on ${publicBaseUrl}, sync worker and scheduler running\n`);
+    if (stopRequested()) return;
+
+    const accounts = simulator.users.slice(0, options.accounts ?? 3);
+    out.write(
+      `Connecting ${accounts.length} accounts through /connect → Calendbook sign-in → /oauth/callback\n`,
+    );
+    const since = new Date();
+    const connected: ConnectedAccount[] = [];
+    for (const account of accounts) {
+      connected.push(
+        await connectDemoAccount(
+          { webUrl: publicBaseUrl, prisma: clients.prisma, feeds: services.feeds },
+          account,
+        ),
+      );
+    }
+    const { rows, complete } = await waitForFirstSyncs({
+      prisma: clients.prisma,
+      targets: connected.map((c) => ({ connectionId: c.connectionId, label: c.account.name })),
+      since,
+      out,
+      timeoutMs: (options.syncTimeoutSeconds ?? 120) * 1000,
+      stopRequested,
+    });
+    if (stopRequested()) return;
+    if (!complete) out.write('Not every first sync succeeded; the feeds below fill in once they do.\n');
+
+    out.write(
+      formatDemoSummary({
+        webUrl: publicBaseUrl,
+        adminToken: secrets.adminToken,
+        feeds: connected.map((c) => {
+          const links = feedLinksFor(
+            publicBaseUrl,
+            c.feedToken,
+            feedCalendarName({ displayName: c.account.name, email: c.account.email }),
+          );
+          return {
+            name: c.account.name,
+            email: c.account.email,
+            https: links.https,
+            webcal: links.webcal,
+            sync: rows.find((r) => r.connectionId === c.connectionId),
+            reconnected: c.reconnected,
+          };
+        }),
+      }),
+    );
+    await shutdown;
+  } finally {
+    if (signal !== undefined) out.write('Stopping the demo…\n');
+    const failures = await releasers.releaseAll(logger);
+    if (signal !== undefined) {
+      out.write(
+        failures.length === 0 ? 'Stopped; nothing left running.\n' : 'Stopped, with errors (see above).\n',
+      );
+    }
+  }
+}

@@ -1,0 +1,187 @@
+// `slotfeed demo` end to end, as a child process with DATABASE_URL and REDIS_URL unset: the embedded Postgres
+// (in a temporary data directory, not the repository's .slotfeed), the simulator, the real OAuth flow, the
+// first syncs, a printed feed URL that serves a valid calendar, a clean exit on SIGINT with nothing left
+// running, and a restart on the same data that reconnects the same accounts instead of duplicating them.
+import { randomBytes } from 'node:crypto';
+import { chmod, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import pg from 'pg';
+import { redisAnswers, DEFAULT_REDIS_URL } from '../../src/demo/local-redis.js';
+import { createRedisConnection } from '../../src/lib/redis-connection.js';
+import { spawnSlotfeed, type SlotfeedProcess } from '../support/child-process.js';
+import { assertStrictIcs } from '../support/ics-checks.js';
+import { waitFor } from '../support/wait-for.js';
+
+let workDir: string;
+let dataDir: string;
+const redisPrefix = `slotfeed-demo-test-${randomBytes(4).toString('hex')}`;
+const started: SlotfeedProcess[] = [];
+const postgresPids: number[] = [];
+
+interface DemoOutput {
+  postgresPid: number;
+  postgresPort: number;
+  adminUrl: string;
+  adminToken: string;
+  feeds: { https: string; webcal: string }[];
+  curl: string;
+}
+
+function parseOutput(text: string): DemoOutput {
+  const postgres = /Postgres: embedded \(pid (\d+), 127\.0\.0\.1:(\d+)/.exec(text);
+  const admin = /^Admin page: +(\S+)\/$/m.exec(text);
+  const token = /^Admin token: +(\S+)$/m.exec(text);
+  const https = [...text.matchAll(/^ {4}feed: +(\S+)$/gm)].map((m) => m[1]!);
+  const webcal = [...text.matchAll(/^ {4}webcal: +(\S+)$/gm)].map((m) => m[1]!);
+  const curl = /^ {2}(curl .+)$/m.exec(text);
+  if (!postgres || !admin || !token || !curl) throw new Error(`unexpected demo output:\n${text}`);
+  return {
+    postgresPid: Number(postgres[1]),
+    postgresPort: Number(postgres[2]),
+    adminUrl: admin[1]!,
+    adminToken: token[1]!,
+    feeds: https.map((url, i) => ({ https: url, webcal: webcal[i] ?? '' })),
+    curl: curl[1]!,
+  };
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Pids of processes whose command line mentions `needle` (Linux /proc; empty elsewhere). */
+async function processesMentioning(needle: string): Promise<number[]> {
+  const entries = await readdir('/proc').catch(() => [] as string[]);
+  const found: number[] = [];
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    const cmdline = await readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '');
+    if (cmdline.includes(needle)) found.push(Number(entry));
+  }
+  return found;
+}
+
+async function startDemo(): Promise<{ demo: SlotfeedProcess; printed: DemoOutput }> {
+  const demo = spawnSlotfeed(['demo'], {
+    SLOTFEED_DATA_DIR: dataDir,
+    REDIS_PREFIX: redisPrefix,
+    WEB_PORT: '0',
+    LOG_LEVEL: 'warn',
+    // A week of slots instead of four: fewer upstream calls, the same code paths.
+    SYNC_HORIZON_DAYS: '7',
+  });
+  started.push(demo);
+  await waitFor(
+    async () => demo.output(),
+    (out) => out.includes('\nfeeds ready\n') || demo.child.exitCode !== null,
+    { timeoutMs: 45_000, intervalMs: 200, what: 'the demo to print "feeds ready"' },
+  );
+  expect(demo.child.exitCode).toBeNull();
+  const printed = parseOutput(demo.output());
+  postgresPids.push(printed.postgresPid);
+  return { demo, printed };
+}
+
+async function stopWithSigint(demo: SlotfeedProcess, printed: DemoOutput): Promise<void> {
+  expect(isAlive(printed.postgresPid)).toBe(true);
+  demo.child.kill('SIGINT');
+  const exit = await demo.exited;
+  expect(exit).toEqual({ code: 0, signal: null });
+  expect(demo.output()).toContain('Stopped; nothing left running.');
+  expect(isAlive(printed.postgresPid)).toBe(false);
+  expect(await processesMentioning(dataDir)).toEqual([]);
+}
+
+async function countRows(port: number): Promise<{ connections: number; activeFeeds: number }> {
+  const secrets = JSON.parse(await readFile(path.join(dataDir, 'demo.json'), 'utf8')) as {
+    postgresPassword: string;
+  };
+  const client = new pg.Client({
+    connectionString: `postgresql://postgres:${secrets.postgresPassword}@127.0.0.1:${port}/slotfeed`,
+  });
+  await client.connect();
+  try {
+    const connections = await client.query<{ n: string }>('SELECT count(*) AS n FROM connection');
+    const feeds = await client.query<{ n: string }>(
+      'SELECT count(*) AS n FROM feed WHERE revoked_at IS NULL',
+    );
+    return { connections: Number(connections.rows[0]!.n), activeFeeds: Number(feeds.rows[0]!.n) };
+  } finally {
+    await client.end();
+  }
+}
+
+beforeAll(async () => {
+  workDir = await mkdtemp(path.join(os.tmpdir(), 'slotfeed-demo-test-'));
+  // Run as root, the embedded server runs as the `postgres` user, which must be able to enter this directory.
+  await chmod(workDir, 0o755);
+  dataDir = path.join(workDir, 'data');
+});
+
+afterAll(async () => {
+  for (const demo of started) if (demo.child.exitCode === null) demo.child.kill('SIGKILL');
+  for (const pid of postgresPids) if (isAlive(pid)) process.kill(pid, 'SIGKILL');
+  await rm(workDir, { recursive: true, force: true });
+  // The demo found the machine's Redis at the default URL (or started its own, gone with it): drop its keys.
+  if (await redisAnswers(DEFAULT_REDIS_URL)) {
+    const redis = createRedisConnection(DEFAULT_REDIS_URL, 'command', 'demo-test-cleanup');
+    const keys = await redis.keys(`${redisPrefix}:*`);
+    if (keys.length > 0) await redis.del(...keys);
+    await redis.quit();
+  }
+});
+
+describe('slotfeed demo', () => {
+  let firstFeedUrl: string;
+
+  it('reaches "feeds ready", serves a valid calendar at a printed URL, and exits cleanly on SIGINT', async () => {
+    const { demo, printed } = await startDemo();
+    const out = demo.output();
+    // Not a terminal: the progress comes as plain lines, one per account.
+    expect(out.match(/^First sync of .+ done: \d+ free slots\.$/gm)).toHaveLength(3);
+    expect(out).not.toContain('\u001b[');
+    expect(printed.feeds).toHaveLength(3);
+    for (const feed of printed.feeds) {
+      expect(feed.https).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/feeds\/[A-Za-z0-9_-]{43}\.ics$/);
+      expect(feed.webcal).toBe(feed.https.replace(/^http:/, 'webcal:'));
+    }
+    firstFeedUrl = printed.feeds[0]!.https;
+    expect(printed.curl).toBe(`curl -fsS '${firstFeedUrl}'`);
+
+    const feed = await fetch(firstFeedUrl);
+    expect(feed.status).toBe(200);
+    expect(feed.headers.get('content-type')).toMatch(/^text\/calendar/);
+    const ics = await feed.text();
+    assertStrictIcs(ics);
+    expect(ics).toContain('BEGIN:VEVENT');
+
+    const admin = await fetch(`${printed.adminUrl}/`, {
+      headers: { authorization: `Bearer ${printed.adminToken}`, accept: 'text/html' },
+    });
+    expect(admin.status).toBe(200);
+
+    await stopWithSigint(demo, printed);
+  }, 70_000);
+
+  it('on a restart reconnects the same accounts (no duplicates) and rotates their feeds to print URLs', async () => {
+    const { demo, printed } = await startDemo();
+    expect(demo.output().match(/\(reconnected: new URL\)/g)).toHaveLength(3);
+    expect(await countRows(printed.postgresPort)).toEqual({ connections: 3, activeFeeds: 3 });
+
+    const rotatedAway = new URL(firstFeedUrl);
+    const origin = new URL(printed.adminUrl).origin;
+    expect((await fetch(`${origin}${rotatedAway.pathname}`)).status).toBe(404);
+    const fresh = await fetch(printed.feeds[0]!.https);
+    expect(fresh.status).toBe(200);
+    assertStrictIcs(await fresh.text());
+
+    await stopWithSigint(demo, printed);
+  }, 70_000);
+});
