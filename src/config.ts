@@ -81,6 +81,13 @@ export const variables = {
     default: 'info',
     schema: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
   }),
+  LOG_FORMAT: variable({
+    section: 'log',
+    description:
+      'json, pretty, or auto: pretty (colourised, one line per event) on a terminal, JSON lines otherwise.',
+    default: 'auto',
+    schema: z.enum(['auto', 'json', 'pretty']),
+  }),
   CALENDBOOK_BASE_URL: variable({
     section: 'upstream',
     description:
@@ -301,7 +308,7 @@ type ValueOf<N extends VariableName> = Variables[N] extends VariableSpec<infer T
 export interface Config {
   database: { url: string };
   redis: { url: string; prefix: string };
-  log: { level: ValueOf<'LOG_LEVEL'> };
+  log: { level: ValueOf<'LOG_LEVEL'>; format: ValueOf<'LOG_FORMAT'> };
   upstream: {
     baseUrl: string;
     authUrl: string;
@@ -372,7 +379,7 @@ export function loadConfig<S extends Section>(env: Env, sections: readonly S[]):
   const builders: { [K in Section]: () => Config[K] } = {
     database: () => ({ url: read('DATABASE_URL') }),
     redis: () => ({ url: read('REDIS_URL'), prefix: read('REDIS_PREFIX') }),
-    log: () => ({ level: read('LOG_LEVEL') }),
+    log: () => ({ level: read('LOG_LEVEL'), format: read('LOG_FORMAT') }),
     upstream: () => ({
       baseUrl: read('CALENDBOOK_BASE_URL'),
       authUrl: read('CALENDBOOK_AUTH_URL'),

@@ -73,6 +73,8 @@ export function redactSecrets(value: unknown, depth = 0, seen = new WeakSet<obje
 
 export interface LoggerOptions {
   level: string;
+  /** Human-readable lines (pino-pretty) instead of JSON; for a person at a terminal, never for collectors. */
+  pretty?: boolean;
   /** Where lines go; stdout when absent. Tests pass a stream to read what was logged. */
   destination?: DestinationStream;
   base?: Record<string, unknown>;
@@ -95,6 +97,13 @@ export function createLogger(options: LoggerOptions): Logger {
         },
       },
     },
-    options.destination,
+    options.destination ??
+      (options.pretty ? pino.transport({ target: 'pino-pretty', options: { destination: 1 } }) : undefined),
   );
+}
+
+/** The logger a command uses: JSON lines, or pretty ones when LOG_FORMAT asks (or is auto on a terminal). */
+export function createLoggerFor(log: { level: string; format: 'auto' | 'json' | 'pretty' }): Logger {
+  const pretty = log.format === 'pretty' || (log.format === 'auto' && process.stdout.isTTY === true);
+  return createLogger({ level: log.level, pretty });
 }

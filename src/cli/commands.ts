@@ -3,7 +3,7 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../config.js';
-import { createLogger, type Logger } from '../log.js';
+import { createLoggerFor, type Logger } from '../log.js';
 import { Releasers } from '../lib/releasers.js';
 import {
   composeServices,
@@ -43,7 +43,7 @@ export interface Output {
 
 function loggerFor(env: Env): Logger {
   const { log } = loadConfig(env, ['log']);
-  return createLogger({ level: log.level });
+  return createLoggerFor(log);
 }
 
 /**
@@ -56,7 +56,7 @@ export async function runMigrate(
   out: Output,
 ): Promise<void> {
   const config = loadConfig(env, ['database', 'log']);
-  const logger = createLogger({ level: config.log.level });
+  const logger = createLoggerFor(config.log);
   const runner = { databaseUrl: config.database.url, migrationsDir: MIGRATIONS_DIR, logger };
   if (options.rolledBack) {
     await markMigrationRolledBack(runner, options.rolledBack);
@@ -122,7 +122,7 @@ export function untilShutdownSignal(logger: Logger): Promise<NodeJS.Signals> {
 /** `slotfeed start | worker | scheduler`: runs the roles until SIGINT/SIGTERM, then shuts down in order. */
 export async function runDaemon(env: Env, roles: readonly Role[]): Promise<void> {
   const config = loadConfig(env, DAEMON_SECTIONS);
-  const logger = createLogger({ level: config.log.level });
+  const logger = createLoggerFor(config.log);
   const releasers = new Releasers();
   try {
     const clients = openClients(config, releasers, logger);
@@ -142,7 +142,7 @@ export async function runSync(
   out: Output & { isTTY: boolean },
 ): Promise<{ failed: number }> {
   const config = loadConfig(env, DAEMON_SECTIONS);
-  const logger = createLogger({ level: config.log.level });
+  const logger = createLoggerFor(config.log);
   const releasers = new Releasers();
   try {
     const clients = openClients(config, releasers, logger);
@@ -181,7 +181,7 @@ function describeOptions(feed: FeedRecord): string {
 /** `slotfeed feeds …`: feed tokens are shown once, when created or rotated; only their hashes are stored. */
 export async function runFeeds(env: Env, action: FeedsAction, out: Output): Promise<void> {
   const config = loadConfig(env, ['database', 'log', 'web']);
-  const logger = createLogger({ level: config.log.level });
+  const logger = createLoggerFor(config.log);
   const releasers = new Releasers();
   try {
     const prisma = openDatabase(config.database.url, releasers);

@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { InvalidArgumentError, Option } from 'commander';
 import { loadConfig } from '../config.js';
 import { Releasers } from '../lib/releasers.js';
-import { createLogger } from '../log.js';
+import { createLoggerFor } from '../log.js';
 import { openDatabase } from '../main.js';
 import {
   listConnectionOverviews,
@@ -71,7 +71,7 @@ async function showConnection(prisma: PrismaClient, id: string): Promise<Connect
 
 export async function runConnections(env: Env, action: ConnectionsAction, out: Stdout, now = new Date()) {
   const config = loadConfig(env, ['database', 'log']);
-  const logger = createLogger({ level: config.log.level });
+  const logger = createLoggerFor(config.log);
   const releasers = new Releasers();
   try {
     const prisma = openDatabase(config.database.url, releasers);

@@ -5,7 +5,7 @@ import type { Command } from 'commander';
 import { Option } from 'commander';
 import { loadConfig } from '../config.js';
 import { Releasers } from '../lib/releasers.js';
-import { createLogger } from '../log.js';
+import { createLoggerFor } from '../log.js';
 import { openDatabase } from '../main.js';
 import { formatReport, REPORT_FORMATS, type ReportFormat } from '../reports/report-format.js';
 import {
@@ -49,7 +49,7 @@ export async function runReportCommand(
 ): Promise<void> {
   const query = parseReportQuery(name, flags, now);
   const config = loadConfig(env, ['database', 'log']);
-  const logger = createLogger({ level: config.log.level });
+  const logger = createLoggerFor(config.log);
   const releasers = new Releasers();
   // A report over a big history can take seconds: say so on a terminal, stay silent in a pipe.
   const showProgress = io.stdout.isTTY;
