@@ -11,7 +11,15 @@
 // - The day is the slot's start in the connection's zone (or --tz); --from/--to bound those days.
 import { Prisma } from '../generated/prisma/client.js';
 import type { ReportQuery } from './report-query.js';
-import { at, connectionName, dayRangeFilter, localDay, scopeFilter, type ReportDb } from './report-sql.js';
+import {
+  at,
+  connectionName,
+  dayRangeFilter,
+  localDay,
+  scopeFilter,
+  type ReportDb,
+  eventTitleAsOf,
+} from './report-sql.js';
 import {
   dayString,
   numberOrNull,
@@ -50,12 +58,7 @@ export async function availabilityReport(prisma: ReportDb, query: ReportQuery): 
            o.upstream_event_id AS event_id, et.title AS event, o.day, o.free_slots, o.free_minutes
     FROM open_slots o
     JOIN connection c ON c.id = o.connection_id
-    LEFT JOIN LATERAL (
-      SELECT e.title FROM event_type e
-      WHERE e.connection_id = o.connection_id AND e.upstream_event_id = o.upstream_event_id
-        AND e.valid_from <= ${at(query)}
-      ORDER BY e.valid_from DESC LIMIT 1
-    ) et ON true
+    ${eventTitleAsOf(query, 'o')}
     ORDER BY connection, o.connection_id, event NULLS LAST, o.upstream_event_id, o.day`);
 
   const out: ReportRow[] = rows.map((r) => ({

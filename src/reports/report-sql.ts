@@ -52,6 +52,20 @@ export function dayRangeFilter(query: ReportQuery, instant: Prisma.Sql): Prisma.
 /** Readable name of a connection row (alias `c`): e-mail, else display name, else the id. */
 export const connectionName = Prisma.sql`COALESCE(c.email, c.display_name, c.id::text)`;
 
+/**
+ * Joins, as `et`, the title an event type had at the report's instant (the version valid then), for rows of
+ * `alias` that carry connection_id and upstream_event_id.
+ */
+export function eventTitleAsOf(query: ReportQuery, alias: string): Prisma.Sql {
+  const row = Prisma.raw(alias);
+  return Prisma.sql`LEFT JOIN LATERAL (
+      SELECT e.title FROM event_type e
+      WHERE e.connection_id = ${row}.connection_id AND e.upstream_event_id = ${row}.upstream_event_id
+        AND e.valid_from <= ${at(query)}
+      ORDER BY e.valid_from DESC LIMIT 1
+    ) et ON true`;
+}
+
 /** What a report query runs on: the client itself or a transaction of it. */
 export type ReportDb = Pick<PrismaClient, '$queryRaw'>;
 

@@ -12,7 +12,15 @@
 // - Share = taken ÷ offered, rounded to 4 decimals.
 import { Prisma } from '../generated/prisma/client.js';
 import type { ReportQuery } from './report-query.js';
-import { at, connectionName, dayRangeFilter, localDay, scopeFilter, type ReportDb } from './report-sql.js';
+import {
+  at,
+  connectionName,
+  dayRangeFilter,
+  localDay,
+  scopeFilter,
+  type ReportDb,
+  eventTitleAsOf,
+} from './report-sql.js';
 import {
   dayString,
   numberOrNull,
@@ -55,12 +63,7 @@ export async function utilizationReport(prisma: ReportDb, query: ReportQuery): P
            d.upstream_event_id AS event_id, et.title AS event, d.day, d.offered, d.taken
     FROM per_day d
     JOIN connection c ON c.id = d.connection_id
-    LEFT JOIN LATERAL (
-      SELECT e.title FROM event_type e
-      WHERE e.connection_id = d.connection_id AND e.upstream_event_id = d.upstream_event_id
-        AND e.valid_from <= ${at(query)}
-      ORDER BY e.valid_from DESC LIMIT 1
-    ) et ON true
+    ${eventTitleAsOf(query, 'd')}
     ORDER BY connection, d.connection_id, event NULLS LAST, d.upstream_event_id, d.day`);
 
   const out: ReportRow[] = rows.map((r) => ({
