@@ -45,7 +45,9 @@ export function createSimContext(options: SimulatorOptions, shutdown: AbortSigna
   const seed = options.seed ?? 1;
   const clock = createSimClock(options.now ?? (() => new Date()));
   const startMs = clock.nowMs();
-  const users = generateUsers(derivePrng(seed, 'users'), options.users ?? 5, startMs);
+  const users = generateUsers(derivePrng(seed, 'users'), options.users ?? 5, startMs, {
+    ...(options.eventTypesPerUser !== undefined ? { eventTypesPerUser: options.eventTypesPerUser } : {}),
+  });
   seedBookings(users, derivePrng(seed, 'bookings'), startMs);
   const initialFaults = mergeFaultSettings(defaultFaultSettings(), {
     rateLimit: { requestsPerSecond: options.requestsPerSecondPerClient ?? 0 },
@@ -65,13 +67,14 @@ export function createSimContext(options: SimulatorOptions, shutdown: AbortSigna
       clock,
     ),
     driftPrng: derivePrng(seed, 'drift'),
-    grants: createGrantStore(clock),
+    grants: createGrantStore(clock, options.onCredentialIssued),
     tokens: createAccessTokenIssuer({
       issuer: () => `${ctx.origin}/auth`,
       ttlSeconds: options.accessTokenTtlSeconds ?? 3600,
       clock,
+      ...(options.onCredentialIssued ? { onIssued: options.onCredentialIssued } : {}),
     }),
-    calls: createCallCounter(),
+    calls: createCallCounter(() => clock.nowMs()),
     logger: options.logger ?? silentLogger,
     shutdown,
     origin: '',

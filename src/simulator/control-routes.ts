@@ -72,6 +72,7 @@ export function registerControlRoutes(app: FastifyInstance, control: SimulatorCo
 
   app.get('/calls', () => control.callCounts());
   app.get('/calls/by-user', () => control.callCountsByUser());
+  app.get('/calls/arrivals', () => control.callArrivals());
   app.delete('/calls', (_request, reply) => {
     control.resetCallCounts();
     return reply.code(204).send();

@@ -136,6 +136,7 @@ export function createSimulatorControl(ctx: SimContext): SimulatorControl {
     now: () => new Date(ctx.clock.nowMs()),
     callCounts: () => ctx.calls.totals(),
     callCountsByUser: () => ctx.calls.byUser(),
+    callArrivals: () => ctx.calls.arrivals(),
     resetCallCounts: () => ctx.calls.reset(),
     slotsFor(eventId, fromIso, toIso) {
       const found = findEventType(ctx.users, eventId);

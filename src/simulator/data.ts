@@ -88,7 +88,15 @@ function eventTypeFor(prng: Prng, owner: Owner, title: string, index: number): S
   return { payload, maxDaysAhead: prng.pick(HORIZONS) };
 }
 
-function eventTypesFor(prng: Prng, userIndex: number, owner: Owner): SimEventType[] {
+/** `exactly` types, all enabled and public: a fixed shape for benchmarks, drawn from the same distributions. */
+function uniformEventTypes(prng: Prng, owner: Owner, exactly: number): SimEventType[] {
+  return Array.from({ length: exactly }, (_, i) =>
+    eventTypeFor(prng, owner, TITLES[i % TITLES.length] ?? 'Meeting', i),
+  );
+}
+
+function eventTypesFor(prng: Prng, userIndex: number, owner: Owner, exactly?: number): SimEventType[] {
+  if (exactly !== undefined) return uniformEventTypes(prng, owner, exactly);
   if (userIndex === 0) {
     // User 0 is the one tests lean on: a plain enabled type, a buffered one, a secret one, a disabled one.
     const intro = eventTypeFor(prng, owner, 'Intro call', 0);
@@ -132,7 +140,21 @@ function disabledDaysFor(prng: Prng, timezone: string, startMs: number): string[
   return [...days].sort();
 }
 
-export function generateUsers(prng: Prng, count: number, startMs: number): SimUser[] {
+export interface GenerateUsersOptions {
+  /** Exactly this many enabled event types per user (see SimulatorOptions.eventTypesPerUser). */
+  eventTypesPerUser?: number;
+}
+
+export function generateUsers(
+  prng: Prng,
+  count: number,
+  startMs: number,
+  options: GenerateUsersOptions = {},
+): SimUser[] {
+  const perUser = options.eventTypesPerUser;
+  if (perUser !== undefined && (!Number.isInteger(perUser) || perUser < 1 || perUser > 50)) {
+    throw new RangeError(`eventTypesPerUser must be an integer 1–50, got ${perUser}`);
+  }
   const users: SimUser[] = [];
   const emails = new Set<string>();
   for (let i = 0; i < count; i++) {
@@ -160,7 +182,7 @@ export function generateUsers(prng: Prng, count: number, startMs: number): SimUs
           pending_actions: prng.pick(['email', 'none']),
         },
       },
-      eventTypes: eventTypesFor(prng, i, { name: `${first} ${last}`, slug: userSlug }),
+      eventTypes: eventTypesFor(prng, i, { name: `${first} ${last}`, slug: userSlug }, perUser),
       weeklyHours: (template ?? HOUR_TEMPLATES[0]!)(),
       disabledDays: disabledDaysFor(prng, timezone, startMs),
       disabledMonths: i === 0 ? [8] : prng.pick([[], [], [12], [1, 8]]),

@@ -1,9 +1,11 @@
 // The HTTP side of faults: delays, injected statuses, hangs, truncated bodies and drifted payloads.
+import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyReply } from 'fastify';
 import type { SimContext } from './context.js';
 import { driftPayload } from './drift.js';
 import type { EarlyFault, FaultDecision } from './faults.js';
+import type { RawBodyGenerator, RawReply } from './types.js';
 
 const TOKEN_ENDPOINT = 'POST /oauth2/token';
 
@@ -52,8 +54,53 @@ function injectedStatusBody(
   };
 }
 
+const PAD_CHUNK = 64 * 1024;
+
+/**
+ * A generated body as a stream of small chunks: a 50 MB answer never sits in memory as one string, and a
+ * client that stops reading (as it should, past its cap) stops the generation too.
+ */
+function generatedBody(generator: RawBodyGenerator): Readable {
+  if (generator.shape === 'deep') {
+    const { depth } = generator;
+    return Readable.from(
+      (function* () {
+        for (let done = 0; done < depth; done += PAD_CHUNK)
+          yield '['.repeat(Math.min(PAD_CHUNK, depth - done));
+        for (let done = 0; done < depth; done += PAD_CHUNK)
+          yield ']'.repeat(Math.min(PAD_CHUNK, depth - done));
+      })(),
+      { objectMode: false },
+    );
+  }
+  const head = '{"pad":"';
+  const tail = '"}';
+  const padding = Math.max(0, generator.bytes - head.length - tail.length);
+  return Readable.from(
+    (function* () {
+      yield head;
+      const chunk = 'x'.repeat(PAD_CHUNK);
+      for (let sent = 0; sent < padding; sent += PAD_CHUNK) {
+        yield padding - sent >= PAD_CHUNK ? chunk : chunk.slice(0, padding - sent);
+      }
+      yield tail;
+    })(),
+    { objectMode: false },
+  );
+}
+
+function replyRaw(reply: FastifyReply, raw: RawReply): FastifyReply {
+  reply.code(raw.status).type(raw.contentType);
+  if (!raw.generate) return reply.send(raw.body ?? '');
+  if (raw.generate.shape === 'large' && raw.generate.declareLength) {
+    reply.header('content-length', String(Math.max(raw.generate.bytes, 10)));
+  }
+  return reply.send(generatedBody(raw.generate));
+}
+
 export function replyWithEarlyFault(reply: FastifyReply, fault: EarlyFault, endpoint: string): FastifyReply {
   if (fault.kind === 'hang') return hangRequest(reply);
+  if (fault.kind === 'raw') return replyRaw(reply, fault);
   if (fault.kind === 'rate_limited') {
     return reply
       .code(429)

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { SimClock } from './clock.js';
 import { driftApplies } from './drift.js';
 import type { Prng } from './prng.js';
-import type { DriftVariant, FaultOutcome, FaultSettings } from './types.js';
+import type { DriftVariant, FaultOutcome, FaultSettings, RawReply } from './types.js';
 import { SimulatorControlError } from './types.js';
 
 /** Endpoint keys that faults can hit (also the call-count keys). /login and /__sim/ are never faulted. */
@@ -17,7 +17,14 @@ export const FAULTABLE_ENDPOINTS = [
 ] as const;
 
 export type EarlyFault =
-  { kind: 'status'; status: number } | { kind: 'hang' } | { kind: 'rate_limited'; retryAfter: string };
+  | { kind: 'status'; status: number }
+  | { kind: 'hang' }
+  | { kind: 'rate_limited'; retryAfter: string }
+  | RawReply;
+
+/** Generated bodies are capped so a typo in a test cannot make the simulator build gigabytes. */
+const MAX_GENERATED_BYTES = 256 * 1024 * 1024;
+const MAX_GENERATED_DEPTH = 10_000_000;
 
 export interface FaultDecision {
   /** Answer with this instead of running the endpoint at all. */
@@ -51,6 +58,23 @@ const outcomeSchema = z.discriminatedUnion('kind', [
     endpoint: endpointKey.optional(),
     kind: z.literal('rate_limited'),
     retryAfter: z.string(),
+  }),
+  z.strictObject({
+    endpoint: endpointKey.optional(),
+    kind: z.literal('raw'),
+    status: z.number().int().min(100).max(599),
+    contentType: z.string(),
+    body: z.string().optional(),
+    generate: z
+      .discriminatedUnion('shape', [
+        z.strictObject({
+          shape: z.literal('large'),
+          bytes: z.number().int().min(16).max(MAX_GENERATED_BYTES),
+          declareLength: z.boolean(),
+        }),
+        z.strictObject({ shape: z.literal('deep'), depth: z.number().int().min(1).max(MAX_GENERATED_DEPTH) }),
+      ])
+      .optional(),
   }),
   z.strictObject({
     endpoint: endpointKey.optional(),

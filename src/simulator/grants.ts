@@ -2,6 +2,7 @@
 // descended from it; revoking a grant kills its refresh tokens and its access tokens (tracked by jti).
 import { randomBytes } from 'node:crypto';
 import type { SimClock } from './clock.js';
+import type { IssuedCredential } from './types.js';
 
 export const AUTHORIZATION_CODE_TTL_MS = 60_000;
 
@@ -49,7 +50,10 @@ export interface GrantStore {
 
 const opaqueToken = () => randomBytes(32).toString('base64url');
 
-export function createGrantStore(clock: SimClock): GrantStore {
+export function createGrantStore(
+  clock: SimClock,
+  onIssued: (credential: IssuedCredential) => void = () => undefined,
+): GrantStore {
   const codes = new Map<string, AuthorizationCode>();
   const grants = new Map<string, Grant>();
   const refreshTokens = new Map<string, RefreshTokenRecord>();
@@ -64,6 +68,7 @@ export function createGrantStore(clock: SimClock): GrantStore {
     issueCode(input) {
       const code = opaqueToken();
       codes.set(code, { ...input, issuedAtMs: clock.nowMs(), redeemedGrantId: null });
+      onIssued({ kind: 'authorization_code', value: code, userId: input.userId });
       return code;
     },
     findCode: (code) => codes.get(code),
@@ -76,6 +81,7 @@ export function createGrantStore(clock: SimClock): GrantStore {
     issueRefreshToken(grant) {
       const token = opaqueToken();
       refreshTokens.set(token, { grantId: grant.id, spent: false });
+      onIssued({ kind: 'refresh_token', value: token, userId: grant.userId });
       return token;
     },
     findRefreshToken(token) {

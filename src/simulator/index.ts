@@ -4,6 +4,7 @@ export { formatSimulatorBanner } from './banner.js';
 export { FAULTABLE_ENDPOINTS, defaultFaultSettings } from './faults.js';
 export { SimulatorControlError } from './types.js';
 export type {
+  CallArrival,
   CallCounts,
   DriftVariant,
   EventTypePatch,
@@ -11,6 +12,9 @@ export type {
   FaultOutcome,
   FaultSettings,
   FaultSettingsPatch,
+  RawBodyGenerator,
+  RawReply,
+  IssuedCredential,
   RunningSimulator,
   SimLogger,
   SimUserDetails,

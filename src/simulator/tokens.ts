@@ -3,6 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { SignJWT, decodeJwt, errors, jwtVerify } from 'jose';
 import type { SimClock } from './clock.js';
+import type { IssuedCredential } from './types.js';
 
 export const ACCESS_TOKEN_AUDIENCE = 'calendbook-api';
 
@@ -29,9 +30,10 @@ export function createAccessTokenIssuer(options: {
   issuer: () => string;
   ttlSeconds: number;
   clock: SimClock;
+  onIssued?: (credential: IssuedCredential) => void;
 }): AccessTokenIssuer {
   const secret = new Uint8Array(randomBytes(32));
-  const { issuer, ttlSeconds, clock } = options;
+  const { issuer, ttlSeconds, clock, onIssued } = options;
   return {
     ttlSeconds,
     async issue({ userId, clientId, scope }) {
@@ -46,6 +48,7 @@ export function createAccessTokenIssuer(options: {
         .setExpirationTime(iat + ttlSeconds)
         .setJti(jti)
         .sign(secret);
+      onIssued?.({ kind: 'access_token', value: token, userId });
       return { token, jti };
     },
     async verify(token) {

@@ -88,8 +88,27 @@ export type EventTypePatch = Partial<Omit<EventTypePayload, 'event_id'>> & { max
 
 export type DriftVariant = 'monthsAsStrings' | 'firstAvailableAsDateTime' | 'invalidShape';
 
+/**
+ * A body the simulator makes up on the spot instead of holding it in the fault queue: `large` is a JSON
+ * object padded to `bytes` (with or without a Content-Length header, so clients must cap streamed bodies
+ * too); `deep` is `depth` nested arrays.
+ */
+export type RawBodyGenerator =
+  { shape: 'large'; bytes: number; declareLength: boolean } | { shape: 'deep'; depth: number };
+
+/** An arbitrary answer (status, content type, body), sent before the endpoint runs: for hostile payloads. */
+export interface RawReply {
+  kind: 'raw';
+  status: number;
+  contentType: string;
+  /** Sent as is; ignored when `generate` is set. */
+  body?: string;
+  generate?: RawBodyGenerator;
+}
+
 export type FaultOutcome = { endpoint?: string } & (
   | { kind: 'status'; status: number }
+  | RawReply
   | { kind: 'hang' }
   | { kind: 'malformed' }
   | { kind: 'rate_limited'; retryAfter: string }
@@ -126,6 +145,11 @@ export type FaultSettingsPatch = Partial<Omit<FaultSettings, 'rateLimit' | 'drif
 
 export type CallCounts = Record<string, number>;
 
+export interface CallArrival {
+  endpoint: string;
+  atMs: number;
+}
+
 export interface SimulatorControl {
   listUsers(): SimUserDetails[];
   book(eventId: string, startIso: string): void;
@@ -144,6 +168,8 @@ export interface SimulatorControl {
   now(): Date;
   callCounts(): CallCounts;
   callCountsByUser(): Record<string, CallCounts>;
+  /** When each counted request arrived (sim clock, ms), oldest first; the most recent 100 000 only. */
+  callArrivals(): CallArrival[];
   resetCallCounts(): void;
   slotsFor(eventId: string, fromIso: string, toIso: string): string[];
 }
@@ -153,10 +179,22 @@ export interface SimLogger {
   warn(obj: object, msg?: string): void;
 }
 
+/** A credential the simulator handed out, as reported to SimulatorOptions.onCredentialIssued. */
+export interface IssuedCredential {
+  kind: 'authorization_code' | 'access_token' | 'refresh_token';
+  value: string;
+  userId: string;
+}
+
 export interface SimulatorOptions {
   host?: string;
   port?: number;
   users?: number;
+  /**
+   * Every user gets exactly this many event types, all enabled (benchmarks need a known call count per sync).
+   * Unset: 1–6 per user, some disabled or secret, and user 0's fixed four.
+   */
+  eventTypesPerUser?: number;
   seed?: number;
   clientId?: string;
   clientSecret?: string;
@@ -167,6 +205,11 @@ export interface SimulatorOptions {
   faults?: FaultSettingsPatch;
   now?: () => Date;
   logger?: SimLogger;
+  /**
+   * Test-only: told of every code and token issued, so secret-leak tests know exactly what to look for in
+   * slotfeed's storage and logs. The simulator keeps no list of its own (the demo runs for days).
+   */
+  onCredentialIssued?: (credential: IssuedCredential) => void;
 }
 
 export interface RunningSimulator {
