@@ -2,10 +2,17 @@
 // event types, overview windows covering the horizon for each enabled event type, and the slots of every
 // date those overviews call available. So a sync costs 2 + Σ(windows + available dates) calls, the minimum
 // the API allows. Every payload has been validated by the upstream client before it reaches this module.
-import pLimit from 'p-limit';
+import { DateTime } from 'luxon';
+import pLimit, { type LimitFunction } from 'p-limit';
 import type { SnapshotInput } from '../store/snapshots.js';
 import type { FetchedSlot } from '../store/slot-diff.js';
-import type { ApiClient, EventType, Overview } from '../upstream/index.js';
+import {
+  formatIssuePath,
+  UpstreamInvalidPayloadError,
+  type ApiClient,
+  type EventType,
+  type Overview,
+} from '../upstream/index.js';
 import { horizonFrom, windowsCovering, type OverviewWindow } from './horizon-windows.js';
 import type { UpstreamSession } from './upstream-session.js';
 
@@ -13,6 +20,31 @@ export interface PullSettings {
   horizonDays: number;
   overviewWindowDays: number;
   fetchConcurrency: number;
+}
+
+/**
+ * The service answers with the slots of the date asked for. A key that is a valid instant but nowhere near
+ * that date (year 1, year 9999) is garbage the schema cannot see; stored, it would sit in the snapshot and
+ * the reports until the next sync. A day of slack either side allows for a service that reads the date in
+ * another zone than the one we sent.
+ */
+function checkSlotsNearDate(starts: readonly string[], date: string, zone: string): void {
+  const day = DateTime.fromISO(date, { zone });
+  const earliest = day.minus({ days: 1 }).toMillis();
+  const latest = day.plus({ days: 2 }).toMillis();
+  const stray = starts.find((start) => {
+    const ms = Date.parse(start);
+    return ms < earliest || ms >= latest;
+  });
+  if (stray !== undefined) {
+    throw new UpstreamInvalidPayloadError({
+      endpoint: 'GET /calendars/{event_id}/slots',
+      status: 200,
+      path: formatIssuePath(['slot_list', stray]),
+      issue: `starts more than a day away from the date asked for (${date})`,
+      retryable: false,
+    });
+  }
 }
 
 interface EventTypePull {
@@ -45,11 +77,14 @@ async function pullEventType(
   ].sort();
   const slotLists = await Promise.all(
     availableDates.map((date) =>
-      schedule(() =>
-        session.call('GET /calendars/{event_id}/slots', (token) =>
+      // Checked inside the scheduled call, so a stray slot stops the rest of the pull like any failed call.
+      schedule(async () => {
+        const list = await session.call('GET /calendars/{event_id}/slots', (token) =>
           api.getSlots(token, id, { date, timezone: zone }),
-        ),
-      ),
+        );
+        checkSlotsNearDate(list.starts, date, zone);
+        return list;
+      }),
     ),
   );
   const durationMs = eventType.duration_minutes * 60_000;
@@ -66,6 +101,34 @@ async function pullEventType(
   return { overviewPayload, slots };
 }
 
+/**
+ * Once one call of a pull has failed the attempt is over (Promise.all has rejected), but p-limit would
+ * still run every queued call: a failed sync would go on spending the shared upstream rate limit for
+ * nothing, after its job was already reported failed. Queued calls are dropped instead; calls already in
+ * flight finish on their own.
+ */
+function stopOnFirstFailure(limit: LimitFunction): <T>(task: () => Promise<T>) => Promise<T> {
+  let failed = false;
+  // The flag is set inside the limited function, before p-limit starts the next queued call.
+  return (task) =>
+    limit(async () => {
+      if (failed) throw new PullAbandonedError();
+      try {
+        return await task();
+      } catch (error: unknown) {
+        failed = true;
+        throw error;
+      }
+    });
+}
+
+class PullAbandonedError extends Error {
+  constructor() {
+    super('not sent: an earlier call of this sync failed');
+    this.name = 'PullAbandonedError';
+  }
+}
+
 export async function pullSnapshot(
   session: UpstreamSession,
   api: ApiClient,
@@ -79,7 +142,7 @@ export async function pullSnapshot(
   const horizon = horizonFrom(now, zone, settings.horizonDays);
   const windows = windowsCovering(horizon, settings.overviewWindowDays);
   const horizonDates = new Set(horizon.dates);
-  const schedule = pLimit(settings.fetchConcurrency);
+  const schedule = stopOnFirstFailure(pLimit(settings.fetchConcurrency));
 
   const enabled = eventTypes.filter((e) => e.enabled);
   const pulls = await Promise.all(

@@ -2,6 +2,7 @@
 // which connections are due and enqueues their syncs. Postgres stays the one source of truth for who is
 // due, so start-up needs no reconciliation and N scheduler processes are as good as one (the job scheduler
 // is upserted idempotently and each tick job runs once).
+import type { EventEmitter } from 'node:events';
 import { Worker, type ConnectionOptions, type Queue } from 'bullmq';
 import type { Logger } from '../log.js';
 import type { ConnectionStore } from '../store/connections.js';
@@ -33,16 +34,35 @@ export async function enqueueDueSyncs(
   return due.length;
 }
 
+// Duck-typed, not instanceof: ioredis may come from another module realm (a test runner's sandbox).
+function isEventEmitter(value: unknown): value is EventEmitter {
+  return typeof (value as { on?: unknown } | null)?.on === 'function';
+}
+
 export interface RunningScheduler {
   close(): Promise<void>;
 }
 
 export async function startScheduler(deps: SchedulerDeps): Promise<RunningScheduler> {
-  await deps.tickQueue.upsertJobScheduler(
-    TICK_SCHEDULER_ID,
-    { every: deps.tickSeconds * 1000 },
-    { name: TICK_JOB, opts: { removeOnComplete: { count: 100 }, removeOnFail: { count: 100 } } },
-  );
+  const ensureTicking = () =>
+    deps.tickQueue.upsertJobScheduler(
+      TICK_SCHEDULER_ID,
+      { every: deps.tickSeconds * 1000 },
+      { name: TICK_JOB, opts: { removeOnComplete: { count: 100 }, removeOnFail: { count: 100 } } },
+    );
+  await ensureTicking();
+  // The job scheduler lives in Redis. A Redis that restarts without persistence comes back empty, and the
+  // daemon would then never tick again (silently: every worker reconnects fine). Upserting is idempotent,
+  // so it is repeated each time the connection is ready again; due connections are in Postgres, so the
+  // next tick re-enqueues whatever the lost queue held.
+  // main.ts passes its shared ioredis instance; plain connection options have no client to watch.
+  const client = isEventEmitter(deps.connection) ? deps.connection : undefined;
+  const onReady = () => {
+    ensureTicking().catch((error: unknown) =>
+      deps.logger.error({ err: error }, 'could not re-create the tick scheduler after a reconnect'),
+    );
+  };
+  client?.on('ready', onReady);
   const worker = new Worker(TICK_QUEUE, async () => enqueueDueSyncs(deps), {
     connection: deps.connection,
     prefix: deps.prefix,
@@ -53,5 +73,10 @@ export async function startScheduler(deps: SchedulerDeps): Promise<RunningSchedu
   );
   await worker.waitUntilReady();
   deps.logger.info({ everySeconds: deps.tickSeconds }, 'scheduler started');
-  return { close: () => worker.close() };
+  return {
+    close: async () => {
+      client?.off('ready', onReady);
+      await worker.close();
+    },
+  };
 }

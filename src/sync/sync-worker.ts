@@ -8,6 +8,9 @@ import type { Logger } from '../log.js';
 import { SYNC_BACKOFF, SYNC_QUEUE, syncJobDataSchema, type SyncJobData } from './queues.js';
 import { syncConnection, SyncFailedError, type SyncDeps } from './sync-connection.js';
 
+/** How long aborted jobs get to record their attempt and hand the job back before the process moves on. */
+const ABORT_SETTLE_MS = 5000;
+
 export interface SyncWorkerSettings {
   connection: ConnectionOptions;
   prefix: string;
@@ -125,9 +128,23 @@ export function startSyncWorker(
             { graceSeconds: settings.shutdownGraceSeconds },
             'in-flight syncs outlived the grace period; handing them back',
           );
-          // Force-closing leaves their jobs active without a lock holder; another worker's stalled check
-          // moves them back to waiting, so they complete later rather than never.
-          await worker.close(true);
+          // worker.close(true) cannot help here: BullMQ caches the first close() promise, the graceful one,
+          // which waits for the jobs however long they take. Aborting them instead ends each attempt now (its
+          // upstream calls and rate-limit waits take the signal); the attempt is recorded as failed and the
+          // job goes back to the queue with its backoff, so another worker completes it later.
+          worker.cancelAllJobs('shutdown: the grace period is over');
+          let settleTimer: NodeJS.Timeout | undefined;
+          const settled = await Promise.race([
+            graceful.then(() => true),
+            new Promise<false>((resolve) => {
+              settleTimer = setTimeout(() => resolve(false), ABORT_SETTLE_MS);
+            }),
+          ]);
+          clearTimeout(settleTimer);
+          // A job that ignores the abort is left active without a lock holder; another worker's stalled
+          // check moves it back to waiting once its lock lapses.
+          if (!settled)
+            logger.warn('in-flight syncs did not stop when aborted; leaving them to the stalled check');
         }
       })();
       return closing;

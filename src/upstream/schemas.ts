@@ -58,7 +58,21 @@ export const eventTypeSchema = z.object({
   redirect_url: cosmeticString,
   url: cosmeticString,
 });
-export const eventTypeListSchema = z.array(eventTypeSchema);
+// Two event types with one id would be pulled twice and their slots stored twice; the id is the key of
+// everything downstream (overviews, slots, feeds), so such a list is refused rather than guessed at.
+export const eventTypeListSchema = z.array(eventTypeSchema).superRefine((eventTypes, ctx) => {
+  const seen = new Set<string>();
+  eventTypes.forEach((eventType, index) => {
+    if (seen.has(eventType.event_id)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [index, 'event_id'],
+        message: 'repeats the event_id of an earlier event type',
+      });
+    }
+    seen.add(eventType.event_id);
+  });
+});
 export type EventType = z.output<typeof eventTypeSchema>;
 
 /**
