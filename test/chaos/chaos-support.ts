@@ -1,0 +1,93 @@
+// Helpers shared by the chaos tests: a Redis server of the test's own (so it can be killed and restarted
+// without touching anyone else's), and the invariants every fault must leave intact, read from Postgres.
+import { spawn, type ChildProcess } from 'node:child_process';
+import net from 'node:net';
+import type { PrismaClient } from '../../src/generated/prisma/client.js';
+import type { CallArrival } from '../../src/simulator/index.js';
+import { waitFor } from '../support/wait-for.js';
+
+export async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+export interface OwnRedis {
+  url: string;
+  port: number;
+  /** Kills the server (SIGKILL by default): with no persistence, everything it held is gone. */
+  kill(signal?: NodeJS.Signals): Promise<void>;
+  /** Starts a fresh, empty server on the same port. */
+  restart(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+async function answersPing(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1');
+    socket.once('connect', () => socket.write('PING\r\n'));
+    socket.once('data', (data) => {
+      socket.destroy();
+      resolve(data.toString().startsWith('+PONG'));
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+/** redis-server on a spare loopback port, no snapshots, no AOF: a restart comes back empty. */
+export async function startOwnRedis(): Promise<OwnRedis> {
+  const port = await freePort();
+  let child: ChildProcess | undefined;
+  let exited: Promise<void> = Promise.resolve();
+  const start = async () => {
+    const proc = spawn(
+      'redis-server',
+      ['--port', String(port), '--save', '', '--appendonly', 'no', '--bind', '127.0.0.1'],
+      { stdio: 'ignore' },
+    );
+    child = proc;
+    exited = new Promise((resolve) => proc.once('exit', () => resolve()));
+    await waitFor(
+      () => answersPing(port),
+      (up) => up,
+      { timeoutMs: 10_000, intervalMs: 50, what: `redis-server on port ${port}` },
+    );
+  };
+  await start();
+  const kill = async (signal: NodeJS.Signals = 'SIGKILL') => {
+    if (child && child.exitCode === null && child.signalCode === null) child.kill(signal);
+    await exited;
+  };
+  return { url: `redis://127.0.0.1:${port}`, port, kill, restart: start, stop: () => kill('SIGKILL') };
+}
+
+/** Open slot rows that share a connection, event type and start: a slot stored twice. */
+export async function duplicateOpenSlots(prisma: PrismaClient): Promise<number> {
+  const rows = await prisma.$queryRaw<{ n: bigint }[]>`
+    SELECT count(*) AS n FROM (
+      SELECT 1 FROM slot WHERE gone_at IS NULL
+      GROUP BY connection_id, upstream_event_id, starts_at HAVING count(*) > 1
+    ) d`;
+  return Number(rows[0]?.n ?? 0);
+}
+
+/** Pairs of recorded sync runs of one connection whose [start, end] overlap: two syncs at once. */
+export async function overlappingRuns(prisma: PrismaClient): Promise<{ connectionId: string }[]> {
+  return prisma.$queryRaw<{ connectionId: string }[]>`
+    SELECT a.connection_id::text AS "connectionId" FROM sync_run a JOIN sync_run b
+      ON a.connection_id = b.connection_id AND a.id < b.id
+     AND a.started_at < b.finished_at AND b.started_at < a.finished_at`;
+}
+
+/** The most calls that arrived within any `windowMs` (a sliding window over the arrival times). */
+export function mostCallsInAnyWindow(arrivals: readonly CallArrival[], windowMs: number): number {
+  const times = arrivals.map((a) => a.atMs).sort((a, b) => a - b);
+  let most = 0;
+  for (let start = 0, end = 0; end < times.length; end++) {
+    while ((times[end] as number) - (times[start] as number) >= windowMs) start++;
+    most = Math.max(most, end - start + 1);
+  }
+  return most;
+}
