@@ -104,13 +104,27 @@ describe('upstream soak: 5xx, unanswered requests and 429 bursts', () => {
       expect(bursts).toBeGreaterThanOrEqual(2);
       expect(await h.services.syncQueue.getFailedCount()).toBe(0);
       for (const id of ids) expect(duringSoak.get(id) ?? 0).toBeGreaterThanOrEqual(1);
+      // Attempts that did fail (a call failing four times running) failed for passing reasons only.
       const failedAttempts = await h.clients.prisma.syncRun.groupBy({
         by: ['errorCode'],
         where: { outcome: 'failed' },
         _count: { _all: true },
       });
-      // The faults really bit: some attempts failed and were retried.
-      expect(failedAttempts.length).toBeGreaterThan(0);
+      for (const group of failedAttempts) {
+        expect(['unavailable', 'rate_limited', 'invalid_payload']).toContain(group.errorCode);
+      }
+      // The faults really bit: most are absorbed by retrying the failed call inside the attempt, so runs
+      // during the soak needed more calls than the same connection's fault-free final run (the minimum).
+      const runs = await h.clients.prisma.syncRun.findMany({
+        where: { outcome: 'succeeded' },
+        select: { connectionId: true, upstreamCalls: true },
+      });
+      const fewest = new Map<string, number>();
+      for (const run of runs) {
+        fewest.set(run.connectionId, Math.min(fewest.get(run.connectionId) ?? Infinity, run.upstreamCalls));
+      }
+      const retried = runs.filter((run) => run.upstreamCalls > (fewest.get(run.connectionId) ?? Infinity));
+      expect(retried.length).toBeGreaterThan(0);
       // Sustained load: on average more than half the allowed rate, all the way through.
       expect(arrivals.length).toBeGreaterThan((SOAK_MS / 1000) * RATE * 0.5);
       // GCRA: within any one second at most RATE calls plus the BURST that may start at once. Calls are
