@@ -224,6 +224,13 @@ export const variables = {
     default: '5',
     schema: positiveInt(10_000),
   }),
+  UPSTREAM_RATE_LIMIT_AUDIT: variable({
+    section: 'sync',
+    description:
+      'Record every granted upstream call in the Redis stream <REDIS_PREFIX>:upstream-rate:grants (last ~100,000), to audit the rate limit.',
+    default: 'false',
+    schema: z.enum(['true', 'false']).transform((v) => v === 'true'),
+  }),
   TOKEN_REFRESH_MARGIN_SECONDS: variable({
     section: 'sync',
     description: 'Access tokens expiring within this many seconds are refreshed before a sync uses them.',
@@ -330,7 +337,7 @@ export interface Config {
     backoffMs: number;
     workerConcurrency: number;
     fetchConcurrency: number;
-    rateLimit: { perSecond: number; burst: number };
+    rateLimit: { perSecond: number; burst: number; audit: boolean };
     tokenRefreshMarginSeconds: number;
     workerLockSeconds: number;
     shutdownGraceSeconds: number;
@@ -410,6 +417,7 @@ export function loadConfig<S extends Section>(env: Env, sections: readonly S[]):
       rateLimit: {
         perSecond: read('UPSTREAM_RATE_LIMIT_PER_SECOND'),
         burst: read('UPSTREAM_RATE_LIMIT_BURST'),
+        audit: read('UPSTREAM_RATE_LIMIT_AUDIT'),
       },
       tokenRefreshMarginSeconds: read('TOKEN_REFRESH_MARGIN_SECONDS'),
       workerLockSeconds: read('WORKER_LOCK_SECONDS'),

@@ -18,6 +18,7 @@ if tat < now then tat = now end
 if tat - tolerance > now then return math.ceil(tat - tolerance - now) end
 local nextTat = tat + interval
 redis.call('SET', KEYS[1], tostring(nextTat), 'PX', math.ceil(nextTat - now + 1000))
+if ARGV[3] ~= '' then redis.call('XADD', ARGV[3], 'MAXLEN', '~', '100000', '*', 'g', '1') end
 return 0`;
 
 const PAUSE = `
@@ -32,6 +33,11 @@ export interface RateLimiterOptions {
   /** Calls per second across all processes; 0 disables the limit (pauses after a 429 still apply). */
   perSecond: number;
   burst: number;
+  /**
+   * Record every grant in a Redis stream (`<keyPrefix>:grants`, the last ~100,000; each entry's id is the
+   * grant's Redis time), so an operator or a test can check the limit where it is decided.
+   */
+  audit?: boolean;
   sleep?: (ms: number) => Promise<void>;
 }
 
@@ -54,12 +60,15 @@ export function createRedisRateLimiter(
   const toleranceMs = intervalMs * Math.max(0, options.burst - 1);
   const tatKey = `${keyPrefix}:tat`;
   const pauseKey = `${keyPrefix}:paused-until`;
+  const auditKey = options.audit ? `${keyPrefix}:grants` : '';
 
   return {
     async acquire(signal) {
       for (;;) {
         signal?.throwIfAborted();
-        const waitMs = Number(await redis.eval(ACQUIRE, 2, tatKey, pauseKey, intervalMs, toleranceMs));
+        const waitMs = Number(
+          await redis.eval(ACQUIRE, 2, tatKey, pauseKey, intervalMs, toleranceMs, auditKey),
+        );
         if (waitMs <= 0) return;
         await sleep(waitMs);
       }

@@ -88,4 +88,15 @@ describe('createRedisRateLimiter', () => {
     expect(waits[0]).toBeGreaterThan(200);
     expect(waits[0]).toBeLessThanOrEqual(300);
   });
+
+  it('records each grant in its audit stream when asked to, at the Redis time of the grant', async () => {
+    const key = `${redis.prefix}:rl:c`;
+    const limiter = createRedisRateLimiter(redis.connection, key, { perSecond: 0, burst: 1, audit: true });
+    const before = Date.now();
+    for (let i = 0; i < 3; i++) await limiter.acquire();
+    const grants = await redis.connection.xrange(`${key}:grants`, '-', '+');
+    expect(grants).toHaveLength(3);
+    for (const [id] of grants) expect(Math.abs(Number(id.split('-')[0]) - before)).toBeLessThan(5000);
+    expect(await redis.connection.exists(`${redis.prefix}:rl:a:grants`)).toBe(0);
+  });
 });
