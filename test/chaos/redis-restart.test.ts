@@ -61,7 +61,7 @@ describe('Redis killed and restarted mid-round', () => {
     const now = new Date();
     for (const [i, id] of ids.entries()) {
       const email = h.sim.users[i]!.email;
-      expect(await storedOpenSlots(h.clients.prisma, id)).toEqual(
+      expect(await storedOpenSlots(h.clients.prisma, id, now)).toEqual(
         expectedSync(h.sim, email, now, HORIZON_DAYS).slots,
       );
     }

@@ -144,7 +144,7 @@ describe('upstream soak: 5xx, unanswered requests and 429 bursts', () => {
 
       const now = new Date();
       for (const [i, id] of ids.entries()) {
-        expect(await storedOpenSlots(h.clients.prisma, id)).toEqual(
+        expect(await storedOpenSlots(h.clients.prisma, id, now)).toEqual(
           expectedSync(h.sim, h.sim.users[i]!.email, now, HORIZON_DAYS).slots,
         );
       }

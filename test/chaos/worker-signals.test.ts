@@ -62,7 +62,7 @@ async function expectEachJobCommittedOnce(jobs: Job<SyncJobData>[]) {
   }
   const now = new Date();
   for (const [i, id] of ids.entries()) {
-    expect(await storedOpenSlots(h.clients.prisma, id)).toEqual(
+    expect(await storedOpenSlots(h.clients.prisma, id, now)).toEqual(
       expectedSync(h.sim, h.sim.users[i]!.email, now, HORIZON_DAYS).slots,
     );
   }

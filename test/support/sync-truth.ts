@@ -46,8 +46,18 @@ export function expectedSync(
   return { slots: slots.sort(), calls, availableDates };
 }
 
-export async function storedOpenSlots(prisma: PrismaClient, connectionId: string): Promise<string[]> {
-  const rows = await prisma.slot.findMany({ where: { connectionId, goneAt: null } });
+/**
+ * Open slots as stored. Real-clock tests pass the instant they compare at: a slot that starts between the sync
+ * and the comparison is still stored but no longer in the simulator's truth (which offers only future starts).
+ */
+export async function storedOpenSlots(
+  prisma: PrismaClient,
+  connectionId: string,
+  startingAfter?: Date,
+): Promise<string[]> {
+  const rows = await prisma.slot.findMany({
+    where: { connectionId, goneAt: null, ...(startingAfter ? { startsAt: { gt: startingAfter } } : {}) },
+  });
   return rows.map((r) => `${r.upstreamEventId} ${r.startsAt.toISOString()} ${r.endsAt.toISOString()}`).sort();
 }
 

@@ -79,8 +79,9 @@ describe('worker processes', () => {
     );
     const runs = await h.clients.prisma.syncRun.findMany({ where: { connectionId } });
     expect(runs.filter((r) => r.outcome === 'succeeded')).toHaveLength(1);
-    expect(await storedOpenSlots(h.clients.prisma, connectionId)).toEqual(
-      expectedSync(h.sim, user.email, new Date(), 28).slots,
+    const now = new Date();
+    expect(await storedOpenSlots(h.clients.prisma, connectionId, now)).toEqual(
+      expectedSync(h.sim, user.email, now, 28).slots,
     );
     expect(Number((await duplicateOpenSlots())[0]!.n)).toBe(0);
     await stopAllWorkers();

@@ -53,8 +53,9 @@ describe('scheduler and worker', () => {
       const ahead = row.nextSyncAt.getTime() - row.lastSyncAt!.getTime();
       expect(ahead).toBeGreaterThanOrEqual(intervalMs - jitterMs);
       expect(ahead).toBeLessThanOrEqual(intervalMs + jitterMs);
-      expect(await storedOpenSlots(h.clients.prisma, row.id)).toEqual(
-        expectedSync(h.sim, row.email!, h.clock.now(), 28).slots,
+      const now = h.clock.now();
+      expect(await storedOpenSlots(h.clients.prisma, row.id, now)).toEqual(
+        expectedSync(h.sim, row.email!, now, 28).slots,
       );
     }
     // Nobody is due any more, so a tick enqueues nothing.
