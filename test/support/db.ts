@@ -89,6 +89,9 @@ export async function createTestDatabase(
   const url = databaseUrl(name);
   const prisma = createPrismaClient(url);
   const sql = new pg.Pool({ connectionString: url, max: 4 });
+  // Dropping the database WITH (FORCE) terminates whatever is still connected to it; an idle pooled client
+  // then reports 57P01, which without a listener would crash the test process after its tests passed.
+  sql.on('error', () => undefined);
   let dropping: Promise<void> | undefined;
   const drop = () =>
     (dropping ??= (async () => {
