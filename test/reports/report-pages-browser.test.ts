@@ -1,50 +1,29 @@
 // The report pages in Chromium (playwright-core, as test/web/browser.test.ts): over the known history, the
 // availability page draws its uPlot chart with one point per day, the bookings page its weekday × hour heat
 // map, and the CSV link downloads the same rows the CLI prints.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
+import { launchTestBrowser, type TestBrowser } from '../support/browser.js';
 import { ADMIN_TOKEN, createWebHarness, type WebHarness } from '../support/web-harness.js';
 import { FakeClock } from '../support/sync-harness.js';
 import { knownHistoryOptions, scriptKnownHistory, T0, T3, type KnownHistory } from './known-history.js';
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 
 let k: KnownHistory;
 let web: WebHarness;
 let context: BrowserContext;
 let page: Page;
-let profileDir: string;
+let browser: TestBrowser;
 
 beforeAll(async () => {
   const clock = new FakeClock(new Date(T0));
   web = await createWebHarness('report_pages', knownHistoryOptions(clock));
   k = await scriptKnownHistory(web.sync, clock);
-  profileDir = await mkdtemp(path.join(tmpdir(), 'slotfeed-chromium-'));
-  context = await chromium.launchPersistentContext(profileDir, {
-    executablePath: CHROMIUM,
-    args: CHROMIUM_ARGS,
-    headless: true,
-    acceptDownloads: true,
-  });
+  browser = await launchTestBrowser({ acceptDownloads: true });
+  ({ context, page } = browser);
   await context.setExtraHTTPHeaders({ authorization: `Bearer ${ADMIN_TOKEN}` });
-  page = context.pages()[0] ?? (await context.newPage());
 }, 60_000);
 afterAll(async () => {
-  await context?.close();
-  if (profileDir) await rm(profileDir, { recursive: true, force: true });
+  await browser?.close();
   await web?.close();
 });
 

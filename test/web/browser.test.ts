@@ -1,31 +1,15 @@
 // The connect flow and the admin page in a real browser: Playwright driving Debian's Chromium. A simulated user
 // approves on the consent page, sees the feed links and the preview fill in once a real worker's first sync
 // lands, the feed URL is opened, and an administrator signs in and rotates the feed's token.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
+import { launchTestBrowser, type TestBrowser } from '../support/browser.js';
 import { assertStrictIcs } from '../support/ics-checks.js';
 import { ADMIN_TOKEN, createWebHarness, type WebHarness } from '../support/web-harness.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-// Without the networking flags Chromium keeps calling Google hosts this network refuses.
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
-
 let h: WebHarness;
-let context: BrowserContext;
 let page: Page;
-let profileDir: string;
+let browser: TestBrowser;
 let feedUrl: string;
 
 /** A GET from inside the page: Chromium's own network stack, same origin as the page. */
@@ -43,17 +27,11 @@ function fetchInPage(url: string): Promise<{ status: number; type: string | null
 beforeAll(async () => {
   h = await createWebHarness('web_browser');
   await h.sync.startRoles(['worker']);
-  profileDir = await mkdtemp(path.join(tmpdir(), 'slotfeed-chromium-'));
-  context = await chromium.launchPersistentContext(profileDir, {
-    executablePath: CHROMIUM,
-    args: CHROMIUM_ARGS,
-    headless: true,
-  });
-  page = context.pages()[0] ?? (await context.newPage());
+  browser = await launchTestBrowser();
+  ({ page } = browser);
 });
 afterAll(async () => {
-  await context?.close();
-  if (profileDir) await rm(profileDir, { recursive: true, force: true });
+  await browser?.close();
   await h?.close();
 });
 
