@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DateTime } from 'luxon';
 import type { FaultOutcome, SimUserDetails } from '../../src/simulator/index.js';
 import { enqueueSyncs } from '../../src/sync/queues.js';
-import { spawnSlotfeed, type SlotfeedProcess } from '../support/child-process.js';
+import { startWorkerProcess, type SlotfeedProcess } from '../support/child-process.js';
 import { createSyncHarness, type SyncHarness } from '../support/sync-harness.js';
 import { expectedSync, simUser, snapshotRowCounts, storedOpenSlots } from '../support/sync-truth.js';
 import { waitFor } from '../support/wait-for.js';
@@ -32,12 +32,7 @@ beforeAll(async () => {
   });
   user = simUser(h.sim, h.sim.users[0]!.email);
   connectionId = await h.connect(user.email);
-  worker = spawnSlotfeed(['worker'], { ...h.env, LOG_LEVEL: 'info' });
-  await waitFor(
-    async () => worker.output(),
-    (out) => out.includes('slotfeed running'),
-    { timeoutMs: 30_000, what: 'the worker to start' },
-  );
+  worker = await startWorkerProcess({ ...h.env, LOG_LEVEL: 'info' });
 }, 60_000);
 afterAll(async () => {
   if (worker && worker.child.exitCode === null && worker.child.signalCode === null)

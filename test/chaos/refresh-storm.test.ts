@@ -3,7 +3,7 @@
 // across the concurrent calls of one job), and the auth server must never see a refresh token twice.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { enqueueSyncs } from '../../src/sync/queues.js';
-import { spawnSlotfeed, type SlotfeedProcess } from '../support/child-process.js';
+import { killProcesses, startWorkerProcess, type SlotfeedProcess } from '../support/child-process.js';
 import { createSyncHarness, type SyncHarness } from '../support/sync-harness.js';
 import { waitFor } from '../support/wait-for.js';
 import { duplicateOpenSlots } from './chaos-support.js';
@@ -39,20 +39,13 @@ beforeAll(async () => {
   for (const user of h.sim.users) ids.push(await h.connect(user.email));
 }, 120_000);
 afterAll(async () => {
-  for (const c of children)
-    if (c.child.exitCode === null && c.child.signalCode === null) c.child.kill('SIGKILL');
-  await Promise.all(children.map((c) => c.exited));
+  await killProcesses(children);
   await h?.close();
 });
 
 async function startChildWorker(): Promise<SlotfeedProcess> {
-  const worker = spawnSlotfeed(['worker'], { ...h.env, LOG_LEVEL: 'info' });
+  const worker = await startWorkerProcess({ ...h.env, LOG_LEVEL: 'info' });
   children.push(worker);
-  await waitFor(
-    async () => worker.output(),
-    (out) => out.includes('slotfeed running'),
-    { timeoutMs: 30_000, what: 'a worker to start' },
-  );
   return worker;
 }
 

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import { enqueueSyncs } from '../../src/sync/queues.js';
 import { TEST_DATABASE_ADMIN_URL } from '../support/db.js';
-import { spawnSlotfeed, type SlotfeedProcess } from '../support/child-process.js';
+import { killProcesses, startWorkerProcess, type SlotfeedProcess } from '../support/child-process.js';
 import { createSyncHarness, type SyncHarness } from '../support/sync-harness.js';
 import { waitFor } from '../support/wait-for.js';
 
@@ -34,22 +34,15 @@ beforeAll(async () => {
   await admin.connect();
 });
 afterAll(async () => {
-  for (const c of children)
-    if (c.child.exitCode === null && c.child.signalCode === null) c.child.kill('SIGKILL');
-  await Promise.all(children.map((c) => c.exited));
+  await killProcesses(children);
   await locker?.end();
   await admin?.end();
   await h?.close();
 });
 
 async function startChildWorker(): Promise<SlotfeedProcess> {
-  const worker = spawnSlotfeed(['worker'], h.env);
+  const worker = await startWorkerProcess(h.env);
   children.push(worker);
-  await waitFor(
-    async () => worker.output(),
-    (out) => out.includes('slotfeed running'),
-    { timeoutMs: 30_000, what: 'a worker to start' },
-  );
   return worker;
 }
 

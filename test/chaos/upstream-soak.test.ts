@@ -4,7 +4,7 @@
 // good, and the upstream must never see more calls in a second than the limit and its burst allow.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { enqueueSyncs } from '../../src/sync/queues.js';
-import { spawnSlotfeed, type SlotfeedProcess } from '../support/child-process.js';
+import { killProcesses, startWorkerProcess, type SlotfeedProcess } from '../support/child-process.js';
 import { createSyncHarness, type SyncHarness } from '../support/sync-harness.js';
 import { expectedSync, storedOpenSlots } from '../support/sync-truth.js';
 import { waitFor } from '../support/wait-for.js';
@@ -36,9 +36,7 @@ beforeAll(async () => {
   for (const user of h.sim.users) ids.push(await h.connect(user.email));
 });
 afterAll(async () => {
-  for (const c of children)
-    if (c.child.exitCode === null && c.child.signalCode === null) c.child.kill('SIGKILL');
-  await Promise.all(children.map((c) => c.exited));
+  await killProcesses(children);
   await h?.close();
 });
 
@@ -58,13 +56,7 @@ describe('upstream soak: 5xx, unanswered requests and 429 bursts', () => {
       // Two real worker processes: the simulator then shares its event loop with nothing busy, so the
       // arrival times it records are what a real upstream would see.
       for (let i = 0; i < 2; i++) {
-        const worker = spawnSlotfeed(['worker'], { ...h.env, LOG_LEVEL: 'info' });
-        children.push(worker);
-        await waitFor(
-          async () => worker.output(),
-          (out) => out.includes('slotfeed running'),
-          { timeoutMs: 30_000, what: 'a worker to start' },
-        );
+        children.push(await startWorkerProcess({ ...h.env, LOG_LEVEL: 'info' }));
       }
       h.sim.control.resetCallCounts();
       h.sim.control.setFaults({ errorRate: 0.2, hangRate: 0.05 });

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Job } from 'bullmq';
 import { enqueueSyncs, type SyncJobData } from '../../src/sync/queues.js';
-import { spawnSlotfeed, type SlotfeedProcess } from '../support/child-process.js';
+import { killProcesses, startWorkerProcess, type SlotfeedProcess } from '../support/child-process.js';
 import { createSyncHarness, type SyncHarness } from '../support/sync-harness.js';
 import { expectedSync, storedOpenSlots } from '../support/sync-truth.js';
 import { waitFor } from '../support/wait-for.js';
@@ -30,20 +30,13 @@ beforeAll(async () => {
   for (const user of h.sim.users) ids.push(await h.connect(user.email));
 }, 60_000);
 afterAll(async () => {
-  for (const c of children)
-    if (c.child.exitCode === null && c.child.signalCode === null) c.child.kill('SIGKILL');
-  await Promise.all(children.map((c) => c.exited));
+  await killProcesses(children);
   await h?.close();
 });
 
 async function startChildWorker(env: Record<string, string> = {}): Promise<SlotfeedProcess> {
-  const worker = spawnSlotfeed(['worker'], { ...h.env, ...env });
+  const worker = await startWorkerProcess({ ...h.env, ...env });
   children.push(worker);
-  await waitFor(
-    async () => worker.output(),
-    (out) => out.includes('slotfeed running'),
-    { timeoutMs: 30_000, what: 'a worker to start' },
-  );
   return worker;
 }
 

@@ -24,3 +24,24 @@ export function spawnSlotfeed(args: string[], env: Record<string, string>): Slot
   );
   return { child, output: () => output, exited };
 }
+
+/** A `slotfeed worker` child process, once it says it is running (its roles have started). */
+export async function startWorkerProcess(env: Record<string, string>): Promise<SlotfeedProcess> {
+  const worker = spawnSlotfeed(['worker'], env);
+  const deadline = Date.now() + 30_000;
+  while (!worker.output().includes('slotfeed running')) {
+    if (worker.child.exitCode !== null || Date.now() > deadline) {
+      worker.child.kill('SIGKILL');
+      throw new Error(`the worker did not start:\n${worker.output().slice(-2000)}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return worker;
+}
+
+/** SIGKILLs whichever of these processes still run, and waits until all have exited. */
+export async function killProcesses(processes: readonly SlotfeedProcess[]): Promise<void> {
+  for (const p of processes)
+    if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGKILL');
+  await Promise.all(processes.map((p) => p.exited));
+}

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { enqueueSyncs } from '../../src/sync/queues.js';
-import { spawnSlotfeed, type SlotfeedProcess } from '../support/child-process.js';
+import { killProcesses, startWorkerProcess, type SlotfeedProcess } from '../support/child-process.js';
 import { createSyncHarness, type SyncHarness } from '../support/sync-harness.js';
 import { expectedSync, storedOpenSlots } from '../support/sync-truth.js';
 import { waitFor } from '../support/wait-for.js';
@@ -23,22 +23,13 @@ afterAll(async () => {
 });
 
 async function startChildWorker(env: Record<string, string> = {}): Promise<SlotfeedProcess> {
-  const worker = spawnSlotfeed(['worker'], { ...h.env, ...env });
+  const worker = await startWorkerProcess({ ...h.env, ...env });
   children.push(worker);
-  await waitFor(
-    async () => worker.output(),
-    (out) => out.includes('slotfeed running'),
-    {
-      what: 'the worker to start',
-    },
-  );
   return worker;
 }
 
 async function stopAllWorkers() {
-  for (const c of children)
-    if (c.child.exitCode === null && c.child.signalCode === null) c.child.kill('SIGKILL');
-  await Promise.all(children.map((c) => c.exited));
+  await killProcesses(children);
 }
 
 const jobState = async (jobId: string) => h.services.syncQueue.getJobState(jobId);
