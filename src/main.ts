@@ -10,6 +10,7 @@ import { createRedisConnection } from './lib/redis-connection.js';
 import { createRedisRateLimiter } from './lib/redis-rate-limiter.js';
 import type { Releasers } from './lib/releasers.js';
 import { createConnectionStore, type ConnectionStore } from './store/connections.js';
+import { startFeedChangeListener } from './store/feed-change-listener.js';
 import { createFeedStore, type FeedStore } from './store/feeds.js';
 import { createPrismaClient } from './store/prisma-client.js';
 import { createTokenVault, vaultKeyFromBase64 } from './store/token-vault.js';
@@ -192,6 +193,11 @@ export async function startRoles(
     await worker.worker.waitUntilReady();
   }
   if (roles.includes('web')) {
+    const feedChanges = await startFeedChangeListener({
+      databaseUrl: config.database.url,
+      logger: clients.logger.child({ role: 'web' }),
+    });
+    releasers.add('feed change listener', () => feedChanges.close());
     const web = await startWeb({
       settings: {
         ...config.web,
@@ -202,6 +208,7 @@ export async function startRoles(
       redis: clients.redis,
       connections: services.connections,
       feeds: services.feeds,
+      feedChanges,
       ...createUpstreamClients(config.upstream, clock, countUpstreamCall(services.metrics)),
       syncQueue: services.syncQueue,
       tickQueue: services.tickQueue,

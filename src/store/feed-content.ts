@@ -7,19 +7,10 @@ import type { PrismaClient } from '../generated/prisma/client.js';
 import { Prisma } from '../generated/prisma/client.js';
 import type { FeedEventType, FeedSlot } from '../feeds/feed-model.js';
 import { ConnectionNotFoundError } from './connections.js';
-import type { FeedRecord } from './feeds.js';
+import { FEED_CONNECTION_STATE, type FeedConnectionState, type FeedRecord } from './feeds.js';
 
 export interface FeedContent {
-  connection: {
-    id: string;
-    displayName: string | null;
-    email: string | null;
-    timezone: string | null;
-    status: 'active' | 'needs_reauth' | 'disabled';
-    feedVersion: number;
-    feedChangedAt: Date | null;
-    lastSyncOutcome: 'succeeded' | 'failed' | null;
-  };
+  connection: FeedConnectionState;
   /** Current versions of the connection's event types (of the feed's one event type, if it has one). */
   eventTypes: Map<string, FeedEventType>;
   /** Open slots of enabled event types in [windowStart, windowEnd), by start then event type; ≤ maxEvents. */
@@ -40,14 +31,33 @@ export interface FeedWindow {
  * From the start of today in the zone (UTC when unknown or invalid) to the same local time `days` later: days
  * are calendar days, so a window across a DST change is 23 or 25 hours longer than days × 24 h … or shorter.
  */
-export function feedWindow(now: Date, zone: string | null, days: number): FeedWindow {
+function computeFeedWindow(now: Date, zone: string | null, days: number): FeedWindow & { dayEnd: number } {
   const zoneName = zone && IANAZone.isValidZone(zone) ? zone : 'UTC';
   const start = DateTime.fromJSDate(now, { zone: zoneName }).startOf('day');
   return {
     windowStart: start.toJSDate(),
     windowEnd: start.plus({ days }).toJSDate(),
     windowKey: start.toISODate() ?? now.toISOString().slice(0, 10),
+    dayEnd: start.plus({ days: 1 }).toMillis(),
   };
+}
+
+// Every feed request needs its window, and luxon's zone arithmetic costs more than the rest of a cached
+// request: a window holds until its local day ends.
+const MAX_REMEMBERED_WINDOWS = 1_000;
+const windows = new Map<string, FeedWindow & { dayEnd: number }>();
+
+export function feedWindow(now: Date, zone: string | null, days: number): FeedWindow {
+  const key = `${zone ?? ''}\u0000${days}`;
+  const at = now.getTime();
+  let window = windows.get(key);
+  if (window === undefined || at < window.windowStart.getTime() || at >= window.dayEnd) {
+    if (windows.size >= MAX_REMEMBERED_WINDOWS) windows.clear();
+    window = computeFeedWindow(now, zone, days);
+    windows.set(key, window);
+  }
+  const { windowStart, windowEnd, windowKey } = window;
+  return { windowStart, windowEnd, windowKey };
 }
 
 export async function readFeedContent(
@@ -59,16 +69,7 @@ export async function readFeedContent(
     async (tx) => {
       const connection = await tx.connection.findUnique({
         where: { id: feed.connectionId },
-        select: {
-          id: true,
-          displayName: true,
-          email: true,
-          timezone: true,
-          status: true,
-          feedVersion: true,
-          feedChangedAt: true,
-          lastSyncOutcome: true,
-        },
+        select: FEED_CONNECTION_STATE,
       });
       if (!connection) throw new ConnectionNotFoundError(feed.connectionId);
 

@@ -17,6 +17,34 @@ export interface FeedRecord {
   revokedAt: Date | null;
 }
 
+/** The connection columns a feed's bytes depend on (the feed change triggers watch exactly these). */
+export interface FeedConnectionState {
+  id: string;
+  displayName: string | null;
+  email: string | null;
+  timezone: string | null;
+  status: 'active' | 'needs_reauth' | 'disabled';
+  feedVersion: number;
+  feedChangedAt: Date | null;
+  lastSyncOutcome: 'succeeded' | 'failed' | null;
+}
+
+export const FEED_CONNECTION_STATE = {
+  id: true,
+  displayName: true,
+  email: true,
+  timezone: true,
+  status: true,
+  feedVersion: true,
+  feedChangedAt: true,
+  lastSyncOutcome: true,
+} as const;
+
+export interface ResolvedFeed {
+  feed: FeedRecord;
+  connection: FeedConnectionState;
+}
+
 export interface FeedStore {
   /** The plaintext token is returned only here and by rotate. */
   create(input: {
@@ -37,6 +65,8 @@ export interface FeedStore {
   revoke(feedId: string, now: Date): Promise<void>;
   /** Active (not revoked) feed for a token, or undefined. Always hashes and queries, whatever the token looks like. */
   findByToken(token: string): Promise<FeedRecord | undefined>;
+  /** The active feed with this token hash and its connection's state, in one query; or undefined. */
+  resolveTokenHash(tokenHash: Buffer): Promise<ResolvedFeed | undefined>;
 }
 
 export class FeedNotFoundError extends Error {
@@ -199,6 +229,14 @@ export function createFeedStore(prisma: PrismaClient, logger?: FeedStoreLogger):
         where: { tokenHash: storedTokenHash(token), revokedAt: null },
       });
       return row ? toRecord(row) : undefined;
+    },
+
+    async resolveTokenHash(tokenHash) {
+      const row = await prisma.feed.findFirst({
+        where: { tokenHash: new Uint8Array(tokenHash), revokedAt: null },
+        include: { connection: { select: FEED_CONNECTION_STATE } },
+      });
+      return row ? { feed: toRecord(row), connection: row.connection } : undefined;
     },
   };
 }

@@ -156,12 +156,15 @@ export function registerAdminRoutes(app: FastifyInstance, deps: WebDeps): void {
 
   action('/admin/feeds/:id/rotate', async (request, reply) => {
     const { feed, token } = await deps.feeds.rotate(request.params.id);
+    // The old URL must be dead in this process before the page says so (other replicas hear it within ms).
+    await deps.feedChanges.caughtUp();
     request.log.info({ feedId: feed.id }, 'admin rotated a feed token');
     return newFeedUrlPage(reply, { feed, links: await linksFor(deps, feed, token), rotated: true });
   });
 
   action('/admin/feeds/:id/revoke', async (request, reply) => {
     await deps.feeds.revoke(request.params.id, deps.now());
+    await deps.feedChanges.caughtUp();
     request.log.info({ feedId: request.params.id }, 'admin revoked a feed');
     return seeOther(reply, '/?notice=revoked');
   });

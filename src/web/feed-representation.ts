@@ -1,14 +1,14 @@
 // One feed's bytes and validators: from the render cache when nothing it depends on has changed, else read
-// from the snapshots and rendered. The cheap path to the cache key is the feed row (already loaded by the
-// token lookup) and the connection row; the slots are read only on a miss.
+// from the snapshots and rendered. The cache key comes from what the token lookup already resolved (the feed
+// and its connection's state); the slots are read only on a miss.
 import { createHash } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import { describeFeed, feedCalendarName } from '../feeds/describe-feed.js';
 import { feedOptionsKey } from '../feeds/feed-options.js';
 import { renderFeed } from '../feeds/render-feed.js';
-import type { Connection } from '../generated/prisma/client.js';
 import { feedWindow, readFeedContent, type FeedContent } from '../store/feed-content.js';
-import type { FeedRecord } from '../store/feeds.js';
+import type { FeedRecord, ResolvedFeed } from '../store/feeds.js';
+import { formatHttpDate } from './conditional-get.js';
 import type { RenderCache, RenderedFeed } from './render-cache.js';
 import type { WebDeps } from './web-deps.js';
 
@@ -62,23 +62,24 @@ function renderedFrom(feed: FeedRecord, content: FeedContent, deps: WebDeps): Re
     maxEvents: deps.settings.feedMaxEvents,
   });
   const body = Buffer.from(text, 'utf8');
+  const lastModified = connection.feedChangedAt ?? feed.createdAt;
   return {
     body,
     // Node writes a zero mtime into the gzip header, so the compressed bytes are as stable as the text.
     gzipped: deps.settings.feedGzip ? gzipSync(body) : undefined,
     tag: createHash('sha256').update(body).digest('base64url').slice(0, 32),
-    lastModified: connection.feedChangedAt ?? feed.createdAt,
+    lastModified,
+    lastModifiedHttpDate: formatHttpDate(lastModified),
   };
 }
 
 export async function feedRepresentation(
   deps: WebDeps,
   cache: RenderCache,
-  feed: FeedRecord,
+  { feed, connection }: ResolvedFeed,
 ): Promise<RenderedFeed> {
   const now = deps.now();
   const defaultDays = deps.settings.feedDefaultDays;
-  const connection: Connection = await deps.connections.get(feed.connectionId);
   const days = feed.options.days ?? defaultDays;
   const key = cacheKeyOf(
     feed,

@@ -1,12 +1,15 @@
 // GET/HEAD /feeds/{token}.ics (fastify answers HEAD from the GET route), the connect page's preview JSON,
 // and robots.txt. An unknown, revoked or rotated token is a 404 whose body never depends on the token, and
 // the hash lookup runs for every token, well-formed or not, so timing does not tell them apart either.
+// A poll of an unchanged feed is answered from memory: the token lookup (feed-lookup.ts) and the rendered
+// bytes (render-cache.ts) are both remembered until Postgres says something they depend on changed.
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { ConnectionNotFoundError } from '../store/connections.js';
 import { readFeedContent } from '../store/feed-content.js';
-import type { FeedRecord } from '../store/feeds.js';
+import type { ResolvedFeed } from '../store/feeds.js';
 import { acceptsGzip } from './accept-encoding.js';
-import { formatHttpDate, isNotModified } from './conditional-get.js';
+import { isNotModified } from './conditional-get.js';
+import { createFeedLookup } from './feed-lookup.js';
 import { feedRepresentation } from './feed-representation.js';
 import { HttpError, NO_SUCH_FEED } from './http-error.js';
 import { createRenderCache } from './render-cache.js';
@@ -26,23 +29,27 @@ export function registerFeedRoutes(app: FastifyInstance, deps: WebDeps): void {
   // Clients that honour max-age poll at most twice per sync interval; one that revalidates gets a 304.
   const cacheControl = `private, max-age=${Math.max(60, Math.floor(deps.settings.refreshIntervalSeconds / 2))}`;
 
-  async function activeFeed(token: string): Promise<FeedRecord> {
-    const feed = await deps.feeds.findByToken(token);
-    if (feed === undefined) throw new HttpError(404, NO_SUCH_FEED);
-    return feed;
-  }
-
-  app.addHook('onResponse', async (request, reply) => {
-    if (request.routeOptions.url === FEED_ROUTE) {
-      deps.metrics.feedRequests.inc({ status: String(reply.statusCode) });
-    }
+  const lookup = createFeedLookup({
+    load: (tokenHash) => deps.feeds.resolveTokenHash(tokenHash),
+    changes: deps.feedChanges,
   });
+
+  async function activeFeed(token: string): Promise<ResolvedFeed> {
+    const resolved = await lookup.resolve(token);
+    if (resolved === undefined) throw new HttpError(404, NO_SUCH_FEED);
+    return resolved;
+  }
 
   app.get('/robots.txt', async (_request, reply) =>
     reply.type('text/plain; charset=utf-8').header('cache-control', 'public, max-age=86400').send(ROBOTS_TXT),
   );
 
-  app.get<{ Params: { token: string } }>(FEED_ROUTE, { compress: false }, async (request, reply) => {
+  const countResponse = (_request: unknown, reply: FastifyReply, done: () => void) => {
+    deps.metrics.feedRequests.inc({ status: String(reply.statusCode) });
+    done();
+  };
+
+  app.get<{ Params: { token: string } }>(FEED_ROUTE, { onResponse: countResponse }, async (request, reply) => {
     const feed = await activeFeed(request.params.token);
     const rendered = await feedRepresentation(deps, cache, feed).catch((thrown: unknown) => {
       // The connection was deleted (its feeds with it) between the token lookup and the render.
@@ -54,7 +61,7 @@ export function registerFeedRoutes(app: FastifyInstance, deps: WebDeps): void {
     const etag = `"${gzip ? gzipTag(rendered.tag) : rendered.tag}"`;
     reply
       .header('etag', etag)
-      .header('last-modified', formatHttpDate(rendered.lastModified))
+      .header('last-modified', rendered.lastModifiedHttpDate)
       .header('cache-control', cacheControl)
       .header('x-robots-tag', 'noindex')
       .header('x-content-type-options', 'nosniff');
@@ -79,7 +86,8 @@ export function registerFeedRoutes(app: FastifyInstance, deps: WebDeps): void {
   app.get<{ Params: { token: string } }>(
     '/feeds/:token/preview.json',
     async (request, reply: FastifyReply) => {
-      const feed = await activeFeed(request.params.token);
+      const { feed } = await activeFeed(request.params.token);
+      // lastGoodSyncAt moves on every sync, so it is read fresh rather than taken from the remembered lookup.
       const connection = await deps.connections.get(feed.connectionId);
       reply.header('cache-control', 'no-store');
       if (connection.lastGoodSyncAt === null) {

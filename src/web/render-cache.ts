@@ -1,4 +1,4 @@
-// Rendered feeds, kept in memory so a poll of an unchanged feed is two indexed lookups and no render. The key
+// Rendered feeds, kept in memory so a poll of an unchanged feed is no render (and, with the token lookup remembered, no query). The key
 // holds everything a render depends on (feed-representation.ts builds it); the bound is total bytes, since
 // one feed can be a thousand times larger than another.
 import { LRUCache } from 'lru-cache';
@@ -11,6 +11,8 @@ export interface RenderedFeed {
   /** Opaque part of the strong ETag of the identity body (hash of its bytes). */
   tag: string;
   lastModified: Date;
+  /** lastModified as an HTTP date, formatted once. */
+  lastModifiedHttpDate: string;
 }
 
 export const DEFAULT_RENDER_CACHE_BYTES = 64 * 1024 * 1024;

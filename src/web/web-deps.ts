@@ -7,6 +7,7 @@ import type { PrismaClient } from '../generated/prisma/client.js';
 import type { Metrics } from '../lib/metrics.js';
 import type { Logger } from '../log.js';
 import type { ConnectionStore } from '../store/connections.js';
+import type { FeedChangeListener } from '../store/feed-change-listener.js';
 import type { FeedStore } from '../store/feeds.js';
 import type { SyncJobData } from '../sync/queues.js';
 import type { ApiClient, OAuthClient } from '../upstream/index.js';
@@ -27,6 +28,8 @@ export interface WebDeps {
   redis: Redis;
   connections: ConnectionStore;
   feeds: FeedStore;
+  /** Postgres's notices of feed changes: feed token lookups are remembered only while it is live. */
+  feedChanges: FeedChangeListener;
   oauth: OAuthClient;
   /** Identifies the account via /users/me when the token carries no `sub`. */
   api: ApiClient;

@@ -6,6 +6,7 @@ import { Writable } from 'node:stream';
 import { loadConfig } from '../../src/config.js';
 import { upstreamStatusLabel, type Metrics } from '../../src/lib/metrics.js';
 import { createLogger } from '../../src/log.js';
+import { startFeedChangeListener } from '../../src/store/feed-change-listener.js';
 import { createFeedStore, type FeedStore } from '../../src/store/feeds.js';
 import { enqueueSyncs } from '../../src/sync/queues.js';
 import { syncConnection } from '../../src/sync/sync-connection.js';
@@ -18,8 +19,9 @@ export const ADMIN_TOKEN = 'admin-token-for-tests-0123456789';
 export interface WebHarnessOptions extends Omit<HarnessOptions, 'redirectUri'> {
   /** WEB_* / FEED_* / ADMIN_TOKEN over the defaults (ADMIN_TOKEN defaults to ADMIN_TOKEN above). */
   webEnv?: Record<string, string>;
-  /** Collect the web role's log lines (JSON) here, at info level. */
+  /** Collect the web role's log lines (JSON) here, at logLevel (default info, as in production). */
   logLines?: string[];
+  logLevel?: 'info' | 'debug';
 }
 
 export interface RawResponse {
@@ -109,7 +111,7 @@ export async function createWebHarness(label: string, options: WebHarnessOptions
   const lines = options.logLines;
   const logger = createLogger({
     base: { service: 'slotfeed', role: 'web' },
-    level: lines ? 'info' : sync.config.log.level,
+    level: lines ? (options.logLevel ?? 'info') : sync.config.log.level,
     ...(lines
       ? {
           destination: new Writable({
@@ -127,6 +129,7 @@ export async function createWebHarness(label: string, options: WebHarnessOptions
   const onCall = (endpoint: string, outcome: { status?: number }) =>
     metrics.upstreamCalls.inc({ endpoint, status: upstreamStatusLabel(outcome.status) });
   const feeds = createFeedStore(sync.db.prisma);
+  const feedChanges = await startFeedChangeListener({ databaseUrl: sync.db.url, logger });
   const enqueued: string[] = [];
   const deps: WebDeps = {
     settings: {
@@ -138,6 +141,7 @@ export async function createWebHarness(label: string, options: WebHarnessOptions
     redis: sync.clients.redis,
     connections: sync.services.connections,
     feeds,
+    feedChanges,
     oauth: createOAuthClient({
       authUrl: upstream.authUrl,
       clientId: upstream.clientId,
@@ -175,8 +179,13 @@ export async function createWebHarness(label: string, options: WebHarnessOptions
     metrics,
     feeds,
     enqueued,
-    request: (method, pathOrUrl, requestOptions) => rawRequest(method, absolute(pathOrUrl), requestOptions),
-    get: (pathOrUrl, headers) => rawRequest('GET', absolute(pathOrUrl), headers ? { headers } : {}),
+    // A test's request follows its changes by microseconds, a real client's by far more: wait until the web
+    // role has heard of every change committed so far, as it would have by the time a real request arrived.
+    async request(method, pathOrUrl, requestOptions) {
+      await feedChanges.caughtUp();
+      return rawRequest(method, absolute(pathOrUrl), requestOptions);
+    },
+    get: (pathOrUrl, headers) => harness.request('GET', pathOrUrl, headers ? { headers } : {}),
     async startConnect(email) {
       const response = await harness.get(
         email === undefined ? '/connect' : `/connect?login_hint=${encodeURIComponent(email)}`,
@@ -206,6 +215,7 @@ export async function createWebHarness(label: string, options: WebHarnessOptions
     },
     async close() {
       await server.close();
+      await feedChanges.close();
       await sync.close();
     },
   };

@@ -1,0 +1,63 @@
+// Resolves a feed token to its feed and the connection state its bytes depend on, remembering the answer so a
+// poll of an unchanged feed costs no database round trip. What is remembered is forgotten when Postgres says
+// the connection or one of its feeds changed (feed-change-listener.ts); nothing is remembered while the
+// listener is not live. Unknown tokens are never remembered: guesses must not fill memory.
+import { LRUCache } from 'lru-cache';
+import { hashFeedToken } from '../feeds/feed-token.js';
+import type { FeedChangeListener } from '../store/feed-change-listener.js';
+import type { ResolvedFeed } from '../store/feeds.js';
+
+const DEFAULT_MAX_ENTRIES = 50_000;
+
+export interface FeedLookup {
+  /** The active feed for a token, or undefined. Hashes the token whatever it looks like. */
+  resolve(token: string): Promise<ResolvedFeed | undefined>;
+}
+
+export function createFeedLookup(options: {
+  load: (tokenHash: Buffer) => Promise<ResolvedFeed | undefined>;
+  changes: FeedChangeListener;
+  maxEntries?: number;
+}): FeedLookup {
+  const tokensOf = new Map<string, Set<string>>();
+  const cache = new LRUCache<string, ResolvedFeed>({
+    max: options.maxEntries ?? DEFAULT_MAX_ENTRIES,
+    dispose: (resolved, key) => {
+      const keys = tokensOf.get(resolved.feed.connectionId);
+      keys?.delete(key);
+      if (keys?.size === 0) tokensOf.delete(resolved.feed.connectionId);
+    },
+  });
+  // Bumped by every change heard: a load that started before a change must not store what it read, since the
+  // change's notice may have arrived (and found nothing to forget) while the load was still in flight.
+  let generation = 0;
+
+  options.changes.subscribe({
+    changed: (connectionId) => {
+      generation += 1;
+      for (const key of [...(tokensOf.get(connectionId) ?? [])]) cache.delete(key);
+    },
+    reset: () => {
+      generation += 1;
+      cache.clear();
+    },
+  });
+
+  return {
+    async resolve(token) {
+      const tokenHash = hashFeedToken(token);
+      const key = tokenHash.toString('base64');
+      const remembered = cache.get(key);
+      if (remembered) return remembered;
+      const startedAt = generation;
+      const resolved = await options.load(tokenHash);
+      if (resolved && generation === startedAt && options.changes.isLive()) {
+        cache.set(key, resolved);
+        const keys = tokensOf.get(resolved.feed.connectionId) ?? new Set<string>();
+        keys.add(key);
+        tokensOf.set(resolved.feed.connectionId, keys);
+      }
+      return resolved;
+    },
+  };
+}
