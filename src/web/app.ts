@@ -1,5 +1,6 @@
-// The one place the web role's fastify app is assembled: plugins first (cookies, forms, compression), then
-// the error handlers and request logging, then the routes. Everything it uses arrives in WebDeps.
+// The one place the web role's fastify app is assembled: the error handlers and request logging, the feed and
+// health routes, then the pages and their plugins (cookies, forms, compression). Everything it uses arrives
+// in WebDeps.
 import type { AddressInfo } from 'node:net';
 import compress from '@fastify/compress';
 import cookie from '@fastify/cookie';
@@ -19,8 +20,10 @@ import type { WebDeps } from './web-deps.js';
 
 export type { WebDeps, WebSettings } from './web-deps.js';
 
-// Probes and scrapes arrive every few seconds; at info level they would drown the log.
-const QUIET_ROUTES = new Set(['/healthz', '/readyz', '/metrics']);
+// Probes and scrapes arrive every few seconds, and calendar apps poll feeds around the clock: at info level
+// they would drown the log (and a line per poll costs as much as answering it from memory). Their counts are
+// in /metrics (slotfeed_feed_requests_total by status); failures are logged by the error handler.
+const QUIET_ROUTES = new Set(['/healthz', '/readyz', '/metrics', '/feeds/:token.ics']);
 
 export async function buildWebApp(deps: WebDeps): Promise<FastifyInstance> {
   const app = Fastify({
@@ -47,32 +50,38 @@ export async function buildWebApp(deps: WebDeps): Promise<FastifyInstance> {
         : sendError(request, reply, 401, 'Admin credentials needed: Authorization: Bearer <ADMIN_TOKEN>.'),
   });
 
-  await app.register(cookie, { secret: auth.cookieSecret });
-  await app.register(formbody);
-  // Before Bull Board's @fastify/static, as @fastify/compress requires; the feed route compresses itself.
-  await app.register(compress, { global: true, encodings: ['gzip'] });
-
   installErrorHandlers(app);
-  app.addHook('onResponse', async (request, reply) => {
-    const line = {
-      method: request.method,
-      url: redactText(request.url),
-      status: reply.statusCode,
-      ms: Math.round(reply.elapsedTime),
-    };
-    if (QUIET_ROUTES.has(request.routeOptions.url ?? '')) request.log.debug(line, 'request');
-    else request.log.info(line, 'request');
+  app.addHook('onResponse', (request, reply, done) => {
+    const level = QUIET_ROUTES.has(request.routeOptions.url ?? '') ? 'debug' : 'info';
+    if (deps.logger.isLevelEnabled(level)) {
+      const line = {
+        method: request.method,
+        url: redactText(request.url),
+        status: reply.statusCode,
+        ms: Math.round(reply.elapsedTime),
+      };
+      request.log[level](line, 'request');
+    }
+    done();
   });
 
+  // Feeds and probes take the most requests and need no cookies, forms or compression (the feed route
+  // compresses itself, once per render): they live outside the context that registers those plugins.
   registerHealthRoutes(app, deps);
   registerFeedRoutes(app, deps);
-  registerConnectRoutes(app, deps);
-  registerAdminSession(app, deps, auth);
-  await app.register(async (admin) => {
-    admin.addHook('onRequest', auth.requireAdmin);
-    registerAdminRoutes(admin, deps);
-    registerReportRoutes(admin, deps);
-    await registerQueueDashboard(admin, deps);
+  await app.register(async (site) => {
+    await site.register(cookie, { secret: auth.cookieSecret });
+    await site.register(formbody);
+    // Before Bull Board's @fastify/static, as @fastify/compress requires.
+    await site.register(compress, { global: true, encodings: ['gzip'] });
+    registerConnectRoutes(site, deps);
+    registerAdminSession(site, deps, auth);
+    await site.register(async (admin) => {
+      admin.addHook('onRequest', auth.requireAdmin);
+      registerAdminRoutes(admin, deps);
+      registerReportRoutes(admin, deps);
+      await registerQueueDashboard(admin, deps);
+    });
   });
   await app.ready();
   return app;

@@ -46,7 +46,8 @@ function counterValue(name: string, labels: Record<string, string>): Promise<num
 }
 
 beforeAll(async () => {
-  h = await createWebHarness('web_feeds', { logLines });
+  // Feed polls are logged at debug (at info they would drown the log).
+  h = await createWebHarness('web_feeds', { logLines, logLevel: 'debug' });
   email = h.sync.sim.users[0]!.email;
   const connected = await h.connectViaWeb(email);
   token = connected.token!;
