@@ -98,6 +98,18 @@ export async function runSimulator(env: Env, options: SimulatorOptions, out: Out
   await releasers.releaseAll(logger);
 }
 
+function memoryMiB(): Record<string, number> {
+  const usage = process.memoryUsage();
+  const mib = (bytes: number) => Math.round(bytes / 2 ** 20);
+  return {
+    rss: mib(usage.rss),
+    heapUsed: mib(usage.heapUsed),
+    heapTotal: mib(usage.heapTotal),
+    external: mib(usage.external),
+    arrayBuffers: mib(usage.arrayBuffers),
+  };
+}
+
 /**
  * Resolves on the first SIGINT or SIGTERM so the caller can shut down in order; a second signal means the
  * operator will not wait, so the process exits at once.
@@ -111,7 +123,8 @@ export function untilShutdownSignal(logger: Logger): Promise<NodeJS.Signals> {
         process.exit(130);
       }
       received = signal;
-      logger.info({ signal }, 'shutting down (send the signal again to force)');
+      // Memory at the end of a run is what operators size containers by (RSS, and what of it is JS heap).
+      logger.info({ signal, memoryMiB: memoryMiB() }, 'shutting down (send the signal again to force)');
       resolve(signal);
     };
     process.on('SIGINT', onSignal);

@@ -20,6 +20,6 @@ export class BenchCheckFailed extends Error {
   }
 }
 
-export function check(condition: boolean, message: string): void {
+export function check(condition: boolean, message: string): asserts condition {
   if (!condition) throw new BenchCheckFailed(message);
 }

@@ -5,6 +5,8 @@
 // same connections, nothing changed upstream) shows where slotfeed's own cost takes over: its rate, and the
 // workers' CPU per call and per stored slot. Correctness is asserted (calls per sync are the minimum the API
 // allows; the no-change round writes no snapshot rows); timing is reported, never asserted.
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import pLimit from 'p-limit';
 import { enqueueSyncs } from '../../src/sync/queues.js';
 import { spawnSlotfeed, type SlotfeedProcess } from '../support/child-process.js';
@@ -41,9 +43,21 @@ interface RoundMeasure {
   failedRuns: number;
 }
 
+/** The memory settings the runtime image gives slotfeed (its Dockerfile's ENV): the workers run with them. */
+function runtimeImageMemorySettings(): { MALLOC_ARENA_MAX: string; NODE_OPTIONS: string } {
+  const dockerfile = readFileSync(fileURLToPath(new URL('../../Dockerfile', import.meta.url)), 'utf8');
+  const arenas = /^ENV .*\bMALLOC_ARENA_MAX=(\S+)/m.exec(dockerfile)?.[1];
+  const nodeOptions = /^ENV .*\bNODE_OPTIONS=(\S+)/m.exec(dockerfile)?.[1];
+  check(arenas !== undefined && nodeOptions !== undefined, 'the Dockerfile sets no MALLOC_ARENA_MAX / NODE_OPTIONS');
+  return { MALLOC_ARENA_MAX: arenas, NODE_OPTIONS: nodeOptions };
+}
+
 async function startWorkers(h: SyncHarness, count: number, env: Record<string, string>) {
   const workers: SlotfeedProcess[] = [];
-  for (let i = 0; i < count; i++) workers.push(spawnSlotfeed(['worker'], { ...h.env, ...env }));
+  // As production runs it: the build (`npm run bench` builds first), not TypeScript through tsx.
+  for (let i = 0; i < count; i++) {
+    workers.push(spawnSlotfeed(['worker'], { ...h.env, ...env }, { from: 'build' }));
+  }
   await Promise.all(
     workers.map((w) =>
       waitFor(
@@ -57,9 +71,15 @@ async function startWorkers(h: SyncHarness, count: number, env: Record<string, s
   return workers;
 }
 
-async function stopWorkers(workers: SlotfeedProcess[]) {
+/** Stops the workers; returns the memory each reported on its way out (RSS and what of it is JS heap). */
+async function stopWorkers(workers: SlotfeedProcess[]): Promise<string[]> {
   for (const w of workers) if (w.child.exitCode === null) w.child.kill('SIGTERM');
   await Promise.all(workers.map((w) => w.exited));
+  return workers.map((w) => {
+    const line = w.output().split('\n').find((l) => l.includes('"memoryMiB"'));
+    const memory = line ? (JSON.parse(line) as { memoryMiB?: Record<string, number> }).memoryMiB : undefined;
+    return memory ? Object.entries(memory).map(([k, v]) => `${k} ${v}`).join(', ') : 'not reported';
+  });
 }
 
 function apiCalls(h: SyncHarness): number {
@@ -131,12 +151,15 @@ export async function benchSyncRound(options: SyncRoundOptions): Promise<BenchSe
   // BENCH_CPU_PROF_DIR: the workers write V8 CPU profiles there when they exit (for `--cpu-prof` analysis).
   // BENCH_WORKER_NODE_OPTIONS: extra Node flags for the workers (e.g. a heap limit, to tell garbage from growth).
   const profileDir = process.env.BENCH_CPU_PROF_DIR;
+  const runtime = runtimeImageMemorySettings();
   const nodeOptions = [
+    runtime.NODE_OPTIONS,
     profileDir ? `--cpu-prof --cpu-prof-dir=${profileDir}` : '',
     process.env.BENCH_WORKER_NODE_OPTIONS ?? '',
   ].join(' ');
   const workerEnv = {
-    ...(nodeOptions.trim() ? { NODE_OPTIONS: nodeOptions.trim() } : {}),
+    MALLOC_ARENA_MAX: runtime.MALLOC_ARENA_MAX,
+    NODE_OPTIONS: nodeOptions.trim(),
     LOG_LEVEL: 'info',
     WORKER_CONCURRENCY: String(workerConcurrency),
     SYNC_FETCH_CONCURRENCY: String(fetchConcurrency),
@@ -173,7 +196,7 @@ export async function benchSyncRound(options: SyncRoundOptions): Promise<BenchSe
     );
     const slotsStored = await h.clients.prisma.slot.count({ where: { goneAt: null } });
 
-    await stopWorkers(workers);
+    const memoryAtShutdown = await stopWorkers(workers);
     workers = await startWorkers(h, workerProcesses, { ...workerEnv, UPSTREAM_RATE_LIMIT_PER_SECOND: '0' });
     const before = await snapshotWrites(h);
     const resynced = ids.slice(0, options.unlimitedConnections ?? Math.min(connections, 300));
@@ -197,6 +220,7 @@ export async function benchSyncRound(options: SyncRoundOptions): Promise<BenchSe
       workerProcesses,
       workerConcurrency,
       fetchConcurrency,
+      workerMemorySettings: `MALLOC_ARENA_MAX=${runtime.MALLOC_ARENA_MAX} ${runtime.NODE_OPTIONS}`,
     };
     return [
       {
@@ -217,6 +241,7 @@ export async function benchSyncRound(options: SyncRoundOptions): Promise<BenchSe
           workerRssMiBIdle: memoryIdle.map((m) => round(m.rss, 0)).join(' / '),
           workerRssMiBAtEnd: memory.map((m) => round(m.rss, 0)).join(' / '),
           workerPeakRssMiB: memory.map((m) => round(m.peak, 0)).join(' / '),
+          workerMemoryMiBAtShutdown: memoryAtShutdown.join(' / '),
         },
         targets: {
           efficiency: { target: `≥ ${EFFICIENCY_TARGET}`, met: efficiency >= EFFICIENCY_TARGET },

@@ -121,6 +121,14 @@ describe('Dockerfile', () => {
     expect(dockerfile).toMatch(/^USER (?!root\b)\w+$/m);
     expect(dockerfile).toMatch(/^HEALTHCHECK [\s\S]*\/healthz/m);
   });
+
+  it('runs slotfeed with the memory settings `npm start` uses (the benchmark measured RSS with them)', () => {
+    const runtimeStage = dockerfile.slice(dockerfile.lastIndexOf('FROM '));
+    const start = (JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts.start;
+    expect(runtimeStage).toMatch(/^ENV .*\bMALLOC_ARENA_MAX=2\b/m);
+    expect(runtimeStage).toMatch(/^ENV .*\bNODE_OPTIONS=--max-semi-space-size=4\b/m);
+    expect(start).toBe('MALLOC_ARENA_MAX=2 node --max-semi-space-size=4 dist/cli.js start');
+  });
 });
 
 describe('.env.example', () => {

@@ -1,4 +1,5 @@
-// Runs the real `slotfeed` CLI in a child process (TypeScript through tsx), for tests that kill or signal it.
+// Runs the real `slotfeed` CLI in a child process, for tests that kill or signal it: the TypeScript through
+// tsx, or (for benchmarks, which measure what production runs) the build in dist/.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
@@ -10,8 +11,13 @@ export interface SlotfeedProcess {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-export function spawnSlotfeed(args: string[], env: Record<string, string>): SlotfeedProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
+export function spawnSlotfeed(
+  args: string[],
+  env: Record<string, string>,
+  options: { from?: 'source' | 'build' } = {},
+): SlotfeedProcess {
+  const entry = options.from === 'build' ? ['dist/cli.js'] : ['--import', 'tsx', 'src/cli.ts'];
+  const child = spawn(process.execPath, [...entry, ...args], {
     cwd: projectRoot,
     env: { PATH: process.env.PATH ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
