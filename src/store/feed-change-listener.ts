@@ -84,7 +84,10 @@ export async function startFeedChangeListener(options: {
 
   async function connect(): Promise<void> {
     if (closed) return;
-    const next = new pg.Client({ connectionString: options.databaseUrl, application_name: 'slotfeed-listen' });
+    const next = new pg.Client({
+      connectionString: options.databaseUrl,
+      application_name: 'slotfeed-listen',
+    });
     next.on('error', (error) => lost(next, error));
     next.on('end', () => lost(next, undefined));
     next.on('notification', onNotification);

@@ -49,39 +49,43 @@ export function registerFeedRoutes(app: FastifyInstance, deps: WebDeps): void {
     done();
   };
 
-  app.get<{ Params: { token: string } }>(FEED_ROUTE, { onResponse: countResponse }, async (request, reply) => {
-    const feed = await activeFeed(request.params.token);
-    const rendered = await feedRepresentation(deps, cache, feed).catch((thrown: unknown) => {
-      // The connection was deleted (its feeds with it) between the token lookup and the render.
-      throw thrown instanceof ConnectionNotFoundError ? new HttpError(404, NO_SUCH_FEED) : thrown;
-    });
-    const gzip = rendered.gzipped !== undefined && acceptsGzip(request.headers['accept-encoding']);
-    // A strong ETag names one representation: the gzip-coded bytes get a tag of their own (RFC 9110 §8.8.3),
-    // and either tag revalidates, since both stand for the same content.
-    const etag = `"${gzip ? gzipTag(rendered.tag) : rendered.tag}"`;
-    reply
-      .header('etag', etag)
-      .header('last-modified', rendered.lastModifiedHttpDate)
-      .header('cache-control', cacheControl)
-      .header('x-robots-tag', 'noindex')
-      .header('x-content-type-options', 'nosniff');
-    if (deps.settings.feedGzip) reply.header('vary', 'Accept-Encoding');
-    const notModified = isNotModified(
-      {
-        ifNoneMatch: request.headers['if-none-match'],
-        ifModifiedSince: request.headers['if-modified-since'],
-      },
-      { opaqueTags: [rendered.tag, gzipTag(rendered.tag)], lastModified: rendered.lastModified },
-    );
-    if (notModified) return reply.code(304).send();
-    reply
-      .type('text/calendar; charset=utf-8')
-      .header('content-disposition', 'inline; filename="free-time.ics"');
-    if (gzip && rendered.gzipped !== undefined) {
-      return reply.header('content-encoding', 'gzip').send(rendered.gzipped);
-    }
-    return reply.send(rendered.body);
-  });
+  app.get<{ Params: { token: string } }>(
+    FEED_ROUTE,
+    { onResponse: countResponse },
+    async (request, reply) => {
+      const feed = await activeFeed(request.params.token);
+      const rendered = await feedRepresentation(deps, cache, feed).catch((thrown: unknown) => {
+        // The connection was deleted (its feeds with it) between the token lookup and the render.
+        throw thrown instanceof ConnectionNotFoundError ? new HttpError(404, NO_SUCH_FEED) : thrown;
+      });
+      const gzip = rendered.gzipped !== undefined && acceptsGzip(request.headers['accept-encoding']);
+      // A strong ETag names one representation: the gzip-coded bytes get a tag of their own (RFC 9110 §8.8.3),
+      // and either tag revalidates, since both stand for the same content.
+      const etag = `"${gzip ? gzipTag(rendered.tag) : rendered.tag}"`;
+      reply
+        .header('etag', etag)
+        .header('last-modified', rendered.lastModifiedHttpDate)
+        .header('cache-control', cacheControl)
+        .header('x-robots-tag', 'noindex')
+        .header('x-content-type-options', 'nosniff');
+      if (deps.settings.feedGzip) reply.header('vary', 'Accept-Encoding');
+      const notModified = isNotModified(
+        {
+          ifNoneMatch: request.headers['if-none-match'],
+          ifModifiedSince: request.headers['if-modified-since'],
+        },
+        { opaqueTags: [rendered.tag, gzipTag(rendered.tag)], lastModified: rendered.lastModified },
+      );
+      if (notModified) return reply.code(304).send();
+      reply
+        .type('text/calendar; charset=utf-8')
+        .header('content-disposition', 'inline; filename="free-time.ics"');
+      if (gzip && rendered.gzipped !== undefined) {
+        return reply.header('content-encoding', 'gzip').send(rendered.gzipped);
+      }
+      return reply.send(rendered.body);
+    },
+  );
 
   app.get<{ Params: { token: string } }>(
     '/feeds/:token/preview.json',

@@ -16,10 +16,12 @@ export function cpuMsOf(pid: number): number {
 }
 
 /** Resident set size now and its peak (VmHWM), in MiB. */
-export function memoryMibOf(pid: number): { rss: number; peak: number } {
+/** RSS, its peak, and its private part (RssAnon: what the process itself allocated, without shared file pages
+ * such as the ~56 MiB node binary, which every Node process on the machine shares). */
+export function memoryMibOf(pid: number): { rss: number; peak: number; anon: number } {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kib = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
-  return { rss: kib('VmRSS') / 1024, peak: kib('VmHWM') / 1024 };
+  return { rss: kib('VmRSS') / 1024, peak: kib('VmHWM') / 1024, anon: kib('RssAnon') / 1024 };
 }
 
 export interface MachineCpuSample {

@@ -8,6 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import pLimit from 'p-limit';
+import { describeVariables } from '../../src/config.js';
 import { enqueueSyncs } from '../../src/sync/queues.js';
 import { spawnSlotfeed, type SlotfeedProcess } from '../support/child-process.js';
 import { createSyncHarness, type SyncHarness } from '../support/sync-harness.js';
@@ -43,12 +44,21 @@ interface RoundMeasure {
   failedRuns: number;
 }
 
+function configDefault(name: string): string {
+  const value = describeVariables().find((variable) => variable.name === name)?.default;
+  check(value !== undefined, `${name} has no default`);
+  return value;
+}
+
 /** The memory settings the runtime image gives slotfeed (its Dockerfile's ENV): the workers run with them. */
 function runtimeImageMemorySettings(): { MALLOC_ARENA_MAX: string; NODE_OPTIONS: string } {
   const dockerfile = readFileSync(fileURLToPath(new URL('../../Dockerfile', import.meta.url)), 'utf8');
   const arenas = /^ENV .*\bMALLOC_ARENA_MAX=(\S+)/m.exec(dockerfile)?.[1];
   const nodeOptions = /^ENV .*\bNODE_OPTIONS=(\S+)/m.exec(dockerfile)?.[1];
-  check(arenas !== undefined && nodeOptions !== undefined, 'the Dockerfile sets no MALLOC_ARENA_MAX / NODE_OPTIONS');
+  check(
+    arenas !== undefined && nodeOptions !== undefined,
+    'the Dockerfile sets no MALLOC_ARENA_MAX / NODE_OPTIONS',
+  );
   return { MALLOC_ARENA_MAX: arenas, NODE_OPTIONS: nodeOptions };
 }
 
@@ -76,9 +86,16 @@ async function stopWorkers(workers: SlotfeedProcess[]): Promise<string[]> {
   for (const w of workers) if (w.child.exitCode === null) w.child.kill('SIGTERM');
   await Promise.all(workers.map((w) => w.exited));
   return workers.map((w) => {
-    const line = w.output().split('\n').find((l) => l.includes('"memoryMiB"'));
+    const line = w
+      .output()
+      .split('\n')
+      .find((l) => l.includes('"memoryMiB"'));
     const memory = line ? (JSON.parse(line) as { memoryMiB?: Record<string, number> }).memoryMiB : undefined;
-    return memory ? Object.entries(memory).map(([k, v]) => `${k} ${v}`).join(', ') : 'not reported';
+    return memory
+      ? Object.entries(memory)
+          .map(([k, v]) => `${k} ${v}`)
+          .join(', ')
+      : 'not reported';
   });
 }
 
@@ -132,8 +149,10 @@ const writesBetween = (a: Awaited<ReturnType<typeof snapshotWrites>>, b: typeof 
 export async function benchSyncRound(options: SyncRoundOptions): Promise<BenchSection[]> {
   const { connections, rateLimitPerSecond } = options;
   const workerProcesses = options.workerProcesses ?? 2;
-  const workerConcurrency = options.workerConcurrency ?? 8;
-  const fetchConcurrency = options.fetchConcurrency ?? 4;
+  // slotfeed's defaults unless asked otherwise: the round measures what an operator gets out of the box.
+  const workerConcurrency = options.workerConcurrency ?? Number(configDefault('WORKER_CONCURRENCY'));
+  const fetchConcurrency = options.fetchConcurrency ?? Number(configDefault('SYNC_FETCH_CONCURRENCY'));
+  const unlimitedWorkerConcurrency = workerConcurrency * 2;
   // The simulator's clock stands still for the whole run, so slots starting during it do not vanish between
   // the two rounds (which would make the "no change" round a change).
   const simNow = new Date();
@@ -197,7 +216,13 @@ export async function benchSyncRound(options: SyncRoundOptions): Promise<BenchSe
     const slotsStored = await h.clients.prisma.slot.count({ where: { goneAt: null } });
 
     const memoryAtShutdown = await stopWorkers(workers);
-    workers = await startWorkers(h, workerProcesses, { ...workerEnv, UPSTREAM_RATE_LIMIT_PER_SECOND: '0' });
+    // With no limit, the default concurrency leaves the round waiting on the simulator's latency; twice as many
+    // jobs at once load the machine, which is what this round is for.
+    workers = await startWorkers(h, workerProcesses, {
+      ...workerEnv,
+      UPSTREAM_RATE_LIMIT_PER_SECOND: '0',
+      WORKER_CONCURRENCY: String(unlimitedWorkerConcurrency),
+    });
     const before = await snapshotWrites(h);
     const resynced = ids.slice(0, options.unlimitedConnections ?? Math.min(connections, 300));
     const unlimited = await runRound(h, resynced, workers);
@@ -241,6 +266,7 @@ export async function benchSyncRound(options: SyncRoundOptions): Promise<BenchSe
           workerRssMiBIdle: memoryIdle.map((m) => round(m.rss, 0)).join(' / '),
           workerRssMiBAtEnd: memory.map((m) => round(m.rss, 0)).join(' / '),
           workerPeakRssMiB: memory.map((m) => round(m.peak, 0)).join(' / '),
+          workerPrivateRssMiBAtEnd: memory.map((m) => round(m.anon, 0)).join(' / '),
           workerMemoryMiBAtShutdown: memoryAtShutdown.join(' / '),
         },
         targets: {
@@ -250,7 +276,12 @@ export async function benchSyncRound(options: SyncRoundOptions): Promise<BenchSe
       },
       {
         benchmark: 'sync round, no upstream limit (no-change re-sync)',
-        inputs: { ...inputs, connections: resynced.length, rateLimitPerSecond: 'none' },
+        inputs: {
+          ...inputs,
+          connections: resynced.length,
+          workerConcurrency: unlimitedWorkerConcurrency,
+          rateLimitPerSecond: 'none',
+        },
         figures: {
           upstreamCalls: unlimited.calls,
           wallSeconds: round(unlimited.wallSeconds, 1),

@@ -144,7 +144,9 @@ describe('a sync against the simulator', () => {
       expect(row.lastChangedAt).toEqual(h.clock.now());
       expect(row.firstSeenAt).toEqual(old.firstSeenAt);
     }
-    h.sim.control.updateEventType(userId, eventType.event_id, { duration_minutes: eventType.duration_minutes });
+    h.sim.control.updateEventType(userId, eventType.event_id, {
+      duration_minutes: eventType.duration_minutes,
+    });
     await syncOnce();
   });
 

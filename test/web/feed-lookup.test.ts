@@ -45,7 +45,10 @@ describe('changes by another writer', () => {
   it('a renamed account shows in the calendar name of the next poll', async () => {
     const path = await newFeed();
     const before = await h.get(path);
-    await otherWriter(`UPDATE connection SET display_name = $2 WHERE id = $1`, [connectionId, 'Renamed Person']);
+    await otherWriter(`UPDATE connection SET display_name = $2 WHERE id = $1`, [
+      connectionId,
+      'Renamed Person',
+    ]);
     const after = await h.get(path);
     expect(calendarName(after.text)).toContain('Renamed Person');
     expect(calendarName(before.text)).not.toContain('Renamed Person');
@@ -63,15 +66,26 @@ describe('while the listener is disconnected', () => {
        WHERE application_name = 'slotfeed-listen' AND datname = current_database()`,
       [],
     );
-    await waitFor(async () => h.deps.feedChanges.isLive(), (live) => !live, { what: 'the listener to notice' });
+    await waitFor(
+      async () => h.deps.feedChanges.isLive(),
+      (live) => !live,
+      { what: 'the listener to notice' },
+    );
     await otherWriter(`UPDATE connection SET display_name = $2 WHERE id = $1`, [connectionId, 'While Down']);
     // Straight to the socket: nothing to catch up on while nothing is remembered.
     const duringOutage = await rawRequest('GET', `${h.url}${path}`);
     expect(calendarName(duringOutage.text)).toContain('While Down');
 
-    await waitFor(async () => h.deps.feedChanges.isLive(), (live) => live, { what: 'the listener to reconnect' });
+    await waitFor(
+      async () => h.deps.feedChanges.isLive(),
+      (live) => live,
+      { what: 'the listener to reconnect' },
+    );
     await h.get(path);
-    await otherWriter(`UPDATE connection SET display_name = $2 WHERE id = $1`, [connectionId, 'After Reconnect']);
+    await otherWriter(`UPDATE connection SET display_name = $2 WHERE id = $1`, [
+      connectionId,
+      'After Reconnect',
+    ]);
     expect(calendarName((await h.get(path)).text)).toContain('After Reconnect');
   });
 });
@@ -117,7 +131,10 @@ describe('the lookup cache', () => {
       changes: h.deps.feedChanges,
     });
     const racing = lookup.resolve(token);
-    await waitFor(async () => firstReadDone, (done) => done);
+    await waitFor(
+      async () => firstReadDone,
+      (done) => done,
+    );
     await otherWriter(`UPDATE connection SET display_name = $2 WHERE id = $1`, [connectionId, 'Raced']);
     await h.deps.feedChanges.caughtUp();
     releaseFirstLoad();
