@@ -13,6 +13,8 @@ export interface Metrics {
   feedRequests: Counter<'status'>;
   /** Feed render cache lookups: hit or miss. */
   feedRenderCache: Counter<'result'>;
+  /** Feed token lookups: remembered (no query), loaded, or unknown (no such active feed). */
+  feedLookups: Counter<'result'>;
   /** Wall time of sync jobs, by outcome. */
   syncJobDuration: Histogram<'outcome'>;
 }
@@ -44,6 +46,12 @@ export function createMetrics(): Metrics {
     feedRenderCache: new Counter({
       name: 'slotfeed_feed_render_cache_total',
       help: 'Feed render cache lookups by result (hit, miss).',
+      labelNames: ['result'],
+      registers,
+    }),
+    feedLookups: new Counter({
+      name: 'slotfeed_feed_lookups_total',
+      help: 'Feed token lookups by result (remembered: answered from memory; loaded; unknown).',
       labelNames: ['result'],
       registers,
     }),

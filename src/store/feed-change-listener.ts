@@ -1,15 +1,19 @@
 // Hears Postgres's feed change notices (sent by the triggers of migration 20261121020000_feed_change_notify)
-// on a dedicated connection, and tells its subscribers which connection's feeds changed. While the connection
-// is down, nothing can be trusted to be heard: subscribers are told to forget everything, and `isLive()` says
-// not to remember anything new until the listener is back.
+// on a dedicated connection, and tells its subscribers which connection's feeds changed. Whenever notices may
+// have been missed, subscribers are told to forget everything, and `isLive()` says not to remember anything
+// new until the listener hears again: after the connection is lost, and after a heartbeat goes unheard (a
+// connection can die silently behind a NAT or a failover, and then nothing would ever be forgotten).
+//
+// The database URL must reach Postgres directly or through session pooling: through transaction pooling
+// (PgBouncer's default mode) LISTEN is accepted but nothing is delivered, so the heartbeat fails and the web
+// role keeps working without remembering lookups.
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 
 export const FEED_CHANGES_CHANNEL = 'slotfeed_feed_changes';
+/** The payload of a notice that concerns every connection (the triggers send it on TRUNCATE). */
+export const EVERY_FEED_CHANGED = 'reset';
 const CAUGHT_UP_PREFIX = 'caught-up:';
-const CAUGHT_UP_TIMEOUT_MS = 5_000;
-const RECONNECT_MIN_MS = 250;
-const RECONNECT_MAX_MS = 10_000;
 
 export interface FeedChangeSubscriber {
   /** The feeds of this connection (or the connection itself) changed in a committed transaction. */
@@ -20,11 +24,12 @@ export interface FeedChangeSubscriber {
 
 export interface FeedChangeListener {
   subscribe(subscriber: FeedChangeSubscriber): void;
-  /** True while LISTEN is in effect: every notice committed from now on will be heard. */
+  /** True while LISTEN is in effect and heard: every notice committed from now on will be delivered. */
   isLive(): boolean;
   /**
    * Resolves once every change committed before the call has been delivered to the subscribers: a marker
-   * notice is sent, and Postgres delivers notices in commit order. Resolves at once when not live.
+   * notice is sent, and Postgres delivers notices in commit order. Resolves at once when not live, and after
+   * `heardWithinMs` at the latest (the connection is then treated as lost).
    */
   caughtUp(): Promise<void>;
   close(): Promise<void>;
@@ -35,10 +40,24 @@ export interface ListenerLogger {
   warn(details: Record<string, unknown>, message: string): void;
 }
 
-export async function startFeedChangeListener(options: {
+export interface FeedChangeListenerOptions {
   databaseUrl: string;
   logger: ListenerLogger;
-}): Promise<FeedChangeListener> {
+  /** First delay before reconnecting; doubles per failure up to 10 s. */
+  reconnectMinMs?: number;
+  /** How often a marker checks that notices still arrive. */
+  heartbeatMs?: number;
+  /** How long a marker may take before the connection counts as lost. */
+  heardWithinMs?: number;
+}
+
+const RECONNECT_MAX_MS = 10_000;
+
+export async function startFeedChangeListener(
+  options: FeedChangeListenerOptions,
+): Promise<FeedChangeListener> {
+  const reconnectMinMs = options.reconnectMinMs ?? 250;
+  const heardWithinMs = options.heardWithinMs ?? 5_000;
   const subscribers: FeedChangeSubscriber[] = [];
   const markers = new Map<string, () => void>();
   let client: pg.Client | undefined;
@@ -60,9 +79,11 @@ export async function startFeedChangeListener(options: {
     if (message.payload.startsWith(CAUGHT_UP_PREFIX)) {
       markers.get(message.payload)?.();
       markers.delete(message.payload);
-      return;
+    } else if (message.payload === EVERY_FEED_CHANGED) {
+      resetAll();
+    } else {
+      for (const subscriber of subscribers) subscriber.changed(message.payload);
     }
-    for (const subscriber of subscribers) subscriber.changed(message.payload);
   }
 
   function lost(current: pg.Client, error: Error | undefined) {
@@ -73,11 +94,11 @@ export async function startFeedChangeListener(options: {
     releaseMarkers();
     current.end().catch(() => undefined);
     if (closed) return;
-    const delay = Math.min(RECONNECT_MAX_MS, RECONNECT_MIN_MS * 2 ** failures);
+    const delay = Math.min(RECONNECT_MAX_MS, reconnectMinMs * 2 ** failures);
     failures += 1;
     options.logger.warn(
       { error: error?.message ?? 'connection ended', retryInMs: delay },
-      'feed change listener lost its connection; feed lookups are not cached until it is back',
+      'feed change listener lost its connection; feed lookups are not remembered until it is back',
     );
     reconnectTimer = setTimeout(() => void connect(), delay);
   }
@@ -87,6 +108,7 @@ export async function startFeedChangeListener(options: {
     const next = new pg.Client({
       connectionString: options.databaseUrl,
       application_name: 'slotfeed-listen',
+      keepAlive: true,
     });
     next.on('error', (error) => lost(next, error));
     next.on('end', () => lost(next, undefined));
@@ -107,32 +129,39 @@ export async function startFeedChangeListener(options: {
     failures = 0;
   }
 
+  async function caughtUp(): Promise<void> {
+    const current = client;
+    if (!live || current === undefined) return;
+    const marker = `${CAUGHT_UP_PREFIX}${randomUUID()}`;
+    const heard = new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        markers.delete(marker);
+        lost(current, new Error(`a marker notice went unheard for ${heardWithinMs} ms`));
+        resolve();
+      }, heardWithinMs);
+      markers.set(marker, () => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+    // Not awaited: on a half-open socket the query never settles; the marker's timer decides.
+    current
+      .query('SELECT pg_notify($1, $2)', [FEED_CHANGES_CHANNEL, marker])
+      .catch((error: unknown) => lost(current, error instanceof Error ? error : new Error(String(error))));
+    await heard;
+  }
+
   await connect();
+  const heartbeat = setInterval(() => void caughtUp(), options.heartbeatMs ?? 30_000);
+  heartbeat.unref();
 
   return {
     subscribe: (subscriber) => void subscribers.push(subscriber),
     isLive: () => live,
-    async caughtUp() {
-      const current = client;
-      if (!live || current === undefined) return;
-      const marker = `${CAUGHT_UP_PREFIX}${randomUUID()}`;
-      const heard = new Promise<void>((resolve) => {
-        const timer = setTimeout(() => {
-          markers.delete(marker);
-          // Not heard in time: what is remembered cannot be vouched for.
-          resetAll();
-          resolve();
-        }, CAUGHT_UP_TIMEOUT_MS);
-        markers.set(marker, () => {
-          clearTimeout(timer);
-          resolve();
-        });
-      });
-      await current.query('SELECT pg_notify($1, $2)', [FEED_CHANGES_CHANNEL, marker]).catch(() => undefined);
-      await heard;
-    },
+    caughtUp,
     async close() {
       closed = true;
+      clearInterval(heartbeat);
       clearTimeout(reconnectTimer);
       const current = client;
       client = undefined;

@@ -9,6 +9,8 @@ import type { ResolvedFeed } from '../store/feeds.js';
 
 const DEFAULT_MAX_ENTRIES = 50_000;
 
+export type LookupResult = 'remembered' | 'loaded' | 'unknown';
+
 export interface FeedLookup {
   /** The active feed for a token, or undefined. Hashes the token whatever it looks like. */
   resolve(token: string): Promise<ResolvedFeed | undefined>;
@@ -18,7 +20,10 @@ export function createFeedLookup(options: {
   load: (tokenHash: Buffer) => Promise<ResolvedFeed | undefined>;
   changes: FeedChangeListener;
   maxEntries?: number;
+  /** Told how each lookup was answered (for metrics). */
+  onLookup?: (result: LookupResult) => void;
 }): FeedLookup {
+  const onLookup = options.onLookup ?? (() => undefined);
   const tokensOf = new Map<string, Set<string>>();
   const cache = new LRUCache<string, ResolvedFeed>({
     max: options.maxEntries ?? DEFAULT_MAX_ENTRIES,
@@ -48,9 +53,13 @@ export function createFeedLookup(options: {
       const tokenHash = hashFeedToken(token);
       const key = tokenHash.toString('base64');
       const remembered = cache.get(key);
-      if (remembered) return remembered;
+      if (remembered) {
+        onLookup('remembered');
+        return remembered;
+      }
       const startedAt = generation;
       const resolved = await options.load(tokenHash);
+      onLookup(resolved ? 'loaded' : 'unknown');
       if (resolved && generation === startedAt && options.changes.isLive()) {
         cache.set(key, resolved);
         const keys = tokensOf.get(resolved.feed.connectionId) ?? new Set<string>();

@@ -32,6 +32,7 @@ export function registerFeedRoutes(app: FastifyInstance, deps: WebDeps): void {
   const lookup = createFeedLookup({
     load: (tokenHash) => deps.feeds.resolveTokenHash(tokenHash),
     changes: deps.feedChanges,
+    onLookup: (result) => deps.metrics.feedLookups.inc({ result }),
   });
 
   async function activeFeed(token: string): Promise<ResolvedFeed> {

@@ -1,6 +1,6 @@
-// Rendered feeds, kept in memory so a poll of an unchanged feed is no render (and, with the token lookup remembered, no query). The key
-// holds everything a render depends on (feed-representation.ts builds it); the bound is total bytes, since
-// one feed can be a thousand times larger than another.
+// Rendered feeds, kept in memory so a poll of an unchanged feed is no render (and, with the token lookup
+// remembered, no query). The key holds everything a render depends on (feed-representation.ts builds it);
+// the bound is total bytes, since one feed can be a thousand times larger than another.
 import { LRUCache } from 'lru-cache';
 
 export interface RenderedFeed {

@@ -15,9 +15,10 @@ export function cpuMsOf(pid: number): number {
   return ((utime + stime) * 1000) / TICKS_PER_SECOND;
 }
 
-/** Resident set size now and its peak (VmHWM), in MiB. */
-/** RSS, its peak, and its private part (RssAnon: what the process itself allocated, without shared file pages
- * such as the ~56 MiB node binary, which every Node process on the machine shares). */
+/**
+ * RSS now, its peak (VmHWM), and its private part (RssAnon: what the process itself allocated, without shared
+ * file pages such as the ~56 MiB node binary, which every Node process on the machine shares), in MiB.
+ */
 export function memoryMibOf(pid: number): { rss: number; peak: number; anon: number } {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kib = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);

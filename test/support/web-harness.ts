@@ -214,9 +214,12 @@ export async function createWebHarness(label: string, options: WebHarnessOptions
       await syncConnection(sync.services.syncDeps, { connectionId, jobId: null, attempt: 1, maxAttempts: 1 });
     },
     async close() {
-      await server.close();
-      await feedChanges.close();
-      await sync.close();
+      try {
+        await server.close();
+      } finally {
+        await feedChanges.close();
+        await sync.close();
+      }
     },
   };
   return harness;

@@ -126,28 +126,35 @@ describe('a sync against the simulator', () => {
     h.sim.control.updateEventType(userId, eventType.event_id, {
       duration_minutes: eventType.duration_minutes + 15,
     });
-
-    await syncOnce();
-
-    expect(await storedOpenSlots(h.clients.prisma, connectionId)).toEqual(
-      expectedSync(h.sim, email, h.clock.now(), 28).slots,
-    );
-    const rowsAfter = await h.clients.prisma.slot.findMany({
-      where: { connectionId, upstreamEventId: eventType.event_id, goneAt: null },
-    });
-    const kept = rowsAfter.filter((row) => rowsBefore.some((old) => old.id === row.id));
-    expect(kept.length).toBeGreaterThan(0);
-    for (const row of kept) {
-      const old = rowsBefore.find((o) => o.id === row.id)!;
-      expect(row.sequence).toBe(old.sequence + 1);
-      expect(row.endsAt.getTime() - row.startsAt.getTime()).toBe((eventType.duration_minutes + 15) * 60_000);
-      expect(row.lastChangedAt).toEqual(h.clock.now());
-      expect(row.firstSeenAt).toEqual(old.firstSeenAt);
+    try {
+      await syncOnce();
+      await expectRescheduled();
+    } finally {
+      h.sim.control.updateEventType(userId, eventType.event_id, {
+        duration_minutes: eventType.duration_minutes,
+      });
+      await syncOnce();
     }
-    h.sim.control.updateEventType(userId, eventType.event_id, {
-      duration_minutes: eventType.duration_minutes,
-    });
-    await syncOnce();
+
+    async function expectRescheduled() {
+      expect(await storedOpenSlots(h.clients.prisma, connectionId)).toEqual(
+        expectedSync(h.sim, email, h.clock.now(), 28).slots,
+      );
+      const rowsAfter = await h.clients.prisma.slot.findMany({
+        where: { connectionId, upstreamEventId: eventType.event_id, goneAt: null },
+      });
+      const kept = rowsAfter.filter((row) => rowsBefore.some((old) => old.id === row.id));
+      expect(kept.length).toBeGreaterThan(0);
+      for (const row of kept) {
+        const old = rowsBefore.find((o) => o.id === row.id)!;
+        expect(row.sequence).toBe(old.sequence + 1);
+        expect(row.endsAt.getTime() - row.startsAt.getTime()).toBe(
+          (eventType.duration_minutes + 15) * 60_000,
+        );
+        expect(row.lastChangedAt).toEqual(h.clock.now());
+        expect(row.firstSeenAt).toEqual(old.firstSeenAt);
+      }
+    }
   });
 
   it.each([

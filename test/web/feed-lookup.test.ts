@@ -2,10 +2,11 @@
 // what matters is that it forgets in time: a change by any writer (the worker, the CLI, an operator's SQL on
 // another connection) shows in the next poll, also when the change races a lookup in flight, and nothing is
 // remembered while the change notices cannot be heard.
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createFeedLookup } from '../../src/web/feed-lookup.js';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { startFeedChangeListener, type FeedChangeListener } from '../../src/store/feed-change-listener.js';
 import type { ResolvedFeed } from '../../src/store/feeds.js';
-import { rawRequest, createWebHarness, type WebHarness } from '../support/web-harness.js';
+import { createFeedLookup } from '../../src/web/feed-lookup.js';
+import { createWebHarness, type WebHarness } from '../support/web-harness.js';
 import { waitFor } from '../support/wait-for.js';
 
 let h: WebHarness;
@@ -14,7 +15,15 @@ let connectionId: string;
 const calendarName = (ics: string) => /^X-WR-CALNAME:(.*)$/m.exec(ics)?.[1]?.trim();
 
 /** A statement on a connection of its own, as another process would run it. */
-const otherWriter = (sql: string, values: unknown[]) => h.sync.db.sql.query(sql, values);
+const otherWriter = (sql: string, values: unknown[] = []) => h.sync.db.sql.query(sql, values);
+
+const rename = (name: string) =>
+  otherWriter(`UPDATE connection SET display_name = $2 WHERE id = $1`, [connectionId, name]);
+
+async function rememberedLookups(): Promise<number> {
+  const metric = await h.metrics.registry.getSingleMetric('slotfeed_feed_lookups_total')!.get();
+  return metric.values.find((v) => v.labels.result === 'remembered')?.value ?? 0;
+}
 
 beforeAll(async () => {
   h = await createWebHarness('web_feed_lookup');
@@ -26,94 +35,150 @@ afterAll(async () => {
   await h?.close();
 });
 
-async function newFeed(): Promise<string> {
+async function newFeed(): Promise<{ path: string; token: string }> {
   const { token } = await h.feeds.create({ connectionId });
-  return `/feeds/${token}.ics`;
+  return { path: `/feeds/${token}.ics`, token };
 }
 
-describe('changes by another writer', () => {
-  it('a revoked feed answers 404 on the next poll', async () => {
-    const path = await newFeed();
-    expect((await h.get(path)).status).toBe(200);
-    expect((await h.get(path)).status).toBe(200); // now remembered
+/** A path polled twice, the second time answered from memory. */
+async function rememberedFeed(): Promise<string> {
+  const { path } = await newFeed();
+  expect((await h.get(path)).status).toBe(200);
+  const before = await rememberedLookups();
+  expect((await h.get(path)).status).toBe(200);
+  expect(await rememberedLookups()).toBe(before + 1);
+  return path;
+}
+
+describe('a change by another writer shows in the next poll of a remembered feed', () => {
+  it('a revoked feed answers 404', async () => {
+    const path = await rememberedFeed();
     await otherWriter(`UPDATE feed SET revoked_at = now() WHERE connection_id = $1 AND revoked_at IS NULL`, [
       connectionId,
     ]);
     expect((await h.get(path)).status).toBe(404);
   });
 
-  it('a renamed account shows in the calendar name of the next poll', async () => {
-    const path = await newFeed();
+  it('a renamed account shows in the calendar name', async () => {
+    const path = await rememberedFeed();
     const before = await h.get(path);
-    await otherWriter(`UPDATE connection SET display_name = $2 WHERE id = $1`, [
-      connectionId,
-      'Renamed Person',
-    ]);
+    await rename('Renamed Person');
     const after = await h.get(path);
-    expect(calendarName(after.text)).toContain('Renamed Person');
     expect(calendarName(before.text)).not.toContain('Renamed Person');
+    expect(calendarName(after.text)).toContain('Renamed Person');
     expect(after.headers.etag).not.toBe(before.headers.etag);
+  });
+
+  it('a feed moved to another connection is no longer served as the old one', async () => {
+    const path = await rememberedFeed();
+    const other = await h.sync.clients.prisma.connection.create({
+      data: { upstreamUserId: 'usr_moved_to', email: 'moved@example.test', timezone: 'UTC' },
+    });
+    await otherWriter(`UPDATE feed SET connection_id = $2 WHERE connection_id = $1`, [
+      connectionId,
+      other.id,
+    ]);
+    // The other connection never synced: its feed is an empty calendar named after its e-mail.
+    expect(calendarName((await h.get(path)).text)).toContain('moved@example.test');
   });
 });
 
-describe('while the listener is disconnected', () => {
-  it('serves changes at once, and reconnects', async () => {
-    const path = await newFeed();
-    await h.get(path);
-    await h.get(path);
-    await otherWriter(
+describe('a listener of its own', () => {
+  let listener: FeedChangeListener | undefined;
+  afterEach(async () => {
+    await listener?.close();
+  });
+
+  /** A lookup on `listener` that counts its loads. */
+  function countingLookup(changes: FeedChangeListener) {
+    const counter = { loads: 0 };
+    const lookup = createFeedLookup({
+      load: (hash) => {
+        counter.loads += 1;
+        return h.feeds.resolveTokenHash(hash);
+      },
+      changes,
+    });
+    return { lookup, counter };
+  }
+
+  const terminateListeners = () =>
+    otherWriter(
       `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
        WHERE application_name = 'slotfeed-listen' AND datname = current_database()`,
-      [],
     );
+
+  it('loads an unchanged feed once, and again after a change', async () => {
+    listener = await startFeedChangeListener({ databaseUrl: h.sync.db.url, logger: h.deps.logger });
+    const { lookup, counter } = countingLookup(listener);
+    const { token } = await newFeed();
+    await lookup.resolve(token);
+    await lookup.resolve(token);
+    expect(counter.loads).toBe(1);
+    await otherWriter(`UPDATE feed SET label = 'relabelled' WHERE connection_id = $1`, [connectionId]);
+    await listener.caughtUp();
+    await lookup.resolve(token);
+    expect(counter.loads).toBe(2);
+  });
+
+  it('remembers nothing while its connection is down, then reconnects and hears again', async () => {
+    listener = await startFeedChangeListener({
+      databaseUrl: h.sync.db.url,
+      logger: h.deps.logger,
+      reconnectMinMs: 3_000,
+    });
+    const { lookup, counter } = countingLookup(listener);
+    const { token } = await newFeed();
+    await lookup.resolve(token);
+
+    await terminateListeners();
+    const current = listener;
     await waitFor(
-      async () => h.deps.feedChanges.isLive(),
+      async () => current.isLive(),
       (live) => !live,
       { what: 'the listener to notice' },
     );
-    await otherWriter(`UPDATE connection SET display_name = $2 WHERE id = $1`, [connectionId, 'While Down']);
-    // Straight to the socket: nothing to catch up on while nothing is remembered.
-    const duringOutage = await rawRequest('GET', `${h.url}${path}`);
-    expect(calendarName(duringOutage.text)).toContain('While Down');
+    await rename('While Down');
+    expect((await lookup.resolve(token))?.connection.displayName).toBe('While Down');
+    await lookup.resolve(token);
+    expect(counter.loads).toBe(3);
+    expect(listener.isLive()).toBe(false); // still down: what was measured is the outage
 
     await waitFor(
-      async () => h.deps.feedChanges.isLive(),
+      async () => current.isLive(),
       (live) => live,
       { what: 'the listener to reconnect' },
     );
-    await h.get(path);
-    await otherWriter(`UPDATE connection SET display_name = $2 WHERE id = $1`, [
-      connectionId,
-      'After Reconnect',
-    ]);
-    expect(calendarName((await h.get(path)).text)).toContain('After Reconnect');
+    await lookup.resolve(token);
+    await lookup.resolve(token);
+    expect(counter.loads).toBe(4);
+    await rename('After Reconnect');
+    await listener.caughtUp();
+    expect((await lookup.resolve(token))?.connection.displayName).toBe('After Reconnect');
   });
-});
 
-describe('the lookup cache', () => {
-  it('loads an unchanged feed once, and again after a change', async () => {
-    const path = await newFeed();
-    const token = path.slice('/feeds/'.length, -'.ics'.length);
-    let loads = 0;
-    const lookup = createFeedLookup({
-      load: (hash) => {
-        loads += 1;
-        return h.feeds.resolveTokenHash(hash);
-      },
-      changes: h.deps.feedChanges,
-    });
+  it('forgets everything on a TRUNCATE', async () => {
+    listener = await startFeedChangeListener({ databaseUrl: h.sync.db.url, logger: h.deps.logger });
+    const { lookup, counter } = countingLookup(listener);
+    const { token } = await newFeed();
     await lookup.resolve(token);
-    await lookup.resolve(token);
-    expect(loads).toBe(1);
-    await otherWriter(`UPDATE feed SET label = 'relabelled' WHERE connection_id = $1`, [connectionId]);
-    await h.deps.feedChanges.caughtUp();
-    await lookup.resolve(token);
-    expect(loads).toBe(2);
+    await otherWriter(`CREATE TABLE IF NOT EXISTS truncate_probe (LIKE feed)`);
+    // A TRUNCATE of the real table would end the other tests; the trigger is what is under test, so it is
+    // attached to a scratch table of the same shape.
+    await otherWriter(
+      `CREATE OR REPLACE TRIGGER probe_truncate AFTER TRUNCATE ON truncate_probe
+       FOR EACH STATEMENT EXECUTE FUNCTION slotfeed_notify_feed_change()`,
+    );
+    await otherWriter(`TRUNCATE truncate_probe`);
+    await listener.caughtUp();
+    expect(await lookup.resolve(token)).toBeDefined();
+    expect(counter.loads).toBe(2);
   });
 
   it('does not remember an answer read before a change it raced', async () => {
-    const path = await newFeed();
-    const token = path.slice('/feeds/'.length, -'.ics'.length);
+    listener = await startFeedChangeListener({ databaseUrl: h.sync.db.url, logger: h.deps.logger });
+    const changes = listener;
+    const { token } = await newFeed();
     let loads = 0;
     let firstReadDone = false;
     let releaseFirstLoad: () => void = () => undefined;
@@ -128,15 +193,15 @@ describe('the lookup cache', () => {
         }
         return resolved;
       },
-      changes: h.deps.feedChanges,
+      changes,
     });
     const racing = lookup.resolve(token);
     await waitFor(
       async () => firstReadDone,
       (done) => done,
     );
-    await otherWriter(`UPDATE connection SET display_name = $2 WHERE id = $1`, [connectionId, 'Raced']);
-    await h.deps.feedChanges.caughtUp();
+    await rename('Raced');
+    await changes.caughtUp();
     releaseFirstLoad();
     expect((await racing)?.connection.displayName).not.toBe('Raced');
     expect((await lookup.resolve(token))?.connection.displayName).toBe('Raced');
@@ -144,16 +209,10 @@ describe('the lookup cache', () => {
   });
 
   it('does not remember unknown tokens', async () => {
-    let loads = 0;
-    const lookup = createFeedLookup({
-      load: (hash) => {
-        loads += 1;
-        return h.feeds.resolveTokenHash(hash);
-      },
-      changes: h.deps.feedChanges,
-    });
+    listener = await startFeedChangeListener({ databaseUrl: h.sync.db.url, logger: h.deps.logger });
+    const { lookup, counter } = countingLookup(listener);
     expect(await lookup.resolve('not-a-feed-token')).toBeUndefined();
     expect(await lookup.resolve('not-a-feed-token')).toBeUndefined();
-    expect(loads).toBe(2);
+    expect(counter.loads).toBe(2);
   });
 });
