@@ -6,6 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/glob
 import { startFeedChangeListener, type FeedChangeListener } from '../../src/store/feed-change-listener.js';
 import type { ResolvedFeed } from '../../src/store/feeds.js';
 import { createFeedLookup } from '../../src/web/feed-lookup.js';
+import { startFreezableProxy } from '../support/freezable-proxy.js';
 import { createWebHarness, type WebHarness } from '../support/web-harness.js';
 import { waitFor } from '../support/wait-for.js';
 
@@ -155,6 +156,50 @@ describe('a listener of its own', () => {
     await rename('After Reconnect');
     await listener.caughtUp();
     expect((await lookup.resolve(token))?.connection.displayName).toBe('After Reconnect');
+  });
+
+  it('treats a connection that silently stops delivering as lost, and reconnects', async () => {
+    const url = new URL(h.sync.db.url);
+    const proxy = await startFreezableProxy({ host: url.hostname, port: Number(url.port || 5432) });
+    try {
+      url.host = `127.0.0.1:${proxy.port}`;
+      listener = await startFeedChangeListener({
+        databaseUrl: url.toString(),
+        logger: h.deps.logger,
+        heartbeatMs: 200,
+        heardWithinMs: 500,
+        reconnectMinMs: 100,
+      });
+      const current = listener;
+      const { lookup, counter } = countingLookup(current);
+      const { token } = await newFeed();
+      await lookup.resolve(token);
+      await lookup.resolve(token);
+      expect(counter.loads).toBe(1);
+
+      proxy.freezeExisting();
+      await waitFor(
+        async () => current.isLive(),
+        (live) => !live,
+        { what: 'an unheard heartbeat' },
+      );
+      await rename('Unheard');
+      expect((await lookup.resolve(token))?.connection.displayName).toBe('Unheard');
+
+      await waitFor(
+        async () => current.isLive(),
+        (live) => live,
+        { what: 'the listener to reconnect' },
+      );
+      await lookup.resolve(token);
+      await rename('Heard Again');
+      await current.caughtUp();
+      expect((await lookup.resolve(token))?.connection.displayName).toBe('Heard Again');
+    } finally {
+      await listener?.close();
+      listener = undefined;
+      await proxy.close();
+    }
   });
 
   it('forgets everything on a TRUNCATE', async () => {
