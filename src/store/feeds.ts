@@ -18,17 +18,6 @@ export interface FeedRecord {
 }
 
 /** The connection columns a feed's bytes depend on (the feed change triggers watch exactly these). */
-export interface FeedConnectionState {
-  id: string;
-  displayName: string | null;
-  email: string | null;
-  timezone: string | null;
-  status: 'active' | 'needs_reauth' | 'disabled';
-  feedVersion: number;
-  feedChangedAt: Date | null;
-  lastSyncOutcome: 'succeeded' | 'failed' | null;
-}
-
 export const FEED_CONNECTION_STATE = {
   id: true,
   displayName: true,
@@ -38,7 +27,9 @@ export const FEED_CONNECTION_STATE = {
   feedVersion: true,
   feedChangedAt: true,
   lastSyncOutcome: true,
-} as const;
+} as const satisfies Prisma.ConnectionSelect;
+
+export type FeedConnectionState = Prisma.ConnectionGetPayload<{ select: typeof FEED_CONNECTION_STATE }>;
 
 export interface ResolvedFeed {
   feed: FeedRecord;
