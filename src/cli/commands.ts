@@ -1,5 +1,6 @@
 // What each `slotfeed` command does, built on the composition root (main.ts): load the config the command
 // needs, open clients, run, and release everything in order, also on failure.
+import { viewOf, type FeedView } from '../feeds/feed-options.js';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../config.js';
@@ -180,14 +181,28 @@ export async function runSync(
 
 export type FeedsAction =
   | { kind: 'list'; connectionId?: string; includeRevoked: boolean }
-  | { kind: 'create'; connectionId: string; eventId?: string; days?: number; merge: boolean; label?: string }
+  | {
+      kind: 'create';
+      connectionId: string;
+      eventId?: string;
+      view: FeedView;
+      days?: number;
+      merge: boolean;
+      summary?: string;
+      label?: string;
+    }
   | { kind: 'rotate'; feedId: string }
   | { kind: 'revoke'; feedId: string };
 
 function describeOptions(feed: FeedRecord): string {
-  const parts = [feed.upstreamEventId ? `event ${feed.upstreamEventId}` : 'all event types'];
+  const view = viewOf(feed.options);
+  const parts = [
+    view === 'free' ? 'free time' : 'slots',
+    feed.upstreamEventId ? `event ${feed.upstreamEventId}` : 'all event types',
+  ];
   if (feed.options.days) parts.push(`${feed.options.days} days`);
   if (feed.options.merge) parts.push('merged');
+  if (feed.options.summary) parts.push(`"${feed.options.summary}"`);
   return parts.join(', ');
 }
 
@@ -232,8 +247,10 @@ export async function runFeeds(env: Env, action: FeedsAction, out: Output): Prom
           upstreamEventId: action.eventId ?? null,
           label: action.label ?? null,
           options: {
+            view: action.view,
             ...(action.days ? { days: action.days } : {}),
             ...(action.merge ? { merge: true } : {}),
+            ...(action.summary !== undefined ? { summary: action.summary } : {}),
           },
         });
         await showLinks(feed, token);

@@ -1,5 +1,6 @@
 // The `slotfeed` command line: parses arguments and hands over to the composition root (main.ts).
 // Exit codes: 0 success, 1 failure, 2 bad usage or bad configuration.
+import { DEFAULT_FEED_VIEW, DEFAULT_FREE_SUMMARY, FEED_VIEWS, type FeedView } from '../feeds/feed-options.js';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { ConfigError, describeVariables } from '../config.js';
 import { coerceError } from '../lib/coerce-error.js';
@@ -154,20 +155,31 @@ export function buildProgram(env: Record<string, string | undefined>, io: CliIo 
     .command('create')
     .description('Create a feed for a connection and print its URL (shown only once).')
     .argument('<connection-id>', 'the connection', uuid('connection'))
-    .option('--event <event-id>', 'only this event type (default: all)')
+    .option('--event <event-id>', 'only this event type (default: all; a secret one only this way)')
+    .addOption(
+      new Option('--view <view>', 'free: blocks of free time; slots: one event per bookable slot')
+        .choices(FEED_VIEWS)
+        .default(DEFAULT_FEED_VIEW),
+    )
     .addOption(new Option('--days <n>', 'days ahead to show').argParser(integer(1, 366)))
-    .option('--merge', 'join adjacent or overlapping slots of one event type into one block')
+    .option('--merge', 'slots view: join adjacent or overlapping slots of one event type into one block')
+    .option('--summary <text>', `free view: the title of every block (default "${DEFAULT_FREE_SUMMARY}")`)
     .option('--label <text>', 'a note for operators')
     .action(
-      async (connectionId: string, o: { event?: string; days?: number; merge?: boolean; label?: string }) =>
+      async (
+        connectionId: string,
+        o: { event?: string; view: FeedView; days?: number; merge?: boolean; summary?: string; label?: string },
+      ) =>
         runFeeds(
           env,
           {
             kind: 'create',
             connectionId,
             eventId: o.event,
+            view: o.view,
             days: o.days,
             merge: o.merge ?? false,
+            summary: o.summary,
             label: o.label,
           },
           stdout,

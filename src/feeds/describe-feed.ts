@@ -1,13 +1,14 @@
-// The calendar's name and X-WR-CALDESC. The description goes into every render, so it may only say things
-// that move the feed version when they change (data change time, needs_reauth): mentioning the last sync time
-// or a failed sync (neither moves the version) would change the bytes behind an unchanged strong ETag.
+// The calendar's name and X-WR-CALDESC. They go into every render, so they may read only the connection
+// columns declared in serve/feed-inputs.ts: a change to those moves the feed version and Last-Modified, so
+// what the text says can never change behind an unchanged validator. (The last sync's outcome is not one of
+// them: saying "the last sync failed" would change the bytes with no version to show for it.)
 import { DateTime, IANAZone } from 'luxon';
+import type { FeedView } from './feed-options.js';
+import type { FeedConnectionState } from './serve/feed-inputs.js';
 
-export function feedCalendarName(o: {
-  displayName: string | null;
-  email: string | null;
-  eventTitle?: string;
-}): string {
+type Shown = Pick<FeedConnectionState, 'displayName' | 'email' | 'timezone' | 'status' | 'feedChangedAt'>;
+
+export function feedCalendarName(o: Pick<Shown, 'displayName' | 'email'> & { eventTitle?: string }): string {
   const who = o.displayName?.trim() || o.email?.trim() || 'Calendbook';
   const title = o.eventTitle?.trim();
   return title ? `${who} – ${title} (free time)` : `${who} – free time`;
@@ -26,25 +27,29 @@ function zoneOrUtc(zone: string | null): string {
   return zone && IANAZone.isValidZone(zone) ? zone : 'UTC';
 }
 
+const WHAT_IT_SHOWS: Record<FeedView, string> = {
+  free: 'Free time',
+  slots: 'Bookable times',
+};
+
 export function describeFeed(o: {
-  displayName: string | null;
-  status: 'active' | 'needs_reauth' | 'disabled';
-  feedChangedAt: Date | null;
-  /** Deliberately not shown: a failed sync does not move the feed version (see the file comment). */
-  lastSyncOutcome: 'succeeded' | 'failed' | null;
-  zone: string | null;
+  connection: Pick<Shown, 'displayName' | 'timezone' | 'status' | 'feedChangedAt'>;
+  view: FeedView;
   refreshIntervalSeconds: number;
 }): string {
-  const who = o.displayName?.trim();
-  const zone = zoneOrUtc(o.zone);
-  const asOf = o.feedChangedAt
-    ? `Data as of ${DateTime.fromJSDate(o.feedChangedAt, { zone }).toFormat('yyyy-MM-dd HH:mm')} (${zone})`
+  const { connection } = o;
+  const who = connection.displayName?.trim();
+  const zone = zoneOrUtc(connection.timezone);
+  const changed = connection.feedChangedAt
+    ? `Last changed ${DateTime.fromJSDate(connection.feedChangedAt, { zone }).toFormat('yyyy-MM-dd HH:mm')} (${zone})`
     : 'No data synced yet';
-  const parts = [
-    `Free time${who ? ` of ${who}` : ''}, from Calendbook.`,
-    `${asOf}; refreshed about ${describeInterval(o.refreshIntervalSeconds)}.`,
-  ];
-  if (o.status === 'needs_reauth') {
+  const parts = [`${WHAT_IT_SHOWS[o.view]}${who ? ` of ${who}` : ''}, from Calendbook.`];
+  if (connection.status === 'disabled') {
+    parts.push(`${changed}. Syncing is turned off for this account: this feed is no longer updated.`);
+  } else {
+    parts.push(`${changed}; refreshed about ${describeInterval(o.refreshIntervalSeconds)}.`);
+  }
+  if (connection.status === 'needs_reauth') {
     parts.push('The account needs re-authorisation: reconnect it to keep this feed current.');
   }
   return parts.join(' ');

@@ -8,6 +8,9 @@ export interface FeedEventType {
   url: string | null;
   /** As the scheduling service gives it, usually '#rrggbb'. */
   color: string | null;
+  enabled: boolean;
+  /** `is_secret` upstream: bookable only through its link, so published only by a feed that names it. */
+  secret: boolean;
 }
 
 export interface FeedSlot {
@@ -19,4 +22,41 @@ export interface FeedSlot {
   sequence: number;
   firstSeenAt: Date;
   lastChangedAt: Date;
+}
+
+/** What a subscriber's calendar is told about an event's changes: SEQUENCE, and DTSTAMP = LAST-MODIFIED. */
+export interface EventRevision {
+  sequence: number;
+  changedAt: Date;
+}
+
+/** One VEVENT as it will be written, before its revision is known. */
+export interface FeedEvent {
+  uid: string;
+  startsAt: Date;
+  endsAt: Date;
+  summary: string;
+  description?: string;
+  url?: string;
+  /** A CSS3 colour name (RFC 7986 COLOR). */
+  color?: string;
+  /** The revision from stored history, used for an event never published before. */
+  history: EventRevision;
+}
+
+/**
+ * Which event types a feed may show: enabled ones only; a secret one only when the feed names it (its owner
+ * chose to publish it), never in a feed of all event types.
+ */
+export function includedEventIds(
+  eventTypes: ReadonlyMap<string, FeedEventType>,
+  namedEventId: string | null,
+): Set<string> {
+  const included = new Set<string>();
+  for (const [id, eventType] of eventTypes) {
+    if (!eventType.enabled) continue;
+    if (namedEventId !== null ? id !== namedEventId : eventType.secret) continue;
+    included.add(id);
+  }
+  return included;
 }

@@ -2,28 +2,58 @@
 // admin form), not something to carry along silently.
 import { z } from 'zod';
 
+/**
+ * What a feed's events are:
+ * - `free`: the person's free time, the open slots of every included event type merged into maximal blocks,
+ *   one event per block. What a colleague subscribing wants: when this person is free, once.
+ * - `slots`: bookable starts, one event per slot and event type (`merge` joins one event type's slots).
+ */
+export const FEED_VIEWS = ['free', 'slots'] as const;
+export type FeedView = (typeof FEED_VIEWS)[number];
+export const DEFAULT_FEED_VIEW: FeedView = 'free';
+export const DEFAULT_FREE_SUMMARY = 'Free';
+
 export const feedOptionsSchema = z.strictObject({
+  /** Absent on rows written before views existed: those are converted by a migration, so absent means free. */
+  view: z.enum(FEED_VIEWS).optional(),
   /** Days shown from the start of today in the account's zone; a leap year's worth at most. */
   days: z.number().int().min(1).max(366).optional(),
-  /** Join adjacent or overlapping slots of one event type into one block. */
+  /** `slots` view: join adjacent or overlapping slots of one event type into one block. */
   merge: z.boolean().optional(),
+  /** `free` view: the SUMMARY of every block ("Free" when unset). */
+  summary: z.string().trim().min(1).max(100).optional(),
 });
 
-export type FeedOptions = { days?: number; merge?: boolean };
+export type FeedOptions = { view?: FeedView; days?: number; merge?: boolean; summary?: string };
+
+export const viewOf = (o: FeedOptions): FeedView => o.view ?? DEFAULT_FEED_VIEW;
 
 /**
- * A canonical key for render caches: equal for options that render alike (`{}` and `{ merge: false }`).
+ * A canonical key for render caches: equal for options that render alike (`{}` and `{ view: 'free' }`).
  * An unset day range reads "d-": callers that want the configured default in the key pass resolved options,
  * e.g. `{ ...options, days: options.days ?? defaultDays }`.
  */
 export function feedOptionsKey(o: FeedOptions): string {
-  return `d${o.days ?? '-'};m${o.merge ? 1 : 0}`;
+  const view = viewOf(o);
+  const shape = view === 'free' ? `s${JSON.stringify(o.summary ?? DEFAULT_FREE_SUMMARY)}` : `m${o.merge ? 1 : 0}`;
+  return `${view};d${o.days ?? '-'};${shape}`;
 }
 
-/** Only the keys that are set, so a stored row and the default feed's `{}` compare equal. */
+/** Only the keys that matter for the view, view always stated, so stored rows compare equal. */
 export function normalizeFeedOptions(o: FeedOptions): FeedOptions {
+  const view = viewOf(o);
   return {
+    view,
     ...(o.days !== undefined ? { days: o.days } : {}),
-    ...(o.merge !== undefined ? { merge: o.merge } : {}),
+    ...(view === 'slots' && o.merge !== undefined ? { merge: o.merge } : {}),
+    ...(view === 'free' && o.summary !== undefined ? { summary: o.summary } : {}),
   };
+}
+
+/** Options that only make sense for the other view are a mistake the caller should hear about. */
+export function optionsConflict(o: FeedOptions): string | undefined {
+  const view = viewOf(o);
+  if (view === 'free' && o.merge !== undefined) return 'merge applies to the slots view only (free time is always merged)';
+  if (view === 'slots' && o.summary !== undefined) return 'summary applies to the free view only';
+  return undefined;
 }

@@ -85,8 +85,8 @@ export async function requireConnection(
 
 /**
  * disabled: no more syncs (the scheduler selects active connections only); its feeds keep serving the last
- * snapshot until they are revoked. Enabling makes it due at once. The feed version stays: the feed's text
- * does not mention this status (the render cache key holds the status anyway).
+ * snapshot until they are revoked, and say in their description that they are no longer updated. Enabling
+ * makes it due at once. Either moves the feed version, with this clock (the description changed).
  */
 export async function setConnectionEnabled(
   prisma: PrismaClient,
@@ -98,6 +98,8 @@ export async function setConnectionEnabled(
     where: { id, status: enabled ? 'disabled' : { in: ['active', 'needs_reauth'] } },
     data: {
       status: enabled ? 'active' : 'disabled',
+      feedVersion: { increment: 1 },
+      feedChangedAt: now,
       ...(enabled ? { nextSyncAt: now } : {}),
     },
   });

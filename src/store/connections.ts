@@ -59,6 +59,17 @@ export function createConnectionStore(prisma: PrismaClient, vault: TokenVault): 
     return connection;
   }
 
+  function identityChanged(
+    existing: Pick<Connection, 'email' | 'displayName' | 'timezone'>,
+    identity: { email: string | null; displayName: string | null; timezone?: string },
+  ): boolean {
+    return (
+      existing.email !== identity.email ||
+      existing.displayName !== identity.displayName ||
+      (identity.timezone !== undefined && existing.timezone !== identity.timezone)
+    );
+  }
+
   async function upsertOnce(account: GrantedAccount, now: Date): Promise<Connection> {
     const identity = {
       email: account.email ?? null,
@@ -76,8 +87,10 @@ export function createConnectionStore(prisma: PrismaClient, vault: TokenVault): 
           ...sealed(existing.id, account.tokens),
           status: 'active',
           nextSyncAt: now,
-          // A reconnect after needs_reauth changes what feeds say about the account.
-          ...(existing.status !== 'active' ? { feedVersion: { increment: 1 }, feedChangedAt: now } : {}),
+          // A reconnect after needs_reauth, or under a new name, changes what feeds say about the account.
+          ...(existing.status !== 'active' || identityChanged(existing, identity)
+            ? { feedVersion: { increment: 1 }, feedChangedAt: now }
+            : {}),
         },
       });
     }

@@ -2,7 +2,14 @@
 // and stored only as its SHA-256, so a database leak does not leak working feed URLs.
 import type { Feed, PrismaClient } from '../generated/prisma/client.js';
 import { Prisma } from '../generated/prisma/client.js';
-import { feedOptionsSchema, normalizeFeedOptions, type FeedOptions } from '../feeds/feed-options.js';
+import {
+  feedOptionsSchema,
+  normalizeFeedOptions,
+  optionsConflict,
+  viewOf,
+  type FeedOptions,
+} from '../feeds/feed-options.js';
+import { FEED_CONNECTION_INPUTS, type FeedConnectionState } from '../feeds/serve/feed-inputs.js';
 import { hashFeedToken, newFeedToken } from '../feeds/feed-token.js';
 import { ConnectionNotFoundError } from './connections.js';
 
@@ -17,19 +24,7 @@ export interface FeedRecord {
   revokedAt: Date | null;
 }
 
-/** The connection columns a feed's bytes depend on (the feed change triggers watch exactly these). */
-export const FEED_CONNECTION_STATE = {
-  id: true,
-  displayName: true,
-  email: true,
-  timezone: true,
-  status: true,
-  feedVersion: true,
-  feedChangedAt: true,
-  lastSyncOutcome: true,
-} as const satisfies Prisma.ConnectionSelect;
-
-export type FeedConnectionState = Prisma.ConnectionGetPayload<{ select: typeof FEED_CONNECTION_STATE }>;
+export type { FeedConnectionState } from '../feeds/serve/feed-inputs.js';
 
 export interface ResolvedFeed {
   feed: FeedRecord;
@@ -44,7 +39,7 @@ export interface FeedStore {
     label?: string | null;
     options?: FeedOptions;
   }): Promise<{ feed: FeedRecord; token: string }>;
-  /** The connection's default feed (all event types, default options): created if it has none that is not revoked. Returns
+  /** The connection's default feed (free time of all event types, default options): created if it has none that is not revoked. Returns
    * the token only when it created one (an existing feed's token cannot be recovered — then `token` is null). */
   ensureDefaultFeed(connectionId: string): Promise<{ feed: FeedRecord; token: string | null }>;
   list(filter?: { connectionId?: string; includeRevoked?: boolean }): Promise<FeedRecord[]>;
@@ -91,13 +86,17 @@ function validOptions(options: unknown): FeedOptions {
       parsed.error.issues.map((issue) => `${issue.path.join('.') || '(options)'}: ${issue.message}`),
     );
   }
+  const conflict = optionsConflict(parsed.data);
+  if (conflict) throw new InvalidFeedOptionsError([conflict]);
   return normalizeFeedOptions(parsed.data);
 }
 
 /** Prisma's Bytes is a Uint8Array over a plain ArrayBuffer; a Buffer may sit on a shared pool. */
 const storedTokenHash = (token: string) => new Uint8Array(hashFeedToken(token));
 
-const isDefaultOptions = (o: FeedOptions) => o.days === undefined && !o.merge;
+/** The default feed: free time over the configured days, with the default summary. */
+const isDefaultOptions = (o: FeedOptions) =>
+  viewOf(o) === 'free' && o.days === undefined && o.summary === undefined;
 
 export function createFeedStore(prisma: PrismaClient, logger?: FeedStoreLogger): FeedStore {
   /** A stored value that no longer validates must not take a feed down: defaults, and a warning. */
@@ -114,7 +113,7 @@ export function createFeedStore(prisma: PrismaClient, logger?: FeedStoreLogger):
       connectionId: row.connectionId,
       upstreamEventId: row.upstreamEventId,
       label: row.label,
-      options: parsed.success ? normalizeFeedOptions(parsed.data) : {},
+      options: normalizeFeedOptions(parsed.success ? parsed.data : {}),
       createdAt: row.createdAt,
       revokedAt: row.revokedAt,
     };
@@ -174,7 +173,12 @@ export function createFeedStore(prisma: PrismaClient, logger?: FeedStoreLogger):
         });
         const existing = candidates.map(toRecord).find((feed) => isDefaultOptions(feed.options));
         if (existing) return { feed: existing, token: null };
-        return insert(tx, { connectionId, upstreamEventId: null, label: null, options: {} });
+        return insert(tx, {
+          connectionId,
+          upstreamEventId: null,
+          label: null,
+          options: normalizeFeedOptions({}),
+        });
       });
     },
 
@@ -225,7 +229,7 @@ export function createFeedStore(prisma: PrismaClient, logger?: FeedStoreLogger):
     async resolveTokenHash(tokenHash) {
       const row = await prisma.feed.findFirst({
         where: { tokenHash: new Uint8Array(tokenHash), revokedAt: null },
-        include: { connection: { select: FEED_CONNECTION_STATE } },
+        include: { connection: { select: FEED_CONNECTION_INPUTS } },
       });
       return row ? { feed: toRecord(row), connection: row.connection } : undefined;
     },

@@ -12,6 +12,8 @@ export interface EventTypeSnapshot {
   title: string;
   durationMinutes: number;
   enabled: boolean;
+  /** `is_secret` upstream. */
+  secret: boolean;
   url: string | null;
   color: string | null;
   payload: unknown;
@@ -100,6 +102,7 @@ async function commitEventTypes(tx: Tx, connectionId: string, eventTypes: EventT
           title: e.title,
           durationMinutes: e.durationMinutes,
           enabled: e.enabled,
+          secret: e.secret,
           url: e.url,
           color: e.color,
           contentHash: e.hash,
@@ -187,6 +190,9 @@ export async function commitSuccessfulSync(
     async (tx) => {
       // Serialises commits of one connection: a job recovered from a stalled worker may overlap the original.
       await tx.$queryRaw`SELECT id FROM connection WHERE id = ${connectionId}::uuid FOR UPDATE`;
+      // This commit moves the feed version itself, with its own clock: the triggers that move it for other
+      // writers of slots and event types stand aside for this transaction (feed_views migration).
+      await tx.$executeRaw`SELECT set_config('slotfeed.moves_feed_version', 'on', true)`;
       const profileChanged = await commitProfile(tx, connectionId, snapshot.profile, now);
       const eventTypesChanged = await commitEventTypes(tx, connectionId, snapshot.eventTypes, now);
       const overviewsChanged = await commitOverviews(tx, connectionId, snapshot.overviews, now);

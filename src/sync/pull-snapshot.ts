@@ -156,6 +156,7 @@ export async function pullSnapshot(
       title: e.title,
       durationMinutes: e.duration_minutes,
       enabled: e.enabled,
+      secret: e.is_secret === true,
       url: e.url,
       color: e.color,
       payload: e,

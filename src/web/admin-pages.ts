@@ -1,5 +1,6 @@
 // HTML of the admin pages: sign-in, the connections overview with its actions, and the page that shows a
 // new feed URL once (after create or rotate).
+import { viewOf } from '../feeds/feed-options.js';
 import type { FastifyReply } from 'fastify';
 import type { FeedRecord } from '../store/feeds.js';
 import type { ConnectionOverview } from '../store/connection-admin.js';
@@ -51,8 +52,10 @@ function describeFeedRow(feed: FeedRecord, eventTitles: Map<string, string>): Ra
       ? 'all event types'
       : (eventTitles.get(feed.upstreamEventId) ?? feed.upstreamEventId);
   const options = [
+    viewOf(feed.options) === 'free' ? 'free time' : 'slots',
     feed.options.days === undefined ? 'default days' : `${feed.options.days} days`,
     feed.options.merge ? 'merged' : null,
+    feed.options.summary === undefined ? null : `“${feed.options.summary}”`,
   ].filter((o) => o !== null);
   return html`<li data-feed-id="${feed.id}">
     ${feed.label ?? 'feed'}
@@ -76,11 +79,21 @@ function createFeedForm(connection: ConnectionOverview): Raw {
         >
       </p>
       <p>
+        <label
+          >Shows
+          <select name="view">
+            <option value="free" selected>Free time (blocks)</option>
+            <option value="slots">Bookable slots</option>
+          </select></label
+        >
+      </p>
+      <p>
         <label>Label <input name="label" maxlength="100" /></label>
       </p>
       <p>
         <label>Days ahead <input name="days" type="number" min="1" max="366" placeholder="default" /></label>
-        <label><input name="merge" type="checkbox" value="true" /> merge adjacent slots</label>
+        <label>Block title (free time) <input name="summary" maxlength="100" placeholder="Free" /></label>
+        <label><input name="merge" type="checkbox" value="true" /> merge adjacent slots (slots)</label>
       </p>
       <p><button type="submit">Create feed</button></p>
     </form>

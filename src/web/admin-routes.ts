@@ -2,7 +2,7 @@
 // sessions) answered with 303 back to the page, except create and rotate, whose new URL is shown once.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { feedCalendarName } from '../feeds/describe-feed.js';
-import { feedOptionsSchema } from '../feeds/feed-options.js';
+import { DEFAULT_FEED_VIEW, feedOptionsSchema } from '../feeds/feed-options.js';
 import { ConnectionNotFoundError } from '../store/connections.js';
 import { FeedNotFoundError, InvalidFeedOptionsError, type FeedRecord } from '../store/feeds.js';
 import { ADMIN_DISABLED, type AdminAuth } from './admin-auth.js';
@@ -44,9 +44,14 @@ function asHttpError(thrown: unknown): unknown {
 
 function feedOptionsFrom(form: unknown): unknown {
   const days = field(form, 'days');
+  const view = field(form, 'view') || DEFAULT_FEED_VIEW;
+  const summary = field(form, 'summary').trim();
+  // The form shows both views' fields: only the chosen view's are taken.
   return {
+    view,
     ...(days === '' ? {} : { days: Number(days) }),
-    ...(field(form, 'merge') === 'true' ? { merge: true } : {}),
+    ...(view === 'slots' && field(form, 'merge') === 'true' ? { merge: true } : {}),
+    ...(view === 'free' && summary !== '' ? { summary } : {}),
   };
 }
 

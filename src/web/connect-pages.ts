@@ -37,16 +37,20 @@ if (preview) {
       const data = await response.json();
       if (response.ok && data.ready) {
         list.replaceChildren();
-        for (const slot of data.slots) {
+        const zone = { timeZone: data.timezone };
+        for (const event of data.events) {
           const item = document.createElement('li');
-          const when = new Date(slot.start).toLocaleString(undefined,
-            { timeZone: data.timezone, weekday: 'short', day: 'numeric', month: 'short', hour: '2-digit', minute: '2-digit' });
-          item.textContent = when + ' – ' + slot.title;
+          const day = new Date(event.start).toLocaleDateString(undefined,
+            { ...zone, weekday: 'short', day: 'numeric', month: 'short' });
+          const time = (iso) => new Date(iso).toLocaleTimeString(undefined,
+            { ...zone, hour: '2-digit', minute: '2-digit' });
+          item.textContent = day + ', ' + time(event.start) + '–' + time(event.end) + ' · ' + event.title;
           list.append(item);
         }
-        status.textContent = data.slots.length === 0
-          ? 'The first sync has landed: no free slots in the coming weeks.'
-          : 'Next free slots:';
+        const what = data.view === 'free' ? 'free time' : 'free slots';
+        status.textContent = data.events.length === 0
+          ? 'The first sync has landed: no ' + what + ' in the coming weeks.'
+          : 'Next ' + what + ' (' + data.timezone + '):';
         preview.dataset.ready = 'true';
         return;
       }

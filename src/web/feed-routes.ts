@@ -4,19 +4,22 @@
 // A poll of an unchanged feed is answered from memory: the token lookup (feed-lookup.ts) and the rendered
 // bytes (render-cache.ts) are both remembered until Postgres says something they depend on changed.
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import { planFeedEvents } from '../feeds/feed-events.js';
+import { viewOf } from '../feeds/feed-options.js';
+import { createEventRevisionStore } from '../feeds/serve/event-revisions.js';
+import { readFeedContent } from '../feeds/serve/feed-content.js';
+import { feedRepresentation, type FeedServingDeps } from '../feeds/serve/feed-representation.js';
+import { createRenderCache } from '../feeds/serve/render-cache.js';
 import { ConnectionNotFoundError } from '../store/connections.js';
-import { readFeedContent } from '../store/feed-content.js';
 import type { ResolvedFeed } from '../store/feeds.js';
 import { acceptsGzip } from './accept-encoding.js';
 import { isNotModified } from './conditional-get.js';
 import { createFeedLookup } from './feed-lookup.js';
-import { feedRepresentation } from './feed-representation.js';
 import { HttpError, NO_SUCH_FEED } from './http-error.js';
-import { createRenderCache } from './render-cache.js';
 import type { WebDeps } from './web-deps.js';
 
 const FEED_ROUTE = '/feeds/:token.ics';
-const PREVIEW_SLOTS = 8;
+const PREVIEW_EVENTS = 8;
 // Google Calendar's fetcher obeys robots.txt: a site that disallows /feeds/ gets no Google subscribers.
 const ROBOTS_TXT = 'User-agent: *\nAllow: /feeds/\nDisallow: /\n';
 
@@ -25,7 +28,14 @@ function gzipTag(tag: string): string {
 }
 
 export function registerFeedRoutes(app: FastifyInstance, deps: WebDeps): void {
-  const cache = createRenderCache(deps.settings.renderCacheMaxBytes);
+  const serving: FeedServingDeps = {
+    prisma: deps.prisma,
+    revisions: createEventRevisionStore(deps.prisma),
+    cache: createRenderCache(deps.settings.renderCacheMaxBytes),
+    settings: deps.settings,
+    now: deps.now,
+    onCacheLookup: (result) => deps.metrics.feedRenderCache.inc({ result }),
+  };
   // Clients that honour max-age poll at most twice per sync interval; one that revalidates gets a 304.
   const cacheControl = `private, max-age=${Math.max(60, Math.floor(deps.settings.refreshIntervalSeconds / 2))}`;
 
@@ -55,7 +65,7 @@ export function registerFeedRoutes(app: FastifyInstance, deps: WebDeps): void {
     { onResponse: countResponse },
     async (request, reply) => {
       const feed = await activeFeed(request.params.token);
-      const rendered = await feedRepresentation(deps, cache, feed).catch((thrown: unknown) => {
+      const rendered = await feedRepresentation(serving, feed).catch((thrown: unknown) => {
         // The connection was deleted (its feeds with it) between the token lookup and the render.
         throw thrown instanceof ConnectionNotFoundError ? new HttpError(404, NO_SUCH_FEED) : thrown;
       });
@@ -95,26 +105,35 @@ export function registerFeedRoutes(app: FastifyInstance, deps: WebDeps): void {
       // lastGoodSyncAt moves on every sync, so it is read fresh rather than taken from the remembered lookup.
       const connection = await deps.connections.get(feed.connectionId);
       reply.header('cache-control', 'no-store');
+      const view = viewOf(feed.options);
       if (connection.lastGoodSyncAt === null) {
-        return { ready: false, status: connection.status, slots: [] };
+        return { ready: false, status: connection.status, view, events: [] };
       }
       const now = deps.now();
-      // The feed window starts at midnight; the preview shows what is still ahead.
+      // The feed window starts at midnight; the preview shows what is still ahead, as the feed shows it.
       const content = await readFeedContent(deps.prisma, feed, {
         now,
         defaultDays: deps.settings.feedDefaultDays,
-        maxEvents: PREVIEW_SLOTS * 4,
       });
-      const upcoming = content.slots.filter((slot) => slot.startsAt >= now).slice(0, PREVIEW_SLOTS);
+      const planned = planFeedEvents({
+        connectionId: content.connection.id,
+        view,
+        eventTypes: content.eventTypes,
+        slots: content.slots.filter((slot) => slot.endsAt > now),
+        merge: feed.options.merge ?? false,
+        ...(feed.options.summary === undefined ? {} : { summary: feed.options.summary }),
+        maxEvents: PREVIEW_EVENTS,
+      });
       return {
         ready: true,
         status: connection.status,
+        view,
         timezone: content.connection.timezone ?? 'UTC',
         lastSyncAt: connection.lastGoodSyncAt.toISOString(),
-        slots: upcoming.map((slot) => ({
-          title: content.eventTypes.get(slot.eventId)?.title ?? slot.eventId,
-          start: slot.startsAt.toISOString(),
-          end: slot.endsAt.toISOString(),
+        events: planned.events.map((event) => ({
+          title: event.summary,
+          start: event.startsAt.toISOString(),
+          end: event.endsAt.toISOString(),
         })),
       };
     },

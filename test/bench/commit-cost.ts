@@ -38,6 +38,7 @@ function snapshotOf(slots: FetchedSlot[]): SnapshotInput {
       title: `Event ${id}`,
       durationMinutes: 30,
       enabled: true,
+      secret: false,
       url: `https://book.example.test/${id}`,
       color: '#336699',
       payload: { event_id: id, title: `Event ${id}`, duration_minutes: 30 },

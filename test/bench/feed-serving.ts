@@ -5,6 +5,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
+import type { FeedView } from '../../src/feeds/feed-options.js';
 import { renderFeed, type FeedSlot } from '../../src/feeds/render-feed.js';
 import { commitSuccessfulSync } from '../../src/store/snapshots.js';
 import type { FetchedSlot } from '../../src/store/slot-diff.js';
@@ -50,6 +51,7 @@ async function feedWithSlots(h: WebHarness, count: number): Promise<{ path: stri
         title: ['Intro call', 'Deep dive', 'Office hours'][i] ?? id,
         durationMinutes: 30,
         enabled: true,
+        secret: false,
         url: `https://book.calendbook.test/ada/${id}`,
         color: '#1e90ff',
         payload: { event_id: id },
@@ -94,7 +96,7 @@ async function startBaseline(
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? NaN;
 
-function coldRenderMs(slotCount: number, runs: number): number {
+function coldRenderMs(slotCount: number, runs: number, view: FeedView): number {
   const now = new Date('2026-03-02T09:00:00Z');
   const slots: FeedSlot[] = slotsFrom('2026-03-02T10:00:00Z', slotCount).map((s) => ({
     ...s,
@@ -105,7 +107,14 @@ function coldRenderMs(slotCount: number, runs: number): number {
   const eventTypes = new Map(
     EVENT_IDS.map((id) => [
       id,
-      { title: `Event ${id}`, durationMinutes: 30, url: `https://book.test/${id}`, color: '#1e90ff' },
+      {
+        title: `Event ${id}`,
+        durationMinutes: 30,
+        url: `https://book.test/${id}`,
+        color: '#1e90ff',
+        enabled: true,
+        secret: false,
+      },
     ]),
   );
   const times: number[] = [];
@@ -118,6 +127,7 @@ function coldRenderMs(slotCount: number, runs: number): number {
       refreshIntervalSeconds: 900,
       eventTypes,
       slots,
+      view,
       merge: false,
       maxEvents: slotCount,
     });
@@ -222,9 +232,10 @@ export async function benchFeedServing(
       },
       {
         benchmark: 'cold feed render, 5,000 slots',
-        inputs: { slots: 5000, runs: 5 },
+        inputs: { slots: 5000, runs: 5, eventTypes: EVENT_IDS.length },
         figures: {
-          renderFeedMsMedian: round(coldRenderMs(5000, 5), 1),
+          renderFreeViewMsMedian: round(coldRenderMs(5000, 5, 'free'), 1),
+          renderSlotsViewMsMedian: round(coldRenderMs(5000, 5, 'slots'), 1),
           cacheMissRequestMsMedian: round(median(missMs), 1),
         },
       },

@@ -87,6 +87,7 @@ function snapshotOf(account: Account, dayStartMs: number): SnapshotInput {
       title: `Event ${id}`,
       durationMinutes: 30,
       enabled: true,
+      secret: false,
       url: `https://book.calendbook.test/ada/${id}`,
       color: '#1e90ff',
       payload: {

@@ -9,6 +9,8 @@ export const INTRO: FeedEventType = {
   durationMinutes: 30,
   url: 'https://book.calendbook.test/linus-turing/intro-call-1',
   color: '#33b679',
+  enabled: true,
+  secret: false,
 };
 
 export const CAFE: FeedEventType = {
@@ -16,6 +18,8 @@ export const CAFE: FeedEventType = {
   durationMinutes: 60,
   url: 'https://book.calendbook.test/linus-turing/cafe-gesprach-2',
   color: 'Teal',
+  enabled: true,
+  secret: false,
 };
 
 /** A slot of `eventId` at `start` (ISO) lasting `minutes`, first seen a day before the reference instant. */
@@ -50,6 +54,7 @@ export function renderInput(overrides: Partial<FeedRenderInput> = {}): FeedRende
       slot('ev-cafe', '2026-03-02T10:00:00Z', 60),
       slot('ev-intro', '2026-03-03T08:00:00Z'),
     ],
+    view: 'slots',
     merge: false,
     maxEvents: 500,
     ...overrides,

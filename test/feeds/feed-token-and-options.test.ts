@@ -1,6 +1,11 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from '@jest/globals';
-import { feedOptionsKey, feedOptionsSchema } from '../../src/feeds/feed-options.js';
+import {
+  feedOptionsKey,
+  feedOptionsSchema,
+  normalizeFeedOptions,
+  optionsConflict,
+} from '../../src/feeds/feed-options.js';
 import { hashFeedToken, isWellFormedFeedToken, newFeedToken } from '../../src/feeds/feed-token.js';
 
 describe('feed tokens', () => {
@@ -36,10 +41,17 @@ describe('feed tokens', () => {
 });
 
 describe('feed options', () => {
-  it('accept a day range of 1–366 and merge, and nothing else', () => {
+  it('accept a view, a day range of 1–366, merge and a summary, and nothing else', () => {
     expect(feedOptionsSchema.parse({})).toEqual({});
     expect(feedOptionsSchema.parse({ days: 28, merge: true })).toEqual({ days: 28, merge: true });
+    expect(feedOptionsSchema.parse({ view: 'free', summary: ' Available ' })).toEqual({
+      view: 'free',
+      summary: 'Available',
+    });
     for (const bad of [
+      { view: 'busy' },
+      { summary: '' },
+      { summary: 'x'.repeat(101) },
       { days: 0 },
       { days: 367 },
       { days: 1.5 },
@@ -52,9 +64,24 @@ describe('feed options', () => {
   });
 
   it('have one canonical cache key per rendering', () => {
-    expect(feedOptionsKey({ days: 28, merge: true })).toBe('d28;m1');
-    expect(feedOptionsKey({})).toBe('d-;m0');
-    expect(feedOptionsKey({ merge: false })).toBe(feedOptionsKey({}));
+    expect(feedOptionsKey({ view: 'slots', days: 28, merge: true })).toBe('slots;d28;m1');
+    expect(feedOptionsKey({ view: 'slots', merge: false })).toBe(feedOptionsKey({ view: 'slots' }));
+    expect(feedOptionsKey({})).toBe('free;d-;s"Free"');
+    expect(feedOptionsKey({ view: 'free', summary: 'Free' })).toBe(feedOptionsKey({}));
+    expect(feedOptionsKey({ summary: 'Open' })).not.toBe(feedOptionsKey({}));
+    expect(feedOptionsKey({ view: 'slots' })).not.toBe(feedOptionsKey({}));
     expect(feedOptionsKey({ days: 7 })).not.toBe(feedOptionsKey({ days: 8 }));
+  });
+
+  it('refuse options of the other view, and normalise to the view and its own options', () => {
+    expect(optionsConflict({ merge: true })).toMatch(/slots view only/);
+    expect(optionsConflict({ view: 'slots', summary: 'Free' })).toMatch(/free view only/);
+    expect(optionsConflict({ view: 'slots', merge: true })).toBeUndefined();
+    expect(normalizeFeedOptions({})).toEqual({ view: 'free' });
+    expect(normalizeFeedOptions({ view: 'slots', merge: false, days: 3 })).toEqual({
+      view: 'slots',
+      days: 3,
+      merge: false,
+    });
   });
 });

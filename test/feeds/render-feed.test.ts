@@ -93,7 +93,8 @@ describe('renderFeed: events', () => {
     expect(Object.fromEntries(event ?? [])).toEqual({
       UID: slotUid(CONNECTION_ID, 'ev-intro', at('2026-03-02T10:00:00Z')),
       SEQUENCE: '2',
-      DTSTAMP: '20260227T081500Z',
+      // Without METHOD, DTSTAMP is the last revision of the event's information, as LAST-MODIFIED.
+      DTSTAMP: '20260301T174500Z',
       DTSTART: '20260302T100000Z',
       DTEND: '20260302T103000Z',
       SUMMARY: 'Intro call',

@@ -101,6 +101,7 @@ describe('through the generated client, with every field set', () => {
       title: 'Intro call',
       durationMinutes: 30,
       enabled: true,
+      secret: true,
       url: 'https://calendbook.test/ada/intro',
       color: '#3366ff',
       contentHash: 'sha256:abc',

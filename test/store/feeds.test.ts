@@ -39,14 +39,14 @@ describe('creating feeds', () => {
       connectionId,
       upstreamEventId: 'ev-1',
       label: ' Website ',
-      options: { days: 14, merge: true },
+      options: { view: 'slots', days: 14, merge: true },
     });
     expect(feed).toEqual({
       id: expect.any(String),
       connectionId,
       upstreamEventId: 'ev-1',
       label: 'Website',
-      options: { days: 14, merge: true },
+      options: { view: 'slots', days: 14, merge: true },
       createdAt: expect.any(Date),
       revokedAt: null,
     });
@@ -73,6 +73,11 @@ describe('creating feeds', () => {
     ).rejects.toThrow(/invalid feed options/);
     await expect(feeds.create({ connectionId: randomUUID() })).rejects.toThrow(ConnectionNotFoundError);
     await expect(feeds.create({ connectionId: 'not-a-uuid' })).rejects.toThrow(ConnectionNotFoundError);
+    // Options of the other view: merge means nothing to free time, a block title nothing to slots.
+    await expect(feeds.create({ connectionId, options: { merge: true } })).rejects.toThrow(/slots view only/);
+    await expect(feeds.create({ connectionId, options: { view: 'slots', summary: 'Free' } })).rejects.toThrow(
+      /free view only/,
+    );
   });
 });
 
@@ -148,11 +153,12 @@ describe('ensureDefaultFeed', () => {
     const connectionId = await newConnection();
     // Feeds that are not the default: one event type, or non-default options.
     await feeds.create({ connectionId, upstreamEventId: 'ev-1' });
-    await feeds.create({ connectionId, options: { merge: true } });
+    await feeds.create({ connectionId, options: { view: 'slots' } });
+    await feeds.create({ connectionId, options: { summary: 'Open for calls' } });
 
     const first = await feeds.ensureDefaultFeed(connectionId);
     expect(first.token).not.toBeNull();
-    expect(first.feed).toMatchObject({ connectionId, upstreamEventId: null, options: {} });
+    expect(first.feed).toMatchObject({ connectionId, upstreamEventId: null, options: { view: 'free' } });
 
     const second = await feeds.ensureDefaultFeed(connectionId);
     expect(second).toEqual({ feed: first.feed, token: null });
@@ -191,7 +197,7 @@ describe('stored options that no longer validate', () => {
 
     const found = await feeds.findByToken(token);
 
-    expect(found?.options).toEqual({});
+    expect(found?.options).toEqual({ view: 'free' });
     expect(warnings).toEqual([
       {
         details: { feedId: feed.id, issues: expect.arrayContaining([expect.any(String)]) },

@@ -208,6 +208,7 @@ describe('actions', () => {
       headers: formHeaders(bearer),
       body: form({
         upstreamEventId: eventType.upstreamEventId,
+        view: 'slots',
         label: 'Intro only',
         days: '7',
         merge: 'true',
@@ -221,7 +222,7 @@ describe('actions', () => {
       connectionId,
       upstreamEventId: eventType.upstreamEventId,
       label: 'Intro only',
-      options: { days: 7, merge: true },
+      options: { view: 'slots', days: 7, merge: true },
     });
     const served = await h.get(`/feeds/${token}.ics`);
     expect(served.status).toBe(200);

@@ -84,17 +84,25 @@ describe('GET /oauth/callback', () => {
     // The token reaches nobody but the page: only its hash is stored.
     expect(await h.feeds.findByToken(token!)).toMatchObject({ connectionId });
 
-    // The preview answers "not yet" until the first sync lands, then lists upcoming slots.
+    // The preview answers "not yet" until the first sync lands, then lists the free time still ahead.
     const before = JSON.parse((await h.get(`/feeds/${token}/preview.json`)).text) as { ready: boolean };
     expect(before.ready).toBe(false);
     await h.syncNow(connectionId);
     const after = JSON.parse((await h.get(`/feeds/${token}/preview.json`)).text) as {
       ready: boolean;
-      slots: { title: string; start: string }[];
+      view: string;
+      events: { title: string; start: string; end: string }[];
     };
     expect(after.ready).toBe(true);
-    expect(after.slots.length).toBeGreaterThan(0);
-    expect(after.slots.every((s) => s.start >= h.sync.clock.now().toISOString())).toBe(true);
+    expect(after.view).toBe('free');
+    expect(after.events.length).toBeGreaterThan(0);
+    expect(after.events.every((e) => e.title === 'Free' && e.end > h.sync.clock.now().toISOString())).toBe(
+      true,
+    );
+    // Blocks, not stacked offers: none overlaps or touches the next.
+    for (let i = 1; i < after.events.length; i++) {
+      expect(after.events[i]!.start > after.events[i - 1]!.end).toBe(true);
+    }
   });
 
   it('updates the same account on reconnect instead of duplicating it, and keeps its feed', async () => {

@@ -4,7 +4,7 @@
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import ICAL from 'ical.js';
-import { slotUid } from '../../src/feeds/render-feed.js';
+import { freeBlockUid, slotUid } from '../../src/feeds/render-feed.js';
 import { buildWebApp } from '../../src/web/app.js';
 import { assertStrictIcs } from '../support/ics-checks.js';
 import type { FakeClock } from '../support/sync-harness.js';
@@ -12,24 +12,31 @@ import { simUser } from '../support/sync-truth.js';
 import { createWebHarness, type RawResponse, type WebHarness } from '../support/web-harness.js';
 
 let h: WebHarness;
+/** The connection's default feed: free time. */
 let token: string;
+/** A feed of the same connection in the slots view. */
+let slotsToken: string;
 let connectionId: string;
 let email: string;
 const logLines: string[] = [];
 
-function eventsOf(ics: string): { uid: string; start: string; summary: string }[] {
+function eventsOf(ics: string): { uid: string; start: string; end: string; summary: string }[] {
   const calendar = new ICAL.Component(ICAL.parse(ics) as unknown[]);
+  const iso = (value: unknown) => (value as InstanceType<typeof ICAL.Time>).toJSDate().toISOString();
   return calendar.getAllSubcomponents('vevent').map((event) => ({
     uid: String(event.getFirstPropertyValue('uid')),
-    start: (event.getFirstPropertyValue('dtstart') as InstanceType<typeof ICAL.Time>)
-      .toJSDate()
-      .toISOString(),
+    start: iso(event.getFirstPropertyValue('dtstart')),
+    end: iso(event.getFirstPropertyValue('dtend')),
     summary: String(event.getFirstPropertyValue('summary')),
   }));
 }
 
-async function feed(headers: Record<string, string> = {}, method = 'GET'): Promise<RawResponse> {
-  const response = await h.request(method, `/feeds/${token}.ics`, { headers });
+async function feed(
+  headers: Record<string, string> = {},
+  method = 'GET',
+  feedToken = token,
+): Promise<RawResponse> {
+  const response = await h.request(method, `/feeds/${feedToken}.ics`, { headers });
   if (response.status === 200 && method === 'GET' && response.headers['content-encoding'] === undefined) {
     assertStrictIcs(response.text);
   }
@@ -52,6 +59,7 @@ beforeAll(async () => {
   const connected = await h.connectViaWeb(email);
   token = connected.token!;
   connectionId = connected.connectionId;
+  slotsToken = (await h.feeds.create({ connectionId, options: { view: 'slots' } })).token;
   await h.syncNow(connectionId);
 });
 afterAll(async () => {
@@ -59,7 +67,7 @@ afterAll(async () => {
 });
 
 describe('a served feed', () => {
-  it('is a strict iCalendar file with one event per open slot, served with calendar headers and no redirect', async () => {
+  it('is a strict iCalendar file of free-time blocks, served with calendar headers and no redirect', async () => {
     const response = await feed();
     expect(response.status).toBe(200);
     expect(response.headers['content-type']).toBe('text/calendar; charset=utf-8');
@@ -76,9 +84,18 @@ describe('a served feed', () => {
       where: { connectionId, goneAt: null, startsAt: { lt: windowEnd } },
     });
     expect(events.length).toBeGreaterThan(0);
-    expect(events.length).toBeLessThanOrEqual(open.length);
+    expect(events.length).toBeLessThan(open.length);
+    // Blocks start where a slot starts, are known by that start, and never overlap or touch one another.
+    const starts = new Set(open.map((s) => s.startsAt.toISOString()));
+    expect(events.every((e) => starts.has(e.start))).toBe(true);
+    expect(events.every((e) => e.uid === freeBlockUid(connectionId, new Date(e.start)))).toBe(true);
+    expect(events.every((e) => e.summary === 'Free')).toBe(true);
+    for (let i = 1; i < events.length; i++) expect(events[i]!.start > events[i - 1]!.end).toBe(true);
+
+    const slots = eventsOf((await feed({}, 'GET', slotsToken)).text);
     const uids = new Set(open.map((s) => slotUid(connectionId, s.upstreamEventId, s.startsAt)));
-    expect(events.every((e) => uids.has(e.uid))).toBe(true);
+    expect(slots.length).toBeGreaterThan(events.length);
+    expect(slots.every((e) => uids.has(e.uid))).toBe(true);
     expect(response.text).toContain('REFRESH-INTERVAL;VALUE=DURATION:PT15M');
     expect(response.text).toContain('X-PUBLISHED-TTL:PT15M');
   });
@@ -246,11 +263,11 @@ describe('bounded output', () => {
     const oneDayEvents = eventsOf((await h.get(`/feeds/${oneDay.token}.ics`)).text);
     expect(oneDayEvents.length).toBeLessThan(all.length);
     expect(oneDayEvents.every((e) => e.start < '2026-03-03T00:00:00.000Z')).toBe(true);
-    const merged = await h.feeds.create({ connectionId, options: { merge: true } });
+    const slots = eventsOf((await feed({}, 'GET', slotsToken)).text);
+    const merged = await h.feeds.create({ connectionId, options: { view: 'slots', merge: true } });
     const mergedResponse = await h.get(`/feeds/${merged.token}.ics`);
     assertStrictIcs(mergedResponse.text);
-    expect(eventsOf(mergedResponse.text).length).toBeLessThanOrEqual(all.length);
-    expect(mergedResponse.body.equals((await feed()).body)).toBe(false);
+    expect(eventsOf(mergedResponse.text).length).toBeLessThan(slots.length);
   });
 
   it('stays within 75 octets a line with emoji and accented titles', async () => {
@@ -260,7 +277,9 @@ describe('bounded output', () => {
       title: 'Café crème ☕ Beratung für Zoë Ångström 🎉🗓️ – ausführliches Erstgespräch (60 Minuten)',
     });
     await h.syncNow(connectionId);
-    const response = await feed();
+    // Free blocks list the title in their description; slots carry it as their summary.
+    expect((await feed()).text).toContain('Café crème ☕');
+    const response = await feed({}, 'GET', slotsToken);
     expect(response.text).toContain('Café crème ☕');
     const titles = eventsOf(response.text).map((e) => e.summary);
     expect(titles).toContain(
@@ -271,7 +290,7 @@ describe('bounded output', () => {
 
 describe('changes and failures', () => {
   it('drops a slot booked in the simulator after the next sync, under a new ETag', async () => {
-    const before = await feed();
+    const before = await feed({}, 'GET', slotsToken);
     const now = h.sync.clock.now();
     const slot = await h.sync.db.prisma.slot.findFirstOrThrow({
       where: { connectionId, goneAt: null, startsAt: { gt: now } },
@@ -283,14 +302,14 @@ describe('changes and failures', () => {
     h.sync.sim.control.book(slot.upstreamEventId, slot.startsAt.toISOString());
     (h.sync.clock as FakeClock).advance(120);
     await h.syncNow(connectionId);
-    const after = await feed();
+    const after = await feed({}, 'GET', slotsToken);
     expect(after.status).toBe(200);
     expect(eventsOf(after.text).map((e) => e.uid)).not.toContain(uid);
     expect(after.headers.etag).not.toBe(before.headers.etag);
     expect(Date.parse(after.headers['last-modified']!)).toBeGreaterThan(
       Date.parse(before.headers['last-modified']!),
     );
-    expect((await feed({ 'if-none-match': before.headers.etag! })).status).toBe(200);
+    expect((await feed({ 'if-none-match': before.headers.etag! }, 'GET', slotsToken)).status).toBe(200);
   });
 
   it('keeps serving the last good snapshot after a failed sync and while re-authorisation is needed', async () => {

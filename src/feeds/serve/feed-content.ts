@@ -1,0 +1,88 @@
+// What one feed shows, read from the snapshots: the connection's state, its current event types and every
+// open slot of the included event types in the feed's window (read whole: the cap applies to events, after
+// merging, in feed-events.ts). All of it is read in one REPEATABLE READ transaction: a sync committing between
+// two of the reads would otherwise pair slots of version n+1 with feedVersion n, and the web layer would cache
+// (and serve under one strong ETag) bytes that another replica renders differently.
+import type { PrismaClient } from '../../generated/prisma/client.js';
+import { Prisma } from '../../generated/prisma/client.js';
+import { ConnectionNotFoundError } from '../../store/connections.js';
+import type { FeedRecord } from '../../store/feeds.js';
+import { includedEventIds, type FeedEventType, type FeedSlot } from '../feed-model.js';
+import { FEED_CONNECTION_INPUTS, type FeedConnectionState } from './feed-inputs.js';
+import { feedWindow, type FeedWindow } from './feed-window.js';
+
+export interface FeedContent extends FeedWindow {
+  connection: FeedConnectionState;
+  /** Current versions of the event types the feed may show (enabled; secret ones only when named). */
+  eventTypes: Map<string, FeedEventType>;
+  /** Open slots of those event types in [windowStart, windowEnd), by start then event type. */
+  slots: FeedSlot[];
+}
+
+export async function readFeedContent(
+  prisma: PrismaClient,
+  feed: Pick<FeedRecord, 'connectionId' | 'upstreamEventId' | 'options'>,
+  settings: { now: Date; defaultDays: number },
+): Promise<FeedContent> {
+  return prisma.$transaction(
+    async (tx) => {
+      const connection = await tx.connection.findUnique({
+        where: { id: feed.connectionId },
+        select: FEED_CONNECTION_INPUTS,
+      });
+      if (!connection) throw new ConnectionNotFoundError(feed.connectionId);
+
+      const window = feedWindow(settings.now, connection.timezone, feed.options.days ?? settings.defaultDays);
+      const eventTypeRows = await tx.eventType.findMany({
+        where: {
+          connectionId: connection.id,
+          validTo: null,
+          ...(feed.upstreamEventId !== null ? { upstreamEventId: feed.upstreamEventId } : {}),
+        },
+        orderBy: [{ upstreamEventId: 'asc' }, { id: 'asc' }],
+      });
+      const current = new Map<string, FeedEventType>(
+        eventTypeRows.map((row) => [
+          row.upstreamEventId,
+          {
+            title: row.title,
+            durationMinutes: row.durationMinutes,
+            url: row.url,
+            color: row.color,
+            enabled: row.enabled,
+            secret: row.secret,
+          },
+        ]),
+      );
+      const included = includedEventIds(current, feed.upstreamEventId);
+      const eventTypes = new Map([...current].filter(([id]) => included.has(id)));
+      const slotRows =
+        included.size === 0
+          ? []
+          : await tx.slot.findMany({
+              where: {
+                connectionId: connection.id,
+                goneAt: null,
+                upstreamEventId: { in: [...included] },
+                startsAt: { gte: window.windowStart, lt: window.windowEnd },
+              },
+              orderBy: [{ startsAt: 'asc' }, { upstreamEventId: 'asc' }, { id: 'asc' }],
+              select: {
+                upstreamEventId: true,
+                startsAt: true,
+                endsAt: true,
+                sequence: true,
+                firstSeenAt: true,
+                lastChangedAt: true,
+              },
+            });
+      return {
+        connection,
+        eventTypes,
+        slots: slotRows.map(({ upstreamEventId, ...slot }) => ({ eventId: upstreamEventId, ...slot })),
+        ...window,
+      };
+    },
+    { isolationLevel: Prisma.TransactionIsolationLevel.RepeatableRead },
+  );
+}

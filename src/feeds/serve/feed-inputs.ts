@@ -1,0 +1,60 @@
+// The one declaration of what a feed's bytes depend on besides its slots and event types. Everything that
+// must agree with it is derived from it or tested against it:
+// - the render cache key (feedCacheKey below) holds every declared column;
+// - the triggers of the feed_views migration watch exactly the declared columns (a change to one moves the
+//   feed version and notifies the web role): test/feeds/feed-inputs-drift.test.ts reads them from Postgres;
+// - the calendar's name and description read only declared columns (the same test watches what they read).
+// Slots and event types reach the bytes through feedVersion, which every writer of them moves.
+import type { Prisma } from '../../generated/prisma/client.js';
+import { feedOptionsKey } from '../feed-options.js';
+import type { FeedRecord } from '../../store/feeds.js';
+
+export const FEED_CONNECTION_INPUTS = {
+  id: true,
+  displayName: true,
+  email: true,
+  timezone: true,
+  status: true,
+  /** Moves whenever anything a feed shows changed: slots, event types, or one of the columns above. */
+  feedVersion: true,
+  /** When feedVersion last moved. */
+  feedChangedAt: true,
+} as const satisfies Prisma.ConnectionSelect;
+
+export type FeedConnectionState = Prisma.ConnectionGetPayload<{ select: typeof FEED_CONNECTION_INPUTS }>;
+
+export const FEED_CONNECTION_INPUT_NAMES = Object.keys(FEED_CONNECTION_INPUTS) as (keyof FeedConnectionState)[];
+
+/**
+ * Everything a render depends on: the feed and its resolved options, each declared connection column, and the
+ * window's first local day (the window moves at midnight in the account's zone with no write at all).
+ */
+export function feedCacheKey(
+  feed: Pick<FeedRecord, 'id' | 'upstreamEventId' | 'options'>,
+  connection: FeedConnectionState,
+  windowKey: string,
+  defaultDays: number,
+): string {
+  const options = feedOptionsKey({ ...feed.options, days: feed.options.days ?? defaultDays });
+  return JSON.stringify([
+    feed.id,
+    feed.upstreamEventId,
+    options,
+    windowKey,
+    ...FEED_CONNECTION_INPUT_NAMES.map((name) => connection[name]),
+  ]);
+}
+
+/**
+ * Last-Modified: the latest of the inputs that can change the bytes. feedChangedAt covers data, names and
+ * status (see above), the feed's creation a connection never synced; the window's start covers midnight.
+ * A client that sends only If-Modified-Since therefore never gets 304 for changed bytes.
+ */
+export function feedLastModified(
+  feed: Pick<FeedRecord, 'createdAt'>,
+  connection: Pick<FeedConnectionState, 'feedChangedAt'>,
+  windowStart: Date,
+): Date {
+  const changedAt = connection.feedChangedAt ?? feed.createdAt;
+  return changedAt.getTime() >= windowStart.getTime() ? changedAt : windowStart;
+}
