@@ -168,7 +168,14 @@ export function buildProgram(env: Record<string, string | undefined>, io: CliIo 
     .action(
       async (
         connectionId: string,
-        o: { event?: string; view: FeedView; days?: number; merge?: boolean; summary?: string; label?: string },
+        o: {
+          event?: string;
+          view: FeedView;
+          days?: number;
+          merge?: boolean;
+          summary?: string;
+          label?: string;
+        },
       ) =>
         runFeeds(
           env,

@@ -35,7 +35,8 @@ export const viewOf = (o: FeedOptions): FeedView => o.view ?? DEFAULT_FEED_VIEW;
  */
 export function feedOptionsKey(o: FeedOptions): string {
   const view = viewOf(o);
-  const shape = view === 'free' ? `s${JSON.stringify(o.summary ?? DEFAULT_FREE_SUMMARY)}` : `m${o.merge ? 1 : 0}`;
+  const shape =
+    view === 'free' ? `s${JSON.stringify(o.summary ?? DEFAULT_FREE_SUMMARY)}` : `m${o.merge ? 1 : 0}`;
   return `${view};d${o.days ?? '-'};${shape}`;
 }
 
@@ -53,7 +54,8 @@ export function normalizeFeedOptions(o: FeedOptions): FeedOptions {
 /** Options that only make sense for the other view are a mistake the caller should hear about. */
 export function optionsConflict(o: FeedOptions): string | undefined {
   const view = viewOf(o);
-  if (view === 'free' && o.merge !== undefined) return 'merge applies to the slots view only (free time is always merged)';
+  if (view === 'free' && o.merge !== undefined)
+    return 'merge applies to the slots view only (free time is always merged)';
   if (view === 'slots' && o.summary !== undefined) return 'summary applies to the free view only';
   return undefined;
 }

@@ -22,7 +22,9 @@ describe('describeFeed', () => {
   });
 
   it('says bookable times for the slots view', () => {
-    expect(describeFeed({ ...base, view: 'slots' })).toMatch(/^Bookable times of Linus Turing, from Calendbook\./);
+    expect(describeFeed({ ...base, view: 'slots' })).toMatch(
+      /^Bookable times of Linus Turing, from Calendbook\./,
+    );
   });
 
   it('asks for re-authorisation when the account needs it', () => {

@@ -181,7 +181,6 @@ describe('readFeedContent', () => {
     expect(content.slots).toEqual([]);
   });
 
-
   it('takes the day range from the feed options before the default', async () => {
     const content = await readFeedContent(db.prisma, feedOf(kolkata, { options: { days: 1 } }), SETTINGS);
     expect(content.windowEnd).toEqual(at('2026-03-03T18:30:00Z'));
@@ -230,8 +229,7 @@ describe('a feed of a simulated account, from sync to text', () => {
     clock.advance(1);
     return syncConnection(h.services.syncDeps, { connectionId, jobId: null, attempt: 1, maxAttempts: 1 });
   };
-  const read = () =>
-    readFeedContent(h.clients.prisma, feed, { now: clock.now(), defaultDays: 28 });
+  const read = () => readFeedContent(h.clients.prisma, feed, { now: clock.now(), defaultDays: 28 });
   const render = (content: FeedContent, merge = false) =>
     renderFeed({
       connectionId,

@@ -25,10 +25,13 @@ async function ics(token: string): Promise<string> {
   return response.text;
 }
 
-const unescaped = (value: string | undefined) => (value ?? '').replace(/\\n/g, '\n').replace(/\\([,;\\])/g, '$1');
+const unescaped = (value: string | undefined) =>
+  (value ?? '').replace(/\\n/g, '\n').replace(/\\([,;\\])/g, '$1');
 
 function eventTypeNamed(title: string) {
-  const eventType = simUser(h.sync.sim, h.sync.sim.users[0]!.email).event_types.find((e) => e.title === title);
+  const eventType = simUser(h.sync.sim, h.sync.sim.users[0]!.email).event_types.find(
+    (e) => e.title === title,
+  );
   if (!eventType) throw new Error(`user 0 has no event type ${title}`);
   return eventType;
 }

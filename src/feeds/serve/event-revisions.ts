@@ -26,8 +26,6 @@ interface StoredRevision extends EventRevision {
   digest: string;
 }
 
-const later = (a: Date, b: Date) => (b.getTime() > a.getTime() ? b : a);
-
 export function createEventRevisionStore(prisma: PrismaClient): EventRevisionStore {
   async function stored(feedId: string, uids: string[]): Promise<Map<string, StoredRevision>> {
     if (uids.length === 0) return new Map();
@@ -35,8 +33,12 @@ export function createEventRevisionStore(prisma: PrismaClient): EventRevisionSto
       where: { feedId, uid: { in: uids } },
       select: { uid: true, digest: true, sequence: true, changedAt: true },
     });
-    return new Map(rows.map((row) => [row.uid, row]));
+    return new Map(
+      rows.map((row) => [row.uid, { digest: row.digest, sequence: row.sequence, changedAt: row.changedAt }]),
+    );
   }
+
+  const revisionOf = ({ sequence, changedAt }: EventRevision): EventRevision => ({ sequence, changedAt });
 
   return {
     async revisionsFor(feedId, events, { contentChangedAt, windowStart }) {
@@ -49,18 +51,16 @@ export function createEventRevisionStore(prisma: PrismaClient): EventRevisionSto
       for (const event of events) {
         const digest = feedEventDigest(event);
         const previous = known.get(event.uid);
-        if (previous?.digest === digest) {
-          revisions.set(event.uid, previous);
+        // Unchanged, or this render read content older than what was last published: keep what went out.
+        if (previous && (previous.digest === digest || contentChangedAt < previous.changedAt)) {
+          revisions.set(event.uid, revisionOf(previous));
           continue;
         }
         // New to this feed: it carries on from its slots' history (a feed that showed the slot before these
         // revisions were kept published exactly that). Changed: one more than anything published before.
         const revision = previous
-          ? {
-              sequence: Math.max(previous.sequence + 1, event.history.sequence),
-              changedAt: later(later(previous.changedAt, contentChangedAt), event.history.changedAt),
-            }
-          : event.history;
+          ? { sequence: Math.max(previous.sequence + 1, event.history.sequence), changedAt: contentChangedAt }
+          : revisionOf(event.history);
         writes.push({ event, digest, revision });
       }
       if (writes.length === 0) return revisions;
@@ -77,15 +77,16 @@ export function createEventRevisionStore(prisma: PrismaClient): EventRevisionSto
         ON CONFLICT (feed_id, uid) DO UPDATE
           SET digest = EXCLUDED.digest,
               sequence = GREATEST(feed_event.sequence + 1, EXCLUDED.sequence),
-              changed_at = GREATEST(feed_event.changed_at, EXCLUDED.changed_at),
+              changed_at = EXCLUDED.changed_at,
               ends_at = EXCLUDED.ends_at
           WHERE feed_event.digest <> EXCLUDED.digest AND EXCLUDED.changed_at >= feed_event.changed_at
         RETURNING uid, sequence, changed_at`;
-      for (const row of written) revisions.set(row.uid, { sequence: row.sequence, changedAt: row.changed_at });
+      for (const row of written)
+        revisions.set(row.uid, { sequence: row.sequence, changedAt: row.changed_at });
 
       // A concurrent render (another replica, or newer content) wrote first: take what it stored.
       const lost = writes.map((w) => w.event.uid).filter((uid) => !revisions.has(uid));
-      for (const [uid, revision] of await stored(feedId, lost)) revisions.set(uid, revision);
+      for (const [uid, revision] of await stored(feedId, lost)) revisions.set(uid, revisionOf(revision));
 
       // Events that ended before the window can never be shown again.
       await prisma.feedEvent.deleteMany({ where: { feedId, endsAt: { lt: windowStart } } });

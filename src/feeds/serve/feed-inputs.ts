@@ -23,7 +23,9 @@ export const FEED_CONNECTION_INPUTS = {
 
 export type FeedConnectionState = Prisma.ConnectionGetPayload<{ select: typeof FEED_CONNECTION_INPUTS }>;
 
-export const FEED_CONNECTION_INPUT_NAMES = Object.keys(FEED_CONNECTION_INPUTS) as (keyof FeedConnectionState)[];
+export const FEED_CONNECTION_INPUT_NAMES = Object.keys(
+  FEED_CONNECTION_INPUTS,
+) as (keyof FeedConnectionState)[];
 
 /**
  * Everything a render depends on: the feed and its resolved options, each declared connection column, and the

@@ -31,7 +31,11 @@ export interface FeedServingDeps {
   onCacheLookup?: (result: 'hit' | 'miss') => void;
 }
 
-async function rendered(deps: FeedServingDeps, feed: FeedRecord, content: FeedContent): Promise<RenderedFeed> {
+async function rendered(
+  deps: FeedServingDeps,
+  feed: FeedRecord,
+  content: FeedContent,
+): Promise<RenderedFeed> {
   const { connection } = content;
   const eventTitle =
     feed.upstreamEventId === null ? undefined : content.eventTypes.get(feed.upstreamEventId)?.title;
