@@ -92,8 +92,12 @@ function createFeedForm(connection: ConnectionOverview): Raw {
       </p>
       <p>
         <label>Days ahead <input name="days" type="number" min="1" max="366" placeholder="default" /></label>
-        <label>Block title (free time) <input name="summary" maxlength="100" placeholder="Free" /></label>
-        <label><input name="merge" type="checkbox" value="true" /> merge adjacent slots (slots)</label>
+      </p>
+      <p>
+        <label>Block title, free time only <input name="summary" maxlength="100" placeholder="Free" /></label>
+      </p>
+      <p>
+        <label><input name="merge" type="checkbox" value="true" /> Merge adjacent slots, slots only</label>
       </p>
       <p><button type="submit">Create feed</button></p>
     </form>

@@ -1,5 +1,5 @@
 // The page a freshly connected account lands on: its feed links in every form calendar apps take, copy
-// buttons, and a preview of the next free slots that fills in once the first sync has landed.
+// buttons, and a preview of the free time ahead that fills in once the first sync has landed.
 import type { FastifyReply } from 'fastify';
 import { feedCalendarName } from '../feeds/describe-feed.js';
 import type { Connection } from '../generated/prisma/client.js';
@@ -109,7 +109,7 @@ export function connectedPage(reply: FastifyReply, input: ConnectedPageInput): F
       ${copyField('feed-https', 'Feed URL', links.https)}
       ${copyField('feed-webcal', 'webcal URL', links.webcal)}
       <p class="muted">
-        Keep these URLs private: anyone who has one can see your free slots. This page shows them once; an
+        Keep these URLs private: anyone who has one can see your free time. This page shows them once; an
         administrator can replace (rotate) them later.
       </p>
       <h2>Preview</h2>

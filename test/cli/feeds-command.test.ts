@@ -34,16 +34,25 @@ const tokenIn = (text: string) => /https:\/\/slotfeed\.example\/feeds\/([A-Za-z0
 describe('slotfeed feeds', () => {
   it('creates, lists, rotates and revokes a feed, showing each URL once', async () => {
     const feeds = createFeedStore(db.prisma);
-    const created = await slotfeed('feeds', 'create', connectionId, '--days', '14', '--merge');
+    const created = await slotfeed(
+      'feeds',
+      'create',
+      connectionId,
+      '--view',
+      'slots',
+      '--days',
+      '14',
+      '--merge',
+    );
     expect(created.code).toBe(0);
     expect(created.stdout).toContain('webcal://slotfeed.example/feeds/');
     const token = tokenIn(created.stdout)!;
     const feed = await feeds.findByToken(token);
-    expect(feed?.options).toEqual({ days: 14, merge: true });
+    expect(feed?.options).toEqual({ view: 'slots', days: 14, merge: true });
 
     const listed = await slotfeed('feeds', 'list');
     expect(listed.stdout).toContain(feed!.id);
-    expect(listed.stdout).toContain('all event types, 14 days, merged');
+    expect(listed.stdout).toContain('slots, all event types, 14 days, merged');
     expect(listed.stdout).not.toContain(token);
 
     const rotated = await slotfeed('feeds', 'rotate', feed!.id);
@@ -55,6 +64,24 @@ describe('slotfeed feeds', () => {
     expect((await slotfeed('feeds', 'revoke', feed!.id)).code).toBe(0);
     expect(await feeds.findByToken(newToken)).toBeUndefined();
     expect((await slotfeed('feeds', 'list')).stdout).toBe('No feeds.\n');
+  });
+
+  it('creates free-time feeds by default, and refuses options of the other view', async () => {
+    const feeds = createFeedStore(db.prisma);
+    const created = await slotfeed('feeds', 'create', connectionId, '--summary', 'Available');
+    expect(created.code).toBe(0);
+    expect((await feeds.findByToken(tokenIn(created.stdout)!))?.options).toEqual({
+      view: 'free',
+      summary: 'Available',
+    });
+    expect(created.stdout).toContain('free time, all event types, "Available"');
+
+    const merged = await slotfeed('feeds', 'create', connectionId, '--merge');
+    expect(merged.code).toBe(1);
+    expect(merged.stderr).toMatch(/merge applies to the slots view only/);
+    const badView = await slotfeed('feeds', 'create', connectionId, '--view', 'busy');
+    expect(badView.code).toBe(2);
+    expect(badView.stderr).toMatch(/--view/);
   });
 
   it('refuses a malformed id with exit code 2 and an unknown one with exit code 1', async () => {

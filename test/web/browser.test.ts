@@ -61,9 +61,11 @@ describe('in Chromium', () => {
 
     // The worker runs the sync the callback enqueued; the page polls until the preview is ready.
     await page.waitForSelector('#preview[data-ready="true"]', { timeout: 20_000 });
-    const slots = await page.locator('#preview-slots li').allTextContents();
-    expect(slots.length).toBeGreaterThan(0);
-    expect(slots[0]).toMatch(/ – .+/);
+    const blocks = await page.locator('#preview-slots li').allTextContents();
+    expect(blocks.length).toBeGreaterThan(0);
+    // "Mon, 2 Mar, 14:50–18:10 · Free": a block of free time with its start and end.
+    expect(blocks[0]).toMatch(/^.+, .+\d.*–.*\d.* · Free$/);
+    await expect(page.textContent('#preview-status')).resolves.toMatch(/^Next free time \(.+\):$/);
   });
 
   it('opens the feed URL', async () => {
