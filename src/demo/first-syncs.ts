@@ -17,7 +17,8 @@ export interface FirstSyncRow {
 export interface ConnectionSyncFields {
   status: 'active' | 'needs_reauth' | 'disabled';
   lastSyncAt: Date | null;
-  lastSyncOutcome: 'succeeded' | 'failed' | null;
+  /** 'superseded' never lands here: a superseded run leaves the connection as the newer pull left it. */
+  lastSyncOutcome: 'succeeded' | 'failed' | 'superseded' | null;
   lastSyncError: string | null;
 }
 

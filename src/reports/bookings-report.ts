@@ -1,14 +1,18 @@
-// bookings: slots that vanished before they started (most likely booked), per local day or week, with their
-// lead time; the slots that appeared (newly opened time) in the same periods; and when the booked time lies
-// (weekday × hour, the admin's heat map).
+// bookings: bookings inferred from the snapshots, per local day or week, with their duration and lead time;
+// the slots that appeared (newly opened time) in the same periods; and when the booked time lies (weekday ×
+// hour, the admin's heat map).
 //
 // Semantics:
-// - A booking is a slot row with gone_at < starts_at, counted once gone_at ≤ T (the history as of --at/now).
-//   "Most likely": an owner who removes working hours, or a booking of another event type that overlaps,
-//   makes slots vanish the same way; the snapshots cannot tell these apart.
-// - It falls in the period (day, or ISO week starting Monday) of gone_at, the sync that first saw it gone:
-//   the booking happened between that sync and the one before. Lead time = starts_at − gone_at, in hours
-//   (a lower bound of the real lead, by at most one sync interval).
+// - A booking is a row of the booking table: a maximal interval that became unavailable in one sync, made of
+//   the slots that sync closed as `taken` (of every event type, merged where they overlap) less what a slot
+//   still open after the sync covers. One booking that removed slots of three event types is one booking.
+//   Slots closed because their event type was disabled or removed, or because they started, are not bookings.
+//   "Inferred": an owner who removes working hours makes time vanish the same way; the snapshots cannot tell
+//   these apart. Counted once detected_at ≤ T (the history as of --at/now).
+// - --event keeps the bookings that closed a slot of that event type.
+// - It falls in the period (day, or ISO week starting Monday) of detected_at, the sync that first saw it:
+//   the booking happened between that sync and the one before. Lead time = starts_at − detected_at, in hours
+//   (a lower bound of the real lead, by at most one sync interval); duration = ends_at − starts_at.
 // - Opened = slot rows first seen in the period, excluding the connection's first successful sync (that
 //   snapshot holds time that was already open when slotfeed started watching, not newly opened time). A slot
 //   freed again after a cancellation counts as opened once more.
@@ -38,8 +42,28 @@ import {
 
 export const WEEKDAY_NAMES = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'] as const;
 
-const goneAt = Prisma.sql`s.gone_at`;
+const detectedAt = Prisma.sql`b.detected_at`;
 const firstSeenAt = Prisma.sql`s.first_seen_at`;
+
+interface BookingRow {
+  connection_id: string;
+  connection: string;
+  detected_at: Date;
+  starts_at: Date;
+  ends_at: Date;
+  event_ids: string[];
+  slots_closed: number;
+}
+
+/** Every booking, one row each: when it was seen, when it lies, how long it is, how far ahead it was made. */
+async function eachBooking(prisma: ReportDb, query: ReportQuery): Promise<BookingRow[]> {
+  return prisma.$queryRaw<BookingRow[]>(Prisma.sql`
+    SELECT b.connection_id::text AS connection_id, ${connectionName} AS connection, b.detected_at, b.starts_at,
+           b.ends_at, b.event_ids, b.slots_closed
+    FROM booking b JOIN connection c ON c.id = b.connection_id
+    WHERE ${bookedWhere(query)}
+    ORDER BY connection, b.connection_id, b.starts_at, b.id`);
+}
 
 function period(query: ReportQuery, by: BookingsGrouping, instant: Prisma.Sql): Prisma.Sql {
   return by === 'week'
@@ -47,10 +71,15 @@ function period(query: ReportQuery, by: BookingsGrouping, instant: Prisma.Sql): 
     : localDay(query, instant);
 }
 
-/** Rows of `slot s JOIN connection c` that are bookings known at T, within the query's scope and days. */
+/** Rows of `booking b JOIN connection c` known at T, within the query's connection, event type and days. */
 function bookedWhere(query: ReportQuery): Prisma.Sql {
-  return Prisma.sql`s.gone_at IS NOT NULL AND s.gone_at <= ${at(query)} AND s.gone_at < s.starts_at
-    ${scopeFilter(query, 's')} ${dayRangeFilter(query, goneAt)}`;
+  const connection =
+    query.connectionId === undefined
+      ? Prisma.empty
+      : Prisma.sql`AND b.connection_id = ${query.connectionId}::uuid`;
+  const eventType =
+    query.eventId === undefined ? Prisma.empty : Prisma.sql`AND b.event_ids @> ARRAY[${query.eventId}::text]`;
+  return Prisma.sql`b.detected_at <= ${at(query)} ${connection} ${eventType} ${dayRangeFilter(query, detectedAt)}`;
 }
 
 interface PeriodRow {
@@ -67,12 +96,12 @@ interface PeriodRow {
 async function bookingsPerPeriod(prisma: ReportDb, query: ReportQuery, by: 'day' | 'week') {
   return prisma.$queryRaw<PeriodRow[]>(Prisma.sql`
     WITH booked AS (
-      SELECT s.connection_id, ${period(query, by, goneAt)} AS period, COUNT(*)::int AS bookings,
-             (SUM(EXTRACT(EPOCH FROM (s.ends_at - s.starts_at))) / 60)::float8 AS booked_minutes,
-             (percentile_cont(0.5) WITHIN GROUP (ORDER BY EXTRACT(EPOCH FROM (s.starts_at - s.gone_at)))
+      SELECT b.connection_id, ${period(query, by, detectedAt)} AS period, COUNT(*)::int AS bookings,
+             (SUM(EXTRACT(EPOCH FROM (b.ends_at - b.starts_at))) / 60)::float8 AS booked_minutes,
+             (percentile_cont(0.5) WITHIN GROUP (ORDER BY EXTRACT(EPOCH FROM (b.starts_at - b.detected_at)))
                / 3600)::float8 AS median_lead_hours,
-             (AVG(EXTRACT(EPOCH FROM (s.starts_at - s.gone_at))) / 3600)::float8 AS mean_lead_hours
-      FROM slot s JOIN connection c ON c.id = s.connection_id
+             (AVG(EXTRACT(EPOCH FROM (b.starts_at - b.detected_at))) / 3600)::float8 AS mean_lead_hours
+      FROM booking b JOIN connection c ON c.id = b.connection_id
       WHERE ${bookedWhere(query)}
       GROUP BY 1, 2
     ), first_sync AS (
@@ -101,26 +130,32 @@ interface CellRow {
 }
 
 export async function bookingsByWeekdayHour(prisma: ReportDb, query: ReportQuery): Promise<CellRow[]> {
-  const local = Prisma.sql`(s.starts_at AT TIME ZONE ${zoneOf(query)})`;
+  const local = Prisma.sql`(b.starts_at AT TIME ZONE ${zoneOf(query)})`;
   return prisma.$queryRaw<CellRow[]>(Prisma.sql`
     SELECT EXTRACT(ISODOW FROM ${local})::int AS weekday, EXTRACT(HOUR FROM ${local})::int AS hour,
            COUNT(*)::int AS bookings
-    FROM slot s JOIN connection c ON c.id = s.connection_id
+    FROM booking b JOIN connection c ON c.id = b.connection_id
     WHERE ${bookedWhere(query)}
     GROUP BY 1, 2 ORDER BY 1, 2`);
 }
 
 async function bookingTotals(prisma: ReportDb, query: ReportQuery) {
   const [row] = await prisma.$queryRaw<
-    { bookings: number; median_lead_hours: number | null; mean_lead_hours: number | null }[]
+    {
+      bookings: number;
+      booked_minutes: number | null;
+      median_lead_hours: number | null;
+      mean_lead_hours: number | null;
+    }[]
   >(Prisma.sql`
     SELECT COUNT(*)::int AS bookings,
-           (percentile_cont(0.5) WITHIN GROUP (ORDER BY EXTRACT(EPOCH FROM (s.starts_at - s.gone_at)))
+           (SUM(EXTRACT(EPOCH FROM (b.ends_at - b.starts_at))) / 60)::float8 AS booked_minutes,
+           (percentile_cont(0.5) WITHIN GROUP (ORDER BY EXTRACT(EPOCH FROM (b.starts_at - b.detected_at)))
              / 3600)::float8 AS median_lead_hours,
-           (AVG(EXTRACT(EPOCH FROM (s.starts_at - s.gone_at))) / 3600)::float8 AS mean_lead_hours
-    FROM slot s JOIN connection c ON c.id = s.connection_id
+           (AVG(EXTRACT(EPOCH FROM (b.starts_at - b.detected_at))) / 3600)::float8 AS mean_lead_hours
+    FROM booking b JOIN connection c ON c.id = b.connection_id
     WHERE ${bookedWhere(query)}`);
-  return row ?? { bookings: 0, median_lead_hours: null, mean_lead_hours: null };
+  return row ?? { bookings: 0, booked_minutes: null, median_lead_hours: null, mean_lead_hours: null };
 }
 
 /** The key with the largest total (the earliest on a tie), or null when nothing was booked. */
@@ -145,6 +180,12 @@ export async function bookingsReport(prisma: ReportDb, query: ReportQuery): Prom
   const hour = busiest(cells, (c) => c.hour);
   const summary: ReportSummaryItem[] = [
     { key: 'bookings', label: 'bookings', value: totals.bookings, kind: 'integer' },
+    {
+      key: 'booked_minutes',
+      label: 'booked minutes',
+      value: numberOrNull(totals.booked_minutes, 2) ?? 0,
+      kind: 'integer',
+    },
     {
       key: 'median_lead_hours',
       label: 'median lead time (hours)',
@@ -176,7 +217,7 @@ export async function bookingsReport(prisma: ReportDb, query: ReportQuery): Prom
   if (query.by === 'weekday-hour') {
     return {
       ...base,
-      caption: `booked slots by the weekday and hour they start, ${wording}`,
+      caption: `bookings by the weekday and hour they start, ${wording}`,
       columns: [
         { key: 'weekday', label: 'weekday', kind: 'integer', inTable: false },
         { key: 'weekday_name', label: 'weekday', kind: 'text' },
@@ -188,6 +229,36 @@ export async function bookingsReport(prisma: ReportDb, query: ReportQuery): Prom
         weekday_name: WEEKDAY_NAMES[c.weekday - 1] ?? String(c.weekday),
         hour: c.hour,
         bookings: c.bookings,
+      })),
+      emptyMessage: `No bookings up to ${query.at.toISOString()} for this selection.`,
+    };
+  }
+
+  if (query.by === 'booking') {
+    const bookings = await eachBooking(prisma, query);
+    const minutes = (b: BookingRow) => (b.ends_at.getTime() - b.starts_at.getTime()) / 60_000;
+    return {
+      ...base,
+      caption: `each inferred booking, ${wording}`,
+      columns: [
+        { key: 'connection_id', label: 'connection id', kind: 'text', inTable: false },
+        { key: 'connection', label: 'connection', kind: 'text' },
+        { key: 'starts_at', label: 'starts', kind: 'text' },
+        { key: 'minutes', label: 'minutes', kind: 'integer' },
+        { key: 'lead_hours', label: 'lead (h)', kind: 'hours' },
+        { key: 'event_ids', label: 'event types', kind: 'text' },
+        { key: 'detected_at', label: 'seen', kind: 'text', inTable: false },
+        { key: 'slots_closed', label: 'slots closed', kind: 'integer', inTable: false },
+      ],
+      rows: bookings.map((b) => ({
+        connection_id: b.connection_id,
+        connection: b.connection,
+        starts_at: b.starts_at.toISOString(),
+        minutes: minutes(b),
+        lead_hours: numberOrNull((b.starts_at.getTime() - b.detected_at.getTime()) / 3_600_000, 2),
+        event_ids: b.event_ids.join(' '),
+        detected_at: b.detected_at.toISOString(),
+        slots_closed: b.slots_closed,
       })),
       emptyMessage: `No bookings up to ${query.at.toISOString()} for this selection.`,
     };
@@ -217,7 +288,7 @@ export async function bookingsReport(prisma: ReportDb, query: ReportQuery): Prom
   }));
   return {
     ...base,
-    caption: `slots gone before they started, by the ${periodKey} they went; ${wording}`,
+    caption: `inferred bookings, by the ${periodKey} they were first seen; ${wording}`,
     columns,
     rows,
     summary: [

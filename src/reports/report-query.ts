@@ -6,7 +6,7 @@ import { DateTime, IANAZone } from 'luxon';
 export const REPORT_NAMES = ['availability', 'bookings', 'utilization', 'sync-health'] as const;
 export type ReportName = (typeof REPORT_NAMES)[number];
 
-export const BOOKINGS_GROUPINGS = ['day', 'week', 'weekday-hour'] as const;
+export const BOOKINGS_GROUPINGS = ['day', 'week', 'weekday-hour', 'booking'] as const;
 export type BookingsGrouping = (typeof BOOKINGS_GROUPINGS)[number];
 
 export interface ReportQuery {

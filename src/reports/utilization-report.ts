@@ -1,26 +1,16 @@
-// utilization: for past local days, the share of offered slots that were taken, per connection and event
-// type.
+// utilization: for past local days, the share of the time offered for booking that was booked, per connection.
 //
-// Semantics:
+// Semantics (the same notion of a booking as the bookings report):
 // - Past day: a local day before the local date of T (now, or --at), in the connection's zone or --tz.
-// - Offered: distinct slots (connection, event type, start) of that day that slotfeed saw open before they
-//   started (some row with first_seen_at < starts_at and first_seen_at ≤ T). A slot that was booked,
-//   cancelled and reopened has several rows but is one offered slot.
-// - Taken: an offered slot that was not open when it started: no row of it was still open at starts_at
-//   (gone_at NULL or gone_at ≥ starts_at, as known at T). Like a booking, "taken" is what vanishing before
-//   the start most likely means.
-// - Share = taken ÷ offered, rounded to 4 decimals.
+// - Offered minutes: the length of the union of the slots of that day (any event type, or --event's) that
+//   slotfeed saw open before they started (first_seen_at < starts_at, first_seen_at ≤ T). Three event types
+//   offering the same hour offer one hour, not three.
+// - Booked minutes: the length of the inferred bookings (booking table, detected ≤ T) that start that day;
+//   with --event, those that closed a slot of that event type. A booking is made of offered time, so the
+//   share = booked ÷ offered lies between 0 and 1, rounded to 4 decimals.
 import { Prisma } from '../generated/prisma/client.js';
 import type { ReportQuery } from './report-query.js';
-import {
-  at,
-  connectionName,
-  dayRangeFilter,
-  localDay,
-  scopeFilter,
-  type ReportDb,
-  eventTitleAsOf,
-} from './report-sql.js';
+import { at, connectionName, dayRangeFilter, localDay, scopeFilter, type ReportDb } from './report-sql.js';
 import {
   dayString,
   numberOrNull,
@@ -34,81 +24,91 @@ import {
 interface UtilizationRow {
   connection_id: string;
   connection: string;
-  event_id: string;
-  event: string | null;
   day: Date | string;
-  offered: number;
-  taken: number;
+  offered_minutes: number;
+  bookings: number;
+  booked_minutes: number;
 }
 
 export async function utilizationReport(prisma: ReportDb, query: ReportQuery): Promise<ReportResult> {
   const startsAt = Prisma.sql`s.starts_at`;
-  // One pass over the slot rows, grouped by local day. A slot (connection, event type, start) with several
-  // rows (booked, then freed again) counts once: offered = its distinct starts, taken = those with no row open
-  // at the start. Grouping by slot first and then by day took twice as long on a year of history (a million
-  // groups, spilling to disk); see the Reports section of the README.
+  const bookingStartsAt = Prisma.sql`b.starts_at`;
+  const bookingScope = Prisma.sql`${
+    query.connectionId === undefined
+      ? Prisma.empty
+      : Prisma.sql`AND b.connection_id = ${query.connectionId}::uuid`
+  } ${query.eventId === undefined ? Prisma.empty : Prisma.sql`AND b.event_ids @> ARRAY[${query.eventId}::text]`}`;
+  // One pass over the slot rows, grouped by local day: the day's offered time is the union of its slots'
+  // intervals (range_agg merges the overlaps of event types and of a slot's several rows).
   const rows = await prisma.$queryRaw<UtilizationRow[]>(Prisma.sql`
     WITH zones AS (
       SELECT c.id, c.timezone, ${localDay(query, at(query))} AS today FROM connection c
-    ), per_day AS (
-      SELECT s.connection_id, s.upstream_event_id, ${localDay(query, startsAt)} AS day, c.today,
-             COUNT(DISTINCT s.starts_at)::int AS offered,
-             (COUNT(DISTINCT s.starts_at) FILTER (
-               WHERE s.gone_at IS NULL OR s.gone_at > ${at(query)} OR s.gone_at >= s.starts_at))::int AS open_at_start
+    ), offered AS (
+      SELECT s.connection_id, ${localDay(query, startsAt)} AS day, c.today,
+             range_agg(tstzrange(s.starts_at, s.ends_at)) AS spans
       FROM slot s JOIN zones c ON c.id = s.connection_id
       WHERE s.first_seen_at <= ${at(query)} AND s.first_seen_at < s.starts_at
         AND s.starts_at < ${at(query)}
         ${scopeFilter(query, 's')}
         ${dayRangeFilter(query, startsAt)}
-      GROUP BY 1, 2, 3, 4
+      GROUP BY 1, 2, 3
+    ), booked AS (
+      SELECT b.connection_id, ${localDay(query, bookingStartsAt)} AS day, COUNT(*)::int AS bookings,
+             (SUM(EXTRACT(EPOCH FROM (b.ends_at - b.starts_at))) / 60)::float8 AS minutes
+      FROM booking b JOIN connection c ON c.id = b.connection_id
+      WHERE b.detected_at <= ${at(query)} AND b.starts_at < ${at(query)}
+        ${bookingScope}
+        ${dayRangeFilter(query, bookingStartsAt)}
+      GROUP BY 1, 2
     )
-    SELECT d.connection_id::text AS connection_id, ${connectionName} AS connection,
-           d.upstream_event_id AS event_id, et.title AS event, d.day, d.offered,
-           d.offered - d.open_at_start AS taken
-    FROM per_day d
-    JOIN connection c ON c.id = d.connection_id
-    ${eventTitleAsOf(query, 'd')}
-    WHERE d.day < d.today
-    ORDER BY connection, d.connection_id, event NULLS LAST, d.upstream_event_id, d.day`);
+    SELECT o.connection_id::text AS connection_id, ${connectionName} AS connection, o.day,
+           ((SELECT SUM(EXTRACT(EPOCH FROM (upper(r) - lower(r)))) FROM unnest(o.spans) r) / 60)::float8
+             AS offered_minutes,
+           COALESCE(b.bookings, 0) AS bookings, COALESCE(b.minutes, 0)::float8 AS booked_minutes
+    FROM offered o
+    JOIN connection c ON c.id = o.connection_id
+    LEFT JOIN booked b ON b.connection_id = o.connection_id AND b.day = o.day
+    WHERE o.day < o.today
+    ORDER BY connection, o.connection_id, o.day`);
 
   const out: ReportRow[] = rows.map((r) => ({
     connection_id: r.connection_id,
     connection: r.connection,
-    event_id: r.event_id,
-    event: r.event ?? r.event_id,
     day: dayString(r.day),
-    offered: r.offered,
-    taken: r.taken,
-    share: r.offered === 0 ? null : roundTo(r.taken / r.offered, 4),
+    offered_minutes: numberOrNull(r.offered_minutes, 2) ?? 0,
+    bookings: r.bookings,
+    booked_minutes: numberOrNull(r.booked_minutes, 2) ?? 0,
+    share: r.offered_minutes > 0 ? roundTo(Math.min(1, r.booked_minutes / r.offered_minutes), 4) : null,
   }));
-  const offered = out.reduce((n, r) => n + Number(r.offered), 0);
-  const taken = out.reduce((n, r) => n + Number(r.taken), 0);
+  const offered = out.reduce((n, r) => n + Number(r.offered_minutes), 0);
+  const booked = out.reduce((n, r) => n + Number(r.booked_minutes), 0);
+  const bookings = out.reduce((n, r) => n + Number(r.bookings), 0);
   return {
     report: 'utilization',
     title: 'Utilization',
-    caption: `share of offered slots taken, past days before ${query.at.toISOString()}, ${zoneWording(query)}, ${rangeWording(query)}`,
+    caption: `share of offered time booked, past days before ${query.at.toISOString()}, ${zoneWording(query)}, ${rangeWording(query)}`,
     query,
     columns: [
       { key: 'connection_id', label: 'connection id', kind: 'text', inTable: false },
       { key: 'connection', label: 'connection', kind: 'text' },
-      { key: 'event_id', label: 'event id', kind: 'text', inTable: false },
-      { key: 'event', label: 'event type', kind: 'text' },
       { key: 'day', label: 'day', kind: 'text' },
-      { key: 'offered', label: 'offered', kind: 'integer' },
-      { key: 'taken', label: 'taken', kind: 'integer' },
-      { key: 'share', label: 'taken share', kind: 'percent' },
+      { key: 'offered_minutes', label: 'offered min', kind: 'integer' },
+      { key: 'bookings', label: 'bookings', kind: 'integer' },
+      { key: 'booked_minutes', label: 'booked min', kind: 'integer' },
+      { key: 'share', label: 'booked share', kind: 'percent' },
     ],
     rows: out,
     summary: [
-      { key: 'offered', label: 'offered', value: offered, kind: 'integer' },
-      { key: 'taken', label: 'taken', value: taken, kind: 'integer' },
+      { key: 'offered_minutes', label: 'offered minutes', value: offered, kind: 'integer' },
+      { key: 'bookings', label: 'bookings', value: bookings, kind: 'integer' },
+      { key: 'booked_minutes', label: 'booked minutes', value: booked, kind: 'integer' },
       {
         key: 'share',
-        label: 'taken share',
-        value: offered === 0 ? null : numberOrNull(taken / offered, 4),
+        label: 'booked share',
+        value: offered === 0 ? null : numberOrNull(Math.min(1, booked / offered), 4),
         kind: 'percent',
       },
     ],
-    emptyMessage: 'No past days with offered slots for this selection.',
+    emptyMessage: 'No past days with offered time for this selection.',
   };
 }

@@ -14,7 +14,8 @@ export interface ConnectionOverview {
   status: 'active' | 'needs_reauth' | 'disabled';
   createdAt: Date;
   lastSyncAt: Date | null;
-  lastSyncOutcome: 'succeeded' | 'failed' | null;
+  /** 'superseded' never lands here: a superseded run leaves the connection as the newer pull left it. */
+  lastSyncOutcome: 'succeeded' | 'failed' | 'superseded' | null;
   lastSyncError: string | null;
   lastGoodSyncAt: Date | null;
   nextSyncAt: Date;

@@ -3,8 +3,10 @@
 // A re-sync that sees nothing new writes no snapshot rows at all, and the feed version moves only when
 // something a feed shows has changed.
 import type { PrismaClient } from '../generated/prisma/client.js';
+import { ConnectionNotFoundError } from './connections.js';
 import type { Prisma } from '../generated/prisma/client.js';
 import { contentHash } from '../lib/content-hash.js';
+import { closeReasonOf, type CloseContext, type CloseReason } from './close-reasons.js';
 import { diffSlots, type FetchedSlot } from './slot-diff.js';
 
 export interface EventTypeSnapshot {
@@ -27,6 +29,8 @@ export interface SnapshotInput {
   overviews: { upstreamEventId: string; payload: unknown }[];
   /** Every open slot over the horizon; an open slot missing here is gone. */
   slots: FetchedSlot[];
+  /** The dates pulled, in the account's zone: a slot dated outside them closed because the window moved. */
+  horizon?: { zone: string; dates: readonly string[] };
 }
 
 export interface RunRecord {
@@ -35,6 +39,8 @@ export interface RunRecord {
   attempt: number;
   startedAt: Date;
   callsByEndpoint: Record<string, number>;
+  /** The pull's ticket (beginPull), taken before it started; absent for a run that never pulled. */
+  pullSequence?: number;
 }
 
 export interface SnapshotChanges {
@@ -45,6 +51,12 @@ export interface SnapshotChanges {
   overviewsChanged: number;
   profileChanged: boolean;
   feedVersionMoved: boolean;
+  /** Slots closed, by why. */
+  closedBy: Partial<Record<CloseReason, number>>;
+  /** Bookings inferred from the slots this sync saw taken. */
+  bookingsInferred: number;
+  /** The pull began before one that committed already: nothing was written but the run row. */
+  superseded: boolean;
 }
 
 type Tx = Prisma.TransactionClient;
@@ -137,22 +149,39 @@ async function commitOverviews(
   );
 }
 
-async function commitSlots(tx: Tx, connectionId: string, slots: FetchedSlot[], now: Date) {
+async function commitSlots(
+  tx: Tx,
+  connectionId: string,
+  snapshot: SnapshotInput,
+  now: Date,
+): Promise<
+  ReturnType<typeof diffSlots> & { closedBy: SnapshotChanges['closedBy']; bookingsInferred: number }
+> {
   const open = await tx.slot.findMany({
     where: { connectionId, goneAt: null },
     select: { id: true, upstreamEventId: true, startsAt: true, endsAt: true, sequence: true },
   });
-  const changes = diffSlots(
-    open.map((row) => ({ ...row, eventId: row.upstreamEventId })),
-    slots,
-  );
+  const stored = open.map((row) => ({ ...row, eventId: row.upstreamEventId }));
+  const changes = diffSlots(stored, snapshot.slots);
+  const context: CloseContext = {
+    now,
+    eventTypes: new Map(snapshot.eventTypes.map((e) => [e.upstreamEventId, { enabled: e.enabled }])),
+    ...(snapshot.horizon
+      ? { horizon: { zone: snapshot.horizon.zone, dates: new Set(snapshot.horizon.dates) } }
+      : {}),
+  };
+  const storedById = new Map(stored.map((slot) => [slot.id, slot]));
+  const reasons = changes.toClose.map((id) => closeReasonOf(storedById.get(id)!, context));
+  const closedBy: SnapshotChanges['closedBy'] = {};
+  for (const reason of reasons) closedBy[reason] = (closedBy[reason] ?? 0) + 1;
   // One statement per kind of change, whatever its size: arrays bound as parameters and unnested in SQL.
   // Prisma's createMany binds 6 parameters a row (a 10,000-slot first sync is 60,000), updateMany one per
   // id, and update runs one statement a row.
   if (changes.toClose.length > 0) {
     await tx.$executeRaw`
-      UPDATE slot SET gone_at = ${now}
-      WHERE id = ANY(${changes.toClose}::bigint[]) AND connection_id = ${connectionId}::uuid`;
+      UPDATE slot SET gone_at = ${now}, close_reason = c.reason::slot_close_reason
+      FROM unnest(${changes.toClose}::bigint[], ${reasons}::text[]) AS c(id, reason)
+      WHERE slot.id = c.id AND slot.connection_id = ${connectionId}::uuid`;
   }
   if (changes.toOpen.length > 0) {
     await tx.$executeRaw`
@@ -170,7 +199,26 @@ async function commitSlots(tx: Tx, connectionId: string, slots: FetchedSlot[], n
                   ${changes.toReschedule.map((moved) => moved.sequence)}::int[]) AS m(id, ends_at, sequence)
       WHERE slot.id = m.id AND slot.connection_id = ${connectionId}::uuid`;
   }
-  return changes;
+  // After every slot write: what a booking is (the still-open slots included) is defined once, in SQL.
+  const bookingsInferred = closedBy.taken
+    ? await tx.$executeRaw`
+        INSERT INTO booking (connection_id, detected_at, starts_at, ends_at, event_ids, slots_closed)
+        SELECT ${connectionId}::uuid, ${now}, b.starts_at, b.ends_at, b.event_ids, b.slots_closed
+        FROM slotfeed_inferred_bookings(${connectionId}::uuid, ${now}) b`
+    : 0;
+  return { ...changes, closedBy, bookingsInferred };
+}
+
+/**
+ * A ticket for a pull that is about to start. Tickets order pulls by when they began, whatever the clocks
+ * of the machines that run them: a commit holding an older ticket than the last committed one is refused.
+ */
+export async function beginPull(prisma: PrismaClient, connectionId: string): Promise<number> {
+  const [row] = await prisma.$queryRaw<{ pull_sequence: number }[]>`
+    UPDATE connection SET pull_sequence = pull_sequence + 1 WHERE id = ${connectionId}::uuid
+    RETURNING pull_sequence`;
+  if (!row) throw new ConnectionNotFoundError(connectionId);
+  return row.pull_sequence;
 }
 
 export interface SuccessfulSync {
@@ -181,6 +229,43 @@ export interface SuccessfulSync {
   nextSyncAt: Date;
 }
 
+const SUPERSEDED: SnapshotChanges = {
+  slotsOpened: 0,
+  slotsClosed: 0,
+  slotsRescheduled: 0,
+  eventTypesChanged: 0,
+  overviewsChanged: 0,
+  profileChanged: false,
+  feedVersionMoved: false,
+  closedBy: {},
+  bookingsInferred: 0,
+  superseded: true,
+};
+
+function runRow(
+  sync: SuccessfulSync,
+  outcome: 'succeeded' | 'superseded',
+  changes: Partial<SnapshotChanges>,
+): Prisma.SyncRunUncheckedCreateInput {
+  const { run } = sync;
+  return {
+    id: run.id,
+    connectionId: sync.connectionId,
+    jobId: run.jobId,
+    attempt: run.attempt,
+    startedAt: run.startedAt,
+    finishedAt: sync.now,
+    outcome,
+    upstreamCalls: totalCalls(run.callsByEndpoint),
+    callsByEndpoint: run.callsByEndpoint,
+    slotsOpened: changes.slotsOpened ?? 0,
+    slotsClosed: changes.slotsClosed ?? 0,
+    eventTypesChanged: changes.eventTypesChanged ?? 0,
+    overviewsChanged: changes.overviewsChanged ?? 0,
+    profileChanged: changes.profileChanged ?? false,
+  };
+}
+
 export async function commitSuccessfulSync(
   prisma: PrismaClient,
   sync: SuccessfulSync,
@@ -189,14 +274,22 @@ export async function commitSuccessfulSync(
   return prisma.$transaction(
     async (tx) => {
       // Serialises commits of one connection: a job recovered from a stalled worker may overlap the original.
-      await tx.$queryRaw`SELECT id FROM connection WHERE id = ${connectionId}::uuid FOR UPDATE`;
+      const [locked] = await tx.$queryRaw<{ committed_pull_sequence: number }[]>`
+        SELECT committed_pull_sequence FROM connection WHERE id = ${connectionId}::uuid FOR UPDATE`;
+      if (!locked) throw new ConnectionNotFoundError(connectionId);
+      // Turns are not enough: a pull that began before the last committed one saw older upstream state, and
+      // committing it would reopen what the newer pull saw booked.
+      if (run.pullSequence !== undefined && run.pullSequence < locked.committed_pull_sequence) {
+        await tx.syncRun.create({ data: runRow(sync, 'superseded', {}) });
+        return SUPERSEDED;
+      }
       // This commit moves the feed version itself, with its own clock: the triggers that move it for other
       // writers of slots and event types stand aside for this transaction (feed_views migration).
       await tx.$executeRaw`SELECT set_config('slotfeed.moves_feed_version', 'on', true)`;
       const profileChanged = await commitProfile(tx, connectionId, snapshot.profile, now);
       const eventTypesChanged = await commitEventTypes(tx, connectionId, snapshot.eventTypes, now);
       const overviewsChanged = await commitOverviews(tx, connectionId, snapshot.overviews, now);
-      const slots = await commitSlots(tx, connectionId, snapshot.slots, now);
+      const slots = await commitSlots(tx, connectionId, snapshot, now);
 
       const changes: SnapshotChanges = {
         slotsOpened: slots.toOpen.length,
@@ -209,6 +302,9 @@ export async function commitSuccessfulSync(
           profileChanged ||
           eventTypesChanged > 0 ||
           slots.toOpen.length + slots.toClose.length + slots.toReschedule.length > 0,
+        closedBy: slots.closedBy,
+        bookingsInferred: slots.bookingsInferred,
+        superseded: false,
       };
 
       await tx.connection.update({
@@ -222,27 +318,11 @@ export async function commitSuccessfulSync(
           lastGoodSyncAt: now,
           lastSyncOutcome: 'succeeded',
           lastSyncError: null,
+          ...(run.pullSequence !== undefined ? { committedPullSequence: run.pullSequence } : {}),
           ...(changes.feedVersionMoved ? { feedVersion: { increment: 1 }, feedChangedAt: now } : {}),
         },
       });
-      await tx.syncRun.create({
-        data: {
-          id: run.id,
-          connectionId,
-          jobId: run.jobId,
-          attempt: run.attempt,
-          startedAt: run.startedAt,
-          finishedAt: now,
-          outcome: 'succeeded',
-          upstreamCalls: totalCalls(run.callsByEndpoint),
-          callsByEndpoint: run.callsByEndpoint,
-          slotsOpened: changes.slotsOpened,
-          slotsClosed: changes.slotsClosed,
-          eventTypesChanged,
-          overviewsChanged,
-          profileChanged,
-        },
-      });
+      await tx.syncRun.create({ data: runRow(sync, 'succeeded', changes) });
       return changes;
     },
     { maxWait: 10_000, timeout: 120_000 },

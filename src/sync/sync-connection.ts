@@ -9,6 +9,7 @@ import type { RateLimiter } from '../lib/redis-rate-limiter.js';
 import type { Logger } from '../log.js';
 import type { ConnectionStore } from '../store/connections.js';
 import {
+  beginPull,
   commitSuccessfulSync,
   recordFailedSync,
   type RunRecord,
@@ -85,13 +86,15 @@ export async function syncConnection(deps: SyncDeps, attempt: SyncAttempt): Prom
   };
   const { api, oauth } = deps.upstreamFor({ signal: attempt.signal, onCall: countCall });
   const startedMs = performance.now();
-  const finish = (outcome: 'succeeded' | 'failed') => {
+  const finish = (outcome: 'succeeded' | 'failed' | 'superseded') => {
     deps.metrics?.syncRuns.inc({ outcome });
     deps.metrics?.syncJobDuration.observe({ outcome }, (performance.now() - startedMs) / 1000);
   };
   const tokenDeps = {
     connections: deps.connections,
     oauth,
+    limiter: deps.limiter,
+    signal: attempt.signal,
     redis: deps.redis,
     keyPrefix: deps.keyPrefix,
     marginMs: deps.settings.tokenRefreshMarginSeconds * 1000,
@@ -100,6 +103,7 @@ export async function syncConnection(deps: SyncDeps, attempt: SyncAttempt): Prom
   };
 
   try {
+    run.pullSequence = await beginPull(deps.prisma, attempt.connectionId);
     const session = createUpstreamSession({
       api,
       limiter: deps.limiter,
@@ -116,6 +120,12 @@ export async function syncConnection(deps: SyncDeps, attempt: SyncAttempt): Prom
       now,
       nextSyncAt: nextSyncTime(now, deps.settings.intervalSeconds, deps.settings.jitterRatio, deps.random),
     });
+    if (changes.superseded) {
+      // Not a failure: a newer pull committed first, and its snapshot is the one to keep.
+      logger.info({ pullSequence: run.pullSequence }, 'sync superseded by a newer pull; nothing committed');
+      finish('superseded');
+      return changes;
+    }
     logger.info({ changes, calls: run.callsByEndpoint }, 'sync committed');
     finish('succeeded');
     return changes;

@@ -16,8 +16,9 @@ import { html, newScriptNonce, Raw, renderPage, type PageOptions } from './html.
 
 export const REPORT_DESCRIPTIONS: Record<ReportName, string> = {
   availability: 'Free slots and free minutes per event type and day, now or as of a past instant.',
-  bookings: 'Slots gone before they started (most likely booked): lead times, busiest weekdays and hours.',
-  utilization: 'For past days, the share of offered slots that were taken.',
+  bookings:
+    'Bookings inferred from the slots each sync saw taken: durations, lead times, busiest weekdays and hours.',
+  utilization: 'For past days, the share of the time offered for booking that was booked.',
   'sync-health': 'Runs, success rate, durations, upstream calls, last error, re-authorisation needed.',
 };
 

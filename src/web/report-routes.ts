@@ -63,14 +63,14 @@ async function chartFor(deps: WebDeps, query: ReportQuery, result: ReportResult)
     return chart;
   }
   if (query.report === 'utilization') {
-    const offered = perDay(result, 'offered');
-    const taken = perDay(result, 'taken');
+    const offered = perDay(result, 'offered_minutes');
+    const booked = perDay(result, 'booked_minutes');
     const chart: LineChart = {
       kind: 'line',
-      title: 'Share of offered slots taken, per day',
-      yLabel: 'taken %',
+      title: 'Share of offered time booked, per day',
+      yLabel: 'booked %',
       x: [...offered.keys()].map(dayToSeconds),
-      y: [...offered].map(([day, n]) => (n === 0 ? 0 : Math.round((1000 * (taken.get(day) ?? 0)) / n) / 10)),
+      y: [...offered].map(([day, n]) => (n === 0 ? 0 : Math.round((1000 * (booked.get(day) ?? 0)) / n) / 10)),
     };
     return chart;
   }

@@ -1,6 +1,8 @@
 // Benchmark: every report over a generated history of ~1.1 million slot rows (100 connections × 3 event types ×
-// a year × 10 slots a day, ~5 % booked) and ~440,000 sync runs, in a fresh test database. Times each report
-// over all connections and over one; with BENCH_EXPLAIN=1 prints the plans. Timing is reported, never asserted.
+// a year × 10 slots a day, ~5 % booked) and ~440,000 sync runs, in a fresh test database. The bookings are
+// inferred from the closes as the pull_order_and_bookings migration's backfill does it, and timed. Times each
+// report over all connections and over one; with BENCH_EXPLAIN=1 prints the plans. Timing is reported, never
+// asserted.
 import { Prisma } from '../../src/generated/prisma/client.js';
 import { parseReportQuery, type RawReportQuery, type ReportName } from '../../src/reports/report-query.js';
 import { runReport } from '../../src/reports/run-report.js';
@@ -27,13 +29,16 @@ async function generateHistory(prisma: Awaited<ReturnType<typeof createTestDatab
   await prisma.$executeRaw`
     INSERT INTO slot (connection_id, upstream_event_id, starts_at, ends_at, first_seen_at, last_changed_at, gone_at)
     SELECT et.connection_id, et.upstream_event_id, x.st, x.st + interval '30 minutes', y.fs, y.fs,
-           CASE WHEN x.r < 0.05 THEN y.fs + (x.st - y.fs) * random()
+           CASE WHEN x.r < 0.05 THEN date_trunc('hour', y.fs + (x.st - y.fs) * random())
                 WHEN x.st + interval '10 minutes' <= ${NOW}::timestamptz THEN x.st + interval '10 minutes'
            END
     FROM event_type et, generate_series(0, 364) d, generate_series(0, 9) h,
     LATERAL (SELECT '2025-09-25T06:00:00Z'::timestamptz + d * interval '1 day' + h * interval '1 hour' AS st,
                     random() AS r) x,
     LATERAL (SELECT LEAST(x.st - (1 + random() * 27) * interval '1 day', ${NOW}::timestamptz) AS fs) y`;
+  await prisma.$executeRaw`
+    UPDATE slot SET close_reason = (CASE WHEN gone_at < starts_at THEN 'taken' ELSE 'passed' END)::slot_close_reason
+    WHERE gone_at IS NOT NULL`;
   await prisma.$executeRaw`
     INSERT INTO sync_run (id, connection_id, started_at, finished_at, outcome, error_code, error_message,
                           upstream_calls)
@@ -45,6 +50,16 @@ async function generateHistory(prisma: Awaited<ReturnType<typeof createTestDatab
     LATERAL (SELECT g AS s, random() < 0.02 AS f
              FROM generate_series('2025-09-20T00:00:00Z'::timestamptz, ${NOW}::timestamptz, interval '2 hours') g) t`;
   await prisma.$executeRaw`ANALYZE`;
+}
+
+/** The migration's backfill: every sync that closed slots as taken, through slotfeed_inferred_bookings. */
+async function inferBookings(prisma: Awaited<ReturnType<typeof createTestDatabase>>['prisma']) {
+  await prisma.$executeRaw`
+    INSERT INTO booking (connection_id, detected_at, starts_at, ends_at, event_ids, slots_closed)
+    SELECT d.connection_id, d.gone_at, b.starts_at, b.ends_at, b.event_ids, b.slots_closed
+    FROM (SELECT DISTINCT connection_id, gone_at FROM slot WHERE close_reason = 'taken') d,
+         LATERAL slotfeed_inferred_bookings(d.connection_id, d.gone_at) b`;
+  await prisma.$executeRaw`ANALYZE booking`;
 }
 
 async function median3(run: () => Promise<unknown>): Promise<number> {
@@ -64,6 +79,10 @@ export async function benchReports(): Promise<BenchSection[]> {
     const started = performance.now();
     await generateHistory(db.prisma);
     const generateSeconds = Math.round((performance.now() - started) / 100) / 10;
+    const inferStarted = performance.now();
+    await inferBookings(db.prisma);
+    const inferBookingsSeconds = Math.round((performance.now() - inferStarted) / 100) / 10;
+    const bookings = await db.prisma.booking.count();
     const slotRows = await db.prisma.slot.count();
     const syncRuns = await db.prisma.syncRun.count();
     check(slotRows >= 1_000_000, `expected at least 1,000,000 slot rows, generated ${slotRows}`);
@@ -76,6 +95,7 @@ export async function benchReports(): Promise<BenchSection[]> {
     }
     cases.push(['availability', 'all, --at 3 months back', { at: '2026-06-20T12:00:00Z' }]);
     cases.push(['bookings', 'all, --by weekday-hour', { by: 'weekday-hour' }]);
+    cases.push(['bookings', 'one connection, --by booking', { connection: one.id, by: 'booking' }]);
     cases.push([
       'bookings',
       'all, --by week, one month',
@@ -97,7 +117,15 @@ export async function benchReports(): Promise<BenchSection[]> {
     return [
       {
         benchmark: 'reports',
-        inputs: { slotRows, syncRuns, connections: 100, eventTypesPerConnection: 3, generateSeconds },
+        inputs: {
+          slotRows,
+          syncRuns,
+          bookings,
+          connections: 100,
+          eventTypesPerConnection: 3,
+          generateSeconds,
+          inferBookingsSeconds,
+        },
         figures: Object.fromEntries(Object.entries(seconds).map(([name, s]) => [`${name} (s)`, s])),
         targets: Object.fromEntries(
           Object.entries(seconds).map(([name, s]) => [

@@ -167,7 +167,8 @@ describe('bookings', () => {
       [email, '2026-03-30', '0', '0', '—', '—', '6'],
     ]);
     expect(table.stdout).toContain(
-      'bookings: 4\nmedian lead time (hours): 18.0\nbusiest weekday: Sun\nbusiest hour: 00:00\nopened slots: 9\n',
+      'bookings: 4\nbooked minutes: 240\nmedian lead time (hours): 18.0\nbusiest weekday: Sun\nbusiest hour: 00:00\n' +
+        'opened slots: 9\n',
     );
   });
 
@@ -219,6 +220,7 @@ describe('bookings', () => {
     ]);
     expect(parsed.summary).toEqual({
       bookings: 4,
+      booked_minutes: 240,
       median_lead_hours: 18,
       busiest_weekday: 'Sun',
       busiest_hour: '00:00',
@@ -244,7 +246,7 @@ describe('bookings', () => {
 });
 
 describe('utilization', () => {
-  it('past days: taken ÷ offered (table, CSV, JSON)', async () => {
+  it('past days: booked ÷ offered time (table, CSV, JSON)', async () => {
     const at = '2026-03-30T07:00:00Z';
     const table = await slotfeed('report', 'utilization', '--connection', berlin, '--at', at);
     const body = table.stdout
@@ -252,10 +254,12 @@ describe('utilization', () => {
       .slice(3, 5)
       .map((l) => l.split(/\s{2,}/));
     expect(body).toEqual([
-      [email, 'Intro call', '2026-03-28', '3', '1', '33.3 %'],
-      [email, 'Intro call', '2026-03-29', '3', '2', '66.7 %'],
+      [email, '2026-03-28', '180', '1', '60', '33.3 %'],
+      [email, '2026-03-29', '180', '2', '120', '66.7 %'],
     ]);
-    expect(table.stdout).toContain('offered: 6\ntaken: 3\ntaken share: 50.0 %\n');
+    expect(table.stdout).toContain(
+      'offered minutes: 360\nbookings: 3\nbooked minutes: 180\nbooked share: 50.0 %\n',
+    );
     const csv = await slotfeed(
       'report',
       'utilization',
@@ -266,10 +270,10 @@ describe('utilization', () => {
       '--format',
       'csv',
     );
-    expect(csvRows(csv.stdout).map((r) => r.slice(4))).toEqual([
-      ['day', 'offered', 'taken', 'share'],
-      ['2026-03-28', '3', '1', '0.3333'],
-      ['2026-03-29', '3', '2', '0.6667'],
+    expect(csvRows(csv.stdout).map((r) => r.slice(2))).toEqual([
+      ['day', 'offered_minutes', 'bookings', 'booked_minutes', 'share'],
+      ['2026-03-28', '180', '1', '60', '0.3333'],
+      ['2026-03-29', '180', '2', '120', '0.6667'],
     ]);
     // As of Mar 29 noon, only Mar 28 is past.
     const json = await slotfeed(
@@ -283,8 +287,9 @@ describe('utilization', () => {
       'json',
     );
     expect((JSON.parse(json.stdout) as { summary: unknown }).summary).toEqual({
-      offered: 3,
-      taken: 1,
+      offered_minutes: 180,
+      bookings: 1,
+      booked_minutes: 60,
       share: 0.3333,
     });
   });
@@ -361,6 +366,7 @@ describe('sync-health', () => {
         'needs_reauth',
         'runs',
         'success_rate',
+        'superseded',
         'median_seconds',
         'p95_seconds',
         'calls_per_run',
@@ -374,6 +380,7 @@ describe('sync-health', () => {
         'false',
         '10',
         '0.9',
+        '0',
         '5.5',
         '9.55',
         '15',

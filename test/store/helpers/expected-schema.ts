@@ -62,6 +62,8 @@ function scalarFields(model: DmmfModel): DmmfField[] {
 }
 
 function expectedType(field: DmmfField, datamodel: Datamodel): Pick<CatalogColumn, 'type' | 'precision'> {
+  // information_schema names every array column's type ARRAY (the element type is not compared here).
+  if (field.isList) return { type: 'ARRAY', precision: null };
   if (field.kind === 'enum') {
     const e = datamodel.enums.find((candidate) => candidate.name === field.type);
     return { type: e?.dbName ?? field.type, precision: null };
