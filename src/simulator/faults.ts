@@ -2,7 +2,7 @@
 // lives in fault-replies.ts.
 import { z } from 'zod';
 import type { SimClock } from './clock.js';
-import { driftApplies } from './drift.js';
+import { DRIFT_FLAG_VARIANTS, driftApplies } from './drift.js';
 import type { Prng } from './prng.js';
 import type { DriftVariant, FaultOutcome, FaultSettings, RawReply } from './types.js';
 import { SimulatorControlError } from './types.js';
@@ -43,7 +43,15 @@ export function defaultFaultSettings(): FaultSettings {
     hangRate: 0,
     malformedJsonRate: 0,
     rateLimit: { requestsPerSecond: 0, retryAfter: 'seconds' },
-    drift: { monthsAsStrings: false, firstAvailableAsDateTime: false, invalidShapes: false },
+    drift: {
+      monthsAsStrings: false,
+      firstAvailableNull: false,
+      firstAvailableAsDateTime: false,
+      datesInUtc: false,
+      datesWithoutOffset: false,
+      zoneNotAsked: false,
+      invalidShapes: false,
+    },
     queue: [],
   };
 }
@@ -79,7 +87,7 @@ const outcomeSchema = z.discriminatedUnion('kind', [
   z.strictObject({
     endpoint: endpointKey.optional(),
     kind: z.literal('drift'),
-    variant: z.enum(['monthsAsStrings', 'firstAvailableAsDateTime', 'invalidShape']),
+    variant: z.enum(Object.values(DRIFT_FLAG_VARIANTS)),
   }),
 ]);
 const patchSchema = z.strictObject({
@@ -97,7 +105,11 @@ const patchSchema = z.strictObject({
   drift: z
     .strictObject({
       monthsAsStrings: z.boolean().optional(),
+      firstAvailableNull: z.boolean().optional(),
       firstAvailableAsDateTime: z.boolean().optional(),
+      datesInUtc: z.boolean().optional(),
+      datesWithoutOffset: z.boolean().optional(),
+      zoneNotAsked: z.boolean().optional(),
       invalidShapes: z.boolean().optional(),
     })
     .optional(),
@@ -167,9 +179,9 @@ export function createFaultEngine(initial: FaultSettings, prng: Prng, clock: Sim
     else if (prng.chance(s.errorRate))
       decision.early = { kind: 'status', status: errorsServed++ % 2 ? 503 : 500 };
     else if (prng.chance(s.malformedJsonRate)) decision.malformed = true;
-    if (s.drift.monthsAsStrings) decision.drift.push('monthsAsStrings');
-    if (s.drift.firstAvailableAsDateTime) decision.drift.push('firstAvailableAsDateTime');
-    if (s.drift.invalidShapes) decision.drift.push('invalidShape');
+    for (const [flag, variant] of Object.entries(DRIFT_FLAG_VARIANTS)) {
+      if (s.drift[flag as keyof typeof DRIFT_FLAG_VARIANTS]) decision.drift.push(variant);
+    }
     return decision;
   };
 

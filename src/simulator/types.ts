@@ -86,7 +86,14 @@ export interface SimUserDetails extends SimUserSummary {
 
 export type EventTypePatch = Partial<Omit<EventTypePayload, 'event_id'>> & { max_days_ahead?: number };
 
-export type DriftVariant = 'monthsAsStrings' | 'firstAvailableAsDateTime' | 'invalidShape';
+export type DriftVariant =
+  | 'monthsAsStrings'
+  | 'firstAvailableNull'
+  | 'firstAvailableAsDateTime'
+  | 'datesInUtc'
+  | 'datesWithoutOffset'
+  | 'zoneNotAsked'
+  | 'invalidShape';
 
 /**
  * A body the simulator makes up on the spot instead of holding it in the fault queue: `large` is a JSON
@@ -121,7 +128,8 @@ export type FaultOutcome = { endpoint?: string } & (
  * rates (hang, then error, then malformed) and the drift flags. `only` restricts latency, the random rates and
  * the drift flags; the queue has its own `endpoint` filter and the rate limit covers every faultable endpoint.
  * status/hang/rate_limited answer before the endpoint runs (no side effects); malformed runs it (a token may be
- * issued) and truncates the body. firstAvailableAsDateTime rewrites last_available_date too.
+ * issued) and truncates the body. firstAvailableAsDateTime, datesInUtc and datesWithoutOffset rewrite
+ * last_available_date too; when several are on, the first in DRIFT_FLAG_VARIANTS (drift.ts) wins.
  */
 export interface FaultSettings {
   latencyMs: number;
@@ -131,7 +139,15 @@ export interface FaultSettings {
   malformedJsonRate: number;
   /** Sliding one-second window on the SIM clock, per client_id. */
   rateLimit: { requestsPerSecond: number; retryAfter: 'seconds' | 'http-date' };
-  drift: { monthsAsStrings: boolean; firstAvailableAsDateTime: boolean; invalidShapes: boolean };
+  drift: {
+    monthsAsStrings: boolean;
+    firstAvailableNull: boolean;
+    firstAvailableAsDateTime: boolean;
+    datesInUtc: boolean;
+    datesWithoutOffset: boolean;
+    zoneNotAsked: boolean;
+    invalidShapes: boolean;
+  };
   /** Endpoint keys such as 'GET /events'; set null through setFaults to lift the restriction. */
   only?: string[];
   queue: FaultOutcome[];

@@ -13,6 +13,7 @@ import {
   type EventType,
   type Overview,
 } from '../upstream/index.js';
+import { isSameZone } from '../upstream/iso-values.js';
 import { horizonFrom, windowsCovering, type OverviewWindow } from './horizon-windows.js';
 import type { UpstreamSession } from './upstream-session.js';
 
@@ -47,6 +48,24 @@ function checkSlotsNearDate(starts: readonly string[], date: string, zone: strin
   }
 }
 
+/**
+ * An overview's dates are dates in its `timezone`; in another zone than the one asked for they are other
+ * days than the horizon's, and nothing in the payload says how to move them back. The service answers in
+ * the zone asked for (seed §4.1: the overview is "in the guest's time zone"), so a different zone is a
+ * broken answer, refused rather than converted. Another name for the same zone (Asia/Calcutta for
+ * Asia/Kolkata) is the same answer.
+ */
+function checkOverviewZone(overview: Overview, zone: string): void {
+  if (isSameZone(overview.timezone, zone)) return;
+  throw new UpstreamInvalidPayloadError({
+    endpoint: 'GET /calendars/{event_id}',
+    status: 200,
+    path: 'timezone',
+    issue: `is ${overview.timezone}, not the zone asked for (${zone})`,
+    retryable: false,
+  });
+}
+
 interface EventTypePull {
   overviewPayload: unknown;
   slots: FetchedSlot[];
@@ -64,11 +83,13 @@ async function pullEventType(
   const id = eventType.event_id;
   const overviews: Overview[] = await Promise.all(
     windows.map((w) =>
-      schedule(() =>
-        session.call('GET /calendars/{event_id}', (token) =>
+      schedule(async () => {
+        const overview = await session.call('GET /calendars/{event_id}', (token) =>
           api.getOverview(token, id, { startDate: w.startDate, timezone: zone, period: w.period }),
-        ),
-      ),
+        );
+        checkOverviewZone(overview, zone);
+        return overview;
+      }),
     ),
   );
   // An overview may list dates outside the window asked for; only the horizon's dates are fetched.
@@ -94,6 +115,7 @@ async function pullEventType(
       return { eventId: id, startsAt, endsAt: new Date(startsAt.getTime() + durationMs) };
     }),
   );
+  // The overviews as the service sent them (their schema transforms nothing), in the zone they were asked in.
   const overviewPayload = {
     timezone: zone,
     windows: windows.map((w, i) => ({ startDate: w.startDate, period: w.period, overview: overviews[i] })),
@@ -163,5 +185,7 @@ export async function pullSnapshot(
     })),
     overviews: enabled.map((e, i) => ({ upstreamEventId: e.event_id, payload: pulls[i]?.overviewPayload })),
     slots: pulls.flatMap((p) => p.slots),
+    // A stored slot dated outside these dates was not looked for: it closed because the window moved.
+    horizon: { zone, dates: horizon.dates },
   };
 }

@@ -5,8 +5,10 @@ import { isIanaZoneName } from '../lib/iana-zone.js';
 // and ordinal dates); range checks are luxon's (so "2026-02-30" and "25:00" fail).
 
 const CALENDAR_DATE = /^\d{4}-\d{2}-\d{2}$/;
-const DATE_TIME_WITH_OFFSET =
-  /^(\d{4}-\d{2}-\d{2})T([01]\d|2[0-3]):[0-5]\d(:[0-5]\d(\.\d{1,9})?)?(Z|[+-]([01]\d|2[0-3]):?[0-5]\d)$/;
+// The offset is optional: the service's overview dates are declared "date-time" and come with Z, with an
+// offset, or as bare wall-clock times in the overview's zone.
+const DATE_TIME =
+  /^\d{4}-\d{2}-\d{2}T([01]\d|2[0-3]):[0-5]\d(:[0-5]\d(\.\d{1,9})?)?(Z|[+-]([01]\d|2[0-3]):?[0-5]\d)?$/;
 const UTC_INSTANT = /^\d{4}-\d{2}-\d{2}T([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d{1,9})?Z$/;
 
 /** YYYY-MM-DD naming a day that exists. */
@@ -15,14 +17,18 @@ export function isCalendarDate(value: string): boolean {
 }
 
 /**
- * The calendar date of an ISO date-time with Z or an offset, as written (not converted to any zone), or
- * undefined when the value is not such a date-time. The service writes overview dates in the overview's
- * time zone, so the written date part is the day it means.
+ * The calendar date a date or ISO date-time names in `zone`, or undefined when the value is neither (or
+ * `zone` is not a zone). A date is that date; a date-time with Z or an offset is an instant, read in `zone`
+ * (Berlin midnight sent as "2026-03-04T23:00:00Z" is 5 March); a date-time without an offset is a wall-clock
+ * time in `zone`, so its written date.
  */
-export function writtenDateOfDateTime(value: string): string | undefined {
-  const m = DATE_TIME_WITH_OFFSET.exec(value);
-  if (!m || !DateTime.fromISO(value, { setZone: true }).isValid) return undefined;
-  return m[1];
+export function calendarDateIn(value: string, zone: string): string | undefined {
+  if (isCalendarDate(value)) return value;
+  if (!DATE_TIME.test(value)) return undefined;
+  // setZone: false (the default) converts an instant with an offset into `zone`; a value without one is
+  // taken as local time in `zone` and keeps its date.
+  const parsed = DateTime.fromISO(value, { zone });
+  return parsed.isValid ? (parsed.toISODate() ?? undefined) : undefined;
 }
 
 /**
@@ -41,4 +47,16 @@ export function normalisedUtcInstant(value: string): string | undefined {
  */
 export function isIanaZone(value: string): boolean {
   return !/^[+-]/.test(value) && isIanaZoneName(value);
+}
+
+/**
+ * Whether two IANA names mean one zone: the same name, or names Intl resolves to one canonical zone
+ * (aliases such as Asia/Calcutta and Asia/Kolkata, or a different letter case), which share every rule.
+ */
+export function isSameZone(a: string, b: string): boolean {
+  if (a === b) return true;
+  if (!isIanaZone(a) || !isIanaZone(b)) return false;
+  const canonical = (zone: string) =>
+    new Intl.DateTimeFormat('en', { timeZone: zone }).resolvedOptions().timeZone;
+  return canonical(a) === canonical(b);
 }

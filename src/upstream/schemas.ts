@@ -1,10 +1,11 @@
 import { z } from 'zod';
-import { isCalendarDate, isIanaZone, normalisedUtcInstant, writtenDateOfDateTime } from './iso-values.js';
+import { calendarDateIn, isCalendarDate, isIanaZone, normalisedUtcInstant } from './iso-values.js';
 
 // Payload schemas of the scheduling service (seed §2). Policy for what the seed leaves open:
 // - Unknown extra fields are allowed and dropped (z.object strips): services add fields without notice.
 // - Core fields (the ones a sync or a feed needs) are required; cosmetic ones may be missing or null and
-//   are normalised to null, so "absent" and "null" hash the same in the versioned snapshot rows.
+//   are normalised to null, so "absent" and "null" hash the same in the versioned snapshot rows. The
+//   overview's unread fields are the exception: kept as sent (see overviewSchema).
 // - Values are checked for meaning, not only type: dates exist, zones are IANA zones, slot keys are instants.
 
 const calendarDate = z.string().refine(isCalendarDate, 'expected a calendar date YYYY-MM-DD');
@@ -13,33 +14,15 @@ const cosmeticString = z.string().nullable().default(null);
 const cosmeticBoolean = z.boolean().nullable().default(null);
 const minutes = z.number().int().min(0);
 
-// Seed §2.3 declares these "date-time" while the service is known to send plain dates too (ARCHITECTURE:
-// "may be a date or a date-time"). Either way we keep the calendar date as written: the overview is
-// expressed in its own time zone, and converting would move late-evening dates to the next day.
-const overviewDate = z.string().transform((value, ctx) => {
-  const date = isCalendarDate(value) ? value : writtenDateOfDateTime(value);
-  if (date === undefined) {
-    ctx.addIssue({
-      code: 'custom',
-      message: 'expected a date YYYY-MM-DD or an ISO date-time with Z or offset',
-    });
-    return z.NEVER;
-  }
-  return date;
-});
-
 // Seed §2.3: "array of string … declared with format number"; the service sends numbers or numeric
-// strings ("8"). Both become numbers 1–12.
+// strings ("8"). Both are months 1–12; they are kept as sent.
 const monthNumber = z.union(
-  [
-    z.number().int().min(1).max(12),
-    z
-      .string()
-      .regex(/^(0?[1-9]|1[0-2])$/, 'expected a month number 1–12')
-      .transform(Number),
-  ],
+  [z.number().int().min(1).max(12), z.string().regex(/^(0?[1-9]|1[0-2])$/, 'expected a month number 1–12')],
   { error: 'expected a month 1–12 as a number or a numeric string' },
 );
+
+/** A field the sync does not read: it may be missing or null, and is kept as sent when it is there. */
+const unread = <S extends z.ZodType>(schema: S) => schema.nullish();
 
 /** Seed §2.1, one element of GET /events. */
 export const eventTypeSchema = z.object({
@@ -97,33 +80,60 @@ export const profileSchema = z.object({
 });
 export type Profile = z.output<typeof profileSchema>;
 
+// Seed §2.3 types first_available_date as a date-time and last_available_date as a date-time or null; the
+// service is known to send plain dates, date-times with Z or an offset, date-times without one, and null.
+const OVERVIEW_DATE_FIELDS = ['first_available_date', 'last_available_date'] as const;
+
 /**
- * Seed §2.3, GET /calendars/{event_id}. Every documented field is required; only last_available_date may
- * be null, and its absence is read as null too (serialisers that drop nulls say the same thing).
+ * Seed §2.3, GET /calendars/{event_id}. Strict where the sync reads it: `timezone` (compared with the zone
+ * asked for, in pull-snapshot) and `available_dates`, the dates whose slots are fetched. Lenient where it
+ * does not: first/last dates, disabled dates and week days may be missing or null and take every spelling
+ * the service is known to use. Nothing is transformed, so the snapshot keeps each value as the service
+ * sent it (unknown fields are still dropped). What is there must still be one of those spellings: a
+ * payload whose other parts are garbage is not one to trust for its available dates either.
  */
-export const overviewSchema = z.object({
-  timezone: ianaZone,
-  availability: z.object({
-    disabled_dates: z.object({
-      days: z.array(calendarDate),
-      months: z.array(monthNumber),
+export const overviewSchema = z
+  .object({
+    timezone: ianaZone,
+    availability: z.object({
+      available_dates: z.array(calendarDate),
+      first_available_date: unread(z.string()),
+      last_available_date: unread(z.string()),
+      disabled_dates: unread(
+        z.object({ days: unread(z.array(calendarDate)), months: unread(z.array(monthNumber)) }),
+      ),
+      weekly: unread(
+        z.object({
+          week_days: unread(
+            z.object({
+              mon: unread(z.boolean()),
+              tue: unread(z.boolean()),
+              wed: unread(z.boolean()),
+              thu: unread(z.boolean()),
+              fri: unread(z.boolean()),
+              sat: unread(z.boolean()),
+              sun: unread(z.boolean()),
+            }),
+          ),
+        }),
+      ),
     }),
-    first_available_date: overviewDate,
-    weekly: z.object({
-      week_days: z.object({
-        mon: z.boolean(),
-        tue: z.boolean(),
-        wed: z.boolean(),
-        thu: z.boolean(),
-        fri: z.boolean(),
-        sat: z.boolean(),
-        sun: z.boolean(),
-      }),
-    }),
-    last_available_date: overviewDate.nullable().default(null),
-    available_dates: z.array(calendarDate),
-  }),
-});
+  })
+  .superRefine((overview, ctx) => {
+    // The dates are expressed in the overview's zone, so that is where a date-time is read. A bad zone
+    // has its own issue already.
+    if (!isIanaZone(overview.timezone)) return;
+    for (const field of OVERVIEW_DATE_FIELDS) {
+      const value = overview.availability[field];
+      if (typeof value === 'string' && calendarDateIn(value, overview.timezone) === undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['availability', field],
+          message: 'expected a date YYYY-MM-DD or an ISO date-time, with or without an offset',
+        });
+      }
+    }
+  });
 export type Overview = z.output<typeof overviewSchema>;
 
 /**

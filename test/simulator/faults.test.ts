@@ -1,4 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { DateTime } from 'luxon';
 import type { RunningSimulator } from '../../src/simulator/index.js';
 import type { TokenSet } from './sim-client.js';
 import {
@@ -22,7 +23,15 @@ const NO_FAULTS = {
   hangRate: 0,
   malformedJsonRate: 0,
   rateLimit: { requestsPerSecond: 0, retryAfter: 'seconds' as const },
-  drift: { monthsAsStrings: false, firstAvailableAsDateTime: false, invalidShapes: false },
+  drift: {
+    monthsAsStrings: false,
+    firstAvailableNull: false,
+    firstAvailableAsDateTime: false,
+    datesInUtc: false,
+    datesWithoutOffset: false,
+    zoneNotAsked: false,
+    invalidShapes: false,
+  },
   only: null as unknown as undefined,
   queue: [],
 };
@@ -41,6 +50,12 @@ afterEach(() => {
 const overviewPath = () => `/calendars/${eventId}?start_date=2026-03-02&timezone=Europe/Berlin`;
 const slotsPath = () => `/calendars/${eventId}/slots?date=2026-03-03&timezone=Europe/Berlin`;
 const get = (path: string, init: RequestInit = {}) => apiGet(sim, path, tokens.access_token, init);
+const overviewDates = async () => {
+  const body = (await (await get(overviewPath())).json()) as {
+    availability: { first_available_date: string; last_available_date: string };
+  };
+  return { first: body.availability.first_available_date, last: body.availability.last_available_date };
+};
 
 /** Minimal shape checks, the kind the real client's zod schemas make. */
 const VALID: Record<string, (body: unknown) => boolean> = {
@@ -169,6 +184,46 @@ describe('forced outcomes (queue)', () => {
     );
     expect(drifted.availability.last_available_date).toMatch(/^\d{4}-\d{2}-\d{2}T00:00:00\+0[12]:00$/);
   });
+  it('drift datesInUtc: midnight in the guest zone as a UTC instant, dated the day before in Berlin', async () => {
+    const plain = await overviewDates();
+    sim.control.setFaults({ queue: [{ kind: 'drift', variant: 'datesInUtc' }] });
+    const drifted = await overviewDates();
+    expect(drifted.first).toBe(
+      `${DateTime.fromISO(plain.first, { zone: 'Europe/Berlin' }).minus({ days: 1 }).toISODate()}T23:00:00Z`,
+    );
+    expect(drifted.last).toMatch(/^\d{4}-\d{2}-\d{2}T2[23]:00:00Z$/);
+  });
+
+  it('drift datesWithoutOffset: midnight as wall-clock time, without an offset', async () => {
+    const plain = await overviewDates();
+    sim.control.setFaults({ queue: [{ kind: 'drift', variant: 'datesWithoutOffset' }] });
+    expect(await overviewDates()).toEqual({
+      first: `${plain.first}T00:00:00`,
+      last: `${plain.last}T00:00:00`,
+    });
+  });
+
+  it('drift firstAvailableNull: the first date is null, the rest unchanged', async () => {
+    const plain = (await (await get(overviewPath())).json()) as { availability: Record<string, unknown> };
+    sim.control.setFaults({ queue: [{ kind: 'drift', variant: 'firstAvailableNull' }] });
+    const drifted = (await (await get(overviewPath())).json()) as { availability: Record<string, unknown> };
+    expect(drifted).toEqual({
+      ...plain,
+      availability: { ...plain.availability, first_available_date: null },
+    });
+  });
+
+  it('drift zoneNotAsked: the overview names another zone than the one asked for', async () => {
+    sim.control.setFaults({
+      queue: [
+        { kind: 'drift', variant: 'zoneNotAsked' },
+        { kind: 'drift', variant: 'zoneNotAsked' },
+      ],
+    });
+    expect(((await (await get(overviewPath())).json()) as { timezone: string }).timezone).toBe('UTC');
+    const utcPath = overviewPath().replace('Europe/Berlin', 'UTC');
+    expect(((await (await get(utcPath)).json()) as { timezone: string }).timezone).not.toBe('UTC');
+  });
 });
 
 describe('fault settings', () => {
@@ -200,6 +255,17 @@ describe('fault settings', () => {
       };
       expect(body.availability.disabled_dates.months).toEqual(['8']);
       expect(body.availability.first_available_date).toMatch(/T00:00:00\+01:00$/);
+    }
+  });
+
+  it('with several date spellings on, every overview takes the first one', async () => {
+    sim.control.setFaults({
+      drift: { firstAvailableNull: true, datesInUtc: true, datesWithoutOffset: true },
+    });
+    for (let i = 0; i < 2; i++) {
+      const dates = await overviewDates();
+      expect(dates.first).toBeNull();
+      expect(dates.last).toMatch(/Z$/);
     }
   });
 

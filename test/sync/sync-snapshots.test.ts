@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { FaultOutcome } from '../../src/simulator/index.js';
 import { syncConnection, SyncFailedError } from '../../src/sync/sync-connection.js';
+import { calendarDateIn } from '../../src/upstream/iso-values.js';
+import type { Overview } from '../../src/upstream/schemas.js';
 import { createSyncHarness, FakeClock, type SyncHarness } from '../support/sync-harness.js';
 import {
   apiCallsOf,
@@ -22,6 +25,18 @@ const syncOnce = () => {
 };
 const feedVersion = async () =>
   (await h.clients.prisma.connection.findUniqueOrThrow({ where: { id: connectionId } })).feedVersion;
+/** Each enabled event type's current overview windows, as stored, in a fixed order. */
+async function currentOverviews(): Promise<Overview[]> {
+  const rows = await h.clients.prisma.overview.findMany({
+    where: { connectionId, validTo: null },
+    orderBy: { upstreamEventId: 'asc' },
+  });
+  return rows.flatMap((row) => (row.payload as unknown as StoredOverview).windows.map((w) => w.overview));
+}
+interface StoredOverview {
+  timezone: string;
+  windows: { startDate: string; period: string; overview: Overview }[];
+}
 const latestRun = () =>
   h.clients.prisma.syncRun.findFirstOrThrow({ where: { connectionId }, orderBy: { finishedAt: 'desc' } });
 
@@ -157,30 +172,89 @@ describe('a sync against the simulator', () => {
     }
   });
 
-  it.each([
-    ['malformed JSON', { kind: 'malformed' as const, endpoint: 'GET /calendars/{event_id}/slots' }],
+  it.each<[string, FaultOutcome, RegExp]>([
+    [
+      'malformed JSON',
+      { kind: 'malformed', endpoint: 'GET /calendars/{event_id}/slots' },
+      /^GET \/calendars\/\{event_id\}\/slots returned an invalid payload at \(body\)/,
+    ],
     [
       'an invalid shape',
-      { kind: 'drift' as const, variant: 'invalidShape' as const, endpoint: 'GET /events' },
+      { kind: 'drift', variant: 'invalidShape', endpoint: 'GET /events' },
+      /^GET \/events returned an invalid payload/,
     ],
-  ])('fails the run with its reason on %s and keeps the last good snapshot', async (_name, fault) => {
-    h.sim.control.setFaults({ queue: [fault] });
-    const slotsBefore = await storedOpenSlots(h.clients.prisma, connectionId);
-    const rowsBefore = await snapshotRowCounts(h.clients.prisma);
-    const version = await feedVersion();
+    [
+      'an overview in another zone than the one asked for',
+      { kind: 'drift', variant: 'zoneNotAsked', endpoint: 'GET /calendars/{event_id}' },
+      /^GET \/calendars\/\{event_id\} returned an invalid payload at timezone: is UTC, not the zone asked for \(Europe\/Berlin\)$/,
+    ],
+  ])(
+    'fails the run with its reason on %s and keeps the last good snapshot',
+    async (_name, fault, message) => {
+      h.sim.control.setFaults({ queue: [fault] });
+      const slotsBefore = await storedOpenSlots(h.clients.prisma, connectionId);
+      const rowsBefore = await snapshotRowCounts(h.clients.prisma);
+      const version = await feedVersion();
 
-    await expect(syncOnce()).rejects.toThrow(SyncFailedError);
+      await expect(syncOnce()).rejects.toThrow(SyncFailedError);
 
-    const run = await latestRun();
-    expect(run.outcome).toBe('failed');
-    expect(run.errorCode).toBe('invalid_payload');
-    expect(run.errorMessage).toMatch(/GET \/(events|calendars)/);
-    expect(await storedOpenSlots(h.clients.prisma, connectionId)).toEqual(slotsBefore);
-    expect(await snapshotRowCounts(h.clients.prisma)).toEqual(rowsBefore);
-    expect(await feedVersion()).toBe(version);
-    const connection = await h.clients.prisma.connection.findUniqueOrThrow({ where: { id: connectionId } });
-    expect(connection.lastSyncOutcome).toBe('failed');
-    expect(connection.status).toBe('active');
+      const run = await latestRun();
+      expect(run.outcome).toBe('failed');
+      expect(run.errorCode).toBe('invalid_payload');
+      expect(run.errorMessage).toMatch(message);
+      expect(await storedOpenSlots(h.clients.prisma, connectionId)).toEqual(slotsBefore);
+      expect(await snapshotRowCounts(h.clients.prisma)).toEqual(rowsBefore);
+      expect(await feedVersion()).toBe(version);
+      const connection = await h.clients.prisma.connection.findUniqueOrThrow({ where: { id: connectionId } });
+      expect(connection.lastSyncOutcome).toBe('failed');
+      expect(connection.status).toBe('active');
+    },
+  );
+
+  it('syncs overviews with a null first date, date-times without offset and months as strings, stored as sent', async () => {
+    h.sim.control.setFaults({
+      drift: { firstAvailableNull: true, datesWithoutOffset: true, monthsAsStrings: true },
+    });
+    try {
+      await syncOnce();
+      expect((await latestRun()).outcome).toBe('succeeded');
+      expect(await storedOpenSlots(h.clients.prisma, connectionId)).toEqual(
+        expectedSync(h.sim, email, h.clock.now(), 28).slots,
+      );
+      const stored = (await currentOverviews()).map((o) => o.availability);
+      expect(stored.length).toBeGreaterThan(0);
+      for (const availability of stored) {
+        expect(availability.first_available_date).toBeNull();
+        expect(availability.last_available_date).toMatch(/^\d{4}-\d{2}-\d{2}T00:00:00$/);
+        expect(availability.disabled_dates?.months).toEqual(['8']);
+      }
+    } finally {
+      h.sim.control.setFaults({
+        drift: { firstAvailableNull: false, datesWithoutOffset: false, monthsAsStrings: false },
+      });
+    }
+  });
+
+  it('stores Berlin midnight sent as …T23:00:00Z as sent, and it reads as the date the plain overview named', async () => {
+    await syncOnce();
+    const plain = await currentOverviews();
+    expect(plain[0]?.timezone).toBe('Europe/Berlin');
+    expect(plain[0]?.availability.first_available_date).toMatch(/^2026-03-\d{2}$/);
+    h.sim.control.setFaults({ drift: { datesInUtc: true } });
+    try {
+      await syncOnce();
+      expect((await latestRun()).outcome).toBe('succeeded');
+      const drifted = await currentOverviews();
+      expect(drifted).toHaveLength(plain.length);
+      drifted.forEach((overview, i) => {
+        const sent = overview.availability.first_available_date ?? '';
+        // The first dates are in March, before the switch to summer time: midnight is 23:00 UTC.
+        expect(sent).toMatch(/^2026-03-\d{2}T23:00:00Z$/);
+        expect(calendarDateIn(sent, overview.timezone)).toBe(plain[i]?.availability.first_available_date);
+      });
+    } finally {
+      h.sim.control.setFaults({ drift: { datesInUtc: false } });
+    }
   });
 
   it('accepts the payload drift the real service is known to send', async () => {

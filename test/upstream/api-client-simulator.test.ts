@@ -1,6 +1,6 @@
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
-import type { FaultOutcome, RunningSimulator } from '../../src/simulator/index.js';
+import type { DriftVariant, FaultOutcome, RunningSimulator } from '../../src/simulator/index.js';
 import type { ApiClient, UpstreamEndpoint } from '../../src/upstream/api-client.js';
 import {
   UpstreamAuthError,
@@ -11,7 +11,7 @@ import {
   UpstreamRateLimitedError,
   UpstreamUnavailableError,
 } from '../../src/upstream/errors.js';
-import type { EventType } from '../../src/upstream/schemas.js';
+import type { EventType, Overview } from '../../src/upstream/schemas.js';
 import { apiClientFor, connectUser, oauthClientFor, startTestSimulator } from './simulator-session.js';
 
 // Each client error class, produced by the matching simulator fault over a real socket.
@@ -23,6 +23,8 @@ let user: RunningSimulator['users'][number];
 let event: EventType;
 
 const overviewQuery = () => ({ startDate: '2026-03-02', timezone: user.timezone, period: '4w' });
+const dayBefore = (date: string | null | undefined) =>
+  new Date(Date.parse(`${String(date)}T00:00:00Z`) - 86_400_000).toISOString().slice(0, 10);
 
 async function failure(p: Promise<unknown>): Promise<UpstreamError> {
   try {
@@ -180,18 +182,45 @@ describe('request errors', () => {
 });
 
 describe('payload drift', () => {
-  it('months as strings and first/last dates as date-times parse to the same overview as the plain payload', async () => {
+  it.each<[DriftVariant, (plain: Overview['availability']) => Partial<Overview['availability']>]>([
+    ['monthsAsStrings', (a) => ({ disabled_dates: { ...a.disabled_dates, months: ['8', '12'] } })],
+    ['firstAvailableNull', () => ({ first_available_date: null })],
+    [
+      'firstAvailableAsDateTime',
+      (a) => ({
+        first_available_date: `${a.first_available_date}T00:00:00+01:00`,
+        last_available_date: `${a.last_available_date}T00:00:00+02:00`,
+      }),
+    ],
+    [
+      'datesWithoutOffset',
+      (a) => ({
+        first_available_date: `${a.first_available_date}T00:00:00`,
+        last_available_date: `${a.last_available_date}T00:00:00`,
+      }),
+    ],
+    [
+      // Berlin midnight as a UTC instant carries the previous day's date.
+      'datesInUtc',
+      (a) => ({
+        first_available_date: `${dayBefore(a.first_available_date)}T23:00:00Z`,
+        last_available_date: `${dayBefore(a.last_available_date)}T22:00:00Z`,
+      }),
+    ],
+  ])('drift %s is accepted and kept as sent', async (variant, drifted) => {
     sim.control.setDisabledDates(user.id, { months: [8, 12] });
     const plain = await api.getOverview(token, event.event_id, overviewQuery());
-    queue(
-      { endpoint: 'GET /calendars/{event_id}', kind: 'drift', variant: 'monthsAsStrings' },
-      { endpoint: 'GET /calendars/{event_id}', kind: 'drift', variant: 'firstAvailableAsDateTime' },
-    );
-    const monthsAsStrings = await api.getOverview(token, event.event_id, overviewQuery());
-    const datesAsDateTimes = await api.getOverview(token, event.event_id, overviewQuery());
-    expect(plain.availability.disabled_dates.months).toEqual([8, 12]);
-    expect(monthsAsStrings).toEqual(plain);
-    expect(datesAsDateTimes).toEqual(plain);
+    expect(plain.availability.disabled_dates?.months).toEqual([8, 12]);
+    // Berlin: the first date is in winter time and the last in summer time, so their offsets differ.
+    expect(user.timezone).toBe('Europe/Berlin');
+    expect(plain.availability.first_available_date).toMatch(/^2026-03-(0\d|1\d|2[0-8])$/);
+    expect(plain.availability.last_available_date).toMatch(/^2026-(03-3[01]|0[4-9]-\d\d)$/);
+    queue({ endpoint: 'GET /calendars/{event_id}', kind: 'drift', variant });
+    const overview = await api.getOverview(token, event.event_id, overviewQuery());
+    expect(overview).toEqual({
+      ...plain,
+      availability: { ...plain.availability, ...drifted(plain.availability) },
+    });
   });
 
   it('invalidShape is rejected on every endpoint, naming where', async () => {

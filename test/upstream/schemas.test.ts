@@ -154,40 +154,55 @@ describe('overview', () => {
     expect(overviewSchema.parse(overview())).toEqual(overview());
   });
 
-  it('accepts months as numeric strings and normalises them to numbers', () => {
+  it('accepts months as numbers or numeric strings, kept as sent', () => {
     const o = overview();
     const raw = {
       ...o,
-      availability: { ...o.availability, disabled_dates: { days: [], months: ['8', '12', '01'] } },
+      availability: { ...o.availability, disabled_dates: { days: [], months: ['8', 12, '01'] } },
     };
-    expect(overviewSchema.parse(raw).availability.disabled_dates.months).toEqual([8, 12, 1]);
+    expect(overviewSchema.parse(raw)).toEqual(raw);
   });
 
-  it('accepts first/last available date as date-times and keeps the date as written', () => {
+  it.each([
+    ['with Z', '2026-03-04T23:00:00Z'],
+    ['with an offset', '2026-03-05T00:00:00+01:00'],
+    ['without an offset', '2026-03-05T00:00:00'],
+    ['without seconds or offset', '2026-03-05T00:00'],
+  ])('accepts first/last dates as date-times %s, kept as sent', (_label, dateTime) => {
     const o = overview();
     const raw = {
+      ...o,
+      availability: { ...o.availability, first_available_date: dateTime, last_available_date: dateTime },
+    };
+    expect(overviewSchema.parse(raw)).toEqual(raw);
+  });
+
+  it('lets every field the sync does not read be null or missing, kept as sent', () => {
+    const o = overview();
+    const nulls = {
       ...o,
       availability: {
-        ...o.availability,
-        first_available_date: '2026-03-02T23:30:00+01:00',
-        last_available_date: '2026-04-30T00:00:00Z',
+        available_dates: o.availability.available_dates,
+        first_available_date: null,
+        last_available_date: null,
+        disabled_dates: { days: null, months: null },
+        weekly: { week_days: { ...o.availability.weekly.week_days, sat: null } },
       },
     };
-    const parsed = overviewSchema.parse(raw).availability;
-    expect(parsed.first_available_date).toBe('2026-03-02');
-    expect(parsed.last_available_date).toBe('2026-04-30');
+    expect(overviewSchema.parse(nulls)).toEqual(nulls);
+    const bare = { timezone: o.timezone, availability: { available_dates: o.availability.available_dates } };
+    expect(overviewSchema.parse(bare)).toEqual(bare);
+    const nullObjects = {
+      ...bare,
+      availability: { ...bare.availability, disabled_dates: null, weekly: null },
+    };
+    expect(overviewSchema.parse(nullObjects)).toEqual(nullObjects);
   });
 
-  it('accepts last_available_date null (and absent, read as null)', () => {
+  it('drops unknown fields', () => {
     const o = overview();
-    expect(
-      overviewSchema.parse({ ...o, availability: { ...o.availability, last_available_date: null } })
-        .availability,
-    ).toMatchObject({ last_available_date: null });
-    const { last_available_date: _dropped, ...withoutLast } = o.availability;
-    expect(
-      overviewSchema.parse({ ...o, availability: withoutLast }).availability.last_available_date,
-    ).toBeNull();
+    const raw = { ...o, brand_new: 1, availability: { ...o.availability, also_new: true } };
+    expect(overviewSchema.parse(raw)).toEqual(o);
   });
 
   it.each<[string, (a: Record<string, unknown>, d: Record<string, unknown>) => void, string]>([
@@ -207,12 +222,10 @@ describe('overview', () => {
       (a) => (a.available_dates = ['2026-03-02T00:00:00Z']),
       'availability.available_dates[0]',
     ],
-    ['first date missing', (a) => delete a.first_available_date, 'availability.first_available_date'],
-    [
-      'first date local time',
-      (a) => (a.first_available_date = '2026-03-02T09:00:00'),
-      'availability.first_available_date',
-    ],
+    ['available_dates missing', (a) => delete a.available_dates, 'availability.available_dates'],
+    ['available_dates null', (a) => (a.available_dates = null), 'availability.available_dates'],
+    ['first date a number', (a) => (a.first_available_date = 20260302), 'availability.first_available_date'],
+    ['first date empty', (a) => (a.first_available_date = ''), 'availability.first_available_date'],
     [
       'first date impossible',
       (a) => (a.first_available_date = '2026-02-29T09:00:00Z'),
@@ -220,14 +233,20 @@ describe('overview', () => {
     ],
     ['last date garbage', (a) => (a.last_available_date = 'tomorrow'), 'availability.last_available_date'],
     [
+      'last date with hour 24',
+      (a) => (a.last_available_date = '2026-04-30T24:00:00'),
+      'availability.last_available_date',
+    ],
+    ['disabled days a string', (_a, d) => (d.days = '2026-03-10'), 'availability.disabled_dates.days'],
+    [
       'week_days as array',
       (a) => (a.weekly = { week_days: ['mon', 'tue'] }),
       'availability.weekly.week_days',
     ],
     [
-      'week day missing',
-      (a) => (a.weekly = { week_days: { mon: true } }),
-      'availability.weekly.week_days.tue',
+      'week day a string',
+      (a) => (a.weekly = { week_days: { mon: 'yes' } }),
+      'availability.weekly.week_days.mon',
     ],
   ])('rejects %s with the path of the first violation', (_label, mutate, path) => {
     const o = overview();
