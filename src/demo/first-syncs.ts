@@ -17,8 +17,8 @@ export interface FirstSyncRow {
 export interface ConnectionSyncFields {
   status: 'active' | 'needs_reauth' | 'disabled';
   lastSyncAt: Date | null;
-  /** 'superseded' never lands here: a superseded run leaves the connection as the newer pull left it. */
-  lastSyncOutcome: 'succeeded' | 'failed' | 'superseded' | null;
+  /** Never 'superseded' or 'interrupted': such runs leave the connection as the last finished run left it. */
+  lastSyncOutcome: 'succeeded' | 'failed' | 'superseded' | 'interrupted' | null;
   lastSyncError: string | null;
 }
 

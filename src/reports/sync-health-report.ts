@@ -29,6 +29,7 @@ interface HealthRow {
   runs: number;
   succeeded: number;
   superseded: number;
+  interrupted: number;
   median_seconds: number | null;
   p95_seconds: number | null;
   calls_per_run: number | null;
@@ -49,10 +50,12 @@ export async function syncHealthReport(prisma: ReportDb, query: ReportQuery): Pr
         ${query.connectionId === undefined ? Prisma.empty : Prisma.sql`AND r.connection_id = ${query.connectionId}::uuid`}
         ${dayRangeFilter(query, startedAt)}
     ), per_connection AS (
-      -- A superseded run is neither a success nor a failure: a newer pull committed in its place.
-      SELECT connection_id, (COUNT(*) FILTER (WHERE outcome <> 'superseded'))::int AS runs,
+      -- Superseded (a newer pull committed in its place) and interrupted (a shutdown) runs are neither
+      -- successes nor failures: they are counted apart.
+      SELECT connection_id, (COUNT(*) FILTER (WHERE outcome IN ('succeeded', 'failed')))::int AS runs,
              (COUNT(*) FILTER (WHERE outcome = 'succeeded'))::int AS succeeded,
              (COUNT(*) FILTER (WHERE outcome = 'superseded'))::int AS superseded,
+             (COUNT(*) FILTER (WHERE outcome = 'interrupted'))::int AS interrupted,
              (percentile_cont(0.5) WITHIN GROUP (ORDER BY seconds))::float8 AS median_seconds,
              (percentile_cont(0.95) WITHIN GROUP (ORDER BY seconds))::float8 AS p95_seconds,
              AVG(upstream_calls)::float8 AS calls_per_run
@@ -65,7 +68,8 @@ export async function syncHealthReport(prisma: ReportDb, query: ReportQuery): Pr
     )
     SELECT c.id::text AS connection_id, ${connectionName} AS connection, c.status::text AS status,
            COALESCE(p.runs, 0) AS runs, COALESCE(p.succeeded, 0) AS succeeded,
-           COALESCE(p.superseded, 0) AS superseded, p.median_seconds,
+           COALESCE(p.superseded, 0) AS superseded, COALESCE(p.interrupted, 0) AS interrupted,
+           p.median_seconds,
            p.p95_seconds, p.calls_per_run, e.last_error, e.last_error_at
     FROM connection c
     LEFT JOIN per_connection p ON p.connection_id = c.id
@@ -81,6 +85,7 @@ export async function syncHealthReport(prisma: ReportDb, query: ReportQuery): Pr
     runs: r.runs,
     success_rate: r.runs === 0 ? null : roundTo(r.succeeded / r.runs, 4),
     superseded: r.superseded,
+    interrupted: r.interrupted,
     median_seconds: numberOrNull(r.median_seconds, 3),
     p95_seconds: numberOrNull(r.p95_seconds, 3),
     calls_per_run: numberOrNull(r.calls_per_run, 2),
@@ -101,6 +106,7 @@ export async function syncHealthReport(prisma: ReportDb, query: ReportQuery): Pr
       { key: 'runs', label: 'runs', kind: 'integer' },
       { key: 'success_rate', label: 'success', kind: 'percent' },
       { key: 'superseded', label: 'superseded', kind: 'integer', inTable: false },
+      { key: 'interrupted', label: 'interrupted', kind: 'integer', inTable: false },
       { key: 'median_seconds', label: 'median s', kind: 'seconds' },
       { key: 'p95_seconds', label: 'p95 s', kind: 'seconds' },
       { key: 'calls_per_run', label: 'calls/run', kind: 'number' },

@@ -14,8 +14,8 @@ export interface ConnectionOverview {
   status: 'active' | 'needs_reauth' | 'disabled';
   createdAt: Date;
   lastSyncAt: Date | null;
-  /** 'superseded' never lands here: a superseded run leaves the connection as the newer pull left it. */
-  lastSyncOutcome: 'succeeded' | 'failed' | 'superseded' | null;
+  /** Never 'superseded' or 'interrupted': such runs leave the connection as the last finished run left it. */
+  lastSyncOutcome: 'succeeded' | 'failed' | 'superseded' | 'interrupted' | null;
   lastSyncError: string | null;
   lastGoodSyncAt: Date | null;
   nextSyncAt: Date;

@@ -340,6 +340,32 @@ export interface FailedSync {
   nextSyncAt?: Date;
 }
 
+/**
+ * A run cut short by a shutdown writes its run row only: a deploy is not a failure, so the connection's
+ * last-sync status stays as the last finished run left it.
+ */
+export async function recordInterruptedSync(
+  prisma: PrismaClient,
+  interrupted: { connectionId: string; run: RunRecord; now: Date },
+): Promise<void> {
+  const { connectionId, run, now } = interrupted;
+  await prisma.syncRun.create({
+    data: {
+      id: run.id,
+      connectionId,
+      jobId: run.jobId,
+      attempt: run.attempt,
+      startedAt: run.startedAt,
+      finishedAt: now,
+      outcome: 'interrupted',
+      errorCode: 'interrupted',
+      errorMessage: 'the worker shut down mid-sync; the job went back to the queue',
+      upstreamCalls: totalCalls(run.callsByEndpoint),
+      callsByEndpoint: run.callsByEndpoint,
+    },
+  });
+}
+
 /** A failed run writes its run row and the connection's last-sync status, and no snapshot rows. */
 export async function recordFailedSync(prisma: PrismaClient, failure: FailedSync): Promise<void> {
   const { connectionId, run, now, error } = failure;

@@ -12,6 +12,7 @@ import {
   beginPull,
   commitSuccessfulSync,
   recordFailedSync,
+  recordInterruptedSync,
   type RunRecord,
   type SnapshotChanges,
 } from '../store/snapshots.js';
@@ -57,6 +58,14 @@ export interface SyncAttempt {
   signal?: AbortSignal;
 }
 
+/** Thrown after an attempt cut short by a shutdown was recorded: the job goes back to the queue unspent. */
+export class SyncInterruptedError extends Error {
+  constructor() {
+    super('sync interrupted by shutdown');
+    this.name = 'SyncInterruptedError';
+  }
+}
+
 /** Thrown after a failed attempt has been recorded; carries what the job layer needs to decide what's next. */
 export class SyncFailedError extends Error {
   constructor(
@@ -86,7 +95,7 @@ export async function syncConnection(deps: SyncDeps, attempt: SyncAttempt): Prom
   };
   const { api, oauth } = deps.upstreamFor({ signal: attempt.signal, onCall: countCall });
   const startedMs = performance.now();
-  const finish = (outcome: 'succeeded' | 'failed' | 'superseded') => {
+  const finish = (outcome: 'succeeded' | 'failed' | 'superseded' | 'interrupted') => {
     deps.metrics?.syncRuns.inc({ outcome });
     deps.metrics?.syncJobDuration.observe({ outcome }, (performance.now() - startedMs) / 1000);
   };
@@ -130,6 +139,19 @@ export async function syncConnection(deps: SyncDeps, attempt: SyncAttempt): Prom
     finish('succeeded');
     return changes;
   } catch (thrown: unknown) {
+    if (attempt.signal?.aborted) {
+      // Whatever the abort made fail (a call, a rate-limit wait), the cause is the shutdown, not the upstream.
+      finish('interrupted');
+      logger.info('sync interrupted by shutdown; the job goes back to the queue');
+      await recordInterruptedSync(deps.prisma, {
+        connectionId: attempt.connectionId,
+        run,
+        now: deps.now(),
+      }).catch((recordError: unknown) =>
+        logger.error({ err: recordError }, 'could not record the interrupted sync'),
+      );
+      throw new SyncInterruptedError();
+    }
     const verdict = classifySyncFailure(thrown);
     finish('failed');
     const now = deps.now();

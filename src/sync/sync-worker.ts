@@ -3,10 +3,17 @@
 // job back to the queue (and pauses the queue) without spending an attempt; anything else backs off with the
 // delay the attempt chose and recorded. A killed worker's job is picked up by another worker once its lock
 // lapses (BullMQ's stalled-job check).
-import { UnrecoverableError, Worker, type ConnectionOptions, type Job, type Queue } from 'bullmq';
+import {
+  UnrecoverableError,
+  WaitingError,
+  Worker,
+  type ConnectionOptions,
+  type Job,
+  type Queue,
+} from 'bullmq';
 import type { Logger } from '../log.js';
 import { SYNC_BACKOFF, SYNC_QUEUE, syncJobDataSchema, type SyncJobData } from './queues.js';
-import { syncConnection, SyncFailedError, type SyncDeps } from './sync-connection.js';
+import { syncConnection, SyncFailedError, SyncInterruptedError, type SyncDeps } from './sync-connection.js';
 
 /** How long aborted jobs get to record their attempt and hand the job back before the process moves on. */
 const ABORT_SETTLE_MS = 5000;
@@ -36,6 +43,7 @@ async function processSyncJob(
   deps: SyncDeps,
   syncQueue: Queue<SyncJobData>,
   job: Job<SyncJobData, SyncJobResult>,
+  token: string | undefined,
   signal: AbortSignal | undefined,
 ): Promise<SyncJobResult> {
   const parsed = syncJobDataSchema.safeParse(job.data);
@@ -65,6 +73,11 @@ async function processSyncJob(
       feedVersionMoved: changes.feedVersionMoved,
     };
   } catch (error: unknown) {
+    if (error instanceof SyncInterruptedError) {
+      // Back to waiting without spending an attempt: a deploy must not use up a job's retries.
+      await job.moveToWait(token);
+      throw new WaitingError();
+    }
     if (!(error instanceof SyncFailedError)) throw error;
     if (error.verdict.permanent) throw new UnrecoverableError(error.message);
     if (error.verdict.rateLimitedMs !== undefined) {
@@ -83,7 +96,7 @@ export function startSyncWorker(
 ): RunningSyncWorker {
   const worker = new Worker<SyncJobData, SyncJobResult>(
     SYNC_QUEUE,
-    (job, _token, signal) => processSyncJob(deps, syncQueue, job, signal),
+    (job, token, signal) => processSyncJob(deps, syncQueue, job, token, signal),
     {
       connection: settings.connection,
       prefix: settings.prefix,
@@ -130,8 +143,8 @@ export function startSyncWorker(
           );
           // worker.close(true) cannot help here: BullMQ caches the first close() promise, the graceful one,
           // which waits for the jobs however long they take. Aborting them instead ends each attempt now (its
-          // upstream calls and rate-limit waits take the signal); the attempt is recorded as failed and the
-          // job goes back to the queue with its backoff, so another worker completes it later.
+          // upstream calls and rate-limit waits take the signal); the attempt is recorded as interrupted and
+          // the job goes back to waiting, unspent, so another worker completes it.
           worker.cancelAllJobs('shutdown: the grace period is over');
           let settleTimer: NodeJS.Timeout | undefined;
           const settled = await Promise.race([

@@ -123,6 +123,17 @@ describe('worker processes killed and stopped with jobs in flight', () => {
         what: 'the interrupted jobs to complete on the other worker',
       });
       await expectEachJobCommittedOnce(jobs);
+      // A deploy is not a failure: the cut attempts are recorded as interrupted, none as failed, and no job
+      // spent an attempt on them.
+      const runs = await h.clients.prisma.syncRun.findMany({
+        where: { jobId: { in: jobs.map((j) => j.id!) } },
+      });
+      expect(runs.filter((r) => r.outcome === 'interrupted').length).toBeGreaterThan(0);
+      expect(runs.filter((r) => r.outcome === 'failed')).toEqual([]);
+      const finished = await Promise.all(jobs.map((j) => h.services.syncQueue.getJob(j.id!)));
+      expect(finished.map((j) => j?.attemptsMade)).toEqual(jobs.map(() => 1));
+      const connections = await h.clients.prisma.connection.findMany({ where: { id: { in: ids } } });
+      expect(connections.filter((c) => c.lastSyncOutcome === 'failed')).toEqual([]);
     } finally {
       if (alive(survivor)) survivor.child.kill('SIGCONT');
     }

@@ -4,6 +4,8 @@
 -- committed one is refused and recorded as superseded, so a late commit of an older pull cannot reopen a slot
 -- that a newer pull saw booked.
 ALTER TYPE "sync_outcome" ADD VALUE 'superseded';
+-- A run cut short by a shutdown (a deploy): not a failure; its job goes back to the queue unspent.
+ALTER TYPE "sync_outcome" ADD VALUE 'interrupted';
 ALTER TABLE "connection" ADD COLUMN "pull_sequence" INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE "connection" ADD COLUMN "committed_pull_sequence" INTEGER NOT NULL DEFAULT 0;
 
