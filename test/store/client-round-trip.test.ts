@@ -57,6 +57,8 @@ const connection = {
   lastSyncOutcome: 'failed' as const,
   lastSyncError: 'upstream_unavailable',
   lastGoodSyncAt: at(-30),
+  pullSequence: 12,
+  committedPullSequence: 11,
   createdAt: at(-600),
   updatedAt: at(-2),
 };
@@ -152,6 +154,7 @@ describe('through the generated client, with every field set', () => {
       firstSeenAt: at(-100),
       lastChangedAt: at(-50),
       goneAt: at(-1),
+      closeReason: 'taken' as const,
     };
     expectEveryField('Slot', data);
     const { id } = await db.prisma.slot.create({ data });
@@ -172,6 +175,36 @@ describe('through the generated client, with every field set', () => {
     expectEveryField('Feed', data);
     await db.prisma.feed.create({ data });
     expect(await db.prisma.feed.findUniqueOrThrow({ where: { id: data.id } })).toEqual(data);
+
+    const event = {
+      feedId: data.id,
+      uid: '0123456789abcdef0123456789abcdef@slotfeed',
+      digest: 'AAECAwQFBgcICQoLDA0ODw',
+      sequence: 4,
+      changedAt: at(-4),
+      endsAt: at(90),
+    };
+    expectEveryField('FeedEvent', event);
+    await db.prisma.feedEvent.create({ data: event });
+    expect(
+      await db.prisma.feedEvent.findUniqueOrThrow({
+        where: { feedId_uid: { feedId: data.id, uid: event.uid } },
+      }),
+    ).toEqual(event);
+  });
+
+  it('Booking', async () => {
+    const data = {
+      connectionId: CONNECTION_ID,
+      detectedAt: at(-10),
+      startsAt: at(120),
+      endsAt: at(150),
+      eventIds: ['evt-30min', 'evt-60min'],
+      slotsClosed: 3,
+    };
+    expectEveryField('Booking', data);
+    const { id } = await db.prisma.booking.create({ data });
+    expect(await db.prisma.booking.findUniqueOrThrow({ where: { id } })).toEqual({ id, ...data });
   });
 });
 
