@@ -2,6 +2,7 @@
 // time. Slots that touch (one ends when the next starts) or overlap join; what a block offers is remembered
 // per event type, so its description can say what can be booked inside it.
 import type { FeedSlot } from './feed-model.js';
+import { compareText } from './merge-slots.js';
 
 export interface FreeBlock {
   startsAt: Date;
@@ -23,7 +24,12 @@ const later = (a: Date, b: Date) => (b.getTime() > a.getTime() ? b : a);
 export function freeBlocks(slots: readonly FeedSlot[]): FreeBlock[] {
   const ordered = slots
     .filter((slot) => slot.endsAt.getTime() > slot.startsAt.getTime())
-    .sort((a, b) => a.startsAt.getTime() - b.startsAt.getTime() || a.endsAt.getTime() - b.endsAt.getTime());
+    .sort(
+      (a, b) =>
+        a.startsAt.getTime() - b.startsAt.getTime() ||
+        a.endsAt.getTime() - b.endsAt.getTime() ||
+        compareText(a.eventId, b.eventId),
+    );
   const blocks: FreeBlock[] = [];
   let open: FreeBlock | undefined;
   for (const slot of ordered) {
