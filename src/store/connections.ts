@@ -13,7 +13,11 @@ export interface TokenPair {
 }
 
 export interface StoredTokens extends TokenPair {
-  /** The sealed refresh token as stored: compare two reads to tell whether someone refreshed in between. */
+  /**
+   * The sealed refresh token as stored, which is also the tokens' version: every write seals with a fresh IV,
+   * so two writes never store the same envelope, even of the same token. Compare two reads to tell whether
+   * someone refreshed or reconnected in between, or hand it to the conditional writes below.
+   */
   refreshTokenSealed: string;
 }
 
@@ -37,9 +41,17 @@ export interface ConnectionStore {
   upsertFromGrant(account: GrantedAccount, now: Date): Promise<Connection>;
   get(id: string): Promise<Connection>;
   readTokens(id: string): Promise<StoredTokens>;
-  saveTokens(id: string, tokens: TokenPair): Promise<void>;
-  /** Feeds say so in their description, so the feed version moves too. */
-  markNeedsReauth(id: string, reason: string, now: Date): Promise<void>;
+  /**
+   * Stores refreshed tokens unless the stored ones changed since they were read as `readAs` (their
+   * refreshTokenSealed): then a reconnect or another refresh committed meanwhile, its tokens win, and this
+   * returns false.
+   */
+  saveTokensIfUnchanged(id: string, readAs: string, tokens: TokenPair): Promise<boolean>;
+  /**
+   * Feeds say so in their description, so the feed version moves too. With `readAs`, only if the tokens are
+   * still the ones read as that (a reconnect may have brought a new grant meanwhile); false if they changed.
+   */
+  markNeedsReauth(id: string, reason: string, now: Date, readAs?: string): Promise<boolean>;
   /** Active connections whose next sync is due, soonest first. */
   findDueIds(now: Date, limit: number): Promise<string[]>;
   listActiveIds(): Promise<string[]>;
@@ -136,13 +148,19 @@ export function createConnectionStore(prisma: PrismaClient, vault: TokenVault): 
       };
     },
 
-    async saveTokens(id, tokens) {
-      await prisma.connection.update({ where: { id }, data: sealed(id, tokens) });
+    // Compare-and-set in one UPDATE: Postgres re-checks the WHERE on the latest row version once a concurrent
+    // writer's lock is released, so a reconnect committed between our read and this write is never overwritten.
+    async saveTokensIfUnchanged(id, readAs, tokens) {
+      const { count } = await prisma.connection.updateMany({
+        where: { id, refreshTokenSealed: readAs },
+        data: sealed(id, tokens),
+      });
+      return count === 1;
     },
 
-    async markNeedsReauth(id, reason, now) {
-      await prisma.connection.update({
-        where: { id },
+    async markNeedsReauth(id, reason, now, readAs) {
+      const { count } = await prisma.connection.updateMany({
+        where: { id, ...(readAs === undefined ? {} : { refreshTokenSealed: readAs }) },
         data: {
           status: 'needs_reauth',
           lastSyncError: reason,
@@ -150,6 +168,7 @@ export function createConnectionStore(prisma: PrismaClient, vault: TokenVault): 
           feedChangedAt: now,
         },
       });
+      return count === 1;
     },
 
     async findDueIds(now, limit) {

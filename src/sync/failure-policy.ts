@@ -2,7 +2,7 @@
 // why), transient ones back off exponentially with jitter, and a long upstream rate limit hands the job back
 // to the queue without spending an attempt.
 import { coerceError } from '../lib/coerce-error.js';
-import { LockTimeoutError } from '../lib/redis-lock.js';
+import { LockLostError, LockTimeoutError } from '../lib/redis-lock.js';
 import { redactText } from '../log.js';
 import { ConnectionNotFoundError } from '../store/connections.js';
 import { TokenVaultError } from '../store/token-vault.js';
@@ -43,6 +43,7 @@ export function classifySyncFailure(thrown: unknown): FailureVerdict {
   if (error instanceof ConnectionNotFoundError) return { code: 'connection_gone', message, permanent: true };
   if (error instanceof TokenVaultError) return { code: 'token_vault', message, permanent: true };
   if (error instanceof LockTimeoutError) return { code: 'lock_timeout', message, permanent: false };
+  if (error instanceof LockLostError) return { code: 'lock_lost', message, permanent: false };
   return { code: 'internal', message, permanent: false };
 }
 

@@ -15,7 +15,12 @@ export type {
   OAuthEndpoint,
   TokenSet,
 } from './oauth.js';
-export { tokenLifetime, tokenSubject, DEFAULT_TOKEN_LIFETIME_MS } from './token-lifetime.js';
+export {
+  tokenLifetime,
+  tokenSubject,
+  statedAccessTokenLifetimeMs,
+  DEFAULT_TOKEN_LIFETIME_MS,
+} from './token-lifetime.js';
 export type { TokenLifetime, TokenLifetimeInput } from './token-lifetime.js';
 export {
   parseRetryAfter,

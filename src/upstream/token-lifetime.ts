@@ -55,6 +55,17 @@ export function tokenLifetime(input: TokenLifetimeInput): TokenLifetime {
   return { expiresAt: new Date(now.getTime() + DEFAULT_TOKEN_LIFETIME_MS), source: 'default' };
 }
 
+/**
+ * How long the service made this access token live, when the token says so: a JWT's exp − iat, both on the
+ * service's clock. Undefined for an opaque token or one without both claims.
+ */
+export function statedAccessTokenLifetimeMs(accessToken: string): number | undefined {
+  const claims = jwtClaims(accessToken);
+  if (typeof claims?.exp !== 'number' || typeof claims.iat !== 'number') return undefined;
+  const ms = (claims.exp - claims.iat) * 1000;
+  return Number.isFinite(ms) && ms > 0 ? ms : undefined;
+}
+
 /** The JWT `sub`, decoded without verifying the signature: we are not the token's audience, only its bearer. */
 export function tokenSubject(accessToken: string): string | undefined {
   const sub = jwtClaims(accessToken)?.sub;

@@ -19,7 +19,6 @@ const refusals: string[] = [];
 beforeAll(async () => {
   h = await createSyncHarness('chaos_token', {
     clock: null,
-    // Access tokens live 200 s and are refreshed within 300 s of expiry: every sync refreshes first.
     simulator: {
       users: 1,
       rotateRefreshTokens: true,
@@ -63,12 +62,25 @@ describe('crash between the token endpoint answer and the commit of the new toke
     const user = h.sim.users[0]!;
     const id = await h.connect(user.email);
     const afterConnect = tokenCalls(user.id);
+    // The access token has run out (as far as slotfeed knows): the next sync refreshes first.
+    await h.clients.prisma.connection.update({
+      where: { id },
+      data: { accessExpiresAt: new Date(Date.now() - 1000) },
+    });
 
-    // Hold the connection row: the worker's refresh gets its answer, then blocks writing the new pair.
-    await locker.query('BEGIN');
-    await locker.query('SELECT id FROM connection WHERE id = $1 FOR UPDATE', [id]);
+    // The token endpoint answers a second late: time to hold the connection row once the refresh has reached
+    // it (not before: the sync writes the row before it refreshes). Its answer then blocks on that row.
+    h.sim.control.setFaults({ latencyMs: 1000, only: ['POST /oauth2/token'] });
     const victim = await startChildWorker();
     const [job] = await enqueueSyncs(h.services.syncQueue, [id], 5);
+    await waitFor(
+      async () => tokenCalls(user.id),
+      (n) => n > afterConnect,
+      { intervalMs: 5, what: 'the refresh to reach the token endpoint' },
+    );
+    await locker.query('BEGIN');
+    await locker.query('SELECT id FROM connection WHERE id = $1 FOR UPDATE', [id]);
+    h.sim.control.setFaults({ latencyMs: 0 });
     const blocked = await waitFor(blockedTokenWrites, (pids) => pids.length > 0, {
       what: 'the new tokens to be on their way to Postgres',
     });

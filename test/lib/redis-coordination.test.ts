@@ -1,6 +1,7 @@
+import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createRedisRateLimiter } from '../../src/lib/redis-rate-limiter.js';
-import { LockTimeoutError, withRedisLock } from '../../src/lib/redis-lock.js';
+import { LockLostError, LockTimeoutError, withRedisLock } from '../../src/lib/redis-lock.js';
 import { createTestRedis, type TestRedis } from '../support/redis.js';
 
 let redis: TestRedis;
@@ -41,12 +42,51 @@ describe('withRedisLock', () => {
     ).rejects.toThrow(LockTimeoutError);
   });
 
-  it('does not delete a lock that expired and was taken by another owner', async () => {
-    const key = `${redis.prefix}:lock:c`;
-    await withRedisLock(redis.connection, key, { ttlMs: 50, waitMs: 100 }, async () => {
-      await new Promise((r) => setTimeout(r, 120));
-      await redis.connection.set(key, 'new-owner', 'PX', 10_000);
+  it('keeps the lock past its TTL while the work runs, so a contender waits for the release', async () => {
+    const key = `${redis.prefix}:lock:renewed`;
+    const ttlMs = 100;
+    const events: string[] = [];
+    // The holder works until the contender, by its own count, has waited five TTLs for the lock (or got in).
+    let contenderWaitedLong!: () => void;
+    const contenderWaited = new Promise<void>((resolve) => (contenderWaitedLong = resolve));
+    let waitedMs = 0;
+    const contenderSleep = async (ms: number) => {
+      waitedMs += ms;
+      if (waitedMs >= 5 * ttlMs) contenderWaitedLong();
+      await new Promise((r) => setTimeout(r, ms));
+    };
+    let holding!: () => void;
+    const firstHolds = new Promise<void>((resolve) => (holding = resolve));
+    const first = withRedisLock(redis.connection, key, { ttlMs, waitMs: 10_000 }, async (lock) => {
+      events.push('first in');
+      holding();
+      await contenderWaited;
+      events.push(lock.signal.aborted ? 'first lost the lock' : 'first out');
     });
+    await firstHolds;
+    const second = withRedisLock(
+      redis.connection,
+      key,
+      { ttlMs, waitMs: 10_000, sleep: contenderSleep },
+      async () => {
+        events.push('second in');
+        contenderWaitedLong(); // in early: the holder's lock lapsed under it
+      },
+    );
+    await Promise.all([first, second]);
+    expect(events).toEqual(['first in', 'first out', 'second in']);
+    expect(await redis.connection.exists(key)).toBe(0);
+  });
+
+  it('tells the work when another owner took the lock, and leaves that owner its lock', async () => {
+    const key = `${redis.prefix}:lock:c`;
+    const reason = await withRedisLock(redis.connection, key, { ttlMs: 150, waitMs: 100 }, async (lock) => {
+      // As after a stall longer than the TTL: the lock expired and another process took it.
+      await redis.connection.set(key, 'new-owner', 'PX', 10_000);
+      await once(lock.signal, 'abort');
+      return lock.signal.reason as unknown;
+    });
+    expect(reason).toBeInstanceOf(LockLostError);
     expect(await redis.connection.get(key)).toBe('new-owner');
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { LockTimeoutError } from '../../src/lib/redis-lock.js';
+import { LockLostError, LockTimeoutError } from '../../src/lib/redis-lock.js';
 import { classifySyncFailure, nextSyncTime, retryDelayMs } from '../../src/sync/failure-policy.js';
 import { NeedsReauthError } from '../../src/sync/token-refresh.js';
 import {
@@ -39,6 +39,10 @@ describe('classifySyncFailure', () => {
       ),
     ).toMatchObject({ code: 'unavailable', permanent: false });
     expect(classifySyncFailure(new LockTimeoutError('k', 100))).toMatchObject({ permanent: false });
+    expect(classifySyncFailure(new LockLostError('k'))).toMatchObject({
+      code: 'lock_lost',
+      permanent: false,
+    });
     expect(
       classifySyncFailure(
         new UpstreamRateLimitedError({ endpoint: 'GET /events', status: 429, retryAfterMs: 90_000 }),

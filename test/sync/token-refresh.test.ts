@@ -91,6 +91,7 @@ function tokenDepsOf(deps: typeof h.services.syncDeps) {
   return {
     connections: deps.connections,
     oauth: deps.upstreamFor({ onCall: () => undefined }).oauth,
+    limiter: deps.limiter,
     redis: deps.redis,
     keyPrefix: deps.keyPrefix,
     marginMs: deps.settings.tokenRefreshMarginSeconds * 1000,
