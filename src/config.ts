@@ -3,6 +3,7 @@
 // A command asks only for the sections it uses (`slotfeed migrate` needs no OAuth client), and a wrong or
 // missing value stops start-up with a message that names the variable.
 import { z } from 'zod';
+import { weaknessOf } from './lib/secret-strength.js';
 
 type Section = 'database' | 'redis' | 'log' | 'upstream' | 'vault' | 'sync' | 'web';
 
@@ -30,6 +31,8 @@ const httpUrl = z
   .refine((v) => /^https?:\/\//.test(v), 'must be an http:// or https:// URL')
   .transform((v) => v.replace(/\/+$/, ''));
 const positiveInt = (max: number) => z.coerce.number().int().min(1).max(max);
+/** Milliseconds, 0 meaning no limit. */
+const timeoutMs = z.coerce.number().int().min(0).max(3_600_000);
 const base64Key = z
   .string()
   .refine(
@@ -51,6 +54,19 @@ const base64KeyList = z
 const ratio = z.coerce.number().min(0).max(0.5);
 const queryParamName = z.string().regex(/^[A-Za-z0-9_.-]+$/, 'must be a plain query parameter name');
 
+// What fastify's trustProxy takes: true trusts every hop, so the left-most X-Forwarded-For entry, which the
+// client itself may have written, becomes the address rate limits count by.
+// (A hop count is not offered: fastify 5.12 trusts nobody for one, since it cannot check the nearest peer.)
+const trustProxy = z.string().transform((v, ctx) => {
+  if (v === 'true' || v === 'false') return v === 'true';
+  if (/^[0-9A-Fa-f.:/]+(\s*,\s*[0-9A-Fa-f.:/]+)*$/.test(v)) return v.replace(/\s+/g, '');
+  ctx.addIssue({ code: 'custom', message: 'must be true, false, or the proxies’ addresses or CIDRs' });
+  return z.NEVER;
+});
+
+/** Generated tokens pass easily (see secret-strength.ts); 32 characters of base64 are ~190 bits. */
+const ADMIN_TOKEN_STRENGTH = { minLength: 32, minBits: 80 };
+
 function variable<T>(spec: VariableSpec<T>): VariableSpec<T> {
   return spec;
 }
@@ -61,6 +77,20 @@ export const variables = {
     description: 'Postgres connection URL.',
     secret: true,
     schema: postgresUrl,
+  }),
+  DATABASE_STATEMENT_TIMEOUT_MS: variable({
+    section: 'database',
+    description:
+      'Longest a statement of the web role or the scheduler may run before Postgres cancels it; 0 means no limit.',
+    default: '10000',
+    schema: timeoutMs,
+  }),
+  DATABASE_LOCK_TIMEOUT_MS: variable({
+    section: 'database',
+    description:
+      'Longest such a statement waits for a lock, and a query for a free pooled connection; 0 means no limit.',
+    default: '3000',
+    schema: timeoutMs,
   }),
   REDIS_URL: variable({
     section: 'redis',
@@ -233,7 +263,8 @@ export const variables = {
   }),
   TOKEN_REFRESH_MARGIN_SECONDS: variable({
     section: 'sync',
-    description: 'Access tokens expiring within this many seconds are refreshed before a sync uses them.',
+    description:
+      'Access tokens expiring within this many seconds (at most a quarter of their lifetime) are refreshed first.',
     default: '300',
     schema: z.coerce.number().int().min(0).max(86_400),
   }),
@@ -249,6 +280,20 @@ export const variables = {
     description: 'On SIGTERM, how long in-flight syncs may run before they are handed back to the queue.',
     default: '25',
     schema: z.coerce.number().int().min(0).max(3600),
+  }),
+  SYNC_STATEMENT_TIMEOUT_MS: variable({
+    section: 'sync',
+    description:
+      'Longest a statement of a sync worker may run (a commit writes thousands of rows); 0 means no limit.',
+    default: '120000',
+    schema: timeoutMs,
+  }),
+  SYNC_LOCK_TIMEOUT_MS: variable({
+    section: 'sync',
+    description:
+      'Longest a sync worker’s statement waits for a lock or a pooled connection (the job retries); 0 means no limit.',
+    default: '30000',
+    schema: timeoutMs,
   }),
   WEB_HOST: variable({
     section: 'web',
@@ -271,15 +316,19 @@ export const variables = {
   ADMIN_TOKEN: variable({
     section: 'web',
     description:
-      'Token that opens the admin page and the queue dashboard (at least 16 characters); empty disables admin.',
+      'Token that opens the admin page and the queue dashboard: 32+ random characters (`openssl rand -base64 32`); empty disables admin.',
     default: '',
     secret: true,
-    schema: z
-      .string()
-      .refine(
-        (v) => v === '' || v.length >= 16,
-        'must be at least 16 characters (or empty to disable admin)',
-      ),
+    // The message follows the variable's name: "ADMIN_TOKEN is too short: …".
+    schema: z.string().superRefine((v, ctx) => {
+      const weakness = v === '' ? undefined : weaknessOf(v, ADMIN_TOKEN_STRENGTH);
+      if (weakness !== undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `${weakness} (make one with \`openssl rand -base64 32\`, or leave it empty to disable admin)`,
+        });
+      }
+    }),
   }),
   FEED_DEFAULT_DAYS: variable({
     section: 'web',
@@ -300,11 +349,47 @@ export const variables = {
     default: 'true',
     schema: z.enum(['true', 'false']).transform((v) => v === 'true'),
   }),
+  FEED_OUTAGE_GRACE_SECONDS: variable({
+    section: 'web',
+    description:
+      "Seconds a served feed keeps serving its last bytes while Postgres cannot answer, from its token's last confirmation; 0: off.",
+    default: '21600',
+    // A week at most: past that, the free time shown is too old to be worth serving.
+    schema: z.coerce.number().int().min(0).max(604_800),
+  }),
   TRUST_PROXY: variable({
     section: 'web',
-    description: 'Trust X-Forwarded-* headers (true behind a reverse proxy that sets them).',
+    description:
+      'Whose X-Forwarded-* headers to believe: false; the reverse proxies’ addresses or CIDRs, comma-separated; or true (every hop: then clients can pick the address rate limits count them by).',
     default: 'false',
-    schema: z.enum(['true', 'false']).transform((v) => v === 'true'),
+    schema: trustProxy,
+  }),
+  WEB_REQUEST_TIMEOUT_MS: variable({
+    section: 'web',
+    description:
+      'Longest a client may take to send a whole request, headers and body; a slower one gets 408 and is disconnected.',
+    default: '10000',
+    schema: z.coerce.number().int().min(100).max(600_000),
+  }),
+  ADMIN_SESSION_SECONDS: variable({
+    section: 'web',
+    description: 'How long an admin sign-in lasts; signing out ends it at once on every copy of the cookie.',
+    default: '28800',
+    schema: z.coerce.number().int().min(60).max(604_800),
+  }),
+  CONNECT_RATE_LIMIT_PER_MINUTE: variable({
+    section: 'web',
+    description:
+      'Requests one client address may make to /connect per minute, and as many to /oauth/callback; 0 means no limit.',
+    default: '20',
+    schema: z.coerce.number().int().min(0).max(1_000_000),
+  }),
+  FEED_RATE_LIMIT_PER_MINUTE: variable({
+    section: 'web',
+    description:
+      'Feed requests one client address may make per minute (calendar services poll many feeds from few addresses); 0 means no limit.',
+    default: '600',
+    schema: z.coerce.number().int().min(0).max(1_000_000),
   }),
 } as const;
 
@@ -313,7 +398,12 @@ export type VariableName = keyof Variables;
 type ValueOf<N extends VariableName> = Variables[N] extends VariableSpec<infer T> ? T : never;
 
 export interface Config {
-  database: { url: string };
+  database: {
+    url: string;
+    /** For the web role's and the scheduler's pool; 0 means none. */
+    statementTimeoutMs: number;
+    lockTimeoutMs: number;
+  };
   redis: { url: string; prefix: string };
   log: { level: ValueOf<'LOG_LEVEL'>; format: ValueOf<'LOG_FORMAT'> };
   upstream: {
@@ -341,6 +431,8 @@ export interface Config {
     tokenRefreshMarginSeconds: number;
     workerLockSeconds: number;
     shutdownGraceSeconds: number;
+    /** The worker's own pool. */
+    database: { statementTimeoutMs: number; lockTimeoutMs: number };
   };
   web: {
     host: string;
@@ -351,7 +443,14 @@ export interface Config {
     feedDefaultDays: number;
     feedMaxEvents: number;
     feedGzip: boolean;
-    trustProxy: boolean;
+    /** How long a feed's last bytes keep serving, once its token can no longer be confirmed (0: never). */
+    feedOutageGraceSeconds: number;
+    /** false, true, or the proxies' addresses (comma-separated). */
+    trustProxy: boolean | string;
+    requestTimeoutMs: number;
+    adminSessionSeconds: number;
+    /** Per client address and minute; 0 means no limit. */
+    rateLimits: { connectPerMinute: number; feedsPerMinute: number };
   };
 }
 
@@ -384,7 +483,11 @@ export function loadConfig<S extends Section>(env: Env, sections: readonly S[]):
   };
 
   const builders: { [K in Section]: () => Config[K] } = {
-    database: () => ({ url: read('DATABASE_URL') }),
+    database: () => ({
+      url: read('DATABASE_URL'),
+      statementTimeoutMs: read('DATABASE_STATEMENT_TIMEOUT_MS'),
+      lockTimeoutMs: read('DATABASE_LOCK_TIMEOUT_MS'),
+    }),
     redis: () => ({ url: read('REDIS_URL'), prefix: read('REDIS_PREFIX') }),
     log: () => ({ level: read('LOG_LEVEL'), format: read('LOG_FORMAT') }),
     upstream: () => ({
@@ -422,6 +525,10 @@ export function loadConfig<S extends Section>(env: Env, sections: readonly S[]):
       tokenRefreshMarginSeconds: read('TOKEN_REFRESH_MARGIN_SECONDS'),
       workerLockSeconds: read('WORKER_LOCK_SECONDS'),
       shutdownGraceSeconds: read('SHUTDOWN_GRACE_SECONDS'),
+      database: {
+        statementTimeoutMs: read('SYNC_STATEMENT_TIMEOUT_MS'),
+        lockTimeoutMs: read('SYNC_LOCK_TIMEOUT_MS'),
+      },
     }),
     web: () => ({
       host: read('WEB_HOST'),
@@ -431,7 +538,14 @@ export function loadConfig<S extends Section>(env: Env, sections: readonly S[]):
       feedDefaultDays: read('FEED_DEFAULT_DAYS'),
       feedMaxEvents: read('FEED_MAX_EVENTS'),
       feedGzip: read('FEED_GZIP'),
+      feedOutageGraceSeconds: read('FEED_OUTAGE_GRACE_SECONDS'),
       trustProxy: read('TRUST_PROXY'),
+      requestTimeoutMs: read('WEB_REQUEST_TIMEOUT_MS'),
+      adminSessionSeconds: read('ADMIN_SESSION_SECONDS'),
+      rateLimits: {
+        connectPerMinute: read('CONNECT_RATE_LIMIT_PER_MINUTE'),
+        feedsPerMinute: read('FEED_RATE_LIMIT_PER_MINUTE'),
+      },
     }),
   };
 

@@ -12,7 +12,8 @@ import type { Releasers } from './lib/releasers.js';
 import { createConnectionStore, type ConnectionStore } from './store/connections.js';
 import { startFeedChangeListener } from './store/feed-change-listener.js';
 import { createFeedStore, type FeedStore } from './store/feeds.js';
-import { createPrismaClient } from './store/prisma-client.js';
+import { createPostgresProbe } from './store/postgres-probe.js';
+import { createPrismaClient, type PoolTimeouts } from './store/prisma-client.js';
 import { createTokenVault, vaultKeyFromBase64 } from './store/token-vault.js';
 import { createSyncQueue, createTickQueue, enqueueSyncs, type SyncJobData } from './sync/queues.js';
 import { startScheduler } from './sync/scheduler.js';
@@ -28,7 +29,11 @@ export type Role = 'scheduler' | 'worker' | 'web';
 
 export interface Clients {
   logger: Logger;
+  /** The web role's and the scheduler's pool: short statement and lock timeouts (DATABASE_*_TIMEOUT_MS). */
   prisma: PrismaClient;
+  /** The sync worker's pool: a commit may write thousands of rows, and giving up on a token write after a
+   *  refresh would lose the rotated refresh token, so its timeouts are longer (SYNC_*_TIMEOUT_MS). */
+  syncPrisma: PrismaClient;
   /** For commands (locks, rate limit, queue producers); fails fast when Redis is down. */
   redis: Redis;
   /** For BullMQ workers, which block on Redis and must never give up on a command. */
@@ -36,19 +41,26 @@ export interface Clients {
 }
 
 /** Opens the shared clients and registers how to close them, newest first. */
-export function openDatabase(databaseUrl: string, releasers: Releasers): PrismaClient {
-  const prisma = createPrismaClient(databaseUrl);
-  releasers.add('postgres', () => prisma.$disconnect());
+export function openDatabase(
+  databaseUrl: string,
+  releasers: Releasers,
+  timeouts: PoolTimeouts = {},
+  name = 'postgres',
+): PrismaClient {
+  const prisma = createPrismaClient(databaseUrl, timeouts);
+  releasers.add(name, () => prisma.$disconnect());
   return prisma;
 }
 
 export function openClients(config: DaemonConfig, releasers: Releasers, logger: Logger): Clients {
-  const prisma = openDatabase(config.database.url, releasers);
+  const prisma = openDatabase(config.database.url, releasers, config.database);
+  // Opens no connection until a worker uses it.
+  const syncPrisma = openDatabase(config.database.url, releasers, config.sync.database, 'postgres (sync)');
   const redis = createRedisConnection(config.redis.url, 'command', 'slotfeed');
   releasers.add('redis', async () => void (await redis.quit()));
   const bullRedis = createRedisConnection(config.redis.url, 'blocking', 'slotfeed-bullmq');
   releasers.add('redis (bullmq)', async () => void (await bullRedis.quit()));
-  return { logger, prisma, redis, bullRedis };
+  return { logger, prisma, syncPrisma, redis, bullRedis };
 }
 
 export interface Services {
@@ -112,6 +124,7 @@ export function composeServices(
     config.vault.previousKeys.map(vaultKeyFromBase64),
   );
   const connections = createConnectionStore(clients.prisma, vault);
+  const syncConnections = createConnectionStore(clients.syncPrisma, vault);
   const feeds = createFeedStore(clients.prisma, clients.logger);
   const metrics = createMetrics();
   const prefix = config.redis.prefix;
@@ -124,13 +137,15 @@ export function composeServices(
   const upstream = config.upstream;
 
   const syncDeps: SyncDeps = {
-    prisma: clients.prisma,
-    connections,
+    prisma: clients.syncPrisma,
+    connections: syncConnections,
     redis: clients.redis,
     keyPrefix: prefix,
     limiter,
-    upstreamFor: ({ signal, onCall }) => {
-      const { api, oauth } = createUpstreamClients(
+    // Every call these clients make waits at `limiter` first: API calls in the upstream session, token
+    // refreshes in token-refresh.ts (before it takes the refresh lock, never under it).
+    upstreamFor: ({ signal, onCall }) =>
+      createUpstreamClients(
         upstream,
         clock,
         (endpoint, outcome) => {
@@ -138,18 +153,7 @@ export function composeServices(
           countUpstreamCall(metrics)(endpoint, outcome);
         },
         signal,
-      );
-      // The token endpoint counts against the same per-client upstream limit as the API.
-      return {
-        api,
-        oauth: {
-          refresh: async (refreshToken: string) => {
-            await limiter.acquire(signal);
-            return oauth.refresh(refreshToken);
-          },
-        },
-      };
-    },
+      ),
     settings: {
       horizonDays: config.sync.horizonDays,
       overviewWindowDays: config.sync.overviewWindowDays,
@@ -198,6 +202,8 @@ export async function startRoles(
       logger: clients.logger.child({ role: 'web' }),
     });
     releasers.add('feed change listener', () => feedChanges.close());
+    const postgresProbe = createPostgresProbe(config.database.url);
+    releasers.add('readiness probe', () => postgresProbe.close());
     const web = await startWeb({
       settings: {
         ...config.web,
@@ -206,6 +212,7 @@ export async function startRoles(
       },
       prisma: clients.prisma,
       redis: clients.redis,
+      postgresProbe,
       connections: services.connections,
       feeds: services.feeds,
       feedChanges,

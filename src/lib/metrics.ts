@@ -15,6 +15,10 @@ export interface Metrics {
   feedRenderCache: Counter<'result'>;
   /** Feed token lookups: remembered (no query), loaded, or unknown (no such active feed). */
   feedLookups: Counter<'result'>;
+  /** Feed polls answered while Postgres could not answer: last_good (from memory), gone (404), unavailable (503). */
+  feedOutageAnswers: Counter<'answer'>;
+  /** Rechecks of served tokens after a change notice: confirmed, gone (revoked, rotated), failed (no answer). */
+  feedLastGoodRechecks: Counter<'result'>;
   /** Wall time of sync jobs, by outcome. */
   syncJobDuration: Histogram<'outcome'>;
 }
@@ -52,6 +56,18 @@ export function createMetrics(): Metrics {
     feedLookups: new Counter({
       name: 'slotfeed_feed_lookups_total',
       help: 'Feed token lookups by result (remembered: answered from memory; loaded; unknown).',
+      labelNames: ['result'],
+      registers,
+    }),
+    feedOutageAnswers: new Counter({
+      name: 'slotfeed_feed_outage_answers_total',
+      help: 'Feed polls answered while Postgres could not answer, by answer (last_good, gone, unavailable).',
+      labelNames: ['answer'],
+      registers,
+    }),
+    feedLastGoodRechecks: new Counter({
+      name: 'slotfeed_feed_last_good_rechecks_total',
+      help: 'Rechecks of served feed tokens after a change notice, by result (confirmed, gone, failed).',
       labelNames: ['result'],
       registers,
     }),

@@ -7,6 +7,11 @@
 // The database URL must reach Postgres directly or through session pooling: through transaction pooling
 // (PgBouncer's default mode) LISTEN is accepted but nothing is delivered, so the heartbeat fails and the web
 // role keeps working without remembering lookups.
+//
+// Logging: a listener that stops hearing over a connection that still looks open (the heartbeat) warns, since
+// nothing else would notice. A connection that ended or was refused is logged once at info and its retries at
+// debug: Postgres itself being down is reported by whoever needed an answer from it (the feed route warns once
+// per outage), and a warning per reconnect attempt would repeat every 10 s for as long as the outage lasts.
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 
@@ -15,11 +20,16 @@ export const FEED_CHANGES_CHANNEL = 'slotfeed_feed_changes';
 export const EVERY_FEED_CHANGED = 'reset';
 const CAUGHT_UP_PREFIX = 'caught-up:';
 
+/**
+ * Why subscribers must forget: 'every-feed-changed' is a TRUNCATE's notice, heard while listening;
+ * 'unheard' means notices may have been missed (the listener connected, lost its connection, or was closed).
+ */
+export type ResetCause = 'every-feed-changed' | 'unheard';
+
 export interface FeedChangeSubscriber {
   /** The feeds of this connection (or the connection itself) changed in a committed transaction. */
   changed(connectionId: string): void;
-  /** Notices may have been missed (the listener connected, lost its connection, or was closed). */
-  reset(): void;
+  reset(cause: ResetCause): void;
 }
 
 export interface FeedChangeListener {
@@ -36,6 +46,7 @@ export interface FeedChangeListener {
 }
 
 export interface ListenerLogger {
+  debug(details: Record<string, unknown>, message: string): void;
   info(details: Record<string, unknown>, message: string): void;
   warn(details: Record<string, unknown>, message: string): void;
 }
@@ -66,8 +77,8 @@ export async function startFeedChangeListener(
   let failures = 0;
   let reconnectTimer: NodeJS.Timeout | undefined;
 
-  const resetAll = () => {
-    for (const subscriber of subscribers) subscriber.reset();
+  const resetAll = (cause: ResetCause) => {
+    for (const subscriber of subscribers) subscriber.reset(cause);
   };
   const releaseMarkers = () => {
     for (const release of markers.values()) release();
@@ -80,26 +91,32 @@ export async function startFeedChangeListener(
       markers.get(message.payload)?.();
       markers.delete(message.payload);
     } else if (message.payload === EVERY_FEED_CHANGED) {
-      resetAll();
+      resetAll('every-feed-changed');
     } else {
       for (const subscriber of subscribers) subscriber.changed(message.payload);
     }
   }
 
-  function lost(current: pg.Client, error: Error | undefined) {
+  /** `unheard`: the heartbeat went unanswered on a connection that had reported no error. */
+  function lost(current: pg.Client, error: Error | undefined, unheard = false) {
     if (client !== current) return;
     client = undefined;
     live = false;
-    resetAll();
+    resetAll('unheard');
     releaseMarkers();
     current.end().catch(() => undefined);
     if (closed) return;
     const delay = Math.min(RECONNECT_MAX_MS, reconnectMinMs * 2 ** failures);
+    const details = { error: error?.message ?? 'connection ended', retryInMs: delay };
+    if (failures === 0) {
+      options.logger[unheard ? 'warn' : 'info'](
+        details,
+        'feed change listener lost its connection; feed lookups are not remembered until it is back',
+      );
+    } else {
+      options.logger.debug({ ...details, attempt: failures }, 'feed change listener could not reconnect');
+    }
     failures += 1;
-    options.logger.warn(
-      { error: error?.message ?? 'connection ended', retryInMs: delay },
-      'feed change listener lost its connection; feed lookups are not remembered until it is back',
-    );
     reconnectTimer = setTimeout(() => void connect(), delay);
   }
 
@@ -123,7 +140,7 @@ export async function startFeedChangeListener(
     }
     if (client !== next || closed) return;
     // Whatever was remembered before this point may have changed unheard.
-    resetAll();
+    resetAll('unheard');
     live = true;
     if (failures > 0) options.logger.info({}, 'feed change listener reconnected');
     failures = 0;
@@ -136,7 +153,7 @@ export async function startFeedChangeListener(
     const heard = new Promise<void>((resolve) => {
       const timer = setTimeout(() => {
         markers.delete(marker);
-        lost(current, new Error(`a marker notice went unheard for ${heardWithinMs} ms`));
+        lost(current, new Error(`a marker notice went unheard for ${heardWithinMs} ms`), true);
         resolve();
       }, heardWithinMs);
       markers.set(marker, () => {
@@ -166,7 +183,7 @@ export async function startFeedChangeListener(
       const current = client;
       client = undefined;
       live = false;
-      resetAll();
+      resetAll('unheard');
       releaseMarkers();
       await current?.end().catch(() => undefined);
     },

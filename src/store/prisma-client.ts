@@ -3,6 +3,26 @@
 import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaClient } from '../generated/prisma/client.js';
 
-export function createPrismaClient(databaseUrl: string): PrismaClient {
-  return new PrismaClient({ adapter: new PrismaPg({ connectionString: databaseUrl }) });
+/** Bounds on how long one pool's work may wait; 0 (or absent) means no limit, as Postgres has by default. */
+export interface PoolTimeouts {
+  /** Postgres cancels a statement that runs longer (statement_timeout). */
+  statementTimeoutMs?: number;
+  /** Postgres cancels a statement that waits longer for a lock (lock_timeout); also the wait for a pooled connection. */
+  lockTimeoutMs?: number;
+}
+
+export function createPrismaClient(databaseUrl: string, timeouts: PoolTimeouts = {}): PrismaClient {
+  const { statementTimeoutMs = 0, lockTimeoutMs = 0 } = timeouts;
+  return new PrismaClient({
+    adapter: new PrismaPg({
+      connectionString: databaseUrl,
+      // Sent as startup parameters, so every pooled connection has them from its first statement and a
+      // PgBouncer in session mode passes them on; node-postgres leaves them out when they are 0.
+      statement_timeout: statementTimeoutMs,
+      lock_timeout: lockTimeoutMs,
+      // A query waits for a free connection of the (10-connection) pool no longer than it would for a lock:
+      // with every connection stuck behind a lock, requests fail fast instead of queueing without end.
+      connectionTimeoutMillis: lockTimeoutMs,
+    }),
+  });
 }

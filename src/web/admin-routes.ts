@@ -5,6 +5,7 @@ import { feedCalendarName } from '../feeds/describe-feed.js';
 import { DEFAULT_FEED_VIEW, feedOptionsSchema } from '../feeds/feed-options.js';
 import { ConnectionNotFoundError } from '../store/connections.js';
 import { FeedNotFoundError, InvalidFeedOptionsError, type FeedRecord } from '../store/feeds.js';
+import { noteForAccessLog } from './access-log.js';
 import { ADMIN_DISABLED, type AdminAuth } from './admin-auth.js';
 import {
   currentEventTitle,
@@ -15,6 +16,7 @@ import {
 import { ADMIN_NOTICES, adminPage, loginPage, newFeedUrlPage } from './admin-pages.js';
 import { feedLinksFor } from './feed-links.js';
 import { HttpError } from './http-error.js';
+import { perAddressLimit, SIGN_IN_FORM_PER_MINUTE } from './rate-limits.js';
 import type { WebDeps } from './web-deps.js';
 
 type Form = Record<string, unknown>;
@@ -69,29 +71,52 @@ async function linksFor(deps: WebDeps, feed: FeedRecord, token: string) {
   return feedLinksFor(deps.settings.publicBaseUrl, token, name);
 }
 
+// The sign-in form holds a token and a path: a few hundred bytes, where the app's default allows 64 KiB.
+const SIGN_IN_BODY_LIMIT = 4096;
+
 /** Sign-in and sign-out: outside the guard (they are how one gets past it). */
 export function registerAdminSession(app: FastifyInstance, deps: WebDeps, auth: AdminAuth): void {
   app.get('/admin/login', async (request, reply) => {
     if (!auth.enabled) throw new HttpError(403, ADMIN_DISABLED);
-    if (auth.credentialOf(request) !== undefined) return seeOther(reply, '/');
+    if ((await auth.credentialOf(request)) !== undefined) return seeOther(reply, '/');
     return loginPage(reply, 200, { next: safeNext(field(request.query, 'next')) });
   });
 
-  app.post('/admin/login', async (request, reply) => {
-    if (!auth.enabled) throw new HttpError(403, ADMIN_DISABLED);
-    auth.assertSameOrigin(request);
-    const next = safeNext(field(request.body, 'next'));
-    if (!auth.isAdminToken(field(request.body, 'token'))) {
-      request.log.warn({ ip: request.ip }, 'admin sign-in with a wrong token');
-      return loginPage(reply, 401, { error: 'That is not the admin token.', next });
-    }
-    auth.startSession(reply);
-    return seeOther(reply, next);
-  });
+  app.post(
+    '/admin/login',
+    {
+      bodyLimit: SIGN_IN_BODY_LIMIT,
+      config: { rateLimit: perAddressLimit('admin-sign-in-form', SIGN_IN_FORM_PER_MINUTE) },
+    },
+    async (request, reply) => {
+      if (!auth.enabled) throw new HttpError(403, ADMIN_DISABLED);
+      auth.assertSameOrigin(request);
+      const next = safeNext(field(request.body, 'next'));
+      const outcome = await auth.signIn(request, reply, field(request.body, 'token'));
+      if (outcome.kind === 'locked-out') {
+        reply.header('retry-after', String(outcome.retryAfterSeconds));
+        const minutes = Math.ceil(outcome.retryAfterSeconds / 60);
+        return loginPage(reply, 429, {
+          error: `Too many wrong tokens from your address: try again in ${minutes} minutes.`,
+          next,
+        });
+      }
+      if (outcome.kind === 'wrong-token') {
+        // The request's one log line says so (the access log), with the count that leads to a lockout.
+        noteForAccessLog(request, 'warn', {
+          adminSignIn: 'wrong token',
+          failures: outcome.failures,
+          lockedForSeconds: outcome.lockedForSeconds,
+        });
+        return loginPage(reply, 401, { error: 'That is not the admin token.', next });
+      }
+      return seeOther(reply, next);
+    },
+  );
 
   app.post('/admin/logout', async (request, reply) => {
     auth.assertSameOrigin(request);
-    auth.endSession(reply);
+    await auth.endSession(request, reply);
     return seeOther(reply, '/admin/login');
   });
 }

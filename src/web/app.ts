@@ -1,29 +1,27 @@
-// The one place the web role's fastify app is assembled: the error handlers and request logging, the feed and
-// health routes, then the pages and their plugins (cookies, forms, compression). Everything it uses arrives
-// in WebDeps.
+// The one place the web role's fastify app is assembled: the error handlers and request logging, the rate
+// limits, the feed and health routes, then the pages and their plugins (cookies, forms, compression).
+// Everything it uses arrives in WebDeps.
 import type { AddressInfo } from 'node:net';
 import compress from '@fastify/compress';
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
-import { redactText } from '../log.js';
+import { installAccessLog } from './access-log.js';
 import { createAdminAuth } from './admin-auth.js';
 import { loginPage } from './admin-pages.js';
 import { registerAdminRoutes, registerAdminSession } from './admin-routes.js';
+import { createAdminSessions } from './admin-sessions.js';
 import { registerConnectRoutes } from './connect-routes.js';
 import { installErrorHandlers, prefersHtml, sendError } from './error-handler.js';
 import { registerFeedRoutes } from './feed-routes.js';
 import { registerHealthRoutes } from './health-routes.js';
 import { registerQueueDashboard } from './queue-dashboard.js';
+import { feedRateLimitHook, registerRateLimits } from './rate-limits.js';
 import { registerReportRoutes } from './report-routes.js';
+import { createSignInLockout } from './sign-in-lockout.js';
 import type { WebDeps } from './web-deps.js';
 
 export type { WebDeps, WebSettings } from './web-deps.js';
-
-// Probes and scrapes arrive every few seconds, and calendar apps poll feeds around the clock: at info level
-// they would drown the log (and a line per poll costs as much as answering it from memory). Their counts are
-// in /metrics (slotfeed_feed_requests_total by status); failures are logged by the error handler.
-const QUIET_ROUTES = new Set(['/healthz', '/readyz', '/metrics', '/feeds/:token.ics']);
 
 export async function buildWebApp(deps: WebDeps): Promise<FastifyInstance> {
   const app = Fastify({
@@ -34,15 +32,39 @@ export async function buildWebApp(deps: WebDeps): Promise<FastifyInstance> {
     logController: new LogController({ disableRequestLogging: true }),
     trustProxy: deps.settings.trustProxy,
     bodyLimit: 64 * 1024,
+    // A client must send its whole request (headers and body) within this time, or get 408 and lose the
+    // connection: without it, bodies trickled a byte at a time held sockets and memory for as long as the
+    // sender liked. Node checks for late requests every connectionsCheckingInterval (30 s by default).
+    requestTimeout: deps.settings.requestTimeoutMs,
+    http: {
+      headersTimeout: deps.settings.requestTimeoutMs,
+      connectionsCheckingInterval: Math.min(1000, Math.ceil(deps.settings.requestTimeoutMs / 4)),
+    },
     // Room for any plausible token to reach the feed route and its uniform 404 (longer params get a 414).
     routerOptions: { maxParamLength: 512 },
     // Typed with pino's Logger, the instance is not assignable to the plain FastifyInstance the route
     // modules take (a variance quirk of fastify's generics); at runtime it is the same object.
   }) as unknown as FastifyInstance;
 
+  if (deps.settings.trustProxy === true) {
+    deps.logger.warn(
+      'TRUST_PROXY=true believes every X-Forwarded-For hop, so a client can choose the address its rate limits count; set TRUST_PROXY to the proxies’ addresses instead',
+    );
+  }
+  installErrorHandlers(app);
+  installAccessLog(app, deps.logger);
+  await registerRateLimits(app, {
+    redis: deps.redis,
+    redisPrefix: deps.settings.redisPrefix,
+    logger: deps.logger,
+  });
+
   const auth = createAdminAuth({
     adminToken: deps.settings.adminToken,
     publicBaseUrl: deps.settings.publicBaseUrl,
+    sessionSeconds: deps.settings.adminSessionSeconds,
+    sessions: createAdminSessions(deps.redis, deps.settings.redisPrefix, deps.settings.adminSessionSeconds),
+    lockout: createSignInLockout({ redis: deps.redis, redisPrefix: deps.settings.redisPrefix }),
     now: deps.now,
     onUnauthenticated: (request, reply) =>
       prefersHtml(request)
@@ -50,25 +72,14 @@ export async function buildWebApp(deps: WebDeps): Promise<FastifyInstance> {
         : sendError(request, reply, 401, 'Admin credentials needed: Authorization: Bearer <ADMIN_TOKEN>.'),
   });
 
-  installErrorHandlers(app);
-  app.addHook('onResponse', (request, reply, done) => {
-    const level = QUIET_ROUTES.has(request.routeOptions.url ?? '') ? 'debug' : 'info';
-    if (deps.logger.isLevelEnabled(level)) {
-      const line = {
-        method: request.method,
-        url: redactText(request.url),
-        status: reply.statusCode,
-        ms: Math.round(reply.elapsedTime),
-      };
-      request.log[level](line, 'request');
-    }
-    done();
-  });
-
   // Feeds and probes take the most requests and need no cookies, forms or compression (the feed route
   // compresses itself, once per render): they live outside the context that registers those plugins.
   registerHealthRoutes(app, deps);
-  registerFeedRoutes(app, deps);
+  await app.register(async (feeds) => {
+    const limit = feedRateLimitHook(feeds, deps.settings.rateLimits.feedsPerMinute);
+    if (limit) feeds.addHook('onRequest', limit);
+    registerFeedRoutes(feeds, deps);
+  });
   await app.register(async (site) => {
     await site.register(cookie, { secret: auth.cookieSecret });
     await site.register(formbody);

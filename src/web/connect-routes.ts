@@ -1,7 +1,8 @@
 // The connect flow: GET /connect starts an OAuth authorization code flow (state + PKCE), GET /oauth/callback
 // finishes it: verify and spend the state, exchange the code, create or update the connection, make sure it
 // has a feed, enqueue its first sync, and show the feed links. Every refusal is a 400 page that says what
-// happened, and nothing is written before the code exchange has succeeded.
+// happened, and nothing is written before the code exchange has succeeded. Both routes are limited per client
+// address (rate-limits.ts), and so are the unfinished sign-ins one address may hold (oauth-state.ts).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Connection } from '../generated/prisma/client.js';
 import { coerceError } from '../lib/coerce-error.js';
@@ -9,6 +10,7 @@ import { UpstreamAuthError, UpstreamError, type TokenSet } from '../upstream/ind
 import { connectedPage } from './connect-pages.js';
 import { HttpError } from './http-error.js';
 import { createOAuthStateStore } from './oauth-state.js';
+import { clientAddressOf, perAddressLimit } from './rate-limits.js';
 import type { WebDeps } from './web-deps.js';
 
 interface CallbackQuery {
@@ -70,22 +72,36 @@ function upstreamFailure(thrown: unknown): HttpError {
 
 export function registerConnectRoutes(app: FastifyInstance, ctx: WebDeps): void {
   const states = createOAuthStateStore(ctx.redis, ctx.settings.redisPrefix);
+  const perMinute = ctx.settings.rateLimits.connectPerMinute;
 
-  app.get('/connect', async (request, reply) => {
-    const hint = text((request.query as { login_hint?: unknown }).login_hint);
-    if (hint !== undefined && hint.length > 254) throw new HttpError(400, 'login_hint is too long.');
-    const authorization = ctx.oauth.buildAuthorizationRequest({
-      usePkce: true,
-      ...(hint === undefined ? {} : { loginHint: hint }),
-    });
-    await states.save(authorization.state, {
-      ...(authorization.codeVerifier === undefined ? {} : { codeVerifier: authorization.codeVerifier }),
-      startedAt: ctx.now().toISOString(),
-    });
-    return reply.header('cache-control', 'no-store').redirect(authorization.url, 302);
-  });
+  app.get(
+    '/connect',
+    { config: { rateLimit: perAddressLimit('connect', perMinute) } },
+    async (request, reply) => {
+      const hint = text((request.query as { login_hint?: unknown }).login_hint);
+      if (hint !== undefined && hint.length > 254) throw new HttpError(400, 'login_hint is too long.');
+      const authorization = ctx.oauth.buildAuthorizationRequest({
+        usePkce: true,
+        ...(hint === undefined ? {} : { loginHint: hint }),
+      });
+      const saved = await states.save(authorization.state, {
+        ...(authorization.codeVerifier === undefined ? {} : { codeVerifier: authorization.codeVerifier }),
+        startedAt: ctx.now().toISOString(),
+        client: clientAddressOf(request),
+      });
+      if (!saved.saved) {
+        throw new HttpError(
+          429,
+          `Too many sign-ins are unfinished from your address: finish one, or start again in ${Math.ceil(saved.retryAfterSeconds / 60)} minutes.`,
+          { headers: { 'retry-after': String(saved.retryAfterSeconds) } },
+        );
+      }
+      return reply.header('cache-control', 'no-store').redirect(authorization.url, 302);
+    },
+  );
 
-  app.get('/oauth/callback', async (request, reply) => {
+  const callbackLimit = perAddressLimit('oauth-callback', perMinute);
+  app.get('/oauth/callback', { config: { rateLimit: callbackLimit } }, async (request, reply) => {
     const query = request.query as CallbackQuery;
     const state = text(query.state);
     // Spend the state first, whatever else the callback says: an error answer ends the attempt too.

@@ -1,8 +1,11 @@
 // The one error handler and the not-found handler. A 4xx says what was wrong (the message is written for the
 // client); a 5xx says only that it failed on our side, and the error itself goes to the log with the URL
-// redacted (a feed token or an authorization code can sit in it).
+// redacted (a feed token or an authorization code can sit in it). Postgres not answering in time (a statement
+// or lock timeout, no free pooled connection, the server gone) is a 503 with Retry-After: the request was
+// fine and will work later, which a 500 would not tell a client or a load balancer.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { coerceError } from '../lib/coerce-error.js';
+import { databaseUnavailableReason } from '../store/database-errors.js';
 import { redactText } from '../log.js';
 import { errorCodeOf, HttpError, NO_SUCH_FEED } from './http-error.js';
 import { html, sendPage } from './html.js';
@@ -15,7 +18,12 @@ const TITLES: Record<number, string> = {
   405: 'Method not allowed',
   413: 'Request too large',
   415: 'Unsupported content type',
+  429: 'Too many requests',
+  503: 'Try again shortly',
 };
+
+/** How long a client is asked to wait after a 503 for a busy or unreachable database. */
+export const DATABASE_RETRY_AFTER_SECONDS = 30;
 
 /** Browsers list text/html in Accept; calendar clients, curl and fetch() get JSON. */
 export function prefersHtml(request: FastifyRequest): boolean {
@@ -54,6 +62,21 @@ function statusOf(error: unknown): number {
 export function installErrorHandlers(app: FastifyInstance): void {
   app.setErrorHandler((thrown: FastifyError | HttpError, request, reply) => {
     const status = statusOf(thrown);
+    const unavailable = databaseUnavailableReason(thrown);
+    if (unavailable !== undefined) {
+      // A warning without the stack: during a lock or an outage every request fails the same known way.
+      request.log.warn(
+        { reason: unavailable, method: request.method, url: redactText(request.url) },
+        'database unavailable',
+      );
+      reply.header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS));
+      return sendError(
+        request,
+        reply,
+        503,
+        'The database is busy or unreachable right now; please try again in a minute.',
+      );
+    }
     if (status >= 500) {
       request.log.error(
         { err: coerceError(thrown), method: request.method, url: redactText(request.url) },
@@ -64,6 +87,7 @@ export function installErrorHandlers(app: FastifyInstance): void {
         thrown instanceof HttpError
           ? thrown.message
           : 'Something went wrong on our side. It has been logged; please try again later.';
+      if (thrown instanceof HttpError) reply.headers(thrown.headers);
       return sendError(request, reply, status, message);
     }
     if (thrown instanceof HttpError) {

@@ -3,23 +3,32 @@
 // the hash lookup runs for every token, well-formed or not, so timing does not tell them apart either.
 // A poll of an unchanged feed is answered from memory: the token lookup (feed-lookup.ts) and the rendered
 // bytes (render-cache.ts) are both remembered until Postgres says something they depend on changed.
-import type { FastifyInstance, FastifyReply } from 'fastify';
+// When Postgres cannot answer, a feed this process served recently gets the bytes it last got, validators
+// included (last-good-feeds.ts), any other token a 503; the outage is logged once (database-outage.ts).
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { planFeedEvents } from '../feeds/feed-events.js';
 import { viewOf } from '../feeds/feed-options.js';
+import { hashFeedToken } from '../feeds/feed-token.js';
 import { createEventRevisionStore } from '../feeds/serve/event-revisions.js';
 import { readFeedContent } from '../feeds/serve/feed-content.js';
 import { feedRepresentation, type FeedServingDeps } from '../feeds/serve/feed-representation.js';
-import { createRenderCache } from '../feeds/serve/render-cache.js';
+import { createRenderCache, type RenderedFeed } from '../feeds/serve/render-cache.js';
 import { ConnectionNotFoundError } from '../store/connections.js';
+import { databaseUnavailableReason } from '../store/database-errors.js';
 import type { ResolvedFeed } from '../store/feeds.js';
 import { acceptsGzip } from './accept-encoding.js';
 import { isNotModified } from './conditional-get.js';
+import { createDatabaseOutage } from './database-outage.js';
+import { DATABASE_RETRY_AFTER_SECONDS, sendError } from './error-handler.js';
 import { createFeedLookup } from './feed-lookup.js';
 import { HttpError, NO_SUCH_FEED } from './http-error.js';
+import { createLastGoodFeeds } from './last-good-feeds.js';
 import type { WebDeps } from './web-deps.js';
 
 const FEED_ROUTE = '/feeds/:token.ics';
 const PREVIEW_EVENTS = 8;
+/** The 503 body: like NO_SUCH_FEED, it never depends on the token. */
+export const FEEDS_UNAVAILABLE = 'Feeds cannot be served right now. Please try again in a few minutes.';
 // Google Calendar's fetcher obeys robots.txt: a site that disallows /feeds/ gets no Google subscribers.
 const ROBOTS_TXT = 'User-agent: *\nAllow: /feeds/\nDisallow: /\n';
 
@@ -28,6 +37,13 @@ function gzipTag(tag: string): string {
 }
 
 export function registerFeedRoutes(app: FastifyInstance, deps: WebDeps): void {
+  const graceSeconds = deps.settings.feedOutageGraceSeconds;
+  const outage = createDatabaseOutage({
+    logger: deps.logger,
+    now: deps.now,
+    graceSeconds,
+    countAnswer: (answer) => deps.metrics.feedOutageAnswers.inc({ answer }),
+  });
   const serving: FeedServingDeps = {
     prisma: deps.prisma,
     revisions: createEventRevisionStore(deps.prisma),
@@ -39,16 +55,86 @@ export function registerFeedRoutes(app: FastifyInstance, deps: WebDeps): void {
   // Clients that honour max-age poll at most twice per sync interval; one that revalidates gets a 304.
   const cacheControl = `private, max-age=${Math.max(60, Math.floor(deps.settings.refreshIntervalSeconds / 2))}`;
 
+  const loadFeed = (tokenHash: Buffer) => deps.feeds.resolveTokenHash(tokenHash);
   const lookup = createFeedLookup({
-    load: (tokenHash) => deps.feeds.resolveTokenHash(tokenHash),
+    load: loadFeed,
     changes: deps.feedChanges,
     onLookup: (result) => deps.metrics.feedLookups.inc({ result }),
   });
+  const lastGood = createLastGoodFeeds({
+    load: loadFeed,
+    changes: deps.feedChanges,
+    graceSeconds,
+    now: deps.now,
+    onRecheck: (result) => deps.metrics.feedLastGoodRechecks.inc({ result }),
+  });
+  app.addHook('onClose', async () => lastGood.close());
 
   async function activeFeed(token: string): Promise<ResolvedFeed> {
     const resolved = await lookup.resolve(token);
     if (resolved === undefined) throw new HttpError(404, NO_SUCH_FEED);
     return resolved;
+  }
+
+  /** The feed and its bytes as the database has them now; undefined when no active feed has this token. */
+  async function currentFeed(
+    token: string,
+  ): Promise<{ resolved: ResolvedFeed; rendered: RenderedFeed } | undefined> {
+    const resolved = await lookup.resolve(token);
+    if (resolved === undefined) return undefined;
+    try {
+      return { resolved, rendered: await feedRepresentation(serving, resolved) };
+    } catch (thrown: unknown) {
+      // The connection was deleted (its feeds with it) between the token lookup and the render.
+      if (thrown instanceof ConnectionNotFoundError) return undefined;
+      throw thrown;
+    }
+  }
+
+  function sendFeed(request: FastifyRequest, reply: FastifyReply, rendered: RenderedFeed): FastifyReply {
+    const gzip = rendered.gzipped !== undefined && acceptsGzip(request.headers['accept-encoding']);
+    // A strong ETag names one representation: the gzip-coded bytes get a tag of their own (RFC 9110 §8.8.3),
+    // and either tag revalidates, since both stand for the same content.
+    const etag = `"${gzip ? gzipTag(rendered.tag) : rendered.tag}"`;
+    reply
+      .header('etag', etag)
+      .header('last-modified', rendered.lastModifiedHttpDate)
+      .header('cache-control', cacheControl)
+      .header('x-robots-tag', 'noindex')
+      .header('x-content-type-options', 'nosniff');
+    if (deps.settings.feedGzip) reply.header('vary', 'Accept-Encoding');
+    const notModified = isNotModified(
+      {
+        ifNoneMatch: request.headers['if-none-match'],
+        ifModifiedSince: request.headers['if-modified-since'],
+      },
+      { opaqueTags: [rendered.tag, gzipTag(rendered.tag)], lastModified: rendered.lastModified },
+    );
+    if (notModified) return reply.code(304).send();
+    reply
+      .type('text/calendar; charset=utf-8')
+      .header('content-disposition', 'inline; filename="free-time.ics"');
+    if (gzip && rendered.gzipped !== undefined) {
+      return reply.header('content-encoding', 'gzip').send(rendered.gzipped);
+    }
+    return reply.send(rendered.body);
+  }
+
+  function answerFromMemory(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    tokenKey: string,
+    reason: string,
+  ): FastifyReply {
+    outage.unreachable(reason);
+    const answer = lastGood.duringOutage(tokenKey);
+    outage.answered(answer.kind);
+    if (answer.kind === 'last_good') return sendFeed(request, reply, answer.rendered);
+    if (answer.kind === 'gone') throw new HttpError(404, NO_SUCH_FEED);
+    // Sent, not thrown: the error handler logs every request the database failed, and calendar apps poll
+    // around the clock; this outage has been logged once already.
+    reply.header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS));
+    return sendError(request, reply, 503, FEEDS_UNAVAILABLE);
   }
 
   app.get('/robots.txt', async (_request, reply) =>
@@ -64,37 +150,25 @@ export function registerFeedRoutes(app: FastifyInstance, deps: WebDeps): void {
     FEED_ROUTE,
     { onResponse: countResponse },
     async (request, reply) => {
-      const feed = await activeFeed(request.params.token);
-      const rendered = await feedRepresentation(serving, feed).catch((thrown: unknown) => {
-        // The connection was deleted (its feeds with it) between the token lookup and the render.
-        throw thrown instanceof ConnectionNotFoundError ? new HttpError(404, NO_SUCH_FEED) : thrown;
-      });
-      const gzip = rendered.gzipped !== undefined && acceptsGzip(request.headers['accept-encoding']);
-      // A strong ETag names one representation: the gzip-coded bytes get a tag of their own (RFC 9110 §8.8.3),
-      // and either tag revalidates, since both stand for the same content.
-      const etag = `"${gzip ? gzipTag(rendered.tag) : rendered.tag}"`;
-      reply
-        .header('etag', etag)
-        .header('last-modified', rendered.lastModifiedHttpDate)
-        .header('cache-control', cacheControl)
-        .header('x-robots-tag', 'noindex')
-        .header('x-content-type-options', 'nosniff');
-      if (deps.settings.feedGzip) reply.header('vary', 'Accept-Encoding');
-      const notModified = isNotModified(
-        {
-          ifNoneMatch: request.headers['if-none-match'],
-          ifModifiedSince: request.headers['if-modified-since'],
-        },
-        { opaqueTags: [rendered.tag, gzipTag(rendered.tag)], lastModified: rendered.lastModified },
-      );
-      if (notModified) return reply.code(304).send();
-      reply
-        .type('text/calendar; charset=utf-8')
-        .header('content-disposition', 'inline; filename="free-time.ics"');
-      if (gzip && rendered.gzipped !== undefined) {
-        return reply.header('content-encoding', 'gzip').send(rendered.gzipped);
+      const { token } = request.params;
+      const tokenKey = hashFeedToken(token).toString('base64');
+      const since = lastGood.mark();
+      let current: Awaited<ReturnType<typeof currentFeed>>;
+      try {
+        current = await currentFeed(token);
+      } catch (thrown: unknown) {
+        const reason = databaseUnavailableReason(thrown);
+        if (reason === undefined) throw thrown;
+        return answerFromMemory(request, reply, tokenKey, reason);
       }
-      return reply.send(rendered.body);
+      // Answered from the database, or from memory while the listener hears it: either way Postgres is there.
+      outage.reachable();
+      if (current === undefined) {
+        lastGood.markGone(tokenKey);
+        throw new HttpError(404, NO_SUCH_FEED);
+      }
+      lastGood.keep(since, tokenKey, current.resolved.feed.connectionId, current.rendered);
+      return sendFeed(request, reply, current.rendered);
     },
   );
 

@@ -1,6 +1,7 @@
-// Liveness, readiness and metrics. /healthz says only that the process answers; /readyz asks Postgres and
-// Redis, each with a short timeout, so a load balancer stops sending traffic to a process whose stores are
-// gone without the probe itself hanging.
+// Liveness, readiness and metrics. /healthz says only that the process answers: it touches no store, so
+// neither a locked table nor an exhausted pool can hold it up. /readyz asks Postgres (over a connection of
+// its own, not the pool: see postgres-probe.ts) and Redis, each with a short timeout, so a load balancer stops
+// sending traffic to a process whose stores are gone without the probe itself hanging.
 import type { FastifyInstance } from 'fastify';
 import type { WebDeps } from './web-deps.js';
 
@@ -27,7 +28,7 @@ export function registerHealthRoutes(app: FastifyInstance, deps: WebDeps): void 
 
   app.get('/readyz', async (_request, reply) => {
     const [postgres, redis] = await Promise.all([
-      probe(() => deps.prisma.$queryRaw`SELECT 1`, PROBE_TIMEOUT_MS),
+      probe(() => deps.postgresProbe.check(PROBE_TIMEOUT_MS), PROBE_TIMEOUT_MS),
       probe(() => deps.redis.ping(), PROBE_TIMEOUT_MS),
     ]);
     const ready = postgres === 'ok' && redis === 'ok';

@@ -89,9 +89,16 @@ export function sendPage(reply: FastifyReply, status: number, options: PageOptio
   return reply
     .code(status)
     .type('text/html; charset=utf-8')
-    .header('cache-control', 'no-store')
-    .header('content-security-policy', contentSecurityPolicy(options.scriptNonce))
-    .header('referrer-policy', 'same-origin')
-    .header('x-content-type-options', 'nosniff')
+    .headers(pageSecurityHeaders(contentSecurityPolicy(options.scriptNonce)))
     .send(renderPage(options));
+}
+
+/** What every page of ours carries besides its CSP (Bull Board's pages get the same, queue-dashboard.ts). */
+export function pageSecurityHeaders(csp: string): Record<string, string> {
+  return {
+    'cache-control': 'no-store',
+    'content-security-policy': csp,
+    'referrer-policy': 'same-origin',
+    'x-content-type-options': 'nosniff',
+  };
 }

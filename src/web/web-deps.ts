@@ -9,6 +9,7 @@ import type { Logger } from '../log.js';
 import type { ConnectionStore } from '../store/connections.js';
 import type { FeedChangeListener } from '../store/feed-change-listener.js';
 import type { FeedStore } from '../store/feeds.js';
+import type { PostgresProbe } from '../store/postgres-probe.js';
 import type { SyncJobData } from '../sync/queues.js';
 import type { ApiClient, OAuthClient } from '../upstream/index.js';
 
@@ -24,8 +25,10 @@ export type WebSettings = Config['web'] & {
 export interface WebDeps {
   settings: WebSettings;
   prisma: PrismaClient;
-  /** Command connection: OAuth state, readiness. */
+  /** Command connection: OAuth state, admin sessions, rate limits, readiness. */
   redis: Redis;
+  /** Readiness's own Postgres connection, outside the pool. */
+  postgresProbe: PostgresProbe;
   connections: ConnectionStore;
   feeds: FeedStore;
   /** Postgres's notices of feed changes: feed token lookups are remembered only while it is live. */

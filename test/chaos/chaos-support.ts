@@ -1,7 +1,13 @@
-// Helpers shared by the chaos tests: a Redis server of the test's own (so it can be killed and restarted
-// without touching anyone else's), and the invariants every fault must leave intact, read from Postgres.
+// Helpers shared by the chaos tests: a Redis server and a Postgres cluster of the test's own (so they can be
+// killed or stopped and restarted without touching anyone else's), and the invariants every fault must leave
+// intact, read from Postgres.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { startEmbeddedPostgres, type RunningPostgres } from '../../src/demo/embedded-postgres-server.js';
 import type { PrismaClient } from '../../src/generated/prisma/client.js';
 import type { CallArrival } from '../../src/simulator/index.js';
 import { waitFor } from '../support/wait-for.js';
@@ -61,6 +67,47 @@ export async function startOwnRedis(): Promise<OwnRedis> {
     await exited;
   };
   return { url: `redis://127.0.0.1:${port}`, port, kill, restart: start, stop: () => kill('SIGKILL') };
+}
+
+export interface OwnPostgres {
+  /** Superuser URL of its `postgres` database (pass it as the harness's databaseAdminUrl). */
+  adminUrl: string;
+  port: number;
+  isRunning(): boolean;
+  /** Fast shutdown: every connection is terminated, and new ones are refused until restart. */
+  stop(): Promise<void>;
+  /** Starts the same cluster again on the same port, its data intact. */
+  restart(): Promise<void>;
+  /** Stops it if it runs, and deletes its data. */
+  remove(): Promise<void>;
+}
+
+/** A Postgres cluster of the test's own (the demo's embedded server), in a temporary directory. */
+export async function startOwnPostgres(): Promise<OwnPostgres> {
+  const workDir = await mkdtemp(path.join(os.tmpdir(), 'slotfeed-own-postgres-'));
+  // Started by root, the server runs as the `postgres` user, which must be able to enter this directory.
+  await chmod(workDir, 0o755);
+  const dataDir = path.join(workDir, 'postgres');
+  const password = randomBytes(12).toString('hex');
+  let server: RunningPostgres | undefined = await startEmbeddedPostgres({ dataDir, password });
+  const { adminUrl, port } = server;
+  const stop = async () => {
+    await server?.stop();
+    server = undefined;
+  };
+  return {
+    adminUrl,
+    port,
+    isRunning: () => server !== undefined,
+    stop,
+    async restart() {
+      server ??= await startEmbeddedPostgres({ dataDir, password, port });
+    },
+    async remove() {
+      await stop();
+      await rm(workDir, { recursive: true, force: true });
+    },
+  };
 }
 
 /** Open slot rows that share a connection, event type and start: a slot stored twice. */

@@ -1,6 +1,9 @@
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from '@jest/globals';
+import { runCli } from '../../src/cli/program.js';
 import { ConfigError, describeVariables, loadConfig } from '../../src/config.js';
+import { weaknessOf } from '../../src/lib/secret-strength.js';
 
 const upstreamEnv = {
   CALENDBOOK_BASE_URL: 'https://api.calendbook.test/',
@@ -33,7 +36,9 @@ describe('loadConfig', () => {
   it('reads only the sections a command asks for', () => {
     // `slotfeed migrate` must not demand OAuth client settings.
     const config = loadConfig({ DATABASE_URL: 'postgresql://u@db:5432/slotfeed' }, ['database']);
-    expect(config).toEqual({ database: { url: 'postgresql://u@db:5432/slotfeed' } });
+    expect(config).toEqual({
+      database: { url: 'postgresql://u@db:5432/slotfeed', statementTimeoutMs: 10_000, lockTimeoutMs: 3000 },
+    });
   });
 
   it('names every missing or wrong variable at once', () => {
@@ -66,6 +71,71 @@ describe('loadConfig', () => {
   it('treats an empty value as unset', () => {
     const config = loadConfig({ REDIS_PREFIX: '' }, ['redis']);
     expect(config.redis.prefix).toBe('slotfeed');
+  });
+});
+
+describe('ADMIN_TOKEN', () => {
+  const web = (token: string) => loadConfig({ ADMIN_TOKEN: token }, ['web']).web.adminToken;
+
+  it('takes a generated token, or empty (admin disabled)', () => {
+    for (const token of [
+      randomBytes(24).toString('base64url'),
+      randomBytes(32).toString('base64'),
+      randomBytes(16).toString('hex'),
+      'admin-token-for-tests-0123456789',
+      '',
+    ]) {
+      expect(web(token)).toBe(token);
+    }
+  });
+
+  it('refuses a short or guessable one with a message that names the variable and never echoes it', () => {
+    const cases: [string, RegExp][] = [
+      ['s3cret-admin-token', /^ADMIN_TOKEN is too short: it has 18 characters and needs at least 32/],
+      ['a'.repeat(40), /^ADMIN_TOKEN is too easy to guess/],
+      ['0123456789'.repeat(4), /^ADMIN_TOKEN is too easy to guess/],
+      ['abcdefghijklmnopqrstuvwxyz0123456789', /^ADMIN_TOKEN is too easy to guess/],
+      ['passwordpasswordpasswordpassword1', /^ADMIN_TOKEN is too easy to guess/],
+    ];
+    for (const [token, message] of cases) {
+      const problems = problemsOf(() => web(token));
+      expect(problems).toHaveLength(1);
+      expect(problems[0]).toMatch(message);
+      expect(problems[0]).toContain('openssl rand -base64 32');
+      expect(problems[0]).not.toContain(token);
+    }
+  });
+
+  it('refuses no generated token: 20,000 of each common kind pass', () => {
+    const rule = { minLength: 32, minBits: 80 };
+    for (const make of [
+      () => randomBytes(16).toString('hex'),
+      () => randomBytes(24).toString('base64url'),
+      () => randomBytes(32).toString('base64'),
+    ]) {
+      for (let i = 0; i < 20_000; i++) expect(weaknessOf(make(), rule)).toBeUndefined();
+    }
+  });
+
+  it('stops `slotfeed web` at start-up, exit code 2, before anything is opened', async () => {
+    let stderr = '';
+    const env = {
+      DATABASE_URL: 'postgresql://postgres@127.0.0.1:1/never-opened',
+      CALENDBOOK_BASE_URL: 'https://api.calendbook.test',
+      CALENDBOOK_AUTH_URL: 'https://auth.calendbook.test',
+      CALENDBOOK_CLIENT_ID: 'client-1',
+      CALENDBOOK_CLIENT_SECRET: 'hunter2-secret',
+      CALENDBOOK_REDIRECT_URI: 'https://slotfeed.example/oauth/callback',
+      TOKEN_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+      ADMIN_TOKEN: 'changeme-changeme-changeme-changeme',
+    };
+    const code = await runCli(['web'], env, {
+      stdout: { write: () => undefined, isTTY: false },
+      stderr: { write: (text) => void (stderr += text) },
+    });
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/ADMIN_TOKEN is too easy to guess/);
+    expect(stderr).not.toContain('changeme');
   });
 });
 

@@ -14,7 +14,10 @@ let jobId: string;
 let secrets: string[];
 
 beforeAll(async () => {
-  h = await createWebHarness('sec_admin');
+  // Every wrong credential below comes from an address of its own (through the loopback "proxy"): five wrong
+  // tokens from one address lock it out (429, sign-in-lockout.ts; tested in abuse-limits.test.ts), and this
+  // file is about what each kind of wrong credential gets on its own.
+  h = await createWebHarness('sec_admin', { webEnv: { TRUST_PROXY: '127.0.0.1' } });
   const email = h.sync.sim.users[0]!.email;
   const connected = await h.connectViaWeb(email);
   connectionId = connected.connectionId;
@@ -95,9 +98,22 @@ const wrongCredentials = (): [string, Record<string, string>][] => [
   ['a wrong bearer token next to nothing else', { authorization: 'Bearer ' }],
 ];
 
+let nextAddress = 0;
+/** A fresh client address from 198.18.0.0/15 (set aside for tests), one per request. */
+const freshAddress = () => {
+  const n = nextAddress++;
+  return `198.18.${(n >> 8) & 255}.${n & 255}`;
+};
+
 async function send(method: string, path: string, headers: Record<string, string>, accept: string) {
   return h.request(method, path, {
-    headers: { accept, origin: h.url, 'content-type': 'application/x-www-form-urlencoded', ...headers },
+    headers: {
+      accept,
+      origin: h.url,
+      'content-type': 'application/x-www-form-urlencoded',
+      'x-forwarded-for': freshAddress(),
+      ...headers,
+    },
     ...(method === 'POST' || method === 'PUT' ? { body: 'days=7&merge=true' } : {}),
   });
 }

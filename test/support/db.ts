@@ -34,16 +34,18 @@ export interface TestDatabase {
 export interface TestDatabaseOptions {
   /** Apply prisma/migrations (default). `false` leaves it empty, for tests of the migration runner itself. */
   migrate?: boolean;
+  /** Another server's superuser URL: a test that stops its Postgres brings its own (default: the shared one). */
+  adminUrl?: string;
 }
 
-function databaseUrl(name: string): string {
-  const url = new URL(TEST_DATABASE_ADMIN_URL);
+function databaseUrl(adminUrl: string, name: string): string {
+  const url = new URL(adminUrl);
   url.pathname = `/${name}`;
   return url.toString();
 }
 
-async function withAdmin<T>(work: (admin: pg.Client) => Promise<T>): Promise<T> {
-  const admin = new pg.Client({ connectionString: TEST_DATABASE_ADMIN_URL });
+async function withAdmin<T>(adminUrl: string, work: (admin: pg.Client) => Promise<T>): Promise<T> {
+  const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
   try {
     return await work(admin);
@@ -78,7 +80,8 @@ export async function createTestDatabase(
     .replace(/[^a-z0-9_]+/g, '_')
     .slice(0, 32);
   const name = `${NAME_PREFIX}${safeLabel}_${randomBytes(4).toString('hex')}`;
-  await withAdmin(async (admin) => {
+  const adminUrl = options.adminUrl ?? TEST_DATABASE_ADMIN_URL;
+  await withAdmin(adminUrl, async (admin) => {
     await dropStaleDatabases(admin);
     await admin.query(`CREATE DATABASE ${pg.escapeIdentifier(name)}`);
     await admin.query(
@@ -86,7 +89,7 @@ export async function createTestDatabase(
     );
   });
 
-  const url = databaseUrl(name);
+  const url = databaseUrl(adminUrl, name);
   const prisma = createPrismaClient(url);
   const sql = new pg.Pool({ connectionString: url, max: 4 });
   // Dropping the database WITH (FORCE) terminates whatever is still connected to it; an idle pooled client
@@ -97,7 +100,7 @@ export async function createTestDatabase(
     (dropping ??= (async () => {
       await prisma.$disconnect().catch(() => undefined);
       await sql.end().catch(() => undefined);
-      await withAdmin((admin) =>
+      await withAdmin(adminUrl, (admin) =>
         admin.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`),
       );
     })());

@@ -46,6 +46,8 @@ export interface HarnessOptions {
    * REDIRECT_URI. Web tests pass their app's real /oauth/callback URL.
    */
   redirectUri?: string;
+  /** Superuser URL of the Postgres to create the test database on (default: the shared one). */
+  databaseAdminUrl?: string;
 }
 
 export interface SyncHarness {
@@ -74,7 +76,10 @@ export async function createSyncHarness(label: string, options: HarnessOptions =
       ? { now: () => new Date(), random: Math.random }
       : (options.clock ?? new FakeClock(new Date('2026-03-02T09:00:00Z')));
   const redirectUri = options.redirectUri ?? REDIRECT_URI;
-  const db = await createTestDatabase(label);
+  const db = await createTestDatabase(
+    label,
+    options.databaseAdminUrl === undefined ? {} : { adminUrl: options.databaseAdminUrl },
+  );
   const redis = await createTestRedis(label);
   const sim = await startSimulator({
     users: 3,

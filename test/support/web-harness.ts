@@ -8,6 +8,7 @@ import { upstreamStatusLabel, type Metrics } from '../../src/lib/metrics.js';
 import { createLogger } from '../../src/log.js';
 import { startFeedChangeListener } from '../../src/store/feed-change-listener.js';
 import { createFeedStore, type FeedStore } from '../../src/store/feeds.js';
+import { createPostgresProbe } from '../../src/store/postgres-probe.js';
 import { enqueueSyncs } from '../../src/sync/queues.js';
 import { syncConnection } from '../../src/sync/sync-connection.js';
 import { createApiClient, createOAuthClient } from '../../src/upstream/index.js';
@@ -130,6 +131,7 @@ export async function createWebHarness(label: string, options: WebHarnessOptions
     metrics.upstreamCalls.inc({ endpoint, status: upstreamStatusLabel(outcome.status) });
   const feeds = createFeedStore(sync.db.prisma);
   const feedChanges = await startFeedChangeListener({ databaseUrl: sync.db.url, logger });
+  const postgresProbe = createPostgresProbe(sync.db.url);
   const enqueued: string[] = [];
   const deps: WebDeps = {
     settings: {
@@ -139,6 +141,7 @@ export async function createWebHarness(label: string, options: WebHarnessOptions
     },
     prisma: sync.clients.prisma,
     redis: sync.clients.redis,
+    postgresProbe,
     connections: sync.services.connections,
     feeds,
     feedChanges,
@@ -217,6 +220,7 @@ export async function createWebHarness(label: string, options: WebHarnessOptions
       try {
         await server.close();
       } finally {
+        await postgresProbe.close();
         await feedChanges.close();
         await sync.close();
       }

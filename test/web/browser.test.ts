@@ -109,9 +109,35 @@ describe('in Chromium', () => {
   });
 
   it('shows the queue dashboard to the signed-in administrator', async () => {
-    const response = await page.goto(`${h.url}/admin/queues`);
-    expect(response?.status()).toBe(200);
-    await page.waitForSelector('text=sync', { timeout: 15_000 });
-    await expect(page.title()).resolves.toContain('slotfeed queues');
+    // Under its CSP the board must still work, and ask nothing of another origin (Bull Board's template links
+    // Google Fonts; queue-dashboard.ts takes that out).
+    const refused: string[] = [];
+    const elsewhere: string[] = [];
+    const onConsole = (message: { text(): string }) => {
+      if (/Content Security Policy|Refused to/i.test(message.text())) refused.push(message.text());
+    };
+    const onRequest = (request: { url(): string }) => {
+      if (!request.url().startsWith(h.url)) elsewhere.push(request.url());
+    };
+    page.on('console', onConsole);
+    page.on('request', onRequest);
+    try {
+      const response = await page.goto(`${h.url}/admin/queues`);
+      expect(response?.status()).toBe(200);
+      expect(response?.headers()['content-security-policy']).toContain("frame-ancestors 'none'");
+      await page.waitForSelector('text=sync', { timeout: 15_000 });
+      await expect(page.title()).resolves.toContain('slotfeed queues');
+      // The way back: the board's own menu carries a link to the admin page.
+      const back = page.locator('a', { hasText: 'slotfeed admin' });
+      if ((await back.count()) === 0 || !(await back.first().isVisible())) {
+        await page.locator('header li:last-child button, header ul li:last-child button').last().click();
+      }
+      await expect(back.first().getAttribute('href')).resolves.toBe('/');
+      expect(refused).toEqual([]);
+      expect(elsewhere).toEqual([]);
+    } finally {
+      page.off('console', onConsole);
+      page.off('request', onRequest);
+    }
   });
 });

@@ -4,14 +4,19 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import net from 'node:net';
 import { Redis } from 'ioredis';
 import { createFeedStore } from '../../src/store/feeds.js';
+import { createPostgresProbe } from '../../src/store/postgres-probe.js';
 import { createPrismaClient } from '../../src/store/prisma-client.js';
 import { buildWebApp } from '../../src/web/app.js';
-import { createWebHarness, type WebHarness } from '../support/web-harness.js';
+import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { ADMIN_TOKEN, createWebHarness, type WebHarness } from '../support/web-harness.js';
 
 let h: WebHarness;
 const logLines: string[] = [];
 // Nothing listens on port 1: connections are refused at once.
 const deadPrisma = createPrismaClient('postgresql://postgres@127.0.0.1:1/nothing');
+const deadProbe = createPostgresProbe('postgresql://postgres@127.0.0.1:1/nothing');
+// A real database without slotfeed's tables: every query fails in a way that is our bug, not an outage.
+let unmigrated: TestDatabase;
 // A "Redis" that accepts connections and never answers: the readiness probe must give up on its own.
 const silentSockets = new Set<net.Socket>();
 const silentServer = net.createServer((socket) => {
@@ -21,6 +26,7 @@ let silentRedis: Redis;
 
 beforeAll(async () => {
   h = await createWebHarness('web_health', { logLines });
+  unmigrated = await createTestDatabase('web_health_empty', { migrate: false });
   await new Promise<void>((resolve) => silentServer.listen(0, '127.0.0.1', resolve));
   silentRedis = new Redis((silentServer.address() as net.AddressInfo).port, '127.0.0.1', {
     maxRetriesPerRequest: 0,
@@ -32,6 +38,8 @@ afterAll(async () => {
   for (const socket of silentSockets) socket.destroy();
   await new Promise((resolve) => silentServer.close(resolve));
   await deadPrisma.$disconnect().catch(() => undefined);
+  await deadProbe.close();
+  await unmigrated?.drop();
   await h?.close();
 });
 
@@ -49,7 +57,7 @@ describe('health', () => {
   });
 
   it('/readyz is 503 when Postgres is gone, or Redis does not answer in time', async () => {
-    const noPostgres = await buildWebApp({ ...h.deps, prisma: deadPrisma });
+    const noPostgres = await buildWebApp({ ...h.deps, postgresProbe: deadProbe });
     const noRedis = await buildWebApp({ ...h.deps, redis: silentRedis });
     try {
       const a = await noPostgres.inject({ url: '/readyz' });
@@ -128,7 +136,11 @@ describe('errors', () => {
   });
 
   it('a 5xx says nothing about internals, and the log has the error with the URL redacted', async () => {
-    const app = await buildWebApp({ ...h.deps, prisma: deadPrisma, feeds: createFeedStore(deadPrisma) });
+    const app = await buildWebApp({
+      ...h.deps,
+      prisma: unmigrated.prisma,
+      feeds: createFeedStore(unmigrated.prisma),
+    });
     try {
       const token = 'B'.repeat(43);
       const response = await app.inject({
@@ -145,6 +157,31 @@ describe('errors', () => {
       expect(logged.length).toBeGreaterThan(0);
       expect(logged.join('')).toContain('/feeds/[redacted].ics');
       expect(logged.join('')).not.toContain(token);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('Postgres out of reach is a 503 with Retry-After, saying nothing about internals', async () => {
+    // The admin page: feeds have an outage answer of their own (feed-routes.ts); every other route gets this.
+    const app = await buildWebApp({ ...h.deps, prisma: deadPrisma, feeds: createFeedStore(deadPrisma) });
+    try {
+      const response = await app.inject({
+        url: '/',
+        headers: { accept: 'application/json', authorization: `Bearer ${ADMIN_TOKEN}` },
+      });
+      expect(response.statusCode).toBe(503);
+      expect(response.headers['retry-after']).toBe('30');
+      expect(response.json()).toEqual({
+        error: 'unavailable',
+        message: 'The database is busy or unreachable right now; please try again in a minute.',
+      });
+      expect(response.body).not.toMatch(/prisma|ECONNREFUSED|postgres|127\.0\.0\.1/i);
+      // One warning, not an error with a stack: an outage makes every request fail the same known way.
+      const logged = logLines.filter((line) => line.includes('"database unavailable"'));
+      expect(logged).toHaveLength(1);
+      expect(logged[0]).toContain('"reason":"unreachable"');
+      expect(logged[0]).toContain('"level":40');
     } finally {
       await app.close();
     }

@@ -1,0 +1,70 @@
+// Which failures mean "Postgres cannot answer right now" rather than "this request is wrong": a statement
+// cancelled by statement_timeout or lock_timeout, no free pooled connection in time, a server that cannot be
+// reached or went away. The web role answers these 503 with Retry-After (a client should simply come back),
+// not 500, and a caller may fall back to what it remembers.
+import { Prisma } from '../generated/prisma/client.js';
+
+export type UnavailableReason = 'statement_timeout' | 'lock_timeout' | 'pool_timeout' | 'unreachable';
+
+// SQLSTATEs: 57014 query_canceled (statement_timeout), 55P03 lock_not_available (lock_timeout),
+// 53300 too_many_connections, 57P01-57P03 the server shutting down or starting, 08xxx connection exceptions.
+const BY_SQLSTATE: Record<string, UnavailableReason> = {
+  '57014': 'statement_timeout',
+  '55P03': 'lock_timeout',
+  '53300': 'unreachable',
+  '57P01': 'unreachable',
+  '57P02': 'unreachable',
+  '57P03': 'unreachable',
+};
+
+// Prisma's own codes: P1001 cannot reach, P1002 timed out reaching, P1008 operation timed out, P1017 server
+// closed the connection, P2024 no pooled connection in time, P2028 a transaction not started in time (maxWait).
+const BY_PRISMA_CODE: Record<string, UnavailableReason> = {
+  P1001: 'unreachable',
+  P1002: 'unreachable',
+  P1008: 'statement_timeout',
+  P1017: 'unreachable',
+  P2024: 'pool_timeout',
+  P2028: 'pool_timeout',
+};
+
+// The driver adapter's kinds for failures below SQL (socket, TLS, server gone).
+const BY_ADAPTER_KIND: Record<string, UnavailableReason> = {
+  DatabaseNotReachable: 'unreachable',
+  ConnectionClosed: 'unreachable',
+  SocketTimeout: 'unreachable',
+  TooManyConnections: 'unreachable',
+  TlsConnectionError: 'unreachable',
+};
+
+interface AdapterCause {
+  kind?: unknown;
+  code?: unknown;
+  originalCode?: unknown;
+}
+
+function adapterCauseOf(error: Prisma.PrismaClientKnownRequestError): AdapterCause | undefined {
+  const meta = error.meta as { driverAdapterError?: { cause?: AdapterCause } } | undefined;
+  return meta?.driverAdapterError?.cause;
+}
+
+/** Why Postgres could not answer, or undefined when the error is of another kind. */
+export function databaseUnavailableReason(thrown: unknown): UnavailableReason | undefined {
+  if (thrown instanceof Prisma.PrismaClientKnownRequestError) {
+    const cause = adapterCauseOf(thrown);
+    const sqlState = typeof cause?.originalCode === 'string' ? cause.originalCode : cause?.code;
+    if (typeof sqlState === 'string') {
+      const reason = BY_SQLSTATE[sqlState] ?? (sqlState.startsWith('08') ? 'unreachable' : undefined);
+      if (reason) return reason;
+    }
+    if (typeof cause?.kind === 'string' && BY_ADAPTER_KIND[cause.kind]) return BY_ADAPTER_KIND[cause.kind];
+    return BY_PRISMA_CODE[thrown.code];
+  }
+  if (thrown instanceof Prisma.PrismaClientInitializationError) return 'unreachable';
+  if (thrown instanceof Error) {
+    // node-postgres's pool rejects a checkout with a plain Error, which the adapter passes through unwrapped.
+    if (thrown.message === 'timeout exceeded when trying to connect') return 'pool_timeout';
+    if (/^Connection terminated/.test(thrown.message)) return 'unreachable';
+  }
+  return undefined;
+}

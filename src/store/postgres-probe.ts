@@ -1,0 +1,80 @@
+// Readiness asks Postgres over a connection of its own, outside the pool: with every pooled connection busy
+// (behind a lock, or on slow reports) a probe through the pool would wait in line and report the pool, not
+// Postgres. One connection, opened on first use and again after it breaks; concurrent probes share the one in
+// flight, so a burst of /readyz never opens more.
+import pg from 'pg';
+
+export interface PostgresProbe {
+  /** Resolves when Postgres answers `SELECT 1` within timeoutMs; rejects otherwise. */
+  check(timeoutMs: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+export function createPostgresProbe(databaseUrl: string): PostgresProbe {
+  let client: pg.Client | undefined;
+  let connecting: Promise<pg.Client> | undefined;
+  let inFlight: Promise<void> | undefined;
+  let closed = false;
+
+  const discard = (broken: pg.Client) => {
+    if (client === broken) client = undefined;
+    broken.end().catch(() => undefined);
+  };
+
+  async function connected(timeoutMs: number): Promise<pg.Client> {
+    if (client) return client;
+    connecting ??= (async () => {
+      const fresh = new pg.Client({
+        connectionString: databaseUrl,
+        connectionTimeoutMillis: timeoutMs,
+        statement_timeout: timeoutMs,
+        application_name: 'slotfeed readiness',
+      });
+      // A server restart or a terminated backend: forget the connection, the next probe opens another.
+      fresh.on('error', () => discard(fresh));
+      fresh.on('end', () => discard(fresh));
+      try {
+        await fresh.connect();
+      } catch (thrown: unknown) {
+        fresh.end().catch(() => undefined);
+        throw thrown;
+      }
+      if (closed) {
+        await fresh.end().catch(() => undefined);
+        throw new Error('readiness probe closed');
+      }
+      client = fresh;
+      return fresh;
+    })().finally(() => {
+      connecting = undefined;
+    });
+    return connecting;
+  }
+
+  async function probeOnce(timeoutMs: number): Promise<void> {
+    const conn = await connected(timeoutMs);
+    try {
+      await conn.query({ text: 'SELECT 1', query_timeout: timeoutMs } as pg.QueryConfig);
+    } catch (thrown: unknown) {
+      // A timed-out query leaves the connection in an unknown state; start afresh next time.
+      discard(conn);
+      throw thrown;
+    }
+  }
+
+  return {
+    check(timeoutMs) {
+      if (closed) return Promise.reject(new Error('readiness probe closed'));
+      inFlight ??= probeOnce(timeoutMs).finally(() => {
+        inFlight = undefined;
+      });
+      return inFlight;
+    },
+    async close() {
+      closed = true;
+      const open = client;
+      client = undefined;
+      await open?.end().catch(() => undefined);
+    },
+  };
+}
