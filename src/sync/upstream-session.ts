@@ -1,6 +1,6 @@
 // One sync run's access to the scheduling service. Every call waits its turn at the shared rate limit and is
-// counted per endpoint for the run row. Two protocol rules live here (ARCHITECTURE.md, "Where the seed is
-// silent"): a 401 means refresh once and retry once, a second 401 is an auth failure; a 429 pauses every
+// counted per endpoint for the run row. Two protocol rules live here (docs/architecture.md, "Where the
+// upstream's description is silent"): a 401 means refresh once and retry once, a second 401 is an auth failure; a 429 pauses every
 // worker for its Retry-After and the call is tried again, without failing the job.
 // A GET that fails transiently (5xx, timeout, network) is retried a few times with a short jittered backoff
 // before the attempt gives up: a sync makes dozens of calls, and failing the whole attempt on any one of them

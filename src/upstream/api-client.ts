@@ -11,7 +11,7 @@ export type UpstreamEndpoint =
 export interface ApiClientOptions {
   baseUrl: string;
   timeoutMs: number;
-  /** The seed names no query parameters for the slots call; ARCHITECTURE.md settles on date/timezone. */
+  /** The seed names no query parameters for the slots call; docs/architecture.md settles on date/timezone. */
   slotsQuery: { dateParam: string; timezoneParam: string };
   fetch?: typeof fetch;
   now?: () => Date;

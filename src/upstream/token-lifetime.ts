@@ -32,7 +32,7 @@ function usableLifetime(ms: number, now: Date): Date | undefined {
 }
 
 /**
- * When the access token expires (ARCHITECTURE: expires_in, else the JWT exp, else 60 minutes). No safety
+ * When the access token expires (docs/architecture.md: expires_in, else the JWT exp, else 60 minutes). No safety
  * margin is taken off: refreshing ahead of expiry is the job layer's business.
  * For a JWT the lifetime is exp − iat when both are present, because both are on the service's clock and
  * their difference is immune to skew between its clock and ours; else exp − now. A lifetime that is not
