@@ -295,6 +295,17 @@ export const variables = {
     default: '30000',
     schema: timeoutMs,
   }),
+  HEALTH_PORT: variable({
+    section: 'sync',
+    description:
+      'Port on WEB_HOST where a worker or scheduler process without the web role serves /healthz, /readyz and /metrics; empty: none.',
+    default: '',
+    schema: z
+      .string()
+      .refine((v) => v === '' || /^\d+$/.test(v), 'must be a port number, or empty for none')
+      .transform((v) => (v === '' ? undefined : Number(v)))
+      .refine((v) => v === undefined || (v >= 1 && v <= 65_535), 'must be between 1 and 65535'),
+  }),
   WEB_HOST: variable({
     section: 'web',
     description: 'Interface the web server listens on (0.0.0.0 in a container).',
@@ -433,6 +444,8 @@ export interface Config {
     shutdownGraceSeconds: number;
     /** The worker's own pool. */
     database: { statementTimeoutMs: number; lockTimeoutMs: number };
+    /** Health server of a process without the web role; undefined: none. */
+    healthPort: number | undefined;
   };
   web: {
     host: string;
@@ -529,6 +542,7 @@ export function loadConfig<S extends Section>(env: Env, sections: readonly S[]):
         statementTimeoutMs: read('SYNC_STATEMENT_TIMEOUT_MS'),
         lockTimeoutMs: read('SYNC_LOCK_TIMEOUT_MS'),
       },
+      healthPort: read('HEALTH_PORT'),
     }),
     web: () => ({
       host: read('WEB_HOST'),

@@ -6,9 +6,11 @@ import type { Config } from './config.js';
 import type { PrismaClient } from './generated/prisma/client.js';
 import type { Logger } from './log.js';
 import { createMetrics, upstreamStatusLabel, type Metrics } from './lib/metrics.js';
+import { schedulerReadiness, workerReadiness, type ReadinessCheck } from './lib/readiness.js';
 import { createRedisConnection } from './lib/redis-connection.js';
 import { createRedisRateLimiter } from './lib/redis-rate-limiter.js';
 import type { Releasers } from './lib/releasers.js';
+import { createRepeatedErrorLog, type RepeatedErrorLog } from './lib/repeated-errors.js';
 import { createConnectionStore, type ConnectionStore } from './store/connections.js';
 import { startFeedChangeListener } from './store/feed-change-listener.js';
 import { createFeedStore, type FeedStore } from './store/feeds.js';
@@ -21,6 +23,7 @@ import type { SyncDeps } from './sync/sync-connection.js';
 import { startSyncWorker } from './sync/sync-worker.js';
 import { createApiClient, createOAuthClient } from './upstream/index.js';
 import { startWeb } from './web/app.js';
+import { startHealthServer } from './web/health-server.js';
 
 export const DAEMON_SECTIONS = ['database', 'redis', 'log', 'upstream', 'vault', 'sync', 'web'] as const;
 
@@ -34,10 +37,14 @@ export interface Clients {
   /** The sync worker's pool: a commit may write thousands of rows, and giving up on a token write after a
    *  refresh would lose the rotated refresh token, so its timeouts are longer (SYNC_*_TIMEOUT_MS). */
   syncPrisma: PrismaClient;
-  /** For commands (locks, rate limit, queue producers); fails fast when Redis is down. */
+  /** For commands (locks, rate limit, the queues, which only produce); fails fast when Redis is down. */
   redis: Redis;
   /** For BullMQ workers, which block on Redis and must never give up on a command. */
   bullRedis: Redis;
+  /** Errors that repeat (every Redis client, queue and worker reports here): one line per interval each. */
+  errors: RepeatedErrorLog;
+  /** This process's metrics: counted into from the clients on (errors), served by the web role. */
+  metrics: Metrics;
 }
 
 /** Opens the shared clients and registers how to close them, newest first. */
@@ -56,11 +63,30 @@ export function openClients(config: DaemonConfig, releasers: Releasers, logger: 
   const prisma = openDatabase(config.database.url, releasers, config.database);
   // Opens no connection until a worker uses it.
   const syncPrisma = openDatabase(config.database.url, releasers, config.sync.database, 'postgres (sync)');
-  const redis = createRedisConnection(config.redis.url, 'command', 'slotfeed');
+  const metrics = createMetrics();
+  const errors = createRepeatedErrorLog(logger, { onReport: (source) => metrics.errors.inc({ source }) });
+  const redis = createRedisConnection(config.redis.url, 'command', 'slotfeed', errors);
   releasers.add('redis', async () => void (await redis.quit()));
-  const bullRedis = createRedisConnection(config.redis.url, 'blocking', 'slotfeed-bullmq');
+  const bullRedis = createRedisConnection(config.redis.url, 'blocking', 'slotfeed-bullmq', errors);
   releasers.add('redis (bullmq)', async () => void (await bullRedis.quit()));
-  return { logger, prisma, syncPrisma, redis, bullRedis };
+  return { logger, prisma, syncPrisma, redis, bullRedis, errors, metrics };
+}
+
+/**
+ * `slotfeed sync`'s clients besides the database: the sync queue, to add jobs and read their state, on one
+ * fail-fast connection. No worker runs in that process, and a command must report a Redis outage, not wait
+ * it out; the command's own calls fail with it, so the connection's and queue's error events add nothing.
+ */
+export function openSyncQueue(
+  config: Pick<Config, 'redis'>,
+  releasers: Releasers,
+): { redis: Redis; syncQueue: Queue<SyncJobData> } {
+  const redis = createRedisConnection(config.redis.url, 'command', 'slotfeed-cli');
+  releasers.add('redis', async () => void (await redis.quit()));
+  const quiet = { report: () => undefined, recovered: () => undefined };
+  const syncQueue = createSyncQueue({ connection: redis, prefix: config.redis.prefix, errors: quiet });
+  releasers.add('sync queue', () => syncQueue.close());
+  return { redis, syncQueue };
 }
 
 export interface Services {
@@ -126,9 +152,11 @@ export function composeServices(
   const connections = createConnectionStore(clients.prisma, vault);
   const syncConnections = createConnectionStore(clients.syncPrisma, vault);
   const feeds = createFeedStore(clients.prisma, clients.logger);
-  const metrics = createMetrics();
+  const metrics = clients.metrics;
   const prefix = config.redis.prefix;
-  const queueSettings = { connection: clients.bullRedis, prefix };
+  // Queues only produce here (workers have connections of their own), so they take the fail-fast connection,
+  // as BullMQ advises for producers: an admin action or `slotfeed sync` fails instead of waiting for Redis.
+  const queueSettings = { connection: clients.redis, prefix, errors: clients.errors };
   const syncQueue = createSyncQueue(queueSettings);
   releasers.add('sync queue', () => syncQueue.close());
   const tickQueue = createTickQueue(queueSettings);
@@ -190,20 +218,29 @@ export async function startRoles(
         concurrency: config.sync.workerConcurrency,
         lockSeconds: config.sync.workerLockSeconds,
         shutdownGraceSeconds: config.sync.shutdownGraceSeconds,
+        errors: clients.errors,
       },
       clients.logger.child({ role: 'worker' }),
     );
     releasers.add('sync worker', () => worker.close());
     await worker.worker.waitUntilReady();
   }
-  if (roles.includes('web')) {
+  const serveHealth = roles.includes('web') || config.sync.healthPort !== undefined;
+  const postgresProbe = serveHealth ? createPostgresProbe(config.database.url) : undefined;
+  if (postgresProbe) releasers.add('readiness probe', () => postgresProbe.close());
+  const roleReadiness: Record<string, ReadinessCheck> = {};
+  if (postgresProbe && roles.includes('worker')) {
+    roleReadiness.worker = workerReadiness(postgresProbe, clients.redis);
+  }
+  if (postgresProbe && roles.includes('scheduler')) {
+    roleReadiness.scheduler = schedulerReadiness(postgresProbe, clients.redis);
+  }
+  if (roles.includes('web') && postgresProbe) {
     const feedChanges = await startFeedChangeListener({
       databaseUrl: config.database.url,
       logger: clients.logger.child({ role: 'web' }),
     });
     releasers.add('feed change listener', () => feedChanges.close());
-    const postgresProbe = createPostgresProbe(config.database.url);
-    releasers.add('readiness probe', () => postgresProbe.close());
     const web = await startWeb({
       settings: {
         ...config.web,
@@ -213,6 +250,7 @@ export async function startRoles(
       prisma: clients.prisma,
       redis: clients.redis,
       postgresProbe,
+      roleReadiness,
       connections: services.connections,
       feeds: services.feeds,
       feedChanges,
@@ -233,12 +271,25 @@ export async function startRoles(
       syncQueue: services.syncQueue,
       tickQueue: services.tickQueue,
       connection: clients.bullRedis,
+      queueConnection: clients.redis,
       prefix: config.redis.prefix,
       tickSeconds: config.sync.tickSeconds,
       maxAttempts: config.sync.maxAttempts,
       now: clock.now,
       logger: clients.logger.child({ role: 'scheduler' }),
+      errors: clients.errors,
     });
     releasers.add('scheduler', () => scheduler.close());
+  }
+  if (!roles.includes('web') && postgresProbe && config.sync.healthPort !== undefined) {
+    const health = await startHealthServer({
+      host: config.web.host,
+      port: config.sync.healthPort,
+      readiness: { checks: roleReadiness, primary: Object.keys(roleReadiness) },
+      metrics: services.metrics,
+      logger: clients.logger.child({ role: 'health' }),
+    });
+    releasers.add('health server', () => health.close());
+    clients.logger.info({ url: health.url }, 'health server listening');
   }
 }

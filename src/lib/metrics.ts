@@ -21,6 +21,8 @@ export interface Metrics {
   feedLastGoodRechecks: Counter<'result'>;
   /** Wall time of sync jobs, by outcome. */
   syncJobDuration: Histogram<'outcome'>;
+  /** Every error a Redis connection, queue or worker reported, by source: the log shows repeats once a minute. */
+  errors: Counter<'source'>;
 }
 
 export function createMetrics(): Metrics {
@@ -77,6 +79,12 @@ export function createMetrics(): Metrics {
       labelNames: ['outcome'],
       // A sync is a few dozen upstream calls: sub-second against a quiet service, minutes under rate limits.
       buckets: [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300],
+      registers,
+    }),
+    errors: new Counter({
+      name: 'slotfeed_errors_total',
+      help: 'Errors reported by Redis connections, queues and workers, by source (the log shows repeats once per interval).',
+      labelNames: ['source'],
       registers,
     }),
   };

@@ -2,18 +2,55 @@
 // (behind a lock, or on slow reports) a probe through the pool would wait in line and report the pool, not
 // Postgres. One connection, opened on first use and again after it breaks; concurrent probes share the one in
 // flight, so a burst of /readyz never opens more.
+// Whether Postgres takes writes (what a sync worker needs) is asked on a fresh connection each time: a
+// session reads default_transaction_read_only when it starts, so a database or role made read-only
+// (`ALTER DATABASE … SET default_transaction_read_only = on`), or a failover onto a standby, shows only in
+// new sessions, which is what the worker's pool opens.
 import pg from 'pg';
 
 export interface PostgresProbe {
   /** Resolves when Postgres answers `SELECT 1` within timeoutMs; rejects otherwise. */
   check(timeoutMs: number): Promise<void>;
+  /** Resolves when a new session could write; rejects with PostgresReadOnlyError when it could not. */
+  checkWritable(timeoutMs: number): Promise<void>;
   close(): Promise<void>;
+}
+
+export class PostgresReadOnlyError extends Error {
+  constructor(readonly inRecovery: boolean) {
+    super(inRecovery ? 'Postgres is a standby (in recovery)' : 'Postgres sessions are read-only');
+    this.name = 'PostgresReadOnlyError';
+  }
+}
+
+async function writableCheck(databaseUrl: string, timeoutMs: number): Promise<void> {
+  const client = new pg.Client({
+    connectionString: databaseUrl,
+    connectionTimeoutMillis: timeoutMs,
+    statement_timeout: timeoutMs,
+    application_name: 'slotfeed readiness (writable)',
+  });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    const { rows } = await client.query<{ read_only: boolean; in_recovery: boolean }>({
+      text: "SELECT current_setting('transaction_read_only') = 'on' AS read_only, pg_is_in_recovery() AS in_recovery",
+      query_timeout: timeoutMs,
+    } as pg.QueryConfig);
+    const row = rows[0];
+    if (row === undefined || row.read_only || row.in_recovery) {
+      throw new PostgresReadOnlyError(row?.in_recovery ?? false);
+    }
+  } finally {
+    await client.end().catch(() => undefined);
+  }
 }
 
 export function createPostgresProbe(databaseUrl: string): PostgresProbe {
   let client: pg.Client | undefined;
   let connecting: Promise<pg.Client> | undefined;
   let inFlight: Promise<void> | undefined;
+  let writableInFlight: Promise<void> | undefined;
   let closed = false;
 
   const discard = (broken: pg.Client) => {
@@ -69,6 +106,13 @@ export function createPostgresProbe(databaseUrl: string): PostgresProbe {
         inFlight = undefined;
       });
       return inFlight;
+    },
+    checkWritable(timeoutMs) {
+      if (closed) return Promise.reject(new Error('readiness probe closed'));
+      writableInFlight ??= writableCheck(databaseUrl, timeoutMs).finally(() => {
+        writableInFlight = undefined;
+      });
+      return writableInFlight;
     },
     async close() {
       closed = true;

@@ -1,7 +1,10 @@
 // The two BullMQ queues and the shape of their jobs. Job data carries ids only, never tokens: BullMQ keeps
 // it in Redis as clear text.
+// A queue is a producer: main.ts gives it the fail-fast command connection, as BullMQ advises for producers,
+// so adding a job while Redis is down fails within seconds instead of waiting for Redis to come back.
 import { Queue, type ConnectionOptions, type Job, type JobsOptions } from 'bullmq';
 import { z } from 'zod';
+import type { RepeatedErrorLog } from '../lib/repeated-errors.js';
 
 export const SYNC_QUEUE = 'sync';
 export const TICK_QUEUE = 'tick';
@@ -17,14 +20,23 @@ export interface QueueSettings {
   connection: ConnectionOptions;
   /** Redis key prefix of every queue (REDIS_PREFIX). */
   prefix: string;
+  /** A queue re-emits its connection's errors; without a listener BullMQ prints each one with console.error. */
+  errors: RepeatedErrorLog;
 }
 
 export function createSyncQueue(settings: QueueSettings): Queue<SyncJobData> {
-  return new Queue<SyncJobData>(SYNC_QUEUE, { connection: settings.connection, prefix: settings.prefix });
+  const queue = new Queue<SyncJobData>(SYNC_QUEUE, {
+    connection: settings.connection,
+    prefix: settings.prefix,
+  });
+  queue.on('error', (error) => settings.errors.report('sync queue', error));
+  return queue;
 }
 
 export function createTickQueue(settings: QueueSettings): Queue {
-  return new Queue(TICK_QUEUE, { connection: settings.connection, prefix: settings.prefix });
+  const queue = new Queue(TICK_QUEUE, { connection: settings.connection, prefix: settings.prefix });
+  queue.on('error', (error) => settings.errors.report('tick queue', error));
+  return queue;
 }
 
 /**

@@ -4,9 +4,11 @@
 // is upserted idempotently and each tick job runs once).
 import type { EventEmitter } from 'node:events';
 import { Worker, type ConnectionOptions, type Queue } from 'bullmq';
+import type { RepeatedErrorLog } from '../lib/repeated-errors.js';
 import type { Logger } from '../log.js';
 import type { ConnectionStore } from '../store/connections.js';
 import { enqueueSyncs, TICK_JOB, TICK_QUEUE, type SyncJobData } from './queues.js';
+import { reportErrorsAndBackOff } from './worker-errors.js';
 
 export const TICK_SCHEDULER_ID = 'due-connections';
 
@@ -14,7 +16,10 @@ export interface SchedulerDeps {
   connections: ConnectionStore;
   syncQueue: Queue<SyncJobData>;
   tickQueue: Queue;
+  /** The tick worker's connection (it blocks: BullMQ's blocking connection). */
   connection: ConnectionOptions;
+  /** The tick queue's connection: the job scheduler is re-created each time it is ready again. */
+  queueConnection: EventEmitter;
   prefix: string;
   tickSeconds: number;
   maxAttempts: number;
@@ -22,11 +27,12 @@ export interface SchedulerDeps {
   batchSize?: number;
   now: () => Date;
   logger: Logger;
+  errors: RepeatedErrorLog;
 }
 
 /** One tick: enqueue a sync for every due connection. Returns how many were due. */
 export async function enqueueDueSyncs(
-  deps: Omit<SchedulerDeps, 'tickQueue' | 'connection' | 'prefix' | 'tickSeconds'>,
+  deps: Pick<SchedulerDeps, 'connections' | 'syncQueue' | 'maxAttempts' | 'batchSize' | 'now' | 'logger'>,
 ) {
   const due = await deps.connections.findDueIds(deps.now(), deps.batchSize ?? 5000);
   await enqueueSyncs(deps.syncQueue, due, deps.maxAttempts);
@@ -34,9 +40,10 @@ export async function enqueueDueSyncs(
   return due.length;
 }
 
-// Duck-typed, not instanceof: ioredis may come from another module realm (a test runner's sandbox).
-function isEventEmitter(value: unknown): value is EventEmitter {
-  return typeof (value as { on?: unknown } | null)?.on === 'function';
+/** Resolves once `client` (an ioredis connection) is ready; at once when it is. */
+function untilReady(client: EventEmitter): Promise<void> {
+  if ((client as { status?: unknown }).status === 'ready') return Promise.resolve();
+  return new Promise((resolve) => client.once('ready', () => resolve()));
 }
 
 export interface RunningScheduler {
@@ -50,32 +57,44 @@ export async function startScheduler(deps: SchedulerDeps): Promise<RunningSchedu
       { every: deps.tickSeconds * 1000 },
       { name: TICK_JOB, opts: { removeOnComplete: { count: 100 }, removeOnFail: { count: 100 } } },
     );
+  // The queue's connection fails fast: at start-up, wait for it rather than fail on a Redis still starting.
+  await untilReady(deps.queueConnection);
   await ensureTicking();
   // The job scheduler lives in Redis. A Redis that restarts without persistence comes back empty, and the
   // daemon would then never tick again (silently: every worker reconnects fine). Upserting is idempotent,
   // so it is repeated each time the connection is ready again; due connections are in Postgres, so the
   // next tick re-enqueues whatever the lost queue held.
-  // main.ts passes its shared ioredis instance; plain connection options have no client to watch.
-  const client = isEventEmitter(deps.connection) ? deps.connection : undefined;
   const onReady = () => {
     ensureTicking().catch((error: unknown) =>
-      deps.logger.error({ err: error }, 'could not re-create the tick scheduler after a reconnect'),
+      deps.errors.report('tick scheduler upsert after a reconnect', error),
     );
   };
-  client?.on('ready', onReady);
+  deps.queueConnection.on('ready', onReady);
   const worker = new Worker(TICK_QUEUE, async () => enqueueDueSyncs(deps), {
     connection: deps.connection,
     prefix: deps.prefix,
     concurrency: 1,
   });
-  worker.on('failed', (_job, error) =>
-    deps.logger.error({ err: error }, 'tick failed; the next tick tries again'),
-  );
+  const errorHandling = reportErrorsAndBackOff(worker, {
+    source: 'tick worker',
+    errors: deps.errors,
+    logger: deps.logger,
+    // Each tick job schedules the next as it starts; while Redis refused writes that failed, so nothing
+    // would ever tick again: the job scheduler is upserted anew once Redis takes writes.
+    onRecovered: () =>
+      void ensureTicking().catch((error: unknown) =>
+        deps.errors.report('tick scheduler upsert after Redis refused writes', error),
+      ),
+  });
+  // A failed tick (Postgres down, say) is retried by the next one; every tick failing alike is one line a minute.
+  worker.on('failed', (_job, error) => deps.errors.report('tick', error));
+  worker.on('completed', () => deps.errors.recovered('tick'));
   await worker.waitUntilReady();
   deps.logger.info({ everySeconds: deps.tickSeconds }, 'scheduler started');
   return {
     close: async () => {
-      client?.off('ready', onReady);
+      deps.queueConnection.off('ready', onReady);
+      errorHandling.stop();
       await worker.close();
     },
   };

@@ -11,9 +11,11 @@ import {
   type Job,
   type Queue,
 } from 'bullmq';
+import type { RepeatedErrorLog } from '../lib/repeated-errors.js';
 import type { Logger } from '../log.js';
 import { SYNC_BACKOFF, SYNC_QUEUE, syncJobDataSchema, type SyncJobData } from './queues.js';
 import { syncConnection, SyncFailedError, SyncInterruptedError, type SyncDeps } from './sync-connection.js';
+import { reportErrorsAndBackOff } from './worker-errors.js';
 
 /** How long aborted jobs get to record their attempt and hand the job back before the process moves on. */
 const ABORT_SETTLE_MS = 5000;
@@ -24,6 +26,7 @@ export interface SyncWorkerSettings {
   concurrency: number;
   lockSeconds: number;
   shutdownGraceSeconds: number;
+  errors: RepeatedErrorLog;
 }
 
 export interface SyncJobResult {
@@ -121,13 +124,18 @@ export function startSyncWorker(
       );
     }
   });
-  worker.on('error', (error) => logger.error({ err: error }, 'sync worker error'));
+  const errorHandling = reportErrorsAndBackOff(worker, {
+    source: 'sync worker',
+    errors: settings.errors,
+    logger,
+  });
 
   let closing: Promise<void> | undefined;
   return {
     worker,
     close() {
       closing ??= (async () => {
+        errorHandling.stop();
         const graceful = worker.close();
         const graceMs = settings.shutdownGraceSeconds * 1000;
         let timer: NodeJS.Timeout | undefined;

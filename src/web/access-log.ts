@@ -32,8 +32,9 @@ export function noteForAccessLog(
 export function installAccessLog(app: FastifyInstance, logger: Logger): void {
   app.addHook('onResponse', (request, reply, done) => {
     const note = notes.get(request);
+    const route = request.routeOptions.url ?? '';
     const routine =
-      QUIET_ROUTES.has(request.routeOptions.url ?? '') || reply.statusCode === 429 ? 'debug' : 'info';
+      QUIET_ROUTES.has(route) || route.startsWith('/readyz/') || reply.statusCode === 429 ? 'debug' : 'info';
     const level = note && RANK[note.level] > RANK[routine] ? note.level : routine;
     if (logger.isLevelEnabled(level)) {
       const line = {

@@ -9,6 +9,7 @@
 // alone would not do: it does not cover a sibling subdomain, which counts as the same site.
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { redisUnavailableReason } from '../lib/redis-errors.js';
 import { noteForAccessLog } from './access-log.js';
 import type { AdminSessions } from './admin-sessions.js';
 import { sendError } from './error-handler.js';
@@ -102,7 +103,8 @@ export function createAdminAuth(options: AdminAuthOptions): AdminAuth {
     const id = match[1] as string;
     try {
       return (await options.sessions.isLive(id)) ? id : undefined;
-    } catch {
+    } catch (thrown: unknown) {
+      noteForAccessLog(request, 'warn', { redisUnavailable: redisUnavailableReason(thrown) ?? 'error' });
       throw sessionsUnavailable();
     }
   }

@@ -11,6 +11,8 @@ export const ADMIN_NOTICES: Record<string, string> = {
   'sync-queued': 'Sync queued; it runs as soon as a worker is free.',
   disabled: 'Connection disabled: it is no longer synced, and its feeds keep serving the last snapshot.',
   enabled: 'Connection enabled; a sync is queued.',
+  'enabled-sync-later':
+    'Connection enabled. Its sync could not be queued (Redis does not answer); the scheduler queues it once Redis is back.',
   revoked: 'Feed revoked: its URL now answers 404.',
   'already-disabled': 'Nothing changed: the connection was already disabled.',
   'already-enabled': 'Nothing changed: the connection was not disabled.',

@@ -3,6 +3,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { feedCalendarName } from '../feeds/describe-feed.js';
 import { DEFAULT_FEED_VIEW, feedOptionsSchema } from '../feeds/feed-options.js';
+import { RedisUnavailableError, whileRedisAnswers } from '../lib/redis-errors.js';
 import { ConnectionNotFoundError } from '../store/connections.js';
 import { FeedNotFoundError, InvalidFeedOptionsError, type FeedRecord } from '../store/feeds.js';
 import { noteForAccessLog } from './access-log.js';
@@ -34,6 +35,14 @@ function safeNext(next: string): string {
 
 function seeOther(reply: FastifyReply, location: string): FastifyReply {
   return reply.header('cache-control', 'no-store').redirect(location, 303);
+}
+
+/**
+ * Queues a sync at once, or fails at once: the queue is in Redis, and an admin action must not wait for it
+ * to come back (90 s and more, before). Deduplicated, so a late enqueue after a timeout is harmless.
+ */
+function enqueueSyncNow(deps: WebDeps, connectionId: string): Promise<void> {
+  return whileRedisAnswers(deps.redis, () => deps.enqueueSync([connectionId]));
 }
 
 /** Store errors become client errors: an id from a stale page, a bad form value. */
@@ -143,7 +152,7 @@ export function registerAdminRoutes(app: FastifyInstance, deps: WebDeps): void {
 
   action('/admin/connections/:id/sync', async (request, reply) => {
     const connection = await requireConnection(deps.prisma, request.params.id);
-    await deps.enqueueSync([connection.id]);
+    await enqueueSyncNow(deps, connection.id);
     return seeOther(reply, '/?notice=sync-queued');
   });
 
@@ -156,8 +165,16 @@ export function registerAdminRoutes(app: FastifyInstance, deps: WebDeps): void {
   action('/admin/connections/:id/enable', async (request, reply) => {
     const connection = await requireConnection(deps.prisma, request.params.id);
     const changed = await setConnectionEnabled(deps.prisma, connection.id, true, deps.now());
-    if (changed) await deps.enqueueSync([connection.id]);
-    return seeOther(reply, `/?notice=${changed ? 'enabled' : 'already-enabled'}`);
+    if (!changed) return seeOther(reply, '/?notice=already-enabled');
+    try {
+      await enqueueSyncNow(deps, connection.id);
+    } catch (thrown: unknown) {
+      // Enabled all the same (that is in Postgres, due now): the scheduler queues it when Redis is back.
+      if (!(thrown instanceof RedisUnavailableError)) throw thrown;
+      noteForAccessLog(request, 'warn', { redisUnavailable: thrown.reason });
+      return seeOther(reply, '/?notice=enabled-sync-later');
+    }
+    return seeOther(reply, '/?notice=enabled');
   });
 
   action('/admin/connections/:id/feeds', async (request, reply) => {

@@ -3,9 +3,11 @@
 // deletes the id, so a copy of the cookie (another browser, a proxy log, a stolen laptop's profile) stops
 // working at once instead of at its expiry. Redis, not Postgres: a session is checked on every admin request,
 // including Bull Board's polling, and expires by itself. Only a hash of the id is stored, so what Redis holds
-// cannot be replayed as a cookie.
+// cannot be replayed as a cookie. While Redis does not answer, every step fails at once (RedisUnavailableError)
+// rather than waiting for it.
 import { createHash, randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import { whileRedisAnswers } from '../lib/redis-errors.js';
 
 export interface AdminSessions {
   /** A new live session id. */
@@ -23,15 +25,15 @@ export function createAdminSessions(redis: Redis, keyPrefix: string, lifetimeSec
   return {
     async start() {
       const id = randomBytes(24).toString('base64url');
-      await redis.set(keyOf(id), '1', 'EX', lifetimeSeconds);
+      await whileRedisAnswers(redis, () => redis.set(keyOf(id), '1', 'EX', lifetimeSeconds));
       return id;
     },
     async isLive(id) {
       if (!SESSION_ID.test(id)) return false;
-      return (await redis.exists(keyOf(id))) === 1;
+      return (await whileRedisAnswers(redis, () => redis.exists(keyOf(id)))) === 1;
     },
     async end(id) {
-      if (SESSION_ID.test(id)) await redis.del(keyOf(id));
+      if (SESSION_ID.test(id)) await whileRedisAnswers(redis, () => redis.del(keyOf(id)));
     },
   };
 }

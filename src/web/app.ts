@@ -13,8 +13,9 @@ import { registerAdminRoutes, registerAdminSession } from './admin-routes.js';
 import { createAdminSessions } from './admin-sessions.js';
 import { registerConnectRoutes } from './connect-routes.js';
 import { installErrorHandlers, prefersHtml, sendError } from './error-handler.js';
-import { registerFeedRoutes } from './feed-routes.js';
-import { registerHealthRoutes } from './health-routes.js';
+import { feedLoader, registerFeedRoutes } from './feed-routes.js';
+import { registerHealthRoutes, webReadiness } from './health-routes.js';
+import { createLastGoodFeeds } from './last-good-feeds.js';
 import { registerQueueDashboard } from './queue-dashboard.js';
 import { feedRateLimitHook, registerRateLimits } from './rate-limits.js';
 import { registerReportRoutes } from './report-routes.js';
@@ -72,13 +73,33 @@ export async function buildWebApp(deps: WebDeps): Promise<FastifyInstance> {
         : sendError(request, reply, 401, 'Admin credentials needed: Authorization: Bearer <ADMIN_TOKEN>.'),
   });
 
+  // What feeds answer with while Postgres cannot: shared by the feed route and readiness (a replica that can
+  // serve feeds from memory stays ready for feed traffic).
+  const lastGood = createLastGoodFeeds({
+    load: feedLoader(deps),
+    changes: deps.feedChanges,
+    graceSeconds: deps.settings.feedOutageGraceSeconds,
+    now: deps.now,
+    onRecheck: (result) => deps.metrics.feedLastGoodRechecks.inc({ result }),
+  });
+  app.addHook('onClose', async () => lastGood.close());
+
   // Feeds and probes take the most requests and need no cookies, forms or compression (the feed route
   // compresses itself, once per render): they live outside the context that registers those plugins.
-  registerHealthRoutes(app, deps);
+  const web = webReadiness({
+    postgresProbe: deps.postgresProbe,
+    redis: deps.redis,
+    canServeFeedsFromMemory: () => lastGood.canServeAny(),
+  });
+  const otherRoles = deps.roleReadiness ?? {};
+  registerHealthRoutes(app, {
+    readiness: { checks: { ...web, ...otherRoles }, primary: ['feeds', ...Object.keys(otherRoles)] },
+    metrics: deps.metrics,
+  });
   await app.register(async (feeds) => {
     const limit = feedRateLimitHook(feeds, deps.settings.rateLimits.feedsPerMinute);
     if (limit) feeds.addHook('onRequest', limit);
-    registerFeedRoutes(feeds, deps);
+    registerFeedRoutes(feeds, deps, lastGood);
   });
   await app.register(async (site) => {
     await site.register(cookie, { secret: auth.cookieSecret });

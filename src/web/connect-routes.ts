@@ -6,6 +6,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Connection } from '../generated/prisma/client.js';
 import { coerceError } from '../lib/coerce-error.js';
+import { RedisUnavailableError, whileRedisAnswers } from '../lib/redis-errors.js';
 import { UpstreamAuthError, UpstreamError, type TokenSet } from '../upstream/index.js';
 import { connectedPage } from './connect-pages.js';
 import { HttpError } from './http-error.js';
@@ -142,7 +143,17 @@ export function registerConnectRoutes(app: FastifyInstance, ctx: WebDeps): void 
       throw upstreamFailure(thrown);
     }
     const { feed, token } = await ctx.feeds.ensureDefaultFeed(connection.id);
-    await ctx.enqueueSync([connection.id]);
+    try {
+      await whileRedisAnswers(ctx.redis, () => ctx.enqueueSync([connection.id]));
+    } catch (thrown: unknown) {
+      // Connected all the same, and due now in Postgres: the scheduler queues the first sync once Redis is
+      // back. The feed link is shown once only, so the page must not be lost to this.
+      if (!(thrown instanceof RedisUnavailableError)) throw thrown;
+      request.log.warn(
+        { connectionId: connection.id, reason: thrown.reason },
+        'first sync not queued: Redis',
+      );
+    }
     request.log.info({ connectionId: connection.id, feedId: feed.id, newFeed: token !== null }, 'connected');
     return connectedPage(reply, { connection, token, publicBaseUrl: ctx.settings.publicBaseUrl });
   });

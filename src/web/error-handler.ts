@@ -2,11 +2,14 @@
 // client); a 5xx says only that it failed on our side, and the error itself goes to the log with the URL
 // redacted (a feed token or an authorization code can sit in it). Postgres not answering in time (a statement
 // or lock timeout, no free pooled connection, the server gone) is a 503 with Retry-After: the request was
-// fine and will work later, which a 500 would not tell a client or a load balancer.
+// fine and will work later, which a 500 would not tell a client or a load balancer. So is Redis not
+// answering, for the routes that need it (the connect flow, admin sessions and actions): feeds never do.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { coerceError } from '../lib/coerce-error.js';
+import { redisUnavailableReason } from '../lib/redis-errors.js';
 import { databaseUnavailableReason } from '../store/database-errors.js';
 import { redactText } from '../log.js';
+import { noteForAccessLog } from './access-log.js';
 import { errorCodeOf, HttpError, NO_SUCH_FEED } from './http-error.js';
 import { html, sendPage } from './html.js';
 
@@ -24,6 +27,10 @@ const TITLES: Record<number, string> = {
 
 /** How long a client is asked to wait after a 503 for a busy or unreachable database. */
 export const DATABASE_RETRY_AFTER_SECONDS = 30;
+/** The same for Redis: reconnect attempts come every few seconds once it is back. */
+export const REDIS_RETRY_AFTER_SECONDS = 30;
+export const REDIS_UNAVAILABLE_MESSAGE =
+  'This page needs Redis, which is unavailable right now. Feeds keep working; please try again in a minute.';
 
 /** Browsers list text/html in Accept; calendar clients, curl and fetch() get JSON. */
 export function prefersHtml(request: FastifyRequest): boolean {
@@ -76,6 +83,14 @@ export function installErrorHandlers(app: FastifyInstance): void {
         503,
         'The database is busy or unreachable right now; please try again in a minute.',
       );
+    }
+    const redisUnavailable = redisUnavailableReason(thrown);
+    if (redisUnavailable !== undefined) {
+      // On the request's own access line, not a line of its own: the outage itself is logged by the clients,
+      // once per interval (lib/repeated-errors.ts).
+      noteForAccessLog(request, 'warn', { redisUnavailable });
+      reply.header('retry-after', String(REDIS_RETRY_AFTER_SECONDS));
+      return sendError(request, reply, 503, REDIS_UNAVAILABLE_MESSAGE);
     }
     if (status >= 500) {
       request.log.error(

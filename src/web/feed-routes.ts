@@ -22,7 +22,7 @@ import { createDatabaseOutage } from './database-outage.js';
 import { DATABASE_RETRY_AFTER_SECONDS, sendError } from './error-handler.js';
 import { createFeedLookup } from './feed-lookup.js';
 import { HttpError, NO_SUCH_FEED } from './http-error.js';
-import { createLastGoodFeeds } from './last-good-feeds.js';
+import type { LastGoodFeeds } from './last-good-feeds.js';
 import type { WebDeps } from './web-deps.js';
 
 const FEED_ROUTE = '/feeds/:token.ics';
@@ -36,7 +36,12 @@ function gzipTag(tag: string): string {
   return `${tag}-gzip`;
 }
 
-export function registerFeedRoutes(app: FastifyInstance, deps: WebDeps): void {
+/** The token lookup's query; the last-good feeds' rechecks make the same one (see app.ts). */
+export function feedLoader(deps: WebDeps): (tokenHash: Buffer) => Promise<ResolvedFeed | undefined> {
+  return (tokenHash) => deps.feeds.resolveTokenHash(tokenHash);
+}
+
+export function registerFeedRoutes(app: FastifyInstance, deps: WebDeps, lastGood: LastGoodFeeds): void {
   const graceSeconds = deps.settings.feedOutageGraceSeconds;
   const outage = createDatabaseOutage({
     logger: deps.logger,
@@ -55,20 +60,11 @@ export function registerFeedRoutes(app: FastifyInstance, deps: WebDeps): void {
   // Clients that honour max-age poll at most twice per sync interval; one that revalidates gets a 304.
   const cacheControl = `private, max-age=${Math.max(60, Math.floor(deps.settings.refreshIntervalSeconds / 2))}`;
 
-  const loadFeed = (tokenHash: Buffer) => deps.feeds.resolveTokenHash(tokenHash);
   const lookup = createFeedLookup({
-    load: loadFeed,
+    load: feedLoader(deps),
     changes: deps.feedChanges,
     onLookup: (result) => deps.metrics.feedLookups.inc({ result }),
   });
-  const lastGood = createLastGoodFeeds({
-    load: loadFeed,
-    changes: deps.feedChanges,
-    graceSeconds,
-    now: deps.now,
-    onRecheck: (result) => deps.metrics.feedLastGoodRechecks.inc({ result }),
-  });
-  app.addHook('onClose', async () => lastGood.close());
 
   async function activeFeed(token: string): Promise<ResolvedFeed> {
     const resolved = await lookup.resolve(token);

@@ -49,6 +49,8 @@ export interface LastGoodFeeds {
   markGone(tokenKey: string): void;
   /** The answer for this token while Postgres cannot answer. */
   duringOutage(tokenKey: string): OutageAnswer;
+  /** Whether some feed would be served from memory now, were Postgres gone (readiness asks this). */
+  canServeAny(): boolean;
   /** Resolves once the rechecks of the notices heard so far are done. */
   settled(): Promise<void>;
   close(): void;
@@ -107,6 +109,12 @@ export function createLastGoodFeeds(options: LastGoodFeedsOptions): LastGoodFeed
     const keys = tokensOf.get(connectionId) ?? new Set<string>();
     keys.add(key);
     tokensOf.set(connectionId, keys);
+  }
+
+  function servable(entry: KeptFeed, at: Date, listenerLive: boolean): boolean {
+    if (entry.doubted) return false;
+    const confirmedAt = entry.heard && listenerLive ? at : entry.confirmedAt;
+    return at.getTime() - confirmedAt.getTime() < graceMs;
   }
 
   function kept(key: string): KeptFeed | undefined {
@@ -233,12 +241,18 @@ export function createLastGoodFeeds(options: LastGoodFeedsOptions): LastGoodFeed
       const entry = cache.get(tokenKey);
       if (entry === undefined) return UNAVAILABLE;
       if (entry.kind === 'gone') return ANSWER_GONE;
-      if (entry.doubted) return UNAVAILABLE;
-      const at = now();
-      const confirmedAt = entry.heard && changes.isLive() ? at : entry.confirmedAt;
-      return at.getTime() - confirmedAt.getTime() < graceMs
+      return servable(entry, now(), changes.isLive())
         ? { kind: 'last_good', rendered: entry.rendered }
         : UNAVAILABLE;
+    },
+
+    canServeAny() {
+      if (graceMs <= 0) return false;
+      const at = now();
+      const live = changes.isLive();
+      // Most recently polled first (values() does not touch recency), so the answer is usually the first entry.
+      for (const entry of cache.values()) if (entry.kind === 'kept' && servable(entry, at, live)) return true;
+      return false;
     },
 
     settled: () => draining,

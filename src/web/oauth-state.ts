@@ -5,8 +5,11 @@
 // Each client address may have at most OAUTH_STATES_PER_ADDRESS unfinished sign-ins at once (a sorted set per
 // address, scored by expiry, checked and written in one script): one client once made 118,921 states in
 // 20 s, 34 MB held for ten minutes. A finished sign-in frees its place at once.
+// While Redis does not answer, both steps fail at once with RedisUnavailableError (a 503 page), instead of
+// waiting for it: /connect used to answer 500 after 7 s.
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
+import { whileRedisAnswers } from '../lib/redis-errors.js';
 
 export const OAUTH_STATE_TTL_SECONDS = 10 * 60;
 /** An office behind one address where 50 people are mid-sign-in within ten minutes is already unusual. */
@@ -65,15 +68,17 @@ export function createOAuthStateStore(
   return {
     async save(state, pending) {
       if (!STATE_SHAPE.test(state)) throw new Error('refusing to store a malformed OAuth state');
-      const [outcome, waitMs] = (await redis.eval(
-        SAVE_SCRIPT,
-        2,
-        keyOf(state),
-        clientKeyOf(pending.client),
-        JSON.stringify(pending),
-        ttlSeconds,
-        perAddress,
-        state,
+      const [outcome, waitMs] = (await whileRedisAnswers(redis, () =>
+        redis.eval(
+          SAVE_SCRIPT,
+          2,
+          keyOf(state),
+          clientKeyOf(pending.client),
+          JSON.stringify(pending),
+          ttlSeconds,
+          perAddress,
+          state,
+        ),
       )) as [number, number];
       // A collision of 256-bit random states would mean a broken random source; fail loudly then.
       if (outcome === -1) throw new Error('OAuth state collision');
@@ -82,11 +87,15 @@ export function createOAuthStateStore(
     },
     async take(state) {
       if (!STATE_SHAPE.test(state)) return undefined;
-      const raw = await redis.getdel(keyOf(state));
+      const raw = await whileRedisAnswers(redis, () => redis.getdel(keyOf(state)));
       if (raw === null) return undefined;
       const parsed = pendingSchema.safeParse(JSON.parse(raw));
       if (!parsed.success) return undefined;
-      if (parsed.data.client !== undefined) await redis.zrem(clientKeyOf(parsed.data.client), state);
+      // Should Redis go between the two steps, the place frees itself when the state would have expired.
+      const client = parsed.data.client;
+      if (client !== undefined) {
+        await whileRedisAnswers(redis, () => redis.zrem(clientKeyOf(client), state)).catch(() => undefined);
+      }
       return parsed.data;
     },
   };

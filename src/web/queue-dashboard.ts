@@ -6,10 +6,14 @@
 // page that reports every visit to a third party, and breaks on a network without it, is not wanted, so the
 // link is taken out as the page is sent (its CSS falls back to system fonts). Editing the page on its way
 // out, rather than shipping a copy of the template, keeps working when Bull Board renames its hashed assets.
+// Everything the board shows is read from Redis: while the queues' connection is down it answers 503 at once
+// (its requests used to hang until Redis came back).
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { FastifyAdapter } from '@bull-board/fastify';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { noteForAccessLog } from './access-log.js';
+import { REDIS_RETRY_AFTER_SECONDS, REDIS_UNAVAILABLE_MESSAGE, sendError } from './error-handler.js';
 import { pageSecurityHeaders } from './html.js';
 import type { WebDeps } from './web-deps.js';
 
@@ -74,6 +78,13 @@ export async function registerQueueDashboard(app: FastifyInstance, deps: WebDeps
     },
   });
   await app.register(async (board) => {
+    // Answered here rather than thrown: Bull Board's plugin installs an error handler of its own.
+    board.addHook('onRequest', async (request, reply) => {
+      if (deps.redis.status === 'ready') return undefined;
+      noteForAccessLog(request, 'warn', { redisUnavailable: 'not_connected' });
+      reply.header('retry-after', String(REDIS_RETRY_AFTER_SECONDS));
+      return sendError(request, reply, 503, REDIS_UNAVAILABLE_MESSAGE);
+    });
     board.addHook('onSend', boardHeaders);
     await board.register(serverAdapter.registerPlugin(), { prefix: QUEUE_DASHBOARD_PATH });
   });

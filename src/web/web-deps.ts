@@ -5,6 +5,7 @@ import type { Redis } from 'ioredis';
 import type { Config } from '../config.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import type { Metrics } from '../lib/metrics.js';
+import type { ReadinessCheck } from '../lib/readiness.js';
 import type { Logger } from '../log.js';
 import type { ConnectionStore } from '../store/connections.js';
 import type { FeedChangeListener } from '../store/feed-change-listener.js';
@@ -25,10 +26,12 @@ export type WebSettings = Config['web'] & {
 export interface WebDeps {
   settings: WebSettings;
   prisma: PrismaClient;
-  /** Command connection: OAuth state, admin sessions, rate limits, readiness. */
+  /** Command connection (fails fast): OAuth state, admin sessions, rate limits, readiness; the queues'. */
   redis: Redis;
   /** Readiness's own Postgres connection, outside the pool. */
   postgresProbe: PostgresProbe;
+  /** Readiness of the other roles this process runs (worker, scheduler), served as /readyz/<role>. */
+  roleReadiness?: Record<string, ReadinessCheck>;
   connections: ConnectionStore;
   feeds: FeedStore;
   /** Postgres's notices of feed changes: feed token lookups are remembered only while it is live. */

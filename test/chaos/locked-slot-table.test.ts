@@ -82,7 +82,7 @@ describe('a lock held on slot', () => {
       const started = Date.now();
       const feeds = tokens.map((token) => timed(h.get(`/feeds/${token}.ics`), started));
       const healthz = timed(h.get('/healthz'), started);
-      const readyz = timed(h.get('/readyz'), started);
+      const readyz = timed(h.get('/readyz/web'), started);
       const admin = timed(
         h.get('/', { authorization: `Bearer ${ADMIN_TOKEN}`, accept: 'application/json' }),
         started,

@@ -1,5 +1,6 @@
-// /healthz, /readyz (with Postgres or Redis gone), /metrics, and the one error handler: 4xx bodies that say
-// what was wrong, 5xx bodies that say nothing about internals.
+// /healthz, readiness (with Postgres or Redis gone: feeds need only Postgres, the rest of the web role Redis
+// too), /metrics, and the one error handler: 4xx bodies that say what was wrong, 5xx bodies that say nothing
+// about internals.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import net from 'node:net';
 import { Redis } from 'ioredis';
@@ -17,7 +18,8 @@ const deadPrisma = createPrismaClient('postgresql://postgres@127.0.0.1:1/nothing
 const deadProbe = createPostgresProbe('postgresql://postgres@127.0.0.1:1/nothing');
 // A real database without slotfeed's tables: every query fails in a way that is our bug, not an outage.
 let unmigrated: TestDatabase;
-// A "Redis" that accepts connections and never answers: the readiness probe must give up on its own.
+// A "Redis" that accepts connections and never answers: the connection never becomes ready, and the readiness
+// probe says so at once rather than queue a PING behind it.
 const silentSockets = new Set<net.Socket>();
 const silentServer = net.createServer((socket) => {
   silentSockets.add(socket);
@@ -32,6 +34,7 @@ beforeAll(async () => {
     maxRetriesPerRequest: 0,
     protocol: 2,
   });
+  silentRedis.on('error', () => undefined);
 });
 afterAll(async () => {
   silentRedis?.disconnect();
@@ -50,22 +53,38 @@ describe('health', () => {
     expect(JSON.parse(response.text)).toEqual({ status: 'ok' });
   });
 
-  it('/readyz is 200 when Postgres and Redis answer', async () => {
+  it('is ready when Postgres and Redis answer: /readyz (the feeds), /readyz/feeds and /readyz/web', async () => {
     const response = await h.get('/readyz');
     expect(response.status).toBe(200);
-    expect(JSON.parse(response.text)).toEqual({ status: 'ready', postgres: 'ok', redis: 'ok' });
+    expect(JSON.parse(response.text)).toEqual({ status: 'ready', roles: { feeds: 'ready' }, postgres: 'ok' });
+    const feeds = await h.get('/readyz/feeds');
+    expect(JSON.parse(feeds.text)).toEqual({ status: 'ready', postgres: 'ok' });
+    const web = await h.get('/readyz/web');
+    expect(web.status).toBe(200);
+    expect(JSON.parse(web.text)).toEqual({ status: 'ready', postgres: 'ok', redis: 'ok' });
   });
 
-  it('/readyz is 503 when Postgres is gone, or Redis does not answer in time', async () => {
+  it('is not ready when Postgres is gone; without Redis only /readyz/web is not', async () => {
     const noPostgres = await buildWebApp({ ...h.deps, postgresProbe: deadProbe });
     const noRedis = await buildWebApp({ ...h.deps, redis: silentRedis });
     try {
-      const a = await noPostgres.inject({ url: '/readyz' });
+      const a = await noPostgres.inject({ url: '/readyz/web' });
       expect(a.statusCode).toBe(503);
       expect(a.json()).toEqual({ status: 'not ready', postgres: 'failed', redis: 'ok' });
-      const b = await noRedis.inject({ url: '/readyz' });
+      // A process that has served no feed has nothing to answer them with from memory.
+      const feeds = await noPostgres.inject({ url: '/readyz/feeds' });
+      expect(feeds.statusCode).toBe(503);
+      expect(feeds.json()).toEqual({ status: 'not ready', postgres: 'failed', lastGoodFeeds: 'none' });
+      expect((await noPostgres.inject({ url: '/readyz' })).statusCode).toBe(503);
+      const b = await noRedis.inject({ url: '/readyz/web' });
       expect(b.statusCode).toBe(503);
-      expect(b.json()).toEqual({ status: 'not ready', postgres: 'ok', redis: 'timeout' });
+      expect(b.json()).toEqual({ status: 'not ready', postgres: 'ok', redis: 'failed' });
+      // Feeds do not use Redis: a replica that serves them stays in the load balancer.
+      const c = await noRedis.inject({ url: '/readyz/feeds' });
+      expect(c.statusCode).toBe(200);
+      expect((await noRedis.inject({ url: '/readyz' })).statusCode).toBe(200);
+      // Only the roles the process runs have an endpoint.
+      expect((await noRedis.inject({ url: '/readyz/worker' })).statusCode).toBe(404);
     } finally {
       await noPostgres.close();
       await noRedis.close();
