@@ -1,31 +1,18 @@
-// What each `slotfeed` command does, built on the composition root (main.ts): load the config the command
-// needs, open clients, run, and release everything in order, also on failure.
-import { viewOf, type FeedView } from '../feeds/feed-options.js';
+// What the daemon, migrate and simulator commands do, built on the composition root (main.ts): load the config
+// the command needs, open clients, run, and release everything in order, also on failure. The commands over
+// stored data have files of their own (connections-, feeds-, report- and sync-command.ts).
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../config.js';
 import { createLoggerFor, type Logger } from '../log.js';
 import { Releasers } from '../lib/releasers.js';
-import {
-  composeServices,
-  DAEMON_SECTIONS,
-  openClients,
-  openDatabase,
-  startRoles,
-  type Role,
-} from '../main.js';
-import { createFeedStore, type FeedRecord } from '../store/feeds.js';
-import { feedCalendarName } from '../feeds/describe-feed.js';
-import { feedLinksFor } from '../web/feed-links.js';
-import { formatTable } from './table.js';
+import { composeServices, DAEMON_SECTIONS, openClients, startRoles, type Role } from '../main.js';
 import {
   applyPendingMigrations,
   markMigrationRolledBack,
   migrationStatus,
 } from '../store/migrations/index.js';
 import { startSimulator, formatSimulatorBanner, type SimulatorOptions } from '../simulator/index.js';
-import { enqueueSyncs } from '../sync/queues.js';
-import { followJobs } from '../sync/follow-jobs.js';
 
 type Env = Record<string, string | undefined>;
 
@@ -144,129 +131,6 @@ export async function runDaemon(env: Env, roles: readonly Role[]): Promise<void>
     await startRoles(roles, config, clients, services, releasers);
     logger.info({ roles }, 'slotfeed running');
     await untilShutdownSignal(logger);
-  } finally {
-    await releasers.releaseAll(logger);
-  }
-}
-
-/** `slotfeed sync`: enqueues syncs now (deduplicated like the scheduler's) and, with `wait`, follows them. */
-export async function runSync(
-  env: Env,
-  request: { connectionIds: string[]; all: boolean; wait: boolean; timeoutSeconds: number },
-  out: Output & { isTTY: boolean },
-): Promise<{ failed: number }> {
-  const config = loadConfig(env, DAEMON_SECTIONS);
-  const logger = createLoggerFor(config.log);
-  const releasers = new Releasers();
-  try {
-    const clients = openClients(config, releasers, logger);
-    const services = composeServices(config, clients, releasers);
-    const ids = request.all ? await services.connections.listActiveIds() : request.connectionIds;
-    for (const id of request.all ? [] : ids) await services.connections.get(id);
-    const jobs = await enqueueSyncs(services.syncQueue, ids, config.sync.maxAttempts);
-    out.write(`Enqueued ${jobs.length} sync job(s).\n`);
-    if (!request.wait || jobs.length === 0) return { failed: 0 };
-    if ((await services.syncQueue.getWorkers()).length === 0) {
-      out.write('No worker is running: start one with `slotfeed worker` (or `slotfeed start`).\n');
-    }
-    const outcome = await followJobs(services.syncQueue, jobs, {
-      timeoutMs: request.timeoutSeconds * 1000,
-      out,
-    });
-    return { failed: outcome.failed + outcome.unfinished };
-  } finally {
-    await releasers.releaseAll(logger);
-  }
-}
-
-export type FeedsAction =
-  | { kind: 'list'; connectionId?: string; includeRevoked: boolean }
-  | {
-      kind: 'create';
-      connectionId: string;
-      eventId?: string;
-      view: FeedView;
-      days?: number;
-      merge: boolean;
-      summary?: string;
-      label?: string;
-    }
-  | { kind: 'rotate'; feedId: string }
-  | { kind: 'revoke'; feedId: string };
-
-function describeOptions(feed: FeedRecord): string {
-  const view = viewOf(feed.options);
-  const parts = [
-    view === 'free' ? 'free time' : 'slots',
-    feed.upstreamEventId ? `event ${feed.upstreamEventId}` : 'all event types',
-  ];
-  if (feed.options.days) parts.push(`${feed.options.days} days`);
-  if (feed.options.merge) parts.push('merged');
-  if (feed.options.summary) parts.push(`"${feed.options.summary}"`);
-  return parts.join(', ');
-}
-
-/** `slotfeed feeds …`: feed tokens are shown once, when created or rotated; only their hashes are stored. */
-export async function runFeeds(env: Env, action: FeedsAction, out: Output): Promise<void> {
-  const config = loadConfig(env, ['database', 'log', 'web']);
-  const logger = createLoggerFor(config.log);
-  const releasers = new Releasers();
-  try {
-    const prisma = openDatabase(config.database.url, releasers);
-    const feeds = createFeedStore(prisma, logger);
-    const showLinks = async (feed: FeedRecord, token: string) => {
-      const connection = await prisma.connection.findUniqueOrThrow({ where: { id: feed.connectionId } });
-      const name = feedCalendarName({ displayName: connection.displayName, email: connection.email });
-      const links = feedLinksFor(config.web.publicBaseUrl, token, name);
-      out.write(
-        `Feed ${feed.id} (${describeOptions(feed)}) — the URL is shown only now; keep it secret:\n` +
-          `  ${links.https}\n  ${links.webcal}\n`,
-      );
-    };
-    switch (action.kind) {
-      case 'list': {
-        const list = await feeds.list({
-          ...(action.connectionId ? { connectionId: action.connectionId } : {}),
-          includeRevoked: action.includeRevoked,
-        });
-        const rows = list.map((f) => [
-          f.id,
-          f.connectionId,
-          describeOptions(f),
-          f.createdAt.toISOString(),
-          f.revokedAt ? `revoked ${f.revokedAt.toISOString()}` : (f.label ?? ''),
-        ]);
-        out.write(
-          formatTable(['feed', 'connection', 'shows', 'created', 'label / state'], rows, 'No feeds.'),
-        );
-        return;
-      }
-      case 'create': {
-        const { feed, token } = await feeds.create({
-          connectionId: action.connectionId,
-          upstreamEventId: action.eventId ?? null,
-          label: action.label ?? null,
-          options: {
-            view: action.view,
-            ...(action.days ? { days: action.days } : {}),
-            ...(action.merge ? { merge: true } : {}),
-            ...(action.summary !== undefined ? { summary: action.summary } : {}),
-          },
-        });
-        await showLinks(feed, token);
-        return;
-      }
-      case 'rotate': {
-        const { feed, token } = await feeds.rotate(action.feedId);
-        await showLinks(feed, token);
-        out.write('The old URL no longer works.\n');
-        return;
-      }
-      case 'revoke':
-        await feeds.revoke(action.feedId, new Date());
-        out.write(`Feed ${action.feedId} revoked; its URL now answers 404.\n`);
-        return;
-    }
   } finally {
     await releasers.releaseAll(logger);
   }

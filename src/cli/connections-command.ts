@@ -1,7 +1,7 @@
 // `slotfeed connections list|show|disable|enable`: the operator's view of connected accounts, the same data
 // and the same two status writes as the admin page (store/connection-admin.ts).
 import type { Command } from 'commander';
-import { InvalidArgumentError, Option } from 'commander';
+import { Option } from 'commander';
 import { loadConfig } from '../config.js';
 import { Releasers } from '../lib/releasers.js';
 import { createLoggerFor } from '../log.js';
@@ -14,24 +14,18 @@ import {
 } from '../store/connection-admin.js';
 import { createFeedStore } from '../store/feeds.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
+import { OUTPUT_FORMATS, uuidOf, type OutputFormat } from './argument-parsers.js';
 import type { Output } from './commands.js';
 import { formatTable, terminalWidth } from './table.js';
 
 type Env = Record<string, string | undefined>;
 type Stdout = Output & { isTTY: boolean; columns?: number };
 type ConnectionsAction =
-  | { kind: 'list'; format: 'table' | 'json' }
-  | { kind: 'show'; id: string; format: 'table' | 'json' }
+  | { kind: 'list'; format: OutputFormat }
+  | { kind: 'show'; id: string; format: OutputFormat }
   | { kind: 'disable' | 'enable'; id: string };
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-function connectionId(value: string): string {
-  if (!UUID.test(value)) {
-    throw new InvalidArgumentError(`not a connection id: "${value}" (see \`slotfeed connections list\`)`);
-  }
-  return value;
-}
+const connectionId = uuidOf('connection');
 
 const when = (date: Date | null) => (date === null ? '—' : date.toISOString().replace(/:\d\d\.\d{3}Z$/, 'Z'));
 
@@ -92,10 +86,10 @@ export async function runConnections(env: Env, action: ConnectionsAction, out: S
         ]);
         out.write(
           formatTable(
-            ['connection', 'account', 'status', 'last sync', 'open slots', 'feeds'],
+            ['connection', 'account', 'status', 'last sync', 'slots', 'feeds'],
             rows,
             'No connections yet: connect an account at PUBLIC_BASE_URL/connect.',
-            { width: terminalWidth(out) },
+            { width: terminalWidth(out), keepWhole: [0] },
           ),
         );
         if (total > connections.length) out.write(`(showing ${connections.length} of ${total})\n`);
@@ -134,12 +128,12 @@ export function registerConnectionsCommand(program: Command, env: Env, stdout: S
     .command('connections')
     .description('List connected accounts, show one, disable or enable its syncing.');
   const format = () =>
-    new Option('--format <format>', 'output format').choices(['table', 'json'] as const).default('table');
+    new Option('--format <format>', 'output format').choices(OUTPUT_FORMATS).default('table');
   connections
     .command('list')
     .description('List connections with status, last sync, open slots and feeds.')
     .addOption(format())
-    .action(async (o: { format: 'table' | 'json' }) =>
+    .action(async (o: { format: OutputFormat }) =>
       runConnections(env, { kind: 'list', format: o.format }, stdout),
     );
   connections
@@ -147,7 +141,7 @@ export function registerConnectionsCommand(program: Command, env: Env, stdout: S
     .description('Show one connection: account, zone, status, sync times, event types and feeds.')
     .argument('<connection-id>', 'the connection', connectionId)
     .addOption(format())
-    .action(async (id: string, o: { format: 'table' | 'json' }) =>
+    .action(async (id: string, o: { format: OutputFormat }) =>
       runConnections(env, { kind: 'show', id, format: o.format }, stdout),
     );
   connections

@@ -119,3 +119,27 @@ export async function currentEventTitle(
   });
   return row?.title;
 }
+
+/** The connection's current event types, as a feed may name them (`--event`); disabled and secret ones too. */
+export async function currentEventTypes(
+  prisma: PrismaClient,
+  connectionId: string,
+): Promise<{ id: string; title: string; enabled: boolean; secret: boolean }[]> {
+  const rows = await prisma.eventType.findMany({
+    where: { connectionId, validTo: null },
+    orderBy: [{ title: 'asc' }, { upstreamEventId: 'asc' }],
+    select: { upstreamEventId: true, title: true, enabled: true, secret: true },
+  });
+  return rows.map((row) => ({
+    id: row.upstreamEventId,
+    title: row.title,
+    enabled: row.enabled,
+    secret: row.secret,
+  }));
+}
+
+/** Ids of the connections the scheduler syncs (`slotfeed sync --all`). */
+export async function listActiveConnectionIds(prisma: PrismaClient): Promise<string[]> {
+  const rows = await prisma.connection.findMany({ where: { status: 'active' }, select: { id: true } });
+  return rows.map((row) => row.id);
+}

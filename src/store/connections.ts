@@ -54,7 +54,6 @@ export interface ConnectionStore {
   markNeedsReauth(id: string, reason: string, now: Date, readAs?: string): Promise<boolean>;
   /** Active connections whose next sync is due, soonest first. */
   findDueIds(now: Date, limit: number): Promise<string[]>;
-  listActiveIds(): Promise<string[]>;
 }
 
 export function createConnectionStore(prisma: PrismaClient, vault: TokenVault): ConnectionStore {
@@ -178,11 +177,6 @@ export function createConnectionStore(prisma: PrismaClient, vault: TokenVault): 
         take: limit,
         select: { id: true },
       });
-      return rows.map((row) => row.id);
-    },
-
-    async listActiveIds() {
-      const rows = await prisma.connection.findMany({ where: { status: 'active' }, select: { id: true } });
       return rows.map((row) => row.id);
     },
   };

@@ -1,7 +1,8 @@
 // Which failures mean "Postgres cannot answer right now" rather than "this request is wrong": a statement
 // cancelled by statement_timeout or lock_timeout, no free pooled connection in time, a server that cannot be
 // reached or went away. The web role answers these 503 with Retry-After (a client should simply come back),
-// not 500, and a caller may fall back to what it remembers.
+// not 500, and a caller may fall back to what it remembers. Apart from these, the failures that no retry
+// mends (a database not migrated, missing, or refusing the user), which the CLI explains with what to do.
 import { Prisma } from '../generated/prisma/client.js';
 
 export type UnavailableReason = 'statement_timeout' | 'lock_timeout' | 'pool_timeout' | 'unreachable';
@@ -67,4 +68,41 @@ export function databaseUnavailableReason(thrown: unknown): UnavailableReason | 
     if (/^Connection terminated/.test(thrown.message)) return 'unreachable';
   }
   return undefined;
+}
+
+/**
+ * What keeps a reachable Postgres from serving slotfeed until an operator acts: `not_migrated`, the schema lacks
+ * a table or column the code reads (migrations not applied, or not all of them: `slotfeed migrate`);
+ * `no_such_database`, the URL names a database the server does not have; `access_denied`, the server refused
+ * the URL's user or password. Undefined for any other error.
+ */
+export type DatabaseSetupProblem = 'not_migrated' | 'no_such_database' | 'access_denied';
+
+// SQLSTATEs: 42P01 undefined_table, 42703 undefined_column, 3D000 invalid_catalog_name, 28000
+// invalid_authorization_specification (an unknown role), 28P01 invalid_password.
+const SETUP_BY_SQLSTATE: Record<string, DatabaseSetupProblem> = {
+  '42P01': 'not_migrated',
+  '42703': 'not_migrated',
+  '3D000': 'no_such_database',
+  '28000': 'access_denied',
+  '28P01': 'access_denied',
+};
+
+// Prisma's: P2021 table does not exist, P2022 column does not exist, P1003 database does not exist, P1000
+// authentication failed, P1010 access denied.
+const SETUP_BY_PRISMA_CODE: Record<string, DatabaseSetupProblem> = {
+  P2021: 'not_migrated',
+  P2022: 'not_migrated',
+  P1003: 'no_such_database',
+  P1000: 'access_denied',
+  P1010: 'access_denied',
+};
+
+export function databaseSetupProblem(thrown: unknown): DatabaseSetupProblem | undefined {
+  if (!(thrown instanceof Prisma.PrismaClientKnownRequestError)) return undefined;
+  const sqlState = adapterCauseOf(thrown)?.originalCode;
+  return (
+    (typeof sqlState === 'string' ? SETUP_BY_SQLSTATE[sqlState] : undefined) ??
+    SETUP_BY_PRISMA_CODE[thrown.code]
+  );
 }

@@ -93,3 +93,91 @@ describe('slotfeed feeds', () => {
     expect(unknown.stderr).toMatch(/no connection with id/);
   });
 });
+
+describe('slotfeed feeds create --event', () => {
+  it('refuses an event type the connection does not have, listing the ones it has', async () => {
+    const eventType = (
+      upstreamEventId: string,
+      title: string,
+      extra: { enabled?: boolean; secret?: boolean },
+    ) =>
+      db.prisma.eventType.create({
+        data: {
+          connectionId,
+          upstreamEventId,
+          title,
+          durationMinutes: 30,
+          enabled: extra.enabled ?? true,
+          secret: extra.secret ?? false,
+          contentHash: upstreamEventId,
+          payload: {},
+        },
+      });
+    const lonely = randomUUID();
+    await db.prisma.connection.create({ data: { id: lonely, upstreamUserId: 'usr_cli_lonely' } });
+    const none = await slotfeed('feeds', 'create', lonely, '--event', 'evt_intro');
+    expect(none.code).toBe(1);
+    expect(none.stderr).toBe(
+      `slotfeed: connection ${lonely} has no event types yet: they arrive with its first sync ` +
+        `(\`slotfeed sync ${lonely} --wait\`).\n`,
+    );
+
+    await eventType('evt_intro', 'Intro call', {});
+    await eventType('evt_private_1on1', 'Private', { secret: true });
+    await eventType('evt_old', 'Workshop', { enabled: false });
+    const unknown = await slotfeed('feeds', 'create', connectionId, '--event', 'evt_nope');
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toBe(
+      `slotfeed: connection ${connectionId} has no event type "evt_nope". Its event types:\n` +
+        '  evt_intro         Intro call\n' +
+        '  evt_private_1on1  Private (secret)\n' +
+        '  evt_old           Workshop (disabled)\n',
+    );
+    expect(await db.prisma.feed.count({ where: { upstreamEventId: 'evt_nope' } })).toBe(0);
+
+    const secret = await slotfeed('feeds', 'create', connectionId, '--event', 'evt_private_1on1');
+    expect(secret.code).toBe(0);
+    expect(secret.stdout).toContain('free time, event evt_private_1on1');
+  });
+});
+
+describe('list output', () => {
+  const tty = (columns: number) => ({
+    stdout: { write: (t: string) => void (captured += t), isTTY: true, columns },
+    stderr: { write: () => undefined },
+  });
+  let captured = '';
+
+  it('feeds list --format json gives every field, ids whole', async () => {
+    const listed = await slotfeed('feeds', 'list', '--format', 'json');
+    expect(listed.code).toBe(0);
+    const { feeds } = JSON.parse(listed.stdout) as { feeds: { id: string; connectionId: string }[] };
+    const stored = await db.prisma.feed.findMany({ where: { revokedAt: null }, select: { id: true } });
+    expect(feeds.map((f) => f.id).sort()).toEqual(stored.map((f) => f.id).sort());
+    expect(feeds[0]).toEqual(
+      expect.objectContaining({ connectionId, options: expect.any(Object), revokedAt: null }),
+    );
+  });
+
+  it('never cuts an id to fit a terminal: other columns shrink first', async () => {
+    await db.prisma.connection.update({
+      where: { id: connectionId },
+      data: {
+        email: 'ada.lovelace-byron@analytical-engine.example.test',
+        lastSyncOutcome: 'succeeded',
+        lastSyncAt: new Date(),
+      },
+    });
+    captured = '';
+    expect(await runCli(['connections', 'list'], env, tty(80))).toBe(0);
+    const lines = captured.trimEnd().split('\n');
+    expect(lines.find((line) => line.startsWith(`${connectionId}  `))).toBeDefined();
+    for (const line of lines) expect(line.length).toBeLessThanOrEqual(80);
+    expect(captured).toContain('…');
+
+    captured = '';
+    expect(await runCli(['feeds', 'list'], env, tty(80))).toBe(0);
+    const feeds = await db.prisma.feed.findMany({ where: { revokedAt: null }, select: { id: true } });
+    for (const { id } of feeds) expect(captured).toContain(`${id}  ${connectionId}  `);
+  });
+});

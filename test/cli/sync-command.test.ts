@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { runSync } from '../../src/cli/commands.js';
+import { runCli } from '../../src/cli/program.js';
+import { runSync } from '../../src/cli/sync-command.js';
 import { createSyncHarness, type SyncHarness } from '../support/sync-harness.js';
 
 let h: SyncHarness;
@@ -40,6 +41,31 @@ describe('slotfeed sync', () => {
     const { out, text } = capture(true);
     await runSync(h.env, { connectionIds: [ids[0]!], all: false, wait: true, timeoutSeconds: 60 }, out);
     expect(text()).toMatch(/\r\[#+\] 1\/1 finished, 0 failed\n1 completed, 0 failed\n$/);
+  });
+
+  it('needs only the database and Redis, and names the prefix when no worker runs under it', async () => {
+    let stdout = '';
+    const io = {
+      stdout: { write: (t: string) => void (stdout += t), isTTY: false },
+      stderr: { write: () => undefined },
+    };
+    const env = { DATABASE_URL: h.env.DATABASE_URL, REDIS_URL: h.env.REDIS_URL, LOG_LEVEL: 'silent' };
+    // The worker started above runs under the harness's prefix: this one has none (keys under the harness's
+    // prefix still, so its cleanup removes them).
+    const otherPrefix = `${h.env.REDIS_PREFIX}:elsewhere`;
+    const code = await runCli(
+      ['sync', ids[1]!, '--wait', '--timeout', '1'],
+      { ...env, REDIS_PREFIX: otherPrefix },
+      io,
+    );
+    expect(code).toBe(1);
+    expect(stdout).toContain(`No worker is running under REDIS_PREFIX "${otherPrefix}"`);
+
+    stdout = '';
+    expect(await runCli(['sync', ids[1]!, '--wait'], { ...env, REDIS_PREFIX: h.env.REDIS_PREFIX! }, io)).toBe(
+      0,
+    );
+    expect(stdout).toBe('Enqueued 1 sync job(s).\n1 completed, 0 failed\n');
   });
 
   it('refuses an unknown connection id before enqueueing anything', async () => {

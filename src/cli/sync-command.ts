@@ -1,0 +1,96 @@
+// `slotfeed sync <id…> | --all [--wait]`: enqueues syncs now, deduplicated like the scheduler's, and with
+// `--wait` follows them. It only adds jobs for the workers, so it reads the database, Redis and the sync
+// settings, and none of the upstream, token-key or web variables a worker or the web role needs.
+import { Option, type Command } from 'commander';
+import { loadConfig } from '../config.js';
+import { Releasers } from '../lib/releasers.js';
+import { createLoggerFor } from '../log.js';
+import { openDatabase, openSyncQueue } from '../main.js';
+import { listActiveConnectionIds, requireConnection } from '../store/connection-admin.js';
+import { followJobs } from '../sync/follow-jobs.js';
+import { enqueueSyncs } from '../sync/queues.js';
+import { wholeNumber } from './argument-parsers.js';
+import type { Output } from './commands.js';
+import { requireRedisAnswers } from './redis-check.js';
+
+type Env = Record<string, string | undefined>;
+
+export interface SyncRequest {
+  connectionIds: string[];
+  all: boolean;
+  wait: boolean;
+  timeoutSeconds: number;
+}
+
+export async function runSync(
+  env: Env,
+  request: SyncRequest,
+  out: Output & { isTTY: boolean },
+): Promise<{ failed: number }> {
+  const config = loadConfig(env, ['database', 'redis', 'sync', 'log']);
+  const logger = createLoggerFor(config.log);
+  const releasers = new Releasers();
+  try {
+    const prisma = openDatabase(config.database.url, releasers);
+    // Unknown ids are refused before anything is enqueued.
+    const ids = request.all ? await listActiveConnectionIds(prisma) : request.connectionIds;
+    for (const id of request.all ? [] : ids) await requireConnection(prisma, id);
+    const { redis, syncQueue } = openSyncQueue(config, releasers);
+    await requireRedisAnswers(redis, config.redis.url);
+    const jobs = await enqueueSyncs(syncQueue, ids, config.sync.maxAttempts);
+    out.write(`Enqueued ${jobs.length} sync job(s).\n`);
+    if (!request.wait || jobs.length === 0) return { failed: 0 };
+    if ((await syncQueue.getWorkers()).length === 0) {
+      // Workers are found under REDIS_PREFIX: a worker of another installation (or of the demo, whose prefix
+      // is slotfeed-demo) does not count.
+      out.write(
+        `No worker is running under REDIS_PREFIX "${config.redis.prefix}": start one with \`slotfeed worker\` ` +
+          '(or `slotfeed start`).\n',
+      );
+    }
+    const outcome = await followJobs(syncQueue, jobs, { timeoutMs: request.timeoutSeconds * 1000, out });
+    return { failed: outcome.failed + outcome.unfinished };
+  } finally {
+    await releasers.releaseAll(logger);
+  }
+}
+
+export function registerSyncCommand(program: Command, env: Env, stdout: Output & { isTTY: boolean }): void {
+  program
+    .command('sync')
+    .description(
+      'Enqueue a sync now for the given connections (or all active ones); deduplicated with pending jobs.',
+    )
+    .argument('[connection-ids...]', 'connection ids (see `slotfeed connections list`)')
+    .option('--all', 'every active connection')
+    .option('--wait', 'follow the jobs to the end, with a progress bar on a terminal')
+    .addOption(
+      new Option('--timeout <seconds>', 'how long --wait waits')
+        .argParser(wholeNumber(1, 86_400))
+        .default(600),
+    )
+    .action(
+      async (
+        ids: string[],
+        options: { all?: boolean; wait?: boolean; timeout: number },
+        command: Command,
+      ) => {
+        if ((ids.length === 0) === !options.all)
+          command.error('give connection ids or --all (not both)', { exitCode: 2 });
+        const malformed = ids.filter((id) => !/^[0-9a-f-]{36}$/i.test(id));
+        if (malformed.length > 0)
+          command.error(`not a connection id: ${malformed.join(', ')}`, { exitCode: 2 });
+        const { failed } = await runSync(
+          env,
+          {
+            connectionIds: ids,
+            all: options.all ?? false,
+            wait: options.wait ?? false,
+            timeoutSeconds: options.timeout,
+          },
+          stdout,
+        );
+        if (failed > 0) throw new Error(`${failed} sync job(s) did not complete`);
+      },
+    );
+}
