@@ -16,6 +16,8 @@ export interface DemoPaths {
   /** `.slotfeed/` in the project, or SLOTFEED_DATA_DIR. */
   dataDir: string;
   secretsFile: string;
+  /** What the CLI needs to reach the running demo (cli-env-file.ts). */
+  cliEnvFile: string;
   postgresDir: string;
   migrationsDir: string;
 }
@@ -25,6 +27,7 @@ export function demoPaths(env: Env, projectRoot: string = PROJECT_ROOT): DemoPat
   return {
     dataDir,
     secretsFile: path.join(dataDir, 'demo.json'),
+    cliEnvFile: path.join(dataDir, 'demo.env'),
     postgresDir: path.join(dataDir, 'postgres'),
     migrationsDir: path.join(projectRoot, 'prisma', 'migrations'),
   };
@@ -45,9 +48,10 @@ export interface DemoEnvInput {
 /**
  * Defaults of the demo's own, used when the caller has not set them: the simulator imposes no rate limit, and
  * the production default (20 requests per second, kind to the real service) would make the first syncs take
- * several times longer while showing nothing more.
+ * several times longer while showing nothing more. The history a fresh demo records (demo-history.ts) is some
+ * 8,000 calls, over 40 s at 200 a second; at 1,000 the limiter stays in the path, but the CPU bounds them.
  */
-const DEMO_DEFAULTS: Env = { UPSTREAM_RATE_LIMIT_PER_SECOND: '200', UPSTREAM_RATE_LIMIT_BURST: '20' };
+const DEMO_DEFAULTS: Env = { UPSTREAM_RATE_LIMIT_PER_SECOND: '1000', UPSTREAM_RATE_LIMIT_BURST: '50' };
 
 function withDefaults(env: Env, defaults: Env): Env {
   const merged = { ...env };

@@ -1,5 +1,6 @@
 // What the demo prints: a line per service as it comes up, and at the end everything needed to look at the
-// system: the admin page and its token, each account's feed URLs, a curl command, and the line `feeds ready`.
+// system: the admin page and its token, each account's feed URLs, a curl command, the command line that runs
+// the CLI against the demo, and the line `feeds ready`.
 import { redactText } from '../log.js';
 import type { FirstSyncRow } from './first-syncs.js';
 import type { LocalPostgres } from './local-postgres.js';
@@ -39,6 +40,8 @@ export interface DemoSummary {
   webUrl: string;
   adminToken: string;
   feeds: readonly DemoFeed[];
+  /** Runs the CLI against this demo, e.g. `node --env-file=.slotfeed/demo.env dist/cli.js`. */
+  cli: string;
 }
 
 function syncNote(feed: DemoFeed): string {
@@ -73,6 +76,11 @@ export function formatDemoSummary(summary: DemoSummary): string {
   if (first !== undefined) {
     lines.push('', 'Fetch a feed:', `  curl -fsS ${shellQuote(first.https)}`);
   }
+  lines.push(
+    '',
+    'Use the CLI with this demo (README, "The CLI and the demo"):',
+    `  ${summary.cli} connections list`,
+  );
   lines.push('', 'feeds ready', 'slotfeed is running (scheduler, worker, web). Press Ctrl-C to stop.', '');
   return lines.join('\n');
 }

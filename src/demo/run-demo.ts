@@ -1,9 +1,12 @@
 // `slotfeed demo`: the whole system on a machine that has Node only. Postgres and Redis are found or started
 // (local-postgres.ts, local-redis.ts), the Calendbook simulator runs in-process, the daemon's three roles start
 // through the composition root exactly as `slotfeed start` starts them, three simulated accounts connect
-// through the real OAuth flow, and once their first syncs have landed the feed URLs are printed. It then runs
-// until SIGINT/SIGTERM and releases everything it started, newest first: web, workers, scheduler, clients,
-// simulator, then the Redis and Postgres servers it started itself.
+// through the real OAuth flow, and once their first syncs have landed the feed URLs are printed, with the
+// command line that points the CLI at the demo (through .slotfeed/demo.env, cli-env-file.ts). On a fresh
+// database the accounts connect weeks in the past, and a history is recorded up to the present through the real
+// syncs (one clock for the simulator and slotfeed, demo-clock.ts; demo-history.ts), so that the reports have
+// something to show. It then runs until SIGINT/SIGTERM and releases everything it started, newest first: web,
+// workers, scheduler, clients, simulator, then the Redis and Postgres servers it started itself.
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { pino } from 'pino';
@@ -14,10 +17,20 @@ import { Releasers } from '../lib/releasers.js';
 import { createLogger } from '../log.js';
 import { composeServices, DAEMON_SECTIONS, openClients, startRoles } from '../main.js';
 import { startSimulator } from '../simulator/index.js';
+import { enqueueSyncs } from '../sync/queues.js';
 import { feedLinksFor } from '../web/feed-links.js';
+import { cliEnvFileText, cliInvocation, removeCliEnvFile, writeCliEnvFile } from './cli-env-file.js';
 import { connectDemoAccount, type ConnectedAccount } from './connect-demo-account.js';
+import { createDemoClock } from './demo-clock.js';
+import {
+  DEMO_HISTORY,
+  describeHistory,
+  describeHistoryPlan,
+  planHistory,
+  replayHistory,
+} from './demo-history.js';
 import { loadOrCreateDemoSecrets } from './demo-secrets.js';
-import { DEMO_REDIS_PREFIX, demoEnvironment, demoPaths } from './demo-env.js';
+import { DEMO_REDIS_PREFIX, demoEnvironment, demoPaths, PROJECT_ROOT } from './demo-env.js';
 import { describePostgres, describeRedis, formatDemoSummary } from './demo-summary.js';
 import { waitForFirstSyncs } from './first-syncs.js';
 import { freeLoopbackPort } from './free-port.js';
@@ -32,11 +45,14 @@ export interface DemoOptions {
   accounts?: number;
   /** How long to wait for the first syncs before printing the feeds anyway. Default 120. */
   syncTimeoutSeconds?: number;
+  /** Days of history recorded on a fresh database (demo-history.ts); 0 for none. Default 21. */
+  historyDays?: number;
 }
 
 /** Simulated users: a few more than are connected, so the admin page and the simulator show the difference. */
 const SIMULATOR_USERS = 5;
 const PREFERRED_WEB_PORT = 3000;
+const SIMULATOR_SEED = 1;
 
 /** WEB_PORT when set (0: any free port); else 3000 when it is free, else any free port. */
 async function chooseWebPort(env: Env): Promise<number> {
@@ -100,10 +116,13 @@ export async function runDemo(
 
     const webPort = await chooseWebPort(env);
     const publicBaseUrl = `http://127.0.0.1:${webPort}`;
+    // The simulator starts in the present, so its simulated world is the same whether or not a history follows.
+    const clock = createDemoClock();
     const simulator = await startSimulator({
       port: 0,
       users: SIMULATOR_USERS,
-      seed: 1,
+      seed: SIMULATOR_SEED,
+      now: clock.now,
       redirectUris: [`${publicBaseUrl}/oauth/callback`],
       logger: logger.child({ role: 'simulator' }),
     });
@@ -127,16 +146,40 @@ export async function runDemo(
       DAEMON_SECTIONS,
     );
     const clients = openClients(config, releasers, logger);
-    const services = composeServices(config, clients, releasers);
-    await startRoles(['scheduler', 'worker', 'web'], config, clients, services, releasers);
+    // A database that has never seen a connection gets a history; a re-run keeps the one it has.
+    const historyDays = options.historyDays ?? DEMO_HISTORY.days;
+    const plan =
+      historyDays > 0 && (await clients.prisma.connection.count()) === 0
+        ? planHistory(clock.now(), historyDays, DEMO_HISTORY.syncsPerDay)
+        : undefined;
+    // Travelled before the roles start, so that no part of slotfeed sees its clock go backwards.
+    if (plan) clock.travelTo(plan.startsAt);
+    const services = composeServices(config, clients, releasers, clock);
+    await startRoles(['scheduler', 'worker', 'web'], config, clients, services, releasers, clock);
     out.write(`slotfeed: web on ${publicBaseUrl}, sync worker and scheduler running\n`);
+    out.write(`${describeHistoryPlan(plan, historyDays)}\n`);
     if (stopRequested()) return;
+
+    // From here on the CLI can reach the demo; `npm run demo` built dist/, which is what a person runs.
+    const cli = cliInvocation({
+      envFile: paths.cliEnvFile,
+      cliScript: path.join(PROJECT_ROOT, 'dist', 'cli.js'),
+      cwd: process.cwd(),
+    });
+    const cliEnvironment = {
+      DATABASE_URL: config.database.url,
+      REDIS_URL: config.redis.url,
+      REDIS_PREFIX: config.redis.prefix,
+      PUBLIC_BASE_URL: config.web.publicBaseUrl,
+    };
+    await writeCliEnvFile(paths.cliEnvFile, cliEnvFileText(cliEnvironment, `${cli} connections list`));
+    releasers.add('CLI env file', () => removeCliEnvFile(paths.cliEnvFile));
 
     const accounts = simulator.users.slice(0, options.accounts ?? 3);
     out.write(
       `Connecting ${accounts.length} accounts through /connect → Calendbook sign-in → /oauth/callback\n`,
     );
-    const since = new Date();
+    let since = clock.now();
     const connected: ConnectedAccount[] = [];
     for (const account of accounts) {
       connected.push(
@@ -144,6 +187,33 @@ export async function runDemo(
           { webUrl: publicBaseUrl, prisma: clients.prisma, feeds: services.feeds },
           account,
         ),
+      );
+    }
+    if (plan) {
+      const started = performance.now();
+      const history = await replayHistory(
+        {
+          clock,
+          control: simulator.control,
+          prisma: clients.prisma,
+          syncQueue: services.syncQueue,
+          maxAttempts: config.sync.maxAttempts,
+          out,
+          stopRequested,
+          seed: SIMULATOR_SEED,
+        },
+        plan,
+        connected.map((c) => ({ userId: c.account.id, connectionId: c.connectionId })),
+      );
+      clock.backToPresent();
+      out.write(`${describeHistory(plan, history, performance.now() - started)}\n`);
+      if (stopRequested()) return;
+      // The history's syncs were the connect flow's; the present needs one of its own.
+      since = clock.now();
+      await enqueueSyncs(
+        services.syncQueue,
+        connected.map((c) => c.connectionId),
+        config.sync.maxAttempts,
       );
     }
     const { rows, complete } = await waitForFirstSyncs({
@@ -161,6 +231,7 @@ export async function runDemo(
       formatDemoSummary({
         webUrl: publicBaseUrl,
         adminToken: secrets.adminToken,
+        cli,
         feeds: connected.map((c) => {
           const links = feedLinksFor(
             publicBaseUrl,

@@ -10,6 +10,24 @@ export function zoneNamed(name: string): IANAZone {
   return IANAZone.create(name);
 }
 
+// luxon asks Intl for every offset, the slot rule asks for the same day boundaries again on every overview and
+// slots request, and a history of dozens of syncs (the demo's) made that the simulator's main cost. An offset
+// is a pure function of the zone and the instant, so remembering it changes no answer. Bounded: cleared when full.
+const OFFSET_CACHE_LIMIT = 100_000;
+const offsetCaches = new Map<string, Map<number, number>>();
+
+/** The zone's UTC offset in minutes at `ms` (as zone.offset). */
+function offsetAt(zone: IANAZone, ms: number): number {
+  let cache = offsetCaches.get(zone.name);
+  if (cache === undefined) offsetCaches.set(zone.name, (cache = new Map()));
+  const known = cache.get(ms);
+  if (known !== undefined) return known;
+  if (cache.size >= OFFSET_CACHE_LIMIT) cache.clear();
+  const offset = zone.offset(ms);
+  cache.set(ms, offset);
+  return offset;
+}
+
 export interface WallInstant {
   ms: number;
   /** False when the wall time falls in a DST gap; ms is then where a clock lands (pushed forward). */
@@ -21,12 +39,12 @@ export interface WallInstant {
  * 'compatible' disambiguation. Assumes no two offset changes within two days, which holds for real zones.
  */
 export function wallToInstant(zone: IANAZone, wallMs: number): WallInstant {
-  const before = zone.offset(wallMs - DAY_MS);
-  const after = zone.offset(wallMs + DAY_MS);
+  const before = offsetAt(zone, wallMs - DAY_MS);
+  const after = offsetAt(zone, wallMs + DAY_MS);
   let best: number | null = null;
   for (const offset of before === after ? [before] : [before, after]) {
     const candidate = wallMs - offset * MINUTE_MS;
-    if (candidate + zone.offset(candidate) * MINUTE_MS === wallMs && (best === null || candidate < best)) {
+    if (candidate + offsetAt(zone, candidate) * MINUTE_MS === wallMs && (best === null || candidate < best)) {
       best = candidate;
     }
   }
@@ -38,8 +56,8 @@ export function wallToInstant(zone: IANAZone, wallMs: number): WallInstant {
  * offset change, nearly all of them, skip the per-call offset lookups, which are the expensive part.
  */
 export function wallConverterForDay(zone: IANAZone, dayNumber: number): (wallMs: number) => WallInstant {
-  const before = zone.offset((dayNumber - 1) * DAY_MS);
-  const after = zone.offset((dayNumber + 3) * DAY_MS);
+  const before = offsetAt(zone, (dayNumber - 1) * DAY_MS);
+  const after = offsetAt(zone, (dayNumber + 3) * DAY_MS);
   if (before !== after) return (wallMs) => wallToInstant(zone, wallMs);
   return (wallMs) => ({ ms: wallMs - before * MINUTE_MS, exists: true });
 }
@@ -55,7 +73,7 @@ export function isoDateOfDay(dayNumber: number): string {
 
 /** Local calendar day number of an instant in a zone. */
 export function localDayNumber(zone: IANAZone, ms: number): number {
-  return Math.floor((ms + zone.offset(ms) * MINUTE_MS) / DAY_MS);
+  return Math.floor((ms + offsetAt(zone, ms) * MINUTE_MS) / DAY_MS);
 }
 
 /** Index into mon…sun of a day number (1970-01-01 was a Thursday). */

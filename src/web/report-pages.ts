@@ -22,7 +22,7 @@ export const REPORT_DESCRIPTIONS: Record<ReportName, string> = {
   'sync-health': 'Runs, success rate, durations, upstream calls, last error, re-authorisation needed.',
 };
 
-/** A line chart: x = days (UTC midnight, seconds), y = one value per day. */
+/** A line chart: x = every day of the range (UTC midnight, seconds), y = one value per day (0 without data). */
 export interface LineChart {
   kind: 'line';
   title: string;

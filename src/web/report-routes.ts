@@ -38,7 +38,11 @@ function reportNameOf(request: FastifyRequest): ReportName {
   return name;
 }
 
+const DAY_SECONDS = 86_400;
 const dayToSeconds = (day: string) => Date.parse(`${day}T00:00:00Z`) / 1000;
+const secondsToDay = (seconds: number) => new Date(seconds * 1000).toISOString().slice(0, 10);
+/** Most days a line chart spans: a --from/--to of centuries must not make a page of a million points. */
+export const MAX_CHART_DAYS = 3660;
 
 /** One value per day, summed over the report's rows (all selected connections and event types). */
 function perDay(result: ReportResult, valueKey: string): Map<string, number> {
@@ -47,33 +51,68 @@ function perDay(result: ReportResult, valueKey: string): Map<string, number> {
     const day = String(row.day);
     totals.set(day, (totals.get(day) ?? 0) + Number(row[valueKey] ?? 0));
   }
-  return new Map([...totals].sort(([a], [b]) => a.localeCompare(b)));
+  return totals;
 }
 
-async function chartFor(deps: WebDeps, query: ReportQuery, result: ReportResult) {
+/**
+ * Every day from `from` to `to` (each defaulting to the first or last of `days`, the days with data), so that a
+ * day without data gets a point of its own at 0 instead of a line drawn across it. A range too long to draw
+ * is cut to the days with data.
+ */
+export function everyDay(from: string | undefined, to: string | undefined, days: Iterable<string>): string[] {
+  const known = [...days].sort();
+  const first = from ?? known[0];
+  const last = to ?? known[known.length - 1];
+  if (first === undefined || last === undefined) return [];
+  const fits = (a: string, b: string) => (dayToSeconds(b) - dayToSeconds(a)) / DAY_SECONDS < MAX_CHART_DAYS;
+  const [start, end] = fits(first, last) ? [first, last] : [known[0], known[known.length - 1]];
+  if (start === undefined || end === undefined) return [];
+  const out: string[] = [];
+  for (let s = dayToSeconds(start); s <= dayToSeconds(end) && out.length < MAX_CHART_DAYS; s += DAY_SECONDS) {
+    out.push(secondsToDay(s));
+  }
+  return out;
+}
+
+/** The line chart of availability or utilization: one point per day of the range, days without data at 0. */
+export function lineChartOf(query: ReportQuery, result: ReportResult): LineChart | undefined {
   if (query.report === 'availability') {
-    const days = perDay(result, 'free_minutes');
-    const chart: LineChart = {
+    const free = perDay(result, 'free_minutes');
+    const days = everyDay(query.from, query.to, free.keys());
+    return {
       kind: 'line',
       title: 'Free minutes per day',
       yLabel: 'free minutes',
-      x: [...days.keys()].map(dayToSeconds),
-      y: [...days.values()],
+      x: days.map(dayToSeconds),
+      y: days.map((day) => free.get(day) ?? 0),
     };
-    return chart;
   }
   if (query.report === 'utilization') {
     const offered = perDay(result, 'offered_minutes');
     const booked = perDay(result, 'booked_minutes');
-    const chart: LineChart = {
+    // Only past days have a share, and no day after the UTC date of `at` is past in any zone: a --to beyond it
+    // ends the chart at the last day with data rather than with days that cannot have any.
+    const lastPast = query.at.toISOString().slice(0, 10);
+    const to = query.to !== undefined && query.to <= lastPast ? query.to : undefined;
+    const days = everyDay(query.from, to, offered.keys());
+    const share = (day: string) => {
+      const n = offered.get(day) ?? 0;
+      return n === 0 ? 0 : Math.round((1000 * (booked.get(day) ?? 0)) / n) / 10;
+    };
+    return {
       kind: 'line',
       title: 'Share of offered time booked, per day',
       yLabel: 'booked %',
-      x: [...offered.keys()].map(dayToSeconds),
-      y: [...offered].map(([day, n]) => (n === 0 ? 0 : Math.round((1000 * (booked.get(day) ?? 0)) / n) / 10)),
+      x: days.map(dayToSeconds),
+      y: days.map(share),
     };
-    return chart;
   }
+  return undefined;
+}
+
+async function chartFor(deps: WebDeps, query: ReportQuery, result: ReportResult) {
+  const line = lineChartOf(query, result);
+  if (line) return line;
   if (query.report === 'bookings') {
     const heat: HeatMap = {
       kind: 'heatmap',

@@ -2,6 +2,8 @@
 // (in a temporary data directory, not the repository's .slotfeed), the simulator, the real OAuth flow, the
 // first syncs, a printed feed URL that serves a valid calendar, a clean exit on SIGINT with nothing left
 // running, and a restart on the same data that reconnects the same accounts instead of duplicating them.
+// The first start records weeks of history (src/demo/demo-history.ts), which every report and chart shows;
+// the restart keeps it and adds none.
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -99,7 +101,15 @@ async function stopWithSigint(demo: SlotfeedProcess, printed: DemoOutput): Promi
   expect(await processesMentioning(dataDir)).toEqual([]);
 }
 
-async function countRows(port: number): Promise<{ connections: number; activeFeeds: number }> {
+interface Counts {
+  connections: number;
+  activeFeeds: number;
+  syncRuns: number;
+  bookings: number;
+  firstRun: Date;
+}
+
+async function countRows(port: number): Promise<Counts> {
   const secrets = JSON.parse(await readFile(path.join(dataDir, 'demo.json'), 'utf8')) as {
     postgresPassword: string;
   };
@@ -112,11 +122,48 @@ async function countRows(port: number): Promise<{ connections: number; activeFee
     const feeds = await client.query<{ n: string }>(
       'SELECT count(*) AS n FROM feed WHERE revoked_at IS NULL',
     );
-    return { connections: Number(connections.rows[0]!.n), activeFeeds: Number(feeds.rows[0]!.n) };
+    const runs = await client.query<{ n: string; first: Date }>(
+      'SELECT count(*) AS n, min(started_at) AS first FROM sync_run',
+    );
+    const bookings = await client.query<{ n: string }>('SELECT count(*) AS n FROM booking');
+    return {
+      connections: Number(connections.rows[0]!.n),
+      activeFeeds: Number(feeds.rows[0]!.n),
+      syncRuns: Number(runs.rows[0]!.n),
+      bookings: Number(bookings.rows[0]!.n),
+      firstRun: runs.rows[0]!.first,
+    };
   } finally {
     await client.end();
   }
 }
+
+const DAY_MS = 86_400_000;
+
+/** A report's CSV from the admin API, as rows keyed by column. */
+async function reportRows(
+  printed: DemoOutput,
+  name: string,
+  params: Record<string, string> = {},
+): Promise<Record<string, string>[]> {
+  const query = new URLSearchParams(params).toString();
+  const response = await fetch(`${printed.adminUrl}/admin/reports/${name}/csv${query ? `?${query}` : ''}`, {
+    headers: { authorization: `Bearer ${printed.adminToken}` },
+  });
+  expect(response.status).toBe(200);
+  const [header, ...lines] = (await response.text()).split('\r\n').filter((line) => line !== '');
+  const keys = header!.split(',');
+  return lines.map((line) => Object.fromEntries(line.split(',').map((cell, i) => [keys[i]!, cell])));
+}
+
+/** Monday of the ISO week a day 'YYYY-MM-DD' falls in. */
+function weekOf(day: string): string {
+  const ms = Date.parse(`${day}T00:00:00Z`);
+  return new Date(ms - ((new Date(ms).getUTCDay() + 6) % 7) * DAY_MS).toISOString().slice(0, 10);
+}
+
+/** The distinct weeks of the days `rows` hold in `key`. */
+const weeksIn = (rows: Record<string, string>[], key = 'day') => new Set(rows.map((r) => weekOf(r[key]!)));
 
 beforeAll(async () => {
   workDir = await mkdtemp(path.join(os.tmpdir(), 'slotfeed-demo-test-'));
@@ -137,6 +184,8 @@ afterAll(async () => {
     await redis.quit();
   }
 });
+
+let historyCounts: Counts | undefined;
 
 describe('slotfeed demo', () => {
   let firstFeedUrl: string;
@@ -167,13 +216,54 @@ describe('slotfeed demo', () => {
     });
     expect(admin.status).toBe(200);
 
+    // A history, recorded before the present through the real syncs: three weeks of runs and bookings.
+    expect(out).toMatch(/^History: a fresh database, so the accounts connect 21 days back/m);
+    expect(out).toMatch(/^History recorded in [\d.]+ s: 42 sync rounds of 42, \d+ simulated bookings/m);
+    const counts = await countRows(printed.postgresPort);
+    historyCounts = counts;
+    expect(counts.syncRuns).toBeGreaterThanOrEqual(3 * 43);
+    expect(Date.now() - counts.firstRun.getTime()).toBeGreaterThan(20 * DAY_MS);
+    expect(counts.bookings).toBeGreaterThan(20);
+
+    const booked = (await reportRows(printed, 'bookings', { by: 'day' })).filter(
+      (r) => Number(r.bookings) > 0,
+    );
+    expect(weeksIn(booked).size).toBeGreaterThanOrEqual(3);
+    const utilization = await reportRows(printed, 'utilization');
+    expect(weeksIn(utilization).size).toBeGreaterThanOrEqual(3);
+    expect(weeksIn(utilization.filter((r) => Number(r.booked_minutes) > 0)).size).toBeGreaterThanOrEqual(3);
+    // Availability as it was in each of the past weeks: the slots open then, on days of that week.
+    for (const weeksAgo of [3, 2, 1]) {
+      const at = new Date(Date.now() - (7 * weeksAgo - 1) * DAY_MS);
+      const rows = await reportRows(printed, 'availability', { at: at.toISOString() });
+      expect(rows.length).toBeGreaterThan(0);
+      expect(rows.some((r) => Date.parse(`${r.day!}T00:00:00Z`) < at.getTime() + 7 * DAY_MS)).toBe(true);
+    }
+
+    // The utilization chart: a point for every day, the Sundays nobody works at 0 rather than skipped.
+    const page = await fetch(`${printed.adminUrl}/admin/reports/utilization`, {
+      headers: { authorization: `Bearer ${printed.adminToken}`, accept: 'text/html' },
+    });
+    const chartJson = /<script type="application\/json" id="chart-data">([\s\S]*?)<\/script>/.exec(
+      await page.text(),
+    )?.[1];
+    const chart = JSON.parse(chartJson ?? 'null') as { x: number[]; y: number[] } | null;
+    expect(chart?.x.length).toBeGreaterThanOrEqual(18);
+    expect(chart!.x.every((s, i) => i === 0 || s - chart!.x[i - 1]! === 86_400)).toBe(true);
+    expect(chart!.y.filter((share) => share === 0).length).toBeGreaterThanOrEqual(2);
+
     await stopWithSigint(demo, printed);
-  }, 70_000);
+  }, 90_000);
 
   it('on a restart reconnects the same accounts (no duplicates) and rotates their feeds to print URLs', async () => {
     const { demo, printed } = await startDemo();
     expect(demo.output().match(/\(reconnected: new URL\)/g)).toHaveLength(3);
-    expect(await countRows(printed.postgresPort)).toEqual({ connections: 3, activeFeeds: 3 });
+    // The history of the first start is kept, and none is added: the reconnects' syncs and little else.
+    expect(demo.output()).toContain('History: the database already holds connections; its history is kept');
+    expect(demo.output()).not.toContain('History recorded');
+    const counts = await countRows(printed.postgresPort);
+    expect(counts).toMatchObject({ connections: 3, activeFeeds: 3, firstRun: historyCounts!.firstRun });
+    expect(counts.syncRuns - historyCounts!.syncRuns).toBeLessThan(12);
 
     const rotatedAway = new URL(firstFeedUrl);
     const origin = new URL(printed.adminUrl).origin;

@@ -1,10 +1,12 @@
 // The demo's pure parts and its secrets file: reading a feed URL off the callback page, first-sync states and
-// progress, the printed summary, the environment the daemon is configured from.
+// progress, the printed summary, the environment the daemon is configured from, and the env file for the CLI.
 import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { parseEnv } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { loadConfig } from '../../src/config.js';
+import { cliEnvFileText, cliInvocation, writeCliEnvFile } from '../../src/demo/cli-env-file.js';
 import { feedTokenInPage } from '../../src/demo/connect-demo-account.js';
 import { demoEnvironment, demoPaths } from '../../src/demo/demo-env.js';
 import { loadOrCreateDemoSecrets, newDemoSecrets } from '../../src/demo/demo-secrets.js';
@@ -83,6 +85,7 @@ describe('formatDemoSummary', () => {
         reconnected: false,
       },
     ],
+    cli: 'node --env-file=.slotfeed/demo.env dist/cli.js',
   });
 
   it('prints the admin URL and token, both feed URLs, a curl command, and `feeds ready` on a line of its own', () => {
@@ -92,6 +95,12 @@ describe('formatDemoSummary', () => {
     expect(text).toContain(`    feed:   ${https}\n    webcal: webcal://127.0.0.1:3000/feeds/${TOKEN}.ics\n`);
     expect(text).toContain(`  curl -fsS '${https}'\n`);
     expect(text.split('\n')).toContain('feeds ready');
+  });
+
+  it('prints the command line that runs the CLI against the demo, before `feeds ready`', () => {
+    const cli = text.indexOf('\n  node --env-file=.slotfeed/demo.env dist/cli.js connections list\n');
+    expect(cli).toBeGreaterThan(0);
+    expect(cli).toBeLessThan(text.indexOf('\nfeeds ready\n'));
   });
 
   it('quotes for a POSIX shell', () => {
@@ -122,7 +131,7 @@ describe('demo configuration', () => {
     expect(config.upstream.redirectUri).toBe('http://127.0.0.1:3001/oauth/callback');
     expect(config.web).toMatchObject({ host: '127.0.0.1', port: 3001, adminToken: secrets.adminToken });
     expect(config.vault).toEqual({ currentKey: secrets.tokenEncryptionKey, previousKeys: [] });
-    expect(config.sync.rateLimit.perSecond).toBe(200);
+    expect(config.sync.rateLimit.perSecond).toBe(1000);
   });
 
   it("keeps the caller's tuning but never their real installation's key or services", () => {
@@ -144,6 +153,7 @@ describe('demo configuration', () => {
     expect(demoPaths({}, '/srv/slotfeed')).toEqual({
       dataDir: '/srv/slotfeed/.slotfeed',
       secretsFile: '/srv/slotfeed/.slotfeed/demo.json',
+      cliEnvFile: '/srv/slotfeed/.slotfeed/demo.env',
       postgresDir: '/srv/slotfeed/.slotfeed/postgres',
       migrationsDir: '/srv/slotfeed/prisma/migrations',
     });
@@ -166,5 +176,45 @@ describe('loadOrCreateDemoSecrets', () => {
     const file = path.join(workDir, 'damaged.json');
     await writeFile(file, '{"tokenEncryptionKey": "short"}');
     await expect(loadOrCreateDemoSecrets(file)).rejects.toThrow('is damaged');
+  });
+});
+
+describe('the CLI env file', () => {
+  const environment = {
+    DATABASE_URL: 'postgresql://postgres:0a1b2c@127.0.0.1:46807/slotfeed',
+    REDIS_URL: 'redis://:p#ss word@127.0.0.1:6379/2',
+    REDIS_PREFIX: 'slotfeed-demo',
+    PUBLIC_BASE_URL: 'http://127.0.0.1:3001',
+  };
+
+  it('reads back through Node’s env-file parser unchanged, odd characters included', () => {
+    const text = cliEnvFileText(
+      environment,
+      'node --env-file=.slotfeed/demo.env dist/cli.js connections list',
+    );
+    expect(parseEnv(text)).toEqual(environment);
+    expect(text).toContain('#   node --env-file=.slotfeed/demo.env dist/cli.js connections list\n');
+    expect(() => cliEnvFileText({ ...environment, REDIS_PREFIX: "it's" }, '')).toThrow(/REDIS_PREFIX/);
+  });
+
+  it('is written owner-only', async () => {
+    const file = path.join(workDir, 'demo.env');
+    await writeCliEnvFile(file, cliEnvFileText(environment, ''));
+    expect((await stat(file)).mode & 0o777).toBe(0o600);
+  });
+
+  it('is named relative to the working directory when below it, absolute otherwise, quoted for a shell', () => {
+    const root = '/home/ada/slotfeed';
+    const envFile = `${root}/.slotfeed/demo.env`;
+    const cliScript = `${root}/dist/cli.js`;
+    expect(cliInvocation({ envFile, cliScript, cwd: root })).toBe(
+      'node --env-file=.slotfeed/demo.env dist/cli.js',
+    );
+    expect(cliInvocation({ envFile, cliScript, cwd: '/tmp' })).toBe(
+      `node --env-file=${envFile} ${cliScript}`,
+    );
+    expect(cliInvocation({ envFile: '/data dir/demo.env', cliScript, cwd: root })).toBe(
+      "node --env-file='/data dir/demo.env' dist/cli.js",
+    );
   });
 });

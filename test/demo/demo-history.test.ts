@@ -1,0 +1,149 @@
+// The pieces of the demo's history that need no I/O: the one clock the simulator and slotfeed share, the plan,
+// the booking pattern, and the lines the demo prints about it. The history itself, through the real syncs, is
+// checked end to end by demo-command.test.ts.
+import { describe, expect, it } from '@jest/globals';
+import {
+  arrivalTimes,
+  meanBookingsPer,
+  pickNearTermOffer,
+  poisson,
+  weeklyMinutes,
+  type Offer,
+} from '../../src/demo/booking-pattern.js';
+import { createDemoClock } from '../../src/demo/demo-clock.js';
+import {
+  DEMO_HISTORY,
+  describeHistory,
+  describeHistoryPlan,
+  planHistory,
+} from '../../src/demo/demo-history.js';
+import { createPrng } from '../../src/simulator/index.js';
+
+const DAY_MS = 86_400_000;
+const NOW = Date.parse('2026-03-02T09:00:00Z');
+
+describe('the demo clock', () => {
+  it('is real time until it travels, flows on from where it travelled to, and comes back for good', () => {
+    let real = NOW;
+    const clock = createDemoClock(() => real);
+    expect(clock.now().toISOString()).toBe('2026-03-02T09:00:00.000Z');
+
+    clock.travelTo(new Date('2026-02-09T09:00:00Z'));
+    real += 1500;
+    expect(clock.now().toISOString()).toBe('2026-02-09T09:00:01.500Z');
+    clock.travelTo(new Date('2026-02-10T21:00:00Z'));
+    real += 10;
+    expect(clock.now().toISOString()).toBe('2026-02-10T21:00:00.010Z');
+
+    clock.backToPresent();
+    expect(clock.now().getTime()).toBe(real);
+  });
+});
+
+describe('planHistory', () => {
+  it('starts the given days back and steps a sync interval at a time, the present’s sync being the last', () => {
+    const plan = planHistory(new Date(NOW), 21, 2);
+    expect(plan.startsAt.toISOString()).toBe('2026-02-09T09:00:00.000Z');
+    expect(plan.stepMs).toBe(12 * 3600_000);
+    // 42 syncs in 21 days: the connect's, 41 more, and the one the live daemon runs at the present.
+    expect(plan.rounds).toBe(41);
+    expect(plan.startsAt.getTime() + plan.rounds * plan.stepMs).toBe(NOW - plan.stepMs);
+  });
+
+  it('covers several weeks by default', () => {
+    expect(DEMO_HISTORY.days).toBeGreaterThanOrEqual(21);
+  });
+});
+
+describe('the booking pattern', () => {
+  it('poisson: the mean it is asked for, never negative, nothing for a mean of 0', () => {
+    const prng = createPrng(7);
+    const draws = Array.from({ length: 20_000 }, () => poisson(prng, 1.3));
+    expect(Math.min(...draws)).toBe(0);
+    expect(draws.reduce((a, b) => a + b, 0) / draws.length).toBeCloseTo(1.3, 1);
+    expect(poisson(prng, 0)).toBe(0);
+  });
+
+  it('counts a week of working hours, 24:00 ends included', () => {
+    expect(
+      weeklyMinutes({
+        mon: [
+          { start: '09:00', end: '12:00' },
+          { start: '13:00', end: '17:00' },
+        ],
+        tue: [{ start: '15:00', end: '24:00' }],
+        wed: [],
+        thu: [],
+        fri: [],
+        sat: [],
+        sun: [],
+      }),
+    ).toBe(7 * 60 + 9 * 60);
+  });
+
+  it('books enough to fill the share of the offered time in the long run', () => {
+    // 35 working hours a week = 300 minutes a day; a third of it in 50-minute bookings is 2 a day, 1 per 12 h.
+    const mean = meanBookingsPer({
+      weeklyMinutes: 35 * 60,
+      meanDurationMinutes: 50,
+      share: 1 / 3,
+      periodMs: DAY_MS / 2,
+    });
+    expect(mean).toBeCloseTo(1, 10);
+    expect(
+      meanBookingsPer({ weeklyMinutes: 600, meanDurationMinutes: 0, share: 0.3, periodMs: DAY_MS }),
+    ).toBe(0);
+  });
+
+  it('prefers near-term slots: a slot two days further ahead is picked half as often', () => {
+    const prng = createPrng(3);
+    const offers: Offer[] = [
+      { eventId: 'a', startMs: NOW + DAY_MS },
+      { eventId: 'b', startMs: NOW + 3 * DAY_MS },
+      { eventId: 'c', startMs: NOW + 9 * DAY_MS },
+    ];
+    const picked = { a: 0, b: 0, c: 0 };
+    for (let i = 0; i < 20_000; i++) picked[pickNearTermOffer(prng, offers, NOW)!.eventId as 'a']++;
+    expect(picked.a / picked.b).toBeCloseTo(2, 0);
+    expect(picked.c).toBeLessThan(picked.b / 4);
+    expect(pickNearTermOffer(prng, [], NOW)).toBeUndefined();
+  });
+
+  it('spreads the arrivals of one period inside it, in order', () => {
+    const times = arrivalTimes(createPrng(5), 50, NOW, NOW + DAY_MS / 2);
+    expect(times).toHaveLength(50);
+    expect(times).toEqual([...times].sort((a, b) => a - b));
+    expect(times.every((t) => t > NOW && t < NOW + DAY_MS / 2)).toBe(true);
+  });
+
+  it('is the same from the same seed', () => {
+    const run = () => {
+      const prng = createPrng(11);
+      return [poisson(prng, 2), ...arrivalTimes(prng, 3, NOW, NOW + DAY_MS)];
+    };
+    expect(run()).toEqual(run());
+  });
+});
+
+describe('what the demo says about its history', () => {
+  const plan = planHistory(new Date(NOW), 21, 2);
+
+  it('before: from when, and how often; or that an existing history is kept', () => {
+    expect(describeHistoryPlan(plan, 21)).toBe(
+      'History: a fresh database, so the accounts connect 21 days back, at 2026-02-09 09:00 UTC ' +
+        '(one clock for the simulator and slotfeed), and sync twice a day up to now',
+    );
+    expect(describeHistoryPlan(undefined, 21)).toMatch(/already holds connections; its history is kept/);
+  });
+
+  it('after: how long it took and what it holds, and why it ended early if it did', () => {
+    const summary = { rounds: 42, booked: 110, cancelled: 12, inferred: 97 };
+    expect(describeHistory(plan, summary, 9_870)).toBe(
+      'History recorded in 9.9 s: 42 sync rounds of 42, 110 simulated bookings (12 cancelled), 97 inferred ' +
+        'by the syncs; the clock is back at the present.',
+    );
+    expect(describeHistory(plan, { ...summary, rounds: 7, stoppedEarly: 'boom' }, 1_000)).toMatch(
+      /7 sync rounds of 42.*\nThe history ended early: boom$/,
+    );
+  });
+});
