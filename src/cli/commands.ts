@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../config.js';
 import { createLoggerFor, type Logger } from '../log.js';
 import { Releasers } from '../lib/releasers.js';
+import { untilShutdownSignal } from '../lib/shutdown-signal.js';
 import { composeServices, DAEMON_SECTIONS, openClients, startRoles, type Role } from '../main.js';
 import {
   applyPendingMigrations,
@@ -25,9 +26,9 @@ export const MIGRATIONS_DIR = path.resolve(
   'migrations',
 );
 
-export interface Output {
-  write(text: string): void;
-}
+import type { Output } from '../lib/output.js';
+
+export type { Output };
 
 function loggerFor(env: Env): Logger {
   const { log } = loadConfig(env, ['log']);
@@ -84,40 +85,6 @@ export async function runSimulator(env: Env, options: SimulatorOptions, out: Out
   out.write(formatSimulatorBanner(simulator) + '\n');
   await untilShutdownSignal(logger);
   await releasers.releaseAll(logger);
-}
-
-function memoryMiB(): Record<string, number> {
-  const usage = process.memoryUsage();
-  const mib = (bytes: number) => Math.round(bytes / 2 ** 20);
-  return {
-    rss: mib(usage.rss),
-    heapUsed: mib(usage.heapUsed),
-    heapTotal: mib(usage.heapTotal),
-    external: mib(usage.external),
-    arrayBuffers: mib(usage.arrayBuffers),
-  };
-}
-
-/**
- * Resolves on the first SIGINT or SIGTERM so the caller can shut down in order; a second signal means the
- * operator will not wait, so the process exits at once.
- */
-export function untilShutdownSignal(logger: Logger): Promise<NodeJS.Signals> {
-  return new Promise((resolve) => {
-    let received: NodeJS.Signals | undefined;
-    const onSignal = (signal: NodeJS.Signals) => {
-      if (received) {
-        logger.warn({ signal }, 'second signal: exiting without finishing shutdown');
-        process.exit(130);
-      }
-      received = signal;
-      // Memory at the end of a run is what operators size containers by (RSS, and what of it is JS heap).
-      logger.info({ signal, memoryMiB: memoryMiB() }, 'shutting down (send the signal again to force)');
-      resolve(signal);
-    };
-    process.on('SIGINT', onSignal);
-    process.on('SIGTERM', onSignal);
-  });
 }
 
 /** `slotfeed start | worker | scheduler`: runs the roles until SIGINT/SIGTERM, then shuts down in order. */

@@ -16,7 +16,7 @@ import { createFeedStore } from '../store/feeds.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { OUTPUT_FORMATS, uuidOf, type OutputFormat } from './argument-parsers.js';
 import type { Output } from './commands.js';
-import { formatTable, terminalWidth } from './table.js';
+import { formatTable, terminalWidth } from '../lib/text-table.js';
 
 type Env = Record<string, string | undefined>;
 type Stdout = Output & { isTTY: boolean; columns?: number };

@@ -19,7 +19,7 @@ import { createFeedStore, type FeedRecord } from '../store/feeds.js';
 import { feedLinksFor } from '../web/feed-links.js';
 import { OUTPUT_FORMATS, uuidOf, wholeNumber, type OutputFormat } from './argument-parsers.js';
 import type { Output } from './commands.js';
-import { formatTable, terminalWidth } from './table.js';
+import { formatTable, terminalWidth } from '../lib/text-table.js';
 
 type Env = Record<string, string | undefined>;
 type Stdout = Output & { isTTY: boolean; columns?: number };

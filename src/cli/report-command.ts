@@ -17,7 +17,7 @@ import {
 } from '../reports/report-query.js';
 import { runReport } from '../reports/run-report.js';
 import type { Output } from './commands.js';
-import { terminalWidth } from './table.js';
+import { terminalWidth } from '../lib/text-table.js';
 
 type Env = Record<string, string | undefined>;
 export type ReportStdout = Output & { isTTY: boolean; columns?: number };

@@ -10,7 +10,8 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { pino } from 'pino';
-import { untilShutdownSignal, type Output } from '../cli/commands.js';
+import type { Output } from '../lib/output.js';
+import { untilShutdownSignal } from '../lib/shutdown-signal.js';
 import { loadConfig } from '../config.js';
 import { feedCalendarName } from '../feeds/describe-feed.js';
 import { Releasers } from '../lib/releasers.js';

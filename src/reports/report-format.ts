@@ -1,6 +1,6 @@
 // A report as a terminal table, as CSV (RFC 4180: CRLF line ends, quotes doubled, header row of column keys)
 // or as JSON. Pure functions of a ReportResult.
-import { formatTable } from '../cli/table.js';
+import { formatTable } from '../lib/text-table.js';
 import type { ColumnKind, ReportResult, ReportValue } from './report-result.js';
 
 export const REPORT_FORMATS = ['table', 'csv', 'json'] as const;

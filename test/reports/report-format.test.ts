@@ -1,6 +1,6 @@
 // Pure pieces: fitting tables to a terminal, CSV quoting, and parsing report flags.
 import { describe, expect, it } from '@jest/globals';
-import { fittedWidths, formatTable, terminalWidth } from '../../src/cli/table.js';
+import { fittedWidths, formatTable, terminalWidth } from '../../src/lib/text-table.js';
 import { reportAsCsv } from '../../src/reports/report-format.js';
 import { parseReportQuery } from '../../src/reports/report-query.js';
 import type { ReportResult } from '../../src/reports/report-result.js';

@@ -2,12 +2,8 @@
 // and HTML escaping. No I/O.
 import { describe, expect, it } from '@jest/globals';
 import { acceptsGzip } from '../../src/web/accept-encoding.js';
-import {
-  formatHttpDate,
-  isNotModified,
-  parseEntityTagList,
-  parseHttpDate,
-} from '../../src/web/conditional-get.js';
+import { formatHttpDate, parseHttpDate } from '../../src/lib/http-date.js';
+import { isNotModified, parseEntityTagList } from '../../src/web/conditional-get.js';
 import { feedLinksFor } from '../../src/web/feed-links.js';
 import { escapeHtml, html } from '../../src/web/html.js';
 

@@ -3,7 +3,7 @@
 // lookup already resolved (the feed and its connection's declared inputs); the slots are read only on a miss.
 import { createHash } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
-import { formatHttpDate } from '../../web/conditional-get.js';
+import { formatHttpDate } from '../../lib/http-date.js';
 import type { FeedRecord, ResolvedFeed } from '../../store/feeds.js';
 import { describeFeed, feedCalendarName } from '../describe-feed.js';
 import { planFeedEvents } from '../feed-events.js';

@@ -1,7 +1,7 @@
 // Fitting a table to a terminal: ids the caller keeps whole are never cut, the cut is spread over the other
 // wide columns, and when they cannot give enough room the table stays wider than the terminal.
 import { describe, expect, it } from '@jest/globals';
-import { fittedWidths, formatTable } from '../../src/cli/table.js';
+import { fittedWidths, formatTable } from '../../src/lib/text-table.js';
 
 const ID = '2b7bb471-352a-4469-aebe-c31f5f101473';
 

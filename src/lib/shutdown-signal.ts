@@ -1,0 +1,37 @@
+// Waiting for the operator's signal to stop: the daemon roles and the demo shut down in order on the first
+// SIGINT or SIGTERM. Lives in lib/ so the demo and the CLI can both use it without one importing the other.
+import type { Logger } from '../log.js';
+
+function memoryMiB(): Record<string, number> {
+  const usage = process.memoryUsage();
+  const mib = (bytes: number) => Math.round(bytes / 2 ** 20);
+  return {
+    rss: mib(usage.rss),
+    heapUsed: mib(usage.heapUsed),
+    heapTotal: mib(usage.heapTotal),
+    external: mib(usage.external),
+    arrayBuffers: mib(usage.arrayBuffers),
+  };
+}
+
+/**
+ * Resolves on the first SIGINT or SIGTERM so the caller can shut down in order; a second signal means the
+ * operator will not wait, so the process exits at once.
+ */
+export function untilShutdownSignal(logger: Logger): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    let received: NodeJS.Signals | undefined;
+    const onSignal = (signal: NodeJS.Signals) => {
+      if (received) {
+        logger.warn({ signal }, 'second signal: exiting without finishing shutdown');
+        process.exit(130);
+      }
+      received = signal;
+      // Memory at the end of a run is what operators size containers by (RSS, and what of it is JS heap).
+      logger.info({ signal, memoryMiB: memoryMiB() }, 'shutting down (send the signal again to force)');
+      resolve(signal);
+    };
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+  });
+}
