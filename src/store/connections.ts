@@ -19,6 +19,8 @@ export interface StoredTokens extends TokenPair {
    * someone refreshed or reconnected in between, or hand it to the conditional writes below.
    */
   refreshTokenSealed: string;
+  /** The grant was refused with these tokens already (status needs_reauth): spending them again is futile. */
+  refused: boolean;
 }
 
 export interface GrantedAccount {
@@ -144,6 +146,7 @@ export function createConnectionStore(prisma: PrismaClient, vault: TokenVault): 
         expiresAt: connection.accessExpiresAt,
         scope: connection.scope ?? undefined,
         refreshTokenSealed: connection.refreshTokenSealed,
+        refused: connection.status === 'needs_reauth',
       };
     },
 

@@ -70,6 +70,9 @@ export async function refreshIfExpiring(
   return withRedisLock(deps.redis, lockKey, deps.lock ?? DEFAULT_LOCK, async (lock) => {
     const current = await deps.connections.readTokens(connectionId);
     if (isUsable(current, deps, request)) return current.accessToken;
+    // The holder before us was refused with these very tokens (a job run twice at once, after a stalled check):
+    // presenting them again would only be refused again, and count as one more reuse.
+    if (current.refused) throw new NeedsReauthError(connectionId, INVALID_GRANT);
     // A lock lost before the call (this process froze past the TTL) may be someone else's now, and they may
     // be presenting this very refresh token.
     lock.signal.throwIfAborted();
