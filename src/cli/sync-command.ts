@@ -5,7 +5,7 @@ import { Option, type Command } from 'commander';
 import { loadConfig } from '../config.js';
 import { Releasers } from '../lib/releasers.js';
 import { createLoggerFor } from '../log.js';
-import { openDatabase, openSyncQueue } from '../main.js';
+import { openCommandDatabase, openSyncQueue } from '../main.js';
 import { listActiveConnectionIds, requireConnection } from '../store/connection-admin.js';
 import { followJobs } from '../sync/follow-jobs.js';
 import { enqueueSyncs } from '../sync/queues.js';
@@ -31,7 +31,7 @@ export async function runSync(
   const logger = createLoggerFor(config.log);
   const releasers = new Releasers();
   try {
-    const prisma = openDatabase(config.database.url, releasers);
+    const { prisma } = openCommandDatabase(config, releasers, logger);
     // Unknown ids are refused before anything is enqueued.
     const ids = request.all ? await listActiveConnectionIds(prisma) : request.connectionIds;
     for (const id of request.all ? [] : ids) await requireConnection(prisma, id);
@@ -48,7 +48,11 @@ export async function runSync(
           '(or `slotfeed start`).\n',
       );
     }
-    const outcome = await followJobs(syncQueue, jobs, { timeoutMs: request.timeoutSeconds * 1000, out });
+    const outcome = await followJobs(syncQueue, jobs, {
+      timeoutMs: request.timeoutSeconds * 1000,
+      redisUrl: config.redis.url,
+      out,
+    });
     return { failed: outcome.failed + outcome.unfinished };
   } finally {
     await releasers.releaseAll(logger);

@@ -2,199 +2,31 @@
 // Calendar) ignore anything else. Event types carry '#rrggbb', so a colour is mapped to the nearest named one
 // by perceptual distance (CIE76 ΔE in CIELAB; plain RGB distance picks visibly wrong hues). Beyond
 // MAX_FAITHFUL_DELTA_E no name is a faithful stand-in and COLOR is left out rather than shown wrong.
+import { colorsNamed, differenceCie76, lab65, nearest, type Lab65 } from 'culori';
 
 /** ΔE76 ≈ 2 is just noticeable; past ~25 two colours read as different colours, not shades of one. */
 export const MAX_FAITHFUL_DELTA_E = 25;
 
-// The 147 CSS3 (CSS Color Module Level 3) extended colour keywords; synonyms (aqua/cyan, gray/grey, …) both
-// present, and the alphabetically first wins a tie.
-const CSS3_COLORS: Readonly<Record<string, number>> = {
-  aliceblue: 0xf0f8ff,
-  antiquewhite: 0xfaebd7,
-  aqua: 0x00ffff,
-  aquamarine: 0x7fffd4,
-  azure: 0xf0ffff,
-  beige: 0xf5f5dc,
-  bisque: 0xffe4c4,
-  black: 0x000000,
-  blanchedalmond: 0xffebcd,
-  blue: 0x0000ff,
-  blueviolet: 0x8a2be2,
-  brown: 0xa52a2a,
-  burlywood: 0xdeb887,
-  cadetblue: 0x5f9ea0,
-  chartreuse: 0x7fff00,
-  chocolate: 0xd2691e,
-  coral: 0xff7f50,
-  cornflowerblue: 0x6495ed,
-  cornsilk: 0xfff8dc,
-  crimson: 0xdc143c,
-  cyan: 0x00ffff,
-  darkblue: 0x00008b,
-  darkcyan: 0x008b8b,
-  darkgoldenrod: 0xb8860b,
-  darkgray: 0xa9a9a9,
-  darkgreen: 0x006400,
-  darkgrey: 0xa9a9a9,
-  darkkhaki: 0xbdb76b,
-  darkmagenta: 0x8b008b,
-  darkolivegreen: 0x556b2f,
-  darkorange: 0xff8c00,
-  darkorchid: 0x9932cc,
-  darkred: 0x8b0000,
-  darksalmon: 0xe9967a,
-  darkseagreen: 0x8fbc8f,
-  darkslateblue: 0x483d8b,
-  darkslategray: 0x2f4f4f,
-  darkslategrey: 0x2f4f4f,
-  darkturquoise: 0x00ced1,
-  darkviolet: 0x9400d3,
-  deeppink: 0xff1493,
-  deepskyblue: 0x00bfff,
-  dimgray: 0x696969,
-  dimgrey: 0x696969,
-  dodgerblue: 0x1e90ff,
-  firebrick: 0xb22222,
-  floralwhite: 0xfffaf0,
-  forestgreen: 0x228b22,
-  fuchsia: 0xff00ff,
-  gainsboro: 0xdcdcdc,
-  ghostwhite: 0xf8f8ff,
-  gold: 0xffd700,
-  goldenrod: 0xdaa520,
-  gray: 0x808080,
-  green: 0x008000,
-  greenyellow: 0xadff2f,
-  grey: 0x808080,
-  honeydew: 0xf0fff0,
-  hotpink: 0xff69b4,
-  indianred: 0xcd5c5c,
-  indigo: 0x4b0082,
-  ivory: 0xfffff0,
-  khaki: 0xf0e68c,
-  lavender: 0xe6e6fa,
-  lavenderblush: 0xfff0f5,
-  lawngreen: 0x7cfc00,
-  lemonchiffon: 0xfffacd,
-  lightblue: 0xadd8e6,
-  lightcoral: 0xf08080,
-  lightcyan: 0xe0ffff,
-  lightgoldenrodyellow: 0xfafad2,
-  lightgray: 0xd3d3d3,
-  lightgreen: 0x90ee90,
-  lightgrey: 0xd3d3d3,
-  lightpink: 0xffb6c1,
-  lightsalmon: 0xffa07a,
-  lightseagreen: 0x20b2aa,
-  lightskyblue: 0x87cefa,
-  lightslategray: 0x778899,
-  lightslategrey: 0x778899,
-  lightsteelblue: 0xb0c4de,
-  lightyellow: 0xffffe0,
-  lime: 0x00ff00,
-  limegreen: 0x32cd32,
-  linen: 0xfaf0e6,
-  magenta: 0xff00ff,
-  maroon: 0x800000,
-  mediumaquamarine: 0x66cdaa,
-  mediumblue: 0x0000cd,
-  mediumorchid: 0xba55d3,
-  mediumpurple: 0x9370db,
-  mediumseagreen: 0x3cb371,
-  mediumslateblue: 0x7b68ee,
-  mediumspringgreen: 0x00fa9a,
-  mediumturquoise: 0x48d1cc,
-  mediumvioletred: 0xc71585,
-  midnightblue: 0x191970,
-  mintcream: 0xf5fffa,
-  mistyrose: 0xffe4e1,
-  moccasin: 0xffe4b5,
-  navajowhite: 0xffdead,
-  navy: 0x000080,
-  oldlace: 0xfdf5e6,
-  olive: 0x808000,
-  olivedrab: 0x6b8e23,
-  orange: 0xffa500,
-  orangered: 0xff4500,
-  orchid: 0xda70d6,
-  palegoldenrod: 0xeee8aa,
-  palegreen: 0x98fb98,
-  paleturquoise: 0xafeeee,
-  palevioletred: 0xdb7093,
-  papayawhip: 0xffefd5,
-  peachpuff: 0xffdab9,
-  peru: 0xcd853f,
-  pink: 0xffc0cb,
-  plum: 0xdda0dd,
-  powderblue: 0xb0e0e6,
-  purple: 0x800080,
-  red: 0xff0000,
-  rosybrown: 0xbc8f8f,
-  royalblue: 0x4169e1,
-  saddlebrown: 0x8b4513,
-  salmon: 0xfa8072,
-  sandybrown: 0xf4a460,
-  seagreen: 0x2e8b57,
-  seashell: 0xfff5ee,
-  sienna: 0xa0522d,
-  silver: 0xc0c0c0,
-  skyblue: 0x87ceeb,
-  slateblue: 0x6a5acd,
-  slategray: 0x708090,
-  slategrey: 0x708090,
-  snow: 0xfffafa,
-  springgreen: 0x00ff7f,
-  steelblue: 0x4682b4,
-  tan: 0xd2b48c,
-  teal: 0x008080,
-  thistle: 0xd8bfd8,
-  tomato: 0xff6347,
-  turquoise: 0x40e0d0,
-  violet: 0xee82ee,
-  wheat: 0xf5deb3,
-  white: 0xffffff,
-  whitesmoke: 0xf5f5f5,
-  yellow: 0xffff00,
-  yellowgreen: 0x9acd32,
-};
+// culori's names are CSS Color 4's: the 147 CSS3 extended colour keywords plus 'rebeccapurple', which RFC 7986
+// COLOR (CSS3) does not allow. Synonyms (aqua/cyan, gray/grey, …) are both present; sorted, so that the
+// alphabetically first wins a tie (nearest's sort is stable).
+const CSS3_NAMES: ReadonlySet<string> = new Set(
+  Object.keys(colorsNamed)
+    .filter((name) => name !== 'rebeccapurple')
+    .sort(),
+);
 
-type Lab = readonly [number, number, number];
+const NAMED_LABS: { name: string; lab: Lab65 }[] = [...CSS3_NAMES].flatMap((name) => {
+  const lab = lab65(name);
+  return lab ? [{ name, lab }] : [];
+});
 
-function linearChannel(value: number): number {
-  const v = value / 255;
-  return v <= 0.04045 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4;
-}
+const deltaE76 = differenceCie76();
+const nearestNamed = nearest(NAMED_LABS, deltaE76, (named) => named.lab);
 
-/** sRGB (D65) → CIELAB. */
-function labOf(rgb: number): Lab {
-  const r = linearChannel((rgb >> 16) & 0xff);
-  const g = linearChannel((rgb >> 8) & 0xff);
-  const b = linearChannel(rgb & 0xff);
-  const f = (t: number) => (t > 216 / 24389 ? Math.cbrt(t) : (24389 / 27) * (t / 116) + 16 / 116);
-  const x = f((r * 0.4124 + g * 0.3576 + b * 0.1805) / 0.95047);
-  const y = f(r * 0.2126 + g * 0.7152 + b * 0.0722);
-  const z = f((r * 0.0193 + g * 0.1192 + b * 0.9505) / 1.08883);
-  return [116 * y - 16, 500 * (x - y), 200 * (y - z)];
-}
-
-const NAMED_LABS: readonly (readonly [string, Lab])[] = Object.entries(CSS3_COLORS).map(([name, rgb]) => [
-  name,
-  labOf(rgb),
-]);
-
-function parseHexColor(value: string): number | undefined {
-  const short = /^#([0-9a-f])([0-9a-f])([0-9a-f])$/i.exec(value);
-  if (short)
-    return Number.parseInt(
-      short
-        .slice(1)
-        .map((d) => d + d)
-        .join(''),
-      16,
-    );
-  const long = /^#([0-9a-f]{6})$/i.exec(value);
-  return long?.[1] ? Number.parseInt(long[1], 16) : undefined;
-}
+// Only '#rgb' and '#rrggbb': culori's parser also takes rgb(), hsl(), alpha and CSS4 names, none of which an
+// event type's colour is meant to be.
+const HEX_COLOR = /^#(?:[0-9a-f]{3}|[0-9a-f]{6})$/;
 
 /**
  * The CSS3 colour name for an event type's colour: a name is kept (lower-cased), '#rgb' or '#rrggbb' maps to
@@ -203,18 +35,10 @@ function parseHexColor(value: string): number | undefined {
 export function cssColorNameFor(color: string | null): string | undefined {
   if (!color) return undefined;
   const trimmed = color.trim().toLowerCase();
-  if (Object.hasOwn(CSS3_COLORS, trimmed)) return trimmed;
-  const rgb = parseHexColor(trimmed);
-  if (rgb === undefined) return undefined;
-  const [l, a, b] = labOf(rgb);
-  let best: string | undefined;
-  let bestDistance = Infinity;
-  for (const [name, [nl, na, nb]] of NAMED_LABS) {
-    const distance = Math.hypot(l - nl, a - na, b - nb);
-    if (distance < bestDistance) {
-      best = name;
-      bestDistance = distance;
-    }
-  }
-  return bestDistance <= MAX_FAITHFUL_DELTA_E ? best : undefined;
+  if (CSS3_NAMES.has(trimmed)) return trimmed;
+  if (!HEX_COLOR.test(trimmed)) return undefined;
+  const lab = lab65(trimmed);
+  if (!lab) return undefined;
+  const [best] = nearestNamed(lab);
+  return best && deltaE76(lab, best.lab) <= MAX_FAITHFUL_DELTA_E ? best.name : undefined;
 }
