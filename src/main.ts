@@ -1,7 +1,9 @@
 // The composition root: config → shared clients → services → roles. Nothing else in slotfeed constructs a
-// Prisma client, a Redis connection or a queue; commands (cli/commands.ts) and tests compose through here.
+// Prisma client, a Redis connection, a Postgres session or a queue; the commands (src/cli) and the tests take
+// theirs from the functions here.
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
+import pg from 'pg';
 import type { Config } from './config.js';
 import type { PrismaClient } from './generated/prisma/client.js';
 import type { Logger } from './log.js';
@@ -12,9 +14,10 @@ import { createRedisRateLimiter } from './lib/redis-rate-limiter.js';
 import type { Releasers } from './lib/releasers.js';
 import { createRepeatedErrorLog, type RepeatedErrorLog } from './lib/repeated-errors.js';
 import { createConnectionStore, type ConnectionStore } from './store/connections.js';
-import { startFeedChangeListener } from './store/feed-change-listener.js';
+import { startFeedChangeListener, type FeedChangeListener } from './store/feed-change-listener.js';
 import { createFeedStore, type FeedStore } from './store/feeds.js';
-import { createPostgresProbe } from './store/postgres-probe.js';
+import type { PgSessions } from './store/pg-sessions.js';
+import { createPostgresProbe, type PostgresProbe } from './store/postgres-probe.js';
 import { createPrismaClient, type PoolTimeouts } from './store/prisma-client.js';
 import { createTokenVault, vaultKeyFromBase64 } from './store/token-vault.js';
 import { createSyncQueue, createTickQueue, enqueueSyncs, type SyncJobData } from './sync/queues.js';
@@ -22,7 +25,7 @@ import { startScheduler } from './sync/scheduler.js';
 import type { SyncDeps } from './sync/sync-connection.js';
 import { startSyncWorker } from './sync/sync-worker.js';
 import { createApiClient, createOAuthClient } from './upstream/index.js';
-import { startWeb } from './web/app.js';
+import { startWeb, type WebDeps } from './web/app.js';
 import { startHealthServer } from './web/health-server.js';
 
 export const DAEMON_SECTIONS = ['database', 'redis', 'log', 'upstream', 'vault', 'sync', 'web'] as const;
@@ -45,6 +48,8 @@ export interface Clients {
   errors: RepeatedErrorLog;
   /** This process's metrics: counted into from the clients on (errors), served by the web role. */
   metrics: Metrics;
+  /** Dedicated Postgres sessions outside the pools: readiness's and the feed change listener's. */
+  pgSessions: PgSessions;
 }
 
 /** Opens the shared clients and registers how to close them, newest first. */
@@ -59,6 +64,36 @@ export function openDatabase(
   return prisma;
 }
 
+/** Opens sessions of their own on `databaseUrl`, for the readers a pool cannot serve (see pg-sessions.ts). */
+export function pgSessionsFor(databaseUrl: string): PgSessions {
+  return (settings) =>
+    new pg.Client({
+      connectionString: databaseUrl,
+      application_name: settings.applicationName,
+      ...(settings.connectTimeoutMs === undefined
+        ? {}
+        : { connectionTimeoutMillis: settings.connectTimeoutMs }),
+      ...(settings.statementTimeoutMs === undefined
+        ? {}
+        : { statement_timeout: settings.statementTimeoutMs }),
+      ...(settings.keepAlive === undefined ? {} : { keepAlive: settings.keepAlive }),
+    });
+}
+
+/**
+ * A command's database (`slotfeed connections | feeds | report | sync`): one pool with the web role's
+ * timeouts, and the feed store over it. The command reads only the database section, and opens Redis (below)
+ * only when it gets that far.
+ */
+export function openCommandDatabase(
+  config: Pick<Config, 'database'>,
+  releasers: Releasers,
+  logger: Logger,
+): { prisma: PrismaClient; feeds: FeedStore } {
+  const prisma = openDatabase(config.database.url, releasers);
+  return { prisma, feeds: createFeedStore(prisma, logger) };
+}
+
 export function openClients(config: DaemonConfig, releasers: Releasers, logger: Logger): Clients {
   const prisma = openDatabase(config.database.url, releasers, config.database);
   // Opens no connection until a worker uses it.
@@ -69,7 +104,8 @@ export function openClients(config: DaemonConfig, releasers: Releasers, logger: 
   releasers.add('redis', async () => void (await redis.quit()));
   const bullRedis = createRedisConnection(config.redis.url, 'blocking', 'slotfeed-bullmq', errors);
   releasers.add('redis (bullmq)', async () => void (await bullRedis.quit()));
-  return { logger, prisma, syncPrisma, redis, bullRedis, errors, metrics };
+  const pgSessions = pgSessionsFor(config.database.url);
+  return { logger, prisma, syncPrisma, redis, bullRedis, errors, metrics, pgSessions };
 }
 
 /**
@@ -199,6 +235,64 @@ export function composeServices(
   return { connections, feeds, metrics, syncQueue, tickQueue, syncDeps };
 }
 
+/** Readiness's own Postgres connection (see postgres-probe.ts), closed with the process. */
+export function openPostgresProbe(clients: Pick<Clients, 'pgSessions'>, releasers: Releasers): PostgresProbe {
+  const probe = createPostgresProbe(clients.pgSessions);
+  releasers.add('readiness probe', () => probe.close());
+  return probe;
+}
+
+/** The web role's listener for feed change notices, on a session of its own; resolves once it has tried. */
+export async function openFeedChanges(
+  clients: Pick<Clients, 'pgSessions'>,
+  releasers: Releasers,
+  logger: Logger,
+): Promise<FeedChangeListener> {
+  const feedChanges = await startFeedChangeListener({ sessions: clients.pgSessions, logger });
+  releasers.add('feed change listener', () => feedChanges.close());
+  return feedChanges;
+}
+
+/** What the web role runs on besides the shared clients and services: opened by startRoles (or a test). */
+export interface WebParts {
+  postgresProbe: PostgresProbe;
+  feedChanges: FeedChangeListener;
+  roleReadiness: Record<string, ReadinessCheck>;
+  /** Scoped to the web role. */
+  logger: Logger;
+}
+
+/** Everything the web role is given (web/web-deps.ts), from the shared clients and services. */
+export function composeWebDeps(
+  config: DaemonConfig,
+  clients: Clients,
+  services: Services,
+  parts: WebParts,
+  clock: Clock = systemClock,
+): WebDeps {
+  return {
+    settings: {
+      ...config.web,
+      refreshIntervalSeconds: config.sync.intervalSeconds,
+      redisPrefix: config.redis.prefix,
+    },
+    prisma: clients.prisma,
+    redis: clients.redis,
+    postgresProbe: parts.postgresProbe,
+    roleReadiness: parts.roleReadiness,
+    connections: services.connections,
+    feeds: services.feeds,
+    feedChanges: parts.feedChanges,
+    ...createUpstreamClients(config.upstream, clock, countUpstreamCall(services.metrics)),
+    syncQueue: services.syncQueue,
+    tickQueue: services.tickQueue,
+    enqueueSync: async (ids) => void (await enqueueSyncs(services.syncQueue, ids, config.sync.maxAttempts)),
+    metrics: services.metrics,
+    logger: parts.logger,
+    now: clock.now,
+  };
+}
+
 /** Starts the requested roles in this process and registers their shutdown. */
 export async function startRoles(
   roles: readonly Role[],
@@ -226,8 +320,7 @@ export async function startRoles(
     await worker.worker.waitUntilReady();
   }
   const serveHealth = roles.includes('web') || config.sync.healthPort !== undefined;
-  const postgresProbe = serveHealth ? createPostgresProbe(config.database.url) : undefined;
-  if (postgresProbe) releasers.add('readiness probe', () => postgresProbe.close());
+  const postgresProbe = serveHealth ? openPostgresProbe(clients, releasers) : undefined;
   const roleReadiness: Record<string, ReadinessCheck> = {};
   if (postgresProbe && roles.includes('worker')) {
     roleReadiness.worker = workerReadiness(postgresProbe, clients.redis);
@@ -236,32 +329,11 @@ export async function startRoles(
     roleReadiness.scheduler = schedulerReadiness(postgresProbe, clients.redis);
   }
   if (roles.includes('web') && postgresProbe) {
-    const feedChanges = await startFeedChangeListener({
-      databaseUrl: config.database.url,
-      logger: clients.logger.child({ role: 'web' }),
-    });
-    releasers.add('feed change listener', () => feedChanges.close());
-    const web = await startWeb({
-      settings: {
-        ...config.web,
-        refreshIntervalSeconds: config.sync.intervalSeconds,
-        redisPrefix: config.redis.prefix,
-      },
-      prisma: clients.prisma,
-      redis: clients.redis,
-      postgresProbe,
-      roleReadiness,
-      connections: services.connections,
-      feeds: services.feeds,
-      feedChanges,
-      ...createUpstreamClients(config.upstream, clock, countUpstreamCall(services.metrics)),
-      syncQueue: services.syncQueue,
-      tickQueue: services.tickQueue,
-      enqueueSync: async (ids) => void (await enqueueSyncs(services.syncQueue, ids, config.sync.maxAttempts)),
-      metrics: services.metrics,
-      logger: clients.logger.child({ role: 'web' }),
-      now: clock.now,
-    });
+    const logger = clients.logger.child({ role: 'web' });
+    const feedChanges = await openFeedChanges(clients, releasers, logger);
+    const web = await startWeb(
+      composeWebDeps(config, clients, services, { postgresProbe, feedChanges, roleReadiness, logger }, clock),
+    );
     releasers.add('web', () => web.close());
     clients.logger.info({ url: web.url }, 'web server listening');
   }

@@ -5,14 +5,14 @@ import { Option } from 'commander';
 import { loadConfig } from '../config.js';
 import { Releasers } from '../lib/releasers.js';
 import { createLoggerFor } from '../log.js';
-import { openDatabase } from '../main.js';
+import { openCommandDatabase } from '../main.js';
 import {
   listConnectionOverviews,
   requireConnection,
   setConnectionEnabled,
   type ConnectionOverview,
 } from '../store/connection-admin.js';
-import { createFeedStore } from '../store/feeds.js';
+import type { FeedStore } from '../store/feeds.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { OUTPUT_FORMATS, uuidOf, type OutputFormat } from './argument-parsers.js';
 import type { Output } from './commands.js';
@@ -55,9 +55,13 @@ function describeConnection(c: ConnectionOverview): string {
   return lines.join('\n') + '\n';
 }
 
-async function showConnection(prisma: PrismaClient, id: string): Promise<ConnectionOverview> {
+async function showConnection(
+  prisma: PrismaClient,
+  feeds: FeedStore,
+  id: string,
+): Promise<ConnectionOverview> {
   await requireConnection(prisma, id);
-  const { connections } = await listConnectionOverviews(prisma, createFeedStore(prisma), 100_000);
+  const { connections } = await listConnectionOverviews(prisma, feeds, 100_000);
   const found = connections.find((c) => c.id === id);
   if (!found) throw new Error(`connection ${id} vanished while it was read`);
   return found;
@@ -68,10 +72,10 @@ export async function runConnections(env: Env, action: ConnectionsAction, out: S
   const logger = createLoggerFor(config.log);
   const releasers = new Releasers();
   try {
-    const prisma = openDatabase(config.database.url, releasers);
+    const { prisma, feeds } = openCommandDatabase(config, releasers, logger);
     switch (action.kind) {
       case 'list': {
-        const { connections, total } = await listConnectionOverviews(prisma, createFeedStore(prisma, logger));
+        const { connections, total } = await listConnectionOverviews(prisma, feeds);
         if (action.format === 'json') {
           out.write(JSON.stringify({ total, connections }, null, 2) + '\n');
           return;
@@ -96,7 +100,7 @@ export async function runConnections(env: Env, action: ConnectionsAction, out: S
         return;
       }
       case 'show': {
-        const connection = await showConnection(prisma, action.id);
+        const connection = await showConnection(prisma, feeds, action.id);
         out.write(
           action.format === 'json'
             ? JSON.stringify(connection, null, 2) + '\n'

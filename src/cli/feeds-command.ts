@@ -13,9 +13,9 @@ import {
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { Releasers } from '../lib/releasers.js';
 import { createLoggerFor } from '../log.js';
-import { openDatabase } from '../main.js';
+import { openCommandDatabase } from '../main.js';
 import { currentEventTypes, requireConnection } from '../store/connection-admin.js';
-import { createFeedStore, type FeedRecord } from '../store/feeds.js';
+import type { FeedRecord } from '../store/feeds.js';
 import { feedLinksFor } from '../web/feed-links.js';
 import { OUTPUT_FORMATS, uuidOf, wholeNumber, type OutputFormat } from './argument-parsers.js';
 import type { Output } from './commands.js';
@@ -90,8 +90,7 @@ export async function runFeeds(env: Env, action: FeedsAction, out: Stdout): Prom
   const logger = createLoggerFor(config.log);
   const releasers = new Releasers();
   try {
-    const prisma = openDatabase(config.database.url, releasers);
-    const feeds = createFeedStore(prisma, logger);
+    const { prisma, feeds } = openCommandDatabase(config, releasers, logger);
     const showLinks = async (feed: FeedRecord, token: string) => {
       const connection = await prisma.connection.findUniqueOrThrow({ where: { id: feed.connectionId } });
       const name = feedCalendarName({ displayName: connection.displayName, email: connection.email });

@@ -6,7 +6,7 @@ import { Option } from 'commander';
 import { loadConfig } from '../config.js';
 import { Releasers } from '../lib/releasers.js';
 import { createLoggerFor } from '../log.js';
-import { openDatabase } from '../main.js';
+import { openCommandDatabase } from '../main.js';
 import { formatReport, REPORT_FORMATS, type ReportFormat } from '../reports/report-format.js';
 import {
   BOOKINGS_GROUPINGS,
@@ -55,7 +55,7 @@ export async function runReportCommand(
   const showProgress = io.stdout.isTTY;
   if (showProgress) io.stderr.write(`Running the ${name} report…`);
   try {
-    const prisma = openDatabase(config.database.url, releasers);
+    const { prisma } = openCommandDatabase(config, releasers, logger);
     const result = await runReport(prisma, query);
     if (showProgress) io.stderr.write('\r\u001b[K');
     io.stdout.write(formatReport(result, flags.format, terminalWidth(io.stdout)));

@@ -4,7 +4,7 @@
 // new until the listener hears again: after the connection is lost, and after a heartbeat goes unheard (a
 // connection can die silently behind a NAT or a failover, and then nothing would ever be forgotten).
 //
-// The database URL must reach Postgres directly or through session pooling: through transaction pooling
+// The sessions' database URL must reach Postgres directly or through session pooling: through transaction pooling
 // (PgBouncer's default mode) LISTEN is accepted but nothing is delivered, so the heartbeat fails and the web
 // role keeps working without remembering lookups.
 //
@@ -13,7 +13,8 @@
 // debug: Postgres itself being down is reported by whoever needed an answer from it (the feed route warns once
 // per outage), and a warning per reconnect attempt would repeat every 10 s for as long as the outage lasts.
 import { randomUUID } from 'node:crypto';
-import pg from 'pg';
+import type pg from 'pg';
+import type { PgSessions } from './pg-sessions.js';
 
 export const FEED_CHANGES_CHANNEL = 'slotfeed_feed_changes';
 /** The payload of a notice that concerns every connection (the triggers send it on TRUNCATE). */
@@ -52,7 +53,8 @@ export interface ListenerLogger {
 }
 
 export interface FeedChangeListenerOptions {
-  databaseUrl: string;
+  /** Opens the listening session (a new one after each loss); from the composition root. */
+  sessions: PgSessions;
   logger: ListenerLogger;
   /** First delay before reconnecting; doubles per failure up to 10 s. */
   reconnectMinMs?: number;
@@ -122,11 +124,7 @@ export async function startFeedChangeListener(
 
   async function connect(): Promise<void> {
     if (closed) return;
-    const next = new pg.Client({
-      connectionString: options.databaseUrl,
-      application_name: 'slotfeed-listen',
-      keepAlive: true,
-    });
+    const next = options.sessions({ applicationName: 'slotfeed-listen', keepAlive: true });
     next.on('error', (error) => lost(next, error));
     next.on('end', () => lost(next, undefined));
     next.on('notification', onNotification);

@@ -6,7 +6,8 @@
 // session reads default_transaction_read_only when it starts, so a database or role made read-only
 // (`ALTER DATABASE … SET default_transaction_read_only = on`), or a failover onto a standby, shows only in
 // new sessions, which is what the worker's pool opens.
-import pg from 'pg';
+import type pg from 'pg';
+import type { PgSessions } from './pg-sessions.js';
 
 export interface PostgresProbe {
   /** Resolves when Postgres answers `SELECT 1` within timeoutMs; rejects otherwise. */
@@ -23,12 +24,11 @@ export class PostgresReadOnlyError extends Error {
   }
 }
 
-async function writableCheck(databaseUrl: string, timeoutMs: number): Promise<void> {
-  const client = new pg.Client({
-    connectionString: databaseUrl,
-    connectionTimeoutMillis: timeoutMs,
-    statement_timeout: timeoutMs,
-    application_name: 'slotfeed readiness (writable)',
+async function writableCheck(sessions: PgSessions, timeoutMs: number): Promise<void> {
+  const client = sessions({
+    applicationName: 'slotfeed readiness (writable)',
+    connectTimeoutMs: timeoutMs,
+    statementTimeoutMs: timeoutMs,
   });
   client.on('error', () => undefined);
   try {
@@ -46,7 +46,8 @@ async function writableCheck(databaseUrl: string, timeoutMs: number): Promise<vo
   }
 }
 
-export function createPostgresProbe(databaseUrl: string): PostgresProbe {
+/** `sessions` opens the probe's own connections (see pg-sessions.ts). */
+export function createPostgresProbe(sessions: PgSessions): PostgresProbe {
   let client: pg.Client | undefined;
   let connecting: Promise<pg.Client> | undefined;
   let inFlight: Promise<void> | undefined;
@@ -61,11 +62,10 @@ export function createPostgresProbe(databaseUrl: string): PostgresProbe {
   async function connected(timeoutMs: number): Promise<pg.Client> {
     if (client) return client;
     connecting ??= (async () => {
-      const fresh = new pg.Client({
-        connectionString: databaseUrl,
-        connectionTimeoutMillis: timeoutMs,
-        statement_timeout: timeoutMs,
-        application_name: 'slotfeed readiness',
+      const fresh = sessions({
+        applicationName: 'slotfeed readiness',
+        connectTimeoutMs: timeoutMs,
+        statementTimeoutMs: timeoutMs,
       });
       // A server restart or a terminated backend: forget the connection, the next probe opens another.
       fresh.on('error', () => discard(fresh));
@@ -109,7 +109,7 @@ export function createPostgresProbe(databaseUrl: string): PostgresProbe {
     },
     checkWritable(timeoutMs) {
       if (closed) return Promise.reject(new Error('readiness probe closed'));
-      writableInFlight ??= writableCheck(databaseUrl, timeoutMs).finally(() => {
+      writableInFlight ??= writableCheck(sessions, timeoutMs).finally(() => {
         writableInFlight = undefined;
       });
       return writableInFlight;

@@ -1,17 +1,16 @@
 // The web role on a real socket, wired to everything a sync test has (fresh database, Redis prefix, simulator),
-// with the simulator's registered redirect URI equal to the app's real /oauth/callback URL.
+// with the simulator's registered redirect URI equal to the app's real /oauth/callback URL. Its WebDeps come
+// from the composition root's own composeWebDeps, so whatever production gives the web role, tests give too.
 import http from 'node:http';
 import net from 'node:net';
 import { Writable } from 'node:stream';
 import { loadConfig } from '../../src/config.js';
-import { upstreamStatusLabel, type Metrics } from '../../src/lib/metrics.js';
+import type { Metrics } from '../../src/lib/metrics.js';
+import { Releasers } from '../../src/lib/releasers.js';
 import { createLogger } from '../../src/log.js';
-import { startFeedChangeListener } from '../../src/store/feed-change-listener.js';
-import { createFeedStore, type FeedStore } from '../../src/store/feeds.js';
-import { createPostgresProbe } from '../../src/store/postgres-probe.js';
-import { enqueueSyncs } from '../../src/sync/queues.js';
+import { composeWebDeps, openFeedChanges, openPostgresProbe } from '../../src/main.js';
+import type { FeedStore } from '../../src/store/feeds.js';
 import { syncConnection } from '../../src/sync/sync-connection.js';
-import { createApiClient, createOAuthClient } from '../../src/upstream/index.js';
 import { startWeb, type WebDeps } from '../../src/web/app.js';
 import { createSyncHarness, type HarnessOptions, type SyncHarness } from './sync-harness.js';
 
@@ -124,54 +123,29 @@ export async function createWebHarness(label: string, options: WebHarnessOptions
         }
       : {}),
   });
-  // The registry the sync services count into, so a test sees sync and web metrics together.
-  const metrics = sync.services.metrics;
-  const upstream = sync.config.upstream;
-  const onCall = (endpoint: string, outcome: { status?: number }) =>
-    metrics.upstreamCalls.inc({ endpoint, status: upstreamStatusLabel(outcome.status) });
-  const feeds = createFeedStore(sync.db.prisma);
-  const feedChanges = await startFeedChangeListener({ databaseUrl: sync.db.url, logger });
-  const postgresProbe = createPostgresProbe(sync.db.url);
+  // The web role's parts of its own, released before the sync harness's clients they use.
+  const releasers = new Releasers();
+  const postgresProbe = openPostgresProbe(sync.clients, releasers);
+  const feedChanges = await openFeedChanges(sync.clients, releasers, logger);
+  const composed = composeWebDeps(
+    { ...sync.config, web },
+    sync.clients,
+    sync.services,
+    { postgresProbe, feedChanges, roleReadiness: {}, logger },
+    sync.clock,
+  );
   const enqueued: string[] = [];
   const deps: WebDeps = {
-    settings: {
-      ...web,
-      refreshIntervalSeconds: sync.config.sync.intervalSeconds,
-      redisPrefix: sync.config.redis.prefix,
-    },
-    prisma: sync.clients.prisma,
-    redis: sync.clients.redis,
-    postgresProbe,
-    connections: sync.services.connections,
-    feeds,
-    feedChanges,
-    oauth: createOAuthClient({
-      authUrl: upstream.authUrl,
-      clientId: upstream.clientId,
-      clientSecret: upstream.clientSecret,
-      redirectUri: upstream.redirectUri,
-      timeoutMs: upstream.timeoutMs,
-      now: sync.clock.now,
-      onCall,
-    }),
-    api: createApiClient({
-      baseUrl: upstream.baseUrl,
-      timeoutMs: upstream.timeoutMs,
-      slotsQuery: upstream.slotsQuery,
-      now: sync.clock.now,
-      onCall,
-    }),
-    syncQueue: sync.services.syncQueue,
-    tickQueue: sync.services.tickQueue,
+    ...composed,
     async enqueueSync(ids) {
       enqueued.push(...ids);
-      await enqueueSyncs(sync.services.syncQueue, ids, sync.config.sync.maxAttempts);
+      await composed.enqueueSync(ids);
     },
-    metrics,
-    logger,
-    now: sync.clock.now,
   };
+  // The registry the sync services count into, so a test sees sync and web metrics together.
+  const { metrics, feeds } = deps;
   const server = await startWeb(deps);
+  releasers.add('web', () => server.close());
   const absolute = (pathOrUrl: string) =>
     pathOrUrl.startsWith('http') ? pathOrUrl : `${server.url}${pathOrUrl}`;
 
@@ -218,10 +192,8 @@ export async function createWebHarness(label: string, options: WebHarnessOptions
     },
     async close() {
       try {
-        await server.close();
+        await releasers.releaseAll();
       } finally {
-        await postgresProbe.close();
-        await feedChanges.close();
         await sync.close();
       }
     },

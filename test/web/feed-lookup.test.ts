@@ -3,6 +3,7 @@
 // another connection) shows in the next poll, also when the change races a lookup in flight, and nothing is
 // remembered while the change notices cannot be heard.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { pgSessionsFor } from '../../src/main.js';
 import { startFeedChangeListener, type FeedChangeListener } from '../../src/store/feed-change-listener.js';
 import type { ResolvedFeed } from '../../src/store/feeds.js';
 import { createFeedLookup } from '../../src/web/feed-lookup.js';
@@ -110,7 +111,7 @@ describe('a listener of its own', () => {
     );
 
   it('loads an unchanged feed once, and again after a change', async () => {
-    listener = await startFeedChangeListener({ databaseUrl: h.sync.db.url, logger: h.deps.logger });
+    listener = await startFeedChangeListener({ sessions: h.sync.clients.pgSessions, logger: h.deps.logger });
     const { lookup, counter } = countingLookup(listener);
     const { token } = await newFeed();
     await lookup.resolve(token);
@@ -124,7 +125,7 @@ describe('a listener of its own', () => {
 
   it('remembers nothing while its connection is down, then reconnects and hears again', async () => {
     listener = await startFeedChangeListener({
-      databaseUrl: h.sync.db.url,
+      sessions: h.sync.clients.pgSessions,
       logger: h.deps.logger,
       reconnectMinMs: 3_000,
     });
@@ -164,7 +165,7 @@ describe('a listener of its own', () => {
     try {
       url.host = `127.0.0.1:${proxy.port}`;
       listener = await startFeedChangeListener({
-        databaseUrl: url.toString(),
+        sessions: pgSessionsFor(url.toString()),
         logger: h.deps.logger,
         heartbeatMs: 200,
         heardWithinMs: 500,
@@ -203,7 +204,7 @@ describe('a listener of its own', () => {
   });
 
   it('forgets everything on a TRUNCATE', async () => {
-    listener = await startFeedChangeListener({ databaseUrl: h.sync.db.url, logger: h.deps.logger });
+    listener = await startFeedChangeListener({ sessions: h.sync.clients.pgSessions, logger: h.deps.logger });
     const { lookup, counter } = countingLookup(listener);
     const { token } = await newFeed();
     await lookup.resolve(token);
@@ -221,7 +222,7 @@ describe('a listener of its own', () => {
   });
 
   it('does not remember an answer read before a change it raced', async () => {
-    listener = await startFeedChangeListener({ databaseUrl: h.sync.db.url, logger: h.deps.logger });
+    listener = await startFeedChangeListener({ sessions: h.sync.clients.pgSessions, logger: h.deps.logger });
     const changes = listener;
     const { token } = await newFeed();
     let loads = 0;
@@ -254,7 +255,7 @@ describe('a listener of its own', () => {
   });
 
   it('does not remember unknown tokens', async () => {
-    listener = await startFeedChangeListener({ databaseUrl: h.sync.db.url, logger: h.deps.logger });
+    listener = await startFeedChangeListener({ sessions: h.sync.clients.pgSessions, logger: h.deps.logger });
     const { lookup, counter } = countingLookup(listener);
     expect(await lookup.resolve('not-a-feed-token')).toBeUndefined();
     expect(await lookup.resolve('not-a-feed-token')).toBeUndefined();

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import net from 'node:net';
 import { Redis } from 'ioredis';
 import { createFeedStore } from '../../src/store/feeds.js';
+import { pgSessionsFor } from '../../src/main.js';
 import { createPostgresProbe } from '../../src/store/postgres-probe.js';
 import { createPrismaClient } from '../../src/store/prisma-client.js';
 import { buildWebApp } from '../../src/web/app.js';
@@ -15,7 +16,7 @@ let h: WebHarness;
 const logLines: string[] = [];
 // Nothing listens on port 1: connections are refused at once.
 const deadPrisma = createPrismaClient('postgresql://postgres@127.0.0.1:1/nothing');
-const deadProbe = createPostgresProbe('postgresql://postgres@127.0.0.1:1/nothing');
+const deadProbe = createPostgresProbe(pgSessionsFor('postgresql://postgres@127.0.0.1:1/nothing'));
 // A real database without slotfeed's tables: every query fails in a way that is our bug, not an outage.
 let unmigrated: TestDatabase;
 // A "Redis" that accepts connections and never answers: the connection never becomes ready, and the readiness

@@ -63,7 +63,7 @@ async function start(
   clock = new FakeClock(new Date('2026-03-02T09:00:00Z'));
   // A reconnect that never comes during a test: what is measured is the time without the listener.
   listener = await startFeedChangeListener({
-    databaseUrl: h.sync.db.url,
+    sessions: h.sync.clients.pgSessions,
     logger: h.deps.logger,
     reconnectMinMs: 600_000,
   });
