@@ -242,28 +242,39 @@ const SUPERSEDED: SnapshotChanges = {
   superseded: true,
 };
 
+/** The row of an attempt that ended, however it ended; `details` adds what that outcome records. */
+function endedRunRow(
+  ended: { connectionId: string; run: RunRecord; now: Date },
+  outcome: Prisma.SyncRunUncheckedCreateInput['outcome'],
+  details: Partial<Prisma.SyncRunUncheckedCreateInput> = {},
+): Prisma.SyncRunUncheckedCreateInput {
+  const { run } = ended;
+  return {
+    id: run.id,
+    connectionId: ended.connectionId,
+    jobId: run.jobId,
+    attempt: run.attempt,
+    startedAt: run.startedAt,
+    finishedAt: ended.now,
+    outcome,
+    upstreamCalls: totalCalls(run.callsByEndpoint),
+    callsByEndpoint: run.callsByEndpoint,
+    ...details,
+  };
+}
+
 function runRow(
   sync: SuccessfulSync,
   outcome: 'succeeded' | 'superseded',
   changes: Partial<SnapshotChanges>,
 ): Prisma.SyncRunUncheckedCreateInput {
-  const { run } = sync;
-  return {
-    id: run.id,
-    connectionId: sync.connectionId,
-    jobId: run.jobId,
-    attempt: run.attempt,
-    startedAt: run.startedAt,
-    finishedAt: sync.now,
-    outcome,
-    upstreamCalls: totalCalls(run.callsByEndpoint),
-    callsByEndpoint: run.callsByEndpoint,
+  return endedRunRow(sync, outcome, {
     slotsOpened: changes.slotsOpened ?? 0,
     slotsClosed: changes.slotsClosed ?? 0,
     eventTypesChanged: changes.eventTypesChanged ?? 0,
     overviewsChanged: changes.overviewsChanged ?? 0,
     profileChanged: changes.profileChanged ?? false,
-  };
+  });
 }
 
 export async function commitSuccessfulSync(
@@ -348,43 +359,24 @@ export async function recordInterruptedSync(
   prisma: PrismaClient,
   interrupted: { connectionId: string; run: RunRecord; now: Date },
 ): Promise<void> {
-  const { connectionId, run, now } = interrupted;
   await prisma.syncRun.create({
-    data: {
-      id: run.id,
-      connectionId,
-      jobId: run.jobId,
-      attempt: run.attempt,
-      startedAt: run.startedAt,
-      finishedAt: now,
-      outcome: 'interrupted',
+    data: endedRunRow(interrupted, 'interrupted', {
       errorCode: 'interrupted',
       errorMessage: 'the worker shut down mid-sync; the job went back to the queue',
-      upstreamCalls: totalCalls(run.callsByEndpoint),
-      callsByEndpoint: run.callsByEndpoint,
-    },
+    }),
   });
 }
 
 /** A failed run writes its run row and the connection's last-sync status, and no snapshot rows. */
 export async function recordFailedSync(prisma: PrismaClient, failure: FailedSync): Promise<void> {
-  const { connectionId, run, now, error } = failure;
+  const { connectionId, now, error } = failure;
   await prisma.$transaction([
     prisma.syncRun.create({
-      data: {
-        id: run.id,
-        connectionId,
-        jobId: run.jobId,
-        attempt: run.attempt,
-        startedAt: run.startedAt,
-        finishedAt: now,
-        outcome: 'failed',
+      data: endedRunRow(failure, 'failed', {
         errorCode: error.code,
         errorMessage: error.message,
         retryAt: failure.retryAt ?? null,
-        upstreamCalls: totalCalls(run.callsByEndpoint),
-        callsByEndpoint: run.callsByEndpoint,
-      },
+      }),
     }),
     prisma.connection.update({
       where: { id: connectionId },
