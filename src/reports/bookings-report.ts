@@ -22,6 +22,7 @@ import { Prisma } from '../generated/prisma/client.js';
 import type { BookingsGrouping, ReportQuery } from './report-query.js';
 import {
   at,
+  bookingScopeFilter,
   connectionName,
   dayRangeFilter,
   localDay,
@@ -73,13 +74,7 @@ function period(query: ReportQuery, by: BookingsGrouping, instant: Prisma.Sql): 
 
 /** Rows of `booking b JOIN connection c` known at T, within the query's connection, event type and days. */
 function bookedWhere(query: ReportQuery): Prisma.Sql {
-  const connection =
-    query.connectionId === undefined
-      ? Prisma.empty
-      : Prisma.sql`AND b.connection_id = ${query.connectionId}::uuid`;
-  const eventType =
-    query.eventId === undefined ? Prisma.empty : Prisma.sql`AND b.event_ids @> ARRAY[${query.eventId}::text]`;
-  return Prisma.sql`b.detected_at <= ${at(query)} ${connection} ${eventType} ${dayRangeFilter(query, detectedAt)}`;
+  return Prisma.sql`b.detected_at <= ${at(query)} ${bookingScopeFilter(query)} ${dayRangeFilter(query, detectedAt)}`;
 }
 
 interface PeriodRow {

@@ -28,6 +28,18 @@ export function scopeFilter(query: ReportQuery, alias: string): Prisma.Sql {
 }
 
 /**
+ * `AND …` for --connection and --event on booking rows (alias `b`): a booking belongs to an event type when it
+ * closed one of its slots, so --event keeps the bookings whose event_ids hold it.
+ */
+export function bookingScopeFilter(query: ReportQuery): Prisma.Sql {
+  const parts: Prisma.Sql[] = [];
+  if (query.connectionId !== undefined)
+    parts.push(Prisma.sql`AND b.connection_id = ${query.connectionId}::uuid`);
+  if (query.eventId !== undefined) parts.push(Prisma.sql`AND b.event_ids @> ARRAY[${query.eventId}::text]`);
+  return parts.length === 0 ? Prisma.empty : Prisma.join(parts, ' ');
+}
+
+/**
  * `AND …` keeping rows whose `instant` falls on a local day in [from, to]. The exact test is on the local
  * date; the extra UTC bounds (a local day lies within UTC −14 h … +12 h of its own date) let an index on the
  * instant narrow the scan first.

@@ -10,7 +10,15 @@
 //   share = booked ÷ offered lies between 0 and 1, rounded to 4 decimals.
 import { Prisma } from '../generated/prisma/client.js';
 import type { ReportQuery } from './report-query.js';
-import { at, connectionName, dayRangeFilter, localDay, scopeFilter, type ReportDb } from './report-sql.js';
+import {
+  at,
+  bookingScopeFilter,
+  connectionName,
+  dayRangeFilter,
+  localDay,
+  scopeFilter,
+  type ReportDb,
+} from './report-sql.js';
 import {
   dayString,
   numberOrNull,
@@ -33,11 +41,6 @@ interface UtilizationRow {
 export async function utilizationReport(prisma: ReportDb, query: ReportQuery): Promise<ReportResult> {
   const startsAt = Prisma.sql`s.starts_at`;
   const bookingStartsAt = Prisma.sql`b.starts_at`;
-  const bookingScope = Prisma.sql`${
-    query.connectionId === undefined
-      ? Prisma.empty
-      : Prisma.sql`AND b.connection_id = ${query.connectionId}::uuid`
-  } ${query.eventId === undefined ? Prisma.empty : Prisma.sql`AND b.event_ids @> ARRAY[${query.eventId}::text]`}`;
   // One pass over the slot rows, grouped by local day: the day's offered time is the union of its slots'
   // intervals (range_agg merges the overlaps of event types and of a slot's several rows).
   const rows = await prisma.$queryRaw<UtilizationRow[]>(Prisma.sql`
@@ -57,7 +60,7 @@ export async function utilizationReport(prisma: ReportDb, query: ReportQuery): P
              (SUM(EXTRACT(EPOCH FROM (b.ends_at - b.starts_at))) / 60)::float8 AS minutes
       FROM booking b JOIN connection c ON c.id = b.connection_id
       WHERE b.detected_at <= ${at(query)} AND b.starts_at < ${at(query)}
-        ${bookingScope}
+        ${bookingScopeFilter(query)}
         ${dayRangeFilter(query, bookingStartsAt)}
       GROUP BY 1, 2
     )

@@ -78,6 +78,11 @@ describe('bookings inferred from a sync', () => {
     const summary = Object.fromEntries(report.summary.map((item) => [item.key, item.value]));
     expect(summary.bookings).toBe(4);
     expect(summary.booked_minutes).toBe(120);
+    // --event keeps the bookings that closed a slot of that event type: all four closed an intro call.
+    const ofIntro = await bookingsReport({ event: intro });
+    expect(ofIntro.summary.find((item) => item.key === 'bookings')?.value).toBe(4);
+    const ofNone = await bookingsReport({ event: 'evt_not_there' });
+    expect(ofNone.summary.find((item) => item.key === 'bookings')?.value).toBe(0);
     const each = await bookingsReport({ by: 'booking' });
     expect(each.rows.map((r) => r.minutes)).toEqual([30, 30, 30, 30]);
     expect(each.rows.every((r) => Number(r.lead_hours) > 0)).toBe(true);
