@@ -11,9 +11,23 @@ const DEFAULT_MAX_ENTRIES = 50_000;
 
 export type LookupResult = 'remembered' | 'loaded' | 'unknown';
 
+/** A token as the lookup keys it: hashed once per request, whatever the token looks like. */
+export interface HashedToken {
+  hash: Buffer;
+  /** base64 of the hash: the key of everything remembered per token. */
+  key: string;
+}
+
+export function hashedToken(token: string): HashedToken {
+  const hash = hashFeedToken(token);
+  return { hash, key: hash.toString('base64') };
+}
+
 export interface FeedLookup {
   /** The active feed for a token, or undefined. Hashes the token whatever it looks like. */
   resolve(token: string): Promise<ResolvedFeed | undefined>;
+  /** The same for a token the caller hashed already (it needs the key too). */
+  resolveHashed(token: HashedToken): Promise<ResolvedFeed | undefined>;
 }
 
 export function createFeedLookup(options: {
@@ -48,25 +62,26 @@ export function createFeedLookup(options: {
     },
   });
 
+  async function resolveHashed({ hash: tokenHash, key }: HashedToken): Promise<ResolvedFeed | undefined> {
+    const remembered = cache.get(key);
+    if (remembered) {
+      onLookup('remembered');
+      return remembered;
+    }
+    const startedAt = generation;
+    const resolved = await options.load(tokenHash);
+    onLookup(resolved ? 'loaded' : 'unknown');
+    if (resolved && generation === startedAt && options.changes.isLive()) {
+      cache.set(key, resolved);
+      const keys = tokensOf.get(resolved.feed.connectionId) ?? new Set<string>();
+      keys.add(key);
+      tokensOf.set(resolved.feed.connectionId, keys);
+    }
+    return resolved;
+  }
+
   return {
-    async resolve(token) {
-      const tokenHash = hashFeedToken(token);
-      const key = tokenHash.toString('base64');
-      const remembered = cache.get(key);
-      if (remembered) {
-        onLookup('remembered');
-        return remembered;
-      }
-      const startedAt = generation;
-      const resolved = await options.load(tokenHash);
-      onLookup(resolved ? 'loaded' : 'unknown');
-      if (resolved && generation === startedAt && options.changes.isLive()) {
-        cache.set(key, resolved);
-        const keys = tokensOf.get(resolved.feed.connectionId) ?? new Set<string>();
-        keys.add(key);
-        tokensOf.set(resolved.feed.connectionId, keys);
-      }
-      return resolved;
-    },
+    resolve: (token) => resolveHashed(hashedToken(token)),
+    resolveHashed,
   };
 }

@@ -8,7 +8,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { planFeedEvents } from '../feeds/feed-events.js';
 import { viewOf } from '../feeds/feed-options.js';
-import { hashFeedToken } from '../feeds/feed-token.js';
 import { createEventRevisionStore } from '../feeds/serve/event-revisions.js';
 import { readFeedContent } from '../feeds/serve/feed-content.js';
 import { feedRepresentation, type FeedServingDeps } from '../feeds/serve/feed-representation.js';
@@ -20,7 +19,7 @@ import { acceptsGzip } from './accept-encoding.js';
 import { isNotModified } from './conditional-get.js';
 import { createDatabaseOutage } from './database-outage.js';
 import { DATABASE_RETRY_AFTER_SECONDS, sendError } from './error-handler.js';
-import { createFeedLookup } from './feed-lookup.js';
+import { createFeedLookup, hashedToken, type HashedToken } from './feed-lookup.js';
 import { HttpError, NO_SUCH_FEED } from './http-error.js';
 import type { LastGoodFeeds } from './last-good-feeds.js';
 import type { WebDeps } from './web-deps.js';
@@ -74,9 +73,9 @@ export function registerFeedRoutes(app: FastifyInstance, deps: WebDeps, lastGood
 
   /** The feed and its bytes as the database has them now; undefined when no active feed has this token. */
   async function currentFeed(
-    token: string,
+    token: HashedToken,
   ): Promise<{ resolved: ResolvedFeed; rendered: RenderedFeed } | undefined> {
-    const resolved = await lookup.resolve(token);
+    const resolved = await lookup.resolveHashed(token);
     if (resolved === undefined) return undefined;
     try {
       return { resolved, rendered: await feedRepresentation(serving, resolved) };
@@ -146,8 +145,9 @@ export function registerFeedRoutes(app: FastifyInstance, deps: WebDeps, lastGood
     FEED_ROUTE,
     { onResponse: countResponse },
     async (request, reply) => {
-      const { token } = request.params;
-      const tokenKey = hashFeedToken(token).toString('base64');
+      // Hashed once: the lookup and the last good bytes are both keyed by it.
+      const token = hashedToken(request.params.token);
+      const tokenKey = token.key;
       const since = lastGood.mark();
       let current: Awaited<ReturnType<typeof currentFeed>>;
       try {
