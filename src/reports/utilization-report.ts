@@ -5,9 +5,11 @@
 // - Offered minutes: the length of the union of the slots of that day (any event type, or --event's) that
 //   slotfeed saw open before they started (first_seen_at < starts_at, first_seen_at ≤ T). Three event types
 //   offering the same hour offer one hour, not three.
-// - Booked minutes: the length of the inferred bookings (booking table, detected ≤ T) that start that day;
-//   with --event, those that closed a slot of that event type. A booking is made of offered time, so the
-//   share = booked ÷ offered lies between 0 and 1, rounded to 4 decimals.
+// - Booked minutes: the length of the union of the inferred bookings (booking table, detected ≤ T) that start
+//   that day (with --event, those that closed a slot of that event type), within the offered time and less the
+//   time a slot still offered when it started: time booked, cancelled and rebooked counts once, and time booked
+//   then cancelled for good was free in the end. So the share = booked ÷ offered lies between 0 and 1, rounded
+//   to 4 decimals.
 import { Prisma } from '../generated/prisma/client.js';
 import type { ReportQuery } from './report-query.js';
 import {
@@ -48,7 +50,12 @@ export async function utilizationReport(prisma: ReportDb, query: ReportQuery): P
       SELECT c.id, c.timezone, ${localDay(query, at(query))} AS today FROM connection c
     ), offered AS (
       SELECT s.connection_id, ${localDay(query, startsAt)} AS day, c.today,
-             range_agg(tstzrange(s.starts_at, s.ends_at)) AS spans
+             range_agg(tstzrange(s.starts_at, s.ends_at)) AS spans,
+             -- Time a slot still offered when it started (as known at T): whatever was booked there and
+             -- cancelled again was free when the time came.
+             COALESCE(range_agg(tstzrange(s.starts_at, s.ends_at)) FILTER (
+               WHERE s.gone_at IS NULL OR s.gone_at > ${at(query)} OR s.gone_at >= s.starts_at),
+               '{}'::tstzmultirange) AS open_at_start
       FROM slot s JOIN zones c ON c.id = s.connection_id
       WHERE s.first_seen_at <= ${at(query)} AND s.first_seen_at < s.starts_at
         AND s.starts_at < ${at(query)}
@@ -57,7 +64,7 @@ export async function utilizationReport(prisma: ReportDb, query: ReportQuery): P
       GROUP BY 1, 2, 3
     ), booked AS (
       SELECT b.connection_id, ${localDay(query, bookingStartsAt)} AS day, COUNT(*)::int AS bookings,
-             (SUM(EXTRACT(EPOCH FROM (b.ends_at - b.starts_at))) / 60)::float8 AS minutes
+             range_agg(tstzrange(b.starts_at, b.ends_at)) AS spans
       FROM booking b JOIN connection c ON c.id = b.connection_id
       WHERE b.detected_at <= ${at(query)} AND b.starts_at < ${at(query)}
         ${bookingScopeFilter(query)}
@@ -67,7 +74,9 @@ export async function utilizationReport(prisma: ReportDb, query: ReportQuery): P
     SELECT o.connection_id::text AS connection_id, ${connectionName} AS connection, o.day,
            ((SELECT SUM(EXTRACT(EPOCH FROM (upper(r) - lower(r)))) FROM unnest(o.spans) r) / 60)::float8
              AS offered_minutes,
-           COALESCE(b.bookings, 0) AS bookings, COALESCE(b.minutes, 0)::float8 AS booked_minutes
+           COALESCE(b.bookings, 0) AS bookings,
+           COALESCE((SELECT SUM(EXTRACT(EPOCH FROM (upper(r) - lower(r))))
+                     FROM unnest(b.spans * o.spans - o.open_at_start) r) / 60, 0)::float8 AS booked_minutes
     FROM offered o
     JOIN connection c ON c.id = o.connection_id
     LEFT JOIN booked b ON b.connection_id = o.connection_id AND b.day = o.day

@@ -12,6 +12,8 @@ const clock = new FakeClock(new Date('2026-03-02T07:00:00Z'));
 let h: SyncHarness;
 let connectionId: string;
 let userId: string;
+/** The starts the first test books (intro calls, one a day). */
+let picked: Date[] = [];
 
 const syncNow = () =>
   syncConnection(h.services.syncDeps, { connectionId, jobId: null, attempt: 1, maxAttempts: 1 });
@@ -49,7 +51,7 @@ describe('bookings inferred from a sync', () => {
     const starts = new Set(open.map((s) => s.startsAt.getTime()));
     // Intro slots with open neighbours on both sides, on four different days: each booking is then exactly the
     // booked half hour, and no two touch.
-    const picked: Date[] = [];
+    picked = [];
     for (const slot of open) {
       const t = slot.startsAt.getTime();
       if (!starts.has(t - 30 * 60_000) || !starts.has(t + 30 * 60_000)) continue;
@@ -112,5 +114,31 @@ describe('bookings inferred from a sync', () => {
     expect(await h.clients.prisma.booking.count({ where: { connectionId } })).toBe(before);
     const report = await bookingsReport();
     expect(report.summary.find((item) => item.key === 'bookings')?.value).toBe(4);
+  });
+
+  it('utilization counts time booked, cancelled and booked again once', async () => {
+    const intro = eventIdOf('Intro call');
+    const start = picked.at(-1)!;
+    h.sim.control.free(intro, start.toISOString());
+    clock.advance(600);
+    await syncNow();
+    h.sim.control.book(intro, start.toISOString());
+    clock.advance(600);
+    await syncNow();
+    const seen = await h.clients.prisma.booking.count({ where: { connectionId, startsAt: start } });
+    expect(seen).toBe(2);
+
+    // Once that day has passed, its share counts the half hour once.
+    clock.set(new Date(start.getTime() + 2 * 86_400_000).toISOString());
+    const day = start.toISOString().slice(0, 10);
+    const report = await runReport(
+      h.clients.prisma,
+      parseReportQuery(
+        'utilization',
+        { connection: connectionId, tz: 'UTC', from: day, to: day },
+        clock.now(),
+      ),
+    );
+    expect(report.rows.map((r) => [r.day, r.bookings, r.booked_minutes])).toEqual([[day, 2, 30]]);
   });
 });
