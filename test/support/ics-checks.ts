@@ -1,7 +1,7 @@
 // The checks every feed slotfeed serves must pass, beyond what ical.js tolerates (it accepts bare LF, long
 // lines and duplicate UIDs): calendar apps differ in what they forgive, so the feed forgives nothing.
 // Usage: `assertStrictIcs(body)`; it throws an Error naming the line or event at fault.
-import ICAL from 'ical.js';
+import ICAL from 'ical.js-v2';
 
 const MAX_LINE_OCTETS = 75;
 const UTC_DATE_TIME = /^\d{8}T\d{6}Z$/;

@@ -3,7 +3,7 @@
 // the last good snapshot kept through needs_reauth and failed syncs.
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import ICAL from 'ical.js';
+import ICAL from 'ical.js-v2';
 import { freeBlockUid, slotUid } from '../../src/feeds/render-feed.js';
 import { buildWebApp } from '../../src/web/app.js';
 import { assertStrictIcs } from '../support/ics-checks.js';
