@@ -7,6 +7,7 @@ import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import { installAccessLog } from './access-log.js';
+import { registerAssetRoutes } from './assets.js';
 import { createAdminAuth } from './admin-auth.js';
 import { loginPage } from './admin-pages.js';
 import { registerAdminRoutes, registerAdminSession } from './admin-routes.js';
@@ -101,6 +102,7 @@ export async function buildWebApp(deps: WebDeps): Promise<FastifyInstance> {
     if (limit) feeds.addHook('onRequest', limit);
     registerFeedRoutes(feeds, deps, lastGood);
   });
+  registerAssetRoutes(app);
   await app.register(async (site) => {
     await site.register(cookie, { secret: auth.cookieSecret });
     await site.register(formbody);

@@ -71,8 +71,11 @@ export function newScriptNonce(): string {
 function contentSecurityPolicy(scriptNonce: string | undefined): string {
   return [
     "default-src 'none'",
-    "style-src 'unsafe-inline'",
-    scriptNonce ? `script-src 'nonce-${scriptNonce}'` : "script-src 'none'",
+    // FullCalendar injects its styles as <style> elements at run time.
+    "style-src 'self' 'unsafe-inline'",
+    // Our own and vendored scripts from /assets (an allowlist, assets.ts), and a page's inline one by nonce.
+    scriptNonce ? `script-src 'self' 'nonce-${scriptNonce}'` : "script-src 'self'",
+    "img-src 'self' data:",
     "connect-src 'self'",
     "form-action 'self'",
     "base-uri 'none'",

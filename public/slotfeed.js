@@ -1,0 +1,1 @@
+// slotfeed's one page script: see README, "Pages".
