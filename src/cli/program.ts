@@ -6,6 +6,7 @@ import { runDemo } from '../demo/run-demo.js';
 import { wholeNumber } from './argument-parsers.js';
 import { runDaemon, runMigrate, runSimulator, type Output } from './commands.js';
 import { registerConnectionsCommand } from './connections-command.js';
+import { registerTeamsCommand } from './teams-command.js';
 import { registerFeedsCommand } from './feeds-command.js';
 import { plainFailureMessage } from './plain-errors.js';
 import { registerReportCommand } from './report-command.js';
@@ -176,6 +177,7 @@ export function buildProgram(env: Record<string, string | undefined>, io: CliIo 
     );
 
   registerConnectionsCommand(program, env, stdout);
+  registerTeamsCommand(program, env, stdout);
   registerReportCommand(program, env, io);
 
   return program;

@@ -1,0 +1,71 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { runCli } from '../../src/cli/program.js';
+import { createTestDatabase, type TestDatabase } from '../support/db.js';
+
+let db: TestDatabase;
+let env: Record<string, string>;
+const ada = randomUUID();
+const grace = randomUUID();
+
+beforeAll(async () => {
+  db = await createTestDatabase('teams_cli');
+  for (const [id, name] of [
+    [ada, 'Ada'],
+    [grace, 'Grace'],
+  ] as const) {
+    await db.prisma.connection.create({
+      data: { id, upstreamUserId: `usr_${name}`, email: `${name}@example.test`, displayName: name },
+    });
+  }
+  env = { DATABASE_URL: db.url, LOG_LEVEL: 'silent' };
+});
+afterAll(async () => {
+  await db.drop();
+});
+
+async function slotfeed(...args: string[]) {
+  let stdout = '';
+  let stderr = '';
+  const code = await runCli(args, env, {
+    stdout: { write: (t) => void (stdout += t), isTTY: false },
+    stderr: { write: (t) => void (stderr += t) },
+  });
+  return { code, stdout, stderr };
+}
+
+describe('slotfeed teams', () => {
+  it('creates a team with members, adds, lists, removes and deletes', async () => {
+    const created = await slotfeed('teams', 'create', 'Support', ada);
+    expect(created).toMatchObject({ code: 0 });
+    expect(created.stdout).toContain('team Support');
+    expect(created.stdout).toContain('1 member: Ada');
+
+    expect((await slotfeed('teams', 'add', 'Support', grace)).stdout).toContain('2 members: Ada, Grace');
+    const listed = await slotfeed('teams', 'list', '--format', 'json');
+    const [team] = JSON.parse(listed.stdout).teams;
+    expect(team.members.map((m: { connectionId: string }) => m.connectionId)).toEqual([ada, grace]);
+    expect(listed.stdout).not.toContain('@example.test');
+
+    expect((await slotfeed('teams', 'remove', team.id, ada)).stdout).toContain('1 member: Grace');
+    expect((await slotfeed('teams', 'remove', team.id, ada)).stdout).toContain('Nothing changed');
+    expect((await slotfeed('teams', 'delete', 'Support')).stdout).toContain('Team Support deleted');
+    expect((await slotfeed('teams', 'list')).stdout).toContain('No teams yet');
+  });
+
+  it('says what is wrong with a duplicate name, an unknown team or a malformed connection id', async () => {
+    await slotfeed('teams', 'create', 'Sales');
+    const duplicate = await slotfeed('teams', 'create', 'Sales');
+    expect(duplicate).toMatchObject({ code: 1 });
+    expect(duplicate.stderr).toContain('a team named "Sales" exists already');
+    const unknown = await slotfeed('teams', 'add', 'Nobody', ada);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('no team named or numbered "Nobody"');
+    const malformed = await slotfeed('teams', 'add', 'Sales', 'not-an-id');
+    expect(malformed.code).toBe(2);
+    expect(malformed.stderr).toContain('not a connection id');
+    const missing = await slotfeed('teams', 'add', 'Sales', randomUUID());
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('no connection with id');
+  });
+});
