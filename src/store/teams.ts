@@ -55,7 +55,8 @@ export function validTeamName(name: string): string {
 
 const TEAM_WITH_MEMBERS = {
   members: {
-    orderBy: [{ joinedAt: 'asc' }, { connectionId: 'asc' }],
+    // By name, as people look for one another; members added in one statement share their joinedAt.
+    orderBy: [{ connection: { displayName: 'asc' } }, { connectionId: 'asc' }],
     include: { connection: { select: { displayName: true, status: true } } },
   },
 } as const satisfies Prisma.TeamInclude;

@@ -35,7 +35,7 @@ describe('teams', () => {
     const grace = await newConnection('Grace');
     const team = await teams.create('  Support   rota ');
     expect(team.name).toBe('Support rota');
-    await teams.addMembers(team.id, [ada, grace, ada]);
+    await teams.addMembers(team.id, [grace, ada, grace]);
     const again = await teams.addMembers(team.id, [grace]);
     expect(again.members.map((m) => m.displayName)).toEqual(['Ada', 'Grace']);
     expect((await teams.find('Support rota')).id).toBe(team.id);
