@@ -3,7 +3,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const CHROMIUM_ARGS = [
@@ -40,4 +40,12 @@ export async function launchTestBrowser(options: { acceptDownloads?: boolean } =
       await rm(profileDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * The same Chromium without a persistent profile, for callers that need several isolated contexts (one per
+ * kind of visitor: their cookies must not mix).
+ */
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
 }

@@ -1,0 +1,125 @@
+// A realistic site for looking at in a browser: the web role on a real socket (web-harness.ts: real Postgres,
+// Redis, the simulator), a worker running the syncs the pages queue, two simulated accounts connected through
+// the web flow and synced so the pages have data, and Chromium with a signed-in context per kind of visitor.
+// Used by the in-browser page checks and by scripts/screenshots.ts, so both see the same site.
+import type { Browser, BrowserContext, Page, Response } from 'playwright-core';
+import { launchChromium } from './browser.js';
+import { ADMIN_HOME, type SiteFacts, type SitePage, type SiteViewport, type Viewer } from './site-pages.js';
+import { ADMIN_TOKEN, createWebHarness, type WebHarness } from './web-harness.js';
+
+/** Accounts connected before any page is shown; the first is the owner who signs in. */
+const PREPARED_ACCOUNTS = 2;
+// Every visit of the connect result page spends an account never connected before (its first connection is
+// the only time the feed URL is shown): enough for a few visits per run of the checks or the screenshots.
+const SIMULATED_ACCOUNTS = 16;
+
+export interface PreparedSite extends SiteFacts {
+  harness: WebHarness;
+  /** The site's origin, e.g. http://127.0.0.1:41234. */
+  url: string;
+  browser: Browser;
+  /** The owner's e-mail address at Calendbook. */
+  ownerEmail: string;
+  /** A fresh tab at `viewport`, in the context of `viewer` (signed in on first use, then kept). */
+  openTab(viewer: Viewer, viewport: SiteViewport): Promise<Page>;
+  /** Opens `sitePage` in `tab` and waits until it has drawn itself; the response of its document. */
+  visit(tab: Page, sitePage: SitePage): Promise<Response>;
+  signInAsAdmin(page: Page): Promise<void>;
+  signInAsOwner(page: Page): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function prepareSite(label: string): Promise<PreparedSite> {
+  const harness = await createWebHarness(label, { simulator: { users: SIMULATED_ACCOUNTS } });
+  let browser: Browser | undefined;
+  try {
+    await harness.sync.startRoles(['worker']);
+    const users = harness.sync.sim.users;
+    let feedToken: string | undefined;
+    let connectionId: string | undefined;
+    for (const user of users.slice(0, PREPARED_ACCOUNTS)) {
+      const connected = await harness.connectViaWeb(user.email);
+      await harness.syncNow(connected.connectionId);
+      connectionId ??= connected.connectionId;
+      feedToken ??= connected.token ?? undefined;
+    }
+    if (connectionId === undefined || feedToken === undefined) throw new Error('no account was connected');
+    browser = await launchChromium();
+    return sitePreparedWith(harness, browser, { connectionId, feedToken, ownerEmail: users[0]!.email });
+  } catch (thrown: unknown) {
+    await browser?.close();
+    await harness.close();
+    throw thrown;
+  }
+}
+
+function sitePreparedWith(
+  harness: WebHarness,
+  browser: Browser,
+  facts: { connectionId: string; feedToken: string; ownerEmail: string },
+): PreparedSite {
+  const url = harness.url;
+  const unconnected = harness.sync.sim.users.slice(PREPARED_ACCOUNTS);
+  const contexts = new Map<Viewer, Promise<BrowserContext>>();
+
+  const site: PreparedSite = {
+    ...facts,
+    harness,
+    url,
+    browser,
+    async newConnectCallbackPath() {
+      const user = unconnected.shift();
+      if (user === undefined) throw new Error(`all ${SIMULATED_ACCOUNTS} simulated accounts are connected`);
+      const callback = new URL(await harness.approve(await harness.startConnect(user.email)));
+      return `${callback.pathname}${callback.search}`;
+    },
+    async visit(tab, sitePage) {
+      const response = await tab.goto(`${url}${await sitePage.path(site)}`);
+      if (response === null) throw new Error(`${sitePage.name}: no response`);
+      if (sitePage.readyWhen !== undefined)
+        await tab.waitForSelector(sitePage.readyWhen, { timeout: 20_000 });
+      return response;
+    },
+    async signInAsAdmin(page) {
+      await page.goto(`${url}/admin/login`);
+      await page.fill('#token', ADMIN_TOKEN);
+      await Promise.all([page.waitForURL(`${url}${ADMIN_HOME}`), page.click('button[type="submit"]')]);
+    },
+    // Today the owner "signs in" by connecting again (the simulator approves a login_hint at once); with the
+    // owner's page in place the same flow ends there, signed in.
+    async signInAsOwner(page) {
+      await page.goto(`${url}/connect?login_hint=${encodeURIComponent(facts.ownerEmail)}`);
+      await page.waitForURL((target) => target.origin === url);
+    },
+    openTab(viewer, viewport) {
+      let context = contexts.get(viewer);
+      if (context === undefined) {
+        context = contextFor(viewer);
+        contexts.set(viewer, context);
+      }
+      return context.then(async (ready) => {
+        const page = await ready.newPage();
+        await page.setViewportSize({ width: viewport.width, height: viewport.height });
+        return page;
+      });
+    },
+    async close() {
+      try {
+        await browser.close();
+      } finally {
+        await harness.close();
+      }
+    },
+  };
+
+  async function contextFor(viewer: Viewer): Promise<BrowserContext> {
+    const context = await browser.newContext();
+    if (viewer === 'public') return context;
+    const page = await context.newPage();
+    await (viewer === 'admin' ? site.signInAsAdmin(page) : site.signInAsOwner(page));
+    await page.close();
+    return context;
+  }
+
+  return site;
+}
