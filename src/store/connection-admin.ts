@@ -1,6 +1,6 @@
 // Connections as operators see them (the admin page, and the CLI's `connections` commands): an overview with
 // sync health, open slots, feeds and event types, and the two status writes operators make (disable, enable).
-import type { PrismaClient } from '../generated/prisma/client.js';
+import type { Prisma, PrismaClient } from '../generated/prisma/client.js';
 import type { FeedRecord, FeedStore } from './feeds.js';
 import { ConnectionNotFoundError } from './connections.js';
 
@@ -24,13 +24,41 @@ export interface ConnectionOverview {
   eventTypes: { id: string; title: string; enabled: boolean }[];
 }
 
+export const CONNECTION_STATUSES = ['active', 'needs_reauth', 'disabled'] as const;
+export type ConnectionStatusName = (typeof CONNECTION_STATUSES)[number];
+
+/** The admin list's filter: text in the e-mail, display name or id, and a status. */
+export interface ConnectionFilter {
+  text?: string;
+  status?: ConnectionStatusName;
+}
+
+function connectionWhere(filter: ConnectionFilter): Prisma.ConnectionWhereInput {
+  const text = filter.text?.trim() ?? '';
+  return {
+    ...(filter.status === undefined ? {} : { status: filter.status }),
+    ...(text === ''
+      ? {}
+      : {
+          OR: [
+            { email: { contains: text, mode: 'insensitive' } },
+            { displayName: { contains: text, mode: 'insensitive' } },
+            ...(UUID.test(text) ? [{ id: text }] : []),
+          ],
+        }),
+  };
+}
+
 export async function listConnectionOverviews(
   prisma: PrismaClient,
   feeds: FeedStore,
   limit = ADMIN_CONNECTION_LIMIT,
+  filter: ConnectionFilter = {},
 ): Promise<{ connections: ConnectionOverview[]; total: number }> {
+  const where = connectionWhere(filter);
   const [rows, total, activeFeeds] = await Promise.all([
     prisma.connection.findMany({
+      where,
       orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
       take: limit,
       select: {
@@ -48,7 +76,7 @@ export async function listConnectionOverviews(
         _count: { select: { slots: { where: { goneAt: null } } } },
       },
     }),
-    prisma.connection.count(),
+    prisma.connection.count({ where }),
     feeds.list({}),
   ]);
   const ids = rows.map((row) => row.id);

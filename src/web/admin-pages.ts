@@ -3,9 +3,17 @@
 import { viewOf } from '../feeds/feed-options.js';
 import type { FastifyReply } from 'fastify';
 import type { FeedRecord } from '../store/feeds.js';
-import type { ConnectionOverview } from '../store/connection-admin.js';
 import type { FeedLinks } from './feed-links.js';
-import { html, sendPage, type Raw } from './html.js';
+import {
+  CONNECTION_STATUSES,
+  type ConnectionFilter,
+  type ConnectionOverview,
+} from '../store/connection-admin.js';
+import { html, scrollBox, sendPage, type Raw } from './html.js';
+import { localTime, relativeTime } from './time-format.js';
+
+/** The administrator's home: the connections list. */
+export const ADMIN_HOME = '/admin';
 
 export const ADMIN_NOTICES: Record<string, string> = {
   'sync-queued': 'Sync queued; it runs as soon as a worker is free.',
@@ -18,13 +26,39 @@ export const ADMIN_NOTICES: Record<string, string> = {
   'already-enabled': 'Nothing changed: the connection was not disabled.',
 };
 
-function when(date: Date | null): string {
-  return date === null ? '—' : `${date.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+/** A time in the account's zone (UTC, named, when unknown), with how long ago, for a machine-readable <time>. */
+function when(date: Date | null, zone: string | null, now: Date): Raw {
+  if (date === null) return html`<span class="muted">—</span>`;
+  return html`<time datetime="${date.toISOString()}" title="${relativeTime(date, now)}"
+    >${localTime(date, zone)}</time
+  >`;
 }
 
-function postButton(action: string, label: string, attributes: Raw = html``): Raw {
-  return html`<form class="inline" method="post" action="${action}">
-    <button type="submit" ${attributes}>${label}</button>
+const STATUS_BADGE: Record<ConnectionOverview['status'], string> = {
+  active: 'ok',
+  needs_reauth: 'warn',
+  disabled: 'error',
+};
+
+const STATUS_LABEL: Record<ConnectionOverview['status'], string> = {
+  active: 'active',
+  needs_reauth: 'needs re-authorisation',
+  disabled: 'disabled',
+};
+
+function postButton(
+  action: string,
+  label: string,
+  options: { attributes?: Raw; confirm?: string; kind?: 'danger' } = {},
+): Raw {
+  return html`<form
+    method="post"
+    action="${action}"
+    ${options.confirm ? html`data-confirm="${options.confirm}"` : ''}
+  >
+    <button type="submit" class="button small ${options.kind ?? ''}" ${options.attributes ?? ''}>
+      ${label}
+    </button>
   </form>`;
 }
 
@@ -35,20 +69,28 @@ export function loginPage(
 ): FastifyReply {
   return sendPage(reply, status, {
     title: 'Admin sign-in',
-    body: html`<h1>slotfeed admin</h1>
-      ${options.error ? html`<p class="error" id="login-error">${options.error}</p>` : ''}
+    body: html`<section class="card narrow">
+      <h1>Administrator sign-in</h1>
+      <p class="muted">For the people who run this slotfeed installation.</p>
+      ${options.error ? html`<p class="error alert" role="alert" id="login-error">${options.error}</p>` : ''}
       <form method="post" action="/admin/login">
-        <p>
-          <label for="token">Admin token</label><br />
+        <div class="field">
+          <label for="token">Admin token</label>
           <input id="token" name="token" type="password" autocomplete="current-password" required autofocus />
-        </p>
-        <input type="hidden" name="next" value="${options.next ?? '/'}" />
-        <p><button type="submit">Sign in</button></p>
-      </form>`,
+        </div>
+        <input type="hidden" name="next" value="${options.next ?? ADMIN_HOME}" />
+        <button type="submit" class="button primary">Sign in</button>
+      </form>
+    </section>`,
   });
 }
 
-function describeFeedRow(feed: FeedRecord, eventTitles: Map<string, string>): Raw {
+function describeFeedRow(
+  feed: FeedRecord,
+  eventTitles: Map<string, string>,
+  zone: string | null,
+  now: Date,
+): Raw {
   const scope =
     feed.upstreamEventId === null
       ? 'all event types'
@@ -60,126 +102,209 @@ function describeFeedRow(feed: FeedRecord, eventTitles: Map<string, string>): Ra
     feed.options.summary === undefined ? null : `“${feed.options.summary}”`,
   ].filter((o) => o !== null);
   return html`<li data-feed-id="${feed.id}">
-    ${feed.label ?? 'feed'}
-    <span class="muted">(${scope}; ${options.join(', ')}; since ${when(feed.createdAt)})</span>
-    ${postButton(`/admin/feeds/${feed.id}/rotate`, 'Rotate URL', html`data-action="rotate" data-feed-id="${feed.id}"`)}
-    ${postButton(`/admin/feeds/${feed.id}/revoke`, 'Revoke', html`data-action="revoke" data-feed-id="${feed.id}"`)}
+    <strong>${feed.label ?? 'Feed'}</strong>
+    <span class="muted small">${scope}; ${options.join(', ')}; since ${when(feed.createdAt, zone, now)}</span>
+    <div class="actions">
+      ${postButton(`/admin/feeds/${feed.id}/rotate`, 'Rotate URL', {
+        attributes: html`data-action="rotate" data-feed-id="${feed.id}"`,
+        confirm:
+          'Replace this feed’s URL? The old URL stops working at once: everyone subscribed must subscribe again with the new one.',
+      })}
+      ${postButton(`/admin/feeds/${feed.id}/revoke`, 'Revoke', {
+        attributes: html`data-action="revoke" data-feed-id="${feed.id}"`,
+        confirm: 'Revoke this feed? Its URL stops working for good, and subscribed calendars stop updating.',
+        kind: 'danger',
+      })}
+    </div>
   </li>`;
 }
 
 function createFeedForm(connection: ConnectionOverview): Raw {
+  const id = (name: string) => `${name}-${connection.id}`;
   return html`<details>
     <summary>New feed</summary>
     <form method="post" action="/admin/connections/${connection.id}/feeds">
-      <p>
-        <label
-          >Event type
-          <select name="upstreamEventId">
-            <option value="">All event types</option>
-            ${connection.eventTypes.map((e) => html`<option value="${e.id}">${e.title}${e.enabled ? '' : ' (disabled)'}</option>`)}
-          </select></label
-        >
-      </p>
-      <p>
-        <label
-          >Shows
-          <select name="view">
-            <option value="free" selected>Free time (blocks)</option>
-            <option value="slots">Bookable slots</option>
-          </select></label
-        >
-      </p>
-      <p>
-        <label>Label <input name="label" maxlength="100" /></label>
-      </p>
-      <p>
-        <label>Days ahead <input name="days" type="number" min="1" max="366" placeholder="default" /></label>
-      </p>
-      <p>
-        <label>Block title, free time only <input name="summary" maxlength="100" placeholder="Free" /></label>
-      </p>
-      <p>
-        <label><input name="merge" type="checkbox" value="true" /> Merge adjacent slots, slots only</label>
-      </p>
-      <p><button type="submit">Create feed</button></p>
+      <div class="field">
+        <label for="${id('event')}">Event type</label>
+        <select id="${id('event')}" name="upstreamEventId">
+          <option value="">All event types</option>
+          ${connection.eventTypes.map((e) => html`<option value="${e.id}">${e.title}${e.enabled ? '' : ' (disabled)'}</option>`)}
+        </select>
+      </div>
+      <div class="field">
+        <label for="${id('view')}">Shows</label>
+        <select id="${id('view')}" name="view">
+          <option value="free" selected>Free time (blocks)</option>
+          <option value="slots">Bookable slots</option>
+        </select>
+      </div>
+      <div class="field">
+        <label for="${id('label')}">Label</label>
+        <input id="${id('label')}" name="label" maxlength="100" />
+      </div>
+      <div class="field">
+        <label for="${id('days')}">Days ahead</label>
+        <input id="${id('days')}" name="days" type="number" min="1" max="366" inputmode="numeric" />
+        <span class="hint">Empty: the installation’s default.</span>
+      </div>
+      <div class="field">
+        <label for="${id('summary')}">Block title (free time only)</label>
+        <input id="${id('summary')}" name="summary" maxlength="100" placeholder="Free" />
+      </div>
+      <div class="field check">
+        <input id="${id('merge')}" name="merge" type="checkbox" value="true" />
+        <label for="${id('merge')}">Merge adjacent slots (slots only)</label>
+      </div>
+      <button type="submit" class="button primary small">Create feed</button>
     </form>
   </details>`;
 }
 
-function connectionRow(connection: ConnectionOverview): Raw {
+function connectionRow(connection: ConnectionOverview, now: Date): Raw {
+  const zone = connection.timezone;
   const titles = new Map(connection.eventTypes.map((e) => [e.id, e.title]));
   const lastSync =
     connection.lastSyncOutcome === null
-      ? html`never`
-      : html`<span class="${connection.lastSyncOutcome === 'succeeded' ? 'ok' : 'error'}"
+      ? html`<span class="muted">never</span>`
+      : html`<span class="badge ${connection.lastSyncOutcome === 'succeeded' ? 'ok' : 'error'}"
             >${connection.lastSyncOutcome}</span
           >
-          ${when(connection.lastSyncAt)}${
+          ${when(connection.lastSyncAt, zone, now)}${
             connection.lastSyncError && connection.lastSyncOutcome === 'failed'
-              ? html`<br /><span class="muted">${connection.lastSyncError.slice(0, 300)}</span>`
+              ? html`<br /><span class="muted small">${connection.lastSyncError.slice(0, 300)}</span>`
               : ''
           }`;
   const toggle =
     connection.status === 'disabled'
-      ? postButton(`/admin/connections/${connection.id}/enable`, 'Enable', html`data-action="enable"`)
-      : postButton(`/admin/connections/${connection.id}/disable`, 'Disable', html`data-action="disable"`);
+      ? postButton(`/admin/connections/${connection.id}/enable`, 'Enable', {
+          attributes: html`data-action="enable"`,
+        })
+      : postButton(`/admin/connections/${connection.id}/disable`, 'Disable', {
+          attributes: html`data-action="disable"`,
+        });
   return html`<tr data-connection-id="${connection.id}">
     <td>
-      <strong>${connection.displayName ?? connection.email ?? '(unnamed)'}</strong><br />
-      <span class="muted">${connection.email ?? ''} ${connection.timezone ?? ''}<br />${connection.id}</span>
+      <a href="/admin/connections/${connection.id}"
+        ><strong>${connection.displayName ?? connection.email ?? '(unnamed)'}</strong></a
+      ><br />
+      <span class="muted small"
+        >${connection.email ?? ''}<br />${zone ?? 'zone not known yet'}<br /><code
+          >${connection.id}</code
+        ></span
+      >
     </td>
-    <td class="${connection.status === 'active' ? 'ok' : 'error'}">${connection.status}</td>
+    <td><span class="badge ${STATUS_BADGE[connection.status]}">${STATUS_LABEL[connection.status]}</span></td>
     <td>${lastSync}</td>
-    <td>${connection.status === 'active' ? when(connection.nextSyncAt) : '—'}</td>
-    <td>${connection.openSlots}</td>
     <td>
-      <ul>
-        ${connection.feeds.map((feed) => describeFeedRow(feed, titles))}
+      ${connection.status === 'active' ? when(connection.nextSyncAt, zone, now) : html`<span class="muted">—</span>`}
+    </td>
+    <td class="num">${connection.openSlots}</td>
+    <td>
+      <ul class="list-plain">
+        ${connection.feeds.map((feed) => describeFeedRow(feed, titles, zone, now))}
       </ul>
       ${createFeedForm(connection)}
     </td>
     <td>
-      ${
-        connection.status === 'active'
-          ? postButton(`/admin/connections/${connection.id}/sync`, 'Sync now', html`data-action="sync"`)
-          : ''
-      }
-      ${toggle}
+      <div class="actions">
+        ${
+          connection.status === 'active'
+            ? postButton(`/admin/connections/${connection.id}/sync`, 'Sync now', {
+                attributes: html`data-action="sync"`,
+              })
+            : ''
+        }
+        ${toggle}
+      </div>
     </td>
   </tr>`;
 }
 
+function filterForm(filter: ConnectionFilter): Raw {
+  return html`<form
+    method="get"
+    action="${ADMIN_HOME}"
+    class="filters card"
+    id="connection-filter"
+    role="search"
+  >
+    <div class="field">
+      <label for="filter-text">Find</label>
+      <input
+        id="filter-text"
+        name="q"
+        type="search"
+        value="${filter.text ?? ''}"
+        placeholder="e-mail, name or id"
+      />
+    </div>
+    <div class="field narrow">
+      <label for="filter-status">Status</label>
+      <select id="filter-status" name="status">
+        <option value="">Any</option>
+        ${CONNECTION_STATUSES.map(
+          (status) =>
+            html`<option value="${status}" ${filter.status === status ? html`selected` : ''}>
+              ${STATUS_LABEL[status]}
+            </option>`,
+        )}
+      </select>
+    </div>
+    <div class="actions">
+      <button type="submit" class="button primary">Filter</button>
+      ${filter.text || filter.status ? html`<a class="button" href="${ADMIN_HOME}">Clear</a>` : ''}
+    </div>
+  </form>`;
+}
+
 export function adminPage(
   reply: FastifyReply,
-  input: { connections: ConnectionOverview[]; total: number; notice?: string },
+  input: {
+    connections: ConnectionOverview[];
+    total: number;
+    notice?: string;
+    filter: ConnectionFilter;
+    now: Date;
+  },
 ): FastifyReply {
-  const { connections, total } = input;
+  const { connections, total, filter } = input;
+  const filtered = Boolean(filter.text || filter.status);
   return sendPage(reply, 200, {
     title: 'Admin',
-    body: html`<h1>slotfeed admin</h1>
-      <p>
-        <a href="/admin/queues">Queue dashboard</a> · <a href="/admin/reports">Reports</a> ·
-        <a href="/connect">Connect an account</a> · ${postButton('/admin/logout', 'Sign out')}
+    nav: 'admin',
+    body: html`<h1>Connections</h1>
+      ${input.notice ? html`<p class="notice" role="status" id="notice">${input.notice}</p>` : ''}
+      <p class="muted">
+        Accounts connected to this installation. New ones connect at <a href="/connect">/connect</a>.
       </p>
-      ${input.notice ? html`<p class="ok" id="notice">${input.notice}</p>` : ''}
-      <h2>Connections (${total})</h2>
+      ${filterForm(filter)}
+      <h2 id="connections-heading">${filtered ? `${total} matching` : `${total} in all`}</h2>
       ${total > connections.length ? html`<p class="muted">Showing the first ${connections.length}.</p>` : ''}
-      <table>
-        <thead>
-          <tr>
-            <th>Account</th>
-            <th>Status</th>
-            <th>Last sync</th>
-            <th>Next sync</th>
-            <th>Open slots</th>
-            <th>Feeds</th>
-            <th>Actions</th>
-          </tr>
-        </thead>
-        <tbody>
-          ${connections.map(connectionRow)}
-        </tbody>
-      </table>`,
+      ${
+        connections.length === 0
+          ? html`<p class="muted" id="no-connections">
+              ${filtered ? 'No connection matches this filter.' : 'No connections yet.'}
+            </p>`
+          : scrollBox(
+              'Connections',
+              html`<table id="connections">
+                <thead>
+                  <tr>
+                    <th scope="col">Account</th>
+                    <th scope="col">Status</th>
+                    <th scope="col">Last sync</th>
+                    <th scope="col">Next sync</th>
+                    <th scope="col" class="num">Open slots</th>
+                    <th scope="col">Feeds</th>
+                    <th scope="col">Actions</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  ${connections.map((c) => connectionRow(c, input.now))}
+                </tbody>
+              </table>`,
+            )
+      }`,
   });
 }
 
@@ -190,18 +315,24 @@ export function newFeedUrlPage(
   const { feed, links } = input;
   return sendPage(reply, 200, {
     title: input.rotated ? 'Feed URL replaced' : 'Feed created',
-    body: html`<h1>${input.rotated ? 'Feed URL replaced' : 'Feed created'}</h1>
-      ${input.rotated ? html`<p class="error">The old URL of this feed stopped working.</p>` : ''}
-      <p>Copy the new URL now: it is shown only once (only its hash is stored).</p>
-      <p>
-        <label for="new-feed-url">Feed URL</label><br />
-        <input id="new-feed-url" type="text" readonly value="${links.https}" data-feed-id="${feed.id}" />
-      </p>
-      <ul class="links">
-        <li><a href="${links.webcal}">webcal link</a></li>
-        <li><a href="${links.google}" rel="noopener noreferrer">Add to Google Calendar</a></li>
-        <li><a href="${links.outlook}" rel="noopener noreferrer">Add to Outlook.com</a></li>
-      </ul>
-      <p><a href="/">Back to the admin page</a></p>`,
+    nav: 'admin',
+    body: html`<section class="card">
+      <h1>${input.rotated ? 'Feed URL replaced' : 'Feed created'}</h1>
+      ${input.rotated ? html`<p class="warning">The old URL of this feed stopped working.</p>` : ''}
+      <p>Hand this URL to the account’s owner; they also find it on their own page (Sign in).</p>
+      <div class="field">
+        <label for="new-feed-url">Feed URL</label>
+        <div class="copy-field">
+          <input id="new-feed-url" type="text" readonly value="${links.https}" data-feed-id="${feed.id}" />
+          <button type="button" class="button" data-copy="new-feed-url">Copy</button>
+        </div>
+      </div>
+      <div class="feed-links">
+        <a class="button small" href="${links.webcal}">webcal link</a>
+        <a class="button small" href="${links.google}" rel="noopener noreferrer">Add to Google Calendar</a>
+        <a class="button small" href="${links.outlook}" rel="noopener noreferrer">Add to Outlook.com</a>
+      </div>
+      <p><a href="${ADMIN_HOME}">Back to the connections</a></p>
+    </section>`,
   });
 }

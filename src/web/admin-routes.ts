@@ -9,12 +9,14 @@ import { FeedNotFoundError, InvalidFeedOptionsError, type FeedRecord } from '../
 import { noteForAccessLog } from './access-log.js';
 import { ADMIN_DISABLED, type AdminAuth } from './admin-auth.js';
 import {
+  CONNECTION_STATUSES,
   currentEventTitle,
   listConnectionOverviews,
+  type ConnectionFilter,
   requireConnection,
   setConnectionEnabled,
 } from '../store/connection-admin.js';
-import { ADMIN_NOTICES, adminPage, loginPage, newFeedUrlPage } from './admin-pages.js';
+import { ADMIN_HOME, ADMIN_NOTICES, adminPage, loginPage, newFeedUrlPage } from './admin-pages.js';
 import { feedLinksFor } from './feed-links.js';
 import { HttpError } from './http-error.js';
 import { perAddressLimit, SIGN_IN_FORM_PER_MINUTE } from './rate-limits.js';
@@ -28,9 +30,16 @@ const field = (form: unknown, name: string): string => {
   return typeof value === 'string' ? value.trim() : '';
 };
 
+/** The list's filter from the query; an unknown status is ignored (a stale bookmark still shows the list). */
+function connectionFilterFrom(query: unknown): ConnectionFilter {
+  const text = field(query, 'q').slice(0, 200);
+  const status = CONNECTION_STATUSES.find((s) => s === field(query, 'status'));
+  return { ...(text === '' ? {} : { text }), ...(status === undefined ? {} : { status }) };
+}
+
 /** Only local paths: an absolute or protocol-relative `next` would make the login form an open redirect. */
 function safeNext(next: string): string {
-  return /^\/(?![/\\])[^\s]*$/.test(next) ? next : '/';
+  return /^\/(?![/\\])[^\s]*$/.test(next) ? next : ADMIN_HOME;
 }
 
 function seeOther(reply: FastifyReply, location: string): FastifyReply {
@@ -87,7 +96,7 @@ const SIGN_IN_BODY_LIMIT = 4096;
 export function registerAdminSession(app: FastifyInstance, deps: WebDeps, auth: AdminAuth): void {
   app.get('/admin/login', async (request, reply) => {
     if (!auth.enabled) throw new HttpError(403, ADMIN_DISABLED);
-    if ((await auth.credentialOf(request)) !== undefined) return seeOther(reply, '/');
+    if ((await auth.credentialOf(request)) !== undefined) return seeOther(reply, ADMIN_HOME);
     return loginPage(reply, 200, { next: safeNext(field(request.query, 'next')) });
   });
 
@@ -132,10 +141,16 @@ export function registerAdminSession(app: FastifyInstance, deps: WebDeps, auth: 
 
 /** The guarded routes; registered inside the scope whose onRequest hook is auth.requireAdmin. */
 export function registerAdminRoutes(app: FastifyInstance, deps: WebDeps): void {
-  app.get('/', async (request, reply) => {
-    const overview = await listConnectionOverviews(deps.prisma, deps.feeds);
+  app.get(ADMIN_HOME, async (request, reply) => {
+    const filter = connectionFilterFrom(request.query);
+    const overview = await listConnectionOverviews(deps.prisma, deps.feeds, undefined, filter);
     const notice = ADMIN_NOTICES[field(request.query, 'notice')];
-    return adminPage(reply, { ...overview, ...(notice === undefined ? {} : { notice }) });
+    return adminPage(reply, {
+      ...overview,
+      filter,
+      now: deps.now(),
+      ...(notice === undefined ? {} : { notice }),
+    });
   });
 
   const action = (
@@ -153,28 +168,28 @@ export function registerAdminRoutes(app: FastifyInstance, deps: WebDeps): void {
   action('/admin/connections/:id/sync', async (request, reply) => {
     const connection = await requireConnection(deps.prisma, request.params.id);
     await enqueueSyncNow(deps, connection.id);
-    return seeOther(reply, '/?notice=sync-queued');
+    return seeOther(reply, `${ADMIN_HOME}?notice=sync-queued`);
   });
 
   action('/admin/connections/:id/disable', async (request, reply) => {
     const connection = await requireConnection(deps.prisma, request.params.id);
     const changed = await setConnectionEnabled(deps.prisma, connection.id, false, deps.now());
-    return seeOther(reply, `/?notice=${changed ? 'disabled' : 'already-disabled'}`);
+    return seeOther(reply, `${ADMIN_HOME}?notice=${changed ? 'disabled' : 'already-disabled'}`);
   });
 
   action('/admin/connections/:id/enable', async (request, reply) => {
     const connection = await requireConnection(deps.prisma, request.params.id);
     const changed = await setConnectionEnabled(deps.prisma, connection.id, true, deps.now());
-    if (!changed) return seeOther(reply, '/?notice=already-enabled');
+    if (!changed) return seeOther(reply, `${ADMIN_HOME}?notice=already-enabled`);
     try {
       await enqueueSyncNow(deps, connection.id);
     } catch (thrown: unknown) {
       // Enabled all the same (that is in Postgres, due now): the scheduler queues it when Redis is back.
       if (!(thrown instanceof RedisUnavailableError)) throw thrown;
       noteForAccessLog(request, 'warn', { redisUnavailable: thrown.reason });
-      return seeOther(reply, '/?notice=enabled-sync-later');
+      return seeOther(reply, `${ADMIN_HOME}?notice=enabled-sync-later`);
     }
-    return seeOther(reply, '/?notice=enabled');
+    return seeOther(reply, `${ADMIN_HOME}?notice=enabled`);
   });
 
   action('/admin/connections/:id/feeds', async (request, reply) => {
@@ -213,6 +228,6 @@ export function registerAdminRoutes(app: FastifyInstance, deps: WebDeps): void {
     await deps.feeds.revoke(request.params.id, deps.now());
     await deps.feedChanges.caughtUp();
     request.log.info({ feedId: request.params.id }, 'admin revoked a feed');
-    return seeOther(reply, '/?notice=revoked');
+    return seeOther(reply, `${ADMIN_HOME}?notice=revoked`);
   });
 }

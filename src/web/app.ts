@@ -9,7 +9,7 @@ import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import { installAccessLog } from './access-log.js';
 import { registerAssetRoutes } from './assets.js';
 import { createAdminAuth } from './admin-auth.js';
-import { loginPage } from './admin-pages.js';
+import { ADMIN_HOME, loginPage } from './admin-pages.js';
 import { registerAdminRoutes, registerAdminSession } from './admin-routes.js';
 import { createAdminSessions } from './admin-sessions.js';
 import { registerConnectRoutes } from './connect-routes.js';
@@ -17,6 +17,7 @@ import { installErrorHandlers, prefersHtml, sendError } from './error-handler.js
 import { feedLoader, registerFeedRoutes } from './feed-routes.js';
 import { registerHealthRoutes, webReadiness } from './health-routes.js';
 import { createLastGoodFeeds } from './last-good-feeds.js';
+import { registerLandingPage } from './landing-page.js';
 import { registerQueueDashboard } from './queue-dashboard.js';
 import { feedRateLimitHook, registerRateLimits } from './rate-limits.js';
 import { registerReportRoutes } from './report-routes.js';
@@ -70,7 +71,7 @@ export async function buildWebApp(deps: WebDeps): Promise<FastifyInstance> {
     now: deps.now,
     onUnauthenticated: (request, reply) =>
       prefersHtml(request)
-        ? loginPage(reply, 401, { next: request.url.startsWith('/admin/queues') ? '/admin/queues' : '/' })
+        ? loginPage(reply, 401, { next: request.method === 'GET' ? request.url : ADMIN_HOME })
         : sendError(request, reply, 401, 'Admin credentials needed: Authorization: Bearer <ADMIN_TOKEN>.'),
   });
 
@@ -108,6 +109,7 @@ export async function buildWebApp(deps: WebDeps): Promise<FastifyInstance> {
     await site.register(formbody);
     // Before Bull Board's @fastify/static, as @fastify/compress requires.
     await site.register(compress, { global: true, encodings: ['gzip'] });
+    registerLandingPage(site);
     registerConnectRoutes(site, deps);
     registerAdminSession(site, deps, auth);
     await site.register(async (admin) => {

@@ -49,9 +49,14 @@ export function sendError(
     const title = options.title ?? TITLES[status] ?? (status >= 500 ? 'Something went wrong' : 'Error');
     return sendPage(reply, status, {
       title,
-      body: html`<h1>${title}</h1>
-        <p>${message}</p>
-        <p><a href="/connect">Connect a Calendbook account</a></p>`,
+      body: html`<section class="card">
+        <h1>${title}</h1>
+        <p id="error-message">${message}</p>
+        <div class="actions">
+          <a class="button" href="/">slotfeed home</a>
+          <a class="button" href="/connect">Connect a Calendbook account</a>
+        </div>
+      </section>`,
     });
   }
   return reply

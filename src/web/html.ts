@@ -3,6 +3,7 @@
 // script (by nonce), so an escaping slip cannot pull in or run anything else.
 import { randomBytes } from 'node:crypto';
 import type { FastifyReply } from 'fastify';
+import { assetUrl } from './assets.js';
 
 const HTML_ESCAPES: Record<string, string> = {
   '&': '&amp;',
@@ -39,27 +40,54 @@ function renderValue(value: unknown): string {
   return escapeHtml(value);
 }
 
-const STYLE = `body{font:15px/1.45 system-ui,sans-serif;max-width:64rem;margin:2rem auto;padding:0 1rem;color:#1d2327}
-h1{font-size:1.5rem}h2{font-size:1.15rem;margin-top:2rem}table{border-collapse:collapse;width:100%}
-td,th{border-bottom:1px solid #ddd;padding:.35rem .5rem;text-align:left;vertical-align:top}
-code,input[readonly]{font-family:ui-monospace,monospace;font-size:.85rem}input[readonly]{width:36rem;max-width:100%}
-form.inline{display:inline}.muted{color:#666}.error{color:#a00}.ok{color:#070}
-.links li{margin:.4rem 0}button{cursor:pointer}`;
+/** Which links the header offers: a visitor's, a signed-in owner's, or the administrator's. */
+export type PageNav = 'public' | 'owner' | 'admin';
 
 export interface PageOptions {
   title: string;
   body: Raw;
   /** Set when the page carries an inline script; the same nonce goes into the CSP header. */
   scriptNonce?: string;
+  /** The header's links (default: a visitor's). */
+  nav?: PageNav;
+}
+
+function navLinks(nav: PageNav): Raw {
+  switch (nav) {
+    case 'admin':
+      return html`<a href="/admin">Connections</a> <a href="/admin/reports">Reports</a>
+        <a href="/admin/queues">Queues</a>
+        <form method="post" action="/admin/logout">
+          <button type="submit" class="button small">Sign out</button>
+        </form>`;
+    case 'owner':
+      return html`<a href="/me">Your availability</a>
+        <form method="post" action="/signout">
+          <button type="submit" class="button small">Sign out</button>
+        </form>`;
+    case 'public':
+      return html`<a href="/connect">Connect</a> <a href="/signin">Sign in</a>`;
+  }
 }
 
 export function renderPage(options: PageOptions): string {
+  const nonce = options.scriptNonce === undefined ? html`` : html` nonce="${options.scriptNonce}"`;
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<meta name="robots" content="noindex"><title>${escapeHtml(options.title)} · slotfeed</title>
-<style>${STYLE}</style></head>
+<meta name="robots" content="noindex"><meta name="color-scheme" content="light dark">
+<title>${escapeHtml(options.title)} · slotfeed</title>
+<link rel="stylesheet" href="${assetUrl('slotfeed.css')}">
+<script src="${assetUrl('slotfeed.js')}" defer${nonce.html}></script></head>
 <body>
+<a class="skip-link" href="#main">Skip to content</a>
+<header class="site-header"><div class="inner">
+<a class="brand" href="/"><span class="brand-mark" aria-hidden="true"></span>slotfeed</a>
+<nav class="site-nav" aria-label="Site">${navLinks(options.nav ?? 'public').html}</nav>
+</div></header>
+<main id="main">
 ${options.body.html}
+</main>
+<footer class="site-footer"><div class="inner">slotfeed publishes free time from Calendbook as calendar feeds.</div></footer>
 </body></html>
 `;
 }
@@ -104,4 +132,12 @@ export function pageSecurityHeaders(csp: string): Record<string, string> {
     'referrer-policy': 'same-origin',
     'x-content-type-options': 'nosniff',
   };
+}
+
+/**
+ * A box for a table or chart that may be wider than a phone: it scrolls sideways inside itself, so the page
+ * never does. Focusable and labelled, so keyboard users can scroll it too.
+ */
+export function scrollBox(label: string, content: Raw): Raw {
+  return html`<div class="table-scroll" role="region" aria-label="${label}" tabindex="0">${content}</div>`;
 }

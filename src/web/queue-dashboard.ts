@@ -14,6 +14,7 @@ import { FastifyAdapter } from '@bull-board/fastify';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { noteForAccessLog } from './access-log.js';
 import { REDIS_RETRY_AFTER_SECONDS, REDIS_UNAVAILABLE_MESSAGE, sendError } from './error-handler.js';
+import { ADMIN_HOME } from './admin-pages.js';
 import { pageSecurityHeaders } from './html.js';
 import type { WebDeps } from './web-deps.js';
 
@@ -71,7 +72,7 @@ export async function registerQueueDashboard(app: FastifyInstance, deps: WebDeps
       uiConfig: {
         boardTitle: 'slotfeed queues',
         // In the board's header menu: the way back to slotfeed's admin page.
-        miscLinks: [{ text: '← slotfeed admin', url: '/' }],
+        miscLinks: [{ text: '← slotfeed admin', url: ADMIN_HOME }],
         // Its documentation lives on another site; the link is noise on an operator's page.
         hideDocsLink: true,
       },

@@ -12,7 +12,8 @@ import {
 } from '../reports/report-query.js';
 import type { ReportResult } from '../reports/report-result.js';
 import { WEEKDAY_NAMES } from '../reports/bookings-report.js';
-import { html, newScriptNonce, Raw, renderPage, type PageOptions } from './html.js';
+import { ADMIN_HOME } from './admin-pages.js';
+import { html, newScriptNonce, Raw, renderPage, scrollBox, type PageOptions } from './html.js';
 
 export const REPORT_DESCRIPTIONS: Record<ReportName, string> = {
   availability: 'Free slots and free minutes per event type and day, now or as of a past instant.',
@@ -76,29 +77,37 @@ function sendReportPage(reply: FastifyReply, status: number, page: PageOptions &
 export function reportIndexPage(reply: FastifyReply): FastifyReply {
   return sendReportPage(reply, 200, {
     title: 'Reports',
+    nav: 'admin',
     scriptNonce: newScriptNonce(),
     body: html`<h1>Reports</h1>
-      <p><a href="/">Back to the admin page</a></p>
-      <ul class="links">
+      <p class="muted">
+        Over the stored history of every sync; the same reports as <code>slotfeed report</code>.
+      </p>
+      <div class="grid">
         ${REPORT_NAMES.map(
           (name) =>
-            html`<li><a href="/admin/reports/${name}">${name}</a> — ${REPORT_DESCRIPTIONS[name]}</li>`,
+            html`<section class="card">
+              <h2><a href="/admin/reports/${name}">${name}</a></h2>
+              <p class="muted">${REPORT_DESCRIPTIONS[name]}</p>
+            </section>`,
         )}
-      </ul>`,
+      </div>`,
   });
 }
 
 function filterForm(input: ReportPageInput): Raw {
   const raw = input.raw;
-  const text = (name: keyof RawReportQuery, label: string, placeholder: string) =>
-    html`<label
-      >${label} <input name="${name}" value="${raw[name] ?? ''}" placeholder="${placeholder}"
-    /></label> `;
-  return html`<form method="get" action="/admin/reports/${input.name}" id="report-filters">
-    <p>
-      <label
-        >Connection
-        <select name="connection">
+  const text = (name: keyof RawReportQuery, label: string, hint: string) =>
+    html`<div class="field">
+      <label for="filter-${name}">${label}</label>
+      <input id="filter-${name}" name="${name}" value="${raw[name] ?? ''}" aria-describedby="hint-${name}" />
+      <span class="hint" id="hint-${name}">${hint}</span>
+    </div>`;
+  return html`<form method="get" action="/admin/reports/${input.name}" id="report-filters" class="card">
+    <div class="form-grid">
+      <div class="field">
+        <label for="filter-connection">Connection</label>
+        <select id="filter-connection" name="connection">
           <option value="">All connections</option>
           ${input.connections.map(
             (c) =>
@@ -106,29 +115,34 @@ function filterForm(input: ReportPageInput): Raw {
                 ${c.label}
               </option>`,
           )}
-        </select></label
-      >
-      ${input.name === 'sync-health' ? '' : text('event', 'Event type id', 'all')}
-    </p>
-    <p>
-      <label>From <input type="date" name="from" value="${raw.from ?? ''}" /></label>
-      <label>To <input type="date" name="to" value="${raw.to ?? ''}" /></label>
-      ${text('at', 'As of', 'now, or 2026-03-01T12:00:00Z')} ${text('tz', 'Time zone', "connection's own")}
+        </select>
+      </div>
+      ${input.name === 'sync-health' ? '' : text('event', 'Event type id', 'Empty: all event types')}
+      <div class="field">
+        <label for="filter-from">From</label>
+        <input id="filter-from" type="date" name="from" value="${raw.from ?? ''}" />
+      </div>
+      <div class="field">
+        <label for="filter-to">To</label>
+        <input id="filter-to" type="date" name="to" value="${raw.to ?? ''}" />
+      </div>
+      ${text('at', 'As of', 'Empty: now; or an instant such as 2026-03-01T12:00:00Z')}
+      ${text('tz', 'Time zone', 'Empty: each connection’s own')}
       ${
         input.name === 'bookings'
-          ? html`<label
-              >By
-              <select name="by">
+          ? html`<div class="field">
+              <label for="filter-by">By</label>
+              <select id="filter-by" name="by">
                 ${BOOKINGS_GROUPINGS.map(
                   (g) =>
                     html`<option value="${g}" ${g === (raw.by ?? 'day') ? html`selected` : ''}>${g}</option>`,
                 )}
-              </select></label
-            >`
+              </select>
+            </div>`
           : ''
       }
-    </p>
-    <p><button type="submit">Show</button></p>
+    </div>
+    <button type="submit" class="button primary">Show</button>
   </form>`;
 }
 
@@ -136,35 +150,40 @@ function heatMapTable(map: HeatMap): Raw {
   const counts = new Map(map.cells.map((c) => [`${c.weekday}:${c.hour}`, c.bookings]));
   const max = Math.max(1, ...map.cells.map((c) => c.bookings));
   const hours = Array.from({ length: 24 }, (_, h) => h);
-  return html`<table id="heatmap" class="heatmap">
-    <thead>
-      <tr>
-        <th></th>
-        ${hours.map((h) => html`<th>${String(h).padStart(2, '0')}</th>`)}
-      </tr>
-    </thead>
-    <tbody>
-      ${WEEKDAY_NAMES.map(
-        (day, i) =>
-          html`<tr>
-            <th>${day}</th>
-            ${hours.map((h) => {
-              const n = counts.get(`${i + 1}:${h}`) ?? 0;
-              const alpha = n === 0 ? 0 : 0.15 + (0.85 * n) / max;
-              return html`<td
-                data-weekday="${i + 1}"
-                data-hour="${h}"
-                data-bookings="${n}"
-                title="${day} ${String(h).padStart(2, '0')}:00 — ${n} booked"
-                style="background:rgba(37,99,235,${alpha.toFixed(3)});color:${alpha > 0.55 ? '#fff' : '#1d2327'}"
-              >
-                ${n === 0 ? '' : n}
-              </td>`;
-            })}
-          </tr>`,
-      )}
-    </tbody>
-  </table>`;
+  return scrollBox(
+    'Bookings by weekday and hour',
+    html`<table id="heatmap" class="heatmap">
+      <thead>
+        <tr>
+          <th></th>
+          ${hours.map((h) => html`<th>${String(h).padStart(2, '0')}</th>`)}
+        </tr>
+      </thead>
+      <tbody>
+        ${WEEKDAY_NAMES.map(
+          (day, i) =>
+            html`<tr>
+              <th>${day}</th>
+              ${hours.map((h) => {
+                const n = counts.get(`${i + 1}:${h}`) ?? 0;
+                const alpha = n === 0 ? 0 : 0.15 + (0.85 * n) / max;
+                // Solid colours (blue mixed into white), so the cells and their text read the same in dark mode.
+                const mix = (channel: number) => Math.round(255 - (255 - channel) * alpha);
+                return html`<td
+                  data-weekday="${i + 1}"
+                  data-hour="${h}"
+                  data-bookings="${n}"
+                  title="${day} ${String(h).padStart(2, '0')}:00 — ${n} booked"
+                  style="background:rgb(${mix(29)},${mix(91)},${mix(200)});color:${alpha > 0.5 ? '#fff' : '#1b1f24'}"
+                >
+                  ${n === 0 ? '' : n}
+                </td>`;
+              })}
+            </tr>`,
+        )}
+      </tbody>
+    </table>`,
+  );
 }
 
 // Drawn in the browser; the labels are days, so the axis runs in UTC whatever the browser's zone.
@@ -191,7 +210,7 @@ function inertJson(value: unknown): string {
 
 function lineChart(chart: LineChart, nonce: string): Raw {
   return html`<link rel="stylesheet" href="/admin/assets/uplot.css" />
-    <div id="chart" data-points="0"></div>
+    <div class="chart"><div id="chart" data-points="0"></div></div>
     <script type="application/json" id="chart-data">
       ${new Raw(inertJson(chart))}
     </script>
@@ -204,22 +223,25 @@ function lineChart(chart: LineChart, nonce: string): Raw {
 function resultTable(result: ReportResult): Raw {
   const columns = result.columns.filter((c) => c.inTable !== false);
   if (result.rows.length === 0) return html`<p id="report-empty">${result.emptyMessage}</p>`;
-  return html`<table id="report-rows">
-      <thead>
-        <tr>
-          ${columns.map((c) => html`<th>${c.label}</th>`)}
-        </tr>
-      </thead>
-      <tbody>
-        ${result.rows.map(
-          (row) =>
-            html`<tr>
-              ${columns.map((c) => html`<td>${formatValue(row[c.key] ?? null, c.kind)}</td>`)}
-            </tr>`,
-        )}
-      </tbody>
-    </table>
-    <ul id="report-summary">
+  return html`${scrollBox(
+      'Report rows',
+      html`<table id="report-rows">
+        <thead>
+          <tr>
+            ${columns.map((c) => html`<th>${c.label}</th>`)}
+          </tr>
+        </thead>
+        <tbody>
+          ${result.rows.map(
+            (row) =>
+              html`<tr>
+                ${columns.map((c) => html`<td>${formatValue(row[c.key] ?? null, c.kind)}</td>`)}
+              </tr>`,
+          )}
+        </tbody>
+      </table>`,
+    )}
+    <ul id="report-summary" class="card">
       ${result.summary.map((s) => html`<li>${s.label}: <strong>${formatValue(s.value, s.kind)}</strong></li>`)}
     </ul>`;
 }
@@ -229,15 +251,19 @@ export function reportPage(reply: FastifyReply, status: number, input: ReportPag
   const { result, chart } = input;
   return sendReportPage(reply, status, {
     title: `Report: ${input.name}`,
+    nav: 'admin',
     scriptNonce: nonce,
-    body: html`<h1>Report: ${input.name}</h1>
-      <p><a href="/">Admin</a> · <a href="/admin/reports">All reports</a></p>
+    body: html`<p class="small">
+        <a href="${ADMIN_HOME}">Connections</a> › <a href="/admin/reports">Reports</a>
+      </p>
+      <h1>Report: ${input.name}</h1>
       <p class="muted">${REPORT_DESCRIPTIONS[input.name]}</p>
-      ${filterForm(input)} ${input.error ? html`<p class="error" id="report-error">${input.error}</p>` : ''}
+      ${filterForm(input)}
+      ${input.error ? html`<p class="error alert" role="alert" id="report-error">${input.error}</p>` : ''}
       ${
         result
           ? html`<p class="muted" id="report-caption">${result.caption}</p>
-              ${input.csvHref ? html`<p><a id="csv-link" href="${input.csvHref}" download>Download CSV</a></p>` : ''}
+              ${input.csvHref ? html`<p><a id="csv-link" class="button small" href="${input.csvHref}" download>Download CSV</a></p>` : ''}
               ${chart?.kind === 'line' && chart.x.length > 0 ? lineChart(chart, nonce) : ''}
               ${chart?.kind === 'heatmap' && chart.cells.length > 0 ? heatMapTable(chart) : ''}
               ${resultTable(result)}`

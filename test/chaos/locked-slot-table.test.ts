@@ -84,7 +84,7 @@ describe('a lock held on slot', () => {
       const healthz = timed(h.get('/healthz'), started);
       const readyz = timed(h.get('/readyz/web'), started);
       const admin = timed(
-        h.get('/', { authorization: `Bearer ${ADMIN_TOKEN}`, accept: 'application/json' }),
+        h.get('/admin', { authorization: `Bearer ${ADMIN_TOKEN}`, accept: 'application/json' }),
         started,
       );
       return {

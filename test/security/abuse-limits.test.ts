@@ -184,8 +184,8 @@ describe('admin token guessing', () => {
     expect(right.headers['set-cookie']).toBeUndefined();
     // Nor does a bearer header from that address; from any other address the token works.
     const bearer = { authorization: `Bearer ${ADMIN_TOKEN}`, accept: 'application/json' };
-    expect((await h.get('/', from(address, bearer))).status).toBe(429);
-    expect((await h.get('/', from('198.51.100.41', bearer))).status).toBe(200);
+    expect((await h.get('/admin', from(address, bearer))).status).toBe(429);
+    expect((await h.get('/admin', from('198.51.100.41', bearer))).status).toBe(200);
     expect((await signIn('198.51.100.42', ADMIN_TOKEN)).status).toBe(303);
 
     // One line per request, never a second one for the same guess; the guesses at warn, with their count.
@@ -243,7 +243,7 @@ describe('signing out', () => {
     };
     const cookie = await login();
     const other = await login();
-    const page = (c: string) => h.get('/', from(address, { cookie: c, accept: 'application/json' }));
+    const page = (c: string) => h.get('/admin', from(address, { cookie: c, accept: 'application/json' }));
     expect((await page(cookie)).status).toBe(200);
 
     const logout = await h.request('POST', '/admin/logout', {
@@ -281,7 +281,7 @@ describe('Bull Board', () => {
     const uiConfig = JSON.parse(
       /<script id="__UI_CONFIG__" type="application\/json">(.*?)<\/script>/s.exec(page.text)![1]!,
     );
-    expect(uiConfig.miscLinks).toEqual([{ text: '← slotfeed admin', url: '/' }]);
+    expect(uiConfig.miscLinks).toEqual([{ text: '← slotfeed admin', url: '/admin' }]);
 
     const api = await h.get(
       '/admin/queues/api/queues',

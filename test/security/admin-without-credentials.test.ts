@@ -35,9 +35,9 @@ afterAll(async () => {
 });
 
 const routes = (): [method: string, path: string][] => [
-  ['GET', '/'],
-  ['HEAD', '/'],
-  ['GET', '/?notice=sync-queued'],
+  ['GET', '/admin'],
+  ['HEAD', '/admin'],
+  ['GET', '/admin?notice=sync-queued'],
   ['POST', `/admin/connections/${connectionId}/sync`],
   ['POST', `/admin/connections/${connectionId}/disable`],
   ['POST', `/admin/connections/${connectionId}/enable`],
@@ -168,7 +168,7 @@ describe('without valid credentials', () => {
   it('an expired session cookie is refused', async () => {
     const login = await h.request('POST', '/admin/login', {
       headers: { 'content-type': 'application/x-www-form-urlencoded', origin: h.url },
-      body: new URLSearchParams({ token: ADMIN_TOKEN, next: '/' }).toString(),
+      body: new URLSearchParams({ token: ADMIN_TOKEN, next: '/admin' }).toString(),
     });
     const cookie = String(login.headers['set-cookie']?.[0] ?? '').split(';')[0]!;
     expect((await send('GET', '/admin/queues/api/queues', { cookie }, 'application/json')).status).toBe(200);
@@ -182,7 +182,7 @@ describe('without valid credentials', () => {
 describe('with the admin token (the control)', () => {
   it('the same requests get data', async () => {
     const bearer = { authorization: `Bearer ${ADMIN_TOKEN}` };
-    const page = await send('GET', '/', bearer, 'text/html');
+    const page = await send('GET', '/admin', bearer, 'text/html');
     expect(page.status).toBe(200);
     expect(page.text).toContain(secrets[0]);
     const queues = await send(

@@ -31,11 +31,10 @@ export interface SitePage {
 }
 
 /** The administrator's home; moving it is this one edit. */
-export const ADMIN_HOME = '/';
+export const ADMIN_HOME = '/admin';
 
 export const SITE_PAGES: readonly SitePage[] = [
-  // TODO(integrator): enable when the landing page lands at `/` (and ADMIN_HOME becomes '/admin').
-  // { name: 'landing', viewer: 'public', path: () => '/' },
+  { name: 'landing', viewer: 'public', path: () => '/' },
   { name: 'admin-sign-in', viewer: 'public', path: () => '/admin/login' },
   { name: 'admin-home', viewer: 'admin', path: () => ADMIN_HOME },
   // TODO(integrator): enable when the admin's page per connection lands.

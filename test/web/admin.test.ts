@@ -48,11 +48,11 @@ function expectNoData(response: RawResponse) {
 
 describe('the guard', () => {
   it('answers 401 without credentials: a login form for browsers, JSON for programs, never data', async () => {
-    const page = await h.get('/', { accept: 'text/html' });
+    const page = await h.get('/admin', { accept: 'text/html' });
     expect(page.status).toBe(401);
     expect(page.text).toContain('name="token"');
     expectNoData(page);
-    const json = await h.get('/', { accept: 'application/json' });
+    const json = await h.get('/admin', { accept: 'application/json' });
     expect(json.status).toBe(401);
     expect(json.headers['www-authenticate']).toBe('Bearer realm="slotfeed admin"');
     expect(JSON.parse(json.text)).toMatchObject({ error: 'unauthorized' });
@@ -68,7 +68,7 @@ describe('the guard', () => {
       { cookie: 'slotfeed_admin=v1.99999999999999.forgedsignature' },
     ];
     for (const headers of attempts) {
-      const response = await h.get('/', {
+      const response = await h.get('/admin', {
         accept: 'text/html',
         'x-forwarded-for': '198.51.100.1',
         ...headers,
@@ -79,11 +79,11 @@ describe('the guard', () => {
   });
 
   it('lets the bearer token in', async () => {
-    const page = await h.get('/', { accept: 'text/html', ...bearer });
+    const page = await h.get('/admin', { accept: 'text/html', ...bearer });
     expect(page.status).toBe(200);
     expect(page.text).toContain(email);
     expect(page.text).toContain(`data-connection-id="${connectionId}"`);
-    expect(page.text).toMatch(/<td class="ok">active<\/td>/);
+    expect(page.text).toMatch(/<span class="badge ok">active<\/span>/);
     expect(page.text).toContain('succeeded');
   });
 
@@ -108,7 +108,7 @@ describe('the guard', () => {
       body: form({ token: ADMIN_TOKEN, next: '//evil.example/' }),
     });
     expect(response.status).toBe(303);
-    expect(response.headers.location).toBe('/');
+    expect(response.headers.location).toBe('/admin');
     const setCookie = String(response.headers['set-cookie']?.[0]);
     expect(setCookie).toMatch(/^slotfeed_admin=[^;]+\.[^;]+;/);
     expect(setCookie).toContain('HttpOnly');
@@ -116,10 +116,10 @@ describe('the guard', () => {
     // ADMIN_SESSION_SECONDS' default: 8 hours.
     expect(setCookie).toContain('Max-Age=28800');
     const cookie = setCookie.split(';')[0]!;
-    expect((await h.get('/', { cookie, accept: 'text/html' })).status).toBe(200);
+    expect((await h.get('/admin', { cookie, accept: 'text/html' })).status).toBe(200);
 
     (h.sync.clock as FakeClock).advance(8 * 3600 + 1);
-    expect((await h.get('/', { cookie, accept: 'text/html' })).status).toBe(401);
+    expect((await h.get('/admin', { cookie, accept: 'text/html' })).status).toBe(401);
   });
 
   it('refuses cookie-authenticated actions without our Origin or Referer (CSRF), changing nothing', async () => {
@@ -156,9 +156,9 @@ describe('actions', () => {
       body: '',
     });
     expect(response.status).toBe(303);
-    expect(response.headers.location).toBe('/?notice=sync-queued');
+    expect(response.headers.location).toBe('/admin?notice=sync-queued');
     expect(h.enqueued.slice(before)).toEqual([connectionId]);
-    expect((await h.get('/?notice=sync-queued', { ...bearer, accept: 'text/html' })).text).toContain(
+    expect((await h.get('/admin?notice=sync-queued', { ...bearer, accept: 'text/html' })).text).toContain(
       'Sync queued',
     );
   });
@@ -168,7 +168,7 @@ describe('actions', () => {
       headers: formHeaders(bearer),
       body: '',
     });
-    expect(disable.headers.location).toBe('/?notice=disabled');
+    expect(disable.headers.location).toBe('/admin?notice=disabled');
     expect(
       (await h.sync.db.prisma.connection.findUniqueOrThrow({ where: { id: connectionId } })).status,
     ).toBe('disabled');
@@ -176,7 +176,7 @@ describe('actions', () => {
       connectionId,
     );
     expect((await h.get(`/feeds/${feedToken}.ics`)).status).toBe(200);
-    const page = await h.get('/', { ...bearer, accept: 'text/html' });
+    const page = await h.get('/admin', { ...bearer, accept: 'text/html' });
     expect(page.text).toContain('data-action="enable"');
 
     const before = h.enqueued.length;
@@ -184,7 +184,7 @@ describe('actions', () => {
       headers: formHeaders(bearer),
       body: '',
     });
-    expect(enable.headers.location).toBe('/?notice=enabled');
+    expect(enable.headers.location).toBe('/admin?notice=enabled');
     expect(
       (await h.sync.db.prisma.connection.findUniqueOrThrow({ where: { id: connectionId } })).status,
     ).toBe('active');
@@ -239,7 +239,7 @@ describe('actions', () => {
       headers: formHeaders(bearer),
       body: '',
     });
-    expect(revoke.headers.location).toBe('/?notice=revoked');
+    expect(revoke.headers.location).toBe('/admin?notice=revoked');
     expect((await h.get(`/feeds/${token}.ics`)).status).toBe(404);
   });
 
@@ -295,7 +295,7 @@ describe('with ADMIN_TOKEN unset', () => {
   it('denies every admin route, whatever is sent', async () => {
     const app = await buildWebApp({ ...h.deps, settings: { ...h.deps.settings, adminToken: '' } });
     try {
-      for (const url of ['/', '/admin/queues', '/admin/queues/api/queues', '/admin/login']) {
+      for (const url of ['/admin', '/admin/queues', '/admin/queues/api/queues', '/admin/login']) {
         for (const headers of [
           {},
           { authorization: 'Bearer ' },

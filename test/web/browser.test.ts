@@ -84,15 +84,31 @@ describe('in Chromium', () => {
   });
 
   it('signs in to admin, rotates the feed token, and the old URL answers 404', async () => {
-    const first = await page.goto(`${h.url}/`);
+    const first = await page.goto(`${h.url}/admin`);
     expect(first?.status()).toBe(401);
     await page.fill('#token', ADMIN_TOKEN);
-    await Promise.all([page.waitForURL(`${h.url}/`), page.click('button[type="submit"]')]);
-    await expect(page.locator('h1').textContent()).resolves.toBe('slotfeed admin');
+    await Promise.all([page.waitForURL(`${h.url}/admin`), page.click('main button[type="submit"]')]);
+    await expect(page.locator('h1').textContent()).resolves.toBe('Connections');
     const row = page.locator('tr[data-connection-id]');
     await expect(row.count()).resolves.toBe(1);
-    await expect(row.locator('td').nth(1).textContent()).resolves.toBe('active');
+    await expect(row.locator('td').nth(1).innerText()).resolves.toBe('active');
 
+    // Rotating asks first: subscribers must subscribe again. Dismissed, nothing happens.
+    const posts: string[] = [];
+    const countPosts = (request: { method(): string; url(): string }) => {
+      if (request.method() === 'POST') posts.push(request.url());
+    };
+    page.on('request', countPosts);
+    page.once('dialog', (dialog) => void dialog.dismiss());
+    // Playwright's click waits for a navigation the click starts, so a sent form would be seen here.
+    await page.click('button[data-action="rotate"]');
+    page.off('request', countPosts);
+    expect(posts).toEqual([]);
+    expect((await fetchInPage(feedUrl)).status).toBe(200);
+    page.once('dialog', (dialog) => {
+      expect(dialog.message()).toContain('subscribe again');
+      void dialog.accept();
+    });
     await Promise.all([
       page.waitForURL(/\/admin\/feeds\/.+\/rotate$/),
       page.click('button[data-action="rotate"]'),
@@ -132,7 +148,7 @@ describe('in Chromium', () => {
       if ((await back.count()) === 0 || !(await back.first().isVisible())) {
         await page.locator('header li:last-child button, header ul li:last-child button').last().click();
       }
-      await expect(back.first().getAttribute('href')).resolves.toBe('/');
+      await expect(back.first().getAttribute('href')).resolves.toBe('/admin');
       expect(refused).toEqual([]);
       expect(elsewhere).toEqual([]);
     } finally {

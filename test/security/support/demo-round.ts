@@ -216,7 +216,7 @@ export async function runDemoRound(label: string): Promise<DemoRound> {
         'create page',
       ),
     );
-    expectStatus(await get('/', admin), 200, 'admin page');
+    expectStatus(await get('/admin', admin), 200, 'admin page');
 
     // Two rounds of refresh with rotation: move past the access token's lifetime, sync everyone from admin.
     const refreshesBefore = issued.filter((c) => c.kind === 'refresh_token').length;
