@@ -388,6 +388,13 @@ export const variables = {
     default: '28800',
     schema: z.coerce.number().int().min(60).max(604_800),
   }),
+  OWNER_SESSION_SECONDS: variable({
+    section: 'web',
+    description:
+      'How long an account owner stays signed in to their page (signed in with Calendbook); signing out, or deleting their data, ends it at once.',
+    default: '1209600',
+    schema: z.coerce.number().int().min(60).max(7_776_000),
+  }),
   CONNECT_RATE_LIMIT_PER_MINUTE: variable({
     section: 'web',
     description:
@@ -462,6 +469,7 @@ export interface Config {
     trustProxy: boolean | string;
     requestTimeoutMs: number;
     adminSessionSeconds: number;
+    ownerSessionSeconds: number;
     /** Per client address and minute; 0 means no limit. */
     rateLimits: { connectPerMinute: number; feedsPerMinute: number };
   };
@@ -556,6 +564,7 @@ export function loadConfig<S extends Section>(env: Env, sections: readonly S[]):
       trustProxy: read('TRUST_PROXY'),
       requestTimeoutMs: read('WEB_REQUEST_TIMEOUT_MS'),
       adminSessionSeconds: read('ADMIN_SESSION_SECONDS'),
+      ownerSessionSeconds: read('OWNER_SESSION_SECONDS'),
       rateLimits: {
         connectPerMinute: read('CONNECT_RATE_LIMIT_PER_MINUTE'),
         feedsPerMinute: read('FEED_RATE_LIMIT_PER_MINUTE'),

@@ -19,7 +19,7 @@ import { createFeedStore, type FeedStore } from './store/feeds.js';
 import type { PgSessions } from './store/pg-sessions.js';
 import { createPostgresProbe, type PostgresProbe } from './store/postgres-probe.js';
 import { createPrismaClient, type PoolTimeouts } from './store/prisma-client.js';
-import { createTokenVault, vaultKeyFromBase64 } from './store/token-vault.js';
+import { createTokenVault, vaultKeyFromBase64, type TokenVault } from './store/token-vault.js';
 import { createSyncQueue, createTickQueue, enqueueSyncs, type SyncJobData } from './sync/queues.js';
 import { startScheduler } from './sync/scheduler.js';
 import type { SyncDeps } from './sync/sync-connection.js';
@@ -86,12 +86,18 @@ export function pgSessionsFor(databaseUrl: string): PgSessions {
  * only when it gets that far.
  */
 export function openCommandDatabase(
-  config: Pick<Config, 'database'>,
+  config: Pick<Config, 'database'> & Partial<Pick<Config, 'vault'>>,
   releasers: Releasers,
   logger: Logger,
 ): { prisma: PrismaClient; feeds: FeedStore } {
   const prisma = openDatabase(config.database.url, releasers);
-  return { prisma, feeds: createFeedStore(prisma, logger) };
+  // With the vault, feeds made or rotated here keep a sealed copy of their token for the owner's page.
+  const vault = config.vault === undefined ? undefined : tokenVaultFor(config.vault);
+  return { prisma, feeds: createFeedStore(prisma, logger, vault) };
+}
+
+function tokenVaultFor(vault: Config['vault']): TokenVault {
+  return createTokenVault(vaultKeyFromBase64(vault.currentKey), vault.previousKeys.map(vaultKeyFromBase64));
 }
 
 export function openClients(config: DaemonConfig, releasers: Releasers, logger: Logger): Clients {
@@ -181,13 +187,10 @@ export function composeServices(
   releasers: Releasers,
   clock: Clock = systemClock,
 ): Services {
-  const vault = createTokenVault(
-    vaultKeyFromBase64(config.vault.currentKey),
-    config.vault.previousKeys.map(vaultKeyFromBase64),
-  );
+  const vault = tokenVaultFor(config.vault);
   const connections = createConnectionStore(clients.prisma, vault);
   const syncConnections = createConnectionStore(clients.syncPrisma, vault);
-  const feeds = createFeedStore(clients.prisma, clients.logger);
+  const feeds = createFeedStore(clients.prisma, clients.logger, vault);
   const metrics = clients.metrics;
   const prefix = config.redis.prefix;
   // Queues only produce here (workers have connections of their own), so they take the fail-fast connection,

@@ -85,7 +85,11 @@ async function requireEventType(prisma: PrismaClient, connectionId: string, even
 }
 
 export async function runFeeds(env: Env, action: FeedsAction, out: Stdout): Promise<void> {
-  const config = loadConfig(env, ['database', 'log']);
+  // The vault when its key is given: feeds made or rotated then show on their owner's page too.
+  const config = loadConfig(
+    env,
+    env.TOKEN_ENCRYPTION_KEY ? ['database', 'log', 'vault'] : ['database', 'log'],
+  );
   const linkBase = action.kind === 'create' || action.kind === 'rotate' ? publicBaseUrl(env) : '';
   const logger = createLoggerFor(config.log);
   const releasers = new Releasers();

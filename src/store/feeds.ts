@@ -1,5 +1,6 @@
-// The feed aggregate: subscribable URLs of a connection. A feed's token is shown once (on create and rotate)
-// and stored only as its SHA-256, so a database leak does not leak working feed URLs.
+// The feed aggregate: subscribable URLs of a connection. A feed is looked up by its token's SHA-256; the token
+// itself is kept only sealed by the token vault (bound to the feed's id), so a database leak without the key
+// does not leak working feed URLs, and the owner's page can still show the URL again.
 import type { Feed, PrismaClient } from '../generated/prisma/client.js';
 import { Prisma } from '../generated/prisma/client.js';
 import {
@@ -12,6 +13,8 @@ import {
 import { FEED_CONNECTION_INPUTS, type FeedConnectionState } from '../feeds/serve/feed-inputs.js';
 import { hashFeedToken, newFeedToken } from '../feeds/feed-token.js';
 import { ConnectionNotFoundError } from './connections.js';
+import type { TokenVault } from './token-vault.js';
+import { randomUUID } from 'node:crypto';
 
 export interface FeedRecord {
   id: string;
@@ -22,6 +25,8 @@ export interface FeedRecord {
   options: FeedOptions;
   createdAt: Date;
   revokedAt: Date | null;
+  /** False for a feed made before tokens were kept sealed (or by a process without the vault key). */
+  tokenRecoverable: boolean;
 }
 
 export type { FeedConnectionState } from '../feeds/serve/feed-inputs.js';
@@ -53,6 +58,8 @@ export interface FeedStore {
   findByToken(token: string): Promise<FeedRecord | undefined>;
   /** The active feed with this token hash and its connection's state, in one query; or undefined. */
   resolveTokenHash(tokenHash: Buffer): Promise<ResolvedFeed | undefined>;
+  /** The feed's token opened from its sealed copy, for its owner's page; null when none was kept. */
+  revealToken(feedId: string): Promise<string | null>;
 }
 
 export class FeedNotFoundError extends Error {
@@ -98,7 +105,20 @@ const storedTokenHash = (token: string) => new Uint8Array(hashFeedToken(token));
 const isDefaultOptions = (o: FeedOptions) =>
   viewOf(o) === 'free' && o.days === undefined && o.summary === undefined;
 
-export function createFeedStore(prisma: PrismaClient, logger?: FeedStoreLogger): FeedStore {
+/** The associated data a feed's sealed token is bound to: a sealed copy moved to another feed fails to open. */
+const sealingContext = (feedId: string) => `feed:${feedId}`;
+
+/**
+ * `vault` seals each new token beside its hash; without it (a command run without TOKEN_ENCRYPTION_KEY) tokens
+ * are kept as hashes only, and the owner's page offers to replace them.
+ */
+export function createFeedStore(
+  prisma: PrismaClient,
+  logger?: FeedStoreLogger,
+  vault?: TokenVault,
+): FeedStore {
+  const sealed = (feedId: string, token: string) => vault?.seal(token, sealingContext(feedId)) ?? null;
+
   /** A stored value that no longer validates must not take a feed down: defaults, and a warning. */
   function toRecord(row: Feed): FeedRecord {
     const parsed = feedOptionsSchema.safeParse(row.options);
@@ -116,6 +136,7 @@ export function createFeedStore(prisma: PrismaClient, logger?: FeedStoreLogger):
       options: normalizeFeedOptions(parsed.success ? parsed.data : {}),
       createdAt: row.createdAt,
       revokedAt: row.revokedAt,
+      tokenRecoverable: row.tokenSealed !== null,
     };
   }
 
@@ -136,9 +157,17 @@ export function createFeedStore(prisma: PrismaClient, logger?: FeedStoreLogger):
     },
   ): Promise<{ feed: FeedRecord; token: string }> {
     const token = newFeedToken();
+    // The id is chosen here so the sealed token can be bound to it in the same insert.
+    const id = randomUUID();
     try {
       const row = await db.feed.create({
-        data: { ...data, options: data.options as Prisma.InputJsonObject, tokenHash: storedTokenHash(token) },
+        data: {
+          ...data,
+          id,
+          options: data.options as Prisma.InputJsonObject,
+          tokenHash: storedTokenHash(token),
+          tokenSealed: sealed(id, token),
+        },
       });
       return { feed: toRecord(row), token };
     } catch (error: unknown) {
@@ -203,7 +232,7 @@ export function createFeedStore(prisma: PrismaClient, logger?: FeedStoreLogger):
       const updated = UUID.test(feedId)
         ? await prisma.feed.updateMany({
             where: { id: feedId, revokedAt: null },
-            data: { tokenHash: storedTokenHash(token) },
+            data: { tokenHash: storedTokenHash(token), tokenSealed: sealed(feedId, token) },
           })
         : { count: 0 };
       if (updated.count === 0) {
@@ -224,6 +253,12 @@ export function createFeedStore(prisma: PrismaClient, logger?: FeedStoreLogger):
         where: { tokenHash: storedTokenHash(token), revokedAt: null },
       });
       return row ? toRecord(row) : undefined;
+    },
+
+    async revealToken(feedId) {
+      const row = await findRow(feedId);
+      if (row.tokenSealed === null || row.revokedAt !== null || vault === undefined) return null;
+      return vault.open(row.tokenSealed, sealingContext(row.id));
     },
 
     async resolveTokenHash(tokenHash) {

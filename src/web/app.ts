@@ -18,6 +18,9 @@ import { feedLoader, registerFeedRoutes } from './feed-routes.js';
 import { registerHealthRoutes, webReadiness } from './health-routes.js';
 import { createLastGoodFeeds } from './last-good-feeds.js';
 import { registerLandingPage } from './landing-page.js';
+import { createOwnerAuth } from './owner-auth.js';
+import { registerOwnerRoutes } from './owner-routes.js';
+import { createOwnerSessions } from './owner-sessions.js';
 import { registerQueueDashboard } from './queue-dashboard.js';
 import { feedRateLimitHook, registerRateLimits } from './rate-limits.js';
 import { registerReportRoutes } from './report-routes.js';
@@ -109,8 +112,14 @@ export async function buildWebApp(deps: WebDeps): Promise<FastifyInstance> {
     await site.register(formbody);
     // Before Bull Board's @fastify/static, as @fastify/compress requires.
     await site.register(compress, { global: true, encodings: ['gzip'] });
+    const owners = createOwnerAuth({
+      sessions: createOwnerSessions(deps.redis, deps.settings.redisPrefix, deps.settings.ownerSessionSeconds),
+      publicBaseUrl: deps.settings.publicBaseUrl,
+      sessionSeconds: deps.settings.ownerSessionSeconds,
+    });
     registerLandingPage(site);
-    registerConnectRoutes(site, deps);
+    registerConnectRoutes(site, deps, owners);
+    registerOwnerRoutes(site, deps, owners, auth.assertSameOrigin);
     registerAdminSession(site, deps, auth);
     await site.register(async (admin) => {
       admin.addHook('onRequest', auth.requireAdmin);

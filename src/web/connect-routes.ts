@@ -1,17 +1,20 @@
-// The connect flow: GET /connect starts an OAuth authorization code flow (state + PKCE), GET /oauth/callback
-// finishes it: verify and spend the state, exchange the code, create or update the connection, make sure it
-// has a feed, enqueue its first sync, and show the feed links. Every refusal is a 400 page that says what
-// happened, and nothing is written before the code exchange has succeeded. Both routes are limited per client
+// The connect and sign-in flows: GET /connect and GET /signin start an OAuth authorization code flow (state +
+// PKCE), GET /oauth/callback finishes it: verify and spend the state, exchange the code and identify the
+// account. To connect, it creates or updates the connection, makes sure it has a feed and enqueues its first
+// sync; to sign in, it only finds the connection. Either way the owner gets a session and a 303 to their page
+// (/me), so a reload or the back button shows the page again instead of replaying a spent callback. Every
+// refusal is a 400 page that says what happened, and nothing is written before the code exchange succeeded. Both routes are limited per client
 // address (rate-limits.ts), and so are the unfinished sign-ins one address may hold (oauth-state.ts).
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Connection } from '../generated/prisma/client.js';
 import { coerceError } from '../lib/coerce-error.js';
 import { RedisUnavailableError, whileRedisAnswers } from '../lib/redis-errors.js';
 import { UpstreamAuthError, UpstreamError, type TokenSet } from '../upstream/index.js';
-import { connectedPage } from './connect-pages.js';
 import { HttpError } from './http-error.js';
 import { createOAuthStateStore } from './oauth-state.js';
 import { clientAddressOf, perAddressLimit } from './rate-limits.js';
+import type { OwnerAuth } from './owner-auth.js';
+import { notConnectedPage } from './owner-pages.js';
 import type { WebDeps } from './web-deps.js';
 
 interface CallbackQuery {
@@ -55,6 +58,10 @@ async function identifyAccount(
   }
 }
 
+function seeOther(reply: FastifyReply, location: string): FastifyReply {
+  return reply.header('cache-control', 'no-store').redirect(location, 303);
+}
+
 function upstreamFailure(thrown: unknown): HttpError {
   if (thrown instanceof UpstreamAuthError && thrown.reason === 'invalid_grant') {
     return startAgain(
@@ -71,14 +78,12 @@ function upstreamFailure(thrown: unknown): HttpError {
   );
 }
 
-export function registerConnectRoutes(app: FastifyInstance, ctx: WebDeps): void {
+export function registerConnectRoutes(app: FastifyInstance, ctx: WebDeps, owners: OwnerAuth): void {
   const states = createOAuthStateStore(ctx.redis, ctx.settings.redisPrefix);
   const perMinute = ctx.settings.rateLimits.connectPerMinute;
 
-  app.get(
-    '/connect',
-    { config: { rateLimit: perAddressLimit('connect', perMinute) } },
-    async (request, reply) => {
+  const startFlow = (intent: 'connect' | 'sign-in') =>
+    async function startAuthorization(request: FastifyRequest, reply: FastifyReply) {
       const hint = text((request.query as { login_hint?: unknown }).login_hint);
       if (hint !== undefined && hint.length > 254) throw new HttpError(400, 'login_hint is too long.');
       const authorization = ctx.oauth.buildAuthorizationRequest({
@@ -89,6 +94,7 @@ export function registerConnectRoutes(app: FastifyInstance, ctx: WebDeps): void 
         ...(authorization.codeVerifier === undefined ? {} : { codeVerifier: authorization.codeVerifier }),
         startedAt: ctx.now().toISOString(),
         client: clientAddressOf(request),
+        intent,
       });
       if (!saved.saved) {
         throw new HttpError(
@@ -98,8 +104,11 @@ export function registerConnectRoutes(app: FastifyInstance, ctx: WebDeps): void 
         );
       }
       return reply.header('cache-control', 'no-store').redirect(authorization.url, 302);
-    },
-  );
+    };
+  // Both count towards one limit per address: each starts the same flow and holds an OAuth state.
+  const startLimit = { config: { rateLimit: perAddressLimit('connect', perMinute) } };
+  app.get('/connect', startLimit, startFlow('connect'));
+  app.get('/signin', startLimit, startFlow('sign-in'));
 
   const callbackLimit = perAddressLimit('oauth-callback', perMinute);
   app.get('/oauth/callback', { config: { rateLimit: callbackLimit } }, async (request, reply) => {
@@ -121,6 +130,10 @@ export function registerConnectRoutes(app: FastifyInstance, ctx: WebDeps): void 
     if (state === undefined) {
       throw startAgain('Sign-in not recognised', 'The answer from Calendbook carries no state.');
     }
+    if (pending === undefined && (await owners.connectionOf(request)) !== undefined) {
+      // A reload or the back button replaying a callback this browser already completed: its page is /me.
+      return seeOther(reply, '/me');
+    }
     if (pending === undefined) {
       throw startAgain(
         'Sign-in not recognised',
@@ -136,6 +149,17 @@ export function registerConnectRoutes(app: FastifyInstance, ctx: WebDeps): void 
     try {
       const tokens = await ctx.oauth.exchangeCode(code, pending.codeVerifier);
       const account = await identifyAccount(ctx, tokens, request);
+      if (pending.intent === 'sign-in') {
+        // Signing in changes nothing: the grant just made is not stored (the connection keeps its own).
+        const existing = await ctx.prisma.connection.findUnique({
+          where: { upstreamUserId: account.upstreamUserId },
+          select: { id: true },
+        });
+        if (existing === null) return notConnectedPage(reply, account.displayName ?? account.email);
+        await owners.signIn(reply, existing.id);
+        request.log.info({ connectionId: existing.id }, 'owner signed in');
+        return seeOther(reply, '/me?notice=signed-in');
+      }
       connection = await ctx.connections.upsertFromGrant({ ...account, tokens }, ctx.now());
     } catch (thrown: unknown) {
       if (!(thrown instanceof UpstreamError)) throw thrown;
@@ -155,6 +179,7 @@ export function registerConnectRoutes(app: FastifyInstance, ctx: WebDeps): void 
       );
     }
     request.log.info({ connectionId: connection.id, feedId: feed.id, newFeed: token !== null }, 'connected');
-    return connectedPage(reply, { connection, token, publicBaseUrl: ctx.settings.publicBaseUrl });
+    await owners.signIn(reply, connection.id);
+    return seeOther(reply, `/me?notice=${token === null ? 'reconnected' : 'connected'}`);
   });
 }

@@ -5,7 +5,10 @@ export interface FeedLinks {
   https: string;
   webcal: string;
   google: string;
+  /** Outlook.com: personal Microsoft accounts. */
   outlook: string;
+  /** Outlook on the web for work and school accounts (Microsoft 365). */
+  microsoft365: string;
 }
 
 export function feedUrlOf(publicBaseUrl: string, token: string): string {
@@ -18,8 +21,33 @@ export function feedLinksFor(publicBaseUrl: string, token: string, calendarName:
   const webcal = https.replace(/^https?:\/\//, 'webcal://');
   // Google's `cid` takes the webcal form; given an https URL it treats it as a calendar id, not a feed.
   const google = `https://calendar.google.com/calendar/render?cid=${encodeURIComponent(webcal)}`;
-  const outlook =
-    'https://outlook.live.com/calendar/0/addfromweb' +
-    `?url=${encodeURIComponent(https)}&name=${encodeURIComponent(calendarName)}`;
-  return { https, webcal, google, outlook };
+  // Outlook's two front doors take the same query: personal accounts, and work or school ones.
+  const addFromWeb = `/calendar/0/addfromweb?url=${encodeURIComponent(https)}&name=${encodeURIComponent(calendarName)}`;
+  return {
+    https,
+    webcal,
+    google,
+    outlook: `https://outlook.live.com${addFromWeb}`,
+    microsoft365: `https://outlook.office.com${addFromWeb}`,
+  };
+}
+
+/**
+ * True when PUBLIC_BASE_URL names this machine (localhost, 127.0.0.0/8, ::1): a desktop calendar on the same
+ * machine can subscribe, but Google's and Microsoft's servers, which fetch feeds themselves, cannot.
+ */
+export function isLoopbackBaseUrl(publicBaseUrl: string): boolean {
+  let host: string;
+  try {
+    host = new URL(publicBaseUrl).hostname.toLowerCase();
+  } catch {
+    return false;
+  }
+  return (
+    host === 'localhost' ||
+    host.endsWith('.localhost') ||
+    /^127(?:\.\d{1,3}){3}$/.test(host) ||
+    host === '[::1]' ||
+    host === '::1'
+  );
 }

@@ -1,6 +1,5 @@
-// GET/HEAD /feeds/{token}.ics (fastify answers HEAD from the GET route), the connect page's preview JSON,
-// and robots.txt. An unknown, revoked or rotated token is a 404 whose body never depends on the token, and
-// the hash lookup runs for every token, well-formed or not, so timing does not tell them apart either.
+// GET/HEAD /feeds/{token}.ics (fastify answers HEAD from the GET route) and robots.txt. An unknown, revoked
+// or rotated token is a 404 whose body never depends on the token, and the hash lookup runs for every token, well-formed or not, so timing does not tell them apart either.
 // A poll of an unchanged feed is answered from memory: the token lookup (feed-lookup.ts) and the rendered
 // bytes (render-cache.ts) are both remembered until Postgres says something they depend on changed.
 // When Postgres cannot answer, a feed this process served recently gets the bytes it last got, validators
@@ -25,7 +24,6 @@ import type { LastGoodFeeds } from './last-good-feeds.js';
 import type { WebDeps } from './web-deps.js';
 
 const FEED_ROUTE = '/feeds/:token.ics';
-const PREVIEW_EVENTS = 8;
 /** The 503 body: like NO_SUCH_FEED, it never depends on the token. */
 export const FEEDS_UNAVAILABLE = 'Feeds cannot be served right now. Please try again in a few minutes.';
 // Google Calendar's fetcher obeys robots.txt: a site that disallows /feeds/ gets no Google subscribers.
@@ -165,47 +163,6 @@ export function registerFeedRoutes(app: FastifyInstance, deps: WebDeps, lastGood
       }
       lastGood.keep(since, tokenKey, current.resolved.feed.connectionId, current.rendered);
       return sendFeed(request, reply, current.rendered);
-    },
-  );
-
-  app.get<{ Params: { token: string } }>(
-    '/feeds/:token/preview.json',
-    async (request, reply: FastifyReply) => {
-      const { feed } = await activeFeed(request.params.token);
-      // lastGoodSyncAt moves on every sync, so it is read fresh rather than taken from the remembered lookup.
-      const connection = await deps.connections.get(feed.connectionId);
-      reply.header('cache-control', 'no-store');
-      const view = viewOf(feed.options);
-      if (connection.lastGoodSyncAt === null) {
-        return { ready: false, status: connection.status, view, events: [] };
-      }
-      const now = deps.now();
-      // The feed window starts at midnight; the preview shows what is still ahead, as the feed shows it.
-      const content = await readFeedContent(deps.prisma, feed, {
-        now,
-        defaultDays: deps.settings.feedDefaultDays,
-      });
-      const planned = planFeedEvents({
-        connectionId: content.connection.id,
-        view,
-        eventTypes: content.eventTypes,
-        slots: content.slots.filter((slot) => slot.endsAt > now),
-        merge: feed.options.merge ?? false,
-        ...(feed.options.summary === undefined ? {} : { summary: feed.options.summary }),
-        maxEvents: PREVIEW_EVENTS,
-      });
-      return {
-        ready: true,
-        status: connection.status,
-        view,
-        timezone: content.connection.timezone ?? 'UTC',
-        lastSyncAt: connection.lastGoodSyncAt.toISOString(),
-        events: planned.events.map((event) => ({
-          title: event.summary,
-          start: event.startsAt.toISOString(),
-          end: event.endsAt.toISOString(),
-        })),
-      };
     },
   );
 }

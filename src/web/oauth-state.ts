@@ -24,6 +24,8 @@ const pendingSchema = z.object({
   startedAt: z.string(),
   /** The address that started the flow, whose count the state occupies. */
   client: z.string().optional(),
+  /** Connect (or reconnect) an account, or only sign its owner in to their page; connect when absent. */
+  intent: z.enum(['connect', 'sign-in']).optional(),
 });
 export type PendingAuthorization = z.infer<typeof pendingSchema>;
 

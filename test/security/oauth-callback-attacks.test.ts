@@ -110,7 +110,8 @@ describe('state', () => {
   it('replayed: the second delivery is refused without spending the code again', async () => {
     const callback = await approvedCallback(1);
     const first = await h.get(callback.toString(), { accept: 'text/html' });
-    expect(first.status).toBe(200);
+    expect(first.status).toBe(303);
+    expect(first.headers.location).toBe('/me?notice=connected');
     const connection = await h.sync.db.prisma.connection.findFirstOrThrow({ where: { email: email(1) } });
     before = await stored();
     await expectRefused(callback.toString(), false);

@@ -39,8 +39,8 @@ describe('the round', () => {
     expect(round.counts.connections).toBe(4);
     // 4 first syncs, 2 × 4 refresh syncs, 1 after the reconnect.
     expect(round.counts.syncRuns).toBeGreaterThanOrEqual(13);
-    // Each active feed (4, then 5) fetched, revalidated and previewed, before and after the refreshes.
-    expect(round.counts.feedFetches).toBe(27);
+    // Each active feed (4, then 5) fetched and revalidated, before and after the refreshes.
+    expect(round.counts.feedFetches).toBe(18);
     // One rotated refresh token per connection per refresh round.
     expect(round.counts.refreshes).toBe(8);
     // 5 codes (4 connects + 1 reconnect); 5 grants' first tokens + 8 refreshed.
@@ -94,11 +94,16 @@ describe('at rest', () => {
     expect(findLeaks(redisDump.entries, secrets)).toEqual([]);
   });
 
-  it('feed tokens are stored as their SHA-256 only', () => {
-    // The feed table's hashes are the tokens' digests: the check above would be vacuous if tokens were
-    // stored under another column name in the clear; this proves the table holds what it should instead.
+  it('feed tokens are stored as their SHA-256 and sealed, never in the clear', () => {
+    // The feed table's hashes are the tokens' digests and its sealed copies are vault envelopes: the check
+    // above would be vacuous if tokens were stored under another column name in the clear; this proves the
+    // table holds what it should instead (one of each per feed: the rotated-out token has no row of its own).
     const feedRows = tables.get('table feed') ?? '';
-    expect(feedRows.match(/\\x[0-9a-f]{64}/g)?.length).toBe(round.feedTokens.length - 1);
+    const feeds = round.feedTokens.length - 1;
+    expect(feedRows.match(/\\x[0-9a-f]{64}/g)?.length).toBe(feeds);
+    expect(
+      feedRows.match(/v1\.[0-9a-f]{12}\.[A-Za-z0-9_-]{16}\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43,}/g)?.length,
+    ).toBe(feeds);
   });
 });
 

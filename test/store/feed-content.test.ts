@@ -29,6 +29,7 @@ function feedOf(connectionId: string, extra: Partial<FeedRecord> = {}): FeedReco
     options: {},
     createdAt: NOW,
     revokedAt: null,
+    tokenRecoverable: false,
     ...extra,
   };
 }

@@ -50,8 +50,17 @@ export interface WebHarness {
   startConnect(email?: string): Promise<string>;
   /** GET the simulator's /login with a login_hint: the callback URL it redirects to (code and state). */
   approve(authorizationUrl: string): Promise<string>;
-  /** The whole flow with login_hint; returns the callback page and the feed token it shows (null on reconnect). */
-  connectViaWeb(email: string): Promise<{ page: RawResponse; token: string | null; connectionId: string }>;
+  /**
+   * The whole flow with login_hint: the callback's 303, the owner's page it leads to (with the owner's session
+   * cookie) and the first feed token that page shows.
+   */
+  connectViaWeb(email: string): Promise<{
+    page: RawResponse;
+    token: string | null;
+    connectionId: string;
+    ownerCookie: string;
+    callback: RawResponse;
+  }>;
   /** One sync of one connection, as a worker would run it. */
   syncNow(connectionId: string): Promise<void>;
   close(): Promise<void>;
@@ -180,12 +189,19 @@ export async function createWebHarness(label: string, options: WebHarnessOptions
     },
     async connectViaWeb(email) {
       const callback = await harness.approve(await harness.startConnect(email));
-      const page = await harness.get(callback, { accept: 'text/html' });
-      if (page.status !== 200)
-        throw new Error(`callback answered ${page.status}: ${page.text.slice(0, 300)}`);
+      const landed = await harness.get(callback, { accept: 'text/html' });
+      if (landed.status !== 303 || !String(landed.headers.location).startsWith('/me')) {
+        throw new Error(`callback answered ${landed.status}: ${landed.text.slice(0, 300)}`);
+      }
+      const ownerCookie = String(landed.headers['set-cookie']?.[0] ?? '').split(';')[0]!;
+      const page = await harness.get(String(landed.headers.location), {
+        accept: 'text/html',
+        cookie: ownerCookie,
+      });
+      if (page.status !== 200) throw new Error(`/me answered ${page.status}: ${page.text.slice(0, 300)}`);
       const token = FEED_TOKEN_IN_PAGE.exec(page.text)?.[1] ?? null;
       const connection = await sync.db.prisma.connection.findFirstOrThrow({ where: { email } });
-      return { page, token, connectionId: connection.id };
+      return { page, token, connectionId: connection.id, ownerCookie, callback: landed };
     },
     async syncNow(connectionId) {
       await syncConnection(sync.services.syncDeps, { connectionId, jobId: null, attempt: 1, maxAttempts: 1 });

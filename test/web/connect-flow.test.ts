@@ -52,9 +52,14 @@ describe('GET /oauth/callback', () => {
     nothingStoredBaseline = await stored();
   });
 
-  it('connects a user: connection, default feed, an immediate sync, and a page with every feed link', async () => {
+  it('connects a user: connection, default feed, an immediate sync, then 303 to the owner page with every feed link', async () => {
     const email = emails[0]!;
-    const { page, token, connectionId } = await h.connectViaWeb(email);
+    const { page, token, connectionId, callback, ownerCookie } = await h.connectViaWeb(email);
+    // POST/redirect/GET: the callback answers 303, so a reload or the back button never replays it.
+    expect(callback.status).toBe(303);
+    expect(callback.headers.location).toBe('/me?notice=connected');
+    expect(String(callback.headers['set-cookie'])).toMatch(/slotfeed_owner=[^;]+;.*HttpOnly/i);
+    expect(String(callback.headers['set-cookie'])).toMatch(/SameSite=Lax/i);
     expect(page.status).toBe(200);
     expect(page.headers['cache-control']).toBe('no-store');
     expect(token).not.toBeNull();
@@ -63,15 +68,23 @@ describe('GET /oauth/callback', () => {
     expect(page.text).toContain(`value="${https}"`);
     expect(page.text).toContain(`href="${webcal}"`);
     expect(page.text).toContain(
-      `href="https://calendar.google.com/calendar/render?cid=${encodeURIComponent(webcal).replaceAll('%', '%')}"`,
+      `href="https://calendar.google.com/calendar/render?cid=${encodeURIComponent(webcal)}"`,
     );
     expect(page.text).toContain(
       `https://outlook.live.com/calendar/0/addfromweb?url=${encodeURIComponent(https)}`,
     );
-    expect(page.text).toContain('Add to Google Calendar');
-    expect(page.text).toContain('Add to Outlook.com');
-    expect(page.text).toMatch(/data-copy="feed-https"/);
-    expect(page.text).toContain(`/feeds/${token}/preview.json`);
+    expect(page.text).toContain(
+      `https://outlook.office.com/calendar/0/addfromweb?url=${encodeURIComponent(https)}`,
+    );
+    expect(page.text).toMatch(/data-copy="feed-url-[0-9a-f-]{36}"/);
+    // A QR code of the webcal URL, drawn as an inline SVG with an accessible name.
+    expect(page.text).toMatch(
+      /<div class="qr" role="img" aria-label="QR code of the webcal address[^"]*">\s*<svg/,
+    );
+    // The harness's PUBLIC_BASE_URL is loopback: cloud calendars cannot fetch from it, and the page says so.
+    expect(page.text).toContain('data-loopback-note');
+    // The week preview reads the same feed URL.
+    expect(page.text).toContain(`data-feed="/feeds/${token}.ics"`);
 
     const connection = await h.sync.db.prisma.connection.findUniqueOrThrow({ where: { id: connectionId } });
     expect(connection.upstreamUserId).toBe(simUser(h.sync.sim, email).id);
@@ -81,41 +94,26 @@ describe('GET /oauth/callback', () => {
     expect(h.enqueued).toContain(connectionId);
     const job = await h.sync.services.syncQueue.getJobs(['waiting', 'prioritized', 'delayed']);
     expect(job.map((j) => j.data.connectionId)).toContain(connectionId);
-    // The token reaches nobody but the page: only its hash is stored.
     expect(await h.feeds.findByToken(token!)).toMatchObject({ connectionId });
 
-    // The preview answers "not yet" until the first sync lands, then lists the free time still ahead.
-    const before = JSON.parse((await h.get(`/feeds/${token}/preview.json`)).text) as { ready: boolean };
-    expect(before.ready).toBe(false);
-    await h.syncNow(connectionId);
-    const after = JSON.parse((await h.get(`/feeds/${token}/preview.json`)).text) as {
-      ready: boolean;
-      view: string;
-      events: { title: string; start: string; end: string }[];
-    };
-    expect(after.ready).toBe(true);
-    expect(after.view).toBe('free');
-    expect(after.events.length).toBeGreaterThan(0);
-    expect(after.events.every((e) => e.title === 'Free' && e.end > h.sync.clock.now().toISOString())).toBe(
-      true,
-    );
-    // Blocks, not stacked offers: none overlaps or touches the next.
-    for (let i = 1; i < after.events.length; i++) {
-      expect(after.events[i]!.start > after.events[i - 1]!.end).toBe(true);
-    }
+    // Reloading the owner page shows the same URL again (it used to be lost for good).
+    const reload = await h.get('/me', { accept: 'text/html', cookie: ownerCookie });
+    expect(FEED_TOKEN_IN_PAGE.exec(reload.text)?.[1]).toBe(token);
+    // Replaying the spent callback from the same browser lands on the page instead of "nothing was connected".
+    const replay = await h.get(String(new URL(callback.headers.location!, h.url)), {});
+    expect(replay.status).toBe(200);
   });
 
-  it('updates the same account on reconnect instead of duplicating it, and keeps its feed', async () => {
+  it('updates the same account on reconnect instead of duplicating it, and keeps its feed and URL', async () => {
     const email = emails[1]!;
     const first = await h.connectViaWeb(email);
     const counts = await stored();
     const second = await h.connectViaWeb(email);
     expect(second.connectionId).toBe(first.connectionId);
-    expect(second.token).toBeNull();
-    expect(second.page.text).toContain('existing');
-    expect(second.page.text).toContain('keep');
+    expect(second.callback.headers.location).toBe('/me?notice=reconnected');
+    expect(second.token).toBe(first.token);
+    expect(second.page.text).toContain('Your feed addresses are unchanged');
     expect(await stored()).toEqual(counts);
-    // The first feed URL still answers.
     expect((await h.get(`/feeds/${first.token}.ics`)).status).toBe(200);
   });
 
@@ -166,7 +164,7 @@ describe('GET /oauth/callback', () => {
   it('refuses a replayed callback: the state is single-use', async () => {
     const email = emails[2]!;
     const callback = await h.approve(await h.startConnect(email));
-    expect((await h.get(callback, { accept: 'text/html' })).status).toBe(200);
+    expect((await h.get(callback, { accept: 'text/html' })).status).toBe(303);
     const counts = await stored();
     const replay = await h.get(callback, { accept: 'text/html' });
     expect(replay.status).toBe(400);
@@ -189,7 +187,7 @@ describe('GET /oauth/callback', () => {
     const email = emails[0]!;
     const before = await h.sync.db.prisma.connection.findFirstOrThrow({ where: { email } });
     const used = new URL(await h.approve(await h.startConnect(email)));
-    expect((await h.get(used.toString())).status).toBe(200);
+    expect((await h.get(used.toString())).status).toBe(303);
     const afterFirst = await h.sync.db.prisma.connection.findFirstOrThrow({ where: { email } });
     const fresh = new URL(await h.approve(await h.startConnect(email)));
     fresh.searchParams.set('code', used.searchParams.get('code')!);

@@ -187,7 +187,7 @@ describe('errors', () => {
     const app = await buildWebApp({ ...h.deps, prisma: deadPrisma, feeds: createFeedStore(deadPrisma) });
     try {
       const response = await app.inject({
-        url: '/',
+        url: '/admin',
         headers: { accept: 'application/json', authorization: `Bearer ${ADMIN_TOKEN}` },
       });
       expect(response.statusCode).toBe(503);

@@ -166,12 +166,15 @@ export async function runDemoRound(label: string): Promise<DemoRound> {
         '/connect',
       );
       const login = expectStatus(await get(String(start.headers.location)), 302, 'simulator login');
-      const page = expectStatus(
+      const callback = expectStatus(
         await get(String(login.headers.location), { accept: 'text/html' }),
-        200,
+        303,
         'callback',
       );
-      activeFeedTokens.push(newTokenIn(page, 'callback page'));
+      // The callback signs the owner in and sends them to their page, which shows the feed's URL.
+      const cookie = String(callback.headers['set-cookie']?.[0] ?? '').split(';')[0]!;
+      const page = expectStatus(await get('/me', { accept: 'text/html', cookie }), 200, 'owner page');
+      activeFeedTokens.push(newTokenIn(page, 'owner page'));
       const connection = await db.prisma.connection.findFirstOrThrow({ where: { email: user.email } });
       connectionIds.push(connection.id);
     }
@@ -191,8 +194,7 @@ export async function runDemoRound(label: string): Promise<DemoRound> {
           304,
           'revalidation',
         );
-        expectStatus(await get(`/feeds/${token}/preview.json`), 200, 'preview');
-        feedFetches += 3;
+        feedFetches += 2;
       }
     };
     await fetchEveryFeed();
@@ -234,7 +236,7 @@ export async function runDemoRound(label: string): Promise<DemoRound> {
     const again = sim.users[2]!;
     const start = await get(`/connect?login_hint=${encodeURIComponent(again.email)}`);
     const login = await get(String(start.headers.location));
-    expectStatus(await get(String(login.headers.location), { accept: 'text/html' }), 200, 'reconnect');
+    expectStatus(await get(String(login.headers.location), { accept: 'text/html' }), 303, 'reconnect');
     await waitFor(syncRuns, (n) => n >= 3 * USERS + 1, { what: 'the reconnect sync' });
     await queueSettled();
     await fetchEveryFeed();

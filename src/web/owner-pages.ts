@@ -1,0 +1,351 @@
+// HTML of the owner's pages: "Your availability" (/me) with every feed's URL in each form calendar apps take,
+// the actions an owner has (new feed, replace or revoke a URL, pause, leave a team, delete everything), and
+// the pages around it (signed out, not connected, deleted). Every destructive form asks first (data-confirm).
+import type { FastifyReply } from 'fastify';
+import { FEED_VIEWS, viewOf, type FeedView } from '../feeds/feed-options.js';
+import type { FeedRecord } from '../store/feeds.js';
+import type { TeamRecord } from '../store/teams.js';
+import type { FeedLinks } from './feed-links.js';
+import { html, Raw, sendPage } from './html.js';
+import { localTime, relativeTime } from './time-format.js';
+
+export const OWNER_NOTICES: Record<string, string> = {
+  connected: 'Connected. Your free time is now a calendar feed: subscribe to it below.',
+  reconnected:
+    'Access renewed. Your feed addresses are unchanged; calendars subscribed to them need nothing.',
+  'signed-in': 'Signed in.',
+  'feed-created': 'Feed created: its address is below.',
+  rotated: 'Address replaced. The old one stopped working: subscribe again with the new one.',
+  revoked: 'Feed revoked: its address no longer works.',
+  paused: 'Syncing paused. Your feeds keep showing the last free time slotfeed saw, marked as not updated.',
+  resumed: 'Syncing resumed; a sync is queued.',
+  left: 'You left the team.',
+};
+
+export const VIEW_LABELS: Record<FeedView, string> = {
+  free: 'Free time (blocks)',
+  slots: 'Bookable slots',
+};
+
+export interface OwnerFeed {
+  feed: FeedRecord;
+  /** Null when the feed's token was not kept sealed: the owner can only replace it. */
+  links: FeedLinks | null;
+  /** The webcal URL as an SVG QR code (for a phone's camera); null with links. */
+  qrSvg: string | null;
+  eventTitle: string | null;
+}
+
+export interface OwnerHomeInput {
+  connection: {
+    id: string;
+    displayName: string | null;
+    email: string | null;
+    timezone: string | null;
+    status: 'active' | 'needs_reauth' | 'disabled';
+    lastSyncAt: Date | null;
+    lastSyncOutcome: string | null;
+    lastGoodSyncAt: Date | null;
+    nextSyncAt: Date;
+  };
+  feeds: OwnerFeed[];
+  eventTypes: { id: string; title: string; enabled: boolean }[];
+  teams: TeamRecord[];
+  notice?: string;
+  now: Date;
+  /** PUBLIC_BASE_URL is this machine: cloud calendars cannot fetch from it. */
+  loopback: boolean;
+  /** The week preview, or an empty fragment when no feed's URL can be shown. */
+  preview: Raw;
+}
+
+function when(date: Date | null, zone: string | null, now: Date): Raw {
+  if (date === null) return html`<span class="muted">never</span>`;
+  return html`<time datetime="${date.toISOString()}">${relativeTime(date, now)}</time>
+    <span class="muted small">(${localTime(date, zone)})</span>`;
+}
+
+const STATUS: Record<OwnerHomeInput['connection']['status'], { label: string; badge: string; help: string }> =
+  {
+    active: { label: 'Syncing', badge: 'ok', help: 'slotfeed checks Calendbook on a schedule.' },
+    needs_reauth: {
+      label: 'Needs you',
+      badge: 'warn',
+      help: 'Calendbook no longer accepts slotfeed’s access: connect again to renew it. Until then your feeds show the last free time seen.',
+    },
+    disabled: {
+      label: 'Paused',
+      badge: 'error',
+      help: 'Syncing is paused. Your feeds keep showing the last free time seen, marked as not updated.',
+    },
+  };
+
+function postForm(
+  action: string,
+  label: string,
+  options: { confirm?: string; kind?: string; id?: string } = {},
+): Raw {
+  return html`<form
+    method="post"
+    action="${action}"
+    ${options.confirm ? html`data-confirm="${options.confirm}"` : ''}
+  >
+    <button
+      type="submit"
+      class="button small ${options.kind ?? ''}"
+      ${options.id ? html`id="${options.id}"` : ''}
+    >
+      ${label}
+    </button>
+  </form>`;
+}
+
+function feedTitle(item: OwnerFeed): string {
+  const scope = item.eventTitle ?? (item.feed.upstreamEventId === null ? 'All event types' : 'An event type');
+  return item.feed.label ?? scope;
+}
+
+function feedCard(item: OwnerFeed, input: OwnerHomeInput): Raw {
+  const { feed, links } = item;
+  const days = feed.options.days === undefined ? 'the usual days ahead' : `${feed.options.days} days ahead`;
+  const description = `${VIEW_LABELS[viewOf(feed.options)]}; ${item.eventTitle ?? 'all event types'}; ${days}`;
+  const urlId = `feed-url-${feed.id}`;
+  const webcalId = `feed-webcal-${feed.id}`;
+  return html`<section class="card" data-feed-id="${feed.id}" aria-labelledby="feed-title-${feed.id}">
+    <h3 id="feed-title-${feed.id}">${feedTitle(item)}</h3>
+    <p class="muted small">${description}</p>
+    ${
+      links === null
+        ? html`<p class="warning" id="feed-hidden-${feed.id}">
+            This feed was made before addresses could be shown again. Replace its address to see a new one
+            here (calendars subscribed to the old one must then subscribe again).
+          </p>`
+        : html`<div class="field">
+              <label for="${urlId}">Feed address</label>
+              <div class="copy-field">
+                <input id="${urlId}" type="text" readonly value="${links.https}" />
+                <button type="button" data-copy="${urlId}">Copy</button>
+              </div>
+            </div>
+            <div class="field">
+              <label for="${webcalId}">For calendar apps (webcal)</label>
+              <div class="copy-field">
+                <input id="${webcalId}" type="text" readonly value="${links.webcal}" />
+                <button type="button" data-copy="${webcalId}">Copy</button>
+              </div>
+            </div>
+            <div class="feed-links" aria-label="Subscribe">
+              <a class="button small primary" href="${links.webcal}"
+                >Subscribe (Apple, Thunderbird, Outlook)</a
+              >
+              <a class="button small" href="${links.google}" target="_blank" rel="noopener noreferrer"
+                >Google Calendar</a
+              >
+              <a class="button small" href="${links.outlook}" target="_blank" rel="noopener noreferrer"
+                >Outlook.com</a
+              >
+              <a class="button small" href="${links.microsoft365}" target="_blank" rel="noopener noreferrer"
+                >Microsoft 365</a
+              >
+            </div>
+            ${
+              input.loopback
+                ? html`<p class="warning small" data-loopback-note>
+                    This address is on this computer (${new URL(links.https).host}): a calendar app here can
+                    subscribe, but Google Calendar and Outlook fetch feeds from their own servers, which
+                    cannot reach it. Set PUBLIC_BASE_URL to an address they can reach.
+                  </p>`
+                : ''
+            }
+            ${
+              item.qrSvg === null
+                ? ''
+                : html`<details>
+                    <summary>QR code for a phone</summary>
+                    <div
+                      class="qr"
+                      role="img"
+                      aria-label="QR code of the webcal address of ${feedTitle(item)}"
+                    >
+                      ${new Raw(item.qrSvg)}
+                    </div>
+                  </details>`
+            }`
+    }
+    <div class="actions">
+      ${postForm(`/me/feeds/${feed.id}/rotate`, 'Replace address', {
+        confirm:
+          'Replace this feed’s address? The old one stops working at once: everyone subscribed must subscribe again with the new one.',
+        id: `rotate-${feed.id}`,
+      })}
+      ${postForm(`/me/feeds/${feed.id}/revoke`, 'Revoke', {
+        confirm:
+          'Revoke this feed? Its address stops working for good and subscribed calendars stop updating.',
+        kind: 'danger',
+        id: `revoke-${feed.id}`,
+      })}
+    </div>
+  </section>`;
+}
+
+function newFeedForm(input: OwnerHomeInput): Raw {
+  return html`<details class="card" id="new-feed">
+    <summary>Make another feed</summary>
+    <form method="post" action="/me/feeds">
+      <div class="form-grid">
+        <div class="field">
+          <label for="new-feed-event">Event type</label>
+          <select id="new-feed-event" name="upstreamEventId">
+            <option value="">All event types</option>
+            ${input.eventTypes.map(
+              (e) => html`<option value="${e.id}">${e.title}${e.enabled ? '' : ' (disabled)'}</option>`,
+            )}
+          </select>
+        </div>
+        <div class="field">
+          <label for="new-feed-view">Shows</label>
+          <select id="new-feed-view" name="view">
+            ${FEED_VIEWS.map((view) => html`<option value="${view}">${VIEW_LABELS[view]}</option>`)}
+          </select>
+        </div>
+        <div class="field">
+          <label for="new-feed-days">Days ahead</label>
+          <input id="new-feed-days" name="days" type="number" min="1" max="366" inputmode="numeric" />
+          <span class="hint">Empty: the usual.</span>
+        </div>
+        <div class="field">
+          <label for="new-feed-label">Name (for you)</label>
+          <input id="new-feed-label" name="label" maxlength="100" />
+        </div>
+      </div>
+      <button type="submit" class="button primary" id="create-feed">Create feed</button>
+    </form>
+  </details>`;
+}
+
+function teamsSection(teams: TeamRecord[]): Raw {
+  if (teams.length === 0) return html``;
+  return html`<section class="card" id="teams">
+    <h2>Your teams</h2>
+    <ul class="list-plain">
+      ${teams.map(
+        (team) =>
+          html`<li data-team-id="${team.id}">
+            <strong>${team.name}</strong>
+            <span class="muted small"
+              >with ${team.members.map((m) => m.displayName ?? 'an unnamed member').join(', ')}</span
+            >
+            ${postForm(`/me/teams/${team.id}/leave`, 'Leave', {
+              confirm: `Leave ${team.name}? Your free time stops counting in its feeds.`,
+            })}
+          </li>`,
+      )}
+    </ul>
+  </section>`;
+}
+
+export function ownerHomePage(reply: FastifyReply, input: OwnerHomeInput): FastifyReply {
+  const { connection, now } = input;
+  const zone = connection.timezone;
+  const status = STATUS[connection.status];
+  const name = connection.displayName ?? connection.email ?? 'your Calendbook account';
+  return sendPage(reply, 200, {
+    title: 'Your availability',
+    nav: 'owner',
+    body: html`<h1>Your availability</h1>
+      ${input.notice ? html`<p class="notice" role="status" id="notice">${input.notice}</p>` : ''}
+      <section class="card" id="status">
+        <h2>${name}</h2>
+        <dl class="facts">
+          <dt>Status</dt>
+          <dd><span class="badge ${status.badge}" id="connection-status">${status.label}</span></dd>
+          <dt>Last checked</dt>
+          <dd id="last-sync">${when(connection.lastSyncAt, zone, now)}</dd>
+          <dt>Times shown in</dt>
+          <dd>${zone ?? 'UTC (your Calendbook time zone arrives with the first sync)'}</dd>
+        </dl>
+        <p class="muted small">${status.help}</p>
+        <div class="actions">
+          ${
+            connection.status === 'disabled'
+              ? postForm('/me/resume', 'Resume syncing', { id: 'resume' })
+              : postForm('/me/pause', 'Pause syncing', {
+                  confirm: 'Pause syncing? Your feeds keep the free time seen so far until you resume.',
+                  id: 'pause',
+                })
+          }
+          ${connection.status === 'needs_reauth' ? html`<a class="button small primary" href="/connect">Connect again</a>` : ''}
+        </div>
+      </section>
+      <h2>Your feeds</h2>
+      <p class="muted">
+        Anyone with a feed’s address sees your free time (never what you are doing). Keep the addresses
+        private, and replace one if it was shared too widely.
+      </p>
+      ${
+        input.feeds.length === 0
+          ? html`<p class="muted" id="no-feeds">No feeds: make one below.</p>`
+          : input.feeds.map((item) => feedCard(item, input))
+      }
+      ${newFeedForm(input)} ${input.preview} ${teamsSection(input.teams)}
+      <section class="card" id="delete">
+        <h2>Disconnect and delete</h2>
+        <p>
+          Removes your connection and everything slotfeed stored for it: snapshots, history, feeds (their
+          addresses stop working) and Calendbook tokens. It cannot be undone.
+        </p>
+        ${postForm('/me/delete', 'Disconnect and delete my data', {
+          confirm:
+            'Delete everything slotfeed stored for your account? Your feed addresses stop working at once. This cannot be undone.',
+          kind: 'danger',
+          id: 'delete-my-data',
+        })}
+      </section>`,
+  });
+}
+
+export function signedOutPage(reply: FastifyReply, status: number, message?: string): FastifyReply {
+  return sendPage(reply, status, {
+    title: 'Your availability',
+    body: html`<section class="card narrow">
+      <h1>Your availability</h1>
+      <p>${message ?? 'Sign in with your Calendbook account to see your feeds.'}</p>
+      <div class="actions">
+        <a class="button primary" id="sign-in" href="/signin">Sign in with Calendbook</a>
+        <a class="button" href="/connect">Connect your Calendbook account</a>
+      </div>
+    </section>`,
+  });
+}
+
+export function notConnectedPage(reply: FastifyReply, who: string | null): FastifyReply {
+  return sendPage(reply, 200, {
+    title: 'Not connected yet',
+    body: html`<section class="card narrow" id="not-connected">
+      <h1>Not connected yet</h1>
+      <p>
+        ${who ?? 'This Calendbook account'} is not connected to slotfeed, so there is no page to show. Nothing
+        was stored.
+      </p>
+      <a class="button primary" href="/connect">Connect your Calendbook account</a>
+    </section>`,
+  });
+}
+
+export function deletedPage(reply: FastifyReply): FastifyReply {
+  return sendPage(reply, 200, {
+    title: 'Deleted',
+    body: html`<section class="card narrow" id="deleted">
+      <h1>Your data is deleted</h1>
+      <p>
+        Your connection, its history, its feeds and its Calendbook tokens are gone, and you are signed out on
+        every device. Feed addresses you shared no longer work.
+      </p>
+      <p>
+        Calendbook offers no way for slotfeed to withdraw the access you granted, so do it there: in your
+        Calendbook account settings, under connected applications, remove slotfeed.
+      </p>
+      <a class="button" href="/">slotfeed home</a>
+    </section>`,
+  });
+}

@@ -1,0 +1,225 @@
+// The owner's own page and its actions. GET /me shows "Your availability"; every action is a POST form from
+// our own origin answered with 303 back to /me and a notice (POST/redirect/GET), so a reload never repeats
+// one. An owner acts only on their own connection: a feed or team of anyone else's is a 404, as an unknown
+// one is, so ids cannot be probed.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import QRCode from 'qrcode';
+import { feedCalendarName } from '../feeds/describe-feed.js';
+import { DEFAULT_FEED_VIEW, feedOptionsSchema } from '../feeds/feed-options.js';
+import { RedisUnavailableError, whileRedisAnswers } from '../lib/redis-errors.js';
+import { currentEventTypes, setConnectionEnabled } from '../store/connection-admin.js';
+import { ConnectionNotFoundError } from '../store/connections.js';
+import { FeedNotFoundError, type FeedRecord } from '../store/feeds.js';
+import { createTeamStore } from '../store/teams.js';
+import { noteForAccessLog } from './access-log.js';
+import { feedLinksFor, isLoopbackBaseUrl } from './feed-links.js';
+import { html } from './html.js';
+import { HttpError } from './http-error.js';
+import type { OwnerAuth } from './owner-auth.js';
+import { deletedPage, OWNER_NOTICES, ownerHomePage, signedOutPage, type OwnerFeed } from './owner-pages.js';
+import { weekPreviewSection } from './week-preview.js';
+import type { WebDeps } from './web-deps.js';
+
+type Form = Record<string, unknown>;
+type IdParams = { Params: { id: string } };
+
+const field = (form: unknown, name: string): string => {
+  const value = (form as Form | undefined)?.[name];
+  return typeof value === 'string' ? value.trim() : '';
+};
+
+function seeOther(reply: FastifyReply, location: string): FastifyReply {
+  return reply.header('cache-control', 'no-store').redirect(location, 303);
+}
+
+const NOT_YOURS = 'No such feed on your account, or it is revoked.';
+
+export function registerOwnerRoutes(
+  app: FastifyInstance,
+  deps: WebDeps,
+  owners: OwnerAuth,
+  assertSameOrigin: (request: FastifyRequest) => void,
+): void {
+  const teams = createTeamStore(deps.prisma);
+  const loopback = isLoopbackBaseUrl(deps.settings.publicBaseUrl);
+
+  /** The owner's connection id, for a POST from our own origin. */
+  async function ownerActing(request: FastifyRequest): Promise<string> {
+    assertSameOrigin(request);
+    return owners.requireOwner(request);
+  }
+
+  /** The owner's active feed with this id; 404 for anyone else's, a revoked or an unknown one. */
+  async function ownFeed(connectionId: string, feedId: string): Promise<FeedRecord> {
+    const feed = await deps.feeds.get(feedId).catch((thrown: unknown) => {
+      if (thrown instanceof FeedNotFoundError) return undefined;
+      throw thrown;
+    });
+    if (feed === undefined || feed.connectionId !== connectionId || feed.revokedAt !== null) {
+      throw new HttpError(404, NOT_YOURS);
+    }
+    return feed;
+  }
+
+  async function ownerFeeds(
+    connection: { displayName: string | null; email: string | null; id: string },
+    titles: Map<string, string>,
+  ): Promise<OwnerFeed[]> {
+    const feeds = await deps.feeds.list({ connectionId: connection.id });
+    return Promise.all(
+      feeds.map(async (feed): Promise<OwnerFeed> => {
+        const eventTitle = feed.upstreamEventId === null ? null : (titles.get(feed.upstreamEventId) ?? null);
+        const token = await deps.feeds.revealToken(feed.id);
+        if (token === null) return { feed, links: null, qrSvg: null, eventTitle };
+        const links = feedLinksFor(
+          deps.settings.publicBaseUrl,
+          token,
+          feedCalendarName({
+            displayName: connection.displayName,
+            email: connection.email,
+            ...(eventTitle === null ? {} : { eventTitle }),
+          }),
+        );
+        const qrSvg = await QRCode.toString(links.webcal, {
+          type: 'svg',
+          margin: 1,
+          errorCorrectionLevel: 'M',
+        });
+        return { feed, links, qrSvg, eventTitle };
+      }),
+    );
+  }
+
+  app.get('/me', async (request, reply) => {
+    const connectionId = await owners.connectionOf(request);
+    if (connectionId === undefined) return signedOutPage(reply, 200);
+    let connection;
+    try {
+      connection = await deps.connections.get(connectionId);
+    } catch (thrown: unknown) {
+      // Deleted by an administrator meanwhile: the session is worth nothing now.
+      if (!(thrown instanceof ConnectionNotFoundError)) throw thrown;
+      await owners.signOut(request, reply);
+      return signedOutPage(reply, 200, 'Your connection no longer exists here. Connect again to start anew.');
+    }
+    const eventTypes = await currentEventTypes(deps.prisma, connectionId);
+    const titles = new Map(eventTypes.map((e) => [e.id, e.title]));
+    const feeds = await ownerFeeds(connection, titles);
+    // The preview reads the first feed whose address can be shown: the one the owner most likely shares.
+    const shown = feeds.find((item) => item.links !== null);
+    const notice = OWNER_NOTICES[field(request.query, 'notice')];
+    return ownerHomePage(reply, {
+      connection,
+      feeds,
+      eventTypes,
+      teams: await teams.teamsOf(connectionId),
+      now: deps.now(),
+      loopback,
+      preview:
+        shown?.links == null
+          ? html``
+          : weekPreviewSection({
+              feedPath: new URL(shown.links.https).pathname,
+              timeZone: connection.timezone,
+              feedTitle: shown.feed.label ?? shown.eventTitle ?? 'All event types',
+            }),
+      ...(notice === undefined ? {} : { notice }),
+    });
+  });
+
+  app.post('/me/feeds', async (request, reply) => {
+    const connectionId = await ownerActing(request);
+    const upstreamEventId = field(request.body, 'upstreamEventId');
+    const eventTypes = await currentEventTypes(deps.prisma, connectionId);
+    if (upstreamEventId !== '' && !eventTypes.some((e) => e.id === upstreamEventId)) {
+      throw new HttpError(400, 'Your account has no such event type.');
+    }
+    const days = field(request.body, 'days');
+    const options = feedOptionsSchema.safeParse({
+      view: field(request.body, 'view') || DEFAULT_FEED_VIEW,
+      ...(days === '' ? {} : { days: Number(days) }),
+    });
+    if (!options.success) {
+      throw new HttpError(
+        400,
+        `That feed cannot be made: ${options.error.issues.map((i) => i.message).join('; ')}`,
+      );
+    }
+    const label = field(request.body, 'label').slice(0, 100);
+    const { feed } = await deps.feeds.create({
+      connectionId,
+      upstreamEventId: upstreamEventId === '' ? null : upstreamEventId,
+      label: label === '' ? null : label,
+      options: options.data,
+    });
+    request.log.info({ feedId: feed.id, connectionId }, 'owner created a feed');
+    return seeOther(reply, `/me?notice=feed-created#feed-title-${feed.id}`);
+  });
+
+  app.post<IdParams>('/me/feeds/:id/rotate', async (request, reply) => {
+    const connectionId = await ownerActing(request);
+    const feed = await ownFeed(connectionId, request.params.id);
+    await deps.feeds.rotate(feed.id);
+    // The old URL must be dead in this process before the page says so (other replicas hear it within ms).
+    await deps.feedChanges.caughtUp();
+    request.log.info({ feedId: feed.id }, 'owner replaced a feed address');
+    return seeOther(reply, `/me?notice=rotated#feed-title-${feed.id}`);
+  });
+
+  app.post<IdParams>('/me/feeds/:id/revoke', async (request, reply) => {
+    const connectionId = await ownerActing(request);
+    const feed = await ownFeed(connectionId, request.params.id);
+    await deps.feeds.revoke(feed.id, deps.now());
+    await deps.feedChanges.caughtUp();
+    request.log.info({ feedId: feed.id }, 'owner revoked a feed');
+    return seeOther(reply, '/me?notice=revoked');
+  });
+
+  app.post('/me/pause', async (request, reply) => {
+    const connectionId = await ownerActing(request);
+    await setConnectionEnabled(deps.prisma, connectionId, false, deps.now());
+    return seeOther(reply, '/me?notice=paused');
+  });
+
+  app.post('/me/resume', async (request, reply) => {
+    const connectionId = await ownerActing(request);
+    const changed = await setConnectionEnabled(deps.prisma, connectionId, true, deps.now());
+    if (changed) {
+      try {
+        await whileRedisAnswers(deps.redis, () => deps.enqueueSync([connectionId]));
+      } catch (thrown: unknown) {
+        // Resumed all the same, and due now in Postgres: the scheduler queues it once Redis is back.
+        if (!(thrown instanceof RedisUnavailableError)) throw thrown;
+        noteForAccessLog(request, 'warn', { redisUnavailable: thrown.reason });
+      }
+    }
+    return seeOther(reply, '/me?notice=resumed');
+  });
+
+  app.post<IdParams>('/me/teams/:id/leave', async (request, reply) => {
+    const connectionId = await ownerActing(request);
+    if (!(await teams.removeMember(request.params.id, connectionId))) {
+      throw new HttpError(404, 'You are not a member of that team.');
+    }
+    return seeOther(reply, '/me?notice=left');
+  });
+
+  app.post('/me/delete', async (request, reply) => {
+    const connectionId = await ownerActing(request);
+    // One row: the foreign keys remove snapshots, slots, bookings, runs, feeds (their sealed tokens with them)
+    // and team memberships; the triggers tell every web process to forget the feeds.
+    await deps.prisma.connection.deleteMany({ where: { id: connectionId } });
+    await deps.feedChanges.caughtUp();
+    await owners.signOutEverywhere(reply, connectionId);
+    request.log.info({ connectionId }, 'owner deleted their connection and its data');
+    return seeOther(reply, '/deleted');
+  });
+
+  app.get('/deleted', async (_request, reply) => deletedPage(reply));
+
+  app.post('/signout', async (request, reply) => {
+    assertSameOrigin(request);
+    await owners.signOut(request, reply);
+    return seeOther(reply, '/');
+  });
+}

@@ -1,0 +1,191 @@
+// The owner's own page over real sockets against the simulator: signing in with Calendbook, the page that
+// shows every feed's URL again, and each action an owner has, down to deleting everything.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createTeamStore } from '../../src/store/teams.js';
+import { createWebHarness, FEED_TOKEN_IN_PAGE, type WebHarness } from '../support/web-harness.js';
+
+let h: WebHarness;
+let emails: string[];
+
+beforeAll(async () => {
+  h = await createWebHarness('web_owner_page', { simulator: { users: 10 } });
+  emails = h.sync.sim.users.map((u) => u.email);
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+const FEED_IDS_IN_PAGE = /data-feed-id="([0-9a-f-]{36})"/g;
+
+/** A POST from our own origin, as the page's forms send it. */
+function post(path: string, cookie: string, form: Record<string, string> = {}) {
+  return h.request('POST', path, {
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      origin: h.url,
+      cookie,
+      accept: 'text/html',
+    },
+    body: new URLSearchParams(form).toString(),
+  });
+}
+
+const ownerPage = (cookie: string) => h.get('/me', { accept: 'text/html', cookie });
+const feedIdsIn = (text: string) => [...text.matchAll(FEED_IDS_IN_PAGE)].map((m) => m[1]!);
+const tokensIn = (text: string) => [
+  ...new Set([...text.matchAll(new RegExp(FEED_TOKEN_IN_PAGE, 'g'))].map((m) => m[1]!)),
+];
+
+/** The sign-in flow for an account: its callback's answer. */
+async function signIn(email: string) {
+  const start = await h.get(`/signin?login_hint=${encodeURIComponent(email)}`);
+  expect(start.status).toBe(302);
+  return h.get(await h.approve(String(start.headers.location)), { accept: 'text/html' });
+}
+
+describe('signing in with Calendbook', () => {
+  it('starts a session for a connected account without storing anything new', async () => {
+    const connected = await h.connectViaWeb(emails[0]!);
+    const before = await h.sync.db.prisma.connection.findUniqueOrThrow({
+      where: { id: connected.connectionId },
+    });
+    const callback = await signIn(emails[0]!);
+    expect(callback.status).toBe(303);
+    expect(callback.headers.location).toBe('/me?notice=signed-in');
+    const cookie = String(callback.headers['set-cookie']?.[0]).split(';')[0]!;
+    const page = await ownerPage(cookie);
+    expect(FEED_TOKEN_IN_PAGE.exec(page.text)?.[1]).toBe(connected.token);
+    const after = await h.sync.db.prisma.connection.findUniqueOrThrow({
+      where: { id: connected.connectionId },
+    });
+    // The grant made to sign in is not stored: the connection keeps its own tokens.
+    expect(after.refreshTokenSealed).toBe(before.refreshTokenSealed);
+    expect(await h.sync.db.prisma.connection.count()).toBe(1);
+  });
+
+  it('for an account never connected, says so and creates nothing', async () => {
+    const counts = await h.sync.db.prisma.connection.count();
+    const callback = await signIn(emails[5]!);
+    expect(callback.status).toBe(200);
+    expect(callback.text).toContain('not connected to slotfeed');
+    expect(callback.headers['set-cookie']).toBeUndefined();
+    expect(await h.sync.db.prisma.connection.count()).toBe(counts);
+  });
+
+  it('without a session, /me offers sign-in and shows no feed', async () => {
+    const page = await h.get('/me', { accept: 'text/html' });
+    expect(page.text).toContain('Sign in with Calendbook');
+    expect(page.text).not.toMatch(FEED_TOKEN_IN_PAGE);
+  });
+
+  it('signing out ends the session for every copy of the cookie', async () => {
+    const { ownerCookie } = await h.connectViaWeb(emails[1]!);
+    const out = await post('/signout', ownerCookie);
+    expect(out.status).toBe(303);
+    expect((await ownerPage(ownerCookie)).text).toContain('Sign in with Calendbook');
+  });
+});
+
+describe('the owner’s journey', () => {
+  it('feed of one event type, replace its address, revoke it, pause, then delete everything', async () => {
+    const { ownerCookie: cookie, connectionId, token: defaultToken } = await h.connectViaWeb(emails[2]!);
+    await h.syncNow(connectionId);
+    const eventTypes = await h.sync.db.prisma.eventType.findMany({ where: { connectionId, validTo: null } });
+    const event = eventTypes[0]!;
+
+    const created = await post('/me/feeds', cookie, {
+      upstreamEventId: event.upstreamEventId,
+      view: 'slots',
+      days: '7',
+      label: 'Intro calls',
+    });
+    expect(created.status).toBe(303);
+    expect(created.headers.location).toMatch(/^\/me\?notice=feed-created/);
+    let page = await ownerPage(cookie);
+    expect(page.text).toContain('Intro calls');
+    const [, feedId] = feedIdsIn(page.text);
+    const [, token] = tokensIn(page.text);
+    expect(await h.feeds.get(feedId!)).toMatchObject({
+      upstreamEventId: event.upstreamEventId,
+      options: { view: 'slots', days: 7 },
+    });
+    expect((await h.get(`/feeds/${token}.ics`)).status).toBe(200);
+
+    // Replace: the old address stops at once, the page shows the new one.
+    expect((await post(`/me/feeds/${feedId}/rotate`, cookie)).headers.location).toMatch(/notice=rotated/);
+    expect((await h.get(`/feeds/${token}.ics`)).status).toBe(404);
+    page = await ownerPage(cookie);
+    const newToken = tokensIn(page.text)[1]!;
+    expect(newToken).not.toBe(token);
+    expect((await h.get(`/feeds/${newToken}.ics`)).status).toBe(200);
+
+    // Revoke: gone from the page, 404.
+    await post(`/me/feeds/${feedId}/revoke`, cookie);
+    expect((await h.get(`/feeds/${newToken}.ics`)).status).toBe(404);
+    expect(feedIdsIn((await ownerPage(cookie)).text)).not.toContain(feedId);
+
+    // Pause and resume.
+    await post('/me/pause', cookie);
+    expect(
+      (await h.sync.db.prisma.connection.findUniqueOrThrow({ where: { id: connectionId } })).status,
+    ).toBe('disabled');
+    expect((await ownerPage(cookie)).text).toContain('Resume syncing');
+    await post('/me/resume', cookie);
+    expect(
+      (await h.sync.db.prisma.connection.findUniqueOrThrow({ where: { id: connectionId } })).status,
+    ).toBe('active');
+
+    // Delete everything: the connection, its snapshots and feeds; the URLs and the session stop working.
+    expect(await h.sync.db.prisma.slot.count({ where: { connectionId } })).toBeGreaterThan(0);
+    const deleted = await post('/me/delete', cookie);
+    expect(deleted.status).toBe(303);
+    expect(deleted.headers.location).toBe('/deleted');
+    expect((await h.get('/deleted', { accept: 'text/html' })).text).toContain('Calendbook account settings');
+    const prisma = h.sync.db.prisma;
+    expect(await prisma.connection.count({ where: { id: connectionId } })).toBe(0);
+    expect(await prisma.slot.count({ where: { connectionId } })).toBe(0);
+    expect(await prisma.eventType.count({ where: { connectionId } })).toBe(0);
+    expect(await prisma.feed.count({ where: { connectionId } })).toBe(0);
+    expect((await h.get(`/feeds/${defaultToken}.ics`)).status).toBe(404);
+    expect((await ownerPage(cookie)).text).toContain('Sign in with Calendbook');
+    expect(await h.sync.redis.connection.keys(`${h.sync.redis.prefix}:owner-session*`)).toEqual(
+      expect.not.arrayContaining([expect.stringContaining(connectionId)]),
+    );
+  });
+
+  it('an owner cannot act on another owner’s feed, and a form from another site is refused', async () => {
+    const ada = await h.connectViaWeb(emails[3]!);
+    const eve = await h.connectViaWeb(emails[4]!);
+    const adaFeed = feedIdsIn(ada.page.text)[0]!;
+    for (const action of ['rotate', 'revoke']) {
+      const attempt = await post(`/me/feeds/${adaFeed}/${action}`, eve.ownerCookie);
+      expect(attempt.status).toBe(404);
+    }
+    expect((await h.get(`/feeds/${ada.token}.ics`)).status).toBe(200);
+    const crossSite = await h.request('POST', `/me/feeds/${adaFeed}/rotate`, {
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        origin: 'https://evil.example',
+        cookie: ada.ownerCookie,
+      },
+      body: '',
+    });
+    expect(crossSite.status).toBe(403);
+    expect((await h.get(`/feeds/${ada.token}.ics`)).status).toBe(200);
+  });
+
+  it('lists the owner’s teams by member name and lets them leave one', async () => {
+    const owner = await h.connectViaWeb(emails[6]!);
+    const other = await h.connectViaWeb(emails[7]!);
+    const teams = createTeamStore(h.sync.db.prisma);
+    const team = await teams.create('Front desk');
+    await teams.addMembers(team.id, [owner.connectionId, other.connectionId]);
+    const page = await ownerPage(owner.ownerCookie);
+    expect(page.text).toContain('Front desk');
+    expect(page.text).not.toContain(emails[7]!);
+    expect((await post(`/me/teams/${team.id}/leave`, owner.ownerCookie)).headers.location).toBe(
+      '/me?notice=left',
+    );
+    expect((await teams.find(team.id)).members.map((m) => m.connectionId)).toEqual([other.connectionId]);
+  });
+});
