@@ -5,10 +5,7 @@
 // When Postgres cannot answer, a feed this process served recently gets the bytes it last got, validators
 // included (last-good-feeds.ts), any other token a 503; the outage is logged once (database-outage.ts).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { planFeedEvents } from '../feeds/feed-events.js';
-import { viewOf } from '../feeds/feed-options.js';
 import { createEventRevisionStore } from '../feeds/serve/event-revisions.js';
-import { readFeedContent } from '../feeds/serve/feed-content.js';
 import { feedRepresentation, type FeedServingDeps } from '../feeds/serve/feed-representation.js';
 import { createRenderCache, type RenderedFeed } from '../feeds/serve/render-cache.js';
 import { ConnectionNotFoundError } from '../store/connections.js';
@@ -62,12 +59,6 @@ export function registerFeedRoutes(app: FastifyInstance, deps: WebDeps, lastGood
     changes: deps.feedChanges,
     onLookup: (result) => deps.metrics.feedLookups.inc({ result }),
   });
-
-  async function activeFeed(token: string): Promise<ResolvedFeed> {
-    const resolved = await lookup.resolve(token);
-    if (resolved === undefined) throw new HttpError(404, NO_SUCH_FEED);
-    return resolved;
-  }
 
   /** The feed and its bytes as the database has them now; undefined when no active feed has this token. */
   async function currentFeed(
