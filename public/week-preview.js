@@ -26,6 +26,9 @@
     initialView: viewFor(),
     views: { timeGridThreeDay: { type: 'timeGrid', duration: { days: 3 }, buttonText: '3 days' } },
     timeZone: section.dataset.timeZone || 'local',
+    // The server's clock, not the browser's: the feed's window starts from it.
+    now: section.dataset.now,
+    initialDate: section.dataset.now,
     headerToolbar: { left: 'prev,next today', center: 'title', right: '' },
     events: { url: section.dataset.feed, format: 'ics' },
     editable: false,

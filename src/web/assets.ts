@@ -57,6 +57,8 @@ function assetSources(): Map<string, AssetSource> {
     ['slotfeed.js', { file: path.join(PUBLIC_DIR, 'slotfeed.js'), type: JS, immutable: false }],
     ['week-preview.js', { file: path.join(PUBLIC_DIR, 'week-preview.js'), type: JS, immutable: false }],
     vendor('@fullcalendar/core', 'index.global.min.js', 'fullcalendar-core'),
+    // The time grid is built on the day grid's internals.
+    vendor('@fullcalendar/daygrid', 'index.global.min.js', 'fullcalendar-daygrid'),
     vendor('@fullcalendar/timegrid', 'index.global.min.js', 'fullcalendar-timegrid'),
     vendor('@fullcalendar/icalendar', 'index.global.min.js', 'fullcalendar-icalendar'),
     vendor('@fullcalendar/luxon3', 'index.global.min.js', 'fullcalendar-luxon3'),

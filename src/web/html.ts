@@ -75,7 +75,7 @@ export function renderPage(options: PageOptions): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <meta name="robots" content="noindex"><meta name="color-scheme" content="light dark">
-<title>${escapeHtml(options.title)} · slotfeed</title>
+<title>${escapeHtml(options.title)} · slotfeed</title><link rel="icon" href="data:,">
 <link rel="stylesheet" href="${assetUrl('slotfeed.css')}">
 <script src="${assetUrl('slotfeed.js')}" defer${nonce.html}></script></head>
 <body>
@@ -104,6 +104,8 @@ function contentSecurityPolicy(scriptNonce: string | undefined): string {
     // Our own and vendored scripts from /assets (an allowlist, assets.ts), and a page's inline one by nonce.
     scriptNonce ? `script-src 'self' 'nonce-${scriptNonce}'` : "script-src 'self'",
     "img-src 'self' data:",
+    // FullCalendar's toolbar icons are a font in a data: URL.
+    "font-src 'self' data:",
     "connect-src 'self'",
     "form-action 'self'",
     "base-uri 'none'",

@@ -122,6 +122,7 @@ export function registerOwnerRoutes(
               feedPath: new URL(shown.links.https).pathname,
               timeZone: connection.timezone,
               feedTitle: shown.feed.label ?? shown.eventTitle ?? 'All event types',
+              now: deps.now(),
             }),
       ...(notice === undefined ? {} : { notice }),
     });

@@ -12,6 +12,8 @@ export interface WeekPreviewInput {
   timeZone: string | null;
   /** What the previewed feed is, for the heading. */
   feedTitle: string;
+  /** The server's clock: the preview opens on its week, as the feed's window starts from it. */
+  now: Date;
 }
 
 // ical.js and luxon first: the FullCalendar plugins read them as globals.
@@ -19,6 +21,7 @@ const SCRIPTS = [
   'ical',
   'luxon',
   'fullcalendar-core',
+  'fullcalendar-daygrid',
   'fullcalendar-timegrid',
   'fullcalendar-icalendar',
   'fullcalendar-luxon3',
@@ -33,6 +36,7 @@ export function weekPreviewSection(input: WeekPreviewInput): Raw {
     aria-labelledby="week-preview-title"
     data-feed="${input.feedPath}"
     data-time-zone="${zone ?? ''}"
+    data-now="${input.now.toISOString()}"
   >
     <h2 id="week-preview-title">What subscribers see</h2>
     <p class="muted small">

@@ -9,8 +9,8 @@ import { ADMIN_TOKEN, createWebHarness, type WebHarness } from './web-harness.js
 
 /** Accounts connected before any page is shown; the first is the owner who signs in. */
 const PREPARED_ACCOUNTS = 2;
-// Every visit of the connect result page spends an account never connected before (its first connection is
-// the only time the feed URL is shown): enough for a few visits per run of the checks or the screenshots.
+// Every visit of the "not connected" sign-in page spends an account never connected before: enough for a few
+// visits per run of the checks or the screenshots.
 const SIMULATED_ACCOUNTS = 16;
 
 export interface PreparedSite extends SiteFacts {
@@ -67,10 +67,11 @@ function sitePreparedWith(
     harness,
     url,
     browser,
-    async newConnectCallbackPath() {
+    async newSignInCallbackPath() {
       const user = unconnected.shift();
-      if (user === undefined) throw new Error(`all ${SIMULATED_ACCOUNTS} simulated accounts are connected`);
-      const callback = new URL(await harness.approve(await harness.startConnect(user.email)));
+      if (user === undefined) throw new Error(`all ${SIMULATED_ACCOUNTS} simulated accounts are used`);
+      const start = await harness.get(`/signin?login_hint=${encodeURIComponent(user.email)}`);
+      const callback = new URL(await harness.approve(String(start.headers.location)));
       return `${callback.pathname}${callback.search}`;
     },
     async visit(tab, sitePage) {
@@ -83,13 +84,12 @@ function sitePreparedWith(
     async signInAsAdmin(page) {
       await page.goto(`${url}/admin/login`);
       await page.fill('#token', ADMIN_TOKEN);
-      await Promise.all([page.waitForURL(`${url}${ADMIN_HOME}`), page.click('button[type="submit"]')]);
+      await Promise.all([page.waitForURL(`${url}${ADMIN_HOME}`), page.click('main button[type="submit"]')]);
     },
-    // Today the owner "signs in" by connecting again (the simulator approves a login_hint at once); with the
-    // owner's page in place the same flow ends there, signed in.
+    // Sign in with Calendbook: the simulator approves a login_hint at once, and the flow ends on /me.
     async signInAsOwner(page) {
-      await page.goto(`${url}/connect?login_hint=${encodeURIComponent(facts.ownerEmail)}`);
-      await page.waitForURL((target) => target.origin === url);
+      await page.goto(`${url}/signin?login_hint=${encodeURIComponent(facts.ownerEmail)}`);
+      await page.waitForURL((target) => target.origin === url && target.pathname === '/me');
     },
     openTab(viewer, viewport) {
       let context = contexts.get(viewer);

@@ -13,10 +13,10 @@ export interface SiteFacts {
   /** That account's feed token (shown once, on its connect result page). */
   feedToken: string;
   /**
-   * A fresh, unspent `/oauth/callback?code=…&state=…` path for an account never connected before: the callback
-   * spends its state, so every visit of the connect result page needs one of its own.
+   * A fresh, unspent sign-in callback path (`/oauth/callback?code=…&state=…`) for an account never connected:
+   * the callback spends its state, so every visit of the "not connected" page needs one of its own.
    */
-  newConnectCallbackPath(): Promise<string>;
+  newSignInCallbackPath(): Promise<string>;
 }
 
 export interface SitePage {
@@ -59,15 +59,11 @@ export const SITE_PAGES: readonly SitePage[] = [
     // Bull Board's own markup (@bull-board/ui): icon-only buttons, an unlabelled logo, its badge colours.
     knownAxeViolations: ['button-name', 'color-contrast', 'label-content-name-mismatch', 'svg-img-alt'],
   },
-  // TODO(integrator): enable when the owner's page lands (and drop connect-result once the callback 303s to /me).
-  // { name: 'owner-home', viewer: 'owner', path: () => '/me' },
-  {
-    name: 'connect-result',
-    viewer: 'owner',
-    path: (site) => site.newConnectCallbackPath(),
-    // The page polls the preview until the sync the callback queued has run.
-    readyWhen: '#preview[data-ready="true"]',
-  },
+  // The owner's page draws its week preview from the feed in the browser: ready once FullCalendar has read it.
+  { name: 'owner-home', viewer: 'owner', path: () => '/me', readyWhen: '#week-preview[data-ready="true"]' },
+  { name: 'owner-signed-out', viewer: 'public', path: () => '/me' },
+  { name: 'owner-not-connected', viewer: 'public', path: (site) => site.newSignInCallbackPath() },
+  { name: 'owner-deleted', viewer: 'public', path: () => '/deleted' },
   {
     name: 'error-unknown-sign-in',
     viewer: 'public',
