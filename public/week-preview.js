@@ -9,7 +9,26 @@
   const viewFor = () => (narrowScreen.matches ? 'timeGridThreeDay' : 'timeGridWeek');
   const timeFormat = { hour: '2-digit', minute: '2-digit', hour12: false };
 
+  const DAY_STARTS = 8;
+  const DAY_ENDS = 18;
+  const hour = (h) => `${String(h).padStart(2, '0')}:00:00`;
+  // Hours in the calendar's zone (the luxon plugin's conversion), so the range fits what is drawn.
+  const hoursSpanned = (calendar) => {
+    let first = DAY_STARTS;
+    let last = DAY_ENDS;
+    for (const event of calendar.getEvents()) {
+      const start = FullCalendar.Luxon3.toLuxonDateTime(event.start, calendar);
+      const end = FullCalendar.Luxon3.toLuxonDateTime(event.end ?? event.start, calendar);
+      first = Math.min(first, start.hour);
+      last = Math.max(last, end.hasSame(start, 'day') ? Math.ceil(end.hour + end.minute / 60) : 24);
+    }
+    return [first, last];
+  };
+
   const describe = (calendar) => {
+    const [first, last] = hoursSpanned(calendar);
+    if (calendar.getOption('slotMinTime') !== hour(first)) calendar.setOption('slotMinTime', hour(first));
+    if (calendar.getOption('slotMaxTime') !== hour(last)) calendar.setOption('slotMaxTime', hour(last));
     const view = calendar.view;
     const shown = calendar
       .getEvents()
@@ -30,13 +49,20 @@
     now: section.dataset.now,
     initialDate: section.dataset.now,
     headerToolbar: { left: 'prev,next today', center: 'title', right: '' },
+    // Text, not FullCalendar's icon font: its icons have no text alternative for screen readers.
+    buttonIcons: false,
+    buttonText: { prev: '‹', next: '›', today: 'Today' },
+    buttonHints: { prev: 'Previous $0', next: 'Next $0', today: 'Back to this $0' },
     events: { url: section.dataset.feed, format: 'ics' },
     editable: false,
     selectable: false,
     allDaySlot: false,
     nowIndicator: true,
-    contentHeight: 560,
-    scrollTime: '08:00:00',
+    // The whole day range at once, no box scrolling inside the page: from the earliest hour the feed has an
+    // event in to the latest (at least 08:00 to 18:00), so nothing the feed holds is out of sight.
+    height: 'auto',
+    slotMinTime: hour(DAY_STARTS),
+    slotMaxTime: hour(DAY_ENDS),
     slotLabelFormat: timeFormat,
     eventTimeFormat: timeFormat,
     eventDidMount: (info) => {
@@ -45,6 +71,7 @@
       info.el.title = `${info.event.title}, ${start}–${end}`;
     },
     eventsSet: () => describe(calendar),
+
     datesSet: () => {
       if (section.dataset.ready) describe(calendar);
     },
