@@ -9,6 +9,7 @@ import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import { installAccessLog } from './access-log.js';
 import { registerAssetRoutes } from './assets.js';
 import { createAdminAuth } from './admin-auth.js';
+import { registerAdminConnectionPage } from './admin-connection-page.js';
 import { ADMIN_HOME, loginPage } from './admin-pages.js';
 import { registerAdminRoutes, registerAdminSession } from './admin-routes.js';
 import { createAdminSessions } from './admin-sessions.js';
@@ -124,6 +125,7 @@ export async function buildWebApp(deps: WebDeps): Promise<FastifyInstance> {
     await site.register(async (admin) => {
       admin.addHook('onRequest', auth.requireAdmin);
       registerAdminRoutes(admin, deps);
+      registerAdminConnectionPage(admin, deps);
       registerReportRoutes(admin, deps);
       await registerQueueDashboard(admin, deps);
     });

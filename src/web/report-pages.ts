@@ -208,9 +208,11 @@ function inertJson(value: unknown): string {
   return JSON.stringify(value).replace(/</g, '\\u003c');
 }
 
-function lineChart(chart: LineChart, nonce: string): Raw {
+export function lineChart(chart: LineChart, nonce: string): Raw {
   return html`<link rel="stylesheet" href="/admin/assets/uplot.css" />
-    <div class="chart"><div id="chart" data-points="0"></div></div>
+    <div class="chart" role="region" aria-label="${chart.title}" tabindex="0">
+      <div id="chart" data-points="0"></div>
+    </div>
     <script type="application/json" id="chart-data">
       ${new Raw(inertJson(chart))}
     </script>

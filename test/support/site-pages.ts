@@ -42,8 +42,12 @@ export const SITE_PAGES: readonly SitePage[] = [
   { name: 'landing', viewer: 'public', path: () => '/' },
   { name: 'admin-sign-in', viewer: 'public', path: () => '/admin/login' },
   { name: 'admin-home', viewer: 'admin', path: () => ADMIN_HOME },
-  // TODO(integrator): enable when the admin's page per connection lands.
-  // { name: 'admin-connection', viewer: 'admin', path: (site) => `/admin/connections/${site.connectionId}` },
+  {
+    name: 'admin-connection',
+    viewer: 'admin',
+    path: (site) => `/admin/connections/${site.connectionId}`,
+    readyWhen: '#chart[data-ready="true"]',
+  },
   { name: 'reports', viewer: 'admin', path: () => '/admin/reports' },
   ...REPORT_NAMES.map((report): SitePage => ({
     name: `report-${report}`,

@@ -1,0 +1,74 @@
+// One connection as its administrator's page shows it (src/web/admin-connection-page.ts): its recent sync
+// runs, the upstream calls they made per endpoint, and how many slots it had open on each of the last days.
+import type { PrismaClient } from '../generated/prisma/client.js';
+
+export interface RecentRun {
+  id: string;
+  startedAt: Date;
+  finishedAt: Date | null;
+  outcome: string;
+  attempt: number;
+  upstreamCalls: number;
+  slotsOpened: number;
+  slotsClosed: number;
+  errorCode: string | null;
+  errorMessage: string | null;
+}
+
+export async function recentRuns(
+  prisma: PrismaClient,
+  connectionId: string,
+  limit = 50,
+): Promise<RecentRun[]> {
+  return prisma.syncRun.findMany({
+    where: { connectionId },
+    orderBy: [{ startedAt: 'desc' }, { id: 'desc' }],
+    take: limit,
+    select: {
+      id: true,
+      startedAt: true,
+      finishedAt: true,
+      outcome: true,
+      attempt: true,
+      upstreamCalls: true,
+      slotsOpened: true,
+      slotsClosed: true,
+      errorCode: true,
+      errorMessage: true,
+    },
+  });
+}
+
+/** Upstream calls per endpoint made by the runs that started at or after `since`, most called first. */
+export async function callsByEndpointSince(
+  prisma: PrismaClient,
+  connectionId: string,
+  since: Date,
+): Promise<{ endpoint: string; calls: number }[]> {
+  return prisma.$queryRaw<{ endpoint: string; calls: number }[]>`
+    SELECT e.key AS endpoint, sum(e.value::int)::int AS calls
+    FROM sync_run r, jsonb_each_text(r.calls_by_endpoint) e
+    WHERE r.connection_id = ${connectionId}::uuid AND r.started_at >= ${since}
+    GROUP BY e.key
+    ORDER BY calls DESC, endpoint`;
+}
+
+/**
+ * Slots open at `now` and at the same time on each of the `days - 1` days before, oldest first: a slot is open
+ * at t when it was first seen at or before t and had not gone by t.
+ */
+export async function openSlotsByDay(
+  prisma: PrismaClient,
+  connectionId: string,
+  now: Date,
+  days: number,
+): Promise<{ at: Date; open: number }[]> {
+  return prisma.$queryRaw<{ at: Date; open: number }[]>`
+    SELECT t AS at, (
+      SELECT count(*) FROM slot s
+      WHERE s.connection_id = ${connectionId}::uuid AND s.first_seen_at <= t
+        AND (s.gone_at IS NULL OR s.gone_at > t)
+    )::int AS open
+    FROM generate_series(${now}::timestamptz - make_interval(days => ${days - 1}), ${now}::timestamptz, interval '1 day') t
+    ORDER BY t`;
+}

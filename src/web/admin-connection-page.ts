@@ -1,0 +1,208 @@
+// The administrator's page for one connection: who it is and how its syncing goes (status, times in the
+// account's zone), its recent runs with their errors, the upstream calls they made per endpoint, its feeds
+// (never a token), and its open slots over the last weeks as a chart. Its actions are the list's own forms.
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { viewOf } from '../feeds/feed-options.js';
+import { ConnectionNotFoundError } from '../store/connections.js';
+import {
+  callsByEndpointSince,
+  openSlotsByDay,
+  recentRuns,
+  type RecentRun,
+} from '../store/connection-detail.js';
+import { currentEventTypes, requireConnection } from '../store/connection-admin.js';
+import type { FeedRecord } from '../store/feeds.js';
+import { ADMIN_HOME } from './admin-pages.js';
+import { html, newScriptNonce, scrollBox, sendPage, type Raw } from './html.js';
+import { HttpError } from './http-error.js';
+import { lineChart } from './report-pages.js';
+import { localTime, relativeTime } from './time-format.js';
+import type { WebDeps } from './web-deps.js';
+
+export const CHART_DAYS = 28;
+const DAY_SECONDS = 24 * 3600;
+
+function when(date: Date | null, zone: string | null, now: Date): Raw {
+  if (date === null) return html`<span class="muted">—</span>`;
+  return html`<time datetime="${date.toISOString()}">${localTime(date, zone)}</time>
+    <span class="muted small">(${relativeTime(date, now)})</span>`;
+}
+
+function duration(run: RecentRun): string {
+  if (run.finishedAt === null) return '—';
+  const ms = run.finishedAt.getTime() - run.startedAt.getTime();
+  return ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`;
+}
+
+const OUTCOME_BADGE: Record<string, string> = { succeeded: 'ok', failed: 'error' };
+
+function runsTable(runs: RecentRun[], zone: string | null, now: Date): Raw {
+  if (runs.length === 0) return html`<p class="muted" id="no-runs">No sync has run yet.</p>`;
+  return scrollBox(
+    'Recent sync runs',
+    html`<table id="runs">
+      <thead>
+        <tr>
+          <th scope="col">Started</th>
+          <th scope="col">Outcome</th>
+          <th scope="col" class="num">Took</th>
+          <th scope="col" class="num">Calls</th>
+          <th scope="col" class="num">Opened</th>
+          <th scope="col" class="num">Closed</th>
+          <th scope="col">Error</th>
+        </tr>
+      </thead>
+      <tbody>
+        ${runs.map(
+          (run) =>
+            html`<tr data-run-id="${run.id}">
+              <td>${when(run.startedAt, zone, now)}</td>
+              <td><span class="badge ${OUTCOME_BADGE[run.outcome] ?? ''}">${run.outcome}</span></td>
+              <td class="num">${duration(run)}</td>
+              <td class="num">${run.upstreamCalls}</td>
+              <td class="num">${run.slotsOpened}</td>
+              <td class="num">${run.slotsClosed}</td>
+              <td>
+                ${run.errorCode === null ? '' : html`<code>${run.errorCode}</code>`}
+                ${run.errorMessage === null ? '' : html`<span class="small">${run.errorMessage.slice(0, 500)}</span>`}
+              </td>
+            </tr>`,
+        )}
+      </tbody>
+    </table>`,
+  );
+}
+
+function callsTable(id: string, title: string, calls: { endpoint: string; calls: number }[]): Raw {
+  return html`<section class="card" aria-labelledby="${id}-title">
+    <h3 id="${id}-title">${title}</h3>
+    ${
+      calls.length === 0
+        ? html`<p class="muted">None.</p>`
+        : html`<table id="${id}">
+            <tbody>
+              ${calls.map(
+                (c) =>
+                  html`<tr>
+                    <th scope="row"><code>${c.endpoint}</code></th>
+                    <td class="num">${c.calls}</td>
+                  </tr>`,
+              )}
+            </tbody>
+          </table>`
+    }
+  </section>`;
+}
+
+function feedsList(feeds: FeedRecord[], titles: Map<string, string>, zone: string | null, now: Date): Raw {
+  if (feeds.length === 0) return html`<p class="muted">No feeds.</p>`;
+  return html`<ul class="list-plain" id="feeds">
+    ${feeds.map(
+      (feed) =>
+        html`<li data-feed-id="${feed.id}">
+          <strong>${feed.label ?? 'Feed'}</strong>
+          <span class="badge ${feed.revokedAt === null ? 'ok' : 'error'}"
+            >${feed.revokedAt === null ? 'active' : 'revoked'}</span
+          >
+          <span class="muted small">
+            ${viewOf(feed.options) === 'free' ? 'free time' : 'slots'};
+            ${feed.upstreamEventId === null ? 'all event types' : (titles.get(feed.upstreamEventId) ?? feed.upstreamEventId)};
+            ${feed.options.days === undefined ? 'default days' : `${feed.options.days} days`}; since
+            ${when(feed.createdAt, zone, now)}
+          </span>
+        </li>`,
+    )}
+  </ul>`;
+}
+
+function postButton(action: string, label: string, dataAction: string): Raw {
+  return html`<form method="post" action="${action}">
+    <button type="submit" class="button small" data-action="${dataAction}">${label}</button>
+  </form>`;
+}
+
+export function registerAdminConnectionPage(app: FastifyInstance, deps: WebDeps): void {
+  app.get<{ Params: { id: string } }>('/admin/connections/:id', async (request, reply: FastifyReply) => {
+    let connection;
+    try {
+      // requireConnection first: it answers "not found" for an id that is not even a uuid.
+      connection = await deps.connections.get((await requireConnection(deps.prisma, request.params.id)).id);
+    } catch (thrown: unknown) {
+      if (thrown instanceof ConnectionNotFoundError) throw new HttpError(404, 'No such connection.');
+      throw thrown;
+    }
+    const now = deps.now();
+    const zone = connection.timezone;
+    const [runs, lastDay, lastWeek, openByDay, feeds, eventTypes] = await Promise.all([
+      recentRuns(deps.prisma, connection.id),
+      callsByEndpointSince(deps.prisma, connection.id, new Date(now.getTime() - DAY_SECONDS * 1000)),
+      callsByEndpointSince(deps.prisma, connection.id, new Date(now.getTime() - 7 * DAY_SECONDS * 1000)),
+      openSlotsByDay(deps.prisma, connection.id, now, CHART_DAYS),
+      deps.feeds.list({ connectionId: connection.id, includeRevoked: true }),
+      currentEventTypes(deps.prisma, connection.id),
+    ]);
+    const titles = new Map(eventTypes.map((e) => [e.id, e.title]));
+    const nonce = newScriptNonce();
+    const chart = {
+      kind: 'line' as const,
+      title: `Open slots, the last ${CHART_DAYS} days`,
+      yLabel: 'open slots',
+      x: openByDay.map((point) => Math.floor(point.at.getTime() / 1000)),
+      y: openByDay.map((point) => point.open),
+    };
+    const name = connection.displayName ?? connection.email ?? connection.id;
+    const status = connection.status;
+    return sendPage(reply, 200, {
+      title: name,
+      nav: 'admin',
+      scriptNonce: nonce,
+      body: html`<p class="small"><a href="${ADMIN_HOME}">Connections</a> › ${name}</p>
+        <h1>${name}</h1>
+        <section class="card" id="account">
+          <dl class="facts">
+            <dt>Status</dt>
+            <dd>
+              <span
+                class="badge ${status === 'active' ? 'ok' : status === 'needs_reauth' ? 'warn' : 'error'}"
+                id="status"
+                >${status === 'needs_reauth' ? 'needs re-authorisation' : status}</span
+              >
+            </dd>
+            <dt>E-mail</dt>
+            <dd>${connection.email ?? '—'}</dd>
+            <dt>Calendbook id</dt>
+            <dd><code>${connection.upstreamUserId}</code></dd>
+            <dt>Connection id</dt>
+            <dd><code>${connection.id}</code></dd>
+            <dt>Time zone</dt>
+            <dd>${zone ?? 'not known yet (UTC shown)'}</dd>
+            <dt>Last sync</dt>
+            <dd>${connection.lastSyncOutcome ?? 'never'} ${when(connection.lastSyncAt, zone, now)}</dd>
+            <dt>Last good sync</dt>
+            <dd>${when(connection.lastGoodSyncAt, zone, now)}</dd>
+            <dt>Next sync</dt>
+            <dd>${status === 'active' ? when(connection.nextSyncAt, zone, now) : '— (not active)'}</dd>
+          </dl>
+          <div class="actions">
+            ${status === 'active' ? postButton(`/admin/connections/${connection.id}/sync`, 'Sync now', 'sync') : ''}
+            ${
+              status === 'disabled'
+                ? postButton(`/admin/connections/${connection.id}/enable`, 'Enable', 'enable')
+                : postButton(`/admin/connections/${connection.id}/disable`, 'Disable', 'disable')
+            }
+          </div>
+        </section>
+        <h2>Open slots over time</h2>
+        <section class="card">${lineChart(chart, nonce)}</section>
+        <h2>Upstream calls</h2>
+        <div class="grid">
+          ${callsTable('calls-day', 'Last 24 hours', lastDay)}
+          ${callsTable('calls-week', 'Last 7 days', lastWeek)}
+        </div>
+        <h2>Recent sync runs</h2>
+        ${runsTable(runs, zone, now)}
+        <h2>Feeds</h2>
+        <section class="card">${feedsList(feeds, titles, zone, now)}</section>`,
+    });
+  });
+}

@@ -1,0 +1,101 @@
+// The administrator's page for one connection, against a connection synced through the real pipeline.
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { FakeClock } from '../support/sync-harness.js';
+import { ADMIN_TOKEN, createWebHarness, type WebHarness } from '../support/web-harness.js';
+
+let h: WebHarness;
+let connectionId: string;
+let token: string;
+const bearer = { authorization: `Bearer ${ADMIN_TOKEN}`, accept: 'text/html' };
+const page = () => h.get(`/admin/connections/${connectionId}`, bearer);
+
+beforeAll(async () => {
+  h = await createWebHarness('web_admin_connection');
+  const connected = await h.connectViaWeb(h.sync.sim.users[0]!.email);
+  connectionId = connected.connectionId;
+  token = connected.token!;
+  await h.syncNow(connectionId);
+  (h.sync.clock as FakeClock).advance(3 * 24 * 3600);
+  await h.syncNow(connectionId);
+  // A failed run, as the worker records one.
+  await h.sync.db.prisma.syncRun.create({
+    data: {
+      connectionId,
+      outcome: 'failed',
+      startedAt: h.sync.clock.now(),
+      finishedAt: h.sync.clock.now(),
+      errorCode: 'upstream_unavailable',
+      errorMessage: 'Calendbook answered 503 three times',
+    },
+  });
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+describe('GET /admin/connections/:id', () => {
+  it('lists the runs newest first, with the failed run’s error', async () => {
+    const { text, status } = await page();
+    expect(status).toBe(200);
+    const runs = await h.sync.db.prisma.syncRun.findMany({
+      where: { connectionId },
+      orderBy: [{ startedAt: 'desc' }, { id: 'desc' }],
+    });
+    const listed = [...text.matchAll(/data-run-id="([0-9a-f-]{36})"/g)].map((m) => m[1]);
+    expect(listed).toEqual(runs.map((r) => r.id));
+    expect(text).toContain('upstream_unavailable');
+    expect(text).toContain('Calendbook answered 503 three times');
+  });
+
+  it('sums the upstream calls per endpoint as the runs recorded them', async () => {
+    const { text } = await page();
+    const runs = await h.sync.db.prisma.syncRun.findMany({ where: { connectionId } });
+    const expected = new Map<string, number>();
+    for (const run of runs) {
+      for (const [endpoint, calls] of Object.entries(run.callsByEndpoint as Record<string, number>)) {
+        expected.set(endpoint, (expected.get(endpoint) ?? 0) + calls);
+      }
+    }
+    expect(expected.size).toBeGreaterThan(0);
+    const week = text.slice(text.indexOf('id="calls-week"'));
+    for (const [endpoint, calls] of expected) {
+      expect(week).toMatch(
+        new RegExp(
+          `<code>${endpoint.replace(/[{}/]/g, '\\$&')}</code></th>\\s*<td class="num">${calls}</td>`,
+        ),
+      );
+    }
+  });
+
+  it('charts the open slots of each day, counted from the slot history', async () => {
+    const { text } = await page();
+    const data = JSON.parse(
+      /<script type="application\/json" id="chart-data">\s*(.*?)\s*<\/script>/s
+        .exec(text)![1]!
+        .replace(/\\u003c/g, '<'),
+    );
+    expect(data.x).toHaveLength(28);
+    const slots = await h.sync.db.prisma.slot.findMany({ where: { connectionId } });
+    const openAt = (t: Date) =>
+      slots.filter((s) => s.firstSeenAt <= t && (s.goneAt === null || s.goneAt > t)).length;
+    const expected = (data.x as number[]).map((seconds) => openAt(new Date(seconds * 1000)));
+    expect(data.y).toEqual(expected);
+    expect(Math.max(...expected)).toBeGreaterThan(0);
+  });
+
+  it('lists the feeds without ever showing a token', async () => {
+    const { text } = await page();
+    const feeds = await h.feeds.list({ connectionId, includeRevoked: true });
+    for (const feed of feeds) expect(text).toContain(`data-feed-id="${feed.id}"`);
+    expect(text).not.toContain(token);
+  });
+
+  it('is a 404 for an unknown or malformed id, and needs an administrator', async () => {
+    expect((await h.get(`/admin/connections/${randomUUID()}`, bearer)).status).toBe(404);
+    expect((await h.get('/admin/connections/not-an-id', bearer)).status).toBe(404);
+    const anonymous = await h.get(`/admin/connections/${connectionId}`, { accept: 'text/html' });
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.text).not.toContain(h.sync.sim.users[0]!.email);
+  });
+});
