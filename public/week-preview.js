@@ -53,7 +53,9 @@
     buttonIcons: false,
     buttonText: { prev: '‹', next: '›', today: 'Today' },
     buttonHints: { prev: 'Previous $0', next: 'Next $0', today: 'Back to this $0' },
-    events: { url: section.dataset.feed, format: 'ics' },
+    // The feed allows caching for half a sync interval (calendar apps poll it); the page must show the bytes
+    // as they are now, so the browser is asked past its cache with a query the feed route ignores.
+    events: { url: `${section.dataset.feed}?at=${Date.now()}`, format: 'ics' },
     editable: false,
     selectable: false,
     allDaySlot: false,
@@ -70,7 +72,13 @@
       const end = info.event.end ? calendar.formatDate(info.event.end, timeFormat) : '';
       info.el.title = `${info.event.title}, ${start}–${end}`;
     },
-    eventsSet: () => describe(calendar),
+    // Ready once the feed has been fetched and parsed (eventsSet also fires, empty, before that).
+    loading: (isLoading) => {
+      if (!isLoading) describe(calendar);
+    },
+    eventsSet: () => {
+      if (section.dataset.ready) describe(calendar);
+    },
 
     datesSet: () => {
       if (section.dataset.ready) describe(calendar);

@@ -85,12 +85,14 @@ async function requireEventType(prisma: PrismaClient, connectionId: string, even
 }
 
 export async function runFeeds(env: Env, action: FeedsAction, out: Stdout): Promise<void> {
-  // The vault when its key is given: feeds made or rotated then show on their owner's page too.
+  const issuesToken = action.kind === 'create' || action.kind === 'rotate';
+  // A new token is kept sealed for its owner's page when the vault's key is given (then it must be valid);
+  // without it the owner's page offers to replace the URL. Listing and revoking never need it.
   const config = loadConfig(
     env,
-    env.TOKEN_ENCRYPTION_KEY ? ['database', 'log', 'vault'] : ['database', 'log'],
+    issuesToken && env.TOKEN_ENCRYPTION_KEY ? ['database', 'log', 'vault'] : ['database', 'log'],
   );
-  const linkBase = action.kind === 'create' || action.kind === 'rotate' ? publicBaseUrl(env) : '';
+  const linkBase = issuesToken ? publicBaseUrl(env) : '';
   const logger = createLoggerFor(config.log);
   const releasers = new Releasers();
   try {

@@ -1,7 +1,7 @@
 // Connects a simulated account the way a person does in a browser: slotfeed's /connect redirects to
 // Calendbook's sign-in, which the simulator approves at once for a login_hint it knows, and that redirects
-// back to slotfeed's /oauth/callback, whose page shows the new feed's URL. Nothing is shortcut: state, PKCE,
-// the code exchange and the first sync are the real ones.
+// back to slotfeed's /oauth/callback, which signs the owner in and sends them to their page (/me), where the
+// feed's URL is shown. Nothing is shortcut: state, PKCE, the code exchange and the first sync are the real ones.
 import type { PrismaClient } from '../generated/prisma/client.js';
 import type { FeedStore } from '../store/feeds.js';
 
@@ -16,7 +16,7 @@ export interface ConnectedAccount {
   account: DemoAccount;
   connectionId: string;
   feedToken: string;
-  /** The account was connected in an earlier run: its feed was rotated to get a URL that can be shown. */
+  /** The account's feed had no URL that could be shown again (made before URLs were kept sealed): rotated. */
   reconnected: boolean;
 }
 
@@ -34,9 +34,9 @@ const ENTITIES: Record<string, string> = {
   '&quot;': '"',
   '&#39;': "'",
 };
-const FEED_INPUT = /<input\b[^>]*\bid="feed-https"[^>]*\bvalue="([^"]*)"/;
+const FEED_INPUT = /<input\b[^>]*\bid="feed-url-[^"]*"[^>]*\bvalue="([^"]*)"/;
 
-/** The feed token in a callback page's read-only feed URL field, or null (a "Reconnected" page has none). */
+/** The first feed token in an owner page's read-only feed URL fields, or null when it shows none. */
 export function feedTokenInPage(html: string): string | null {
   const value = FEED_INPUT.exec(html)?.[1];
   if (value === undefined) return null;
@@ -62,7 +62,17 @@ export async function connectDemoAccount(deps: ConnectDeps, account: DemoAccount
     'slotfeed /connect',
   );
   const callback = await redirectTarget(signIn, 'Calendbook sign-in');
-  const page = await fetch(callback, { redirect: 'manual', headers: { accept: 'text/html' } });
+  const landed = await fetch(callback, { redirect: 'manual', headers: { accept: 'text/html' } });
+  const location = landed.headers.get('location');
+  const cookie = landed.headers.get('set-cookie')?.split(';')[0];
+  const ownerPage =
+    landed.status === 303 && location !== null && cookie !== undefined
+      ? await fetch(new URL(location, callback), {
+          redirect: 'manual',
+          headers: { accept: 'text/html', cookie },
+        })
+      : landed;
+  const page = ownerPage;
   const html = await page.text();
   if (page.status !== 200) {
     const text = html
@@ -81,8 +91,8 @@ export async function connectDemoAccount(deps: ConnectDeps, account: DemoAccount
   const shown = feedTokenInPage(html);
   if (shown !== null) return { account, connectionId: connection.id, feedToken: shown, reconnected: false };
 
-  // A reconnect keeps the account's feed, whose token only exists as a hash: a new token is the only URL the
-  // demo can print. Calendars subscribed to the old URL must subscribe again.
+  // A feed made before tokens were kept sealed exists only as a hash: a new token is the only URL the demo
+  // can print. Calendars subscribed to the old URL must subscribe again.
   const ensured = await deps.feeds.ensureDefaultFeed(connection.id);
   const feedToken = ensured.token ?? (await deps.feeds.rotate(ensured.feed.id)).token;
   return { account, connectionId: connection.id, feedToken, reconnected: true };

@@ -27,6 +27,7 @@ import {
   zoneWording,
   type ReportResult,
   type ReportRow,
+  instantWording,
 } from './report-result.js';
 
 interface AvailabilityRow {
@@ -75,7 +76,7 @@ export async function availabilityReport(prisma: ReportDb, query: ReportQuery): 
   return {
     report: 'availability',
     title: 'Availability',
-    caption: `free slots as of ${query.at.toISOString()}, ${zoneWording(query)}, ${rangeWording(query)}`,
+    caption: `free slots as of ${instantWording(query.at)}, ${zoneWording(query)}, ${rangeWording(query)}`,
     query,
     columns: [
       { key: 'connection_id', label: 'connection id', kind: 'text', inTable: false },
@@ -91,6 +92,6 @@ export async function availabilityReport(prisma: ReportDb, query: ReportQuery): 
       { key: 'free_slots', label: 'free slots', value: totalSlots, kind: 'integer' },
       { key: 'free_minutes', label: 'free minutes', value: totalMinutes, kind: 'integer' },
     ],
-    emptyMessage: `No free slots as of ${query.at.toISOString()} for this selection.`,
+    emptyMessage: `No free slots as of ${instantWording(query.at)} for this selection.`,
   };
 }

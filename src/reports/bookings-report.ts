@@ -39,6 +39,7 @@ import {
   type ReportResult,
   type ReportRow,
   type ReportSummaryItem,
+  instantWording,
 } from './report-result.js';
 
 export const WEEKDAY_NAMES = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'] as const;
@@ -205,9 +206,9 @@ export async function bookingsReport(prisma: ReportDb, query: ReportQuery): Prom
     title: 'Bookings',
     query,
     summary,
-    emptyMessage: `No bookings and no newly opened slots up to ${query.at.toISOString()} for this selection.`,
+    emptyMessage: `No bookings and no newly opened slots up to ${instantWording(query.at)} for this selection.`,
   };
-  const wording = `${zoneWording(query)}, ${rangeWording(query)}, as of ${query.at.toISOString()}`;
+  const wording = `${zoneWording(query)}, ${rangeWording(query)}, as of ${instantWording(query.at)}`;
 
   if (query.by === 'weekday-hour') {
     return {
@@ -225,7 +226,7 @@ export async function bookingsReport(prisma: ReportDb, query: ReportQuery): Prom
         hour: c.hour,
         bookings: c.bookings,
       })),
-      emptyMessage: `No bookings up to ${query.at.toISOString()} for this selection.`,
+      emptyMessage: `No bookings up to ${instantWording(query.at)} for this selection.`,
     };
   }
 
@@ -255,7 +256,7 @@ export async function bookingsReport(prisma: ReportDb, query: ReportQuery): Prom
         detected_at: b.detected_at.toISOString(),
         slots_closed: b.slots_closed,
       })),
-      emptyMessage: `No bookings up to ${query.at.toISOString()} for this selection.`,
+      emptyMessage: `No bookings up to ${instantWording(query.at)} for this selection.`,
     };
   }
 

@@ -56,6 +56,11 @@ export const dayString = (value: unknown): string =>
   value instanceof Date ? value.toISOString().slice(0, 10) : String(value);
 
 /** Where the report's days are: one zone for all, or each connection's own. */
+/** The instant a report is as of, as people read it: "2026-03-02 09:00 UTC" (the zone named, to the minute). */
+export function instantWording(at: Date): string {
+  return `${at.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+}
+
 export function zoneWording(query: ReportQuery): string {
   return query.timezone ? `days in ${query.timezone}` : "days in each connection's time zone";
 }

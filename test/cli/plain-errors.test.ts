@@ -116,22 +116,37 @@ describe('what each command reads', () => {
     TRUST_PROXY: 'perhaps',
   };
 
-  it('connections, feeds and report need the database only; feeds create adds PUBLIC_BASE_URL', async () => {
+  it('connections, feeds and report need the database only; feeds create adds PUBLIC_BASE_URL and a given TOKEN_ENCRYPTION_KEY', async () => {
     const env = { ...unrelated, DATABASE_URL: migrated.url };
     expect((await slotfeed(env, 'connections', 'list')).code).toBe(0);
     expect((await slotfeed(env, 'feeds', 'list')).code).toBe(0);
     expect((await slotfeed(env, 'report', 'sync-health')).code).toBe(0);
     const id = randomUUID();
     await migrated.prisma.connection.create({ data: { id, upstreamUserId: `usr_${id}` } });
-    const created = await slotfeed(
+    // A new feed URL is sealed for its owner's page with TOKEN_ENCRYPTION_KEY when one is set: a bad one stops
+    // feeds create (naming it); without one the feed is made all the same.
+    const badKey = await slotfeed(
       { ...env, PUBLIC_BASE_URL: 'https://feeds.example' },
+      'feeds',
+      'create',
+      id,
+    );
+    expect(badKey.code).toBe(2);
+    expect(badKey.stderr).toMatch(/TOKEN_ENCRYPTION_KEY/);
+    const created = await slotfeed(
+      { ...env, TOKEN_ENCRYPTION_KEY: '', PUBLIC_BASE_URL: 'https://feeds.example' },
       'feeds',
       'create',
       id,
     );
     expect(created.code).toBe(0);
     expect(created.stdout).toMatch(/^ {2}https:\/\/feeds\.example\/feeds\/\S+\.ics$/m);
-    const badBase = await slotfeed({ ...env, PUBLIC_BASE_URL: 'feeds.example' }, 'feeds', 'create', id);
+    const badBase = await slotfeed(
+      { ...env, TOKEN_ENCRYPTION_KEY: '', PUBLIC_BASE_URL: 'feeds.example' },
+      'feeds',
+      'create',
+      id,
+    );
     expect(badBase.code).toBe(2);
     expect(badBase.stderr).toMatch(/PUBLIC_BASE_URL/);
   });

@@ -1,10 +1,14 @@
 // The connect flow and the admin page in a real browser: Playwright driving Debian's Chromium. A simulated user
-// approves on the consent page, sees the feed links and the preview fill in once a real worker's first sync
-// lands, the feed URL is opened, and an administrator signs in and rotates the feed's token.
+// approves on the consent page and lands on their own page with the feed links; once a real worker's first
+// sync lands, the week preview draws the feed from its URL; the feed URL is opened, and an administrator signs
+// in and rotates the feed's token.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Page } from 'playwright-core';
 import { launchTestBrowser, type TestBrowser } from '../support/browser.js';
+import ICAL from 'ical.js-v2';
+import { DateTime } from 'luxon';
 import { assertStrictIcs } from '../support/ics-checks.js';
+import { waitFor } from '../support/wait-for.js';
 import { ADMIN_TOKEN, createWebHarness, type WebHarness } from '../support/web-harness.js';
 
 let h: WebHarness;
@@ -36,36 +40,57 @@ afterAll(async () => {
 });
 
 describe('in Chromium', () => {
-  it('connects a simulated user through the consent page and shows the feed links and a preview', async () => {
+  it('connects a simulated user through the consent page and lands on their page, with the feed drawn from its URL', async () => {
     const user = h.sync.sim.users[2]!;
     await page.goto(`${h.url}/connect`);
     expect(page.url()).toContain(`${h.sync.sim.authUrl}/login`);
     await page.click(`button[data-user-id="${user.id}"]`);
-    await page.waitForURL(`${h.url}/oauth/callback?**`);
-    await expect(page.locator('h1').textContent()).resolves.toBe(`Connected: ${user.name}`);
+    await page.waitForURL(`${h.url}/me?notice=connected`);
+    await expect(page.locator('h1').textContent()).resolves.toBe('Your availability');
+    await expect(page.locator('#status h2').textContent()).resolves.toBe(user.name);
 
-    feedUrl = await page.inputValue('#feed-https');
+    feedUrl = await page.inputValue('[id^="feed-url-"]');
     expect(feedUrl).toMatch(new RegExp(`^${h.url}/feeds/[A-Za-z0-9_-]{43}\\.ics$`));
     const webcal = feedUrl.replace('http://', 'webcal://');
-    await expect(page.inputValue('#feed-webcal')).resolves.toBe(webcal);
-    await expect(page.getAttribute('#link-webcal', 'href')).resolves.toBe(webcal);
-    await expect(page.getAttribute('#link-google', 'href')).resolves.toBe(
-      `https://calendar.google.com/calendar/render?cid=${encodeURIComponent(webcal)}`,
-    );
-    await expect(page.getAttribute('#link-outlook', 'href')).resolves.toMatch(
-      new RegExp(
-        `^https://outlook\\.live\\.com/calendar/0/addfromweb\\?url=${encodeURIComponent(feedUrl)}&name=`,
-      ),
-    );
-    await expect(page.locator('button[data-copy]').count()).resolves.toBe(2);
+    await expect(page.inputValue('[id^="feed-webcal-"]')).resolves.toBe(webcal);
+    await expect(page.locator(`a[href="${webcal}"]`).count()).resolves.toBe(1);
+    await expect(
+      page
+        .locator(`a[href="https://calendar.google.com/calendar/render?cid=${encodeURIComponent(webcal)}"]`)
+        .count(),
+    ).resolves.toBe(1);
+    await expect(
+      page
+        .locator(
+          `a[href^="https://outlook.office.com/calendar/0/addfromweb?url=${encodeURIComponent(feedUrl)}&name="]`,
+        )
+        .count(),
+    ).resolves.toBe(1);
 
-    // The worker runs the sync the callback enqueued; the page polls until the preview is ready.
-    await page.waitForSelector('#preview[data-ready="true"]', { timeout: 20_000 });
-    const blocks = await page.locator('#preview-slots li').allTextContents();
-    expect(blocks.length).toBeGreaterThan(0);
-    // "Mon, 2 Mar, 14:50–18:10 · Free": a block of free time with its start and end.
-    expect(blocks[0]).toMatch(/^.+, .+\d.*–.*\d.* · Free$/);
-    await expect(page.textContent('#preview-status')).resolves.toMatch(/^Next free time \(.+\):$/);
+    // The worker runs the sync the callback queued; a reload then shows the same URL and the preview draws the
+    // feed's events, each at the times the feed gives in the account's zone.
+    await waitFor(
+      () => h.sync.db.prisma.connection.findFirst({ where: { email: user.email } }),
+      (c) => c?.lastGoodSyncAt != null,
+      { what: 'the first sync' },
+    );
+    await page.reload();
+    await expect(page.inputValue('[id^="feed-url-"]')).resolves.toBe(feedUrl);
+    await page.waitForSelector('#week-preview[data-ready="true"]', { timeout: 20_000 });
+    const drawn = await page
+      .locator('#week-preview .fc-event')
+      .evaluateAll((events) => events.map((e) => e.getAttribute('title')));
+    await expect(page.getAttribute('#week-preview', 'data-events')).resolves.toBe(String(drawn.length));
+    const zone = (await page.getAttribute('#week-preview', 'data-time-zone'))!;
+    const feed = ICAL.Component.fromString((await fetchInPage(feedUrl)).text);
+    const local = (time: ICAL.Time) => DateTime.fromJSDate(time.toJSDate(), { zone }).toFormat('HH:mm');
+    const inFeed = new Set(
+      feed.getAllSubcomponents('vevent').map((vevent) => {
+        const event = new ICAL.Event(vevent);
+        return `${event.summary}, ${local(event.startDate)}–${local(event.endDate)}`;
+      }),
+    );
+    for (const title of drawn) expect(inFeed).toContain(title);
   });
 
   it('opens the feed URL', async () => {
@@ -74,13 +99,6 @@ describe('in Chromium', () => {
     expect(feed.type).toBe('text/calendar; charset=utf-8');
     assertStrictIcs(feed.text);
     expect(feed.text).toContain('BEGIN:VEVENT');
-
-    // Following the link itself: a calendar file is a download for a browser.
-    const [download] = await Promise.all([page.waitForEvent('download'), page.click('#link-https')]);
-    const saved = await download.path();
-    expect(saved).toBeTruthy();
-    const { readFile } = await import('node:fs/promises');
-    expect(await readFile(saved, 'utf8')).toBe(feed.text);
   });
 
   it('signs in to admin, rotates the feed token, and the old URL answers 404', async () => {
