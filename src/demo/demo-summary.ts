@@ -59,7 +59,8 @@ export function shellQuote(value: string): string {
 export function formatDemoSummary(summary: DemoSummary): string {
   const lines = [
     '',
-    `Admin page:  ${summary.webUrl}/`,
+    `Home page:   ${summary.webUrl}/  (owners sign in with Calendbook to their page, /me)`,
+    `Admin page:  ${summary.webUrl}/admin`,
     `Admin token: ${summary.adminToken}`,
     '  (log in with it, or send "Authorization: Bearer <token>"; the queue dashboard is at /admin/queues)',
     '',

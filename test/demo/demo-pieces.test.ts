@@ -28,18 +28,18 @@ afterAll(async () => {
 });
 
 describe('feedTokenInPage', () => {
-  it('reads the token from the read-only feed URL field, HTML entities and all', () => {
-    const page = `<p><label for="feed-https">Feed URL</label><br />
-      <input id="feed-https" type="text" readonly value="http://127.0.0.1:3000/feeds/${TOKEN}.ics" /></p>
+  it('reads the token from the owner page’s first read-only feed URL field, HTML entities and all', () => {
+    const page = `<p><label for="feed-url-1">Feed address</label><br />
+      <input id="feed-url-1" type="text" readonly value="http://127.0.0.1:3000/feeds/${TOKEN}.ics" /></p>
       <input id="feed-webcal" type="text" readonly value="webcal://127.0.0.1:3000/feeds/other.ics" />`;
     expect(feedTokenInPage(page)).toBe(TOKEN);
     const escaped = page.replace('http://127.0.0.1:3000', 'http://h.test/a&amp;b');
     expect(feedTokenInPage(escaped)).toBe(TOKEN);
   });
 
-  it('finds none on a page without the field (a reconnect)', () => {
+  it('finds none on a page without the field (a feed whose URL cannot be shown again)', () => {
     expect(
-      feedTokenInPage('<h1>Reconnected: Ada</h1><p id="reconnected">Access was renewed.</p>'),
+      feedTokenInPage('<h1>Your availability</h1><p id="feed-hidden-1">Replace its address</p>'),
     ).toBeNull();
   });
 });
@@ -89,7 +89,7 @@ describe('formatDemoSummary', () => {
   });
 
   it('prints the admin URL and token, both feed URLs, a curl command, and `feeds ready` on a line of its own', () => {
-    expect(text).toContain('Admin page:  http://127.0.0.1:3000/\n');
+    expect(text).toContain('Admin page:  http://127.0.0.1:3000/admin\n');
     expect(text).toContain('Admin token: admin-token-0123456789\n');
     expect(text).toContain('Ada Knuth <ada@example.test>: 7 free slots\n');
     expect(text).toContain(`    feed:   ${https}\n    webcal: webcal://127.0.0.1:3000/feeds/${TOKEN}.ics\n`);

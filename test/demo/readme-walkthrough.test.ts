@@ -105,7 +105,7 @@ describe('the README walkthrough of the CLI against a running demo', () => {
     );
     const printed = running.output();
     expect(running.child.exitCode).toBeNull();
-    const origin = /^Admin page: +(http:\/\/127\.0\.0\.1:\d+)\/$/m.exec(printed)?.[1];
+    const origin = /^Admin page: +(http:\/\/127\.0\.0\.1:\d+)\/admin$/m.exec(printed)?.[1];
     expect(origin).toBeDefined();
 
     // The one line the demo prints to use the CLI, and the file it names.
