@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { runCli } from '../../src/cli/program.js';
 import { createFeedStore } from '../../src/store/feeds.js';
+import { runCapturedCli } from '../support/cli-run.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 
 let db: TestDatabase;
@@ -19,15 +20,7 @@ afterAll(async () => {
   await db.drop();
 });
 
-async function slotfeed(...args: string[]) {
-  let stdout = '';
-  let stderr = '';
-  const code = await runCli(args, env, {
-    stdout: { write: (t) => void (stdout += t), isTTY: false },
-    stderr: { write: (t) => void (stderr += t) },
-  });
-  return { code, stdout, stderr };
-}
+const slotfeed = (...args: string[]) => runCapturedCli(env, args);
 
 const tokenIn = (text: string) => /https:\/\/slotfeed\.example\/feeds\/([A-Za-z0-9_-]+)\.ics/.exec(text)?.[1];
 

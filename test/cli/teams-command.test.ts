@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { runCli } from '../../src/cli/program.js';
+import { runCapturedCli } from '../support/cli-run.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 
 let db: TestDatabase;
@@ -24,15 +24,7 @@ afterAll(async () => {
   await db.drop();
 });
 
-async function slotfeed(...args: string[]) {
-  let stdout = '';
-  let stderr = '';
-  const code = await runCli(args, env, {
-    stdout: { write: (t) => void (stdout += t), isTTY: false },
-    stderr: { write: (t) => void (stderr += t) },
-  });
-  return { code, stdout, stderr };
-}
+const slotfeed = (...args: string[]) => runCapturedCli(env, args);
 
 describe('slotfeed teams', () => {
   it('creates a team with members, adds, lists, removes and deletes', async () => {
