@@ -310,7 +310,7 @@ export function adminPage(
 
 export function newFeedUrlPage(
   reply: FastifyReply,
-  input: { feed: FeedRecord; links: FeedLinks; rotated: boolean },
+  input: { feed: FeedRecord; links: FeedLinks; rotated: boolean; loopback: boolean },
 ): FastifyReply {
   const { feed, links } = input;
   return sendPage(reply, 200, {
@@ -331,7 +331,18 @@ export function newFeedUrlPage(
         <a class="button small" href="${links.webcal}">webcal link</a>
         <a class="button small" href="${links.google}" rel="noopener noreferrer">Add to Google Calendar</a>
         <a class="button small" href="${links.outlook}" rel="noopener noreferrer">Add to Outlook.com</a>
+        <a class="button small" href="${links.microsoft365}" rel="noopener noreferrer"
+          >Add to Microsoft 365</a
+        >
       </div>
+      ${
+        input.loopback
+          ? html`<p class="warning small" data-loopback-note>
+              PUBLIC_BASE_URL is this machine: calendar apps here can subscribe, but Google Calendar and
+              Outlook fetch feeds from their own servers, which cannot reach it.
+            </p>`
+          : ''
+      }
       <p><a href="${ADMIN_HOME}">Back to the connections</a></p>
     </section>`,
   });

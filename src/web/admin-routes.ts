@@ -17,7 +17,7 @@ import {
   setConnectionEnabled,
 } from '../store/connection-admin.js';
 import { ADMIN_HOME, ADMIN_NOTICES, adminPage, loginPage, newFeedUrlPage } from './admin-pages.js';
-import { feedLinksFor } from './feed-links.js';
+import { feedLinksFor, isLoopbackBaseUrl } from './feed-links.js';
 import { HttpError } from './http-error.js';
 import { perAddressLimit, SIGN_IN_FORM_PER_MINUTE } from './rate-limits.js';
 import type { WebDeps } from './web-deps.js';
@@ -213,7 +213,12 @@ export function registerAdminRoutes(app: FastifyInstance, deps: WebDeps): void {
       options: options.data,
     });
     request.log.info({ feedId: feed.id, connectionId: connection.id }, 'admin created a feed');
-    return newFeedUrlPage(reply, { feed, links: await linksFor(deps, feed, token), rotated: false });
+    return newFeedUrlPage(reply, {
+      feed,
+      links: await linksFor(deps, feed, token),
+      rotated: false,
+      loopback: isLoopbackBaseUrl(deps.settings.publicBaseUrl),
+    });
   });
 
   action('/admin/feeds/:id/rotate', async (request, reply) => {
@@ -221,7 +226,12 @@ export function registerAdminRoutes(app: FastifyInstance, deps: WebDeps): void {
     // The old URL must be dead in this process before the page says so (other replicas hear it within ms).
     await deps.feedChanges.caughtUp();
     request.log.info({ feedId: feed.id }, 'admin rotated a feed token');
-    return newFeedUrlPage(reply, { feed, links: await linksFor(deps, feed, token), rotated: true });
+    return newFeedUrlPage(reply, {
+      feed,
+      links: await linksFor(deps, feed, token),
+      rotated: true,
+      loopback: isLoopbackBaseUrl(deps.settings.publicBaseUrl),
+    });
   });
 
   action('/admin/feeds/:id/revoke', async (request, reply) => {

@@ -4,7 +4,7 @@ import { describe, expect, it } from '@jest/globals';
 import { acceptsGzip } from '../../src/web/accept-encoding.js';
 import { formatHttpDate, parseHttpDate } from '../../src/lib/http-date.js';
 import { isNotModified, parseEntityTagList } from '../../src/web/conditional-get.js';
-import { feedLinksFor } from '../../src/web/feed-links.js';
+import { feedLinksFor, isLoopbackBaseUrl } from '../../src/web/feed-links.js';
 import { escapeHtml, html } from '../../src/web/html.js';
 
 const lastModified = new Date('2026-03-02T09:01:30.750Z');
@@ -126,5 +126,22 @@ describe('html', () => {
     expect(html`<p title="${'"quoted"'}">${inner}${['<', html`<br />`]}${null}${false}</p>`.html).toBe(
       '<p title="&quot;quoted&quot;"><b>&lt;i&gt;</b>&lt;<br /></p>',
     );
+  });
+});
+
+describe('isLoopbackBaseUrl', () => {
+  it('is true for addresses of this machine only', () => {
+    for (const url of [
+      'http://127.0.0.1:3000',
+      'http://localhost',
+      'http://app.localhost:8080',
+      'http://[::1]:3000',
+      'http://127.1.2.3',
+    ]) {
+      expect([url, isLoopbackBaseUrl(url)]).toEqual([url, true]);
+    }
+    for (const url of ['https://slotfeed.example', 'http://10.0.0.5:3000', 'http://128.0.0.1', 'not a url']) {
+      expect([url, isLoopbackBaseUrl(url)]).toEqual([url, false]);
+    }
   });
 });
