@@ -7,6 +7,7 @@ import {
   DEFAULT_FEED_VIEW,
   DEFAULT_FREE_SUMMARY,
   FEED_VIEWS,
+  VIEW_NAMES,
   viewOf,
   type FeedView,
 } from '../feeds/feed-options.js';
@@ -52,7 +53,7 @@ const minute = (date: Date) => date.toISOString().replace(/:\d\d\.\d{3}Z$/, 'Z')
 function describeOptions(feed: FeedRecord): string {
   const view = viewOf(feed.options);
   const parts = [
-    view === 'free' ? 'free time' : 'slots',
+    VIEW_NAMES[view],
     feed.upstreamEventId ? `event ${feed.upstreamEventId}` : 'all event types',
   ];
   if (feed.options.days) parts.push(`${feed.options.days} days`);
@@ -196,7 +197,10 @@ export function registerFeedsCommand(program: Command, env: Env, stdout: Stdout)
       'only this event type (default: all; a secret one only this way; see `slotfeed connections show`)',
     )
     .addOption(
-      new Option('--view <view>', 'free: blocks of free time; slots: one event per bookable slot')
+      new Option(
+        '--view <view>',
+        'free: blocks of free time; slots: one event per bookable slot; busy: inferred bookings as busy blocks; free+busy: both',
+      )
         .choices(FEED_VIEWS)
         .default(DEFAULT_FEED_VIEW),
     )

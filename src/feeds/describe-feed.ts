@@ -30,6 +30,8 @@ function zoneOrUtc(zone: string | null): string {
 const WHAT_IT_SHOWS: Record<FeedView, string> = {
   free: 'Free time',
   slots: 'Bookable times',
+  busy: 'Busy time (bookings as seen by slotfeed)',
+  'free+busy': 'Free and busy time',
 };
 
 export function describeFeed(o: {

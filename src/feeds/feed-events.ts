@@ -2,12 +2,15 @@
 // block of free time, or one bookable slot), and the cap counts what is shown, after merging.
 import { createHash } from 'node:crypto';
 import { cssColorNameFor } from './css-colors.js';
-import type { FeedEvent, FeedEventType, FeedSlot } from './feed-model.js';
-import { DEFAULT_FREE_SUMMARY, type FeedView } from './feed-options.js';
+import { busyBlocks } from './busy-blocks.js';
+import type { FeedBooking, FeedEvent, FeedEventType, FeedSlot } from './feed-model.js';
+import { DEFAULT_FREE_SUMMARY, showsBusy, showsFree, type FeedView } from './feed-options.js';
 import { freeBlocks, type FreeBlock } from './free-blocks.js';
 import { sanitizeText } from './ics-text.js';
 import { compareText, mergeSlots } from './merge-slots.js';
-import { freeBlockUid, slotUid } from './slot-uid.js';
+import { busyBlockUid, freeBlockUid, slotUid } from './slot-uid.js';
+
+export const BUSY_SUMMARY = 'Busy';
 
 export interface FeedEventsInput {
   connectionId: string;
@@ -18,8 +21,10 @@ export interface FeedEventsInput {
   slots: readonly FeedSlot[];
   /** `slots` view: join one event type's touching slots. */
   merge: boolean;
-  /** `free` view: every block's SUMMARY. */
+  /** `free` views: every free block's SUMMARY. */
   summary?: string;
+  /** Busy views: the inferred bookings in the window, any order (time free again now is left out). */
+  bookings?: readonly FeedBooking[];
   maxEvents: number;
 }
 
@@ -92,15 +97,31 @@ function blockOffers(block: FreeBlock, eventTypes: ReadonlyMap<string, FeedEvent
     .sort((a, b) => compareText(a.eventType.title, b.eventType.title) || compareText(a.id, b.id));
 }
 
-function freeEvents(input: FeedEventsInput): FeedEvent[] {
+function usableFreeBlocks(input: FeedEventsInput): FreeBlock[] {
   // Slots whose event type is unknown, or whose end must be recomputed, are fixed as the slots view would.
   const usable = input.slots.flatMap((slot) => {
     const eventType = input.eventTypes.get(slot.eventId);
     const endsAt = eventType && validEnd(slot, eventType);
     return endsAt ? [{ ...slot, endsAt }] : [];
   });
+  return freeBlocks(usable);
+}
+
+/** Busy time as opaque events: the bookings' union less what is free again. No description: it is nobody's business what. */
+function busyEvents(input: FeedEventsInput): FeedEvent[] {
+  return busyBlocks(input.bookings ?? [], usableFreeBlocks(input)).map((block) => ({
+    uid: busyBlockUid(input.connectionId, block.startsAt),
+    startsAt: block.startsAt,
+    endsAt: block.endsAt,
+    summary: BUSY_SUMMARY,
+    busy: true,
+    history: { sequence: 0, changedAt: block.changedAt },
+  }));
+}
+
+function freeEvents(input: FeedEventsInput): FeedEvent[] {
   const summary = sanitizeText(input.summary ?? DEFAULT_FREE_SUMMARY);
-  return freeBlocks(usable).map((block) => {
+  return usableFreeBlocks(input).map((block) => {
     const offers = blockOffers(block, input.eventTypes);
     const lines = offers.map(
       ({ eventType, url }) =>
@@ -122,7 +143,13 @@ function freeEvents(input: FeedEventsInput): FeedEvent[] {
 
 /** The feed's events, in feed order, cut to the cap after merging, with the count before the cut. */
 export function planFeedEvents(input: FeedEventsInput): PlannedFeed {
-  const events = input.view === 'free' ? freeEvents(input) : slotEvents(input);
+  const events =
+    input.view === 'slots'
+      ? slotEvents(input)
+      : [
+          ...(showsFree(input.view) ? freeEvents(input) : []),
+          ...(showsBusy(input.view) ? busyEvents(input) : []),
+        ];
   events.sort(
     (a, b) =>
       a.startsAt.getTime() - b.startsAt.getTime() ||
@@ -146,6 +173,8 @@ export function feedEventDigest(event: FeedEvent): string {
     event.description ?? null,
     event.url ?? null,
     event.color ?? null,
+    // Only busy events carry the flag, so the digests of every event published before it existed stay put.
+    ...(event.busy ? ['busy'] : []),
   ];
   return createHash('sha256').update(JSON.stringify(seen), 'utf8').digest('base64url').slice(0, 22);
 }

@@ -24,6 +24,14 @@ export interface FeedSlot {
   lastChangedAt: Date;
 }
 
+/** An inferred booking (store/snapshots: slotfeed_inferred_bookings): time that became unavailable. */
+export interface FeedBooking {
+  startsAt: Date;
+  endsAt: Date;
+  /** The sync that first saw it. */
+  detectedAt: Date;
+}
+
 /** What a subscriber's calendar is told about an event's changes: SEQUENCE, and DTSTAMP = LAST-MODIFIED. */
 export interface EventRevision {
   sequence: number;
@@ -40,6 +48,8 @@ export interface FeedEvent {
   url?: string;
   /** A CSS3 colour name (RFC 7986 COLOR). */
   color?: string;
+  /** Busy time: TRANSP:OPAQUE; everything else a feed shows is free (TRANSPARENT). */
+  busy?: boolean;
   /** The revision from stored history, used for an event never published before. */
   history: EventRevision;
 }

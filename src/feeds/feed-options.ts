@@ -7,8 +7,10 @@ import { z } from 'zod';
  * - `free`: the person's free time, the open slots of every included event type merged into maximal blocks,
  *   one event per block. What a colleague subscribing wants: when this person is free, once.
  * - `slots`: bookable starts, one event per slot and event type (`merge` joins one event type's slots).
+ * - `busy`: the inferred bookings as opaque "Busy" blocks, what availability-only calendar publishing shows.
+ * - `free+busy`: both.
  */
-export const FEED_VIEWS = ['free', 'slots'] as const;
+export const FEED_VIEWS = ['free', 'slots', 'busy', 'free+busy'] as const;
 export type FeedView = (typeof FEED_VIEWS)[number];
 export const DEFAULT_FEED_VIEW: FeedView = 'free';
 export const DEFAULT_FREE_SUMMARY = 'Free';
@@ -28,6 +30,18 @@ export type FeedOptions = { view?: FeedView; days?: number; merge?: boolean; sum
 
 export const viewOf = (o: FeedOptions): FeedView => o.view ?? DEFAULT_FEED_VIEW;
 
+/** A view as lists and summaries name it. */
+export const VIEW_NAMES: Record<FeedView, string> = {
+  free: 'free time',
+  slots: 'slots',
+  busy: 'busy time',
+  'free+busy': 'free and busy time',
+};
+
+/** Whether a view shows blocks of free time (titled by `summary`), and whether it shows busy time. */
+export const showsFree = (view: FeedView): boolean => view === 'free' || view === 'free+busy';
+export const showsBusy = (view: FeedView): boolean => view === 'busy' || view === 'free+busy';
+
 /**
  * A canonical key for render caches: equal for options that render alike (`{}` and `{ view: 'free' }`).
  * An unset day range reads "d-": callers that want the configured default in the key pass resolved options,
@@ -35,8 +49,11 @@ export const viewOf = (o: FeedOptions): FeedView => o.view ?? DEFAULT_FEED_VIEW;
  */
 export function feedOptionsKey(o: FeedOptions): string {
   const view = viewOf(o);
-  const shape =
-    view === 'free' ? `s${JSON.stringify(o.summary ?? DEFAULT_FREE_SUMMARY)}` : `m${o.merge ? 1 : 0}`;
+  const shape = showsFree(view)
+    ? `s${JSON.stringify(o.summary ?? DEFAULT_FREE_SUMMARY)}`
+    : view === 'slots'
+      ? `m${o.merge ? 1 : 0}`
+      : '';
   return `${view};d${o.days ?? '-'};${shape}`;
 }
 
@@ -47,15 +64,16 @@ export function normalizeFeedOptions(o: FeedOptions): FeedOptions {
     view,
     ...(o.days !== undefined ? { days: o.days } : {}),
     ...(view === 'slots' && o.merge !== undefined ? { merge: o.merge } : {}),
-    ...(view === 'free' && o.summary !== undefined ? { summary: o.summary } : {}),
+    ...(showsFree(view) && o.summary !== undefined ? { summary: o.summary } : {}),
   };
 }
 
 /** Options that only make sense for the other view are a mistake the caller should hear about. */
 export function optionsConflict(o: FeedOptions): string | undefined {
   const view = viewOf(o);
-  if (view === 'free' && o.merge !== undefined)
-    return 'merge applies to the slots view only (free time is always merged)';
-  if (view === 'slots' && o.summary !== undefined) return 'summary applies to the free view only';
+  if (view !== 'slots' && o.merge !== undefined)
+    return 'merge applies to the slots view only (free and busy time are always merged)';
+  if (!showsFree(view) && o.summary !== undefined)
+    return 'summary applies to the views of free time only (free, free+busy)';
   return undefined;
 }

@@ -8,7 +8,8 @@
 // - No VTIMEZONE: every time is UTC ("Z").
 // - What an event is comes from the view (feed-events.ts); SEQUENCE and DTSTAMP from its revision.
 // - COLOR only as a CSS3 name (RFC 7986); see css-colors.ts for when it is left out.
-// - X-MICROSOFT-CDO-BUSYSTATUS:FREE alongside TRANSP:TRANSPARENT: Outlook desktop reads the former.
+// - X-MICROSOFT-CDO-BUSYSTATUS:FREE alongside TRANSP:TRANSPARENT (BUSY with OPAQUE for busy time): Outlook
+//   desktop reads the former.
 import {
   ICalCalendar,
   ICalEventBusyStatus,
@@ -56,8 +57,8 @@ function eventData(event: FeedEvent, revision: EventRevision): ICalEventData {
     start: event.startsAt,
     end: event.endsAt,
     summary: event.summary,
-    transparency: ICalEventTransparency.TRANSPARENT,
-    busystatus: ICalEventBusyStatus.FREE,
+    transparency: event.busy ? ICalEventTransparency.OPAQUE : ICalEventTransparency.TRANSPARENT,
+    busystatus: event.busy ? ICalEventBusyStatus.BUSY : ICalEventBusyStatus.FREE,
     status: ICalEventStatus.CONFIRMED,
     ...(event.url ? { url: uriValue(event.url) } : {}),
     ...(event.description ? { description: event.description } : {}),

@@ -10,6 +10,14 @@ export function slotUid(connectionId: string, eventId: string, startsAt: Date): 
   return `${digest.slice(0, 32)}@slotfeed`;
 }
 
+/** A block of busy time, by where it starts; "busy" keeps it apart from a free block starting there. */
+export function busyBlockUid(connectionId: string, startsAt: Date): string {
+  const digest = createHash('sha256')
+    .update(`${connectionId}\u0000busy\u0000${startsAt.toISOString()}`, 'utf8')
+    .digest('hex');
+  return `${digest.slice(0, 32)}@slotfeed`;
+}
+
 /**
  * A block of free time is known by where it starts: a booking that splits it keeps the first part's UID, and
  * the block keeps its UID while its end moves. "free" keeps it apart from any slot's UID.

@@ -2,7 +2,7 @@
 // account's zone), its recent runs with their errors, the upstream calls they made per endpoint, its feeds
 // (never a token), and its open slots over the last weeks as a chart. Its actions are the list's own forms.
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { viewOf } from '../feeds/feed-options.js';
+import { VIEW_NAMES, viewOf } from '../feeds/feed-options.js';
 import { ConnectionNotFoundError } from '../store/connections.js';
 import {
   callsByEndpointSince,
@@ -105,7 +105,7 @@ function feedsList(feeds: FeedRecord[], titles: Map<string, string>, zone: strin
             >${feed.revokedAt === null ? 'active' : 'revoked'}</span
           >
           <span class="muted small">
-            ${viewOf(feed.options) === 'free' ? 'free time' : 'slots'};
+            ${VIEW_NAMES[viewOf(feed.options)]};
             ${feed.upstreamEventId === null ? 'all event types' : (titles.get(feed.upstreamEventId) ?? feed.upstreamEventId)};
             ${feed.options.days === undefined ? 'default days' : `${feed.options.days} days`}; since
             ${when(feed.createdAt, zone, now)}

@@ -1,6 +1,6 @@
 // HTML of the admin pages: sign-in, the connections overview with its actions, and the page that shows a
 // new feed URL once (after create or rotate).
-import { viewOf } from '../feeds/feed-options.js';
+import { FEED_VIEWS, VIEW_NAMES, viewOf } from '../feeds/feed-options.js';
 import type { FastifyReply } from 'fastify';
 import type { FeedRecord } from '../store/feeds.js';
 import type { FeedLinks } from './feed-links.js';
@@ -96,7 +96,7 @@ function describeFeedRow(
       ? 'all event types'
       : (eventTitles.get(feed.upstreamEventId) ?? feed.upstreamEventId);
   const options = [
-    viewOf(feed.options) === 'free' ? 'free time' : 'slots',
+    VIEW_NAMES[viewOf(feed.options)],
     feed.options.days === undefined ? 'default days' : `${feed.options.days} days`,
     feed.options.merge ? 'merged' : null,
     feed.options.summary === undefined ? null : `“${feed.options.summary}”`,
@@ -134,8 +134,7 @@ function createFeedForm(connection: ConnectionOverview): Raw {
       <div class="field">
         <label for="${id('view')}">Shows</label>
         <select id="${id('view')}" name="view">
-          <option value="free" selected>Free time (blocks)</option>
-          <option value="slots">Bookable slots</option>
+          ${FEED_VIEWS.map((view) => html`<option value="${view}">${VIEW_NAMES[view]}</option>`)}
         </select>
       </div>
       <div class="field">
@@ -148,7 +147,7 @@ function createFeedForm(connection: ConnectionOverview): Raw {
         <span class="hint">Empty: the installation’s default.</span>
       </div>
       <div class="field">
-        <label for="${id('summary')}">Block title (free time only)</label>
+        <label for="${id('summary')}">Free blocks’ title (views of free time only)</label>
         <input id="${id('summary')}" name="summary" maxlength="100" placeholder="Free" />
       </div>
       <div class="field check">

@@ -71,7 +71,7 @@ function feedOptionsFrom(form: unknown): unknown {
     view,
     ...(days === '' ? {} : { days: Number(days) }),
     ...(view === 'slots' && field(form, 'merge') === 'true' ? { merge: true } : {}),
-    ...(view === 'free' && summary !== '' ? { summary } : {}),
+    ...((view === 'free' || view === 'free+busy') && summary !== '' ? { summary } : {}),
   };
 }
 

@@ -25,6 +25,8 @@ export const OWNER_NOTICES: Record<string, string> = {
 export const VIEW_LABELS: Record<FeedView, string> = {
   free: 'Free time (blocks)',
   slots: 'Bookable slots',
+  busy: 'Busy time (bookings)',
+  'free+busy': 'Free and busy time',
 };
 
 export interface OwnerFeed {

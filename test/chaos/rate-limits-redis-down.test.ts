@@ -84,7 +84,7 @@ describe('rate limits when Redis fails', () => {
     const guesses: number[] = [];
     for (let i = 0; i <= MAX_FAILURES; i++) {
       const r = await appA.inject({
-        url: '/',
+        url: '/admin',
         remoteAddress,
         headers: { authorization: `Bearer guess-${i}` },
       });
@@ -105,7 +105,7 @@ describe('rate limits when Redis fails', () => {
     expect(signIn.statusCode).toBe(503);
     expect(signIn.headers['retry-after']).toBe('30');
     const bearer = await appA.inject({
-      url: '/',
+      url: '/admin',
       remoteAddress: '192.0.2.4',
       headers: { authorization: `Bearer ${ADMIN_TOKEN}`, accept: 'application/json' },
     });

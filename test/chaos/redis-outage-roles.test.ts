@@ -149,12 +149,12 @@ describe('Redis killed under web, worker and scheduler processes', () => {
     const action = await timed(syncNow());
     expect(action.status).toBe(503);
     expect(JSON.parse(action.text)).toMatchObject({ error: 'unavailable' });
-    const session = await timed(get(`${webUrl}/`, { cookie, accept: 'text/html' }));
+    const session = await timed(get(`${webUrl}/admin`, { cookie, accept: 'text/html' }));
     expect(session.status).toBe(503);
     const board = await timed(get(`${webUrl}/admin/queues/api/queues`, bearer));
     expect(board.status).toBe(503);
     // The admin page itself reads Postgres only: the bearer token still opens it.
-    expect((await get(`${webUrl}/`, bearer)).status).toBe(200);
+    expect((await get(`${webUrl}/admin`, bearer)).status).toBe(200);
     for (const [what, response] of Object.entries({ connect, action, session, board })) {
       expect({ what, fast: response.ms < FAST_MS }).toEqual({ what, fast: true });
     }
@@ -217,7 +217,7 @@ describe('Redis killed under web, worker and scheduler processes', () => {
       );
     }
     expect((await get(`${webUrl}/connect`)).status).toBe(302);
-    expect((await get(`${webUrl}/`, { cookie, accept: 'text/html' })).status).toBe(401);
+    expect((await get(`${webUrl}/admin`, { cookie, accept: 'text/html' })).status).toBe(401);
     const before = await succeededRuns();
     await waitFor(
       () => syncNow().then((r) => r.status),

@@ -211,10 +211,11 @@ describe('slotfeed demo', () => {
     assertStrictIcs(ics);
     expect(ics).toContain('BEGIN:VEVENT');
 
-    const admin = await fetch(`${printed.adminUrl}/`, {
+    const admin = await fetch(`${printed.adminUrl}/admin`, {
       headers: { authorization: `Bearer ${printed.adminToken}`, accept: 'text/html' },
     });
     expect(admin.status).toBe(200);
+    expect(await admin.text()).toContain('<h1>Connections</h1>');
 
     // A history, recorded before the present through the real syncs: three weeks of runs and bookings.
     expect(out).toMatch(/^History: a fresh database, so the accounts connect 21 days back/m);

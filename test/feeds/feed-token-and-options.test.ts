@@ -49,7 +49,7 @@ describe('feed options', () => {
       summary: 'Available',
     });
     for (const bad of [
-      { view: 'busy' },
+      { view: 'tentative' },
       { summary: '' },
       { summary: 'x'.repeat(101) },
       { days: 0 },
@@ -75,7 +75,7 @@ describe('feed options', () => {
 
   it('refuse options of the other view, and normalise to the view and its own options', () => {
     expect(optionsConflict({ merge: true })).toMatch(/slots view only/);
-    expect(optionsConflict({ view: 'slots', summary: 'Free' })).toMatch(/free view only/);
+    expect(optionsConflict({ view: 'slots', summary: 'Free' })).toMatch(/views of free time only/);
     expect(optionsConflict({ view: 'slots', merge: true })).toBeUndefined();
     expect(normalizeFeedOptions({})).toEqual({ view: 'free' });
     expect(normalizeFeedOptions({ view: 'slots', merge: false, days: 3 })).toEqual({

@@ -64,7 +64,7 @@ describe('assertStrictIcs', () => {
     [
       'an opaque event',
       () => broken('TRANSP:TRANSPARENT', 'TRANSP:OPAQUE'),
-      /TRANSP is OPAQUE, expected TRANSPARENT/,
+      /X-MICROSOFT-CDO-BUSYSTATUS is FREE with TRANSP:OPAQUE/,
     ],
     [
       'a floating time',

@@ -168,6 +168,7 @@ describe('through the generated client, with every field set', () => {
       upstreamEventId: 'evt-30min',
       label: 'Intro calls, next 14 days',
       tokenHash: new Uint8Array(Array.from({ length: 32 }, (_, i) => (i * 37) % 256)),
+      tokenSealed: 'v1.0123456789ab.iv.tag.ciphertext',
       options: { days: 14, merge: true },
       createdAt: at(-20),
       revokedAt: at(-3),

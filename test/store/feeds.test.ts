@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { hashFeedToken, newFeedToken } from '../../src/feeds/feed-token.js';
 import { ConnectionNotFoundError } from '../../src/store/connections.js';
@@ -9,6 +9,7 @@ import {
   type FeedStore,
   type FeedStoreLogger,
 } from '../../src/store/feeds.js';
+import { createTokenVault, TokenVaultError, vaultKeyFromBase64 } from '../../src/store/token-vault.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 
 const NOW = new Date('2026-03-02T09:00:00Z');
@@ -49,6 +50,8 @@ describe('creating feeds', () => {
       options: { view: 'slots', days: 14, merge: true },
       createdAt: expect.any(Date),
       revokedAt: null,
+      // This store has no vault: the token is kept as its hash only.
+      tokenRecoverable: false,
     });
 
     const rows = await db.sql.query<{ token_hash: Buffer; row: string }>(
@@ -61,6 +64,32 @@ describe('creating feeds', () => {
     const hex = Buffer.from(token).toString('hex');
     expect(row?.row).not.toContain(token);
     expect(row?.row).not.toContain(hex);
+  });
+
+  it('with a vault, keeps the token sealed for its owner: revealed again, never in the clear, bound to its feed', async () => {
+    const vault = createTokenVault(vaultKeyFromBase64(randomBytes(32).toString('base64')));
+    const sealing = createFeedStore(db.prisma, logger, vault);
+    const connectionId = await newConnection();
+    const { feed, token } = await sealing.create({ connectionId });
+    expect(feed.tokenRecoverable).toBe(true);
+    expect(await sealing.revealToken(feed.id)).toBe(token);
+    const { rows } = await db.sql.query<{ row: string; token_sealed: string }>(
+      'SELECT row_to_json(feed)::text AS row, token_sealed FROM feed WHERE id = $1',
+      [feed.id],
+    );
+    expect(rows[0]!.row).not.toContain(token);
+    // Rotating seals the new token; the old sealed copy, moved onto another feed, does not open there.
+    const rotated = await sealing.rotate(feed.id);
+    expect(await sealing.revealToken(feed.id)).toBe(rotated.token);
+    const other = await sealing.create({ connectionId });
+    await db.sql.query('UPDATE feed SET token_sealed = $1 WHERE id = $2', [
+      rows[0]!.token_sealed,
+      other.feed.id,
+    ]);
+    await expect(sealing.revealToken(other.feed.id)).rejects.toThrow(TokenVaultError);
+    // A revoked feed's URL is not shown again.
+    await sealing.revoke(feed.id, NOW);
+    expect(await sealing.revealToken(feed.id)).toBeNull();
   });
 
   it('rejects invalid options and unknown connections', async () => {
@@ -76,7 +105,7 @@ describe('creating feeds', () => {
     // Options of the other view: merge means nothing to free time, a block title nothing to slots.
     await expect(feeds.create({ connectionId, options: { merge: true } })).rejects.toThrow(/slots view only/);
     await expect(feeds.create({ connectionId, options: { view: 'slots', summary: 'Free' } })).rejects.toThrow(
-      /free view only/,
+      /views of free time only/,
     );
   });
 });

@@ -81,8 +81,14 @@ function checkEvent(event: Component, index: number, uids: Map<string, number>):
   if (end.toUnixTime() <= start.toUnixTime()) {
     fail(`${where2}: DTEND ${end.toString()} is not after DTSTART ${start.toString()}`);
   }
+  // Free time never blocks anyone's calendar; busy time does, and Outlook's own property must say the same.
   const transp = event.getFirstPropertyValue('transp');
-  if (transp !== 'TRANSPARENT') fail(`${where2}: TRANSP is ${String(transp)}, expected TRANSPARENT`);
+  const busyStatus = event.getFirstPropertyValue('x-microsoft-cdo-busystatus');
+  const expected = { TRANSPARENT: 'FREE', OPAQUE: 'BUSY' }[String(transp)];
+  if (expected === undefined) fail(`${where2}: TRANSP is ${String(transp)}, expected TRANSPARENT or OPAQUE`);
+  if (busyStatus !== expected) {
+    fail(`${where2}: X-MICROSOFT-CDO-BUSYSTATUS is ${String(busyStatus)} with TRANSP:${String(transp)}`);
+  }
 }
 
 /** Throws when `text` is not a feed every calendar app will take; see the file comment for what is checked. */

@@ -79,7 +79,7 @@ describe('GET /oauth/callback', () => {
     expect(page.text).toMatch(/data-copy="feed-url-[0-9a-f-]{36}"/);
     // A QR code of the webcal URL, drawn as an inline SVG with an accessible name.
     expect(page.text).toMatch(
-      /<div class="qr" role="img" aria-label="QR code of the webcal address[^"]*">\s*<svg/,
+      /<div\s+class="qr"\s+role="img"\s+aria-label="QR code of the webcal address[^"]*"\s*>\s*<svg/,
     );
     // The harness's PUBLIC_BASE_URL is loopback: cloud calendars cannot fetch from it, and the page says so.
     expect(page.text).toContain('data-loopback-note');

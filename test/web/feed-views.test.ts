@@ -239,3 +239,61 @@ describe('caps count what is shown', () => {
     }
   });
 });
+
+describe('busy time', () => {
+  it('a booked slot shows as one opaque Busy block in the busy views, never overlapping free time', async () => {
+    const busyToken = (await h.feeds.create({ connectionId, options: { view: 'busy' } })).token;
+    const bothToken = (await h.feeds.create({ connectionId, options: { view: 'free+busy' } })).token;
+    // Earlier tests here booked slots too: this one looks for the one busy block its booking adds.
+    const before = eventsOf(await ics(busyToken));
+
+    // A slot of an enabled event type (earlier tests here rename and disable event types), a day ahead.
+    const enabled = await h.sync.db.prisma.eventType.findMany({
+      where: { connectionId, validTo: null, enabled: true },
+    });
+    const booked = (await h.sync.db.prisma.slot.findFirst({
+      where: {
+        connectionId,
+        goneAt: null,
+        upstreamEventId: { in: enabled.map((e) => e.upstreamEventId) },
+        startsAt: { gt: new Date(clock().now().getTime() + 24 * 3600_000) },
+      },
+      orderBy: { startsAt: 'asc' },
+    }))!;
+    h.sync.sim.control.book(booked.upstreamEventId, booked.startsAt.toISOString());
+    clock().advance(600);
+    await h.syncNow(connectionId);
+
+    const busy = eventsOf(await ics(busyToken));
+    expect(busy.length).toBeGreaterThan(before.length);
+    expect(busy.every((e) => e.get('TRANSP') === 'OPAQUE' && e.get('SUMMARY') === 'Busy')).toBe(true);
+    expect(busy.every((e) => e.get('X-MICROSOFT-CDO-BUSYSTATUS') === 'BUSY' && !e.has('DESCRIPTION'))).toBe(
+      true,
+    );
+    // The booked slot lies inside a busy block (a booking also closes other event types' slots at that time).
+    const stamp = (d: Date) =>
+      d
+        .toISOString()
+        .replace(/[-:]/g, '')
+        .replace(/\.\d{3}/, '');
+    expect(
+      busy.some(
+        (e) => e.get('DTSTART')! <= stamp(booked.startsAt) && e.get('DTEND')! >= stamp(booked.endsAt),
+      ),
+    ).toBe(true);
+
+    const both = eventsOf(await ics(bothToken));
+    const free = both.filter((e) => e.get('TRANSP') === 'TRANSPARENT');
+    expect(free.length).toBeGreaterThan(0);
+    expect(both.filter((e) => e.get('TRANSP') === 'OPAQUE')).toEqual(busy);
+    for (const block of free) {
+      for (const taken of busy) {
+        const apart =
+          block.get('DTEND')! <= taken.get('DTSTART')! || block.get('DTSTART')! >= taken.get('DTEND')!;
+        expect(apart).toBe(true);
+      }
+    }
+    // Nothing changed: the same bytes again.
+    expect(await ics(bothToken)).toBe(await ics(bothToken));
+  });
+});

@@ -7,7 +7,8 @@ import type { PrismaClient } from '../../generated/prisma/client.js';
 import { Prisma } from '../../generated/prisma/client.js';
 import { ConnectionNotFoundError } from '../../store/connections.js';
 import type { FeedRecord } from '../../store/feeds.js';
-import { includedEventIds, type FeedEventType, type FeedSlot } from '../feed-model.js';
+import { includedEventIds, type FeedBooking, type FeedEventType, type FeedSlot } from '../feed-model.js';
+import { showsBusy, viewOf } from '../feed-options.js';
 import { FEED_CONNECTION_INPUTS, type FeedConnectionState } from './feed-inputs.js';
 import { feedWindow, type FeedWindow } from './feed-window.js';
 
@@ -17,6 +18,8 @@ export interface FeedContent extends FeedWindow {
   eventTypes: Map<string, FeedEventType>;
   /** Open slots of those event types in [windowStart, windowEnd), by start then event type. */
   slots: FeedSlot[];
+  /** Busy views: inferred bookings that closed slots of those event types, starting in the window. */
+  bookings: FeedBooking[];
 }
 
 export async function readFeedContent(
@@ -76,10 +79,23 @@ export async function readFeedContent(
                 lastChangedAt: true,
               },
             });
+      const bookings =
+        included.size === 0 || !showsBusy(viewOf(feed.options))
+          ? []
+          : await tx.booking.findMany({
+              where: {
+                connectionId: connection.id,
+                eventIds: { hasSome: [...included] },
+                startsAt: { gte: window.windowStart, lt: window.windowEnd },
+              },
+              orderBy: [{ startsAt: 'asc' }, { id: 'asc' }],
+              select: { startsAt: true, endsAt: true, detectedAt: true },
+            });
       return {
         connection,
         eventTypes,
         slots: slotRows.map(({ upstreamEventId, ...slot }) => ({ eventId: upstreamEventId, ...slot })),
+        bookings,
         ...window,
       };
     },

@@ -44,6 +44,7 @@ async function rendered(
     view: viewOf(feed.options),
     eventTypes: content.eventTypes,
     slots: content.slots,
+    bookings: content.bookings,
     merge: feed.options.merge ?? false,
     ...(feed.options.summary === undefined ? {} : { summary: feed.options.summary }),
     maxEvents: deps.settings.feedMaxEvents,
