@@ -37,7 +37,7 @@ const SECRET_KEYS = new Set(
 // Bearer credentials and URL userinfo can also hide inside free text (an error message, a URL).
 const BEARER_IN_TEXT = /\b(Bearer|Basic)\s+[A-Za-z0-9\-._~+/]+=*/gi;
 const URL_USERINFO = /(\b[a-z][a-z0-9+.-]*:\/\/)[^/\s:@]+(:[^/\s@]*)?@/gi;
-const FEED_PATH = /(\/feeds\/)[A-Za-z0-9_-]{8,}(\.ics)?/g;
+const FEED_PATH = /(\/(?:feeds|freebusy)\/)[A-Za-z0-9_-]{8,}(\.ics|\.ifb)?/g;
 // An OAuth callback URL carries the authorization code; token-bearing query parameters may appear in any URL.
 const SECRET_QUERY =
   /([?&](?:code|code_verifier|access_token|refresh_token|token|client_secret)=)[^&\s#"']+/gi;

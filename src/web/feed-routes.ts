@@ -1,4 +1,5 @@
-// GET/HEAD /feeds/{token}.ics (fastify answers HEAD from the GET route) and robots.txt. An unknown, revoked
+// GET/HEAD /feeds/{token}.ics (fastify answers HEAD from the GET route), the same feed's free/busy as
+// /freebusy/{token}.ifb, and robots.txt. An unknown, revoked
 // or rotated token is a 404 whose body never depends on the token, and the hash lookup runs for every token, well-formed or not, so timing does not tell them apart either.
 // A poll of an unchanged feed is answered from memory: the token lookup (feed-lookup.ts) and the rendered
 // bytes (render-cache.ts) are both remembered until Postgres says something they depend on changed.
@@ -7,6 +8,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { createEventRevisionStore } from '../feeds/serve/event-revisions.js';
 import { feedRepresentation, type FeedServingDeps } from '../feeds/serve/feed-representation.js';
+import { freeBusyRepresentation } from '../feeds/serve/free-busy-representation.js';
 import { createRenderCache, type RenderedFeed } from '../feeds/serve/render-cache.js';
 import { ConnectionNotFoundError } from '../store/connections.js';
 import { databaseUnavailableReason } from '../store/database-errors.js';
@@ -75,7 +77,12 @@ export function registerFeedRoutes(app: FastifyInstance, deps: WebDeps, lastGood
     }
   }
 
-  function sendFeed(request: FastifyRequest, reply: FastifyReply, rendered: RenderedFeed): FastifyReply {
+  function sendFeed(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    rendered: RenderedFeed,
+    filename = 'free-time.ics',
+  ): FastifyReply {
     const gzip = rendered.gzipped !== undefined && acceptsGzip(request.headers['accept-encoding']);
     // A strong ETag names one representation: the gzip-coded bytes get a tag of their own (RFC 9110 §8.8.3),
     // and either tag revalidates, since both stand for the same content.
@@ -97,7 +104,7 @@ export function registerFeedRoutes(app: FastifyInstance, deps: WebDeps, lastGood
     if (notModified) return reply.code(304).send();
     reply
       .type('text/calendar; charset=utf-8')
-      .header('content-disposition', 'inline; filename="free-time.ics"');
+      .header('content-disposition', `inline; filename="${filename}"`);
     if (gzip && rendered.gzipped !== undefined) {
       return reply.header('content-encoding', 'gzip').send(rendered.gzipped);
     }
@@ -129,6 +136,30 @@ export function registerFeedRoutes(app: FastifyInstance, deps: WebDeps, lastGood
     deps.metrics.feedRequests.inc({ status: String(reply.statusCode) });
     done();
   };
+
+  // The feed's free/busy: same token, lookup and validators; while Postgres is out of reach it answers 503
+  // (calendar apps poll the feed, which keeps its last good bytes; free/busy is looked up now and then).
+  app.get<{ Params: { token: string } }>(
+    '/freebusy/:token.ifb',
+    { onResponse: countResponse },
+    async (request, reply) => {
+      let resolved: ResolvedFeed | undefined;
+      let rendered: RenderedFeed;
+      try {
+        resolved = await lookup.resolveHashed(hashedToken(request.params.token));
+        if (resolved === undefined) throw new HttpError(404, NO_SUCH_FEED);
+        rendered = await freeBusyRepresentation(serving, resolved);
+      } catch (thrown: unknown) {
+        if (thrown instanceof ConnectionNotFoundError) throw new HttpError(404, NO_SUCH_FEED);
+        const reason = databaseUnavailableReason(thrown);
+        if (reason === undefined) throw thrown;
+        outage.unreachable(reason);
+        reply.header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS));
+        return sendError(request, reply, 503, FEEDS_UNAVAILABLE);
+      }
+      return sendFeed(request, reply, rendered, 'free-busy.ifb');
+    },
+  );
 
   app.get<{ Params: { token: string } }>(
     FEED_ROUTE,

@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from '@jest/globals';
-import { createLogger, redactSecrets } from '../../src/log.js';
+import { createLogger, redactSecrets, redactText } from '../../src/log.js';
 
 function capturingLogger() {
   const lines: string[] = [];
@@ -59,5 +59,13 @@ describe('logger redaction', () => {
     const cyclic: Record<string, unknown> = { code: 'rate_limited' };
     cyclic.self = cyclic;
     expect(redactSecrets(cyclic)).toEqual({ code: 'rate_limited', self: '[circular]' });
+  });
+});
+
+describe('redactText', () => {
+  it('hides the token of a feed path and of a free/busy path, keeping the rest of the line', () => {
+    const token = 'Ab_-0123456789abcdefghijklmnopqrstuvwxyzABCD';
+    expect(redactText(`GET /feeds/${token}.ics 200`)).toBe('GET /feeds/[redacted].ics 200');
+    expect(redactText(`GET /freebusy/${token}.ifb 304`)).toBe('GET /freebusy/[redacted].ifb 304');
   });
 });

@@ -295,5 +295,21 @@ describe('busy time', () => {
     }
     // Nothing changed: the same bytes again.
     expect(await ics(bothToken)).toBe(await ics(bothToken));
+
+    // The same feed's free/busy: one VFREEBUSY with the same free and busy time, the same validators' rules.
+    const ifb = await h.get(`/freebusy/${busyToken}.ifb`);
+    expect(ifb.status).toBe(200);
+    expect(ifb.headers['content-type']).toBe('text/calendar; charset=utf-8');
+    const periods = (type: string) =>
+      ifb.text
+        .replace(/\r\n /g, '')
+        .split('\r\n')
+        .filter((line) => line.startsWith(`FREEBUSY;FBTYPE=${type}:`))
+        .map((line) => line.slice(line.indexOf(':') + 1));
+    expect(periods('BUSY')).toEqual(busy.map((e) => `${e.get('DTSTART')}/${e.get('DTEND')}`));
+    expect(periods('FREE')).toEqual(free.map((e) => `${e.get('DTSTART')}/${e.get('DTEND')}`));
+    const again = await h.get(`/freebusy/${busyToken}.ifb`, { 'if-none-match': String(ifb.headers.etag) });
+    expect(again.status).toBe(304);
+    expect((await h.get(`/freebusy/${'x'.repeat(43)}.ifb`)).status).toBe(404);
   });
 });
