@@ -1,6 +1,7 @@
 // What the demo prints: a line per service as it comes up, and at the end everything needed to look at the
 // system: the admin page and its token, each account's feed URLs, a curl command, the command line that runs
 // the CLI against the demo, and the line `feeds ready`.
+import { isLoopbackBaseUrl } from '../web/feed-links.js';
 import { redactText } from '../log.js';
 import type { FirstSyncRow } from './first-syncs.js';
 import type { LocalPostgres } from './local-postgres.js';
@@ -66,6 +67,11 @@ export function formatDemoSummary(summary: DemoSummary): string {
     '',
     'Feeds (keep these URLs private: anyone who has one sees the free slots):',
   ];
+  if (isLoopbackBaseUrl(summary.webUrl)) {
+    lines.push(
+      '  (on this machine only: a calendar app here can subscribe, Google Calendar and Outlook cannot reach them)',
+    );
+  }
   for (const feed of summary.feeds) {
     lines.push(
       `  ${feed.name} <${feed.email}>: ${syncNote(feed)}${feed.reconnected ? ' (reconnected: new URL)' : ''}`,

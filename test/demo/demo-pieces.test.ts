@@ -90,6 +90,8 @@ describe('formatDemoSummary', () => {
 
   it('prints the admin URL and token, both feed URLs, a curl command, and `feeds ready` on a line of its own', () => {
     expect(text).toContain('Admin page:  http://127.0.0.1:3000/admin\n');
+    // Loopback links say that cloud calendars cannot fetch them.
+    expect(text).toContain('Google Calendar and Outlook cannot reach them');
     expect(text).toContain('Admin token: admin-token-0123456789\n');
     expect(text).toContain('Ada Knuth <ada@example.test>: 7 free slots\n');
     expect(text).toContain(`    feed:   ${https}\n    webcal: webcal://127.0.0.1:3000/feeds/${TOKEN}.ics\n`);
