@@ -105,7 +105,7 @@ export function registerConnectRoutes(app: FastifyInstance, ctx: WebDeps, owners
       }
       return reply.header('cache-control', 'no-store').redirect(authorization.url, 302);
     };
-  // Both count towards one limit per address: each starts the same flow and holds an OAuth state.
+  // Each route has its own per-address limit (rate-limits.ts); both hold OAuth states, bounded per address too.
   const startLimit = { config: { rateLimit: perAddressLimit('connect', perMinute) } };
   app.get('/connect', startLimit, startFlow('connect'));
   app.get('/signin', startLimit, startFlow('sign-in'));
