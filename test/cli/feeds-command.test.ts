@@ -72,7 +72,7 @@ describe('slotfeed feeds', () => {
     const merged = await slotfeed('feeds', 'create', connectionId, '--merge');
     expect(merged.code).toBe(1);
     expect(merged.stderr).toMatch(/merge applies to the slots view only/);
-    const badView = await slotfeed('feeds', 'create', connectionId, '--view', 'busy');
+    const badView = await slotfeed('feeds', 'create', connectionId, '--view', 'tentative');
     expect(badView.code).toBe(2);
     expect(badView.stderr).toMatch(/--view/);
   });

@@ -292,3 +292,12 @@ describe('Bull Board', () => {
     expect(api.headers['cache-control']).toBe('no-store');
   });
 });
+
+describe('owner sign-in under a flood', () => {
+  it('caps /signin at 20 a minute per address too', async () => {
+    const address = '203.0.113.30';
+    const responses = await Promise.all(Array.from({ length: 30 }, () => h.get('/signin', from(address))));
+    expect(countBy(responses)).toEqual({ 302: 20, 429: 10 });
+    expect((await h.get('/signin', from('203.0.113.31'))).status).toBe(302);
+  });
+});
