@@ -16,17 +16,11 @@ import { ADMIN_HOME } from './admin-pages.js';
 import { html, newScriptNonce, scrollBox, sendPage, type Raw } from './html.js';
 import { HttpError } from './http-error.js';
 import { lineChart } from './report-pages.js';
-import { localTime, relativeTime } from './time-format.js';
+import { shownTime } from './time-html.js';
 import type { WebDeps } from './web-deps.js';
 
 export const CHART_DAYS = 28;
 const DAY_SECONDS = 24 * 3600;
-
-function when(date: Date | null, zone: string | null, now: Date): Raw {
-  if (date === null) return html`<span class="muted">—</span>`;
-  return html`<time datetime="${date.toISOString()}">${localTime(date, zone)}</time>
-    <span class="muted small">(${relativeTime(date, now)})</span>`;
-}
 
 function duration(run: RecentRun): string {
   if (run.finishedAt === null) return '—';
@@ -56,7 +50,7 @@ function runsTable(runs: RecentRun[], zone: string | null, now: Date): Raw {
         ${runs.map(
           (run) =>
             html`<tr data-run-id="${run.id}">
-              <td>${when(run.startedAt, zone, now)}</td>
+              <td>${shownTime(run.startedAt, zone, now)}</td>
               <td><span class="badge ${OUTCOME_BADGE[run.outcome] ?? ''}">${run.outcome}</span></td>
               <td class="num">${duration(run)}</td>
               <td class="num">${run.upstreamCalls}</td>
@@ -108,7 +102,7 @@ function feedsList(feeds: FeedRecord[], titles: Map<string, string>, zone: strin
             ${VIEW_NAMES[viewOf(feed.options)]};
             ${feed.upstreamEventId === null ? 'all event types' : (titles.get(feed.upstreamEventId) ?? feed.upstreamEventId)};
             ${feed.options.days === undefined ? 'default days' : `${feed.options.days} days`}; since
-            ${when(feed.createdAt, zone, now)}
+            ${shownTime(feed.createdAt, zone, now)}
           </span>
         </li>`,
     )}
@@ -177,11 +171,11 @@ export function registerAdminConnectionPage(app: FastifyInstance, deps: WebDeps)
             <dt>Time zone</dt>
             <dd>${zone ?? 'not known yet (UTC shown)'}</dd>
             <dt>Last sync</dt>
-            <dd>${connection.lastSyncOutcome ?? 'never'} ${when(connection.lastSyncAt, zone, now)}</dd>
+            <dd>${connection.lastSyncOutcome ?? 'never'} ${shownTime(connection.lastSyncAt, zone, now)}</dd>
             <dt>Last good sync</dt>
-            <dd>${when(connection.lastGoodSyncAt, zone, now)}</dd>
+            <dd>${shownTime(connection.lastGoodSyncAt, zone, now)}</dd>
             <dt>Next sync</dt>
-            <dd>${status === 'active' ? when(connection.nextSyncAt, zone, now) : '— (not active)'}</dd>
+            <dd>${status === 'active' ? shownTime(connection.nextSyncAt, zone, now) : '— (not active)'}</dd>
           </dl>
           <div class="actions">
             ${status === 'active' ? postButton(`/admin/connections/${connection.id}/sync`, 'Sync now', 'sync') : ''}

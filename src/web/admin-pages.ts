@@ -10,7 +10,7 @@ import {
   type ConnectionOverview,
 } from '../store/connection-admin.js';
 import { html, scrollBox, sendPage, type Raw } from './html.js';
-import { localTime, relativeTime } from './time-format.js';
+import { shownTime } from './time-html.js';
 
 /** The administrator's home: the connections list. */
 export const ADMIN_HOME = '/admin';
@@ -27,13 +27,6 @@ export const ADMIN_NOTICES: Record<string, string> = {
 };
 
 /** A time in the account's zone (UTC, named, when unknown), with how long ago, for a machine-readable <time>. */
-function when(date: Date | null, zone: string | null, now: Date): Raw {
-  if (date === null) return html`<span class="muted">—</span>`;
-  return html`<time datetime="${date.toISOString()}" title="${relativeTime(date, now)}"
-    >${localTime(date, zone)}</time
-  >`;
-}
-
 const STATUS_BADGE: Record<ConnectionOverview['status'], string> = {
   active: 'ok',
   needs_reauth: 'warn',
@@ -103,7 +96,9 @@ function describeFeedRow(
   ].filter((o) => o !== null);
   return html`<li data-feed-id="${feed.id}">
     <strong>${feed.label ?? 'Feed'}</strong>
-    <span class="muted small">${scope}; ${options.join(', ')}; since ${when(feed.createdAt, zone, now)}</span>
+    <span class="muted small"
+      >${scope}; ${options.join(', ')}; since ${shownTime(feed.createdAt, zone, now)}</span
+    >
     <div class="actions">
       ${postButton(`/admin/feeds/${feed.id}/rotate`, 'Rotate URL', {
         attributes: html`data-action="rotate" data-feed-id="${feed.id}"`,
@@ -168,7 +163,7 @@ function connectionRow(connection: ConnectionOverview, now: Date): Raw {
       : html`<span class="badge ${connection.lastSyncOutcome === 'succeeded' ? 'ok' : 'error'}"
             >${connection.lastSyncOutcome}</span
           >
-          ${when(connection.lastSyncAt, zone, now)}${
+          ${shownTime(connection.lastSyncAt, zone, now)}${
             connection.lastSyncError && connection.lastSyncOutcome === 'failed'
               ? html`<br /><span class="muted small">${connection.lastSyncError.slice(0, 300)}</span>`
               : ''
@@ -195,7 +190,7 @@ function connectionRow(connection: ConnectionOverview, now: Date): Raw {
     <td><span class="badge ${STATUS_BADGE[connection.status]}">${STATUS_LABEL[connection.status]}</span></td>
     <td>${lastSync}</td>
     <td>
-      ${connection.status === 'active' ? when(connection.nextSyncAt, zone, now) : html`<span class="muted">—</span>`}
+      ${connection.status === 'active' ? shownTime(connection.nextSyncAt, zone, now) : html`<span class="muted">—</span>`}
     </td>
     <td class="num">${connection.openSlots}</td>
     <td>

@@ -7,7 +7,7 @@ import type { FeedRecord } from '../store/feeds.js';
 import type { TeamRecord } from '../store/teams.js';
 import type { FeedLinks } from './feed-links.js';
 import { html, Raw, sendPage } from './html.js';
-import { localTime, relativeTime } from './time-format.js';
+import { shownTime } from './time-html.js';
 
 export const OWNER_NOTICES: Record<string, string> = {
   connected: 'Connected. Your free time is now a calendar feed: subscribe to it below.',
@@ -59,12 +59,6 @@ export interface OwnerHomeInput {
   loopback: boolean;
   /** The week preview, or an empty fragment when no feed's URL can be shown. */
   preview: Raw;
-}
-
-function when(date: Date | null, zone: string | null, now: Date): Raw {
-  if (date === null) return html`<span class="muted">never</span>`;
-  return html`<time datetime="${date.toISOString()}">${relativeTime(date, now)}</time>
-    <span class="muted small">(${localTime(date, zone)})</span>`;
 }
 
 const STATUS: Record<OwnerHomeInput['connection']['status'], { label: string; badge: string; help: string }> =
@@ -262,7 +256,9 @@ export function ownerHomePage(reply: FastifyReply, input: OwnerHomeInput): Fasti
           <dt>Status</dt>
           <dd><span class="badge ${status.badge}" id="connection-status">${status.label}</span></dd>
           <dt>Last checked</dt>
-          <dd id="last-sync">${when(connection.lastSyncAt, zone, now)}</dd>
+          <dd id="last-sync">
+            ${shownTime(connection.lastSyncAt, zone, now, { lead: 'relative', none: 'never' })}
+          </dd>
           <dt>Times shown in</dt>
           <dd>${zone ?? 'UTC (your Calendbook time zone arrives with the first sync)'}</dd>
         </dl>

@@ -116,7 +116,7 @@ export function registerOwnerRoutes(
       now: deps.now(),
       loopback,
       preview:
-        shown?.links == null
+        shown === undefined || shown.links === null
           ? html``
           : weekPreviewSection({
               feedPath: new URL(shown.links.https).pathname,
