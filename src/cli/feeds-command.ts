@@ -2,21 +2,24 @@
 // hashes are stored. The commands read the database, and PUBLIC_BASE_URL when they print a link.
 import { Option, type Command } from 'commander';
 import { loadConfig } from '../config.js';
-import { feedCalendarName } from '../feeds/describe-feed.js';
 import {
   DEFAULT_FEED_VIEW,
   DEFAULT_FREE_SUMMARY,
+  describeTeamFeedOptions,
   FEED_VIEWS,
   VIEW_NAMES,
   viewOf,
   type FeedView,
+  type TeamMode,
 } from '../feeds/feed-options.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { Releasers } from '../lib/releasers.js';
 import { createLoggerFor } from '../log.js';
 import { openCommandDatabase } from '../main.js';
 import { currentEventTypes, requireConnection } from '../store/connection-admin.js';
+import { storedFeedName } from '../store/feed-names.js';
 import type { FeedRecord } from '../store/feeds.js';
+import { createTeamStore } from '../store/teams.js';
 import { feedLinksFor } from '../web/feed-links.js';
 import { OUTPUT_FORMATS, uuidOf, wholeNumber, type OutputFormat } from './argument-parsers.js';
 import type { Output } from './commands.js';
@@ -37,6 +40,16 @@ export type FeedsAction =
       summary?: string;
       label?: string;
     }
+  | {
+      kind: 'create-team';
+      /** The team's id or exact name. */
+      team: string;
+      mode: TeamMode;
+      minimum?: number;
+      days?: number;
+      summary?: string;
+      label?: string;
+    }
   | { kind: 'rotate'; feedId: string }
   | { kind: 'revoke'; feedId: string };
 
@@ -51,6 +64,7 @@ function publicBaseUrl(env: Env): string {
 const minute = (date: Date) => date.toISOString().replace(/:\d\d\.\d{3}Z$/, 'Z');
 
 function describeOptions(feed: FeedRecord): string {
+  if (feed.teamId !== null) return `team: ${describeTeamFeedOptions(feed.options)}`;
   const view = viewOf(feed.options);
   const parts = [
     VIEW_NAMES[view],
@@ -86,7 +100,7 @@ async function requireEventType(prisma: PrismaClient, connectionId: string, even
 }
 
 export async function runFeeds(env: Env, action: FeedsAction, out: Stdout): Promise<void> {
-  const issuesToken = action.kind === 'create' || action.kind === 'rotate';
+  const issuesToken = action.kind === 'create' || action.kind === 'create-team' || action.kind === 'rotate';
   // A new token is kept sealed for its owner's page when the vault's key is given (then it must be valid);
   // without it the owner's page offers to replace the URL. Listing and revoking never need it.
   const config = loadConfig(
@@ -99,9 +113,7 @@ export async function runFeeds(env: Env, action: FeedsAction, out: Stdout): Prom
   try {
     const { prisma, feeds } = openCommandDatabase(config, releasers, logger);
     const showLinks = async (feed: FeedRecord, token: string) => {
-      const connection = await prisma.connection.findUniqueOrThrow({ where: { id: feed.connectionId } });
-      const name = feedCalendarName({ displayName: connection.displayName, email: connection.email });
-      const links = feedLinksFor(linkBase, token, name);
+      const links = feedLinksFor(linkBase, token, await storedFeedName(prisma, feed));
       out.write(
         `Feed ${feed.id} (${describeOptions(feed)}) — the URL is shown only now; keep it secret:\n` +
           `  ${links.https}\n  ${links.webcal}\n`,
@@ -119,13 +131,13 @@ export async function runFeeds(env: Env, action: FeedsAction, out: Stdout): Prom
         }
         const rows = list.map((f) => [
           f.id,
-          f.connectionId,
+          f.connectionId ?? `team ${f.teamId}`,
           describeOptions(f),
           minute(f.createdAt),
           f.revokedAt ? `revoked ${minute(f.revokedAt)}` : (f.label ?? ''),
         ]);
         out.write(
-          formatTable(['feed', 'connection', 'shows', 'created', 'label / state'], rows, 'No feeds.', {
+          formatTable(['feed', 'connection / team', 'shows', 'created', 'label / state'], rows, 'No feeds.', {
             width: terminalWidth(out),
             keepWhole: [0, 1],
           }),
@@ -144,6 +156,21 @@ export async function runFeeds(env: Env, action: FeedsAction, out: Stdout): Prom
             view: action.view,
             ...(action.days ? { days: action.days } : {}),
             ...(action.merge ? { merge: true } : {}),
+            ...(action.summary !== undefined ? { summary: action.summary } : {}),
+          },
+        });
+        await showLinks(feed, token);
+        return;
+      }
+      case 'create-team': {
+        const team = await createTeamStore(prisma).find(action.team);
+        const { feed, token } = await feeds.createTeamFeed({
+          teamId: team.id,
+          label: action.label ?? null,
+          options: {
+            mode: action.mode,
+            ...(action.minimum !== undefined ? { minimum: action.minimum } : {}),
+            ...(action.days ? { days: action.days } : {}),
             ...(action.summary !== undefined ? { summary: action.summary } : {}),
           },
         });

@@ -1,4 +1,4 @@
-// `slotfeed teams list|create|add|remove|delete`: the operator's side of teams (store/teams.ts). A team is
+// `slotfeed teams list|create|add|remove|feed|delete`: the operator's side of teams (store/teams.ts). A team is
 // named by its id or its exact name, whichever the operator has at hand.
 import { Option, type Command } from 'commander';
 import { loadConfig } from '../config.js';
@@ -7,7 +7,14 @@ import { formatTable, terminalWidth } from '../lib/text-table.js';
 import { createLoggerFor } from '../log.js';
 import { openCommandDatabase } from '../main.js';
 import { createTeamStore, type TeamRecord } from '../store/teams.js';
-import { OUTPUT_FORMATS, uuidOf, type OutputFormat } from './argument-parsers.js';
+import {
+  DEFAULT_TEAM_MINIMUM_MINUTES,
+  DEFAULT_TEAM_MODE,
+  TEAM_MODES,
+  type TeamMode,
+} from '../feeds/feed-options.js';
+import { OUTPUT_FORMATS, uuidOf, wholeNumber, type OutputFormat } from './argument-parsers.js';
+import { runFeeds } from './feeds-command.js';
 import type { Output } from './commands.js';
 
 type Env = Record<string, string | undefined>;
@@ -93,7 +100,7 @@ export function registerTeamsCommand(program: Command, env: Env, stdout: Stdout)
   const teams = program
     .command('teams')
     .description(
-      'Named sets of connections whose free time team feeds combine: list, create, add, remove, delete.',
+      'Named sets of connections whose free time team feeds combine: list, create, add, remove, feed, delete.',
     );
   teams
     .command('list')
@@ -126,6 +133,30 @@ export function registerTeamsCommand(program: Command, env: Env, stdout: Stdout)
     .argument('<team>', 'the team’s id or name')
     .argument('<connection-id>', 'the member', connectionId)
     .action(async (team: string, member: string) => runTeams(env, { kind: 'remove', team, member }, stdout));
+  teams
+    .command('feed')
+    .description('Create a feed of a team’s free time and print its URL (shown only once).')
+    .argument('<team>', 'the team’s id or name')
+    .addOption(
+      new Option('--mode <mode>', 'all: when every member is free; any: when someone is, naming who')
+        .choices(TEAM_MODES)
+        .default(DEFAULT_TEAM_MODE),
+    )
+    .addOption(
+      new Option(
+        '--minimum <minutes>',
+        `mode all: the shortest time together shown (default ${DEFAULT_TEAM_MINIMUM_MINUTES})`,
+      ).argParser(wholeNumber(1, 1440)),
+    )
+    .addOption(new Option('--days <n>', 'days ahead to show').argParser(wholeNumber(1, 366)))
+    .option('--summary <text>', 'the title of every block')
+    .option('--label <text>', 'a note for operators')
+    .action(
+      async (
+        team: string,
+        o: { mode: TeamMode; minimum?: number; days?: number; summary?: string; label?: string },
+      ) => runFeeds(env, { kind: 'create-team', team, ...o }, stdout),
+    );
   teams
     .command('delete')
     .description('Delete a team (its members and their own feeds stay).')

@@ -3,7 +3,9 @@
 // what the text says can never change behind an unchanged validator. (The last sync's outcome is not one of
 // them: saying "the last sync failed" would change the bytes with no version to show for it.)
 import { DateTime, IANAZone } from 'luxon';
-import type { FeedView } from './feed-options.js';
+import { durationLabel } from './feed-events.js';
+import type { FeedView, TeamMode } from './feed-options.js';
+import { memberName } from './team-feed-events.js';
 import type { FeedConnectionState } from './serve/feed-inputs.js';
 
 type Shown = Pick<FeedConnectionState, 'displayName' | 'email' | 'timezone' | 'status' | 'feedChangedAt'>;
@@ -53,6 +55,54 @@ export function describeFeed(o: {
   }
   if (connection.status === 'needs_reauth') {
     parts.push('The account needs re-authorisation: reconnect it to keep this feed current.');
+  }
+  return parts.join(' ');
+}
+
+/** "Design – everyone free" or "Design – who is free". */
+export function teamFeedCalendarName(o: { teamName: string; mode: TeamMode }): string {
+  return `${o.teamName.trim()} – ${o.mode === 'all' ? 'everyone free' : 'who is free'}`;
+}
+
+type ShownMember = Pick<Shown, 'displayName' | 'status' | 'feedChangedAt'>;
+
+const utcMinute = (at: Date) => `${at.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+
+/**
+ * What a team feed shows, who is in it, and which members' free time is not current: a member whose account
+ * needs re-authorisation (or whose syncing is off) keeps contributing what was last synced, and the
+ * subscriber is told so. It reads only the team's and its members' declared inputs (serve/feed-inputs.ts).
+ */
+export function describeTeamFeed(o: {
+  teamName: string;
+  mode: TeamMode;
+  minimumMinutes: number;
+  members: readonly ShownMember[];
+  refreshIntervalSeconds: number;
+}): string {
+  const team = o.teamName.trim();
+  const names = o.members.map((m) => memberName(m.displayName));
+  const what =
+    o.mode === 'all'
+      ? `Times when everyone in ${team} is free, at least ${durationLabel(o.minimumMinutes)} at a time`
+      : `Times when someone in ${team} is free, naming who`;
+  const parts = [
+    names.length === 0
+      ? `${what}. The team has no members yet.`
+      : `${what}, from Calendbook. Members: ${names.join(', ')}.`,
+    `Refreshed about ${describeInterval(o.refreshIntervalSeconds)}.`,
+  ];
+  for (const [i, member] of o.members.entries()) {
+    const since = member.feedChangedAt ? ` (last synced ${utcMinute(member.feedChangedAt)})` : '';
+    if (member.feedChangedAt === null) {
+      parts.push(`${names[i]}: nothing synced yet.`);
+    } else if (member.status === 'needs_reauth') {
+      parts.push(
+        `${names[i]}'s account needs re-authorisation: their last synced free time is shown${since}.`,
+      );
+    } else if (member.status === 'disabled') {
+      parts.push(`${names[i]}'s syncing is turned off: their last synced free time is shown${since}.`);
+    }
   }
   return parts.join(' ');
 }

@@ -97,8 +97,11 @@ function blockOffers(block: FreeBlock, eventTypes: ReadonlyMap<string, FeedEvent
     .sort((a, b) => compareText(a.eventType.title, b.eventType.title) || compareText(a.id, b.id));
 }
 
-function usableFreeBlocks(input: FeedEventsInput): FreeBlock[] {
-  // Slots whose event type is unknown, or whose end must be recomputed, are fixed as the slots view would.
+/**
+ * A person's free time: their open slots of the given event types merged into blocks. Slots whose event type
+ * is unknown, or whose end must be recomputed, are fixed as the slots view would.
+ */
+export function usableFreeBlocks(input: Pick<FeedEventsInput, 'eventTypes' | 'slots'>): FreeBlock[] {
   const usable = input.slots.flatMap((slot) => {
     const eventType = input.eventTypes.get(slot.eventId);
     const endsAt = eventType && validEnd(slot, eventType);

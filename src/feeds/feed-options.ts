@@ -15,6 +15,17 @@ export type FeedView = (typeof FEED_VIEWS)[number];
 export const DEFAULT_FEED_VIEW: FeedView = 'free';
 export const DEFAULT_FREE_SUMMARY = 'Free';
 
+/**
+ * What a team feed shows (src/feeds/team-availability.ts):
+ * - `all`: the times when every member is free, pieces shorter than `minimum` minutes dropped;
+ * - `any`: the times when at least one member is free, naming who.
+ */
+export const TEAM_MODES = ['all', 'any'] as const;
+export type TeamMode = (typeof TEAM_MODES)[number];
+export const DEFAULT_TEAM_MODE: TeamMode = 'all';
+/** A meeting of everyone needs at least this long together, unless the feed says otherwise. */
+export const DEFAULT_TEAM_MINIMUM_MINUTES = 30;
+
 export const feedOptionsSchema = z.strictObject({
   /** Absent on rows written before views existed: those are converted by a migration, so absent means free. */
   view: z.enum(FEED_VIEWS).optional(),
@@ -24,9 +35,23 @@ export const feedOptionsSchema = z.strictObject({
   merge: z.boolean().optional(),
   /** `free` view: the SUMMARY of every block ("Free" when unset). */
   summary: z.string().trim().min(1).max(100).optional(),
+  /** Team feeds only, and always: whose free time they show. */
+  mode: z.enum(TEAM_MODES).optional(),
+  /** Team feeds in mode `all`: the shortest time together worth showing, in minutes. */
+  minimum: z.number().int().min(1).max(1440).optional(),
 });
 
-export type FeedOptions = { view?: FeedView; days?: number; merge?: boolean; summary?: string };
+export type FeedOptions = {
+  view?: FeedView;
+  days?: number;
+  merge?: boolean;
+  summary?: string;
+  mode?: TeamMode;
+  minimum?: number;
+};
+
+/** A team feed's options carry its mode; a connection's feed has none. */
+export const isTeamOptions = (o: FeedOptions): boolean => o.mode !== undefined;
 
 export const viewOf = (o: FeedOptions): FeedView => o.view ?? DEFAULT_FEED_VIEW;
 
@@ -54,11 +79,24 @@ export function feedOptionsKey(o: FeedOptions): string {
     : view === 'slots'
       ? `m${o.merge ? 1 : 0}`
       : '';
-  return `${view};d${o.days ?? '-'};${shape}`;
+  const team =
+    o.mode === undefined
+      ? ''
+      : `;t${o.mode}${o.mode === 'all' ? (o.minimum ?? DEFAULT_TEAM_MINIMUM_MINUTES) : ''}`;
+  return `${view};d${o.days ?? '-'};${shape}${team}`;
 }
 
 /** Only the keys that matter for the view, view always stated, so stored rows compare equal. */
 export function normalizeFeedOptions(o: FeedOptions): FeedOptions {
+  if (o.mode !== undefined) {
+    return {
+      view: 'free',
+      mode: o.mode,
+      ...(o.mode === 'all' ? { minimum: o.minimum ?? DEFAULT_TEAM_MINIMUM_MINUTES } : {}),
+      ...(o.days !== undefined ? { days: o.days } : {}),
+      ...(o.summary !== undefined ? { summary: o.summary } : {}),
+    };
+  }
   const view = viewOf(o);
   return {
     view,
@@ -71,9 +109,23 @@ export function normalizeFeedOptions(o: FeedOptions): FeedOptions {
 /** Options that only make sense for the other view are a mistake the caller should hear about. */
 export function optionsConflict(o: FeedOptions): string | undefined {
   const view = viewOf(o);
+  if (o.mode !== undefined && view !== 'free') return 'a team feed shows free time (view free)';
+  if (o.minimum !== undefined && o.mode !== 'all')
+    return 'minimum applies to team feeds in mode all (when everyone is free)';
   if (view !== 'slots' && o.merge !== undefined)
     return 'merge applies to the slots view only (free and busy time are always merged)';
   if (!showsFree(view) && o.summary !== undefined)
     return 'summary applies to the views of free time only (free, free+busy)';
   return undefined;
+}
+
+/** A team feed's options as lists show them: "everyone free, at least 30 min; 28 days". */
+export function describeTeamFeedOptions(o: FeedOptions): string {
+  const mode =
+    o.mode === 'any'
+      ? 'who is free'
+      : `everyone free, at least ${o.minimum ?? DEFAULT_TEAM_MINIMUM_MINUTES} min`;
+  const days = o.days === undefined ? 'default days' : `${o.days} days`;
+  const summary = o.summary === undefined ? '' : `; “${o.summary}”`;
+  return `${mode}; ${days}${summary}`;
 }

@@ -28,3 +28,11 @@ export function freeBlockUid(connectionId: string, startsAt: Date): string {
     .digest('hex');
   return `${digest.slice(0, 32)}@slotfeed`;
 }
+
+/** A team feed's block, by team, mode and where it starts: the team's id keeps members' own UIDs apart. */
+export function teamBlockUid(teamId: string, mode: 'all' | 'any', startsAt: Date): string {
+  const digest = createHash('sha256')
+    .update(`${teamId}\u0000team-${mode}\u0000${startsAt.toISOString()}`, 'utf8')
+    .digest('hex');
+  return `${digest.slice(0, 32)}@slotfeed`;
+}

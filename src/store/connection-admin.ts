@@ -112,6 +112,32 @@ export async function requireConnection(
   return row;
 }
 
+/** A connection named by its id or its exact e-mail address, as an operator has one or the other at hand. */
+export async function connectionByIdOrEmail(
+  prisma: PrismaClient,
+  ref: string,
+): Promise<{ id: string; displayName: string | null }> {
+  const select = { id: true, displayName: true } as const;
+  const trimmed = ref.trim();
+  if (UUID.test(trimmed)) {
+    const row = await prisma.connection.findUnique({ where: { id: trimmed }, select });
+    if (row) return row;
+    throw new ConnectionNotFoundError(trimmed);
+  }
+  const rows = await prisma.connection.findMany({
+    where: { email: { equals: trimmed, mode: 'insensitive' } },
+    select,
+    take: 2,
+  });
+  if (rows.length === 1) return rows[0]!;
+  throw new ConnectionNotFoundError(
+    trimmed,
+    rows.length === 0
+      ? `no connection has the id or e-mail address "${trimmed}"`
+      : `several connections have the e-mail address "${trimmed}": name one by its id`,
+  );
+}
+
 /**
  * disabled: no more syncs (the scheduler selects active connections only); its feeds keep serving the last
  * snapshot until they are revoked, and say in their description that they are no longer updated. Enabling

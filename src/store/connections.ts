@@ -32,8 +32,11 @@ export interface GrantedAccount {
 }
 
 export class ConnectionNotFoundError extends Error {
-  constructor(readonly connectionId: string) {
-    super(`no connection with id ${connectionId}`);
+  constructor(
+    readonly connectionId: string,
+    message = `no connection with id ${connectionId}`,
+  ) {
+    super(message);
     this.name = 'ConnectionNotFoundError';
   }
 }

@@ -1,4 +1,4 @@
-// The feed aggregate: subscribable URLs of a connection. A feed is looked up by its token's SHA-256; the token
+// The feed aggregate: subscribable URLs of a connection or of a team. A feed is looked up by its token's SHA-256; the token
 // itself is kept only sealed by the token vault (bound to the feed's id), so a database leak without the key
 // does not leak working feed URLs, and the owner's page can still show the URL again.
 import type { Feed, PrismaClient } from '../generated/prisma/client.js';
@@ -8,17 +8,28 @@ import {
   normalizeFeedOptions,
   optionsConflict,
   viewOf,
+  DEFAULT_TEAM_MODE,
   type FeedOptions,
 } from '../feeds/feed-options.js';
-import { FEED_CONNECTION_INPUTS, type FeedConnectionState } from '../feeds/serve/feed-inputs.js';
+import {
+  FEED_CONNECTION_INPUTS,
+  FEED_TEAM_INPUTS,
+  teamStateOf,
+  type FeedConnectionState,
+  type FeedTeamState,
+} from '../feeds/serve/feed-inputs.js';
 import { hashFeedToken, newFeedToken } from '../feeds/feed-token.js';
 import { ConnectionNotFoundError } from './connections.js';
+import { TeamNotFoundError } from './teams.js';
 import type { TokenVault } from './token-vault.js';
 import { randomUUID } from 'node:crypto';
 
 export interface FeedRecord {
   id: string;
-  connectionId: string;
+  /** The connection whose feed it is; null for a team's feed. */
+  connectionId: string | null;
+  /** The team whose feed it is; null for a connection's feed. */
+  teamId: string | null;
   /** null: every event type of the connection. */
   upstreamEventId: string | null;
   label: string | null;
@@ -29,11 +40,22 @@ export interface FeedRecord {
   tokenRecoverable: boolean;
 }
 
-export type { FeedConnectionState } from '../feeds/serve/feed-inputs.js';
+export type { FeedConnectionState, FeedTeamState } from '../feeds/serve/feed-inputs.js';
 
-export interface ResolvedFeed {
-  feed: FeedRecord;
-  connection: FeedConnectionState;
+/** An active feed with the state its bytes depend on: its connection's, or its team's and every member's. */
+export type ResolvedFeed =
+  | { kind: 'connection'; feed: FeedRecord; connection: FeedConnectionState }
+  | { kind: 'team'; feed: FeedRecord; team: FeedTeamState };
+
+/** Who a feed belongs to: the id a change notice about its row names. */
+export const feedOwnerId = (feed: Pick<FeedRecord, 'connectionId' | 'teamId'>): string =>
+  (feed.connectionId ?? feed.teamId)!;
+
+/** Every id whose change notice may change what the feed shows: its owner's, and a team's members'. */
+export function feedDependencies(resolved: ResolvedFeed): string[] {
+  return resolved.kind === 'connection'
+    ? [resolved.connection.id]
+    : [resolved.team.id, ...resolved.team.members.map((member) => member.id)];
 }
 
 export interface FeedStore {
@@ -44,10 +66,16 @@ export interface FeedStore {
     label?: string | null;
     options?: FeedOptions;
   }): Promise<{ feed: FeedRecord; token: string }>;
+  /** A team's feed; its options carry the mode (`all` unless given). Throws TeamNotFoundError. */
+  createTeamFeed(input: {
+    teamId: string;
+    label?: string | null;
+    options?: FeedOptions;
+  }): Promise<{ feed: FeedRecord; token: string }>;
   /** The connection's default feed (free time of all event types, default options): created if it has none that is not revoked. Returns
    * the token only when it created one (an existing feed's token cannot be recovered — then `token` is null). */
   ensureDefaultFeed(connectionId: string): Promise<{ feed: FeedRecord; token: string | null }>;
-  list(filter?: { connectionId?: string; includeRevoked?: boolean }): Promise<FeedRecord[]>;
+  list(filter?: { connectionId?: string; teamId?: string; includeRevoked?: boolean }): Promise<FeedRecord[]>;
   /** Revoked feeds too. Throws FeedNotFoundError. */
   get(feedId: string): Promise<FeedRecord>;
   /** A new token; the old URL stops working at once. Throws FeedNotFoundError for an unknown or revoked feed. */
@@ -56,7 +84,8 @@ export interface FeedStore {
   revoke(feedId: string, now: Date): Promise<void>;
   /** Active (not revoked) feed for a token, or undefined. Always hashes and queries, whatever the token looks like. */
   findByToken(token: string): Promise<FeedRecord | undefined>;
-  /** The active feed with this token hash and its connection's state, in one query; or undefined. */
+  /** The active feed with this token hash and the state it shows (its connection's or its team's), in one
+   * query; or undefined. */
   resolveTokenHash(tokenHash: Buffer): Promise<ResolvedFeed | undefined>;
   /** The feed's token opened from its sealed copy, for its owner's page; null when none was kept. */
   revealToken(feedId: string): Promise<string | null>;
@@ -86,7 +115,7 @@ export interface FeedStoreLogger {
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-function validOptions(options: unknown): FeedOptions {
+function validOptions(options: unknown, owner: 'connection' | 'team'): FeedOptions {
   const parsed = feedOptionsSchema.safeParse(options);
   if (!parsed.success) {
     throw new InvalidFeedOptionsError(
@@ -95,7 +124,12 @@ function validOptions(options: unknown): FeedOptions {
   }
   const conflict = optionsConflict(parsed.data);
   if (conflict) throw new InvalidFeedOptionsError([conflict]);
-  return normalizeFeedOptions(parsed.data);
+  if (owner === 'connection' && parsed.data.mode !== undefined) {
+    throw new InvalidFeedOptionsError(['mode applies to team feeds only']);
+  }
+  return normalizeFeedOptions(
+    owner === 'team' ? { ...parsed.data, mode: parsed.data.mode ?? DEFAULT_TEAM_MODE } : parsed.data,
+  );
 }
 
 /** Prisma's Bytes is a Uint8Array over a plain ArrayBuffer; a Buffer may sit on a shared pool. */
@@ -128,12 +162,19 @@ export function createFeedStore(
         'stored feed options are invalid; serving the feed with default options',
       );
     }
+    const options = parsed.success ? parsed.data : {};
     return {
       id: row.id,
       connectionId: row.connectionId,
+      teamId: row.teamId,
       upstreamEventId: row.upstreamEventId,
       label: row.label,
-      options: normalizeFeedOptions(parsed.success ? parsed.data : {}),
+      // A team feed always has a mode, a connection's feed never: the row decides, not what its JSON says.
+      options: normalizeFeedOptions(
+        row.teamId !== null
+          ? { ...options, mode: options.mode ?? DEFAULT_TEAM_MODE }
+          : { ...options, mode: undefined, minimum: undefined },
+      ),
       createdAt: row.createdAt,
       revokedAt: row.revokedAt,
       tokenRecoverable: row.tokenSealed !== null,
@@ -150,7 +191,8 @@ export function createFeedStore(
   async function insert(
     db: Prisma.TransactionClient | PrismaClient,
     data: {
-      connectionId: string;
+      connectionId?: string;
+      teamId?: string;
       upstreamEventId: string | null;
       label: string | null;
       options: FeedOptions;
@@ -172,7 +214,9 @@ export function createFeedStore(
       return { feed: toRecord(row), token };
     } catch (error: unknown) {
       if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2003') {
-        throw new ConnectionNotFoundError(data.connectionId);
+        throw data.teamId !== undefined
+          ? new TeamNotFoundError(data.teamId)
+          : new ConnectionNotFoundError(data.connectionId ?? '');
       }
       throw error;
     }
@@ -185,7 +229,17 @@ export function createFeedStore(
         connectionId: input.connectionId,
         upstreamEventId: input.upstreamEventId?.trim() || null,
         label: input.label?.trim() || null,
-        options: validOptions(input.options ?? {}),
+        options: validOptions(input.options ?? {}, 'connection'),
+      });
+    },
+
+    async createTeamFeed(input) {
+      if (!UUID.test(input.teamId)) throw new TeamNotFoundError(input.teamId);
+      return insert(prisma, {
+        teamId: input.teamId,
+        upstreamEventId: null,
+        label: input.label?.trim() || null,
+        options: validOptions(input.options ?? {}, 'team'),
       });
     },
 
@@ -213,9 +267,11 @@ export function createFeedStore(
 
     async list(filter = {}) {
       if (filter.connectionId !== undefined && !UUID.test(filter.connectionId)) return [];
+      if (filter.teamId !== undefined && !UUID.test(filter.teamId)) return [];
       const rows = await prisma.feed.findMany({
         where: {
           ...(filter.connectionId !== undefined ? { connectionId: filter.connectionId } : {}),
+          ...(filter.teamId !== undefined ? { teamId: filter.teamId } : {}),
           ...(filter.includeRevoked ? {} : { revokedAt: null }),
         },
         orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
@@ -264,9 +320,15 @@ export function createFeedStore(
     async resolveTokenHash(tokenHash) {
       const row = await prisma.feed.findFirst({
         where: { tokenHash: new Uint8Array(tokenHash), revokedAt: null },
-        include: { connection: { select: FEED_CONNECTION_INPUTS } },
+        include: {
+          connection: { select: FEED_CONNECTION_INPUTS },
+          team: { select: FEED_TEAM_INPUTS },
+        },
       });
-      return row ? { feed: toRecord(row), connection: row.connection } : undefined;
+      if (!row) return undefined;
+      if (row.connection) return { kind: 'connection', feed: toRecord(row), connection: row.connection };
+      if (row.team) return { kind: 'team', feed: toRecord(row), team: teamStateOf(row.team) };
+      return undefined;
     },
   };
 }

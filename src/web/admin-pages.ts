@@ -313,7 +313,13 @@ export function newFeedUrlPage(
     body: html`<section class="card">
       <h1>${input.rotated ? 'Feed URL replaced' : 'Feed created'}</h1>
       ${input.rotated ? html`<p class="warning">The old URL of this feed stopped working.</p>` : ''}
-      <p>Hand this URL to the account’s owner; they also find it on their own page (Sign in).</p>
+      <p>
+        ${
+          feed.teamId === null
+            ? 'Hand this URL to the account’s owner; they also find it on their own page (Sign in).'
+            : 'Hand this URL to the team; its members also find it on their own page (Sign in).'
+        }
+      </p>
       <div class="field">
         <label for="new-feed-url">Feed URL</label>
         <div class="copy-field">
@@ -337,7 +343,13 @@ export function newFeedUrlPage(
             </p>`
           : ''
       }
-      <p><a href="${ADMIN_HOME}">Back to the connections</a></p>
+      <p>
+        ${
+          feed.teamId === null
+            ? html`<a href="${ADMIN_HOME}">Back to the connections</a>`
+            : html`<a href="/admin/teams">Back to the teams</a>`
+        }
+      </p>
     </section>`,
   });
 }

@@ -1,11 +1,12 @@
 // The admin page and its actions. Every action is a POST form (the guard checks Origin/Referer for cookie
 // sessions) answered with 303 back to the page, except create and rotate, whose new URL is shown once.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { feedCalendarName } from '../feeds/describe-feed.js';
 import { DEFAULT_FEED_VIEW, feedOptionsSchema } from '../feeds/feed-options.js';
 import { RedisUnavailableError, whileRedisAnswers } from '../lib/redis-errors.js';
 import { ConnectionNotFoundError } from '../store/connections.js';
+import { storedFeedName } from '../store/feed-names.js';
 import { FeedNotFoundError, InvalidFeedOptionsError, type FeedRecord } from '../store/feeds.js';
+import { TeamNameTakenError, TeamNotFoundError, InvalidTeamNameError } from '../store/teams.js';
 import { noteForAccessLog } from './access-log.js';
 import { ADMIN_DISABLED, type AdminAuth } from './admin-auth.js';
 import {
@@ -17,18 +18,14 @@ import {
   setConnectionEnabled,
 } from '../store/connection-admin.js';
 import { ADMIN_HOME, ADMIN_NOTICES, adminPage, loginPage, newFeedUrlPage } from './admin-pages.js';
+import { ADMIN_TEAMS } from './admin-team-pages.js';
 import { feedLinksFor, isLoopbackBaseUrl } from './feed-links.js';
 import { HttpError } from './http-error.js';
 import { perAddressLimit, SIGN_IN_FORM_PER_MINUTE } from './rate-limits.js';
 import type { WebDeps } from './web-deps.js';
+import { field, seeOther } from './form-replies.js';
 
-type Form = Record<string, unknown>;
 type IdParams = { Params: { id: string } };
-
-const field = (form: unknown, name: string): string => {
-  const value = (form as Form | undefined)?.[name];
-  return typeof value === 'string' ? value.trim() : '';
-};
 
 /** The list's filter from the query; an unknown status is ignored (a stale bookmark still shows the list). */
 function connectionFilterFrom(query: unknown): ConnectionFilter {
@@ -42,10 +39,6 @@ function safeNext(next: string): string {
   return /^\/(?![/\\])[^\s]*$/.test(next) ? next : ADMIN_HOME;
 }
 
-function seeOther(reply: FastifyReply, location: string): FastifyReply {
-  return reply.header('cache-control', 'no-store').redirect(location, 303);
-}
-
 /**
  * Queues a sync at once, or fails at once: the queue is in Redis, and an admin action must not wait for it
  * to come back (90 s and more, before). Deduplicated, so a late enqueue after a timeout is harmless.
@@ -55,10 +48,14 @@ function enqueueSyncNow(deps: WebDeps, connectionId: string): Promise<void> {
 }
 
 /** Store errors become client errors: an id from a stale page, a bad form value. */
-function asHttpError(thrown: unknown): unknown {
+export function asHttpError(thrown: unknown): unknown {
   if (thrown instanceof ConnectionNotFoundError) return new HttpError(404, 'No such connection.');
   if (thrown instanceof FeedNotFoundError) return new HttpError(404, `No such feed, or it is revoked.`);
   if (thrown instanceof InvalidFeedOptionsError) return new HttpError(400, thrown.message);
+  if (thrown instanceof TeamNotFoundError) return new HttpError(404, 'No such team.');
+  if (thrown instanceof TeamNameTakenError || thrown instanceof InvalidTeamNameError) {
+    return new HttpError(400, `${thrown.message[0]!.toUpperCase()}${thrown.message.slice(1)}.`);
+  }
   return thrown;
 }
 
@@ -76,17 +73,7 @@ function feedOptionsFrom(form: unknown): unknown {
 }
 
 async function linksFor(deps: WebDeps, feed: FeedRecord, token: string) {
-  const connection = await deps.connections.get(feed.connectionId);
-  const eventTitle =
-    feed.upstreamEventId === null
-      ? undefined
-      : await currentEventTitle(deps.prisma, feed.connectionId, feed.upstreamEventId);
-  const name = feedCalendarName({
-    displayName: connection.displayName,
-    email: connection.email,
-    ...(eventTitle === undefined ? {} : { eventTitle }),
-  });
-  return feedLinksFor(deps.settings.publicBaseUrl, token, name);
+  return feedLinksFor(deps.settings.publicBaseUrl, token, await storedFeedName(deps.prisma, feed));
 }
 
 // The sign-in form holds a token and a path: a few hundred bytes, where the app's default allows 64 KiB.
@@ -235,9 +222,11 @@ export function registerAdminRoutes(app: FastifyInstance, deps: WebDeps): void {
   });
 
   action('/admin/feeds/:id/revoke', async (request, reply) => {
-    await deps.feeds.revoke(request.params.id, deps.now());
+    const feed = await deps.feeds.get(request.params.id);
+    await deps.feeds.revoke(feed.id, deps.now());
     await deps.feedChanges.caughtUp();
-    request.log.info({ feedId: request.params.id }, 'admin revoked a feed');
-    return seeOther(reply, `${ADMIN_HOME}?notice=revoked`);
+    request.log.info({ feedId: feed.id }, 'admin revoked a feed');
+    // Back to the page the feed is listed on.
+    return seeOther(reply, `${feed.teamId === null ? ADMIN_HOME : ADMIN_TEAMS}?notice=revoked`);
   });
 }

@@ -11,6 +11,7 @@ import { registerAssetRoutes } from './assets.js';
 import { createAdminAuth } from './admin-auth.js';
 import { registerAdminConnectionPage } from './admin-connection-page.js';
 import { ADMIN_HOME, loginPage } from './admin-pages.js';
+import { registerAdminTeamRoutes } from './admin-team-routes.js';
 import { registerAdminRoutes, registerAdminSession } from './admin-routes.js';
 import { createAdminSessions } from './admin-sessions.js';
 import { registerConnectRoutes } from './connect-routes.js';
@@ -125,6 +126,7 @@ export async function buildWebApp(deps: WebDeps): Promise<FastifyInstance> {
     await site.register(async (admin) => {
       admin.addHook('onRequest', auth.requireAdmin);
       registerAdminRoutes(admin, deps);
+      registerAdminTeamRoutes(admin, deps);
       registerAdminConnectionPage(admin, deps);
       registerReportRoutes(admin, deps);
       await registerQueueDashboard(admin, deps);

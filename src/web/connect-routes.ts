@@ -16,6 +16,7 @@ import { clientAddressOf, perAddressLimit } from './rate-limits.js';
 import type { OwnerAuth } from './owner-auth.js';
 import { notConnectedPage } from './owner-pages.js';
 import type { WebDeps } from './web-deps.js';
+import { seeOther } from './form-replies.js';
 
 interface CallbackQuery {
   code?: unknown;
@@ -56,10 +57,6 @@ async function identifyAccount(
     request.log.warn({ err: coerceError(thrown) }, 'profile not read at connect; the first sync will');
     return { upstreamUserId: tokens.subject, email: null, displayName: null, timezone: null };
   }
-}
-
-function seeOther(reply: FastifyReply, location: string): FastifyReply {
-  return reply.header('cache-control', 'no-store').redirect(location, 303);
 }
 
 function upstreamFailure(thrown: unknown): HttpError {

@@ -1,11 +1,12 @@
 // Resolves a feed token to its feed and the connection state its bytes depend on, remembering the answer so a
 // poll of an unchanged feed costs no database round trip. What is remembered is forgotten when Postgres says
-// the connection or one of its feeds changed (feed-change-listener.ts); nothing is remembered while the
+// anything it depends on changed (feed-change-listener.ts): the connection or one of its feeds, or for a team
+// feed the team and each of its members; nothing is remembered while the
 // listener is not live. Unknown tokens are never remembered: guesses must not fill memory.
 import { LRUCache } from 'lru-cache';
 import { hashFeedToken } from '../feeds/feed-token.js';
 import type { FeedChangeListener } from '../store/feed-change-listener.js';
-import type { ResolvedFeed } from '../store/feeds.js';
+import { feedDependencies, type ResolvedFeed } from '../store/feeds.js';
 
 const DEFAULT_MAX_ENTRIES = 50_000;
 
@@ -38,13 +39,16 @@ export function createFeedLookup(options: {
   onLookup?: (result: LookupResult) => void;
 }): FeedLookup {
   const onLookup = options.onLookup ?? (() => undefined);
+  // Tokens remembered per id a notice may name (feedDependencies).
   const tokensOf = new Map<string, Set<string>>();
   const cache = new LRUCache<string, ResolvedFeed>({
     max: options.maxEntries ?? DEFAULT_MAX_ENTRIES,
     dispose: (resolved, key) => {
-      const keys = tokensOf.get(resolved.feed.connectionId);
-      keys?.delete(key);
-      if (keys?.size === 0) tokensOf.delete(resolved.feed.connectionId);
+      for (const id of feedDependencies(resolved)) {
+        const keys = tokensOf.get(id);
+        keys?.delete(key);
+        if (keys?.size === 0) tokensOf.delete(id);
+      }
     },
   });
   // Bumped by every change heard: a load that started before a change must not store what it read, since the
@@ -52,9 +56,9 @@ export function createFeedLookup(options: {
   let generation = 0;
 
   options.changes.subscribe({
-    changed: (connectionId) => {
+    changed: (id) => {
       generation += 1;
-      for (const key of [...(tokensOf.get(connectionId) ?? [])]) cache.delete(key);
+      for (const key of [...(tokensOf.get(id) ?? [])]) cache.delete(key);
     },
     reset: () => {
       generation += 1;
@@ -73,9 +77,11 @@ export function createFeedLookup(options: {
     onLookup(resolved ? 'loaded' : 'unknown');
     if (resolved && generation === startedAt && options.changes.isLive()) {
       cache.set(key, resolved);
-      const keys = tokensOf.get(resolved.feed.connectionId) ?? new Set<string>();
-      keys.add(key);
-      tokensOf.set(resolved.feed.connectionId, keys);
+      for (const id of feedDependencies(resolved)) {
+        const keys = tokensOf.get(id) ?? new Set<string>();
+        keys.add(key);
+        tokensOf.set(id, keys);
+      }
     }
     return resolved;
   }

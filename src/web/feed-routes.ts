@@ -11,8 +11,9 @@ import { feedRepresentation, type FeedServingDeps } from '../feeds/serve/feed-re
 import { freeBusyRepresentation } from '../feeds/serve/free-busy-representation.js';
 import { createRenderCache, type RenderedFeed } from '../feeds/serve/render-cache.js';
 import { ConnectionNotFoundError } from '../store/connections.js';
+import { TeamNotFoundError } from '../store/teams.js';
 import { databaseUnavailableReason } from '../store/database-errors.js';
-import type { ResolvedFeed } from '../store/feeds.js';
+import { feedOwnerId, type ResolvedFeed } from '../store/feeds.js';
 import { acceptsGzip } from './accept-encoding.js';
 import { isNotModified } from './conditional-get.js';
 import { createDatabaseOutage } from './database-outage.js';
@@ -71,8 +72,8 @@ export function registerFeedRoutes(app: FastifyInstance, deps: WebDeps, lastGood
     try {
       return { resolved, rendered: await feedRepresentation(serving, resolved) };
     } catch (thrown: unknown) {
-      // The connection was deleted (its feeds with it) between the token lookup and the render.
-      if (thrown instanceof ConnectionNotFoundError) return undefined;
+      // The connection or team was deleted (its feeds with it) between the token lookup and the render.
+      if (thrown instanceof ConnectionNotFoundError || thrown instanceof TeamNotFoundError) return undefined;
       throw thrown;
     }
   }
@@ -150,7 +151,9 @@ export function registerFeedRoutes(app: FastifyInstance, deps: WebDeps, lastGood
         if (resolved === undefined) throw new HttpError(404, NO_SUCH_FEED);
         rendered = await freeBusyRepresentation(serving, resolved);
       } catch (thrown: unknown) {
-        if (thrown instanceof ConnectionNotFoundError) throw new HttpError(404, NO_SUCH_FEED);
+        if (thrown instanceof ConnectionNotFoundError || thrown instanceof TeamNotFoundError) {
+          throw new HttpError(404, NO_SUCH_FEED);
+        }
         const reason = databaseUnavailableReason(thrown);
         if (reason === undefined) throw thrown;
         outage.unreachable(reason);
@@ -183,7 +186,7 @@ export function registerFeedRoutes(app: FastifyInstance, deps: WebDeps, lastGood
         lastGood.markGone(tokenKey);
         throw new HttpError(404, NO_SUCH_FEED);
       }
-      lastGood.keep(since, tokenKey, current.resolved.feed.connectionId, current.rendered);
+      lastGood.keep(since, tokenKey, feedOwnerId(current.resolved.feed), current.rendered);
       return sendFeed(request, reply, current.rendered);
     },
   );

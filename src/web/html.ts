@@ -55,7 +55,8 @@ export interface PageOptions {
 function navLinks(nav: PageNav): Raw {
   switch (nav) {
     case 'admin':
-      return html`<a href="/admin">Connections</a> <a href="/admin/reports">Reports</a>
+      return html`<a href="/admin">Connections</a> <a href="/admin/teams">Teams</a>
+        <a href="/admin/reports">Reports</a>
         <a href="/admin/queues">Queues</a>
         <form method="post" action="/admin/logout">
           <button type="submit" class="button small">Sign out</button>

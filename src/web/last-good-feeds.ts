@@ -4,7 +4,8 @@
 // a Postgres outage turn every poll into a 500): this keeps the bytes and forgets only what is known gone.
 //
 // A token counts as confirmed when a database read found it active, and for as long afterwards as the change
-// listener stays live with no notice about its connection: a revocation would have been heard. A notice may
+// listener stays live with no notice about its owner (its connection, or its team): a revocation would have
+// been heard. A notice may
 // be a revocation, so it puts the token in doubt until a recheck (one indexed query, in the background)
 // confirms it or finds it gone. When the listener stops, confirmation stops with it, and the grace period
 // counts from there. Tokens found gone become tombstones so that, during an outage, a URL revoked before it
@@ -12,7 +13,7 @@
 import { LRUCache } from 'lru-cache';
 import type { RenderedFeed } from '../feeds/serve/render-cache.js';
 import type { FeedChangeListener, ResetCause } from '../store/feed-change-listener.js';
-import type { ResolvedFeed } from '../store/feeds.js';
+import { feedOwnerId, type ResolvedFeed } from '../store/feeds.js';
 
 /** Bound of the bytes kept; entries are mostly the render cache's own objects, shared, not copies. */
 export const DEFAULT_LAST_GOOD_BYTES = 64 * 1024 * 1024;
@@ -25,7 +26,8 @@ export type OutageAnswer =
 
 interface KeptFeed {
   kind: 'kept';
-  connectionId: string;
+  /** The connection or team the feed belongs to (feedOwnerId): notices about it may be a revocation. */
+  ownerId: string;
   rendered: RenderedFeed;
   /** When the token was last known active. */
   confirmedAt: Date;
@@ -44,7 +46,7 @@ export interface LastGoodFeeds {
   /** Taken when a request starts; `keep` refuses what a notice heard since then may have made wrong. */
   mark(): number;
   /** The database confirmed this token (read at or after `since`) and these bytes were served for it. */
-  keep(since: number, tokenKey: string, connectionId: string, rendered: RenderedFeed): void;
+  keep(since: number, tokenKey: string, ownerId: string, rendered: RenderedFeed): void;
   /** The database says the token is not active: a kept one answers 404 during an outage. */
   markGone(tokenKey: string): void;
   /** The answer for this token while Postgres cannot answer. */
@@ -85,30 +87,30 @@ export function createLastGoodFeeds(options: LastGoodFeedsOptions): LastGoodFeed
         : TOMBSTONE_BYTES,
     dispose: (entry, key) => {
       if (entry.kind !== 'kept') return;
-      const keys = tokensOf.get(entry.connectionId);
+      const keys = tokensOf.get(entry.ownerId);
       keys?.delete(key);
-      if (keys?.size === 0) tokensOf.delete(entry.connectionId);
+      if (keys?.size === 0) tokensOf.delete(entry.ownerId);
     },
   });
 
-  // Bumped by every notice and reset. `noticed` holds the generation of each connection's latest notice, so a
-  // request refuses only what its own connection's change may have made wrong (a busy installation hears a
+  // Bumped by every notice and reset. `noticed` holds the generation of each owner's latest notice, so a
+  // request refuses only what its own owner's change may have made wrong (a busy installation hears a
   // notice per sync; refusing on any notice at all would keep little). Past NOTICES_TRACKED connections the
-  // map starts over from `floor`, which then counts as every connection's latest notice: safe, if coarse.
+  // map starts over from `floor`, which then counts as every owner's latest notice: safe, if coarse.
   let generation = 0;
   let floor = 0;
   const noticed = new Map<string, number>();
-  const noticedSince = (connectionId: string, since: number) => (noticed.get(connectionId) ?? floor) > since;
+  const noticedSince = (ownerId: string, since: number) => (noticed.get(ownerId) ?? floor) > since;
 
   const queued = new Set<string>();
   let draining: Promise<void> = Promise.resolve();
   let isDraining = false;
   let closed = false;
 
-  function index(key: string, connectionId: string) {
-    const keys = tokensOf.get(connectionId) ?? new Set<string>();
+  function index(key: string, ownerId: string) {
+    const keys = tokensOf.get(ownerId) ?? new Set<string>();
     keys.add(key);
-    tokensOf.set(connectionId, keys);
+    tokensOf.set(ownerId, keys);
   }
 
   function servable(entry: KeptFeed, at: Date, listenerLive: boolean): boolean {
@@ -122,8 +124,8 @@ export function createLastGoodFeeds(options: LastGoodFeedsOptions): LastGoodFeed
     return entry?.kind === 'kept' ? entry : undefined;
   }
 
-  async function recheck(connectionId: string): Promise<void> {
-    for (const key of [...(tokensOf.get(connectionId) ?? [])]) {
+  async function recheck(ownerId: string): Promise<void> {
+    for (const key of [...(tokensOf.get(ownerId) ?? [])]) {
       if (closed) return;
       const since = generation;
       let resolved: ResolvedFeed | undefined;
@@ -136,12 +138,12 @@ export function createLastGoodFeeds(options: LastGoodFeedsOptions): LastGoodFeed
       }
       const entry = kept(key);
       // Another notice since the read queued another recheck, which will decide.
-      if (entry === undefined || !entry.doubted || noticedSince(connectionId, since)) continue;
+      if (entry === undefined || !entry.doubted || noticedSince(ownerId, since)) continue;
       if (resolved === undefined) {
         cache.set(key, GONE);
         onRecheck('gone');
-      } else if (resolved.feed.connectionId !== entry.connectionId) {
-        // Moved to another connection (only SQL does that): forgotten, the next poll keeps it afresh.
+      } else if (feedOwnerId(resolved.feed) !== entry.ownerId) {
+        // Moved to another owner (only SQL does that): forgotten, the next poll keeps it afresh.
         cache.delete(key);
       } else {
         entry.doubted = false;
@@ -158,9 +160,9 @@ export function createLastGoodFeeds(options: LastGoodFeedsOptions): LastGoodFeed
       // One connection at a time: a sync round notices hundreds of connections at once, and these queries
       // must not crowd out the feed requests that share the connection pool.
       while (queued.size > 0 && !closed) {
-        const connectionId = queued.values().next().value as string;
-        queued.delete(connectionId);
-        await recheck(connectionId);
+        const ownerId = queued.values().next().value as string;
+        queued.delete(ownerId);
+        await recheck(ownerId);
       }
     } finally {
       isDraining = false;
@@ -168,20 +170,20 @@ export function createLastGoodFeeds(options: LastGoodFeedsOptions): LastGoodFeed
   }
 
   changes.subscribe({
-    changed(connectionId) {
+    changed(ownerId) {
       generation += 1;
       if (noticed.size >= NOTICES_TRACKED) {
         noticed.clear();
         floor = generation;
       }
-      noticed.set(connectionId, generation);
-      const keys = tokensOf.get(connectionId);
+      noticed.set(ownerId, generation);
+      const keys = tokensOf.get(ownerId);
       if (keys === undefined) return;
       for (const key of keys) {
         const entry = kept(key);
         if (entry) entry.doubted = true;
       }
-      queued.add(connectionId);
+      queued.add(ownerId);
       if (!isDraining) draining = drain();
     },
     reset(cause: ResetCause) {
@@ -208,13 +210,13 @@ export function createLastGoodFeeds(options: LastGoodFeedsOptions): LastGoodFeed
   return {
     mark: () => generation,
 
-    keep(since, tokenKey, connectionId, rendered) {
-      if (noticedSince(connectionId, since)) return;
+    keep(since, tokenKey, ownerId, rendered) {
+      if (noticedSince(ownerId, since)) return;
       const at = now();
       const heard = changes.isLive();
       const entry = cache.get(tokenKey);
       // The hot path (an unchanged feed polled again): no new entry, no size calculation.
-      if (entry?.kind === 'kept' && entry.connectionId === connectionId && entry.rendered === rendered) {
+      if (entry?.kind === 'kept' && entry.ownerId === ownerId && entry.rendered === rendered) {
         entry.confirmedAt = at;
         entry.heard = heard;
         entry.doubted = false;
@@ -222,7 +224,7 @@ export function createLastGoodFeeds(options: LastGoodFeedsOptions): LastGoodFeed
       }
       const fresh: KeptFeed = {
         kind: 'kept',
-        connectionId,
+        ownerId,
         rendered,
         confirmedAt: at,
         heard,
@@ -230,7 +232,7 @@ export function createLastGoodFeeds(options: LastGoodFeedsOptions): LastGoodFeed
       };
       cache.set(tokenKey, fresh);
       // A feed larger than the whole bound is refused by the cache and must not be indexed.
-      if (cache.peek(tokenKey) === fresh) index(tokenKey, connectionId);
+      if (cache.peek(tokenKey) === fresh) index(tokenKey, ownerId);
     },
 
     markGone(tokenKey) {

@@ -2,7 +2,7 @@
 // our own origin answered with 303 back to /me and a notice (POST/redirect/GET), so a reload never repeats
 // one. An owner acts only on their own connection: a feed or team of anyone else's is a 404, as an unknown
 // one is, so ids cannot be probed.
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import QRCode from 'qrcode';
 import { feedCalendarName } from '../feeds/describe-feed.js';
 import { DEFAULT_FEED_VIEW, feedOptionsSchema } from '../feeds/feed-options.js';
@@ -19,18 +19,9 @@ import type { OwnerAuth } from './owner-auth.js';
 import { deletedPage, OWNER_NOTICES, ownerHomePage, signedOutPage, type OwnerFeed } from './owner-pages.js';
 import { weekPreviewSection } from './week-preview.js';
 import type { WebDeps } from './web-deps.js';
+import { field, seeOther } from './form-replies.js';
 
-type Form = Record<string, unknown>;
 type IdParams = { Params: { id: string } };
-
-const field = (form: unknown, name: string): string => {
-  const value = (form as Form | undefined)?.[name];
-  return typeof value === 'string' ? value.trim() : '';
-};
-
-function seeOther(reply: FastifyReply, location: string): FastifyReply {
-  return reply.header('cache-control', 'no-store').redirect(location, 303);
-}
 
 const NOT_YOURS = 'No such feed on your account, or it is revoked.';
 

@@ -165,6 +165,7 @@ describe('through the generated client, with every field set', () => {
     const data = {
       id: '9a8b7c6d-5e4f-4321-8fed-cba987654321',
       connectionId: CONNECTION_ID,
+      teamId: null,
       upstreamEventId: 'evt-30min',
       label: 'Intro calls, next 14 days',
       tokenHash: new Uint8Array(Array.from({ length: 32 }, (_, i) => (i * 37) % 256)),
@@ -192,6 +193,55 @@ describe('through the generated client, with every field set', () => {
         where: { feedId_uid: { feedId: data.id, uid: event.uid } },
       }),
     ).toEqual(event);
+  });
+
+  it('Team, TeamMember, and a Feed of the team', async () => {
+    const team = {
+      id: '2c1b0a99-8877-4665-9544-332211009988',
+      name: 'Design',
+      createdAt: at(-30),
+      membersChangedAt: at(-30),
+    };
+    expectEveryField('Team', team);
+    await db.prisma.team.create({ data: team });
+    const member = { teamId: team.id, connectionId: CONNECTION_ID, joinedAt: at(-29) };
+    expectEveryField('TeamMember', member);
+    await db.prisma.teamMember.create({ data: member });
+    expect(
+      await db.prisma.teamMember.findUniqueOrThrow({
+        where: { teamId_connectionId: { teamId: team.id, connectionId: CONNECTION_ID } },
+      }),
+    ).toEqual(member);
+    // The membership trigger moved the team's membersChangedAt (to the transaction's time, after at(-30)).
+    const stored = await db.prisma.team.findUniqueOrThrow({ where: { id: team.id } });
+    expect({ ...stored, membersChangedAt: team.membersChangedAt }).toEqual(team);
+    expect(stored.membersChangedAt.getTime()).toBeGreaterThan(team.membersChangedAt.getTime());
+
+    const feed = {
+      id: '3d2c1b0a-9988-4776-8655-443322110099',
+      connectionId: null,
+      teamId: team.id,
+      upstreamEventId: null,
+      label: 'Design, all free',
+      tokenHash: new Uint8Array(Array.from({ length: 32 }, (_, i) => (i * 41) % 256)),
+      tokenSealed: null,
+      options: { mode: 'all', minimum: 45 },
+      createdAt: at(-20),
+      revokedAt: null,
+    };
+    await db.prisma.feed.create({ data: feed });
+    expect(await db.prisma.feed.findUniqueOrThrow({ where: { id: feed.id } })).toEqual(feed);
+    // A feed belongs to exactly one of a connection and a team.
+    await expect(
+      db.prisma.feed.create({
+        data: {
+          ...feed,
+          id: '4e3d2c1b-0a99-4887-8766-554433221100',
+          connectionId: CONNECTION_ID,
+          tokenHash: new Uint8Array(32),
+        },
+      }),
+    ).rejects.toThrow(/feed_belongs_to_one/);
   });
 
   it('Booking', async () => {

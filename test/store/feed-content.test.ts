@@ -24,6 +24,7 @@ function feedOf(connectionId: string, extra: Partial<FeedRecord> = {}): FeedReco
   return {
     id: randomUUID(),
     connectionId,
+    teamId: null,
     upstreamEventId: null,
     label: null,
     options: {},

@@ -45,6 +45,7 @@ describe('creating feeds', () => {
     expect(feed).toEqual({
       id: expect.any(String),
       connectionId,
+      teamId: null,
       upstreamEventId: 'ev-1',
       label: 'Website',
       options: { view: 'slots', days: 14, merge: true },

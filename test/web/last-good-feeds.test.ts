@@ -6,7 +6,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { hashFeedToken } from '../../src/feeds/feed-token.js';
 import type { RenderedFeed } from '../../src/feeds/serve/render-cache.js';
-import { createFeedStore } from '../../src/store/feeds.js';
+import { createFeedStore, feedOwnerId } from '../../src/store/feeds.js';
 import { startFeedChangeListener, type FeedChangeListener } from '../../src/store/feed-change-listener.js';
 import { createPrismaClient } from '../../src/store/prisma-client.js';
 import {
@@ -84,7 +84,7 @@ async function servedFeed(lastGood: LastGoodFeeds, ofConnection = connectionId) 
   const { token, feed } = await h.feeds.create({ connectionId: ofConnection });
   const since = lastGood.mark();
   const resolved = await h.feeds.resolveTokenHash(hashFeedToken(token));
-  lastGood.keep(since, keyOf(token), resolved!.feed.connectionId, renderedText(token));
+  lastGood.keep(since, keyOf(token), feedOwnerId(resolved!.feed), renderedText(token));
   return { key: keyOf(token), token, feedId: feed.id };
 }
 
@@ -221,7 +221,7 @@ describe('what is kept', () => {
     const resolved = await h.feeds.resolveTokenHash(hashFeedToken(token));
     await rename(connectionId, 'Raced');
     await listener!.caughtUp();
-    lastGood.keep(since, keyOf(token), resolved!.feed.connectionId, renderedText(token));
+    lastGood.keep(since, keyOf(token), feedOwnerId(resolved!.feed), renderedText(token));
     expect(lastGood.duringOutage(keyOf(token)).kind).toBe('unavailable');
   });
 
@@ -235,7 +235,7 @@ describe('what is kept', () => {
     const resolved = await h.feeds.resolveTokenHash(hashFeedToken(token));
     await rename(other.id, 'Someone Else');
     await listener!.caughtUp();
-    lastGood.keep(since, keyOf(token), resolved!.feed.connectionId, renderedText(token));
+    lastGood.keep(since, keyOf(token), feedOwnerId(resolved!.feed), renderedText(token));
     expect(lastGood.duringOutage(keyOf(token)).kind).toBe('last_good');
   });
 

@@ -27,13 +27,14 @@ export async function readFeedContent(
   feed: Pick<FeedRecord, 'connectionId' | 'upstreamEventId' | 'options'>,
   settings: { now: Date; defaultDays: number },
 ): Promise<FeedContent> {
+  const connectionId = feed.connectionId ?? '';
   return prisma.$transaction(
     async (tx) => {
       const connection = await tx.connection.findUnique({
-        where: { id: feed.connectionId },
+        where: { id: connectionId },
         select: FEED_CONNECTION_INPUTS,
       });
-      if (!connection) throw new ConnectionNotFoundError(feed.connectionId);
+      if (!connection) throw new ConnectionNotFoundError(connectionId);
 
       const window = feedWindow(settings.now, connection.timezone, feed.options.days ?? settings.defaultDays);
       const eventTypeRows = await tx.eventType.findMany({

@@ -1,17 +1,20 @@
 // One feed's bytes and validators: from the render cache when nothing it depends on has changed, else read
 // from the snapshots, planned, given its event revisions and rendered. The cache key comes from what the token
-// lookup already resolved (the feed and its connection's declared inputs); the slots are read only on a miss.
+// lookup already resolved (the feed and its connection's declared inputs, or its team's and every member's);
+// the slots are read only on a miss.
 import { createHash } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import { formatHttpDate } from '../../lib/http-date.js';
 import type { FeedRecord, ResolvedFeed } from '../../store/feeds.js';
-import { describeFeed, feedCalendarName } from '../describe-feed.js';
-import { planFeedEvents } from '../feed-events.js';
-import { viewOf } from '../feed-options.js';
-import { renderCalendar } from '../render-feed.js';
+import { describeFeed, describeTeamFeed, feedCalendarName, teamFeedCalendarName } from '../describe-feed.js';
+import { planFeedEvents, type PlannedFeed } from '../feed-events.js';
+import { DEFAULT_TEAM_MINIMUM_MINUTES, DEFAULT_TEAM_MODE, viewOf } from '../feed-options.js';
+import { renderCalendar, type CalendarHead } from '../render-feed.js';
+import { planTeamFeedEvents } from '../team-feed-events.js';
 import type { EventRevisionStore } from './event-revisions.js';
 import { readFeedContent, type FeedContent } from './feed-content.js';
-import { feedCacheKey, feedLastModified } from './feed-inputs.js';
+import { feedCacheKey, feedLastModified, teamFeedCacheKey, teamFeedLastModified } from './feed-inputs.js';
+import { readTeamFeedContent, TEAM_FEED_ZONE, type TeamFeedContent } from './team-feed-content.js';
 import { feedWindow } from './feed-window.js';
 import type { RenderCache, RenderedFeed } from './render-cache.js';
 import type { PrismaClient } from '../../generated/prisma/client.js';
@@ -29,6 +32,35 @@ export interface FeedServingDeps {
   now: () => Date;
   /** Told whether a request was answered from the render cache. */
   onCacheLookup?: (result: 'hit' | 'miss') => void;
+}
+
+/** Revisions looked up (and stored) for the planned events, then the text, its compressed bytes and validators. */
+async function published(
+  deps: FeedServingDeps,
+  feed: FeedRecord,
+  head: Omit<CalendarHead, 'refreshIntervalSeconds'>,
+  planned: PlannedFeed,
+  at: { lastModified: Date; windowStart: Date },
+): Promise<RenderedFeed> {
+  const { lastModified } = at;
+  const revisions = await deps.revisions.revisionsFor(feed.id, planned.events, {
+    contentChangedAt: lastModified,
+    windowStart: at.windowStart,
+  });
+  const text = renderCalendar(
+    { ...head, refreshIntervalSeconds: deps.settings.refreshIntervalSeconds },
+    planned,
+    revisions,
+  );
+  const body = Buffer.from(text, 'utf8');
+  return {
+    body,
+    // Node writes a zero mtime into the gzip header, so the compressed bytes are as stable as the text.
+    gzipped: deps.settings.feedGzip ? gzipSync(body) : undefined,
+    tag: createHash('sha256').update(body).digest('base64url').slice(0, 32),
+    lastModified,
+    lastModifiedHttpDate: formatHttpDate(lastModified),
+  };
 }
 
 async function rendered(
@@ -49,12 +81,9 @@ async function rendered(
     ...(feed.options.summary === undefined ? {} : { summary: feed.options.summary }),
     maxEvents: deps.settings.feedMaxEvents,
   });
-  const lastModified = feedLastModified(feed, connection, content.windowStart);
-  const revisions = await deps.revisions.revisionsFor(feed.id, planned.events, {
-    contentChangedAt: lastModified,
-    windowStart: content.windowStart,
-  });
-  const text = renderCalendar(
+  return published(
+    deps,
+    feed,
     {
       calendarName: feedCalendarName({
         displayName: connection.displayName,
@@ -66,26 +95,70 @@ async function rendered(
         view: viewOf(feed.options),
         refreshIntervalSeconds: deps.settings.refreshIntervalSeconds,
       }),
-      refreshIntervalSeconds: deps.settings.refreshIntervalSeconds,
     },
     planned,
-    revisions,
+    {
+      lastModified: feedLastModified(feed, connection, content.windowStart),
+      windowStart: content.windowStart,
+    },
   );
-  const body = Buffer.from(text, 'utf8');
-  return {
-    body,
-    // Node writes a zero mtime into the gzip header, so the compressed bytes are as stable as the text.
-    gzipped: deps.settings.feedGzip ? gzipSync(body) : undefined,
-    tag: createHash('sha256').update(body).digest('base64url').slice(0, 32),
-    lastModified,
-    lastModifiedHttpDate: formatHttpDate(lastModified),
-  };
+}
+
+/** A team feed's mode and minimum, with the defaults its options were normalised with. */
+export const teamModeOf = (feed: Pick<FeedRecord, 'options'>) => ({
+  mode: feed.options.mode ?? DEFAULT_TEAM_MODE,
+  minimumMinutes: feed.options.minimum ?? DEFAULT_TEAM_MINIMUM_MINUTES,
+});
+
+/** A team feed's events: when everyone (or who) is free. */
+export function planTeamFeed(
+  deps: Pick<FeedServingDeps, 'settings'>,
+  feed: FeedRecord,
+  content: TeamFeedContent,
+  changedAt: Date,
+): PlannedFeed {
+  return planTeamFeedEvents({
+    teamId: content.team.id,
+    ...teamModeOf(feed),
+    members: content.members,
+    ...(feed.options.summary === undefined ? {} : { summary: feed.options.summary }),
+    maxEvents: deps.settings.feedMaxEvents,
+    changedAt,
+  });
+}
+
+async function renderedTeamFeed(
+  deps: FeedServingDeps,
+  feed: FeedRecord,
+  content: TeamFeedContent,
+): Promise<RenderedFeed> {
+  const { team } = content;
+  const { mode, minimumMinutes } = teamModeOf(feed);
+  const lastModified = teamFeedLastModified(feed, team, content.windowStart);
+  return published(
+    deps,
+    feed,
+    {
+      calendarName: teamFeedCalendarName({ teamName: team.name, mode }),
+      description: describeTeamFeed({
+        teamName: team.name,
+        mode,
+        minimumMinutes,
+        members: team.members,
+        refreshIntervalSeconds: deps.settings.refreshIntervalSeconds,
+      }),
+    },
+    planTeamFeed(deps, feed, content, lastModified),
+    { lastModified, windowStart: content.windowStart },
+  );
 }
 
 export async function feedRepresentation(
   deps: FeedServingDeps,
-  { feed, connection }: ResolvedFeed,
+  resolved: ResolvedFeed,
 ): Promise<RenderedFeed> {
+  if (resolved.kind === 'team') return teamFeedRepresentation(deps, resolved.feed, resolved.team);
+  const { feed, connection } = resolved;
   const now = deps.now();
   const defaultDays = deps.settings.feedDefaultDays;
   const days = feed.options.days ?? defaultDays;
@@ -97,5 +170,22 @@ export async function feedRepresentation(
   const result = await rendered(deps, feed, content);
   // Keyed by what was actually read: a sync may have committed since the connection row above was loaded.
   deps.cache.set(feedCacheKey(feed, content.connection, content.windowKey, defaultDays), result);
+  return result;
+}
+
+async function teamFeedRepresentation(
+  deps: FeedServingDeps,
+  feed: FeedRecord,
+  team: TeamFeedContent['team'],
+): Promise<RenderedFeed> {
+  const now = deps.now();
+  const defaultDays = deps.settings.feedDefaultDays;
+  const windowKey = feedWindow(now, TEAM_FEED_ZONE, feed.options.days ?? defaultDays).windowKey;
+  const cached = deps.cache.get(teamFeedCacheKey(feed, team, windowKey, defaultDays));
+  deps.onCacheLookup?.(cached ? 'hit' : 'miss');
+  if (cached) return cached;
+  const content = await readTeamFeedContent(deps.prisma, feed, { now, defaultDays });
+  const result = await renderedTeamFeed(deps, feed, content);
+  deps.cache.set(teamFeedCacheKey(feed, content.team, content.windowKey, defaultDays), result);
   return result;
 }

@@ -1,0 +1,98 @@
+// What one team feed shows, read from the snapshots: the team and its members' declared state, and each
+// member's free time in the window, from the open slots of the event types their own default feed would
+// show (enabled, not secret). A member whose account needs re-authorisation has kept its last good snapshot
+// in the store, so it contributes that. One REPEATABLE READ transaction, as for a person's feed
+// (feed-content.ts): the bytes and the cache key must come from the same moment.
+import type { PrismaClient } from '../../generated/prisma/client.js';
+import { Prisma } from '../../generated/prisma/client.js';
+import { TeamNotFoundError } from '../../store/teams.js';
+import type { FeedRecord } from '../../store/feeds.js';
+import { usableFreeBlocks } from '../feed-events.js';
+import { includedEventIds, type FeedEventType, type FeedSlot } from '../feed-model.js';
+import type { TeamMemberTime } from '../team-availability.js';
+import { memberName } from '../team-feed-events.js';
+import { FEED_TEAM_INPUTS, teamStateOf, type FeedTeamState } from './feed-inputs.js';
+import { feedWindow, type FeedWindow } from './feed-window.js';
+
+/** A team spans zones: its window runs from today's start in UTC. */
+export const TEAM_FEED_ZONE = 'UTC';
+
+export interface TeamFeedContent extends FeedWindow {
+  team: FeedTeamState;
+  /** Every member, in the team's fixed order, with their free time in the window. */
+  members: TeamMemberTime[];
+}
+
+export async function readTeamFeedContent(
+  prisma: PrismaClient,
+  feed: Pick<FeedRecord, 'teamId' | 'options'>,
+  settings: { now: Date; defaultDays: number },
+): Promise<TeamFeedContent> {
+  const teamId = feed.teamId ?? '';
+  return prisma.$transaction(
+    async (tx) => {
+      const row = await tx.team.findUnique({ where: { id: teamId }, select: FEED_TEAM_INPUTS });
+      if (!row) throw new TeamNotFoundError(teamId);
+      const team = teamStateOf(row);
+      const window = feedWindow(settings.now, TEAM_FEED_ZONE, feed.options.days ?? settings.defaultDays);
+      const memberIds = team.members.map((m) => m.id);
+      const [eventTypeRows, slotRows] =
+        memberIds.length === 0
+          ? [[], []]
+          : await Promise.all([
+              tx.eventType.findMany({
+                where: { connectionId: { in: memberIds }, validTo: null },
+                orderBy: [{ upstreamEventId: 'asc' }, { id: 'asc' }],
+              }),
+              tx.slot.findMany({
+                where: {
+                  connectionId: { in: memberIds },
+                  goneAt: null,
+                  startsAt: { gte: window.windowStart, lt: window.windowEnd },
+                },
+                orderBy: [{ startsAt: 'asc' }, { upstreamEventId: 'asc' }, { id: 'asc' }],
+                select: {
+                  connectionId: true,
+                  upstreamEventId: true,
+                  startsAt: true,
+                  endsAt: true,
+                  sequence: true,
+                  firstSeenAt: true,
+                  lastChangedAt: true,
+                },
+              }),
+            ]);
+      const members = team.members.map((member): TeamMemberTime => {
+        const eventTypes = new Map<string, FeedEventType>(
+          eventTypeRows
+            .filter((row) => row.connectionId === member.id)
+            .map((row) => [
+              row.upstreamEventId,
+              {
+                title: row.title,
+                durationMinutes: row.durationMinutes,
+                url: row.url,
+                color: row.color,
+                enabled: row.enabled,
+                secret: row.secret,
+              },
+            ]),
+        );
+        const included = includedEventIds(eventTypes, null);
+        const slots: FeedSlot[] = slotRows
+          .filter((slot) => slot.connectionId === member.id && included.has(slot.upstreamEventId))
+          .map(({ upstreamEventId, connectionId: _owner, ...slot }) => ({
+            eventId: upstreamEventId,
+            ...slot,
+          }));
+        return {
+          id: member.id,
+          name: memberName(member.displayName),
+          blocks: usableFreeBlocks({ eventTypes, slots }),
+        };
+      });
+      return { team, members, ...window };
+    },
+    { isolationLevel: Prisma.TransactionIsolationLevel.RepeatableRead },
+  );
+}

@@ -1,0 +1,132 @@
+// The admin's teams: the page and its actions (create a team, add or remove a member, create a team feed,
+// delete a team). Each action is a POST form answered with 303 back to the page, except a new feed, whose URL
+// is shown once. Rotating and revoking a team feed are the feed actions every feed has (admin-routes.ts).
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { feedOptionsSchema } from '../feeds/feed-options.js';
+import { connectionByIdOrEmail } from '../store/connection-admin.js';
+import { storedFeedName } from '../store/feed-names.js';
+import { createTeamStore } from '../store/teams.js';
+import { newFeedUrlPage } from './admin-pages.js';
+import { asHttpError } from './admin-routes.js';
+import { ADMIN_TEAMS, adminTeamsPage, TEAM_NOTICES } from './admin-team-pages.js';
+import { feedLinksFor, isLoopbackBaseUrl } from './feed-links.js';
+import { field, seeOther } from './form-replies.js';
+import { HttpError } from './http-error.js';
+import type { WebDeps } from './web-deps.js';
+
+type TeamParams = { Params: { id: string; connectionId?: string } };
+
+/** The new team feed form: only what was filled in; the store fills in the defaults. */
+function teamFeedOptionsFrom(form: unknown): unknown {
+  const mode = field(form, 'mode') || 'all';
+  const days = field(form, 'days');
+  const minimum = field(form, 'minimum');
+  const summary = field(form, 'summary');
+  return {
+    mode,
+    ...(days === '' ? {} : { days: Number(days) }),
+    // The form shows the minimum for either mode: it means something only when everyone must be free.
+    ...(mode === 'all' && minimum !== '' ? { minimum: Number(minimum) } : {}),
+    ...(summary === '' ? {} : { summary }),
+  };
+}
+
+export function registerAdminTeamRoutes(app: FastifyInstance, deps: WebDeps): void {
+  const teams = createTeamStore(deps.prisma);
+
+  app.get(ADMIN_TEAMS, async (request, reply) => {
+    const all = await teams.list();
+    const memberIds = [...new Set(all.flatMap((t) => t.members.map((m) => m.connectionId)))];
+    const emails = new Map(
+      (
+        await deps.prisma.connection.findMany({
+          where: { id: { in: memberIds } },
+          select: { id: true, email: true },
+        })
+      ).map((c) => [c.id, c.email]),
+    );
+    const notice = TEAM_NOTICES[field(request.query, 'notice')];
+    return adminTeamsPage(reply, {
+      teams: await Promise.all(
+        all.map(async (team) => ({ team, emails, feeds: await deps.feeds.list({ teamId: team.id }) })),
+      ),
+      now: deps.now(),
+      ...(notice === undefined ? {} : { notice }),
+    });
+  });
+
+  const action = (
+    path: string,
+    run: (request: FastifyRequest<TeamParams>, reply: FastifyReply) => Promise<FastifyReply>,
+  ) =>
+    app.post<TeamParams>(path, async (request, reply) => {
+      try {
+        return await run(request, reply);
+      } catch (thrown: unknown) {
+        throw asHttpError(thrown);
+      }
+    });
+
+  app.post(ADMIN_TEAMS, async (request, reply) => {
+    try {
+      const team = await teams.create(field(request.body, 'name'));
+      request.log.info({ teamId: team.id }, 'admin created a team');
+      return seeOther(reply, `${ADMIN_TEAMS}?notice=team-created#team-${team.id}`);
+    } catch (thrown: unknown) {
+      throw asHttpError(thrown);
+    }
+  });
+
+  action(`${ADMIN_TEAMS}/:id/members`, async (request, reply) => {
+    const team = await teams.find(request.params.id);
+    const ref = field(request.body, 'connection');
+    if (ref === '') throw new HttpError(400, 'Name the connection to add by its e-mail address or id.');
+    const connection = await connectionByIdOrEmail(deps.prisma, ref).catch((thrown: unknown) => {
+      throw new HttpError(400, thrown instanceof Error ? `${thrown.message}.` : String(thrown));
+    });
+    await teams.addMembers(team.id, [connection.id]);
+    return seeOther(reply, `${ADMIN_TEAMS}?notice=member-added#team-${team.id}`);
+  });
+
+  action(`${ADMIN_TEAMS}/:id/members/:connectionId/remove`, async (request, reply) => {
+    const team = await teams.find(request.params.id);
+    const removed = await teams.removeMember(team.id, request.params.connectionId ?? '');
+    return seeOther(
+      reply,
+      `${ADMIN_TEAMS}?notice=${removed ? 'member-removed' : 'not-a-member'}#team-${team.id}`,
+    );
+  });
+
+  action(`${ADMIN_TEAMS}/:id/delete`, async (request, reply) => {
+    const team = await teams.find(request.params.id);
+    await teams.delete(team.id);
+    // Its feeds went with it: their URLs must be dead in this process before the page says so.
+    await deps.feedChanges.caughtUp();
+    request.log.info({ teamId: team.id }, 'admin deleted a team');
+    return seeOther(reply, `${ADMIN_TEAMS}?notice=team-deleted`);
+  });
+
+  action(`${ADMIN_TEAMS}/:id/feeds`, async (request, reply) => {
+    const team = await teams.find(request.params.id);
+    const options = feedOptionsSchema.safeParse(teamFeedOptionsFrom(request.body));
+    if (!options.success) {
+      throw new HttpError(
+        400,
+        `Invalid feed options: ${options.error.issues.map((i) => i.message).join('; ')}`,
+      );
+    }
+    const label = field(request.body, 'label').slice(0, 100);
+    const { feed, token } = await deps.feeds.createTeamFeed({
+      teamId: team.id,
+      label: label === '' ? null : label,
+      options: options.data,
+    });
+    request.log.info({ feedId: feed.id, teamId: team.id }, 'admin created a team feed');
+    return newFeedUrlPage(reply, {
+      feed,
+      links: feedLinksFor(deps.settings.publicBaseUrl, token, await storedFeedName(deps.prisma, feed)),
+      rotated: false,
+      loopback: isLoopbackBaseUrl(deps.settings.publicBaseUrl),
+    });
+  });
+}
