@@ -80,6 +80,8 @@ export interface FeedStore {
   get(feedId: string): Promise<FeedRecord>;
   /** A new token; the old URL stops working at once. Throws FeedNotFoundError for an unknown or revoked feed. */
   rotate(feedId: string): Promise<{ feed: FeedRecord; token: string }>;
+  /** What an active feed shows, changed under the same URL. Throws FeedNotFoundError, InvalidFeedOptionsError. */
+  updateOptions(feedId: string, options: FeedOptions): Promise<FeedRecord>;
   /** Idempotent: revoking again keeps the first revocation time. Throws FeedNotFoundError. */
   revoke(feedId: string, now: Date): Promise<void>;
   /** Active (not revoked) feed for a token, or undefined. Always hashes and queries, whatever the token looks like. */
@@ -296,6 +298,17 @@ export function createFeedStore(
         throw new FeedNotFoundError(feedId, `feed ${row.id} is revoked; create a new one instead`);
       }
       return { feed: toRecord(await findRow(feedId)), token };
+    },
+
+    async updateOptions(feedId, options) {
+      const row = await findRow(feedId);
+      const valid = validOptions(options, row.teamId === null ? 'connection' : 'team');
+      const updated = await prisma.feed.updateMany({
+        where: { id: row.id, revokedAt: null },
+        data: { options: valid as Prisma.InputJsonObject },
+      });
+      if (updated.count === 0) throw new FeedNotFoundError(feedId, `feed ${row.id} is revoked`);
+      return toRecord(await findRow(feedId));
     },
 
     async revoke(feedId, now) {

@@ -2,7 +2,7 @@
 // the actions an owner has (new feed, replace or revoke a URL, pause, leave a team, delete everything), and
 // the pages around it (signed out, not connected, deleted). Every destructive form asks first (data-confirm).
 import type { FastifyReply } from 'fastify';
-import { FEED_VIEWS, viewOf, type FeedView } from '../feeds/feed-options.js';
+import { describeTeamFeedOptions, FEED_VIEWS, viewOf, type FeedView } from '../feeds/feed-options.js';
 import type { FeedRecord } from '../store/feeds.js';
 import type { TeamRecord } from '../store/teams.js';
 import type { FeedLinks } from './feed-links.js';
@@ -20,6 +20,8 @@ export const OWNER_NOTICES: Record<string, string> = {
   paused: 'Syncing paused. Your feeds keep showing the last free time slotfeed saw, marked as not updated.',
   resumed: 'Syncing resumed; a sync is queued.',
   left: 'You left the team.',
+  'view-changed':
+    'Changed what the feed shows. Its address is the same; calendars show the change at their next refresh.',
 };
 
 export const VIEW_LABELS: Record<FeedView, string> = {
@@ -36,6 +38,8 @@ export interface OwnerFeed {
   /** The webcal URL as an SVG QR code (for a phone's camera); null with links. */
   qrSvg: string | null;
   eventTitle: string | null;
+  /** The calendar's name, as the feed itself says it. */
+  name: string;
 }
 
 export interface OwnerHomeInput {
@@ -53,6 +57,8 @@ export interface OwnerHomeInput {
   feeds: OwnerFeed[];
   eventTypes: { id: string; title: string; enabled: boolean }[];
   teams: TeamRecord[];
+  /** Each team's feeds, by team id: members subscribe to them here. */
+  teamFeeds: Map<string, OwnerFeed[]>;
   notice?: string;
   now: Date;
   /** PUBLIC_BASE_URL is this machine: cloud calendars cannot fetch from it. */
@@ -96,79 +102,115 @@ function postForm(
   </form>`;
 }
 
-function feedTitle(item: OwnerFeed): string {
+export function feedTitle(item: OwnerFeed): string {
+  if (item.feed.teamId !== null) return item.feed.label ?? item.name;
   const scope = item.eventTitle ?? (item.feed.upstreamEventId === null ? 'All event types' : 'An event type');
   return item.feed.label ?? scope;
 }
 
-function feedCard(item: OwnerFeed, input: OwnerHomeInput): Raw {
+/** Shows this feed in the week preview: the page again, with the preview on it. */
+function previewLink(item: OwnerFeed): Raw {
+  if (item.links === null) return html``;
+  return html`<a
+    class="button small"
+    href="/me?preview=${item.feed.id}#week-preview"
+    data-preview-feed="${item.feed.id}"
+    >Preview this feed</a
+  >`;
+}
+
+/** Changes the view of an existing feed under the same address. */
+function viewForm(feed: FeedRecord): Raw {
+  const current = viewOf(feed.options);
+  const id = `view-${feed.id}`;
+  return html`<form method="post" action="/me/feeds/${feed.id}/view" class="inline-form view-form">
+    <div class="field">
+      <label for="${id}">Shows</label>
+      <select id="${id}" name="view">
+        ${FEED_VIEWS.map(
+          (view) =>
+            html`<option value="${view}" ${view === current ? html`selected` : ''}>
+              ${VIEW_LABELS[view]}
+            </option>`,
+        )}
+      </select>
+    </div>
+    <button type="submit" class="button small">Change</button>
+  </form>`;
+}
+
+/** A feed's address in every form calendar apps take, or a note that it can only be replaced. */
+function subscribeBlock(item: OwnerFeed, input: OwnerHomeInput): Raw {
   const { feed, links } = item;
-  const days = feed.options.days === undefined ? 'the usual days ahead' : `${feed.options.days} days ahead`;
-  const description = `${VIEW_LABELS[viewOf(feed.options)]}; ${item.eventTitle ?? 'all event types'}; ${days}`;
   const urlId = `feed-url-${feed.id}`;
   const webcalId = `feed-webcal-${feed.id}`;
+  return html` ${
+    links === null
+      ? html`<p class="warning" id="feed-hidden-${feed.id}">
+          ${
+            feed.teamId === null
+              ? 'This feed was made before addresses could be shown again. Replace its address to see a new one here (calendars subscribed to the old one must then subscribe again).'
+              : 'This team feed’s address was not kept for showing again: ask an administrator to replace it.'
+          }
+        </p>`
+      : html`<div class="field">
+            <label for="${urlId}">Feed address</label>
+            <div class="copy-field">
+              <input id="${urlId}" type="text" readonly value="${links.https}" />
+              <button type="button" data-copy="${urlId}">Copy</button>
+            </div>
+          </div>
+          <div class="field">
+            <label for="${webcalId}">For calendar apps (webcal)</label>
+            <div class="copy-field">
+              <input id="${webcalId}" type="text" readonly value="${links.webcal}" />
+              <button type="button" data-copy="${webcalId}">Copy</button>
+            </div>
+          </div>
+          <div class="feed-links" aria-label="Subscribe">
+            <a class="button small primary" href="${links.webcal}">Subscribe (Apple, Thunderbird, Outlook)</a>
+            <a class="button small" href="${links.google}" target="_blank" rel="noopener noreferrer"
+              >Google Calendar</a
+            >
+            <a class="button small" href="${links.outlook}" target="_blank" rel="noopener noreferrer"
+              >Outlook.com</a
+            >
+            <a class="button small" href="${links.microsoft365}" target="_blank" rel="noopener noreferrer"
+              >Microsoft 365</a
+            >
+          </div>
+          ${
+            input.loopback
+              ? html`<p class="warning small" data-loopback-note>
+                  This address is on this computer (${new URL(links.https).host}): a calendar app here can
+                  subscribe, but Google Calendar and Outlook fetch feeds from their own servers, which cannot
+                  reach it. Set PUBLIC_BASE_URL to an address they can reach.
+                </p>`
+              : ''
+          }
+          ${
+            item.qrSvg === null
+              ? ''
+              : html`<details>
+                  <summary>QR code for a phone</summary>
+                  <div class="qr" role="img" aria-label="QR code of the webcal address of ${feedTitle(item)}">
+                    ${new Raw(item.qrSvg)}
+                  </div>
+                </details>`
+          }`
+  }`;
+}
+
+function feedCard(item: OwnerFeed, input: OwnerHomeInput): Raw {
+  const { feed } = item;
+  const days = feed.options.days === undefined ? 'the usual days ahead' : `${feed.options.days} days ahead`;
+  const description = `${VIEW_LABELS[viewOf(feed.options)]}; ${item.eventTitle ?? 'all event types'}; ${days}`;
   return html`<section class="card" data-feed-id="${feed.id}" aria-labelledby="feed-title-${feed.id}">
     <h3 id="feed-title-${feed.id}">${feedTitle(item)}</h3>
     <p class="muted small">${description}</p>
-    ${
-      links === null
-        ? html`<p class="warning" id="feed-hidden-${feed.id}">
-            This feed was made before addresses could be shown again. Replace its address to see a new one
-            here (calendars subscribed to the old one must then subscribe again).
-          </p>`
-        : html`<div class="field">
-              <label for="${urlId}">Feed address</label>
-              <div class="copy-field">
-                <input id="${urlId}" type="text" readonly value="${links.https}" />
-                <button type="button" data-copy="${urlId}">Copy</button>
-              </div>
-            </div>
-            <div class="field">
-              <label for="${webcalId}">For calendar apps (webcal)</label>
-              <div class="copy-field">
-                <input id="${webcalId}" type="text" readonly value="${links.webcal}" />
-                <button type="button" data-copy="${webcalId}">Copy</button>
-              </div>
-            </div>
-            <div class="feed-links" aria-label="Subscribe">
-              <a class="button small primary" href="${links.webcal}"
-                >Subscribe (Apple, Thunderbird, Outlook)</a
-              >
-              <a class="button small" href="${links.google}" target="_blank" rel="noopener noreferrer"
-                >Google Calendar</a
-              >
-              <a class="button small" href="${links.outlook}" target="_blank" rel="noopener noreferrer"
-                >Outlook.com</a
-              >
-              <a class="button small" href="${links.microsoft365}" target="_blank" rel="noopener noreferrer"
-                >Microsoft 365</a
-              >
-            </div>
-            ${
-              input.loopback
-                ? html`<p class="warning small" data-loopback-note>
-                    This address is on this computer (${new URL(links.https).host}): a calendar app here can
-                    subscribe, but Google Calendar and Outlook fetch feeds from their own servers, which
-                    cannot reach it. Set PUBLIC_BASE_URL to an address they can reach.
-                  </p>`
-                : ''
-            }
-            ${
-              item.qrSvg === null
-                ? ''
-                : html`<details>
-                    <summary>QR code for a phone</summary>
-                    <div
-                      class="qr"
-                      role="img"
-                      aria-label="QR code of the webcal address of ${feedTitle(item)}"
-                    >
-                      ${new Raw(item.qrSvg)}
-                    </div>
-                  </details>`
-            }`
-    }
+    ${subscribeBlock(item, input)} ${viewForm(feed)}
     <div class="actions">
+      ${previewLink(item)}
       ${postForm(`/me/feeds/${feed.id}/rotate`, 'Replace address', {
         confirm:
           'Replace this feed’s address? The old one stops working at once: everyone subscribed must subscribe again with the new one.',
@@ -219,23 +261,38 @@ function newFeedForm(input: OwnerHomeInput): Raw {
   </details>`;
 }
 
-function teamsSection(teams: TeamRecord[]): Raw {
+function teamFeedCard(item: OwnerFeed, input: OwnerHomeInput): Raw {
+  return html`<div class="team-feed" data-feed-id="${item.feed.id}">
+    <h4 id="feed-title-${item.feed.id}">${feedTitle(item)}</h4>
+    <p class="muted small">${describeTeamFeedOptions(item.feed.options)}</p>
+    ${subscribeBlock(item, input)}
+    <div class="actions">${previewLink(item)}</div>
+  </div>`;
+}
+
+function teamsSection(input: OwnerHomeInput): Raw {
+  const { teams } = input;
   if (teams.length === 0) return html``;
   return html`<section class="card" id="teams">
     <h2>Your teams</h2>
+    <p class="muted small">
+      A team’s feeds show when all of you are free, or who of you is. Anyone in the team may subscribe; an
+      administrator makes and replaces them.
+    </p>
     <ul class="list-plain">
-      ${teams.map(
-        (team) =>
-          html`<li data-team-id="${team.id}">
-            <strong>${team.name}</strong>
-            <span class="muted small"
-              >with ${team.members.map((m) => m.displayName ?? 'an unnamed member').join(', ')}</span
-            >
-            ${postForm(`/me/teams/${team.id}/leave`, 'Leave', {
-              confirm: `Leave ${team.name}? Your free time stops counting in its feeds.`,
-            })}
-          </li>`,
-      )}
+      ${teams.map((team) => {
+        const feeds = input.teamFeeds.get(team.id) ?? [];
+        return html`<li data-team-id="${team.id}">
+          <h3>${team.name}</h3>
+          <p class="muted small">
+            With ${team.members.map((m) => m.displayName ?? 'an unnamed member').join(', ')}
+          </p>
+          ${feeds.length === 0 ? html`<p class="muted small">No team feeds yet.</p>` : feeds.map((item) => teamFeedCard(item, input))}
+          ${postForm(`/me/teams/${team.id}/leave`, 'Leave', {
+            confirm: `Leave ${team.name}? Your free time stops counting in its feeds.`,
+          })}
+        </li>`;
+      })}
     </ul>
   </section>`;
 }
@@ -285,7 +342,7 @@ export function ownerHomePage(reply: FastifyReply, input: OwnerHomeInput): Fasti
           ? html`<p class="muted" id="no-feeds">No feeds: make one below.</p>`
           : input.feeds.map((item) => feedCard(item, input))
       }
-      ${newFeedForm(input)} ${input.preview} ${teamsSection(input.teams)}
+      ${newFeedForm(input)} ${input.preview} ${teamsSection(input)}
       <section class="card" id="delete">
         <h2>Disconnect and delete</h2>
         <p>

@@ -5,18 +5,31 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import QRCode from 'qrcode';
 import { feedCalendarName } from '../feeds/describe-feed.js';
-import { DEFAULT_FEED_VIEW, feedOptionsSchema } from '../feeds/feed-options.js';
+import {
+  DEFAULT_FEED_VIEW,
+  FEED_VIEWS,
+  feedOptionsSchema,
+  normalizeFeedOptions,
+} from '../feeds/feed-options.js';
 import { RedisUnavailableError, whileRedisAnswers } from '../lib/redis-errors.js';
 import { currentEventTypes, setConnectionEnabled } from '../store/connection-admin.js';
 import { ConnectionNotFoundError } from '../store/connections.js';
 import { FeedNotFoundError, type FeedRecord } from '../store/feeds.js';
-import { createTeamStore } from '../store/teams.js';
+import { storedFeedName } from '../store/feed-names.js';
+import { createTeamStore, type TeamRecord } from '../store/teams.js';
 import { noteForAccessLog } from './access-log.js';
 import { feedLinksFor, isLoopbackBaseUrl } from './feed-links.js';
 import { html } from './html.js';
 import { HttpError } from './http-error.js';
 import type { OwnerAuth } from './owner-auth.js';
-import { deletedPage, OWNER_NOTICES, ownerHomePage, signedOutPage, type OwnerFeed } from './owner-pages.js';
+import {
+  deletedPage,
+  feedTitle,
+  OWNER_NOTICES,
+  ownerHomePage,
+  signedOutPage,
+  type OwnerFeed,
+} from './owner-pages.js';
 import { weekPreviewSection } from './week-preview.js';
 import type { WebDeps } from './web-deps.js';
 import { field, seeOther } from './form-replies.js';
@@ -60,25 +73,40 @@ export function registerOwnerRoutes(
     return Promise.all(
       feeds.map(async (feed): Promise<OwnerFeed> => {
         const eventTitle = feed.upstreamEventId === null ? null : (titles.get(feed.upstreamEventId) ?? null);
-        const token = await deps.feeds.revealToken(feed.id);
-        if (token === null) return { feed, links: null, qrSvg: null, eventTitle };
-        const links = feedLinksFor(
-          deps.settings.publicBaseUrl,
-          token,
-          feedCalendarName({
-            displayName: connection.displayName,
-            email: connection.email,
-            ...(eventTitle === null ? {} : { eventTitle }),
-          }),
-        );
-        const qrSvg = await QRCode.toString(links.webcal, {
-          type: 'svg',
-          margin: 1,
-          errorCorrectionLevel: 'M',
+        const name = feedCalendarName({
+          displayName: connection.displayName,
+          email: connection.email,
+          ...(eventTitle === null ? {} : { eventTitle }),
         });
-        return { feed, links, qrSvg, eventTitle };
+        return { feed, eventTitle, name, ...(await linksOf(feed, name)) };
       }),
     );
+  }
+
+  /** The subscribe links of a feed whose token was kept, and its QR code; nulls when it was not. */
+  async function linksOf(feed: FeedRecord, name: string): Promise<Pick<OwnerFeed, 'links' | 'qrSvg'>> {
+    const token = await deps.feeds.revealToken(feed.id);
+    if (token === null) return { links: null, qrSvg: null };
+    const links = feedLinksFor(deps.settings.publicBaseUrl, token, name);
+    const qrSvg = await QRCode.toString(links.webcal, { type: 'svg', margin: 1, errorCorrectionLevel: 'M' });
+    return { links, qrSvg };
+  }
+
+  /** Each team's active feeds, for its members to subscribe to (only an administrator changes them). */
+  async function teamFeedsOf(memberOf: TeamRecord[]): Promise<Map<string, OwnerFeed[]>> {
+    const entries = await Promise.all(
+      memberOf.map(async (team): Promise<[string, OwnerFeed[]]> => {
+        const feeds = await deps.feeds.list({ teamId: team.id });
+        const items = await Promise.all(
+          feeds.map(async (feed) => {
+            const name = await storedFeedName(deps.prisma, feed);
+            return { feed, eventTitle: null, name, ...(await linksOf(feed, name)) };
+          }),
+        );
+        return [team.id, items];
+      }),
+    );
+    return new Map(entries);
   }
 
   app.get('/me', async (request, reply) => {
@@ -96,14 +124,20 @@ export function registerOwnerRoutes(
     const eventTypes = await currentEventTypes(deps.prisma, connectionId);
     const titles = new Map(eventTypes.map((e) => [e.id, e.title]));
     const feeds = await ownerFeeds(connection, titles);
-    // The preview reads the first feed whose address can be shown: the one the owner most likely shares.
-    const shown = feeds.find((item) => item.links !== null);
+    const memberOf = await teams.teamsOf(connectionId);
+    const teamFeeds = await teamFeedsOf(memberOf);
+    // The preview reads the feed the owner picked (?preview=<feed id>, one of theirs or their teams'), else
+    // the first whose address can be shown: the one the owner most likely shares.
+    const previewable = [...feeds, ...[...teamFeeds.values()].flat()].filter((item) => item.links !== null);
+    const picked = field(request.query, 'preview');
+    const shown = previewable.find((item) => item.feed.id === picked) ?? previewable[0];
     const notice = OWNER_NOTICES[field(request.query, 'notice')];
     return ownerHomePage(reply, {
       connection,
       feeds,
       eventTypes,
-      teams: await teams.teamsOf(connectionId),
+      teams: memberOf,
+      teamFeeds,
       now: deps.now(),
       loopback,
       preview:
@@ -112,7 +146,7 @@ export function registerOwnerRoutes(
           : weekPreviewSection({
               feedPath: new URL(shown.links.https).pathname,
               timeZone: connection.timezone,
-              feedTitle: shown.feed.label ?? shown.eventTitle ?? 'All event types',
+              feedTitle: feedTitle(shown),
               now: deps.now(),
             }),
       ...(notice === undefined ? {} : { notice }),
@@ -156,6 +190,18 @@ export function registerOwnerRoutes(
     await deps.feedChanges.caughtUp();
     request.log.info({ feedId: feed.id }, 'owner replaced a feed address');
     return seeOther(reply, `/me?notice=rotated#feed-title-${feed.id}`);
+  });
+
+  app.post<IdParams>('/me/feeds/:id/view', async (request, reply) => {
+    const connectionId = await ownerActing(request);
+    const feed = await ownFeed(connectionId, request.params.id);
+    const view = FEED_VIEWS.find((v) => v === field(request.body, 'view'));
+    if (view === undefined) throw new HttpError(400, 'Choose what the feed shows: one of the listed views.');
+    // Options of the former view that mean nothing in the new one (merge, a title for free blocks) are dropped.
+    await deps.feeds.updateOptions(feed.id, normalizeFeedOptions({ ...feed.options, view }));
+    await deps.feedChanges.caughtUp();
+    request.log.info({ feedId: feed.id, view }, 'owner changed what a feed shows');
+    return seeOther(reply, `/me?notice=view-changed#feed-title-${feed.id}`);
   });
 
   app.post<IdParams>('/me/feeds/:id/revoke', async (request, reply) => {

@@ -1,10 +1,11 @@
 // A realistic site for looking at in a browser: the web role on a real socket (web-harness.ts: real Postgres,
 // Redis, the simulator), a worker running the syncs the pages queue, two simulated accounts connected through
 // the web flow and synced so the pages have data, and Chromium with a signed-in context per kind of visitor.
-// Used by the in-browser page checks and by scripts/screenshots.ts, so both see the same site.
+// The two accounts are a team with a feed of its own. Used by the in-browser page checks and by scripts/screenshots.ts, so both see the same site.
 import type { Browser, BrowserContext, Page, Response } from 'playwright-core';
 import { launchChromium } from './browser.js';
 import { ADMIN_HOME, type SiteFacts, type SitePage, type SiteViewport, type Viewer } from './site-pages.js';
+import { createTeamStore } from '../../src/store/teams.js';
 import { ADMIN_TOKEN, createWebHarness, type WebHarness } from './web-harness.js';
 
 /** Accounts connected before any page is shown; the first is the owner who signs in. */
@@ -44,8 +45,23 @@ export async function prepareSite(label: string): Promise<PreparedSite> {
       feedToken ??= connected.token ?? undefined;
     }
     if (connectionId === undefined || feedToken === undefined) throw new Error('no account was connected');
+    // The prepared accounts make a team with a feed, so the teams pages have something to show.
+    const teams = createTeamStore(harness.sync.db.prisma);
+    const team = await teams.create('Front desk');
+    const connected = await harness.sync.db.prisma.connection.findMany({ select: { id: true } });
+    await teams.addMembers(
+      team.id,
+      connected.map((c) => c.id),
+    );
+    const teamFeedId = (await harness.feeds.createTeamFeed({ teamId: team.id, options: { mode: 'any' } }))
+      .feed.id;
     browser = await launchChromium();
-    return sitePreparedWith(harness, browser, { connectionId, feedToken, ownerEmail: users[0]!.email });
+    return sitePreparedWith(harness, browser, {
+      connectionId,
+      feedToken,
+      teamFeedId,
+      ownerEmail: users[0]!.email,
+    });
   } catch (thrown: unknown) {
     await browser?.close();
     await harness.close();
@@ -56,7 +72,7 @@ export async function prepareSite(label: string): Promise<PreparedSite> {
 function sitePreparedWith(
   harness: WebHarness,
   browser: Browser,
-  facts: { connectionId: string; feedToken: string; ownerEmail: string },
+  facts: { connectionId: string; feedToken: string; teamFeedId: string; ownerEmail: string },
 ): PreparedSite {
   const url = harness.url;
   const unconnected = harness.sync.sim.users.slice(PREPARED_ACCOUNTS);

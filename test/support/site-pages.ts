@@ -12,6 +12,8 @@ export interface SiteFacts {
   connectionId: string;
   /** That account's feed token (shown once, on its connect result page). */
   feedToken: string;
+  /** The feed of a team the owner is in. */
+  teamFeedId: string;
   /**
    * A fresh, unspent sign-in callback path (`/oauth/callback?code=…&state=…`) for an account never connected:
    * the callback spends its state, so every visit of the "not connected" page needs one of its own.
@@ -48,6 +50,7 @@ export const SITE_PAGES: readonly SitePage[] = [
     path: (site) => `/admin/connections/${site.connectionId}`,
     readyWhen: '#chart[data-ready="true"]',
   },
+  { name: 'admin-teams', viewer: 'admin', path: () => '/admin/teams' },
   { name: 'reports', viewer: 'admin', path: () => '/admin/reports' },
   ...REPORT_NAMES.map((report): SitePage => ({
     name: `report-${report}`,
@@ -65,6 +68,12 @@ export const SITE_PAGES: readonly SitePage[] = [
   },
   // The owner's page draws its week preview from the feed in the browser: ready once FullCalendar has read it.
   { name: 'owner-home', viewer: 'owner', path: () => '/me', readyWhen: '#week-preview[data-ready="true"]' },
+  {
+    name: 'owner-team-preview',
+    viewer: 'owner',
+    path: (site) => `/me?preview=${site.teamFeedId}`,
+    readyWhen: '#week-preview[data-ready="true"]',
+  },
   { name: 'owner-signed-out', viewer: 'public', path: () => '/me' },
   { name: 'owner-not-connected', viewer: 'public', path: (site) => site.newSignInCallbackPath() },
   { name: 'owner-deleted', viewer: 'public', path: () => '/deleted' },

@@ -174,18 +174,68 @@ describe('the owner’s journey', () => {
     expect((await h.get(`/feeds/${ada.token}.ics`)).status).toBe(200);
   });
 
-  it('lists the owner’s teams by member name and lets them leave one', async () => {
+  it('lists the owner’s teams by member name, with their feeds to subscribe to, and lets them leave one', async () => {
     const owner = await h.connectViaWeb(emails[6]!);
     const other = await h.connectViaWeb(emails[7]!);
     const teams = createTeamStore(h.sync.db.prisma);
     const team = await teams.create('Front desk');
     await teams.addMembers(team.id, [owner.connectionId, other.connectionId]);
+    const teamFeed = await h.feeds.createTeamFeed({ teamId: team.id, options: { mode: 'any' } });
     const page = await ownerPage(owner.ownerCookie);
     expect(page.text).toContain('Front desk');
     expect(page.text).not.toContain(emails[7]!);
+    // The team feed's address is on the page, and it is the team's feed.
+    expect(tokensIn(page.text)).toContain(teamFeed.token);
+    expect((await h.get(`/feeds/${teamFeed.token}.ics`)).text).toContain(
+      'X-WR-CALNAME:Front desk – who is free',
+    );
+    // Its preview: the page again, previewing that feed.
+    expect(page.text).toContain(`href="/me?preview=${teamFeed.feed.id}#week-preview"`);
+    const previewing = await h.get(`/me?preview=${teamFeed.feed.id}`, {
+      accept: 'text/html',
+      cookie: owner.ownerCookie,
+    });
+    expect(/data-feed="([^"]+)"/.exec(previewing.text)?.[1]).toBe(`/feeds/${teamFeed.token}.ics`);
+    // Another team's feed id is not previewed: the owner's own first feed is.
+    const elsewhere = await teams.create('Elsewhere');
+    await teams.addMembers(elsewhere.id, [other.connectionId]);
+    const foreign = await h.feeds.createTeamFeed({ teamId: elsewhere.id });
+    const notPreviewing = await h.get(`/me?preview=${foreign.feed.id}`, {
+      accept: 'text/html',
+      cookie: owner.ownerCookie,
+    });
+    expect(/data-feed="([^"]+)"/.exec(notPreviewing.text)?.[1]).toBe(`/feeds/${owner.token}.ics`);
+    expect(notPreviewing.text).not.toContain(foreign.token);
     expect((await post(`/me/teams/${team.id}/leave`, owner.ownerCookie)).headers.location).toBe(
       '/me?notice=left',
     );
     expect((await teams.find(team.id)).members.map((m) => m.connectionId)).toEqual([other.connectionId]);
+  });
+});
+
+describe('choosing what a feed shows', () => {
+  it('changes an existing feed’s view under the same address', async () => {
+    const owner = await h.connectViaWeb(emails[8]!);
+    await h.syncNow(owner.connectionId);
+    const feedId = (await h.feeds.list({ connectionId: owner.connectionId }))[0]!.id;
+    expect((await h.get(`/feeds/${owner.token}.ics`)).text).toContain('X-WR-CALDESC:Free time of');
+    const changed = await post(`/me/feeds/${feedId}/view`, owner.ownerCookie, { view: 'busy' });
+    expect(changed.status).toBe(303);
+    expect(changed.headers.location).toBe(`/me?notice=view-changed#feed-title-${feedId}`);
+    const busy = await h.get(`/feeds/${owner.token}.ics`);
+    expect(busy.status).toBe(200);
+    expect(busy.text).toContain('X-WR-CALDESC:Busy time');
+    expect(busy.text).not.toContain('TRANSP:TRANSPARENT');
+    const page = await ownerPage(owner.ownerCookie);
+    expect(page.text).toMatch(new RegExp(`<option value="busy"\\s+selected`));
+
+    expect((await post(`/me/feeds/${feedId}/view`, owner.ownerCookie, { view: 'everything' })).status).toBe(
+      400,
+    );
+    const stranger = await h.connectViaWeb(emails[9]!);
+    expect((await post(`/me/feeds/${feedId}/view`, stranger.ownerCookie, { view: 'slots' })).status).toBe(
+      404,
+    );
+    expect((await h.get(`/feeds/${owner.token}.ics`)).text).toContain('X-WR-CALDESC:Busy time');
   });
 });
