@@ -60,4 +60,38 @@ describe('slotfeed teams', () => {
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain('no connection with id');
   });
+
+  it('makes a team feed, prints its URL once and lists it as the team’s', async () => {
+    await slotfeed('teams', 'create', 'Ops', ada, grace);
+    const made = await runCapturedCli({ ...env, PUBLIC_BASE_URL: 'https://slotfeed.example' }, [
+      'teams',
+      'feed',
+      'Ops',
+      '--mode',
+      'all',
+      '--minimum',
+      '45',
+      '--days',
+      '14',
+    ]);
+    expect(made).toMatchObject({ code: 0 });
+    expect(made.stdout).toContain('team: everyone free, at least 45 min; 14 days');
+    const url = /https:\/\/slotfeed\.example\/feeds\/([A-Za-z0-9_-]{43})\.ics/.exec(made.stdout);
+    expect(url).not.toBeNull();
+    const [feed] = await db.prisma.feed.findMany({ where: { team: { name: 'Ops' } } });
+    expect(feed).toMatchObject({
+      connectionId: null,
+      options: { view: 'free', mode: 'all', minimum: 45, days: 14 },
+    });
+    const listed = await slotfeed('feeds', 'list');
+    expect(listed.stdout).toContain(`team ${feed!.teamId}`);
+
+    const bad = await slotfeed('teams', 'feed', 'Ops', '--mode', 'any', '--minimum', '45');
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain('minimum applies to team feeds in mode all');
+    expect((await slotfeed('teams', 'feed', 'Ops', '--mode', 'most')).code).toBe(2);
+    expect((await slotfeed('teams', 'feed', 'Nobody')).stderr).toContain(
+      'no team named or numbered "Nobody"',
+    );
+  });
 });

@@ -291,6 +291,89 @@ describe('Bull Board', () => {
   });
 });
 
+describe('teams', () => {
+  const postForm = (path: string, fields: Record<string, string> = {}) =>
+    h.request('POST', path, { headers: formHeaders(bearer), body: form(fields) });
+  const teamsPage = () => h.get('/admin/teams', { ...bearer, accept: 'text/html' });
+
+  it('creates a team, adds a member by e-mail, makes its feed (URL shown once), and deletes it', async () => {
+    const created = await postForm('/admin/teams', { name: '  Night   shift ' });
+    expect(created.status).toBe(303);
+    const team = await h.sync.db.prisma.team.findUniqueOrThrow({ where: { name: 'Night shift' } });
+    expect(created.headers.location).toBe(`/admin/teams?notice=team-created#team-${team.id}`);
+
+    const added = await postForm(`/admin/teams/${team.id}/members`, { connection: email.toUpperCase() });
+    expect(added.headers.location).toBe(`/admin/teams?notice=member-added#team-${team.id}`);
+    const page = await teamsPage();
+    expect(page.text).toContain('Night shift');
+    expect(page.text).toContain(`data-connection-id="${connectionId}"`);
+
+    const made = await postForm(`/admin/teams/${team.id}/feeds`, { mode: 'all', minimum: '60', days: '7' });
+    expect(made.status).toBe(200);
+    const token = /\/feeds\/([A-Za-z0-9_-]{43})\.ics/.exec(made.text)![1]!;
+    expect(made.text).toContain('Hand this URL to the team');
+    const feed = await h.get(`/feeds/${token}.ics`);
+    expect(feed.status).toBe(200);
+    expect(feed.text).toContain('X-WR-CALNAME:Night shift – everyone free');
+    expect((await teamsPage()).text).toContain('everyone free, at least 60 min; 7 days');
+    // The URL is not on the page again.
+    expect((await teamsPage()).text).not.toContain(token);
+
+    const removed = await postForm(`/admin/teams/${team.id}/members/${connectionId}/remove`);
+    expect(removed.headers.location).toBe(`/admin/teams?notice=member-removed#team-${team.id}`);
+    expect((await postForm(`/admin/teams/${team.id}/members/${connectionId}/remove`)).headers.location).toBe(
+      `/admin/teams?notice=not-a-member#team-${team.id}`,
+    );
+    const deleted = await postForm(`/admin/teams/${team.id}/delete`);
+    expect(deleted.headers.location).toBe('/admin/teams?notice=team-deleted');
+    expect((await h.get(`/feeds/${token}.ics`)).status).toBe(404);
+  });
+
+  it('revoking a team feed returns to the teams page, and the URL answers 404', async () => {
+    await postForm('/admin/teams', { name: 'Revokers' });
+    const team = await h.sync.db.prisma.team.findUniqueOrThrow({ where: { name: 'Revokers' } });
+    const { feed, token } = await h.feeds.createTeamFeed({ teamId: team.id });
+    const revoked = await postForm(`/admin/feeds/${feed.id}/revoke`);
+    expect(revoked.headers.location).toBe('/admin/teams?notice=revoked');
+    expect((await h.get(`/feeds/${token}.ics`)).status).toBe(404);
+  });
+
+  it('says what is wrong with a form, and changes nothing', async () => {
+    await postForm('/admin/teams', { name: 'Twice' });
+    const team = await h.sync.db.prisma.team.findUniqueOrThrow({ where: { name: 'Twice' } });
+    const cases: [string, Record<string, string>, number, string][] = [
+      ['/admin/teams', { name: 'Twice' }, 400, 'A team named &quot;Twice&quot; exists already.'],
+      ['/admin/teams', { name: '   ' }, 400, 'A team needs a name.'],
+      [
+        `/admin/teams/${team.id}/members`,
+        { connection: 'nobody@example.test' },
+        400,
+        'no connection has the id or e-mail address',
+      ],
+      [`/admin/teams/${team.id}/members`, {}, 400, 'Name the connection to add'],
+      [`/admin/teams/${team.id}/feeds`, { mode: 'most' }, 400, 'Invalid feed options'],
+      [`/admin/teams/${team.id}/feeds`, { mode: 'all', minimum: '0' }, 400, 'Invalid feed options'],
+      ['/admin/teams/00000000-0000-4000-8000-000000000000/feeds', { mode: 'all' }, 404, 'No such team.'],
+      ['/admin/teams/not-a-team/delete', {}, 404, 'No such team.'],
+    ];
+    for (const [path, fields, status, message] of cases) {
+      const response = await h.request('POST', path, {
+        headers: formHeaders({ ...bearer, accept: 'text/html' }),
+        body: form(fields),
+      });
+      expect([path, response.status]).toEqual([path, status]);
+      expect(response.text).toContain(message);
+    }
+    expect(await h.sync.db.prisma.team.count({ where: { name: 'Twice' } })).toBe(1);
+    expect(
+      await h.sync.db.prisma.team.findUniqueOrThrow({
+        where: { id: team.id },
+        include: { members: true, feeds: true },
+      }),
+    ).toMatchObject({ members: [], feeds: [] });
+  });
+});
+
 describe('with ADMIN_TOKEN unset', () => {
   it('denies every admin route, whatever is sent', async () => {
     const app = await buildWebApp({ ...h.deps, settings: { ...h.deps.settings, adminToken: '' } });
