@@ -409,6 +409,13 @@ export const variables = {
     default: '600',
     schema: z.coerce.number().int().min(0).max(1_000_000),
   }),
+  API_RATE_LIMIT_PER_MINUTE: variable({
+    section: 'web',
+    description:
+      'JSON API requests one credential (or, without one, one client address) may make per minute; 0 means no limit.',
+    default: '300',
+    schema: z.coerce.number().int().min(0).max(1_000_000),
+  }),
 } as const;
 
 type Variables = typeof variables;
@@ -471,7 +478,7 @@ export interface Config {
     adminSessionSeconds: number;
     ownerSessionSeconds: number;
     /** Per client address and minute; 0 means no limit. */
-    rateLimits: { connectPerMinute: number; feedsPerMinute: number };
+    rateLimits: { connectPerMinute: number; feedsPerMinute: number; apiPerMinute: number };
   };
 }
 
@@ -568,6 +575,7 @@ export function loadConfig<S extends Section>(env: Env, sections: readonly S[]):
       rateLimits: {
         connectPerMinute: read('CONNECT_RATE_LIMIT_PER_MINUTE'),
         feedsPerMinute: read('FEED_RATE_LIMIT_PER_MINUTE'),
+        apiPerMinute: read('API_RATE_LIMIT_PER_MINUTE'),
       },
     }),
   };

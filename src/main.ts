@@ -15,6 +15,7 @@ import type { Releasers } from './lib/releasers.js';
 import { createRepeatedErrorLog, type RepeatedErrorLog } from './lib/repeated-errors.js';
 import { createConnectionStore, type ConnectionStore } from './store/connections.js';
 import { startFeedChangeListener, type FeedChangeListener } from './store/feed-change-listener.js';
+import { createApiKeyStore } from './store/api-keys.js';
 import { createFeedStore, type FeedStore } from './store/feeds.js';
 import type { PgSessions } from './store/pg-sessions.js';
 import { createPostgresProbe, type PostgresProbe } from './store/postgres-probe.js';
@@ -285,6 +286,7 @@ export function composeWebDeps(
     roleReadiness: parts.roleReadiness,
     connections: services.connections,
     feeds: services.feeds,
+    apiKeys: createApiKeyStore(clients.prisma),
     feedChanges: parts.feedChanges,
     ...createUpstreamClients(config.upstream, clock, countUpstreamCall(services.metrics)),
     syncQueue: services.syncQueue,

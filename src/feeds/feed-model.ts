@@ -59,7 +59,7 @@ export interface FeedEvent {
  * chose to publish it), never in a feed of all event types.
  */
 export function includedEventIds(
-  eventTypes: ReadonlyMap<string, FeedEventType>,
+  eventTypes: ReadonlyMap<string, Pick<FeedEventType, 'enabled' | 'secret'>>,
   namedEventId: string | null,
 ): Set<string> {
   const included = new Set<string>();

@@ -7,6 +7,9 @@ import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import { installAccessLog } from './access-log.js';
+import { createApiAccess } from './api/api-access.js';
+import { registerApiDocument, registerApiReference } from './api/api-docs.js';
+import { registerApiRoutes } from './api/api-routes.js';
 import { registerAssetRoutes } from './assets.js';
 import { createAdminAuth } from './admin-auth.js';
 import { registerAdminConnectionPage } from './admin-connection-page.js';
@@ -67,6 +70,8 @@ export async function buildWebApp(deps: WebDeps): Promise<FastifyInstance> {
     logger: deps.logger,
   });
 
+  await registerApiDocument(app);
+
   const auth = createAdminAuth({
     adminToken: deps.settings.adminToken,
     publicBaseUrl: deps.settings.publicBaseUrl,
@@ -108,6 +113,14 @@ export async function buildWebApp(deps: WebDeps): Promise<FastifyInstance> {
     if (limit) feeds.addHook('onRequest', limit);
     registerFeedRoutes(feeds, deps, lastGood);
   });
+  await app.register(async (api) => {
+    registerApiRoutes(
+      api,
+      deps,
+      createApiAccess({ apiKeys: deps.apiKeys, feeds: deps.feeds, now: deps.now }),
+    );
+  });
+  await registerApiReference(app);
   registerAssetRoutes(app);
   await app.register(async (site) => {
     await site.register(cookie, { secret: auth.cookieSecret });

@@ -4,6 +4,7 @@
 // or lock timeout, no free pooled connection, the server gone) is a 503 with Retry-After: the request was
 // fine and will work later, which a 500 would not tell a client or a load balancer. So is Redis not
 // answering, for the routes that need it (the connect flow, admin sessions and actions): feeds never do.
+import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { coerceError } from '../lib/coerce-error.js';
 import { redisUnavailableReason } from '../lib/redis-errors.js';
@@ -45,6 +46,7 @@ export function sendError(
   options: { code?: string; title?: string } = {},
 ): FastifyReply {
   const code = options.code ?? errorCodeOf(status);
+  if (request.url.startsWith('/api/')) return sendProblem(request, reply, status, message);
   if (prefersHtml(request)) {
     const title = options.title ?? TITLES[status] ?? (status >= 500 ? 'Something went wrong' : 'Error');
     return sendPage(reply, status, {
@@ -64,6 +66,29 @@ export function sendError(
     .type('application/json; charset=utf-8')
     .header('cache-control', 'no-store')
     .send({ error: code, message });
+}
+
+/**
+ * The JSON API's errors: RFC 9457 problem details. `type` is about:blank (the status says what kind of problem
+ * it is), `title` the status's phrase, `detail` what was wrong with this request, `instance` its path.
+ */
+function sendProblem(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  status: number,
+  detail: string,
+): FastifyReply {
+  return reply
+    .code(status)
+    .type('application/problem+json; charset=utf-8')
+    .header('cache-control', 'no-store')
+    .send({
+      type: 'about:blank',
+      title: STATUS_CODES[status] ?? 'Error',
+      status,
+      detail,
+      instance: redactText(request.url.split('?')[0] ?? request.url),
+    });
 }
 
 function statusOf(error: unknown): number {

@@ -7,6 +7,7 @@ import type { PrismaClient } from '../generated/prisma/client.js';
 import type { Metrics } from '../lib/metrics.js';
 import type { ReadinessCheck } from '../lib/readiness.js';
 import type { Logger } from '../log.js';
+import type { ApiKeyStore } from '../store/api-keys.js';
 import type { ConnectionStore } from '../store/connections.js';
 import type { FeedChangeListener } from '../store/feed-change-listener.js';
 import type { FeedStore } from '../store/feeds.js';
@@ -34,6 +35,8 @@ export interface WebDeps {
   roleReadiness?: Record<string, ReadinessCheck>;
   connections: ConnectionStore;
   feeds: FeedStore;
+  /** The JSON API's keys (their hashes). */
+  apiKeys: ApiKeyStore;
   /** Postgres's notices of feed changes: feed token lookups are remembered only while it is live. */
   feedChanges: FeedChangeListener;
   oauth: OAuthClient;

@@ -25,7 +25,7 @@ export interface FeedContent extends FeedWindow {
 export async function readFeedContent(
   prisma: PrismaClient,
   feed: Pick<FeedRecord, 'connectionId' | 'upstreamEventId' | 'options'>,
-  settings: { now: Date; defaultDays: number },
+  settings: { now: Date; defaultDays: number; window?: FeedWindow },
 ): Promise<FeedContent> {
   const connectionId = feed.connectionId ?? '';
   return prisma.$transaction(
@@ -36,7 +36,10 @@ export async function readFeedContent(
       });
       if (!connection) throw new ConnectionNotFoundError(connectionId);
 
-      const window = feedWindow(settings.now, connection.timezone, feed.options.days ?? settings.defaultDays);
+      // A feed's rolling window, unless the caller (the JSON API) asks for a range of its own.
+      const window =
+        settings.window ??
+        feedWindow(settings.now, connection.timezone, feed.options.days ?? settings.defaultDays);
       const eventTypeRows = await tx.eventType.findMany({
         where: {
           connectionId: connection.id,

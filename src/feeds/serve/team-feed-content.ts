@@ -26,7 +26,7 @@ export interface TeamFeedContent extends FeedWindow {
 export async function readTeamFeedContent(
   prisma: PrismaClient,
   feed: Pick<FeedRecord, 'teamId' | 'options'>,
-  settings: { now: Date; defaultDays: number },
+  settings: { now: Date; defaultDays: number; window?: FeedWindow },
 ): Promise<TeamFeedContent> {
   const teamId = feed.teamId ?? '';
   return prisma.$transaction(
@@ -34,7 +34,9 @@ export async function readTeamFeedContent(
       const row = await tx.team.findUnique({ where: { id: teamId }, select: FEED_TEAM_INPUTS });
       if (!row) throw new TeamNotFoundError(teamId);
       const team = teamStateOf(row);
-      const window = feedWindow(settings.now, TEAM_FEED_ZONE, feed.options.days ?? settings.defaultDays);
+      const window =
+        settings.window ??
+        feedWindow(settings.now, TEAM_FEED_ZONE, feed.options.days ?? settings.defaultDays);
       const memberIds = team.members.map((m) => m.id);
       const [eventTypeRows, slotRows] =
         memberIds.length === 0

@@ -1,0 +1,217 @@
+// The JSON API, /api/v1: a connection's availability and event types, a team's availability. Route schemas
+// (api-schemas.ts) are the single source of the validation, of the answers' shape and of the OpenAPI document.
+// Answers carry a strong ETag (a hash of the bytes) and Last-Modified, and a matching If-None-Match gets 304,
+// as feeds do. Errors are RFC 9457 problem details (error-handler.ts answers any /api/ error that way).
+import { createHash } from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { z } from 'zod';
+import { formatHttpDate } from '../../lib/http-date.js';
+import { currentEventTypes } from '../../store/connection-admin.js';
+import { ConnectionNotFoundError } from '../../store/connections.js';
+import { TeamNotFoundError } from '../../store/teams.js';
+import { includedEventIds } from '../../feeds/feed-model.js';
+import { isNotModified } from '../conditional-get.js';
+import { HttpError } from '../http-error.js';
+import { perAddressLimit } from '../rate-limits.js';
+import type { WebDeps } from '../web-deps.js';
+import {
+  credentialKeyOf,
+  eventTypeScope,
+  mayReadBusy,
+  mayReadConnection,
+  mayReadTeam,
+  NOT_IN_SCOPE,
+  type ApiAccessResolver,
+} from './api-access.js';
+import { connectionAvailability, rangeOf, teamAvailability } from './api-availability.js';
+import {
+  availabilityQuery,
+  availabilityResponse,
+  connectionParams,
+  eventTypesResponse,
+  NOT_MODIFIED,
+  PROBLEMS,
+  teamAvailabilityQuery,
+  teamAvailabilityResponse,
+  teamParams,
+} from './api-schemas.js';
+
+export const API_PREFIX = '/api/v1';
+const SECURITY = [{ bearer: [] }];
+
+/**
+ * The answer, validated against its schema (what is sent is what the document says), with validators; 304 when
+ * the client has these bytes already.
+ */
+function sendData<T extends z.ZodType>(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  schema: T,
+  body: z.input<T>,
+  lastModified: Date,
+  maxAgeSeconds: number,
+): FastifyReply {
+  const text = JSON.stringify(schema.parse(body));
+  const tag = createHash('sha256').update(text).digest('base64url').slice(0, 32);
+  reply
+    .header('etag', `"${tag}"`)
+    .header('last-modified', formatHttpDate(lastModified))
+    .header('cache-control', `private, max-age=${maxAgeSeconds}`)
+    .header('vary', 'Authorization');
+  const notModified = isNotModified(
+    { ifNoneMatch: request.headers['if-none-match'], ifModifiedSince: request.headers['if-modified-since'] },
+    { opaqueTags: [tag], lastModified },
+  );
+  if (notModified) return reply.code(304).send();
+  return reply.type('application/json; charset=utf-8').send(text);
+}
+
+const latest = (...dates: (Date | null)[]) => new Date(Math.max(...dates.map((d) => d?.getTime() ?? 0)));
+
+export function registerApiRoutes(app: FastifyInstance, deps: WebDeps, access: ApiAccessResolver): void {
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  const api = app.withTypeProvider<ZodTypeProvider>();
+  // Answers may be kept as long as a feed's (half a sync interval): nothing changes faster than a sync.
+  const maxAge = Math.max(60, Math.floor(deps.settings.refreshIntervalSeconds / 2));
+  const limit = perAddressLimit('api', deps.settings.rateLimits.apiPerMinute, { keyed: true });
+  const rateLimit =
+    limit === false
+      ? {}
+      : {
+          config: {
+            rateLimit: {
+              ...limit,
+              // Per credential (a program behind a shared address has its own allowance), else per address.
+              keyGenerator: (request: FastifyRequest) => `api:${credentialKeyOf(request) ?? request.ip}`,
+            },
+          },
+        };
+
+  api.get(
+    `${API_PREFIX}/connections/:connectionId/availability`,
+    {
+      ...rateLimit,
+      schema: {
+        summary: 'A connection’s availability: free blocks, bookable slots and busy time',
+        tags: ['availability'],
+        security: SECURITY,
+        params: connectionParams,
+        querystring: availabilityQuery,
+        response: { 200: availabilityResponse, 304: NOT_MODIFIED, ...PROBLEMS },
+      },
+    },
+    async (request, reply) => {
+      const caller = await access.of(request);
+      const { connectionId } = request.params;
+      if (!mayReadConnection(caller, connectionId)) throw new HttpError(404, NOT_IN_SCOPE);
+      const scope = eventTypeScope(caller);
+      const eventType = request.query.eventType ?? scope;
+      if (scope !== null && eventType !== scope) throw new HttpError(404, NOT_IN_SCOPE);
+      const now = deps.now();
+      const { body, changedAt, range } = await connectionAvailability(deps.prisma, {
+        connectionId,
+        eventType,
+        withBusy: mayReadBusy(caller),
+        range: (accountZone) => rangeOf(request.query, request.query.zone ?? accountZone ?? 'UTC', now),
+        now,
+      }).catch((thrown: unknown) => {
+        if (thrown instanceof ConnectionNotFoundError) throw new HttpError(404, NOT_IN_SCOPE);
+        throw thrown;
+      });
+      return sendData(
+        request,
+        reply,
+        availabilityResponse,
+        body,
+        latest(changedAt, range.todayStart),
+        maxAge,
+      );
+    },
+  );
+
+  api.get(
+    `${API_PREFIX}/connections/:connectionId/event-types`,
+    {
+      ...rateLimit,
+      schema: {
+        summary: 'A connection’s current event types',
+        tags: ['availability'],
+        security: SECURITY,
+        params: connectionParams,
+        response: { 200: eventTypesResponse, 304: NOT_MODIFIED, ...PROBLEMS },
+      },
+    },
+    async (request, reply) => {
+      const caller = await access.of(request);
+      const { connectionId } = request.params;
+      if (!mayReadConnection(caller, connectionId)) throw new HttpError(404, NOT_IN_SCOPE);
+      const connection = await deps.prisma.connection.findUnique({
+        where: { id: connectionId },
+        select: { feedChangedAt: true, createdAt: true },
+      });
+      if (!connection) throw new HttpError(404, NOT_IN_SCOPE);
+      let eventTypes = await currentEventTypes(deps.prisma, connectionId);
+      if (caller.kind === 'feed') {
+        // What the feed shows, and nothing more.
+        const shown = includedEventIds(
+          new Map(eventTypes.map((e) => [e.id, e])),
+          caller.feed.upstreamEventId,
+        );
+        eventTypes = eventTypes.filter((e) => shown.has(e.id));
+      }
+      return sendData(
+        request,
+        reply,
+        eventTypesResponse,
+        {
+          connectionId,
+          eventTypes: eventTypes.map(({ id, title, enabled, secret }) => ({ id, title, enabled, secret })),
+        },
+        connection.feedChangedAt ?? connection.createdAt,
+        maxAge,
+      );
+    },
+  );
+
+  api.get(
+    `${API_PREFIX}/teams/:teamId/availability`,
+    {
+      ...rateLimit,
+      schema: {
+        summary: 'A team’s availability: when everyone is free, or who is',
+        tags: ['availability'],
+        security: SECURITY,
+        params: teamParams,
+        querystring: teamAvailabilityQuery,
+        response: { 200: teamAvailabilityResponse, 304: NOT_MODIFIED, ...PROBLEMS },
+      },
+    },
+    async (request, reply) => {
+      const caller = await access.of(request);
+      const { teamId } = request.params;
+      if (!mayReadTeam(caller, teamId)) throw new HttpError(404, NOT_IN_SCOPE);
+      const now = deps.now();
+      const range = rangeOf(request.query, request.query.zone ?? 'UTC', now);
+      const { body, changedAt } = await teamAvailability(deps.prisma, {
+        teamId,
+        mode: request.query.mode,
+        minimumMinutes: request.query.minimum,
+        range,
+        now,
+      }).catch((thrown: unknown) => {
+        if (thrown instanceof TeamNotFoundError) throw new HttpError(404, NOT_IN_SCOPE);
+        throw thrown;
+      });
+      return sendData(
+        request,
+        reply,
+        teamAvailabilityResponse,
+        body,
+        latest(changedAt, range.todayStart),
+        maxAge,
+      );
+    },
+  );
+}

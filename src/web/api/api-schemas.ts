@@ -1,0 +1,137 @@
+// The JSON API's requests and answers, declared once as zod schemas: the routes validate with them, the
+// OpenAPI document (/api/openapi.json) is generated from them, and the answers are checked against them before
+// they are sent. Times are ISO 8601 with the offset of the zone asked for.
+import { IANAZone } from 'luxon';
+import { z } from 'zod';
+import { TEAM_MODES } from '../../feeds/feed-options.js';
+
+/** The longest range one request may ask for: a leap year. */
+export const MAX_RANGE_DAYS = 366;
+
+const day = z.iso.date().describe('A date, YYYY-MM-DD, in `zone`.');
+const zone = z
+  .string()
+  .refine((value) => IANAZone.isValidZone(value), { message: 'not an IANA time zone, e.g. Europe/Berlin' })
+  .describe('An IANA time zone for the range and the answer’s times.');
+
+const range = {
+  from: day.optional().describe('First day (default: today in `zone`).'),
+  to: day.optional().describe('Last day, inclusive (default: six days after `from`).'),
+};
+
+export const connectionParams = z.strictObject({ connectionId: z.uuid() });
+export const teamParams = z.strictObject({ teamId: z.uuid() });
+
+export const availabilityQuery = z.strictObject({
+  ...range,
+  zone: zone.optional().describe('Default: the account’s zone (UTC when not known yet).'),
+  eventType: z
+    .string()
+    .min(1)
+    .max(200)
+    .optional()
+    .describe('Only this event type (its id, as listed by /event-types); a secret one only this way.'),
+});
+
+export const teamAvailabilityQuery = z.strictObject({
+  ...range,
+  zone: zone.optional().describe('Default: UTC.'),
+  mode: z.enum(TEAM_MODES).default('all').describe('all: when every member is free; any: when someone is.'),
+  minimum: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(1440)
+    .default(30)
+    .describe('Mode all: the shortest time together returned, in minutes.'),
+});
+
+const time = z.string().describe('ISO 8601 with the offset of `zone`, e.g. 2026-03-02T10:00:00.000+01:00.');
+const interval = { start: time, end: time };
+
+const rangeAnswer = {
+  zone: z.string(),
+  from: z.string().describe('YYYY-MM-DD'),
+  to: z.string().describe('YYYY-MM-DD, inclusive'),
+};
+
+export const connectionStatus = z.enum(['active', 'needs_reauth', 'disabled']);
+
+export const availabilityResponse = z
+  .object({
+    connectionId: z.uuid(),
+    ...rangeAnswer,
+    status: connectionStatus.describe(
+      'needs_reauth or disabled: what is shown is the last synced snapshot, no longer updated.',
+    ),
+    lastChanged: z
+      .string()
+      .nullable()
+      .describe('When anything shown last changed; null before the first sync.'),
+    free: z
+      .array(
+        z.object({ ...interval, eventTypes: z.array(z.string()).describe('Bookable inside the block.') }),
+      )
+      .describe('Blocks of free time: open slots merged across event types.'),
+    slots: z.array(z.object({ ...interval, eventType: z.string() })).describe('Bookable slots, by start.'),
+    busy: z
+      .array(z.object(interval))
+      .describe(
+        'Bookings slotfeed inferred (time that became unavailable); empty for a feed token whose feed shows no busy time.',
+      ),
+  })
+  .meta({ id: 'Availability' });
+
+export const eventTypesResponse = z
+  .object({
+    connectionId: z.uuid(),
+    eventTypes: z.array(
+      z.object({
+        id: z.string(),
+        title: z.string(),
+        enabled: z.boolean(),
+        secret: z.boolean().describe('Bookable only through its link; in availability only when named.'),
+      }),
+    ),
+  })
+  .meta({ id: 'EventTypes' });
+
+export const teamAvailabilityResponse = z
+  .object({
+    teamId: z.uuid(),
+    name: z.string(),
+    ...rangeAnswer,
+    mode: z.enum(TEAM_MODES),
+    minimumMinutes: z.number().int().nullable().describe('Mode all only.'),
+    members: z.array(
+      z.object({
+        name: z.string().describe('Display name; never an e-mail address.'),
+        status: connectionStatus,
+        lastChanged: z.string().nullable(),
+      }),
+    ),
+    blocks: z.array(z.object({ ...interval, free: z.array(z.string()).describe('Who is free, by name.') })),
+  })
+  .meta({ id: 'TeamAvailability' });
+
+/** RFC 9457 problem details: what every error answer of the API is. */
+export const problemResponse = z
+  .object({
+    type: z.string(),
+    title: z.string(),
+    status: z.number().int(),
+    detail: z.string(),
+    instance: z.string(),
+  })
+  .meta({ id: 'Problem' });
+
+/** The errors every route may answer with, besides its own 200 and 304. */
+export const PROBLEMS = {
+  400: problemResponse.describe('The request is malformed: the detail says what.'),
+  401: problemResponse.describe('No valid bearer credential.'),
+  404: problemResponse.describe('No such connection or team, or not in this credential’s scope.'),
+  429: problemResponse.describe('Too many requests: wait Retry-After seconds.'),
+  503: problemResponse.describe('The database is busy or unreachable: try again after Retry-After.'),
+};
+
+export const NOT_MODIFIED = z.null().describe('Not modified: the If-None-Match tag is still current.');
