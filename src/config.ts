@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { weaknessOf } from './lib/secret-strength.js';
 
-type Section = 'database' | 'redis' | 'log' | 'upstream' | 'vault' | 'sync' | 'web';
+type Section = 'database' | 'redis' | 'log' | 'upstream' | 'vault' | 'sync' | 'web' | 'webhooks';
 
 interface VariableSpec<T> {
   section: Section;
@@ -409,6 +409,52 @@ export const variables = {
     default: '600',
     schema: z.coerce.number().int().min(0).max(1_000_000),
   }),
+  WEBHOOK_ALLOW_PRIVATE_TARGETS: variable({
+    section: 'webhooks',
+    description:
+      'true: webhook endpoints on private, loopback and link-local addresses are allowed (a receiver on this host, tests); false refuses them (SSRF).',
+    default: 'false',
+    schema: z.enum(['true', 'false']).transform((v) => v === 'true'),
+  }),
+  WEBHOOK_TIMEOUT_MS: variable({
+    section: 'webhooks',
+    description: 'How long one delivery attempt waits for the receiver’s answer.',
+    default: '10000',
+    schema: z.coerce.number().int().min(100).max(120_000),
+  }),
+  WEBHOOK_MAX_ATTEMPTS: variable({
+    section: 'webhooks',
+    description:
+      'Attempts per delivery, the first included; with WEBHOOK_RETRY_BASE_MS the retries span about a day.',
+    default: '15',
+    schema: positiveInt(30),
+  }),
+  WEBHOOK_RETRY_BASE_MS: variable({
+    section: 'webhooks',
+    description: 'The first retry’s delay; each further retry waits twice as long.',
+    default: '5000',
+    schema: z.coerce.number().int().min(1).max(3_600_000),
+  }),
+  WEBHOOK_DISABLE_AFTER_SECONDS: variable({
+    section: 'webhooks',
+    description:
+      'An endpoint whose every delivery has failed for this long is disabled (the admin page says so).',
+    default: '86400',
+    schema: positiveInt(30 * 86400),
+  }),
+  WEBHOOK_DISPATCH_INTERVAL_MS: variable({
+    section: 'webhooks',
+    description:
+      'How often a worker hands new deliveries to the queue when no sync of its own wrote any (those go at once).',
+    default: '1000',
+    schema: positiveInt(60_000),
+  }),
+  WEBHOOK_CONCURRENCY: variable({
+    section: 'webhooks',
+    description: 'Deliveries one worker process attempts at the same time.',
+    default: '8',
+    schema: positiveInt(200),
+  }),
   API_RATE_LIMIT_PER_MINUTE: variable({
     section: 'web',
     description:
@@ -442,6 +488,15 @@ export interface Config {
     timeoutMs: number;
   };
   vault: { currentKey: string; previousKeys: string[] };
+  webhooks: {
+    allowPrivateTargets: boolean;
+    timeoutMs: number;
+    maxAttempts: number;
+    retryBaseMs: number;
+    disableAfterSeconds: number;
+    dispatchIntervalMs: number;
+    concurrency: number;
+  };
   sync: {
     intervalSeconds: number;
     jitterRatio: number;
@@ -534,6 +589,15 @@ export function loadConfig<S extends Section>(env: Env, sections: readonly S[]):
     vault: () => ({
       currentKey: read('TOKEN_ENCRYPTION_KEY'),
       previousKeys: read('TOKEN_ENCRYPTION_KEYS_PREVIOUS'),
+    }),
+    webhooks: () => ({
+      allowPrivateTargets: read('WEBHOOK_ALLOW_PRIVATE_TARGETS'),
+      timeoutMs: read('WEBHOOK_TIMEOUT_MS'),
+      maxAttempts: read('WEBHOOK_MAX_ATTEMPTS'),
+      retryBaseMs: read('WEBHOOK_RETRY_BASE_MS'),
+      disableAfterSeconds: read('WEBHOOK_DISABLE_AFTER_SECONDS'),
+      dispatchIntervalMs: read('WEBHOOK_DISPATCH_INTERVAL_MS'),
+      concurrency: read('WEBHOOK_CONCURRENCY'),
     }),
     sync: () => ({
       intervalSeconds: read('SYNC_INTERVAL_SECONDS'),

@@ -16,6 +16,9 @@ import { createRepeatedErrorLog, type RepeatedErrorLog } from './lib/repeated-er
 import { createConnectionStore, type ConnectionStore } from './store/connections.js';
 import { startFeedChangeListener, type FeedChangeListener } from './store/feed-change-listener.js';
 import { createApiKeyStore } from './store/api-keys.js';
+import { createWebhookStore, type WebhookStore } from './store/webhooks.js';
+import { createWebhookQueue, startWebhookWorker, type WebhookJobData } from './webhooks/webhook-queue.js';
+import { createSignal, type Signal } from './lib/signal.js';
 import { createFeedStore, type FeedStore } from './store/feeds.js';
 import type { PgSessions } from './store/pg-sessions.js';
 import { createPostgresProbe, type PostgresProbe } from './store/postgres-probe.js';
@@ -29,7 +32,16 @@ import { createApiClient, createOAuthClient } from './upstream/index.js';
 import { startWeb, type WebDeps } from './web/app.js';
 import { startHealthServer } from './web/health-server.js';
 
-export const DAEMON_SECTIONS = ['database', 'redis', 'log', 'upstream', 'vault', 'sync', 'web'] as const;
+export const DAEMON_SECTIONS = [
+  'database',
+  'redis',
+  'log',
+  'upstream',
+  'vault',
+  'sync',
+  'web',
+  'webhooks',
+] as const;
 
 export type DaemonConfig = Pick<Config, (typeof DAEMON_SECTIONS)[number]>;
 export type Role = 'scheduler' | 'worker' | 'web';
@@ -135,6 +147,10 @@ export function openSyncQueue(
 export interface Services {
   connections: ConnectionStore;
   feeds: FeedStore;
+  webhooks: WebhookStore;
+  webhookQueue: Queue<WebhookJobData>;
+  /** Raised when a commit in this process wrote webhook deliveries. */
+  webhookWrites: Signal;
   metrics: Metrics;
   syncQueue: Queue<SyncJobData>;
   tickQueue: Queue;
@@ -201,6 +217,7 @@ export function composeServices(
   releasers.add('sync queue', () => syncQueue.close());
   const tickQueue = createTickQueue(queueSettings);
   releasers.add('tick queue', () => tickQueue.close());
+  const webhookWrites = createSignal();
   const limiter = createRedisRateLimiter(clients.redis, `${prefix}:upstream-rate`, config.sync.rateLimit);
   const upstream = config.upstream;
 
@@ -235,8 +252,25 @@ export function composeServices(
     random: clock.random,
     logger: clients.logger,
     metrics,
+    // The worker role's dispatcher listens (startRoles); a process without it leaves them to the interval.
+    onWebhookDeliveries: () => webhookWrites.notify(),
   };
-  return { connections, feeds, metrics, syncQueue, tickQueue, syncDeps };
+  const webhooks = createWebhookStore(clients.prisma, vault, {
+    allowPrivateTargets: config.webhooks.allowPrivateTargets,
+  });
+  const webhookQueue = createWebhookQueue(queueSettings);
+  releasers.add('webhook queue', () => webhookQueue.close());
+  return {
+    connections,
+    feeds,
+    webhooks,
+    webhookQueue,
+    webhookWrites,
+    metrics,
+    syncQueue,
+    tickQueue,
+    syncDeps,
+  };
 }
 
 /** Readiness's own Postgres connection (see postgres-probe.ts), closed with the process. */
@@ -287,6 +321,7 @@ export function composeWebDeps(
     connections: services.connections,
     feeds: services.feeds,
     apiKeys: createApiKeyStore(clients.prisma),
+    webhooks: services.webhooks,
     feedChanges: parts.feedChanges,
     ...createUpstreamClients(config.upstream, clock, countUpstreamCall(services.metrics)),
     syncQueue: services.syncQueue,
@@ -323,6 +358,33 @@ export async function startRoles(
     );
     releasers.add('sync worker', () => worker.close());
     await worker.worker.waitUntilReady();
+    const webhookWorker = startWebhookWorker({
+      prisma: clients.prisma,
+      queue: services.webhookQueue,
+      connection: clients.bullRedis,
+      prefix: config.redis.prefix,
+      concurrency: config.webhooks.concurrency,
+      dispatchIntervalMs: config.webhooks.dispatchIntervalMs,
+      retry: { maxAttempts: config.webhooks.maxAttempts, retryBaseMs: config.webhooks.retryBaseMs },
+      delivery: {
+        prisma: clients.prisma,
+        secretOf: (endpointId) => services.webhooks.secretOf(endpointId),
+        now: clock.now,
+        settings: {
+          timeoutMs: config.webhooks.timeoutMs,
+          allowPrivateTargets: config.webhooks.allowPrivateTargets,
+          disableAfterSeconds: config.webhooks.disableAfterSeconds,
+        },
+      },
+      metrics: services.metrics,
+      errors: clients.errors,
+      logger: clients.logger.child({ role: 'webhooks' }),
+    });
+    const stopListening = services.webhookWrites.on(() => webhookWorker.kick());
+    releasers.add('webhook worker', async () => {
+      stopListening();
+      await webhookWorker.close();
+    });
   }
   const serveHealth = roles.includes('web') || config.sync.healthPort !== undefined;
   const postgresProbe = serveHealth ? openPostgresProbe(clients, releasers) : undefined;

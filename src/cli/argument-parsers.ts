@@ -14,10 +14,15 @@ export function wholeNumber(min: number, max: number) {
 }
 
 /** `what`: "connection" or "feed"; the message says where such ids are listed. */
-export function uuidOf(what: 'connection' | 'feed') {
+/** The command that lists each kind of id. */
+const LISTED_BY = { connection: 'connections', feed: 'feeds', 'API key': 'api-keys' } as const;
+
+export function uuidOf(what: keyof typeof LISTED_BY) {
   return (value: string): string => {
     if (!UUID.test(value)) {
-      throw new InvalidArgumentError(`not a ${what} id: "${value}" (see \`slotfeed ${what}s list\`)`);
+      throw new InvalidArgumentError(
+        `not a ${what} id: "${value}" (see \`slotfeed ${LISTED_BY[what]} list\`)`,
+      );
     }
     return value;
   };

@@ -23,6 +23,10 @@ export interface Metrics {
   syncJobDuration: Histogram<'outcome'>;
   /** Every error a Redis connection, queue or worker reported, by source: the log shows repeats once a minute. */
   errors: Counter<'source'>;
+  /** Webhook delivery attempts by outcome (delivered, failed, disabled). */
+  webhookAttempts: Counter<'outcome'>;
+  /** From the event's commit to the receiver's 2xx, for deliveries that succeeded. */
+  webhookDeliverySeconds: Histogram;
 }
 
 export function createMetrics(): Metrics {
@@ -79,6 +83,18 @@ export function createMetrics(): Metrics {
       labelNames: ['outcome'],
       // A sync is a few dozen upstream calls: sub-second against a quiet service, minutes under rate limits.
       buckets: [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300],
+      registers,
+    }),
+    webhookAttempts: new Counter({
+      name: 'slotfeed_webhook_attempts_total',
+      help: 'Webhook delivery attempts by outcome (delivered, failed, disabled).',
+      labelNames: ['outcome'],
+      registers,
+    }),
+    webhookDeliverySeconds: new Histogram({
+      name: 'slotfeed_webhook_delivery_seconds',
+      help: 'Time from the commit that caused a webhook to its successful delivery.',
+      buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 3600],
       registers,
     }),
     errors: new Counter({

@@ -1,5 +1,7 @@
 // The connection aggregate: who is connected, their sealed OAuth tokens, and when they are due. Tokens enter
 // and leave this module only in the clear in memory; the rows hold AES-GCM envelopes (token-vault.ts).
+import { recordWebhookEvents } from './webhook-outbox.js';
+import { needsReauth } from '../webhooks/webhook-events.js';
 import { randomUUID } from 'node:crypto';
 import type { Connection, PrismaClient } from '../generated/prisma/client.js';
 import { Prisma } from '../generated/prisma/client.js';
@@ -164,16 +166,23 @@ export function createConnectionStore(prisma: PrismaClient, vault: TokenVault): 
     },
 
     async markNeedsReauth(id, reason, now, readAs) {
-      const { count } = await prisma.connection.updateMany({
-        where: { id, ...(readAs === undefined ? {} : { refreshTokenSealed: readAs }) },
-        data: {
-          status: 'needs_reauth',
-          lastSyncError: reason,
-          feedVersion: { increment: 1 },
-          feedChangedAt: now,
-        },
+      return prisma.$transaction(async (tx) => {
+        const before = await tx.connection.findUnique({ where: { id }, select: { status: true } });
+        const { count } = await tx.connection.updateMany({
+          where: { id, ...(readAs === undefined ? {} : { refreshTokenSealed: readAs }) },
+          data: {
+            status: 'needs_reauth',
+            lastSyncError: reason,
+            feedVersion: { increment: 1 },
+            feedChangedAt: now,
+          },
+        });
+        // Webhook endpoints hear it once, when the status changes, in the same transaction (the outbox).
+        if (count === 1 && before?.status !== 'needs_reauth') {
+          await recordWebhookEvents(tx, id, [needsReauth({ connectionId: id, at: now })], now);
+        }
+        return count === 1;
       });
-      return count === 1;
     },
 
     async findDueIds(now, limit) {

@@ -1,13 +1,16 @@
 // Committing what one sync saw. Everything a successful run changes lands in one transaction: its run row,
 // new versions of the profile, event types and overviews whose content hash changed, and the slot change set.
 // A re-sync that sees nothing new writes no snapshot rows at all, and the feed version moves only when
-// something a feed shows has changed.
+// something a feed shows has changed. The webhook deliveries its changes call for are written in the same
+// transaction (webhook-outbox.ts): none for a sync that changed nothing.
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { ConnectionNotFoundError } from './connections.js';
 import type { Prisma } from '../generated/prisma/client.js';
 import { contentHash } from '../lib/content-hash.js';
 import { closeReasonOf, type CloseContext, type CloseReason } from './close-reasons.js';
 import { diffSlots, type FetchedSlot } from './slot-diff.js';
+import { recordWebhookEvents } from './webhook-outbox.js';
+import { availabilityChanged, bookingsInferred, type WebhookEvent } from '../webhooks/webhook-events.js';
 
 export interface EventTypeSnapshot {
   upstreamEventId: string;
@@ -55,11 +58,16 @@ export interface SnapshotChanges {
   closedBy: Partial<Record<CloseReason, number>>;
   /** Bookings inferred from the slots this sync saw taken. */
   bookingsInferred: number;
+  /** Webhook deliveries the commit wrote to the outbox (its changes, for every interested endpoint). */
+  webhookDeliveries: number;
   /** The pull began before one that committed already: nothing was written but the run row. */
   superseded: boolean;
 }
 
 type Tx = Prisma.TransactionClient;
+
+/** Closes that change someone's availability: a slot that passed or left the horizon changed nothing. */
+const WEBHOOK_CLOSE_REASONS = new Set<string>(['taken', 'event_type_disabled', 'event_type_removed']);
 
 function totalCalls(calls: Record<string, number>): number {
   return Object.values(calls).reduce((sum, n) => sum + n, 0);
@@ -155,7 +163,11 @@ async function commitSlots(
   snapshot: SnapshotInput,
   now: Date,
 ): Promise<
-  ReturnType<typeof diffSlots> & { closedBy: SnapshotChanges['closedBy']; bookingsInferred: number }
+  ReturnType<typeof diffSlots> & {
+    closedBy: SnapshotChanges['closedBy'];
+    bookingsInferred: number;
+    events: WebhookEvent[];
+  }
 > {
   const open = await tx.slot.findMany({
     where: { connectionId, goneAt: null },
@@ -200,13 +212,34 @@ async function commitSlots(
       WHERE slot.id = m.id AND slot.connection_id = ${connectionId}::uuid`;
   }
   // After every slot write: what a booking is (the still-open slots included) is defined once, in SQL.
-  const bookingsInferred = closedBy.taken
-    ? await tx.$executeRaw`
+  const bookings = closedBy.taken
+    ? await tx.$queryRaw<{ starts_at: Date; ends_at: Date; event_ids: string[] }[]>`
         INSERT INTO booking (connection_id, detected_at, starts_at, ends_at, event_ids, slots_closed)
         SELECT ${connectionId}::uuid, ${now}, b.starts_at, b.ends_at, b.event_ids, b.slots_closed
-        FROM slotfeed_inferred_bookings(${connectionId}::uuid, ${now}) b`
-    : 0;
-  return { ...changes, closedBy, bookingsInferred };
+        FROM slotfeed_inferred_bookings(${connectionId}::uuid, ${now}) b
+        RETURNING starts_at, ends_at, event_ids`
+    : [];
+  // What webhook endpoints hear: availability that changed (slots that passed or left the horizon did not
+  // change anyone's availability), and each booking inferred.
+  const closed = changes.toClose.flatMap((id, i) =>
+    WEBHOOK_CLOSE_REASONS.has(reasons[i]!) ? [storedById.get(id)!] : [],
+  );
+  const moved = changes.toReschedule.map((m) => ({ before: storedById.get(m.id)!, endsAt: m.endsAt }));
+  const availability = availabilityChanged({
+    connectionId,
+    at: now,
+    opened: [...changes.toOpen, ...moved.map((m) => ({ ...m.before, endsAt: m.endsAt }))],
+    closed: [...closed, ...moved.map((m) => m.before)],
+  });
+  const events = [
+    ...(availability ? [availability] : []),
+    ...bookingsInferred({
+      connectionId,
+      at: now,
+      bookings: bookings.map((b) => ({ startsAt: b.starts_at, endsAt: b.ends_at, eventIds: b.event_ids })),
+    }),
+  ];
+  return { ...changes, closedBy, bookingsInferred: bookings.length, events };
 }
 
 /**
@@ -239,6 +272,7 @@ const SUPERSEDED: SnapshotChanges = {
   feedVersionMoved: false,
   closedBy: {},
   bookingsInferred: 0,
+  webhookDeliveries: 0,
   superseded: true,
 };
 
@@ -315,6 +349,7 @@ export async function commitSuccessfulSync(
           slots.toOpen.length + slots.toClose.length + slots.toReschedule.length > 0,
         closedBy: slots.closedBy,
         bookingsInferred: slots.bookingsInferred,
+        webhookDeliveries: (await recordWebhookEvents(tx, connectionId, slots.events, now)).length,
         superseded: false,
       };
 

@@ -47,6 +47,8 @@ export interface SyncDeps {
   random: () => number;
   logger: Logger;
   metrics?: Pick<Metrics, 'syncRuns' | 'syncJobDuration'>;
+  /** Told when a commit wrote webhook deliveries (the worker's dispatcher hands them over at once). */
+  onWebhookDeliveries?: () => void;
 }
 
 export interface SyncAttempt {
@@ -136,6 +138,7 @@ export async function syncConnection(deps: SyncDeps, attempt: SyncAttempt): Prom
       return changes;
     }
     logger.info({ changes, calls: run.callsByEndpoint }, 'sync committed');
+    if (changes.webhookDeliveries > 0) deps.onWebhookDeliveries?.();
     finish('succeeded');
     return changes;
   } catch (thrown: unknown) {

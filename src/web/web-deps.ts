@@ -8,6 +8,7 @@ import type { Metrics } from '../lib/metrics.js';
 import type { ReadinessCheck } from '../lib/readiness.js';
 import type { Logger } from '../log.js';
 import type { ApiKeyStore } from '../store/api-keys.js';
+import type { WebhookStore } from '../store/webhooks.js';
 import type { ConnectionStore } from '../store/connections.js';
 import type { FeedChangeListener } from '../store/feed-change-listener.js';
 import type { FeedStore } from '../store/feeds.js';
@@ -37,6 +38,8 @@ export interface WebDeps {
   feeds: FeedStore;
   /** The JSON API's keys (their hashes). */
   apiKeys: ApiKeyStore;
+  /** Webhook endpoints, registered on the admin's and the owner's pages. */
+  webhooks: WebhookStore;
   /** Postgres's notices of feed changes: feed token lookups are remembered only while it is live. */
   feedChanges: FeedChangeListener;
   oauth: OAuthClient;

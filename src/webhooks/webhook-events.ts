@@ -1,0 +1,95 @@
+// What slotfeed tells webhook endpoints, as plain data (no I/O). Payloads follow the Standard Webhooks shape:
+// `type`, `timestamp` (ISO 8601, when it happened) and `data`, plus `version`, which moves only when a payload's
+// meaning changes (new fields may appear within a version). They stay small: ids and intervals, never names of
+// bookers (slotfeed knows none) nor e-mail addresses.
+import type { Interval } from '../feeds/busy-blocks.js';
+import { unionOf } from '../feeds/busy-blocks.js';
+
+export const WEBHOOK_EVENT_TYPES = [
+  'availability.changed',
+  'booking.inferred',
+  'connection.needs_reauth',
+] as const;
+export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
+export const WEBHOOK_PAYLOAD_VERSION = 1;
+
+export interface SlotChange {
+  eventId: string;
+  startsAt: Date;
+  endsAt: Date;
+}
+
+/** One event about one connection, before it is addressed to endpoints (the outbox adds a team's id). */
+export interface WebhookEvent {
+  type: WebhookEventType;
+  at: Date;
+  data: Record<string, unknown>;
+}
+
+const iso = (d: Date) => d.toISOString();
+const later = (a: Date, b: Date) => (b.getTime() > a.getTime() ? b : a);
+
+/** Touching or overlapping slots of one event type joined: "10:00–11:30 opened", not three half hours. */
+function intervalsOf(slots: readonly SlotChange[]): { start: string; end: string }[] {
+  const joined = unionOf<Interval>(
+    slots.map((s) => ({ startsAt: s.startsAt, endsAt: s.endsAt })),
+    (a, b) => ({ startsAt: a.startsAt, endsAt: later(a.endsAt, b.endsAt) }),
+  );
+  return joined.map((i) => ({ start: iso(i.startsAt), end: iso(i.endsAt) }));
+}
+
+/**
+ * availability.changed: per event type, the intervals that opened and closed in one sync. A slot whose end
+ * moved counts as closed at its old end and opened at its new one. Nothing when nothing changed.
+ */
+export function availabilityChanged(input: {
+  connectionId: string;
+  at: Date;
+  opened: readonly SlotChange[];
+  closed: readonly SlotChange[];
+}): WebhookEvent | undefined {
+  if (input.opened.length + input.closed.length === 0) return undefined;
+  const eventIds = [...new Set([...input.opened, ...input.closed].map((s) => s.eventId))].sort();
+  return {
+    type: 'availability.changed',
+    at: input.at,
+    data: {
+      connectionId: input.connectionId,
+      eventTypes: eventIds.map((eventTypeId) => ({
+        eventTypeId,
+        opened: intervalsOf(input.opened.filter((s) => s.eventId === eventTypeId)),
+        closed: intervalsOf(input.closed.filter((s) => s.eventId === eventTypeId)),
+      })),
+    },
+  };
+}
+
+/** booking.inferred: one event per booking slotfeed inferred (time that became unavailable). */
+export function bookingsInferred(input: {
+  connectionId: string;
+  at: Date;
+  bookings: readonly { startsAt: Date; endsAt: Date; eventIds: string[] }[];
+}): WebhookEvent[] {
+  return input.bookings.map((b) => ({
+    type: 'booking.inferred',
+    at: input.at,
+    data: {
+      connectionId: input.connectionId,
+      booking: { start: iso(b.startsAt), end: iso(b.endsAt), eventTypeIds: [...b.eventIds].sort() },
+    },
+  }));
+}
+
+export function needsReauth(input: { connectionId: string; at: Date }): WebhookEvent {
+  return { type: 'connection.needs_reauth', at: input.at, data: { connectionId: input.connectionId } };
+}
+
+/** The body an endpoint receives: the event, addressed (a team's endpoint learns which team it is about). */
+export function webhookPayload(event: WebhookEvent, address: { teamId: string | null }) {
+  return {
+    type: event.type,
+    version: WEBHOOK_PAYLOAD_VERSION,
+    timestamp: iso(event.at),
+    data: address.teamId === null ? event.data : { teamId: address.teamId, ...event.data },
+  };
+}
