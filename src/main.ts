@@ -99,14 +99,21 @@ export function pgSessionsFor(databaseUrl: string): PgSessions {
  * only when it gets that far.
  */
 export function openCommandDatabase(
-  config: Pick<Config, 'database'> & Partial<Pick<Config, 'vault'>>,
+  config: Pick<Config, 'database'> & Partial<Pick<Config, 'vault' | 'webhooks'>>,
   releasers: Releasers,
   logger: Logger,
-): { prisma: PrismaClient; feeds: FeedStore } {
+): { prisma: PrismaClient; feeds: FeedStore; webhooks: WebhookStore } {
   const prisma = openDatabase(config.database.url, releasers);
-  // With the vault, feeds made or rotated here keep a sealed copy of their token for the owner's page.
+  // With the vault, feeds made or rotated here keep a sealed copy of their token for the owner's page, and
+  // webhook endpoints can be made (their secrets are kept sealed).
   const vault = config.vault === undefined ? undefined : tokenVaultFor(config.vault);
-  return { prisma, feeds: createFeedStore(prisma, logger, vault) };
+  return {
+    prisma,
+    feeds: createFeedStore(prisma, logger, vault),
+    webhooks: createWebhookStore(prisma, vault, {
+      allowPrivateTargets: config.webhooks?.allowPrivateTargets ?? false,
+    }),
+  };
 }
 
 function tokenVaultFor(vault: Config['vault']): TokenVault {

@@ -15,7 +15,12 @@ export function wholeNumber(min: number, max: number) {
 
 /** `what`: "connection" or "feed"; the message says where such ids are listed. */
 /** The command that lists each kind of id. */
-const LISTED_BY = { connection: 'connections', feed: 'feeds', 'API key': 'api-keys' } as const;
+const LISTED_BY = {
+  connection: 'connections',
+  feed: 'feeds',
+  'API key': 'api-keys',
+  'webhook endpoint': 'webhooks',
+} as const;
 
 export function uuidOf(what: keyof typeof LISTED_BY) {
   return (value: string): string => {

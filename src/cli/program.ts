@@ -8,6 +8,7 @@ import { runDaemon, runMigrate, runSimulator, type Output } from './commands.js'
 import { registerConnectionsCommand } from './connections-command.js';
 import { registerTeamsCommand } from './teams-command.js';
 import { registerApiKeysCommand } from './api-keys-command.js';
+import { registerWebhooksCommand } from './webhooks-command.js';
 import { registerFeedsCommand } from './feeds-command.js';
 import { plainFailureMessage } from './plain-errors.js';
 import { registerReportCommand } from './report-command.js';
@@ -180,6 +181,7 @@ export function buildProgram(env: Record<string, string | undefined>, io: CliIo 
   registerConnectionsCommand(program, env, stdout);
   registerTeamsCommand(program, env, stdout);
   registerApiKeysCommand(program, env, stdout);
+  registerWebhooksCommand(program, env, stdout);
   registerReportCommand(program, env, io);
 
   return program;

@@ -86,11 +86,17 @@ function validEvents(events: readonly string[] | undefined): WebhookEventType[] 
   return [...new Set(events)] as WebhookEventType[];
 }
 
+/** `vault` is needed to make endpoints and to open their secrets; a command without TOKEN_ENCRYPTION_KEY lists. */
 export function createWebhookStore(
   prisma: PrismaClient,
-  vault: TokenVault,
+  vault: TokenVault | undefined,
   policy: { allowPrivateTargets: boolean },
 ): WebhookStore {
+  const needVault = (): TokenVault => {
+    if (vault === undefined)
+      throw new Error('webhook secrets need TOKEN_ENCRYPTION_KEY (they are kept sealed)');
+    return vault;
+  };
   const toRecord = (row: Prisma.WebhookEndpointGetPayload<{ select: typeof ENDPOINT_FIELDS }>) => ({
     ...row,
     events: row.events as WebhookEventType[],
@@ -112,7 +118,7 @@ export function createWebhookStore(
       const { owner } = input;
       try {
         const created = await prisma.webhookEndpoint.create({
-          data: { id, ...owner, url, events, secretSealed: vault.seal(secret, sealingContext(id)) },
+          data: { id, ...owner, url, events, secretSealed: needVault().seal(secret, sealingContext(id)) },
           select: ENDPOINT_FIELDS,
         });
         return { endpoint: toRecord(created), secret };
@@ -168,7 +174,7 @@ export function createWebhookStore(
 
     async secretOf(endpointId) {
       const found = await row(endpointId);
-      return vault.open(found.secretSealed, sealingContext(found.id));
+      return needVault().open(found.secretSealed, sealingContext(found.id));
     },
   };
 }

@@ -20,7 +20,7 @@ import {
 import { ADMIN_HOME, ADMIN_NOTICES, adminPage, loginPage, newFeedUrlPage } from './admin-pages.js';
 import { ADMIN_TEAMS } from './admin-team-pages.js';
 import { feedLinksFor, isLoopbackBaseUrl } from './feed-links.js';
-import { HttpError } from './http-error.js';
+import { asSentence, HttpError } from './http-error.js';
 import { perAddressLimit, SIGN_IN_FORM_PER_MINUTE } from './rate-limits.js';
 import type { WebDeps } from './web-deps.js';
 import { field, seeOther } from './form-replies.js';
@@ -54,7 +54,7 @@ export function asHttpError(thrown: unknown): unknown {
   if (thrown instanceof InvalidFeedOptionsError) return new HttpError(400, thrown.message);
   if (thrown instanceof TeamNotFoundError) return new HttpError(404, 'No such team.');
   if (thrown instanceof TeamNameTakenError || thrown instanceof InvalidTeamNameError) {
-    return new HttpError(400, `${thrown.message[0]!.toUpperCase()}${thrown.message.slice(1)}.`);
+    return new HttpError(400, asSentence(thrown.message));
   }
   return thrown;
 }

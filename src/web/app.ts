@@ -15,6 +15,7 @@ import { createAdminAuth } from './admin-auth.js';
 import { registerAdminConnectionPage } from './admin-connection-page.js';
 import { ADMIN_HOME, loginPage } from './admin-pages.js';
 import { registerAdminTeamRoutes } from './admin-team-routes.js';
+import { registerAdminApiRoutes } from './admin-api-routes.js';
 import { registerAdminRoutes, registerAdminSession } from './admin-routes.js';
 import { createAdminSessions } from './admin-sessions.js';
 import { registerConnectRoutes } from './connect-routes.js';
@@ -140,6 +141,7 @@ export async function buildWebApp(deps: WebDeps): Promise<FastifyInstance> {
       admin.addHook('onRequest', auth.requireAdmin);
       registerAdminRoutes(admin, deps);
       registerAdminTeamRoutes(admin, deps);
+      registerAdminApiRoutes(admin, deps);
       registerAdminConnectionPage(admin, deps);
       registerReportRoutes(admin, deps);
       await registerQueueDashboard(admin, deps);

@@ -11,3 +11,13 @@ export function field(form: unknown, name: string): string {
 export function seeOther(reply: FastifyReply, location: string): FastifyReply {
   return reply.header('cache-control', 'no-store').redirect(location, 303);
 }
+
+/** Every value of a field a form may repeat (checkboxes): one value arrives as a string, several as an array. */
+export function fieldValues(form: unknown, name: string): string[] {
+  const value = (form as Record<string, unknown> | undefined)?.[name];
+  const values = Array.isArray(value) ? value : [value];
+  return values
+    .filter((v): v is string => typeof v === 'string')
+    .map((v) => v.trim())
+    .filter((v) => v !== '');
+}

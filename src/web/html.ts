@@ -56,6 +56,7 @@ function navLinks(nav: PageNav): Raw {
   switch (nav) {
     case 'admin':
       return html`<a href="/admin">Connections</a> <a href="/admin/teams">Teams</a>
+        <a href="/admin/api">API</a>
         <a href="/admin/reports">Reports</a>
         <a href="/admin/queues">Queues</a>
         <form method="post" action="/admin/logout">

@@ -47,3 +47,7 @@ export class HttpError extends Error {
     this.headers = options.headers ?? {};
   }
 }
+
+/** A store error's message ("a team named … exists already") as a sentence for a page. */
+export const asSentence = (message: string): string =>
+  `${message.charAt(0).toUpperCase()}${message.slice(1)}${/[.!?]$/.test(message) ? '' : '.'}`;

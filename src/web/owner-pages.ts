@@ -5,6 +5,7 @@ import type { FastifyReply } from 'fastify';
 import { describeTeamFeedOptions, FEED_VIEWS, viewOf, type FeedView } from '../feeds/feed-options.js';
 import type { FeedRecord } from '../store/feeds.js';
 import type { TeamRecord } from '../store/teams.js';
+import type { WebhookEndpointRecord } from '../store/webhooks.js';
 import type { FeedLinks } from './feed-links.js';
 import { html, Raw, sendPage } from './html.js';
 import { shownTime } from './time-html.js';
@@ -20,6 +21,7 @@ export const OWNER_NOTICES: Record<string, string> = {
   paused: 'Syncing paused. Your feeds keep showing the last free time slotfeed saw, marked as not updated.',
   resumed: 'Syncing resumed; a sync is queued.',
   left: 'You left the team.',
+  'webhook-deleted': 'Webhook endpoint deleted: nothing more is sent to it.',
   'view-changed':
     'Changed what the feed shows. Its address is the same; calendars show the change at their next refresh.',
 };
@@ -59,6 +61,8 @@ export interface OwnerHomeInput {
   teams: TeamRecord[];
   /** Each team's feeds, by team id: members subscribe to them here. */
   teamFeeds: Map<string, OwnerFeed[]>;
+  /** The account's webhook endpoints. */
+  webhooks: WebhookEndpointRecord[];
   notice?: string;
   now: Date;
   /** PUBLIC_BASE_URL is this machine: cloud calendars cannot fetch from it. */
@@ -297,6 +301,72 @@ function teamsSection(input: OwnerHomeInput): Raw {
   </section>`;
 }
 
+/** For developers: endpoints that hear of changes to this account, signed; the secret is shown once. */
+function webhooksSection(input: OwnerHomeInput): Raw {
+  return html`<details class="card" id="webhooks">
+    <summary>Webhooks (for developers)</summary>
+    <p class="muted small">
+      slotfeed POSTs a signed JSON message (Standard Webhooks) to each address below when your availability
+      changes, a booking is seen, or the account needs connecting again.
+    </p>
+    ${
+      input.webhooks.length === 0
+        ? html`<p class="muted small">No webhook endpoints.</p>`
+        : html`<ul class="list-plain">
+            ${input.webhooks.map(
+              (endpoint) =>
+                html`<li data-endpoint-id="${endpoint.id}">
+                  <code>${endpoint.url}</code>
+                  <span class="muted small">${endpoint.events.join(', ')}</span>
+                  ${
+                    endpoint.disabledAt
+                      ? html`<p class="error small">Disabled: ${endpoint.disabledReason ?? ''}</p>`
+                      : ''
+                  }
+                  ${postForm(`/me/webhooks/${endpoint.id}/delete`, 'Delete', {
+                    confirm: 'Delete this webhook endpoint? Nothing more is sent to it.',
+                  })}
+                </li>`,
+            )}
+          </ul>`
+    }
+    <form method="post" action="/me/webhooks" class="inline-form">
+      <div class="field">
+        <label for="webhook-url">New endpoint URL</label>
+        <input
+          id="webhook-url"
+          name="url"
+          type="url"
+          required
+          maxlength="2000"
+          placeholder="https://example.com/hooks"
+        />
+      </div>
+      <button type="submit" class="button small">Add</button>
+    </form>
+  </details>`;
+}
+
+/** The page after adding an endpoint: its signing secret, once. */
+export function webhookSecretPage(reply: FastifyReply, input: { url: string; secret: string }): FastifyReply {
+  return sendPage(reply, 200, {
+    title: 'Webhook endpoint added',
+    nav: 'owner',
+    body: html`<section class="card">
+      <h1>Webhook endpoint added</h1>
+      <p>Deliveries to <code>${input.url}</code> are signed with this secret. It is shown only now.</p>
+      <div class="field">
+        <label for="new-secret">Signing secret</label>
+        <div class="copy-field">
+          <input id="new-secret" type="text" readonly value="${input.secret}" />
+          <button type="button" class="button" data-copy="new-secret">Copy</button>
+        </div>
+      </div>
+      <p><a href="/me#webhooks">Back to your availability</a></p>
+    </section>`,
+  });
+}
+
 export function ownerHomePage(reply: FastifyReply, input: OwnerHomeInput): FastifyReply {
   const { connection, now } = input;
   const zone = connection.timezone;
@@ -342,7 +412,7 @@ export function ownerHomePage(reply: FastifyReply, input: OwnerHomeInput): Fasti
           ? html`<p class="muted" id="no-feeds">No feeds: make one below.</p>`
           : input.feeds.map((item) => feedCard(item, input))
       }
-      ${newFeedForm(input)} ${input.preview} ${teamsSection(input)}
+      ${newFeedForm(input)} ${input.preview} ${teamsSection(input)} ${webhooksSection(input)}
       <section class="card" id="delete">
         <h2>Disconnect and delete</h2>
         <p>

@@ -16,11 +16,12 @@ import { currentEventTypes, setConnectionEnabled } from '../store/connection-adm
 import { ConnectionNotFoundError } from '../store/connections.js';
 import { FeedNotFoundError, type FeedRecord } from '../store/feeds.js';
 import { storedFeedName } from '../store/feed-names.js';
+import { WebhookTargetError } from '../store/webhooks.js';
 import { createTeamStore, type TeamRecord } from '../store/teams.js';
 import { noteForAccessLog } from './access-log.js';
 import { feedLinksFor, isLoopbackBaseUrl } from './feed-links.js';
 import { html } from './html.js';
-import { HttpError } from './http-error.js';
+import { asSentence, HttpError } from './http-error.js';
 import type { OwnerAuth } from './owner-auth.js';
 import {
   deletedPage,
@@ -28,6 +29,7 @@ import {
   OWNER_NOTICES,
   ownerHomePage,
   signedOutPage,
+  webhookSecretPage,
   type OwnerFeed,
 } from './owner-pages.js';
 import { weekPreviewSection } from './week-preview.js';
@@ -138,6 +140,7 @@ export function registerOwnerRoutes(
       eventTypes,
       teams: memberOf,
       teamFeeds,
+      webhooks: await deps.webhooks.list({ connectionId }),
       now: deps.now(),
       loopback,
       preview:
@@ -232,6 +235,29 @@ export function registerOwnerRoutes(
       }
     }
     return seeOther(reply, '/me?notice=resumed');
+  });
+
+  app.post('/me/webhooks', async (request, reply) => {
+    const connectionId = await ownerActing(request);
+    try {
+      const { endpoint, secret } = await deps.webhooks.create({
+        owner: { connectionId },
+        url: field(request.body, 'url'),
+      });
+      request.log.info({ webhookEndpointId: endpoint.id, connectionId }, 'owner added a webhook endpoint');
+      return webhookSecretPage(reply, { url: endpoint.url, secret });
+    } catch (thrown: unknown) {
+      if (thrown instanceof WebhookTargetError) throw new HttpError(400, asSentence(thrown.message));
+      throw thrown;
+    }
+  });
+
+  app.post<IdParams>('/me/webhooks/:id/delete', async (request, reply) => {
+    const connectionId = await ownerActing(request);
+    const own = (await deps.webhooks.list({ connectionId })).find((e) => e.id === request.params.id);
+    if (!own) throw new HttpError(404, 'No such webhook endpoint on your account.');
+    await deps.webhooks.delete(own.id);
+    return seeOther(reply, '/me?notice=webhook-deleted#webhooks');
   });
 
   app.post<IdParams>('/me/teams/:id/leave', async (request, reply) => {

@@ -138,7 +138,11 @@ describe('retries', () => {
     expect(attempts.map((a) => a.status).filter((s) => s >= 500).length).toBeGreaterThanOrEqual(1);
     const [id] = ids;
     // Delivered again on purpose (an at-least-once queue may): same id, no second effect.
-    const row = (await deliveriesOf(endpointId)).find((d) => `msg_${d.id.replaceAll('-', '')}` === id)!;
+    const row = await waitFor(
+      async () => (await deliveriesOf(endpointId)).find((d) => `msg_${d.id.replaceAll('-', '')}` === id)!,
+      (found) => found.deliveredAt !== null,
+      { what: 'the worker to record the delivery' },
+    );
     await prisma().webhookDelivery.update({ where: { id: row.id }, data: { deliveredAt: null } });
     const effectsBefore = receiver.effects.size;
     await attemptDelivery(

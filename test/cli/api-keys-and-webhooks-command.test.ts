@@ -1,0 +1,131 @@
+// `slotfeed api-keys …` and `slotfeed webhooks …`: a key and a signing secret are printed once and stored only
+// hashed or sealed; scopes and owners are checked; listing needs no encryption key.
+import { randomBytes, randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { runCapturedCli } from '../support/cli-run.js';
+import { createTestDatabase, type TestDatabase } from '../support/db.js';
+
+let db: TestDatabase;
+let env: Record<string, string>;
+const ada = randomUUID();
+const KEY = randomBytes(32).toString('base64');
+
+beforeAll(async () => {
+  db = await createTestDatabase('api_webhooks_cli');
+  await db.prisma.connection.create({
+    data: { id: ada, upstreamUserId: 'usr_ada', email: 'ada@example.test', displayName: 'Ada' },
+  });
+  env = { DATABASE_URL: db.url, LOG_LEVEL: 'silent' };
+});
+afterAll(async () => {
+  await db.drop();
+});
+
+const slotfeed = (args: string[], extra: Record<string, string> = {}) =>
+  runCapturedCli({ ...env, ...extra }, args);
+
+describe('slotfeed api-keys', () => {
+  it('creates a key shown once, lists it without it, and revokes it', async () => {
+    await slotfeed(['teams', 'create', 'Ops', ada]);
+    const made = await slotfeed([
+      'api-keys',
+      'create',
+      '--label',
+      'dashboard',
+      '--connection',
+      ada,
+      '--team',
+      'Ops',
+    ]);
+    expect(made).toMatchObject({ code: 0 });
+    const key = /sfk_[\w-]{43}/.exec(made.stdout)![0];
+    const listed = await slotfeed(['api-keys', 'list', '--format', 'json']);
+    expect(listed.stdout).not.toContain(key);
+    const [record] = JSON.parse(listed.stdout).apiKeys;
+    expect(record).toMatchObject({ label: 'dashboard', connectionIds: [ada] });
+    expect(record.teamIds).toHaveLength(1);
+    expect((await slotfeed(['api-keys', 'revoke', record.id])).stdout).toContain('revoked');
+    expect((await slotfeed(['api-keys', 'list'])).stdout).toContain('No API keys');
+  });
+
+  it('says what is wrong with a scope', async () => {
+    const none = await slotfeed(['api-keys', 'create', '--label', 'x']);
+    expect(none.code).toBe(1);
+    expect(none.stderr).toContain('at least one connection or team');
+    const missing = await slotfeed(['api-keys', 'create', '--label', 'x', '--connection', randomUUID()]);
+    expect(missing.stderr).toContain('does not exist');
+    expect((await slotfeed(['api-keys', 'create', '--label', 'x', '--connection', 'nope'])).code).toBe(2);
+  });
+});
+
+describe('slotfeed webhooks', () => {
+  it('creates an endpoint (secret once, sealed), lists it, shows deliveries and deletes it', async () => {
+    const made = await slotfeed(
+      [
+        'webhooks',
+        'create',
+        '--connection',
+        ada,
+        '--url',
+        'https://hooks.example.com/x',
+        '--event',
+        'booking.inferred',
+      ],
+      { TOKEN_ENCRYPTION_KEY: KEY },
+    );
+    expect(made).toMatchObject({ code: 0 });
+    const secret = /whsec_\S+/.exec(made.stdout)![0];
+    const row = await db.prisma.webhookEndpoint.findFirstOrThrow({ where: { connectionId: ada } });
+    expect(row.secretSealed).not.toContain(secret.slice(6));
+    expect(row.events).toEqual(['booking.inferred']);
+    const listed = await slotfeed(['webhooks', 'list']);
+    expect(listed.stdout).toContain('https://hooks.example.com/x');
+    expect(listed.stdout).not.toContain(secret);
+    expect((await slotfeed(['webhooks', 'deliveries', row.id])).stdout).toContain('No deliveries');
+    expect((await slotfeed(['webhooks', 'delete', row.id])).stdout).toContain('deleted');
+  });
+
+  it('needs the encryption key to make one, and refuses private targets and unknown events', async () => {
+    const noKey = await slotfeed([
+      'webhooks',
+      'create',
+      '--connection',
+      ada,
+      '--url',
+      'https://hooks.example.com/y',
+    ]);
+    expect(noKey.code).toBe(2);
+    expect(noKey.stderr).toContain('TOKEN_ENCRYPTION_KEY');
+    const withKey = { TOKEN_ENCRYPTION_KEY: KEY };
+    const loopback = await slotfeed(
+      ['webhooks', 'create', '--connection', ada, '--url', 'http://localhost:9/y'],
+      withKey,
+    );
+    expect(loopback.code).toBe(1);
+    expect(loopback.stderr).toContain('private, loopback and link-local addresses are refused');
+    const allowed = await slotfeed(
+      ['webhooks', 'create', '--connection', ada, '--url', 'http://localhost:9/y'],
+      {
+        ...withKey,
+        WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+      },
+    );
+    expect(allowed.code).toBe(0);
+    const unknown = await slotfeed(
+      [
+        'webhooks',
+        'create',
+        '--connection',
+        ada,
+        '--url',
+        'https://hooks.example.com/z',
+        '--event',
+        'everything',
+      ],
+      withKey,
+    );
+    expect(unknown.stderr).toContain('no event "everything"');
+    const both = await slotfeed(['webhooks', 'create', '--url', 'https://hooks.example.com/z'], withKey);
+    expect(both.stderr).toContain('exactly one of --connection and --team');
+  });
+});
