@@ -47,7 +47,7 @@ function deliveryState(d: WebhookDeliveryRecord): Raw {
 function deliveriesTable(item: AdminEndpoint, now: Date): Raw {
   if (item.deliveries.length === 0) return html`<p class="muted small">No deliveries yet.</p>`;
   return html`<details>
-    <summary>Latest ${item.deliveries.length} deliveries</summary>
+    <summary>Latest deliveries (${item.deliveries.length})</summary>
     ${scrollBox(
       `Deliveries to ${item.endpoint.url}`,
       html`<table class="deliveries">

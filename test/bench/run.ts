@@ -1,6 +1,6 @@
 // `npm run bench`: runs the benchmarks, prints one table and writes bench-results.json (git-ignored) with every
 // figure, its inputs, the machine's CPU count and the Node version. Never part of `npm test`.
-//   BENCH_ONLY=sync|commit|feeds|teams|growth|reports (comma-separated; default: all). A run of some keeps the
+//   BENCH_ONLY=sync|commit|feeds|teams|webhooks|growth|reports (comma-separated; default: all). A run of some keeps the
 //     others' last figures in the file.
 //   BENCH_CONNECTIONS (default 1000), BENCH_RATE_LIMIT (default 200): the sync round's size and upstream limit.
 //   BENCH_QUICK=1: reduced sizes to try the benchmarks out (100 connections, 2 s loads, 1 day of growth); the
@@ -15,11 +15,14 @@ import { loadAverage } from './process-stats.js';
 import { benchReports } from './reports.js';
 import { benchSyncRound } from './sync-round.js';
 import { benchTeamFeeds } from './team-feeds.js';
+import { benchWebhooks } from './webhooks.js';
 
 const RESULTS = 'bench-results.json';
 const quick = process.env.BENCH_QUICK === '1';
 const only = new Set(
-  (process.env.BENCH_ONLY || 'sync,commit,feeds,teams,growth,reports').split(',').map((name) => name.trim()),
+  (process.env.BENCH_ONLY || 'sync,commit,feeds,teams,webhooks,growth,reports')
+    .split(',')
+    .map((name) => name.trim()),
 );
 // The name this switch had before the other benchmarks joined it.
 if (only.has('sync-round')) only.add('sync');
@@ -43,6 +46,7 @@ const benches: [string, () => Promise<BenchSection[]>][] = [
   ['commit', () => benchCommitCost()],
   ['feeds', () => benchFeedServing({ seconds: quick ? 2 : 10 })],
   ['teams', () => benchTeamFeeds({ seconds: quick ? 2 : 5 })],
+  ['webhooks', () => benchWebhooks({ connections: quick ? 100 : 1000 })],
   ['growth', () => benchGrowth({ days: quick ? 1 : 3 })],
   ['reports', () => benchReports()],
 ];

@@ -5,6 +5,8 @@
 import type { Browser, BrowserContext, Page, Response } from 'playwright-core';
 import { launchChromium } from './browser.js';
 import { ADMIN_HOME, type SiteFacts, type SitePage, type SiteViewport, type Viewer } from './site-pages.js';
+import { randomUUID } from 'node:crypto';
+import { createApiKeyStore } from '../../src/store/api-keys.js';
 import { createTeamStore } from '../../src/store/teams.js';
 import { ADMIN_TOKEN, createWebHarness, type WebHarness } from './web-harness.js';
 
@@ -55,6 +57,32 @@ export async function prepareSite(label: string): Promise<PreparedSite> {
     );
     const teamFeedId = (await harness.feeds.createTeamFeed({ teamId: team.id, options: { mode: 'any' } }))
       .feed.id;
+    // An API key and a webhook endpoint (with a delivery that failed), so the API page has rows to show.
+    await createApiKeyStore(harness.sync.db.prisma).create({
+      label: 'Front desk dashboard',
+      connectionIds: [connectionId],
+      teamIds: [team.id],
+    });
+    const { endpoint } = await harness.sync.services.webhooks.create({
+      owner: { teamId: team.id },
+      url: 'https://hooks.example.com/front-desk',
+    });
+    await harness.sync.db.prisma.webhookDelivery.create({
+      data: {
+        id: randomUUID(),
+        endpointId: endpoint.id,
+        eventType: 'booking.inferred',
+        payload: {},
+        createdAt: harness.sync.clock.now(),
+        // Handed over and given up already: the worker this site runs must not try to deliver it.
+        enqueuedAt: harness.sync.clock.now(),
+        givenUpAt: harness.sync.clock.now(),
+        attempts: 2,
+        lastStatus: 503,
+        lastLatencyMs: 41,
+        lastError: 'answered 503',
+      },
+    });
     browser = await launchChromium();
     return sitePreparedWith(harness, browser, {
       connectionId,

@@ -51,6 +51,9 @@ export const SITE_PAGES: readonly SitePage[] = [
     readyWhen: '#chart[data-ready="true"]',
   },
   { name: 'admin-teams', viewer: 'admin', path: () => '/admin/teams' },
+  { name: 'admin-api', viewer: 'admin', path: () => '/admin/api' },
+  // Swagger UI draws the reference from /api/openapi.json in the browser.
+  { name: 'api-reference', viewer: 'public', path: () => '/api/docs/', readyWhen: '.opblock' },
   { name: 'reports', viewer: 'admin', path: () => '/admin/reports' },
   ...REPORT_NAMES.map((report): SitePage => ({
     name: `report-${report}`,

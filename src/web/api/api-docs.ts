@@ -44,14 +44,50 @@ export async function registerApiDocument(app: FastifyInstance): Promise<void> {
   });
 }
 
+const REFERENCE_CSP = [
+  "default-src 'self'",
+  "base-uri 'self'",
+  "frame-ancestors 'none'",
+  "img-src 'self' data:",
+  "font-src 'self' data:",
+  "object-src 'none'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+].join('; ');
+
+// Swagger UI's greys on white fall short of 4.5:1 for small text: darker ones.
+const REFERENCE_CSS = `
+.swagger-ui .info .title small pre, .swagger-ui .info .title small.version-stamp pre { color: #fff; background: #2f5a1f; }
+.swagger-ui .info .url, .swagger-ui .opblock-tag small, .swagger-ui .parameter__in, .swagger-ui .response-col_links,
+.swagger-ui .opblock .opblock-summary-description, .swagger-ui .model-title, .swagger-ui .prop-format,
+.swagger-ui .renderedMarkdown p, .swagger-ui table thead tr th, .swagger-ui .tab li { color: #333; }
+.swagger-ui .btn span, .swagger-ui .btn { color: #222; }
+.swagger-ui .opblock .opblock-summary-method { color: #fff !important; background: #1d4f91 !important; }
+.swagger-ui .json-schema-2020-12-expand-deep-button { color: #1d4f91 !important; }
+.swagger-ui .json-schema-2020-12__title, .swagger-ui .json-schema-2020-12-keyword__name--secondary,
+.swagger-ui .json-schema-2020-12-keyword__value--secondary, .swagger-ui .json-schema-2020-12__attribute { color: #333 !important; }
+`;
+
 export async function registerApiReference(app: FastifyInstance): Promise<void> {
   app.get(OPENAPI_PATH, { schema: { hide: true } }, async (_request, reply) =>
     reply.header('cache-control', 'no-cache').send(app.swagger()),
   );
   await app.register(swaggerUi, {
     routePrefix: API_REFERENCE_PATH,
-    staticCSP: true,
-    // validatorUrl null: Swagger UI would otherwise send the document to a validator on another host.
-    uiConfig: { validatorUrl: null, docExpansion: 'list', deepLinking: false, tryItOutEnabled: false },
+    // Everything from this origin. Swagger UI sets style attributes as it draws, hence 'unsafe-inline' for
+    // styles on this page only; no upgrade-insecure-requests, which would break a plain-http installation.
+    staticCSP: REFERENCE_CSP,
+    theme: { title: 'slotfeed API reference', css: [{ filename: 'slotfeed.css', content: REFERENCE_CSS }] },
+    // BaseLayout: no top bar (its "explore" box fetches any URL typed into it). validatorUrl null: Swagger UI
+    // would otherwise send the document to a validator on another host.
+    uiConfig: {
+      layout: 'BaseLayout',
+      validatorUrl: null,
+      docExpansion: 'list',
+      deepLinking: false,
+      tryItOutEnabled: false,
+      // The schemas are shown with each route; the list of all of them (input and output variants) is noise.
+      defaultModelsExpandDepth: -1,
+    },
   });
 }

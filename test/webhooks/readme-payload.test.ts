@@ -1,0 +1,26 @@
+// The README's example webhook payload is what slotfeed sends for the change it describes: one Intro call slot
+// opened on 4 March, two touching ones closed on 3 March, seen by a sync at 09:15 UTC.
+import { readFileSync } from 'node:fs';
+import { expect, it } from '@jest/globals';
+import { availabilityChanged, webhookPayload } from '../../src/webhooks/webhook-events.js';
+
+const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+
+it('the README’s availability.changed example is a payload slotfeed sends', () => {
+  const section = README.slice(README.indexOf('### Webhooks'));
+  const example = JSON.parse(/```json\n([\s\S]*?)```/.exec(section)![1]!) as {
+    data: { connectionId: string };
+  };
+  const slot = (start: string) => ({
+    eventId: 'evt_intro',
+    startsAt: new Date(start),
+    endsAt: new Date(Date.parse(start) + 30 * 60_000),
+  });
+  const event = availabilityChanged({
+    connectionId: example.data.connectionId,
+    at: new Date('2026-03-02T09:15:00.000Z'),
+    opened: [slot('2026-03-04T14:00:00Z')],
+    closed: [slot('2026-03-03T10:00:00Z'), slot('2026-03-03T10:30:00Z')],
+  })!;
+  expect(webhookPayload(event, { teamId: null })).toEqual(example);
+});
