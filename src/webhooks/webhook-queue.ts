@@ -107,6 +107,15 @@ export function startWebhookWorker(options: {
       const outcome = await attemptDelivery(options.delivery, job.data.deliveryId);
       if (outcome === 'already-done') return outcome;
       options.metrics.webhookAttempts.inc({ outcome });
+      // One line per attempt that did not go through (the delivery row holds the details, the URL included).
+      if (outcome !== 'delivered') {
+        logger[outcome === 'disabled' ? 'warn' : 'info'](
+          { deliveryId: job.data.deliveryId, attempt: job.attemptsMade + 1 },
+          outcome === 'disabled'
+            ? 'webhook endpoint disabled after failing for too long'
+            : 'webhook delivery failed; retried with backoff',
+        );
+      }
       if (outcome === 'delivered') {
         const row = await prisma.webhookDelivery.findUnique({
           where: { id: job.data.deliveryId },

@@ -10,10 +10,11 @@ let h: WebHarness;
 let connectionId: string;
 let email: string;
 let ownerCookie: string;
+const logLines: string[] = [];
 const bearer = { authorization: `Bearer ${ADMIN_TOKEN}` };
 
 beforeAll(async () => {
-  h = await createWebHarness('web_admin_api', { simulator: { users: 2 } });
+  h = await createWebHarness('web_admin_api', { simulator: { users: 2 }, logLines });
   email = h.sync.sim.users[0]!.email;
   const connected = await h.connectViaWeb(email);
   connectionId = connected.connectionId;
@@ -156,5 +157,32 @@ describe('webhooks on the owner’s page', () => {
     const refused = await ownerPost('/me/webhooks', [['url', 'http://192.168.1.10/hook']]);
     expect(refused.status).toBe(400);
     expect(refused.text).toContain('Private, loopback and link-local addresses are refused');
+  });
+});
+
+describe('secrets', () => {
+  it('no key or signing secret shown on a page is in any log line', async () => {
+    const key = shownSecret(
+      (
+        await adminPost('/admin/api/keys', [
+          ['label', 'Logged?'],
+          ['connections', email],
+        ])
+      ).text,
+    )!;
+    await h.get(`/api/v1/connections/${connectionId}/event-types`, { authorization: `Bearer ${key}` });
+    const secret = shownSecret(
+      (
+        await adminPost('/admin/api/webhooks', [
+          ['owner', email],
+          ['url', 'https://hooks.example.com/logs'],
+        ])
+      ).text,
+    )!;
+    expect(logLines.length).toBeGreaterThan(0);
+    for (const line of logLines) {
+      expect(line).not.toContain(key.slice(4));
+      expect(line).not.toContain(secret.slice(6));
+    }
   });
 });
