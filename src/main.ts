@@ -19,6 +19,8 @@ import { createApiKeyStore } from './store/api-keys.js';
 import { createWebhookStore, type WebhookStore } from './store/webhooks.js';
 import { createWebhookQueue, startWebhookWorker, type WebhookJobData } from './webhooks/webhook-queue.js';
 import { createSignal, type Signal } from './lib/signal.js';
+import { registerStateGauges } from './lib/state-gauges.js';
+import { CONNECTION_STATUSES } from './store/connection-admin.js';
 import { createFeedStore, type FeedStore } from './store/feeds.js';
 import type { PgSessions } from './store/pg-sessions.js';
 import { createPostgresProbe, type PostgresProbe } from './store/postgres-probe.js';
@@ -412,6 +414,25 @@ export async function startRoles(
     clients.logger.info({ url: web.url }, 'web server listening');
   }
   if (roles.includes('scheduler')) {
+    registerStateGauges(services.metrics.registry, {
+      async connectionsByStatus() {
+        const rows = await clients.prisma.connection.groupBy({ by: ['status'], _count: { _all: true } });
+        return Object.fromEntries(
+          CONNECTION_STATUSES.map((status) => [
+            status,
+            rows.find((r) => r.status === status)?._count._all ?? 0,
+          ]),
+        );
+      },
+      async queueJobs() {
+        const states = ['waiting', 'delayed', 'active', 'failed'] as const;
+        const queues = [services.syncQueue, services.webhookQueue];
+        const counts = await Promise.all(queues.map((queue) => queue.getJobCounts(...states)));
+        return queues.flatMap((queue, i) =>
+          states.map((state) => ({ queue: queue.name, state, count: counts[i]?.[state] ?? 0 })),
+        );
+      },
+    });
     const scheduler = await startScheduler({
       connections: services.connections,
       syncQueue: services.syncQueue,
