@@ -101,9 +101,34 @@ export const variables = {
   }),
   REDIS_PREFIX: variable({
     section: 'redis',
-    description: 'Prefix of every Redis key slotfeed writes, so several installations can share one Redis.',
+    description:
+      'Prefix of every Redis key slotfeed writes, so several installations can share one Redis; on a Redis Cluster it must hold a hash tag, e.g. {slotfeed}.',
     default: 'slotfeed',
-    schema: z.string().regex(/^[A-Za-z0-9_:-]+$/, 'letters, digits, "_", ":" and "-" only'),
+    schema: z
+      .string()
+      .regex(/^[A-Za-z0-9_:{}-]+$/, 'letters, digits, "_", ":", "-" and one {hash tag} only')
+      .refine(
+        (v) => !/[{}]/.test(v) || /^[^{}]*\{[^{}]+\}[^{}]*$/.test(v),
+        'a hash tag is one {…} with something inside',
+      ),
+  }),
+  REDIS_CLUSTER_NODES: variable({
+    section: 'redis',
+    description:
+      'A Redis Cluster to use instead of REDIS_URL’s server: some of its nodes, host:port, comma-separated (credentials and TLS still come from REDIS_URL). Empty: a single server.',
+    default: '',
+    schema: z.string().transform((v, ctx) => {
+      const nodes = v
+        .split(',')
+        .map((n) => n.trim())
+        .filter((n) => n !== '');
+      const parsed = nodes.map((node) => /^(\[[0-9a-fA-F:]+\]|[^:\s]+):(\d{1,5})$/.exec(node));
+      if (parsed.some((m) => m === null)) {
+        ctx.addIssue({ code: 'custom', message: 'must be host:port pairs, comma-separated' });
+        return z.NEVER;
+      }
+      return parsed.map((m) => ({ host: m![1]!.replace(/^\[|\]$/g, ''), port: Number(m![2]) }));
+    }),
   }),
   LOG_LEVEL: variable({
     section: 'log',
@@ -475,7 +500,7 @@ export interface Config {
     statementTimeoutMs: number;
     lockTimeoutMs: number;
   };
-  redis: { url: string; prefix: string };
+  redis: { url: string; prefix: string; clusterNodes: { host: string; port: number }[] };
   log: { level: ValueOf<'LOG_LEVEL'>; format: ValueOf<'LOG_FORMAT'> };
   upstream: {
     baseUrl: string;
@@ -571,7 +596,20 @@ export function loadConfig<S extends Section>(env: Env, sections: readonly S[]):
       statementTimeoutMs: read('DATABASE_STATEMENT_TIMEOUT_MS'),
       lockTimeoutMs: read('DATABASE_LOCK_TIMEOUT_MS'),
     }),
-    redis: () => ({ url: read('REDIS_URL'), prefix: read('REDIS_PREFIX') }),
+    redis: () => {
+      const redis = {
+        url: read('REDIS_URL'),
+        prefix: read('REDIS_PREFIX'),
+        clusterNodes: read('REDIS_CLUSTER_NODES'),
+      };
+      // BullMQ's scripts and slotfeed's own touch several keys at once: on a cluster they must share a slot.
+      if (redis.clusterNodes?.length && redis.prefix && !/\{[^{}]+\}/.test(redis.prefix)) {
+        problems.push(
+          `REDIS_PREFIX must hold a hash tag such as {${redis.prefix}} when REDIS_CLUSTER_NODES is set: every key of one installation must be in one slot`,
+        );
+      }
+      return redis;
+    },
     log: () => ({ level: read('LOG_LEVEL'), format: read('LOG_FORMAT') }),
     upstream: () => ({
       baseUrl: read('CALENDBOOK_BASE_URL'),

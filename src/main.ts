@@ -2,14 +2,14 @@
 // Prisma client, a Redis connection, a Postgres session or a queue; the commands (src/cli) and the tests take
 // theirs from the functions here.
 import type { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './lib/redis-connection.js';
 import pg from 'pg';
 import type { Config } from './config.js';
 import type { PrismaClient } from './generated/prisma/client.js';
 import type { Logger } from './log.js';
 import { createMetrics, upstreamStatusLabel, type Metrics } from './lib/metrics.js';
 import { schedulerReadiness, workerReadiness, type ReadinessCheck } from './lib/readiness.js';
-import { createRedisConnection } from './lib/redis-connection.js';
+import { createRedisConnection, redisTargetOf } from './lib/redis-connection.js';
 import { createRedisRateLimiter } from './lib/redis-rate-limiter.js';
 import type { Releasers } from './lib/releasers.js';
 import { createRepeatedErrorLog, type RepeatedErrorLog } from './lib/repeated-errors.js';
@@ -56,9 +56,9 @@ export interface Clients {
    *  refresh would lose the rotated refresh token, so its timeouts are longer (SYNC_*_TIMEOUT_MS). */
   syncPrisma: PrismaClient;
   /** For commands (locks, rate limit, the queues, which only produce); fails fast when Redis is down. */
-  redis: Redis;
+  redis: RedisClient;
   /** For BullMQ workers, which block on Redis and must never give up on a command. */
-  bullRedis: Redis;
+  bullRedis: RedisClient;
   /** Errors that repeat (every Redis client, queue and worker reports here): one line per interval each. */
   errors: RepeatedErrorLog;
   /** This process's metrics: counted into from the clients on (errors), served by the web role. */
@@ -128,9 +128,9 @@ export function openClients(config: DaemonConfig, releasers: Releasers, logger: 
   const syncPrisma = openDatabase(config.database.url, releasers, config.sync.database, 'postgres (sync)');
   const metrics = createMetrics();
   const errors = createRepeatedErrorLog(logger, { onReport: (source) => metrics.errors.inc({ source }) });
-  const redis = createRedisConnection(config.redis.url, 'command', 'slotfeed', errors);
+  const redis = createRedisConnection(redisTargetOf(config.redis), 'command', 'slotfeed', errors);
   releasers.add('redis', async () => void (await redis.quit()));
-  const bullRedis = createRedisConnection(config.redis.url, 'blocking', 'slotfeed-bullmq', errors);
+  const bullRedis = createRedisConnection(redisTargetOf(config.redis), 'blocking', 'slotfeed-bullmq', errors);
   releasers.add('redis (bullmq)', async () => void (await bullRedis.quit()));
   const pgSessions = pgSessionsFor(config.database.url);
   return { logger, prisma, syncPrisma, redis, bullRedis, errors, metrics, pgSessions };
@@ -144,8 +144,8 @@ export function openClients(config: DaemonConfig, releasers: Releasers, logger: 
 export function openSyncQueue(
   config: Pick<Config, 'redis'>,
   releasers: Releasers,
-): { redis: Redis; syncQueue: Queue<SyncJobData> } {
-  const redis = createRedisConnection(config.redis.url, 'command', 'slotfeed-cli');
+): { redis: RedisClient; syncQueue: Queue<SyncJobData> } {
+  const redis = createRedisConnection(redisTargetOf(config.redis), 'command', 'slotfeed-cli');
   releasers.add('redis', async () => void (await redis.quit()));
   const quiet = { report: () => undefined, recovered: () => undefined };
   const syncQueue = createSyncQueue({ connection: redis, prefix: config.redis.prefix, errors: quiet });

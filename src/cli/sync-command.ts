@@ -12,6 +12,7 @@ import { enqueueSyncs } from '../sync/queues.js';
 import { wholeNumber } from './argument-parsers.js';
 import type { Output } from './commands.js';
 import { requireRedisAnswers } from './redis-check.js';
+import { redisTargetOf } from '../lib/redis-connection.js';
 
 type Env = Record<string, string | undefined>;
 
@@ -50,7 +51,7 @@ export async function runSync(
     }
     const outcome = await followJobs(syncQueue, jobs, {
       timeoutMs: request.timeoutSeconds * 1000,
-      redisUrl: config.redis.url,
+      redis: redisTargetOf(config.redis),
       out,
     });
     return { failed: outcome.failed + outcome.unfinished };

@@ -7,7 +7,7 @@
 //   worker     Postgres takes writes (a sync commits), and Redis answers (jobs, locks, the rate limit)
 //   scheduler  Postgres answers (it reads who is due), and Redis answers (it enqueues)
 // Every probe has its own short timeout, so a dependency that hangs makes a probe say "timeout", not hang.
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-connection.js';
 import { PostgresReadOnlyError, type PostgresProbe } from '../store/postgres-probe.js';
 
 export const PROBE_TIMEOUT_MS = 2000;
@@ -56,7 +56,7 @@ export function postgresTakesWrites(probe: PostgresProbe): Promise<CheckResult> 
 }
 
 /** A connection that is not up fails at once; a PING queued behind a reconnect would only time out. */
-export function redisAnswers(redis: Redis): Promise<CheckResult> {
+export function redisAnswers(redis: RedisClient): Promise<CheckResult> {
   if (redis.status !== 'ready') return Promise.resolve('failed');
   return probeWithin(() => redis.ping());
 }
@@ -65,14 +65,14 @@ function verdictOf(checks: Record<string, CheckResult>): Verdict {
   return { ready: Object.values(checks).every((result) => result === 'ok'), checks };
 }
 
-export function workerReadiness(probe: PostgresProbe, redis: Redis): ReadinessCheck {
+export function workerReadiness(probe: PostgresProbe, redis: RedisClient): ReadinessCheck {
   return async () => {
     const [postgres, redisResult] = await Promise.all([postgresTakesWrites(probe), redisAnswers(redis)]);
     return verdictOf({ postgres, redis: redisResult });
   };
 }
 
-export function schedulerReadiness(probe: PostgresProbe, redis: Redis): ReadinessCheck {
+export function schedulerReadiness(probe: PostgresProbe, redis: RedisClient): ReadinessCheck {
   return async () => {
     const [postgres, redisResult] = await Promise.all([postgresAnswers(probe), redisAnswers(redis)]);
     return verdictOf({ postgres, redis: redisResult });

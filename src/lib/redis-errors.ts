@@ -3,7 +3,7 @@
 // failed disk write, a read-only replica after a failover). The web role answers these 503 with Retry-After,
 // fast: a request that needs Redis (the connect flow, admin sessions and actions, the queue dashboard) is
 // refused at once while the connection is down instead of waiting for it (90 s and more, before).
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-connection.js';
 
 export type RedisUnavailableReason = 'not_connected' | 'timeout' | 'refused_writes' | 'connection_lost';
 
@@ -57,7 +57,7 @@ export function isRedisErrorReply(thrown: unknown): boolean {
  * (a deduplicated enqueue, a session check).
  */
 export async function whileRedisAnswers<T>(
-  redis: Redis,
+  redis: RedisClient,
   operation: () => Promise<T>,
   timeoutMs: number = REDIS_REQUEST_TIMEOUT_MS,
 ): Promise<T> {

@@ -6,7 +6,7 @@
 // check it, though: a holder frozen for longer than the TTL loses the lock without running a line, so the
 // work is told (an aborted signal) and whatever it writes last must still be checked where it is written.
 import { randomBytes } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-connection.js';
 
 const RELEASE_IF_OWNER = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
@@ -51,7 +51,7 @@ const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(r
  * Times are taken before each command is sent: the server started the TTL no earlier than that.
  */
 function keepRenewed(
-  redis: Redis,
+  redis: RedisClient,
   key: string,
   owner: string,
   ttlMs: number,
@@ -83,7 +83,7 @@ function keepRenewed(
 
 /** Runs `work` while holding the lock on `key`; waits (bounded) for another holder to finish first. */
 export async function withRedisLock<T>(
-  redis: Redis,
+  redis: RedisClient,
   key: string,
   options: LockOptions,
   work: (lock: HeldLock) => Promise<T>,

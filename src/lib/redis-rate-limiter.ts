@@ -2,7 +2,7 @@
 // so N workers together never exceed R calls per second, with at most `burst` calls at once. A 429 from the
 // upstream pauses every caller until its Retry-After has passed, since the upstream limits our client id as a
 // whole, not one process.
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-connection.js';
 
 // Returns 0 when the call may go now, else how many ms to wait. Time comes from Redis so that workers on
 // machines with skewed clocks share one timeline.
@@ -51,7 +51,7 @@ export interface RateLimiter {
 const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 export function createRedisRateLimiter(
-  redis: Redis,
+  redis: RedisClient,
   keyPrefix: string,
   options: RateLimiterOptions,
 ): RateLimiter {

@@ -3,7 +3,7 @@
 // It learns of each job's end from the queue's event stream (BullMQ's QueueEvents) rather than by polling.
 // QueueEvents blocks on XREAD, so it gets a connection of its own, made here and closed when following ends.
 import { QueueEvents, type Job, type Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient, RedisTarget } from '../lib/redis-connection.js';
 import { createRedisConnection } from '../lib/redis-connection.js';
 
 export interface FollowOutput {
@@ -26,7 +26,7 @@ function progressLine(done: number, total: number, failed: number): string {
 }
 
 /** The id of the newest entry of the queue's event stream, '0' when it has none. */
-async function lastEventId(queue: Queue, connection: Redis): Promise<string> {
+async function lastEventId(queue: Queue, connection: RedisClient): Promise<string> {
   const [newest] = await connection.xrevrange(queue.toKey('events'), '+', '-', 'COUNT', 1);
   return newest?.[0] ?? '0';
 }
@@ -34,7 +34,7 @@ async function lastEventId(queue: Queue, connection: Redis): Promise<string> {
 export async function followJobs(
   queue: Queue,
   jobs: Job[],
-  options: { timeoutMs: number; redisUrl: string; out: FollowOutput },
+  options: { timeoutMs: number; redis: RedisTarget; out: FollowOutput },
 ): Promise<FollowOutcome> {
   const pending = new Set(jobs.map((job) => job.id as string));
   const outcome: FollowOutcome = { completed: 0, failed: 0, unfinished: 0, failures: [] };
@@ -60,7 +60,7 @@ export async function followJobs(
     if (pending.size === 0) allFinished();
   };
 
-  const connection = createRedisConnection(options.redisUrl, 'blocking', 'slotfeed-cli-events');
+  const connection = createRedisConnection(options.redis, 'blocking', 'slotfeed-cli-events');
   let events: QueueEvents | undefined;
   let timer: NodeJS.Timeout | undefined;
   try {

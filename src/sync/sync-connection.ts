@@ -2,7 +2,7 @@
 // Success commits the snapshot in one transaction; failure writes only the attempt's run row and the
 // connection's last-sync status, so the last good snapshot stays and feeds keep serving it.
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../lib/redis-connection.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import type { Metrics } from '../lib/metrics.js';
 import type { RateLimiter } from '../lib/redis-rate-limiter.js';
@@ -37,7 +37,7 @@ export interface UpstreamClients {
 export interface SyncDeps {
   prisma: PrismaClient;
   connections: ConnectionStore;
-  redis: Redis;
+  redis: RedisClient;
   keyPrefix: string;
   limiter: RateLimiter;
   /** Upstream clients for one run: every call they make is reported to `onCall`, and `signal` aborts them. */

@@ -7,7 +7,7 @@
 // same refresh token: the lock is renewed while held, and the one unbounded wait, the shared rate limit (a 429
 // pauses every worker for its Retry-After), happens before the lock is taken. The save is compare-and-set
 // against the tokens read under the lock, so a reconnect committed during the refresh keeps its tokens.
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../lib/redis-connection.js';
 import { withRedisLock } from '../lib/redis-lock.js';
 import type { RateLimiter } from '../lib/redis-rate-limiter.js';
 import type { Logger } from '../log.js';
@@ -28,7 +28,7 @@ export interface TokenRefreshDeps {
   oauth: Pick<OAuthClient, 'refresh'>;
   /** The shared upstream rate limit: the token endpoint counts against the same per-client limit as the API. */
   limiter: Pick<RateLimiter, 'acquire'>;
-  redis: Redis;
+  redis: RedisClient;
   keyPrefix: string;
   /** Refresh when the access token expires within this margin (capped by the token's lifetime). */
   marginMs: number;

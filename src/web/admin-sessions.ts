@@ -6,7 +6,7 @@
 // cannot be replayed as a cookie. While Redis does not answer, every step fails at once (RedisUnavailableError)
 // rather than waiting for it.
 import { createHash, randomBytes } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../lib/redis-connection.js';
 import { whileRedisAnswers } from '../lib/redis-errors.js';
 
 export interface AdminSessions {
@@ -19,7 +19,11 @@ export interface AdminSessions {
 
 const SESSION_ID = /^[A-Za-z0-9_-]{22,64}$/;
 
-export function createAdminSessions(redis: Redis, keyPrefix: string, lifetimeSeconds: number): AdminSessions {
+export function createAdminSessions(
+  redis: RedisClient,
+  keyPrefix: string,
+  lifetimeSeconds: number,
+): AdminSessions {
   const keyOf = (id: string) =>
     `${keyPrefix}:admin-session:${createHash('sha256').update(id).digest('base64url')}`;
   return {

@@ -4,7 +4,7 @@
 // feeds. A load balancer in front of feeds asks /readyz/feeds; /readyz/web also needs Redis, for the connect
 // flow and admin. Each probe has a short timeout, so a store that hangs cannot hang the probe.
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../lib/redis-connection.js';
 import type { Metrics } from '../lib/metrics.js';
 import {
   combinedVerdict,
@@ -28,7 +28,7 @@ export interface HealthDeps {
  */
 export function webReadiness(deps: {
   postgresProbe: PostgresProbe;
-  redis: Redis;
+  redis: RedisClient;
   canServeFeedsFromMemory: () => boolean;
 }): { feeds: ReadinessCheck; web: ReadinessCheck } {
   return {

@@ -7,7 +7,7 @@
 // 20 s, 34 MB held for ten minutes. A finished sign-in frees its place at once.
 // While Redis does not answer, both steps fail at once with RedisUnavailableError (a 503 page), instead of
 // waiting for it: /connect used to answer 500 after 7 s.
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../lib/redis-connection.js';
 import { z } from 'zod';
 import { whileRedisAnswers } from '../lib/redis-errors.js';
 
@@ -59,7 +59,7 @@ return {1, 0}
 `;
 
 export function createOAuthStateStore(
-  redis: Redis,
+  redis: RedisClient,
   keyPrefix: string,
   options: { ttlSeconds?: number; perAddress?: number } = {},
 ): OAuthStateStore {

@@ -4,7 +4,7 @@
 // and the hashes of a connection's sessions are kept in a set of their own, so "delete my data" can end every
 // one of them, on every device, in one step.
 import { createHash, randomBytes } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../lib/redis-connection.js';
 import { whileRedisAnswers } from '../lib/redis-errors.js';
 
 export const OWNER_COOKIE = 'slotfeed_owner';
@@ -21,7 +21,11 @@ export interface OwnerSessions {
   endAll(connectionId: string): Promise<void>;
 }
 
-export function createOwnerSessions(redis: Redis, keyPrefix: string, lifetimeSeconds: number): OwnerSessions {
+export function createOwnerSessions(
+  redis: RedisClient,
+  keyPrefix: string,
+  lifetimeSeconds: number,
+): OwnerSessions {
   const hashOf = (id: string) => createHash('sha256').update(id).digest('base64url');
   const sessionKey = (hash: string) => `${keyPrefix}:owner-session:${hash}`;
   const setKey = (connectionId: string) => `${keyPrefix}:owner-sessions-of:${connectionId}`;

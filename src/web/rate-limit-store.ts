@@ -6,7 +6,7 @@
 // rate-limits.ts).
 import LocalStore from '@fastify/rate-limit/store/LocalStore.js';
 import RedisStore from '@fastify/rate-limit/store/RedisStore.js';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../lib/redis-connection.js';
 
 type Result = { current: number; ttl: number };
 type Callback = (error: Error | null, result?: Result) => void;
@@ -21,7 +21,7 @@ interface StoreParams {
 }
 
 export interface FallbackStoreOptions {
-  redis: Redis;
+  redis: RedisClient;
   /** Key prefix in Redis, e.g. "slotfeed:rate-limit:". */
   namespace: string;
   /** How long one Redis answer may take before memory is used instead. */

@@ -17,7 +17,7 @@
 // counted per /64, the block one subscriber gets, so hopping within it gains nothing.
 import rateLimit, { normalizeIP, type RateLimitOptions } from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../lib/redis-connection.js';
 import { LRUCache } from 'lru-cache';
 import type { Logger } from '../log.js';
 import { HttpError } from './http-error.js';
@@ -78,7 +78,7 @@ export function perAddressLimit(
 /** Registers the plugin (no limit anywhere until a route or hook asks for one). Before any route. */
 export async function registerRateLimits(
   app: FastifyInstance,
-  deps: { redis: Redis; redisPrefix: string; logger: Logger },
+  deps: { redis: RedisClient; redisPrefix: string; logger: Logger },
 ): Promise<void> {
   await app.register(rateLimit, {
     global: false,

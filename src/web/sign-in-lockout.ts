@@ -10,7 +10,7 @@
 // the check before any was counted. Counts live in Redis, so every web process sees the same ones, and in this
 // process's memory while Redis cannot answer (as rate-limit-store.ts does for the request limits).
 import type { FastifyRequest } from 'fastify';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../lib/redis-connection.js';
 import { LRUCache } from 'lru-cache';
 import { clientAddressOf } from './rate-limits.js';
 
@@ -93,7 +93,7 @@ function memoryCounts() {
   };
 }
 
-export function createSignInLockout(options: { redis: Redis; redisPrefix: string }): SignInLockout {
+export function createSignInLockout(options: { redis: RedisClient; redisPrefix: string }): SignInLockout {
   const { redis } = options;
   const inMemory = memoryCounts();
 

@@ -1,7 +1,7 @@
 // What the web role is given by the composition root. Everything arrives here; nothing in src/web constructs
 // a client of its own.
 import type { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../lib/redis-connection.js';
 import type { Config } from '../config.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import type { Metrics } from '../lib/metrics.js';
@@ -29,7 +29,7 @@ export interface WebDeps {
   settings: WebSettings;
   prisma: PrismaClient;
   /** Command connection (fails fast): OAuth state, admin sessions, rate limits, readiness; the queues'. */
-  redis: Redis;
+  redis: RedisClient;
   /** Readiness's own Postgres connection, outside the pool. */
   postgresProbe: PostgresProbe;
   /** Readiness of the other roles this process runs (worker, scheduler), served as /readyz/<role>. */

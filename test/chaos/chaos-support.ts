@@ -1,12 +1,13 @@
 // Helpers shared by the chaos tests: a Redis server and a Postgres cluster of the test's own (so they can be
 // killed or stopped and restarted without touching anyone else's), and the invariants every fault must leave
 // intact, read from Postgres.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { startEmbeddedPostgres, type RunningPostgres } from '../../src/demo/embedded-postgres-server.js';
 import type { PrismaClient } from '../../src/generated/prisma/client.js';
 import type { CallArrival } from '../../src/simulator/index.js';
@@ -137,4 +138,80 @@ export function mostCallsInAnyWindow(arrivals: readonly CallArrival[], windowMs:
     most = Math.max(most, end - start + 1);
   }
   return most;
+}
+
+export interface OwnRedisCluster {
+  /** host:port of every node, comma-separated, as REDIS_CLUSTER_NODES takes them. */
+  nodes: string;
+  ports: number[];
+  stop(): Promise<void>;
+}
+
+/**
+ * A Redis Cluster of `size` masters (no replicas) on spare loopback ports, its files in a temporary folder,
+ * created with `redis-cli --cluster create` and ready (cluster_state:ok on every node) when this resolves.
+ */
+export async function startOwnRedisCluster(size = 3): Promise<OwnRedisCluster> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'slotfeed-redis-cluster-'));
+  const ports: number[] = [];
+  for (let i = 0; i < size; i++) ports.push(await freePort());
+  const children = ports.map((port) =>
+    spawn(
+      'redis-server',
+      [
+        '--port',
+        String(port),
+        '--bind',
+        '127.0.0.1',
+        '--cluster-enabled',
+        'yes',
+        '--cluster-config-file',
+        `nodes-${port}.conf`,
+        '--cluster-node-timeout',
+        '2000',
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+        '--dir',
+        dir,
+      ],
+      { stdio: 'ignore' },
+    ),
+  );
+  const exits = children.map((child) => new Promise<void>((resolve) => child.once('exit', () => resolve())));
+  const stop = async () => {
+    for (const child of children)
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await Promise.all(exits);
+    await rm(dir, { recursive: true, force: true });
+  };
+  try {
+    for (const port of ports) {
+      await waitFor(
+        () => answersPing(port),
+        (up) => up,
+        { timeoutMs: 10_000, intervalMs: 50, what: `node ${port}` },
+      );
+    }
+    await promisify(execFile)('redis-cli', [
+      '--cluster',
+      'create',
+      ...ports.map((port) => `127.0.0.1:${port}`),
+      '--cluster-replicas',
+      '0',
+      '--cluster-yes',
+    ]);
+    for (const port of ports) {
+      await waitFor(
+        async () => (await promisify(execFile)('redis-cli', ['-p', String(port), 'cluster', 'info'])).stdout,
+        (info) => info.includes('cluster_state:ok'),
+        { timeoutMs: 20_000, intervalMs: 100, what: `cluster state ok on ${port}` },
+      );
+    }
+  } catch (thrown: unknown) {
+    await stop();
+    throw thrown;
+  }
+  return { nodes: ports.map((port) => `127.0.0.1:${port}`).join(','), ports, stop };
 }

@@ -5,7 +5,7 @@
 // no state (a 400 that needs no store), so only the limit decides between 400 and 429.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { FastifyInstance } from 'fastify';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../src/lib/redis-connection.js';
 import { createRedisConnection } from '../../src/lib/redis-connection.js';
 import { buildWebApp } from '../../src/web/app.js';
 import { MAX_FAILURES } from '../../src/web/sign-in-lockout.js';
@@ -17,8 +17,8 @@ const PER_MINUTE = 5;
 
 let h: WebHarness;
 let own: OwnRedis;
-let redisA: Redis;
-let redisB: Redis;
+let redisA: RedisClient;
+let redisB: RedisClient;
 let appA: FastifyInstance;
 let appB: FastifyInstance;
 const logLines: string[] = [];

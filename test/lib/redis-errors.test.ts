@@ -2,7 +2,7 @@
 // is given up on, Redis refusing writes (full under noeviction) becomes RedisUnavailableError, and an error of
 // the request's own (a wrong type) passes through as it is, to be a 500 rather than a "try again later".
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../src/lib/redis-connection.js';
 import { createRedisConnection } from '../../src/lib/redis-connection.js';
 import {
   isRedisErrorReply,
@@ -14,7 +14,7 @@ import { redisAnswers } from '../../src/lib/readiness.js';
 import { freePort, startOwnRedis, type OwnRedis } from '../chaos/chaos-support.js';
 
 let own: OwnRedis;
-let redis: Redis;
+let redis: RedisClient;
 
 beforeAll(async () => {
   own = await startOwnRedis();

@@ -1,6 +1,6 @@
 // Real Redis for tests, with a key prefix of the test file's own so files can run side by side.
 import { randomBytes } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../src/lib/redis-connection.js';
 import { createRedisConnection } from '../../src/lib/redis-connection.js';
 
 export const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -8,7 +8,7 @@ export const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6
 export interface TestRedis {
   url: string;
   prefix: string;
-  connection: Redis;
+  connection: RedisClient;
   /** Deletes every key under the prefix and closes the connection. */
   cleanup(): Promise<void>;
 }

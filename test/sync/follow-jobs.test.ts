@@ -2,7 +2,7 @@
 // before following began (the subscription race), a final failure with its reason, and the timeout.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../src/lib/redis-connection.js';
 import { createRedisConnection } from '../../src/lib/redis-connection.js';
 import { followJobs } from '../../src/sync/follow-jobs.js';
 import { createTestRedis, type TestRedis } from '../support/redis.js';
@@ -10,7 +10,7 @@ import { waitFor } from '../support/wait-for.js';
 
 let redis: TestRedis;
 let queue: Queue;
-let workerConnection: Redis | undefined;
+let workerConnection: RedisClient | undefined;
 let worker: Worker | undefined;
 
 beforeAll(async () => {
@@ -52,7 +52,7 @@ describe('followJobs', () => {
     });
     const { out, text } = capture(true);
 
-    const outcome = await followJobs(queue, jobs, { timeoutMs: 20_000, redisUrl: redis.url, out });
+    const outcome = await followJobs(queue, jobs, { timeoutMs: 20_000, redis: { url: redis.url }, out });
 
     expect(outcome).toEqual({
       completed: 1,
@@ -82,7 +82,7 @@ describe('followJobs', () => {
     const { out, text } = capture();
 
     // No event of theirs comes after following begins: only the state check can see them.
-    const outcome = await followJobs(queue, jobs, { timeoutMs: 5_000, redisUrl: redis.url, out });
+    const outcome = await followJobs(queue, jobs, { timeoutMs: 5_000, redis: { url: redis.url }, out });
 
     expect(outcome).toMatchObject({ completed: 1, failed: 1, unfinished: 0 });
     expect(text()).toBe(`1 completed, 1 failed\n  job ${jobs[1]!.id}: gone\n`);
@@ -92,7 +92,7 @@ describe('followJobs', () => {
     const jobs = [await queue.add('nobody-takes-this', {})];
     const { out, text } = capture();
 
-    const outcome = await followJobs(queue, jobs, { timeoutMs: 300, redisUrl: redis.url, out });
+    const outcome = await followJobs(queue, jobs, { timeoutMs: 300, redis: { url: redis.url }, out });
 
     expect(outcome).toMatchObject({ completed: 0, failed: 0, unfinished: 1 });
     expect(text()).toBe('0 completed, 0 failed, 1 still running (timed out waiting)\n');

@@ -1,7 +1,7 @@
 // Everything slotfeed has at rest, as text: every table of the database (each row cast to its text form, the
 // way `SELECT * FROM t` prints it, so a bytea shows as \x…hex and JSON as JSON) including _prisma_migrations,
 // and every Redis key under the installation's prefix, of every type, key names included.
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../../src/lib/redis-connection.js';
 import pg from 'pg';
 
 /** table name → all rows as text, one per line. */
@@ -28,7 +28,7 @@ export interface RedisDump {
 
 const text = (value: Buffer | string) => (typeof value === 'string' ? value : value.toString('latin1'));
 
-async function contentsOf(redis: Redis, key: string, type: string): Promise<string> {
+async function contentsOf(redis: RedisClient, key: string, type: string): Promise<string> {
   switch (type) {
     case 'string':
       return text((await redis.getBuffer(key)) ?? '');
@@ -49,7 +49,7 @@ async function contentsOf(redis: Redis, key: string, type: string): Promise<stri
   }
 }
 
-export async function dumpRedis(redis: Redis, prefix: string): Promise<RedisDump> {
+export async function dumpRedis(redis: RedisClient, prefix: string): Promise<RedisDump> {
   const entries = new Map<string, string>();
   const types = new Map<string, string>();
   let cursor = '0';
