@@ -320,6 +320,32 @@ export const variables = {
     default: '30000',
     schema: timeoutMs,
   }),
+  RETENTION_SYNC_RUNS_DAYS: variable({
+    section: 'sync',
+    description:
+      'Sync runs older than this many days are pruned (rolled up per day first, for the reports); 0 keeps them all.',
+    default: '90',
+    schema: z.coerce.number().int().min(0).max(36_500),
+  }),
+  RETENTION_CLOSED_SLOTS_DAYS: variable({
+    section: 'sync',
+    description: 'Slots that closed longer ago than this many days are pruned; 0 keeps them all.',
+    default: '180',
+    schema: z.coerce.number().int().min(0).max(36_500),
+  }),
+  RETENTION_BATCH_SIZE: variable({
+    section: 'sync',
+    description:
+      'Rows one pruning transaction deletes; small batches never hold what a sync or a feed waits for.',
+    default: '1000',
+    schema: positiveInt(100_000),
+  }),
+  RETENTION_INTERVAL_SECONDS: variable({
+    section: 'sync',
+    description: 'How often the scheduler prunes (one scheduler at a time, under a Redis lock).',
+    default: '3600',
+    schema: positiveInt(7 * 86_400),
+  }),
   HEALTH_PORT: variable({
     section: 'sync',
     description:
@@ -540,6 +566,7 @@ export interface Config {
     database: { statementTimeoutMs: number; lockTimeoutMs: number };
     /** Health server of a process without the web role; undefined: none. */
     healthPort: number | undefined;
+    retention: { syncRunDays: number; closedSlotDays: number; batchSize: number; intervalSeconds: number };
   };
   web: {
     host: string;
@@ -660,6 +687,12 @@ export function loadConfig<S extends Section>(env: Env, sections: readonly S[]):
         lockTimeoutMs: read('SYNC_LOCK_TIMEOUT_MS'),
       },
       healthPort: read('HEALTH_PORT'),
+      retention: {
+        syncRunDays: read('RETENTION_SYNC_RUNS_DAYS'),
+        closedSlotDays: read('RETENTION_CLOSED_SLOTS_DAYS'),
+        batchSize: read('RETENTION_BATCH_SIZE'),
+        intervalSeconds: read('RETENTION_INTERVAL_SECONDS'),
+      },
     }),
     web: () => ({
       host: read('WEB_HOST'),

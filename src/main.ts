@@ -20,6 +20,7 @@ import { createWebhookStore, type WebhookStore } from './store/webhooks.js';
 import { createWebhookQueue, startWebhookWorker, type WebhookJobData } from './webhooks/webhook-queue.js';
 import { createSignal, type Signal } from './lib/signal.js';
 import { registerStateGauges } from './lib/state-gauges.js';
+import { startRetention } from './sync/retention-schedule.js';
 import { CONNECTION_STATUSES } from './store/connection-admin.js';
 import { createFeedStore, type FeedStore } from './store/feeds.js';
 import type { PgSessions } from './store/pg-sessions.js';
@@ -433,6 +434,15 @@ export async function startRoles(
         );
       },
     });
+    const retention = startRetention({
+      prisma: clients.prisma,
+      redis: clients.redis,
+      prefix: config.redis.prefix,
+      settings: config.sync.retention,
+      now: clock.now,
+      logger: clients.logger.child({ role: 'retention' }),
+    });
+    releasers.add('retention', () => retention.close());
     const scheduler = await startScheduler({
       connections: services.connections,
       syncQueue: services.syncQueue,

@@ -100,14 +100,12 @@ async function bookingsPerPeriod(prisma: ReportDb, query: ReportQuery, by: 'day'
       FROM booking b JOIN connection c ON c.id = b.connection_id
       WHERE ${bookedWhere(query)}
       GROUP BY 1, 2
-    ), first_sync AS (
-      SELECT r.connection_id, MIN(r.finished_at) AS finished_at FROM sync_run r
-      WHERE r.outcome = 'succeeded' GROUP BY 1
     ), opened AS (
+      -- Slots that opened after the first sync (those it found were open already). first_synced_at, not the
+      -- oldest run kept: old runs are pruned (store/retention.ts).
       SELECT s.connection_id, ${period(query, by, firstSeenAt)} AS period, COUNT(*)::int AS opened
       FROM slot s JOIN connection c ON c.id = s.connection_id
-      JOIN first_sync f ON f.connection_id = s.connection_id
-      WHERE s.first_seen_at <= ${at(query)} AND s.first_seen_at > f.finished_at
+      WHERE c.first_synced_at IS NOT NULL AND s.first_seen_at <= ${at(query)} AND s.first_seen_at > c.first_synced_at
         ${scopeFilter(query, 's')} ${dayRangeFilter(query, firstSeenAt)}
       GROUP BY 1, 2
     )

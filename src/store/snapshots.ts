@@ -369,6 +369,11 @@ export async function commitSuccessfulSync(
         },
       });
       await tx.syncRun.create({ data: runRow(sync, 'succeeded', changes) });
+      // Kept on the connection: pruning old runs must not move it (the bookings report counts from it).
+      await tx.connection.updateMany({
+        where: { id: connectionId, firstSyncedAt: null },
+        data: { firstSyncedAt: now },
+      });
       return changes;
     },
     { maxWait: 10_000, timeout: 120_000 },

@@ -7,11 +7,23 @@
 import { randomUUID } from 'node:crypto';
 import { commitSuccessfulSync, type SnapshotInput } from '../../src/store/snapshots.js';
 import type { FetchedSlot } from '../../src/store/slot-diff.js';
+import { pruneHistory } from '../../src/store/retention.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { check, type BenchSection } from './bench-result.js';
 import { round } from './process-stats.js';
 
-const TABLES = ['slot', 'sync_run', 'overview', 'event_type', 'profile'] as const;
+const TABLES = [
+  'slot',
+  'sync_run',
+  'booking',
+  'overview',
+  'event_type',
+  'profile',
+  'sync_run_daily',
+] as const;
+/** The retention defaults (RETENTION_SYNC_RUNS_DAYS, RETENTION_CLOSED_SLOTS_DAYS) the year after is computed with. */
+const RETAINED_RUN_DAYS = 90;
+const RETAINED_CLOSED_SLOT_DAYS = 180;
 const EVENT_IDS = ['evt_a', 'evt_b', 'evt_c'];
 const HORIZON_DAYS = 28;
 const DAY_MS = 86_400_000;
@@ -193,6 +205,28 @@ export async function benchGrowth(options: GrowthOptions = {}): Promise<BenchSec
       figures[`${table}RowsPerConnectionDay`] = round(addedRows / perConnectionDay, 1);
     }
     check(rows > 0, 'the history did not grow at all');
+
+    // Retention: the simulated days pruned at once (as if their age had passed), to measure what the daily
+    // rollup keeps of them. A year's bytes then: sync runs for 90 days, closed slots (all the slot table's
+    // growth: open slots stay as many) for 180, the rest and the rollup for 365.
+    const endMs = startMs + days * DAY_MS;
+    const pruned = await pruneHistory(
+      db.prisma,
+      { syncRunDays: 1, closedSlotDays: 1, batchSize: 5000 },
+      { now: new Date(endMs + 2 * DAY_MS), pause: async () => undefined },
+    );
+    check(pruned.syncRuns > 0 && pruned.closedSlots > 0, 'pruning removed nothing');
+    const afterPruning = await tableSizes(db);
+    const bytesPerDay = (table: (typeof TABLES)[number], sizes = after) =>
+      ((sizes[table]?.bytes ?? 0) - (before[table]?.bytes ?? 0)) / perConnectionDay;
+    const rollupPerDay = bytesPerDay('sync_run_daily', afterPruning);
+    const kept = TABLES.filter((t) => t !== 'slot' && t !== 'sync_run' && t !== 'sync_run_daily');
+    const yearBefore = (bytes / perConnectionDay) * 365;
+    const yearAfter =
+      bytesPerDay('sync_run') * RETAINED_RUN_DAYS +
+      bytesPerDay('slot') * RETAINED_CLOSED_SLOT_DAYS +
+      kept.reduce((sum, t) => sum + bytesPerDay(t) * 365, 0) +
+      rollupPerDay * 365;
     return [
       {
         benchmark: 'history growth',
@@ -209,6 +243,9 @@ export async function benchGrowth(options: GrowthOptions = {}): Promise<BenchSec
           rowsPerConnectionDay: round(rows / perConnectionDay, 1),
           kibPerConnectionDay: round(bytes / 1024 / perConnectionDay, 1),
           mibPerThousandConnectionsPerYear: round(((bytes / perConnectionDay) * 1000 * 365) / 2 ** 20, 0),
+          mibPerConnectionYearWithoutRetention: round(yearBefore / 2 ** 20, 1),
+          mibPerConnectionYearWithRetention: round(yearAfter / 2 ** 20, 1),
+          rollupBytesPerConnectionDay: round(rollupPerDay, 0),
         },
       },
     ];

@@ -56,6 +56,7 @@ const connection = {
   lastSyncAt: at(-1),
   lastSyncOutcome: 'failed' as const,
   lastSyncError: 'upstream_unavailable',
+  firstSyncedAt: at(-500),
   lastGoodSyncAt: at(-30),
   pullSequence: 12,
   committedPullSequence: 11,

@@ -1,0 +1,97 @@
+// History that does not grow without bound: sync runs and closed slots older than their configured ages are
+// deleted, a batch at a time (each batch its own short transaction, a pause between batches), so pruning never
+// holds locks a sync or a feed waits for: it touches no open slot and no running sync's row.
+// Before runs go, what the reports need of them is kept: each pruned run is added to sync_run_daily (per
+// connection, UTC day and outcome: runs, upstream calls, seconds), and the connection's first successful sync
+// is in connection.first_synced_at. Closed slots carry nothing a report over the retained range reads: a slot
+// that closed before the range's start was not open at any instant in it.
+// Deleting closed slots changes no feed (feeds show open slots), so the batches say so to the feed-version
+// triggers (slotfeed.moves_feed_version), which would otherwise move every pruned connection's feed version.
+import type { PrismaClient } from '../generated/prisma/client.js';
+
+export interface RetentionSettings {
+  /** Sync runs that started this many days ago or earlier are pruned; 0 keeps them all. */
+  syncRunDays: number;
+  /** Slots that closed this many days ago or earlier are pruned; 0 keeps them all. */
+  closedSlotDays: number;
+  /** Rows per batch. */
+  batchSize: number;
+}
+
+export interface PruneResult {
+  syncRuns: number;
+  closedSlots: number;
+  batches: number;
+}
+
+const DAY_MS = 86_400_000;
+const ageCutoff = (now: Date, days: number) => new Date(now.getTime() - days * DAY_MS);
+
+/** One batch of sync runs: rolled up, then deleted, in one transaction. The number deleted. */
+async function pruneSyncRunBatch(prisma: PrismaClient, cutoff: Date, batchSize: number): Promise<number> {
+  return prisma.$transaction(async (tx) => {
+    const [result] = await tx.$queryRaw<{ pruned: number }[]>`
+      WITH doomed AS (
+        SELECT id FROM sync_run
+        WHERE started_at < ${cutoff} AND finished_at IS NOT NULL
+        ORDER BY started_at LIMIT ${batchSize}
+        FOR UPDATE SKIP LOCKED
+      ), gone AS (
+        DELETE FROM sync_run r USING doomed d WHERE r.id = d.id
+        RETURNING r.connection_id, r.started_at, r.finished_at, r.outcome, r.upstream_calls
+      ), rolled AS (
+        INSERT INTO sync_run_daily (connection_id, day, outcome, runs, upstream_calls, seconds)
+        SELECT connection_id, (started_at AT TIME ZONE 'UTC')::date, outcome, COUNT(*)::int,
+               SUM(upstream_calls)::bigint, SUM(EXTRACT(EPOCH FROM (finished_at - started_at)))::float8
+        FROM gone GROUP BY 1, 2, 3
+        ON CONFLICT (connection_id, day, outcome) DO UPDATE SET
+          runs = sync_run_daily.runs + EXCLUDED.runs,
+          upstream_calls = sync_run_daily.upstream_calls + EXCLUDED.upstream_calls,
+          seconds = sync_run_daily.seconds + EXCLUDED.seconds
+        RETURNING 1
+      )
+      SELECT (SELECT COUNT(*) FROM gone)::int AS pruned`;
+    return result?.pruned ?? 0;
+  });
+}
+
+async function pruneClosedSlotBatch(prisma: PrismaClient, cutoff: Date, batchSize: number): Promise<number> {
+  return prisma.$transaction(async (tx) => {
+    await tx.$executeRaw`SELECT set_config('slotfeed.moves_feed_version', 'on', true)`;
+    return tx.$executeRaw`
+      DELETE FROM slot WHERE id IN (
+        SELECT id FROM slot WHERE gone_at < ${cutoff} ORDER BY gone_at LIMIT ${batchSize} FOR UPDATE SKIP LOCKED
+      )`;
+  });
+}
+
+/**
+ * Prunes everything past its age, batch after batch, pausing between batches; stops early when `signal` aborts
+ * (a shutdown, or the pruning lock lost).
+ */
+export async function pruneHistory(
+  prisma: PrismaClient,
+  settings: RetentionSettings,
+  options: { now: Date; pause?: () => Promise<void>; signal?: AbortSignal },
+): Promise<PruneResult> {
+  const pause = options.pause ?? (() => new Promise<void>((resolve) => setTimeout(resolve, 50)));
+  const result: PruneResult = { syncRuns: 0, closedSlots: 0, batches: 0 };
+  const passes: [keyof Omit<PruneResult, 'batches'>, number, (cutoff: Date) => Promise<number>][] = [
+    ['syncRuns', settings.syncRunDays, (c) => pruneSyncRunBatch(prisma, c, settings.batchSize)],
+    ['closedSlots', settings.closedSlotDays, (c) => pruneClosedSlotBatch(prisma, c, settings.batchSize)],
+  ];
+  for (const [kind, days, batch] of passes) {
+    if (days <= 0) continue;
+    const cutoff = ageCutoff(options.now, days);
+    for (;;) {
+      if (options.signal?.aborted) return result;
+      const pruned = await batch(cutoff);
+      result[kind] += pruned;
+      if (pruned === 0) break;
+      result.batches += 1;
+      if (pruned < settings.batchSize) break;
+      await pause();
+    }
+  }
+  return result;
+}

@@ -1,0 +1,66 @@
+// The scheduler role prunes history every RETENTION_INTERVAL_SECONDS (store/retention.ts), one process at a
+// time: the run holds a Redis lock, and a scheduler that finds it taken skips its turn. A run that fails (a
+// store away) is logged and tried at the next interval.
+import type { PrismaClient } from '../generated/prisma/client.js';
+import type { RedisClient } from '../lib/redis-connection.js';
+import { LockTimeoutError, withRedisLock } from '../lib/redis-lock.js';
+import type { Logger } from '../log.js';
+import { pruneHistory, type RetentionSettings } from '../store/retention.js';
+
+export interface RunningRetention {
+  /** Prunes now (the first run also happens at start); resolves when this run is over. */
+  runNow(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export function startRetention(deps: {
+  prisma: PrismaClient;
+  redis: RedisClient;
+  prefix: string;
+  settings: RetentionSettings & { intervalSeconds: number };
+  now: () => Date;
+  logger: Logger;
+}): RunningRetention {
+  const abort = new AbortController();
+  let running: Promise<void> | undefined;
+  const runOnce = async () => {
+    try {
+      await withRedisLock(
+        deps.redis,
+        `${deps.prefix}:retention`,
+        { ttlMs: 60_000, waitMs: 0 },
+        async (lock) => {
+          const signal = AbortSignal.any([abort.signal, lock.signal]);
+          const started = performance.now();
+          const pruned = await pruneHistory(deps.prisma, deps.settings, { now: deps.now(), signal });
+          if (pruned.syncRuns + pruned.closedSlots > 0) {
+            deps.logger.info(
+              { ...pruned, ms: Math.round(performance.now() - started) },
+              'pruned sync runs and closed slots past their retention',
+            );
+          }
+        },
+      );
+    } catch (error: unknown) {
+      if (error instanceof LockTimeoutError) return; // another scheduler is pruning
+      deps.logger.warn({ err: error }, 'pruning failed; tried again at the next interval');
+    }
+  };
+  const runNow = () => {
+    running ??= runOnce().finally(() => {
+      running = undefined;
+    });
+    return running;
+  };
+  const timer = setInterval(() => void runNow(), deps.settings.intervalSeconds * 1000);
+  timer.unref();
+  void runNow();
+  return {
+    runNow,
+    async close() {
+      clearInterval(timer);
+      abort.abort();
+      await running;
+    },
+  };
+}
