@@ -316,6 +316,9 @@ describe('bad requests', () => {
       const refused = await app.inject({ url, headers: bearer(fresh) });
       expect(refused.headers['retry-after']).toBeDefined();
       expect(refused.headers['content-type']).toBe('application/problem+json; charset=utf-8');
+      expect(JSON.parse(refused.body).detail).toMatch(
+        /^More than 3 requests a minute with this credential: try again in \d+ s\.$/,
+      );
       // Another credential has its own allowance.
       const another = (await keys.create({ label: 'other', connectionIds: [ada.connectionId], teamIds: [] }))
         .secret;

@@ -38,32 +38,34 @@ export async function readTeamFeedContent(
         settings.window ??
         feedWindow(settings.now, TEAM_FEED_ZONE, feed.options.days ?? settings.defaultDays);
       const memberIds = team.members.map((m) => m.id);
-      const [eventTypeRows, slotRows] =
+      // One after the other: an interactive transaction runs its queries on one connection anyway.
+      const eventTypeRows =
         memberIds.length === 0
-          ? [[], []]
-          : await Promise.all([
-              tx.eventType.findMany({
-                where: { connectionId: { in: memberIds }, validTo: null },
-                orderBy: [{ upstreamEventId: 'asc' }, { id: 'asc' }],
-              }),
-              tx.slot.findMany({
-                where: {
-                  connectionId: { in: memberIds },
-                  goneAt: null,
-                  startsAt: { gte: window.windowStart, lt: window.windowEnd },
-                },
-                orderBy: [{ startsAt: 'asc' }, { upstreamEventId: 'asc' }, { id: 'asc' }],
-                select: {
-                  connectionId: true,
-                  upstreamEventId: true,
-                  startsAt: true,
-                  endsAt: true,
-                  sequence: true,
-                  firstSeenAt: true,
-                  lastChangedAt: true,
-                },
-              }),
-            ]);
+          ? []
+          : await tx.eventType.findMany({
+              where: { connectionId: { in: memberIds }, validTo: null },
+              orderBy: [{ upstreamEventId: 'asc' }, { id: 'asc' }],
+            });
+      const slotRows =
+        memberIds.length === 0
+          ? []
+          : await tx.slot.findMany({
+              where: {
+                connectionId: { in: memberIds },
+                goneAt: null,
+                startsAt: { gte: window.windowStart, lt: window.windowEnd },
+              },
+              orderBy: [{ startsAt: 'asc' }, { upstreamEventId: 'asc' }, { id: 'asc' }],
+              select: {
+                connectionId: true,
+                upstreamEventId: true,
+                startsAt: true,
+                endsAt: true,
+                sequence: true,
+                firstSeenAt: true,
+                lastChangedAt: true,
+              },
+            });
       const members = team.members.map((member): TeamMemberTime => {
         const eventTypes = new Map<string, FeedEventType>(
           eventTypeRows

@@ -85,6 +85,14 @@ export function registerApiRoutes(app: FastifyInstance, deps: WebDeps, access: A
               ...limit,
               // Per credential (a program behind a shared address has its own allowance), else per address.
               keyGenerator: (request: FastifyRequest) => `api:${credentialKeyOf(request) ?? request.ip}`,
+              errorResponseBuilder: (_request: FastifyRequest, context: { ttl: number }) => {
+                const seconds = Math.max(1, Math.ceil(context.ttl / 1000));
+                return new HttpError(
+                  429,
+                  `More than ${deps.settings.rateLimits.apiPerMinute} requests a minute with this credential: try again in ${seconds} s.`,
+                  { headers: { 'retry-after': String(seconds) } },
+                );
+              },
             },
           },
         };
