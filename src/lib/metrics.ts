@@ -27,6 +27,11 @@ export interface Metrics {
   webhookAttempts: Counter<'outcome'>;
   /** From the event's commit to the receiver's 2xx, for deliveries that succeeded. */
   webhookDeliverySeconds: Histogram;
+  /**
+   * Per slot change a sync stored, how stale it may have been: the time since the previous successful sync
+   * (the change happened after it), by how far ahead the slot is (sync/date-bands.ts).
+   */
+  changeStalenessBound: Histogram<'band'>;
 }
 
 export function createMetrics(): Metrics {
@@ -95,6 +100,13 @@ export function createMetrics(): Metrics {
       name: 'slotfeed_webhook_delivery_seconds',
       help: 'Time from the commit that caused a webhook to its successful delivery.',
       buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 3600],
+      registers,
+    }),
+    changeStalenessBound: new Histogram({
+      name: 'slotfeed_change_staleness_bound_seconds',
+      help: 'Per stored slot change, the time since the previous successful sync (how stale it may have been), by date band.',
+      labelNames: ['band'],
+      buckets: [60, 300, 600, 900, 1800, 3600, 7200, 14_400, 43_200, 86_400],
       registers,
     }),
     errors: new Counter({

@@ -10,6 +10,7 @@ import { contentHash } from '../lib/content-hash.js';
 import { closeReasonOf, type CloseContext, type CloseReason } from './close-reasons.js';
 import { diffSlots, type FetchedSlot } from './slot-diff.js';
 import { recordWebhookEvents } from './webhook-outbox.js';
+import { dateBandOf, type DateBand } from '../sync/date-bands.js';
 import { availabilityChanged, bookingsInferred, type WebhookEvent } from '../webhooks/webhook-events.js';
 
 export interface EventTypeSnapshot {
@@ -60,6 +61,10 @@ export interface SnapshotChanges {
   bookingsInferred: number;
   /** Webhook deliveries the commit wrote to the outbox (its changes, for every interested endpoint). */
   webhookDeliveries: number;
+  /** Slots that opened, closed as taken or moved, by how far ahead they start (for the staleness metric). */
+  changedByBand: Partial<Record<DateBand, number>>;
+  /** The connection's previous successful sync: every change this one saw happened after it. */
+  previousGoodSyncAt: Date | null;
   /** The pull began before one that committed already: nothing was written but the run row. */
   superseded: boolean;
 }
@@ -167,6 +172,7 @@ async function commitSlots(
     closedBy: SnapshotChanges['closedBy'];
     bookingsInferred: number;
     events: WebhookEvent[];
+    changedByBand: SnapshotChanges['changedByBand'];
   }
 > {
   const open = await tx.slot.findMany({
@@ -239,7 +245,12 @@ async function commitSlots(
       bookings: bookings.map((b) => ({ startsAt: b.starts_at, endsAt: b.ends_at, eventIds: b.event_ids })),
     }),
   ];
-  return { ...changes, closedBy, bookingsInferred: bookings.length, events };
+  const changedByBand: SnapshotChanges['changedByBand'] = {};
+  for (const slot of [...changes.toOpen, ...closed, ...moved.map((m) => m.before)]) {
+    const band = dateBandOf(slot.startsAt, now);
+    changedByBand[band] = (changedByBand[band] ?? 0) + 1;
+  }
+  return { ...changes, closedBy, bookingsInferred: bookings.length, events, changedByBand };
 }
 
 /**
@@ -273,6 +284,8 @@ const SUPERSEDED: SnapshotChanges = {
   closedBy: {},
   bookingsInferred: 0,
   webhookDeliveries: 0,
+  changedByBand: {},
+  previousGoodSyncAt: null,
   superseded: true,
 };
 
@@ -319,8 +332,10 @@ export async function commitSuccessfulSync(
   return prisma.$transaction(
     async (tx) => {
       // Serialises commits of one connection: a job recovered from a stalled worker may overlap the original.
-      const [locked] = await tx.$queryRaw<{ committed_pull_sequence: number }[]>`
-        SELECT committed_pull_sequence FROM connection WHERE id = ${connectionId}::uuid FOR UPDATE`;
+      const [locked] = await tx.$queryRaw<
+        { committed_pull_sequence: number; last_good_sync_at: Date | null }[]
+      >`
+        SELECT committed_pull_sequence, last_good_sync_at FROM connection WHERE id = ${connectionId}::uuid FOR UPDATE`;
       if (!locked) throw new ConnectionNotFoundError(connectionId);
       // Turns are not enough: a pull that began before the last committed one saw older upstream state, and
       // committing it would reopen what the newer pull saw booked.
@@ -350,6 +365,8 @@ export async function commitSuccessfulSync(
         closedBy: slots.closedBy,
         bookingsInferred: slots.bookingsInferred,
         webhookDeliveries: (await recordWebhookEvents(tx, connectionId, slots.events, now)).length,
+        changedByBand: slots.changedByBand,
+        previousGoodSyncAt: locked.last_good_sync_at,
         superseded: false,
       };
 

@@ -46,7 +46,7 @@ export interface SyncDeps {
   now: () => Date;
   random: () => number;
   logger: Logger;
-  metrics?: Pick<Metrics, 'syncRuns' | 'syncJobDuration'>;
+  metrics?: Pick<Metrics, 'syncRuns' | 'syncJobDuration' | 'changeStalenessBound'>;
   /** Told when a commit wrote webhook deliveries (the worker's dispatcher hands them over at once). */
   onWebhookDeliveries?: () => void;
 }
@@ -139,6 +139,13 @@ export async function syncConnection(deps: SyncDeps, attempt: SyncAttempt): Prom
     }
     logger.info({ changes, calls: run.callsByEndpoint }, 'sync committed');
     if (changes.webhookDeliveries > 0) deps.onWebhookDeliveries?.();
+    // A first sync has nothing to be stale against: what it found was never seen before.
+    if (changes.previousGoodSyncAt !== null) {
+      const bound = (now.getTime() - changes.previousGoodSyncAt.getTime()) / 1000;
+      for (const [band, count] of Object.entries(changes.changedByBand)) {
+        for (let i = 0; i < count; i++) deps.metrics?.changeStalenessBound.observe({ band }, bound);
+      }
+    }
     finish('succeeded');
     return changes;
   } catch (thrown: unknown) {

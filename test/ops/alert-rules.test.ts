@@ -8,6 +8,7 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from '@jest/globals';
 import { createMetrics } from '../../src/lib/metrics.js';
 import { registerStateGauges } from '../../src/lib/state-gauges.js';
+import { DATE_BANDS } from '../../src/sync/date-bands.js';
 
 const run = promisify(execFile);
 const DEPLOY = path.resolve(import.meta.dirname, '../../deploy');
@@ -35,7 +36,7 @@ function namesIn(expression: string): string[] {
 describe('deploy/prometheus/slotfeed-alerts.yml', () => {
   it('passes promtool check rules', async () => {
     const { stdout } = await run('promtool', ['check', 'rules', RULES]);
-    expect(stdout).toContain('SUCCESS: 7 rules found');
+    expect(stdout).toContain('SUCCESS: 8 rules found');
   });
 
   it('passes its promtool unit tests (each alert fires when it should, not before)', async () => {
@@ -51,8 +52,12 @@ describe('deploy/prometheus/slotfeed-alerts.yml', () => {
     const expressions = [...rules.matchAll(/expr: (?:\|\n)?([\s\S]*?)\n\s+(?:for|labels):/g)].map(
       (m) => m[1]!,
     );
-    expect(expressions.length).toBe(7);
+    expect(expressions.length).toBe(8);
     for (const name of expressions.flatMap(namesIn)) expect([name, exported.has(name)]).toEqual([name, true]);
+    // Date bands are named in sync/date-bands.ts; a rule naming another would never match a series.
+    const bands = [...rules.matchAll(/band="([^"]+)"/g)].map((m) => m[1]!);
+    expect(bands.length).toBeGreaterThan(0);
+    for (const band of bands) expect(DATE_BANDS.map((b) => b.name)).toContain(band);
     const alerts = [...rules.matchAll(/- alert: (\w+)/g)].map((m) => m[1]!);
     const tested = new Set(
       [...readFileSync(RULE_TESTS, 'utf8').matchAll(/alertname: (\w+)/g)].map((m) => m[1]!),

@@ -1,0 +1,63 @@
+// How stale a stored change may have been: a slot booked in the simulator between two syncs reaches the store
+// at the second, and the change happened after the first. The metric records, per change and by how far ahead
+// the slot is, that bound (second sync − first), which is never less than the true staleness (second sync −
+// the booking's own time, known here because the test books it).
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { dateBandOf } from '../../src/sync/date-bands.js';
+import type { FakeClock } from '../support/sync-harness.js';
+import { createWebHarness, type WebHarness } from '../support/web-harness.js';
+
+let h: WebHarness;
+let connectionId: string;
+const clock = () => h.sync.clock as FakeClock;
+
+async function observations(band: string): Promise<{ count: number; sum: number }> {
+  const metric = await h.sync.services.metrics.changeStalenessBound.get();
+  const value = (name: string) =>
+    metric.values.find((v) => v.metricName === name && v.labels.band === band)?.value ?? 0;
+  return {
+    count: value('slotfeed_change_staleness_bound_seconds_count'),
+    sum: value('slotfeed_change_staleness_bound_seconds_sum'),
+  };
+}
+
+beforeAll(async () => {
+  h = await createWebHarness('sync_staleness');
+  connectionId = (await h.connectViaWeb(h.sync.sim.users[0]!.email)).connectionId;
+  await h.syncNow(connectionId);
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+describe('the staleness bound of stored changes', () => {
+  it('a first sync records none: nothing it found had been seen before', async () => {
+    for (const band of ['0-24h', '1-3d', '3-7d', '7d+']) expect((await observations(band)).count).toBe(0);
+  });
+
+  it('a booking between two syncs is recorded in its band, as the time between the syncs', async () => {
+    clock().advance(15 * 60);
+    const bookedAt = clock().now();
+    const slot = await h.sync.db.prisma.slot.findFirstOrThrow({
+      where: { connectionId, goneAt: null, startsAt: { gt: new Date(bookedAt.getTime() + 30 * 3_600_000) } },
+      orderBy: { startsAt: 'asc' },
+    });
+    h.sync.sim.control.book(slot.upstreamEventId, slot.startsAt.toISOString());
+    clock().advance(10 * 60);
+    const before = (await h.sync.db.prisma.connection.findUniqueOrThrow({ where: { id: connectionId } }))
+      .lastGoodSyncAt!;
+    await h.syncNow(connectionId);
+    const storedAt = (await h.sync.db.prisma.slot.findFirstOrThrow({ where: { id: slot.id } })).goneAt!;
+    const band = dateBandOf(slot.startsAt, storedAt);
+    expect(band).toBe('1-3d');
+    const seen = await observations(band);
+    // One event type's slot was booked; others of the same start may have closed with it (the same person).
+    expect(seen.count).toBeGreaterThanOrEqual(1);
+    const bound = (storedAt.getTime() - before.getTime()) / 1000;
+    expect(seen.sum / seen.count).toBe(bound);
+    const trueStaleness = (storedAt.getTime() - bookedAt.getTime()) / 1000;
+    expect(bound).toBeGreaterThanOrEqual(trueStaleness);
+    expect(bound).toBe(25 * 60);
+    expect(trueStaleness).toBe(10 * 60);
+  });
+});
