@@ -1,19 +1,17 @@
 // The admin's "API and webhooks" page and its actions: API keys (create, shown once; revoke) and webhook
 // endpoints (create, secret shown once; delete; enable a disabled one again). Connections are named by e-mail
 // address or id, teams by name or id, as elsewhere on the admin's pages.
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { ApiKeyNotFoundError, createApiKeyStore, InvalidApiKeyScopeError } from '../store/api-keys.js';
 import { connectionByIdOrEmail } from '../store/connection-admin.js';
 import { ConnectionNotFoundError } from '../store/connections.js';
 import { createTeamStore, TeamNotFoundError } from '../store/teams.js';
 import { WebhookEndpointNotFoundError, WebhookTargetError } from '../store/webhooks.js';
 import { ADMIN_API, adminApiPage, API_NOTICES, secretShownOncePage } from './admin-api-pages.js';
-import { field, fieldValues, seeOther } from './form-replies.js';
+import { field, fieldValues, formActions, seeOther } from './form-replies.js';
 import { html } from './html.js';
 import { asSentence, HttpError } from './http-error.js';
 import type { WebDeps } from './web-deps.js';
-
-type IdParams = { Params: { id: string } };
 
 function asHttpError(thrown: unknown): unknown {
   if (thrown instanceof ApiKeyNotFoundError) return new HttpError(404, 'No such API key.');
@@ -81,17 +79,7 @@ export function registerAdminApiRoutes(app: FastifyInstance, deps: WebDeps): voi
     });
   });
 
-  const action = (
-    path: string,
-    run: (request: FastifyRequest<IdParams>, reply: FastifyReply) => Promise<FastifyReply>,
-  ) =>
-    app.post<IdParams>(path, async (request, reply) => {
-      try {
-        return await run(request, reply);
-      } catch (thrown: unknown) {
-        throw asHttpError(thrown);
-      }
-    });
+  const action = formActions(app, asHttpError);
 
   action(`${ADMIN_API}/keys`, async (request, reply) => {
     const refs = field(request.body, 'connections')

@@ -1,6 +1,6 @@
 // The admin page and its actions. Every action is a POST form (the guard checks Origin/Referer for cookie
 // sessions) answered with 303 back to the page, except create and rotate, whose new URL is shown once.
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { DEFAULT_FEED_VIEW, feedOptionsSchema } from '../feeds/feed-options.js';
 import { RedisUnavailableError, whileRedisAnswers } from '../lib/redis-errors.js';
 import { ConnectionNotFoundError } from '../store/connections.js';
@@ -23,9 +23,7 @@ import { feedLinksFor, isLoopbackBaseUrl } from './feed-links.js';
 import { asSentence, HttpError } from './http-error.js';
 import { perAddressLimit, SIGN_IN_FORM_PER_MINUTE } from './rate-limits.js';
 import type { WebDeps } from './web-deps.js';
-import { field, seeOther } from './form-replies.js';
-
-type IdParams = { Params: { id: string } };
+import { field, formActions, seeOther } from './form-replies.js';
 
 /** The list's filter from the query; an unknown status is ignored (a stale bookmark still shows the list). */
 function connectionFilterFrom(query: unknown): ConnectionFilter {
@@ -140,17 +138,7 @@ export function registerAdminRoutes(app: FastifyInstance, deps: WebDeps): void {
     });
   });
 
-  const action = (
-    path: string,
-    run: (request: FastifyRequest<IdParams>, reply: FastifyReply) => Promise<FastifyReply>,
-  ) =>
-    app.post<IdParams>(path, async (request, reply) => {
-      try {
-        return await run(request, reply);
-      } catch (thrown: unknown) {
-        throw asHttpError(thrown);
-      }
-    });
+  const action = formActions(app, asHttpError);
 
   action('/admin/connections/:id/sync', async (request, reply) => {
     const connection = await requireConnection(deps.prisma, request.params.id);

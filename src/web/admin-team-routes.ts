@@ -1,7 +1,7 @@
 // The admin's teams: the page and its actions (create a team, add or remove a member, create a team feed,
 // delete a team). Each action is a POST form answered with 303 back to the page, except a new feed, whose URL
 // is shown once. Rotating and revoking a team feed are the feed actions every feed has (admin-routes.ts).
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { feedOptionsSchema } from '../feeds/feed-options.js';
 import { connectionByIdOrEmail } from '../store/connection-admin.js';
 import { storedFeedName } from '../store/feed-names.js';
@@ -10,11 +10,9 @@ import { newFeedUrlPage } from './admin-pages.js';
 import { asHttpError } from './admin-routes.js';
 import { ADMIN_TEAMS, adminTeamsPage, TEAM_NOTICES } from './admin-team-pages.js';
 import { feedLinksFor, isLoopbackBaseUrl } from './feed-links.js';
-import { field, seeOther } from './form-replies.js';
+import { field, formActions, seeOther } from './form-replies.js';
 import { HttpError } from './http-error.js';
 import type { WebDeps } from './web-deps.js';
-
-type TeamParams = { Params: { id: string; connectionId?: string } };
 
 /** The new team feed form: only what was filled in; the store fills in the defaults. */
 function teamFeedOptionsFrom(form: unknown): unknown {
@@ -55,26 +53,12 @@ export function registerAdminTeamRoutes(app: FastifyInstance, deps: WebDeps): vo
     });
   });
 
-  const action = (
-    path: string,
-    run: (request: FastifyRequest<TeamParams>, reply: FastifyReply) => Promise<FastifyReply>,
-  ) =>
-    app.post<TeamParams>(path, async (request, reply) => {
-      try {
-        return await run(request, reply);
-      } catch (thrown: unknown) {
-        throw asHttpError(thrown);
-      }
-    });
+  const action = formActions(app, asHttpError);
 
-  app.post(ADMIN_TEAMS, async (request, reply) => {
-    try {
-      const team = await teams.create(field(request.body, 'name'));
-      request.log.info({ teamId: team.id }, 'admin created a team');
-      return seeOther(reply, `${ADMIN_TEAMS}?notice=team-created#team-${team.id}`);
-    } catch (thrown: unknown) {
-      throw asHttpError(thrown);
-    }
+  action(ADMIN_TEAMS, async (request, reply) => {
+    const team = await teams.create(field(request.body, 'name'));
+    request.log.info({ teamId: team.id }, 'admin created a team');
+    return seeOther(reply, `${ADMIN_TEAMS}?notice=team-created#team-${team.id}`);
   });
 
   action(`${ADMIN_TEAMS}/:id/members`, async (request, reply) => {
