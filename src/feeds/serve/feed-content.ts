@@ -22,6 +22,40 @@ export interface FeedContent extends FeedWindow {
   bookings: FeedBooking[];
 }
 
+/** The columns a feed reads of an event type. */
+export const FEED_EVENT_TYPE_COLUMNS = {
+  upstreamEventId: true,
+  title: true,
+  durationMinutes: true,
+  url: true,
+  color: true,
+  enabled: true,
+  secret: true,
+} as const satisfies Prisma.EventTypeSelect;
+
+/** The columns a feed reads of a slot. */
+export const FEED_SLOT_COLUMNS = {
+  upstreamEventId: true,
+  startsAt: true,
+  endsAt: true,
+  sequence: true,
+  firstSeenAt: true,
+  lastChangedAt: true,
+} as const satisfies Prisma.SlotSelect;
+
+type EventTypeRow = Prisma.EventTypeGetPayload<{ select: typeof FEED_EVENT_TYPE_COLUMNS }>;
+type SlotRow = Prisma.SlotGetPayload<{ select: typeof FEED_SLOT_COLUMNS }>;
+
+/** Event type rows as the renderer takes them, by upstream id. */
+export function eventTypesById(rows: readonly EventTypeRow[]): Map<string, FeedEventType> {
+  return new Map(rows.map(({ upstreamEventId, ...eventType }) => [upstreamEventId, eventType]));
+}
+
+export const feedSlotOf = ({ upstreamEventId, ...slot }: SlotRow): FeedSlot => ({
+  eventId: upstreamEventId,
+  ...slot,
+});
+
 export async function readFeedContent(
   prisma: PrismaClient,
   feed: Pick<FeedRecord, 'connectionId' | 'upstreamEventId' | 'options'>,
@@ -47,20 +81,9 @@ export async function readFeedContent(
           ...(feed.upstreamEventId !== null ? { upstreamEventId: feed.upstreamEventId } : {}),
         },
         orderBy: [{ upstreamEventId: 'asc' }, { id: 'asc' }],
+        select: FEED_EVENT_TYPE_COLUMNS,
       });
-      const current = new Map<string, FeedEventType>(
-        eventTypeRows.map((row) => [
-          row.upstreamEventId,
-          {
-            title: row.title,
-            durationMinutes: row.durationMinutes,
-            url: row.url,
-            color: row.color,
-            enabled: row.enabled,
-            secret: row.secret,
-          },
-        ]),
-      );
+      const current = eventTypesById(eventTypeRows);
       const included = includedEventIds(current, feed.upstreamEventId);
       const eventTypes = new Map([...current].filter(([id]) => included.has(id)));
       const slotRows =
@@ -74,14 +97,7 @@ export async function readFeedContent(
                 startsAt: { gte: window.windowStart, lt: window.windowEnd },
               },
               orderBy: [{ startsAt: 'asc' }, { upstreamEventId: 'asc' }, { id: 'asc' }],
-              select: {
-                upstreamEventId: true,
-                startsAt: true,
-                endsAt: true,
-                sequence: true,
-                firstSeenAt: true,
-                lastChangedAt: true,
-              },
+              select: FEED_SLOT_COLUMNS,
             });
       const bookings =
         included.size === 0 || !showsBusy(viewOf(feed.options))
@@ -98,7 +114,7 @@ export async function readFeedContent(
       return {
         connection,
         eventTypes,
-        slots: slotRows.map(({ upstreamEventId, ...slot }) => ({ eventId: upstreamEventId, ...slot })),
+        slots: slotRows.map(feedSlotOf),
         bookings,
         ...window,
       };

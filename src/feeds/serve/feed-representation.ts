@@ -2,9 +2,6 @@
 // from the snapshots, planned, given its event revisions and rendered. The cache key comes from what the token
 // lookup already resolved (the feed and its connection's declared inputs, or its team's and every member's);
 // the slots are read only on a miss.
-import { createHash } from 'node:crypto';
-import { gzipSync } from 'node:zlib';
-import { formatHttpDate } from '../../lib/http-date.js';
 import type { FeedRecord, ResolvedFeed } from '../../store/feeds.js';
 import { describeFeed, describeTeamFeed, feedCalendarName, teamFeedCalendarName } from '../describe-feed.js';
 import { planFeedEvents, type PlannedFeed } from '../feed-events.js';
@@ -16,7 +13,7 @@ import { readFeedContent, type FeedContent } from './feed-content.js';
 import { feedCacheKey, feedLastModified, teamFeedCacheKey, teamFeedLastModified } from './feed-inputs.js';
 import { readTeamFeedContent, TEAM_FEED_ZONE, type TeamFeedContent } from './team-feed-content.js';
 import { feedWindow } from './feed-window.js';
-import type { RenderCache, RenderedFeed } from './render-cache.js';
+import { cachedOrRendered, representationOf, type RenderCache, type RenderedFeed } from './render-cache.js';
 import type { PrismaClient } from '../../generated/prisma/client.js';
 
 export interface FeedServingDeps {
@@ -52,15 +49,7 @@ async function published(
     planned,
     revisions,
   );
-  const body = Buffer.from(text, 'utf8');
-  return {
-    body,
-    // Node writes a zero mtime into the gzip header, so the compressed bytes are as stable as the text.
-    gzipped: deps.settings.feedGzip ? gzipSync(body) : undefined,
-    tag: createHash('sha256').update(body).digest('base64url').slice(0, 32),
-    lastModified,
-    lastModifiedHttpDate: formatHttpDate(lastModified),
-  };
+  return representationOf(text, lastModified, { gzip: deps.settings.feedGzip });
 }
 
 async function rendered(
@@ -163,14 +152,18 @@ export async function feedRepresentation(
   const defaultDays = deps.settings.feedDefaultDays;
   const days = feed.options.days ?? defaultDays;
   const windowKey = feedWindow(now, connection.timezone, days).windowKey;
-  const cached = deps.cache.get(feedCacheKey(feed, connection, windowKey, defaultDays));
-  deps.onCacheLookup?.(cached ? 'hit' : 'miss');
-  if (cached) return cached;
-  const content = await readFeedContent(deps.prisma, feed, { now, defaultDays });
-  const result = await rendered(deps, feed, content);
-  // Keyed by what was actually read: a sync may have committed since the connection row above was loaded.
-  deps.cache.set(feedCacheKey(feed, content.connection, content.windowKey, defaultDays), result);
-  return result;
+  return cachedOrRendered(
+    deps.cache,
+    feedCacheKey(feed, connection, windowKey, defaultDays),
+    async () => {
+      const content = await readFeedContent(deps.prisma, feed, { now, defaultDays });
+      return {
+        key: feedCacheKey(feed, content.connection, content.windowKey, defaultDays),
+        rendered: await rendered(deps, feed, content),
+      };
+    },
+    deps.onCacheLookup,
+  );
 }
 
 async function teamFeedRepresentation(
@@ -181,11 +174,16 @@ async function teamFeedRepresentation(
   const now = deps.now();
   const defaultDays = deps.settings.feedDefaultDays;
   const windowKey = feedWindow(now, TEAM_FEED_ZONE, feed.options.days ?? defaultDays).windowKey;
-  const cached = deps.cache.get(teamFeedCacheKey(feed, team, windowKey, defaultDays));
-  deps.onCacheLookup?.(cached ? 'hit' : 'miss');
-  if (cached) return cached;
-  const content = await readTeamFeedContent(deps.prisma, feed, { now, defaultDays });
-  const result = await renderedTeamFeed(deps, feed, content);
-  deps.cache.set(teamFeedCacheKey(feed, content.team, content.windowKey, defaultDays), result);
-  return result;
+  return cachedOrRendered(
+    deps.cache,
+    teamFeedCacheKey(feed, team, windowKey, defaultDays),
+    async () => {
+      const content = await readTeamFeedContent(deps.prisma, feed, { now, defaultDays });
+      return {
+        key: teamFeedCacheKey(feed, content.team, content.windowKey, defaultDays),
+        rendered: await renderedTeamFeed(deps, feed, content),
+      };
+    },
+    deps.onCacheLookup,
+  );
 }

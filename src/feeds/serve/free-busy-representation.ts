@@ -3,7 +3,6 @@
 // under a key of its own. A team feed's free/busy has FREE periods only (its blocks): a team's busy time
 // would be anyone's bookings, which its feed does not show either.
 import { createHash } from 'node:crypto';
-import { formatHttpDate } from '../../lib/http-date.js';
 import type { ResolvedFeed } from '../../store/feeds.js';
 import { planFeedEvents } from '../feed-events.js';
 import { renderFreeBusy } from '../free-busy.js';
@@ -13,21 +12,14 @@ import { planTeamFeed, type FeedServingDeps } from './feed-representation.js';
 import { feedWindow } from './feed-window.js';
 import { readTeamFeedContent, TEAM_FEED_ZONE } from './team-feed-content.js';
 import type { FeedRecord } from '../../store/feeds.js';
-import type { RenderedFeed } from './render-cache.js';
+import { cachedOrRendered, representationOf, type RenderedFeed } from './render-cache.js';
 
 const freeBusyUid = (feed: Pick<FeedRecord, 'id'>) =>
   `${createHash('sha256').update(`freebusy\u0000${feed.id}`).digest('hex').slice(0, 32)}@slotfeed`;
 
-function representation(text: string, lastModified: Date): RenderedFeed {
-  const body = Buffer.from(text, 'utf8');
-  return {
-    body,
-    gzipped: undefined,
-    tag: createHash('sha256').update(body).digest('base64url').slice(0, 32),
-    lastModified,
-    lastModifiedHttpDate: formatHttpDate(lastModified),
-  };
-}
+/** Free/busy is small and fetched now and then: not gzipped. */
+const freeBusyOf = (text: string, lastModified: Date) =>
+  representationOf(text, lastModified, { gzip: false });
 
 async function teamFreeBusy(
   deps: FeedServingDeps,
@@ -38,28 +30,27 @@ async function teamFreeBusy(
   const defaultDays = deps.settings.feedDefaultDays;
   const keyOf = (windowKey: string, state: typeof team) =>
     `ifb:${teamFeedCacheKey(feed, state, windowKey, defaultDays)}`;
-  const cached = deps.cache.get(
-    keyOf(feedWindow(now, TEAM_FEED_ZONE, feed.options.days ?? defaultDays).windowKey, team),
+  const windowKey = feedWindow(now, TEAM_FEED_ZONE, feed.options.days ?? defaultDays).windowKey;
+  return cachedOrRendered(
+    deps.cache,
+    keyOf(windowKey, team),
+    async () => {
+      const content = await readTeamFeedContent(deps.prisma, feed, { now, defaultDays });
+      const lastModified = teamFeedLastModified(feed, content.team, content.windowStart);
+      const uncapped = { ...deps, settings: { ...deps.settings, feedMaxEvents: Number.MAX_SAFE_INTEGER } };
+      const planned = planTeamFeed(uncapped, feed, content, lastModified);
+      const text = renderFreeBusy({
+        uid: freeBusyUid(feed),
+        stamp: lastModified,
+        windowStart: content.windowStart,
+        windowEnd: content.windowEnd,
+        free: planned.events,
+        busy: [],
+      });
+      return { key: keyOf(content.windowKey, content.team), rendered: freeBusyOf(text, lastModified) };
+    },
+    deps.onCacheLookup,
   );
-  deps.onCacheLookup?.(cached ? 'hit' : 'miss');
-  if (cached) return cached;
-  const content = await readTeamFeedContent(deps.prisma, feed, { now, defaultDays });
-  const lastModified = teamFeedLastModified(feed, content.team, content.windowStart);
-  const uncapped = { ...deps, settings: { ...deps.settings, feedMaxEvents: Number.MAX_SAFE_INTEGER } };
-  const planned = planTeamFeed(uncapped, feed, content, lastModified);
-  const rendered = representation(
-    renderFreeBusy({
-      uid: freeBusyUid(feed),
-      stamp: lastModified,
-      windowStart: content.windowStart,
-      windowEnd: content.windowEnd,
-      free: planned.events,
-      busy: [],
-    }),
-    lastModified,
-  );
-  deps.cache.set(keyOf(content.windowKey, content.team), rendered);
-  return rendered;
 }
 
 export async function freeBusyRepresentation(
@@ -72,35 +63,33 @@ export async function freeBusyRepresentation(
   const defaultDays = deps.settings.feedDefaultDays;
   const keyOf = (windowKey: string, state: typeof connection) =>
     `ifb:${feedCacheKey(feed, state, windowKey, defaultDays)}`;
-  const cached = deps.cache.get(
-    keyOf(feedWindow(now, connection.timezone, feed.options.days ?? defaultDays).windowKey, connection),
+  const windowKey = feedWindow(now, connection.timezone, feed.options.days ?? defaultDays).windowKey;
+  return cachedOrRendered(
+    deps.cache,
+    keyOf(windowKey, connection),
+    async () => {
+      const asFreeBusy = { ...feed, options: { ...feed.options, view: 'free+busy' as const } };
+      const content = await readFeedContent(deps.prisma, asFreeBusy, { now, defaultDays });
+      const planned = planFeedEvents({
+        connectionId: content.connection.id,
+        view: 'free+busy',
+        eventTypes: content.eventTypes,
+        slots: content.slots,
+        bookings: content.bookings,
+        merge: false,
+        maxEvents: Number.MAX_SAFE_INTEGER,
+      });
+      const lastModified = feedLastModified(feed, content.connection, content.windowStart);
+      const text = renderFreeBusy({
+        uid: freeBusyUid(feed),
+        stamp: lastModified,
+        windowStart: content.windowStart,
+        windowEnd: content.windowEnd,
+        free: planned.events.filter((e) => !e.busy),
+        busy: planned.events.filter((e) => e.busy),
+      });
+      return { key: keyOf(content.windowKey, content.connection), rendered: freeBusyOf(text, lastModified) };
+    },
+    deps.onCacheLookup,
   );
-  deps.onCacheLookup?.(cached ? 'hit' : 'miss');
-  if (cached) return cached;
-
-  const asFreeBusy = { ...feed, options: { ...feed.options, view: 'free+busy' as const } };
-  const content = await readFeedContent(deps.prisma, asFreeBusy, { now, defaultDays });
-  const planned = planFeedEvents({
-    connectionId: content.connection.id,
-    view: 'free+busy',
-    eventTypes: content.eventTypes,
-    slots: content.slots,
-    bookings: content.bookings,
-    merge: false,
-    maxEvents: Number.MAX_SAFE_INTEGER,
-  });
-  const lastModified = feedLastModified(feed, content.connection, content.windowStart);
-  const rendered = representation(
-    renderFreeBusy({
-      uid: freeBusyUid(feed),
-      stamp: lastModified,
-      windowStart: content.windowStart,
-      windowEnd: content.windowEnd,
-      free: planned.events.filter((e) => !e.busy),
-      busy: planned.events.filter((e) => e.busy),
-    }),
-    lastModified,
-  );
-  deps.cache.set(keyOf(content.windowKey, content.connection), rendered);
-  return rendered;
 }

@@ -1,7 +1,10 @@
 // Rendered feeds, kept in memory so a poll of an unchanged feed is no render (and, with the token lookup
 // remembered, no query). The key holds everything a render depends on (feed-representation.ts builds it);
 // the bound is total bytes, since one feed can be a thousand times larger than another.
+import { createHash } from 'node:crypto';
+import { gzipSync } from 'node:zlib';
 import { LRUCache } from 'lru-cache';
+import { formatHttpDate } from '../../lib/http-date.js';
 
 export interface RenderedFeed {
   /** The iCalendar text as UTF-8. */
@@ -34,5 +37,36 @@ export function createRenderCache(maxBytes = DEFAULT_RENDER_CACHE_BYTES): Render
     set: (key, feed) => {
       cache.set(key, feed);
     },
+  };
+}
+
+/**
+ * The representation cached under `key`, or else the one `produce` reads and renders, cached under the key of
+ * what it actually read: a sync may have committed since `key` was computed from the remembered state.
+ */
+export async function cachedOrRendered(
+  cache: RenderCache,
+  key: string,
+  produce: () => Promise<{ key: string; rendered: RenderedFeed }>,
+  onLookup?: (result: 'hit' | 'miss') => void,
+): Promise<RenderedFeed> {
+  const cached = cache.get(key);
+  onLookup?.(cached ? 'hit' : 'miss');
+  if (cached) return cached;
+  const fresh = await produce();
+  cache.set(fresh.key, fresh.rendered);
+  return fresh.rendered;
+}
+
+/** Text as a representation: its bytes, gzip of them when asked, a strong tag of them, its validators. */
+export function representationOf(text: string, lastModified: Date, options: { gzip: boolean }): RenderedFeed {
+  const body = Buffer.from(text, 'utf8');
+  return {
+    body,
+    // Node writes a zero mtime into the gzip header, so the compressed bytes are as stable as the text.
+    gzipped: options.gzip ? gzipSync(body) : undefined,
+    tag: createHash('sha256').update(body).digest('base64url').slice(0, 32),
+    lastModified,
+    lastModifiedHttpDate: formatHttpDate(lastModified),
   };
 }

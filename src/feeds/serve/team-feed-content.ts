@@ -8,9 +8,10 @@ import { Prisma } from '../../generated/prisma/client.js';
 import { TeamNotFoundError } from '../../store/teams.js';
 import type { FeedRecord } from '../../store/feeds.js';
 import { usableFreeBlocks } from '../feed-events.js';
-import { includedEventIds, type FeedEventType, type FeedSlot } from '../feed-model.js';
+import { includedEventIds, type FeedSlot } from '../feed-model.js';
 import type { TeamMemberTime } from '../team-availability.js';
 import { memberName } from '../team-feed-events.js';
+import { eventTypesById, FEED_EVENT_TYPE_COLUMNS, FEED_SLOT_COLUMNS, feedSlotOf } from './feed-content.js';
 import { FEED_TEAM_INPUTS, teamStateOf, type FeedTeamState } from './feed-inputs.js';
 import { feedWindow, type FeedWindow } from './feed-window.js';
 
@@ -45,6 +46,7 @@ export async function readTeamFeedContent(
           : await tx.eventType.findMany({
               where: { connectionId: { in: memberIds }, validTo: null },
               orderBy: [{ upstreamEventId: 'asc' }, { id: 'asc' }],
+              select: { connectionId: true, ...FEED_EVENT_TYPE_COLUMNS },
             });
       const slotRows =
         memberIds.length === 0
@@ -56,39 +58,14 @@ export async function readTeamFeedContent(
                 startsAt: { gte: window.windowStart, lt: window.windowEnd },
               },
               orderBy: [{ startsAt: 'asc' }, { upstreamEventId: 'asc' }, { id: 'asc' }],
-              select: {
-                connectionId: true,
-                upstreamEventId: true,
-                startsAt: true,
-                endsAt: true,
-                sequence: true,
-                firstSeenAt: true,
-                lastChangedAt: true,
-              },
+              select: { connectionId: true, ...FEED_SLOT_COLUMNS },
             });
       const members = team.members.map((member): TeamMemberTime => {
-        const eventTypes = new Map<string, FeedEventType>(
-          eventTypeRows
-            .filter((row) => row.connectionId === member.id)
-            .map((row) => [
-              row.upstreamEventId,
-              {
-                title: row.title,
-                durationMinutes: row.durationMinutes,
-                url: row.url,
-                color: row.color,
-                enabled: row.enabled,
-                secret: row.secret,
-              },
-            ]),
-        );
+        const eventTypes = eventTypesById(eventTypeRows.filter((row) => row.connectionId === member.id));
         const included = includedEventIds(eventTypes, null);
         const slots: FeedSlot[] = slotRows
           .filter((slot) => slot.connectionId === member.id && included.has(slot.upstreamEventId))
-          .map(({ upstreamEventId, connectionId: _owner, ...slot }) => ({
-            eventId: upstreamEventId,
-            ...slot,
-          }));
+          .map(({ connectionId: _owner, ...slot }) => feedSlotOf(slot));
         return {
           id: member.id,
           name: memberName(member.displayName),
