@@ -6,6 +6,7 @@ import {
   DEFAULT_FEED_VIEW,
   DEFAULT_FREE_SUMMARY,
   describeTeamFeedOptions,
+  FEED_DAYS_MAX,
   FEED_VIEWS,
   VIEW_NAMES,
   viewOf,
@@ -231,7 +232,7 @@ export function registerFeedsCommand(program: Command, env: Env, stdout: Stdout)
         .choices(FEED_VIEWS)
         .default(DEFAULT_FEED_VIEW),
     )
-    .addOption(new Option('--days <n>', 'days ahead to show').argParser(wholeNumber(1, 366)))
+    .addOption(new Option('--days <n>', 'days ahead to show').argParser(wholeNumber(1, FEED_DAYS_MAX)))
     .option('--merge', 'slots view: join adjacent or overlapping slots of one event type into one block')
     .option('--summary <text>', `free view: the title of every block (default "${DEFAULT_FREE_SUMMARY}")`)
     .option('--label <text>', 'a note for operators')

@@ -10,6 +10,8 @@ import { createTeamStore, type TeamRecord } from '../store/teams.js';
 import {
   DEFAULT_TEAM_MINIMUM_MINUTES,
   DEFAULT_TEAM_MODE,
+  FEED_DAYS_MAX,
+  TEAM_MINIMUM_MAX_MINUTES,
   TEAM_MODES,
   type TeamMode,
 } from '../feeds/feed-options.js';
@@ -146,9 +148,9 @@ export function registerTeamsCommand(program: Command, env: Env, stdout: Stdout)
       new Option(
         '--minimum <minutes>',
         `mode all: the shortest time together shown (default ${DEFAULT_TEAM_MINIMUM_MINUTES})`,
-      ).argParser(wholeNumber(1, 1440)),
+      ).argParser(wholeNumber(1, TEAM_MINIMUM_MAX_MINUTES)),
     )
-    .addOption(new Option('--days <n>', 'days ahead to show').argParser(wholeNumber(1, 366)))
+    .addOption(new Option('--days <n>', 'days ahead to show').argParser(wholeNumber(1, FEED_DAYS_MAX)))
     .option('--summary <text>', 'the title of every block')
     .option('--label <text>', 'a note for operators')
     .action(

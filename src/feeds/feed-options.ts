@@ -26,11 +26,15 @@ export const DEFAULT_TEAM_MODE: TeamMode = 'all';
 /** A meeting of everyone needs at least this long together, unless the feed says otherwise. */
 export const DEFAULT_TEAM_MINIMUM_MINUTES = 30;
 
+/** Days a feed may show, and minutes a team feed's minimum may be: the forms and the CLI take the same bounds. */
+export const FEED_DAYS_MAX = 366;
+export const TEAM_MINIMUM_MAX_MINUTES = 1440;
+
 export const feedOptionsSchema = z.strictObject({
   /** Absent on rows written before views existed: those are converted by a migration, so absent means free. */
   view: z.enum(FEED_VIEWS).optional(),
   /** Days shown from the start of today in the account's zone; a leap year's worth at most. */
-  days: z.number().int().min(1).max(366).optional(),
+  days: z.number().int().min(1).max(FEED_DAYS_MAX).optional(),
   /** `slots` view: join adjacent or overlapping slots of one event type into one block. */
   merge: z.boolean().optional(),
   /** `free` view: the SUMMARY of every block ("Free" when unset). */
@@ -38,7 +42,7 @@ export const feedOptionsSchema = z.strictObject({
   /** Team feeds only, and always: whose free time they show. */
   mode: z.enum(TEAM_MODES).optional(),
   /** Team feeds in mode `all`: the shortest time together worth showing, in minutes. */
-  minimum: z.number().int().min(1).max(1440).optional(),
+  minimum: z.number().int().min(1).max(TEAM_MINIMUM_MAX_MINUTES).optional(),
 });
 
 export type FeedOptions = {

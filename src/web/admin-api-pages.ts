@@ -7,6 +7,7 @@ import type { WebhookDeliveryRecord, WebhookEndpointRecord } from '../store/webh
 import { WEBHOOK_EVENT_TYPES } from '../webhooks/webhook-events.js';
 import { html, scrollBox, sendPage, type Raw } from './html.js';
 import { shownTime } from './time-html.js';
+import { postButton } from './post-button.js';
 
 export const ADMIN_API = '/admin/api';
 
@@ -21,20 +22,6 @@ export interface AdminEndpoint {
   /** The connection's or team's name, as the administrator knows it. */
   ownerName: string;
   deliveries: WebhookDeliveryRecord[];
-}
-
-function postButton(
-  action: string,
-  label: string,
-  options: { confirm?: string; danger?: boolean } = {},
-): Raw {
-  return html`<form
-    method="post"
-    action="${action}"
-    ${options.confirm ? html`data-confirm="${options.confirm}"` : ''}
-  >
-    <button type="submit" class="button small ${options.danger ? 'danger' : ''}">${label}</button>
-  </form>`;
 }
 
 function deliveryState(d: WebhookDeliveryRecord): Raw {

@@ -11,6 +11,8 @@ import {
 } from '../store/connection-admin.js';
 import { html, scrollBox, sendPage, type Raw } from './html.js';
 import { shownTime } from './time-html.js';
+import { daysAheadField, labelField } from './feed-form-fields.js';
+import { postButton } from './post-button.js';
 
 /** The administrator's home: the connections list. */
 export const ADMIN_HOME = '/admin';
@@ -38,22 +40,6 @@ const STATUS_LABEL: Record<ConnectionOverview['status'], string> = {
   needs_reauth: 'needs re-authorisation',
   disabled: 'disabled',
 };
-
-function postButton(
-  action: string,
-  label: string,
-  options: { attributes?: Raw; confirm?: string; kind?: 'danger' } = {},
-): Raw {
-  return html`<form
-    method="post"
-    action="${action}"
-    ${options.confirm ? html`data-confirm="${options.confirm}"` : ''}
-  >
-    <button type="submit" class="button small ${options.kind ?? ''}" ${options.attributes ?? ''}>
-      ${label}
-    </button>
-  </form>`;
-}
 
 export function loginPage(
   reply: FastifyReply,
@@ -108,7 +94,7 @@ function describeFeedRow(
       ${postButton(`/admin/feeds/${feed.id}/revoke`, 'Revoke', {
         attributes: html`data-action="revoke" data-feed-id="${feed.id}"`,
         confirm: 'Revoke this feed? Its URL stops working for good, and subscribed calendars stop updating.',
-        kind: 'danger',
+        danger: true,
       })}
     </div>
   </li>`;
@@ -132,15 +118,7 @@ function createFeedForm(connection: ConnectionOverview): Raw {
           ${FEED_VIEWS.map((view) => html`<option value="${view}">${VIEW_NAMES[view]}</option>`)}
         </select>
       </div>
-      <div class="field">
-        <label for="${id('label')}">Label</label>
-        <input id="${id('label')}" name="label" maxlength="100" />
-      </div>
-      <div class="field">
-        <label for="${id('days')}">Days ahead</label>
-        <input id="${id('days')}" name="days" type="number" min="1" max="366" inputmode="numeric" />
-        <span class="hint">Empty: the installation’s default.</span>
-      </div>
+      ${labelField(id('label'))} ${daysAheadField(id('days'))}
       <div class="field">
         <label for="${id('summary')}">Free blocks’ title (views of free time only)</label>
         <input id="${id('summary')}" name="summary" maxlength="100" placeholder="Free" />

@@ -5,6 +5,7 @@ import type { FastifyReply } from 'fastify';
 import {
   DEFAULT_TEAM_MINIMUM_MINUTES,
   describeTeamFeedOptions,
+  TEAM_MINIMUM_MAX_MINUTES,
   TEAM_MODES,
   type TeamMode,
 } from '../feeds/feed-options.js';
@@ -12,6 +13,8 @@ import type { FeedRecord } from '../store/feeds.js';
 import type { TeamRecord } from '../store/teams.js';
 import { html, scrollBox, sendPage, type Raw } from './html.js';
 import { shownTime } from './time-html.js';
+import { daysAheadField, labelField } from './feed-form-fields.js';
+import { postButton } from './post-button.js';
 
 export const ADMIN_TEAMS = '/admin/teams';
 
@@ -37,22 +40,6 @@ export interface AdminTeam {
   feeds: FeedRecord[];
 }
 
-function postButton(
-  action: string,
-  label: string,
-  options: { confirm?: string; danger?: boolean; data?: Raw } = {},
-): Raw {
-  return html`<form
-    method="post"
-    action="${action}"
-    ${options.confirm ? html`data-confirm="${options.confirm}"` : ''}
-  >
-    <button type="submit" class="button small ${options.danger ? 'danger' : ''}" ${options.data ?? ''}>
-      ${label}
-    </button>
-  </form>`;
-}
-
 function feedRow(feed: FeedRecord, now: Date): Raw {
   return html`<li data-feed-id="${feed.id}">
     <strong>${feed.label ?? 'Team feed'}</strong>
@@ -63,12 +50,12 @@ function feedRow(feed: FeedRecord, now: Date): Raw {
       ${postButton(`/admin/feeds/${feed.id}/rotate`, 'Rotate URL', {
         confirm:
           'Replace this feed’s URL? The old URL stops working at once: everyone subscribed must subscribe again.',
-        data: html`data-action="rotate"`,
+        attributes: html`data-action="rotate"`,
       })}
       ${postButton(`/admin/feeds/${feed.id}/revoke`, 'Revoke', {
         confirm: 'Revoke this feed? Its URL stops working for good.',
         danger: true,
-        data: html`data-action="revoke"`,
+        attributes: html`data-action="revoke"`,
       })}
     </div>
   </li>`;
@@ -100,7 +87,7 @@ function membersTable({ team, emails }: AdminTeam): Raw {
               <td>
                 ${postButton(`${ADMIN_TEAMS}/${team.id}/members/${m.connectionId}/remove`, 'Remove', {
                   confirm: `Remove ${m.displayName ?? 'this member'} from ${team.name}?`,
-                  data: html`data-action="remove-member"`,
+                  attributes: html`data-action="remove-member"`,
                 })}
               </td>
             </tr>`,
@@ -139,16 +126,12 @@ function newTeamFeedForm(team: TeamRecord): Raw {
           name="minimum"
           type="number"
           min="1"
-          max="1440"
+          max="${TEAM_MINIMUM_MAX_MINUTES}"
           inputmode="numeric"
           placeholder="${DEFAULT_TEAM_MINIMUM_MINUTES}"
         />
       </div>
-      <div class="field">
-        <label for="${id('days')}">Days ahead</label>
-        <input id="${id('days')}" name="days" type="number" min="1" max="366" inputmode="numeric" />
-        <span class="hint">Empty: the installation’s default.</span>
-      </div>
+      ${daysAheadField(id('days'))}
       <div class="field">
         <label for="${id('summary')}">Blocks’ title</label>
         <input
@@ -158,10 +141,7 @@ function newTeamFeedForm(team: TeamRecord): Raw {
           placeholder="Everyone free / 2 of 5 free"
         />
       </div>
-      <div class="field">
-        <label for="${id('label')}">Label</label>
-        <input id="${id('label')}" name="label" maxlength="100" />
-      </div>
+      ${labelField(id('label'))}
       <button type="submit" class="button primary small">Create team feed</button>
     </form>
   </details>`;
@@ -189,7 +169,7 @@ function teamCard(entry: AdminTeam, now: Date): Raw {
       ${postButton(`${ADMIN_TEAMS}/${team.id}/delete`, 'Delete team', {
         confirm: `Delete ${team.name}? Its feeds stop working for good; its members keep their own.`,
         danger: true,
-        data: html`data-action="delete-team"`,
+        attributes: html`data-action="delete-team"`,
       })}
     </div>
   </section>`;

@@ -2,13 +2,20 @@
 // the actions an owner has (new feed, replace or revoke a URL, pause, leave a team, delete everything), and
 // the pages around it (signed out, not connected, deleted). Every destructive form asks first (data-confirm).
 import type { FastifyReply } from 'fastify';
-import { describeTeamFeedOptions, FEED_VIEWS, viewOf, type FeedView } from '../feeds/feed-options.js';
+import {
+  describeTeamFeedOptions,
+  FEED_DAYS_MAX,
+  FEED_VIEWS,
+  viewOf,
+  type FeedView,
+} from '../feeds/feed-options.js';
 import type { FeedRecord } from '../store/feeds.js';
 import type { TeamRecord } from '../store/teams.js';
 import type { WebhookEndpointRecord } from '../store/webhooks.js';
 import type { FeedLinks } from './feed-links.js';
 import { html, Raw, sendPage } from './html.js';
 import { shownTime } from './time-html.js';
+import { postButton } from './post-button.js';
 
 export const OWNER_NOTICES: Record<string, string> = {
   connected: 'Connected. Your free time is now a calendar feed: subscribe to it below.',
@@ -85,26 +92,6 @@ const STATUS: Record<OwnerHomeInput['connection']['status'], { label: string; ba
       help: 'Syncing is paused. Your feeds keep showing the last free time seen, marked as not updated.',
     },
   };
-
-function postForm(
-  action: string,
-  label: string,
-  options: { confirm?: string; kind?: string; id?: string } = {},
-): Raw {
-  return html`<form
-    method="post"
-    action="${action}"
-    ${options.confirm ? html`data-confirm="${options.confirm}"` : ''}
-  >
-    <button
-      type="submit"
-      class="button small ${options.kind ?? ''}"
-      ${options.id ? html`id="${options.id}"` : ''}
-    >
-      ${label}
-    </button>
-  </form>`;
-}
 
 export function feedTitle(item: OwnerFeed): string {
   if (item.feed.teamId !== null) return item.feed.label ?? item.name;
@@ -215,15 +202,15 @@ function feedCard(item: OwnerFeed, input: OwnerHomeInput): Raw {
     ${subscribeBlock(item, input)} ${viewForm(feed)}
     <div class="actions">
       ${previewLink(item)}
-      ${postForm(`/me/feeds/${feed.id}/rotate`, 'Replace address', {
+      ${postButton(`/me/feeds/${feed.id}/rotate`, 'Replace address', {
         confirm:
           'Replace this feed’s address? The old one stops working at once: everyone subscribed must subscribe again with the new one.',
         id: `rotate-${feed.id}`,
       })}
-      ${postForm(`/me/feeds/${feed.id}/revoke`, 'Revoke', {
+      ${postButton(`/me/feeds/${feed.id}/revoke`, 'Revoke', {
         confirm:
           'Revoke this feed? Its address stops working for good and subscribed calendars stop updating.',
-        kind: 'danger',
+        danger: true,
         id: `revoke-${feed.id}`,
       })}
     </div>
@@ -252,7 +239,14 @@ function newFeedForm(input: OwnerHomeInput): Raw {
         </div>
         <div class="field">
           <label for="new-feed-days">Days ahead</label>
-          <input id="new-feed-days" name="days" type="number" min="1" max="366" inputmode="numeric" />
+          <input
+            id="new-feed-days"
+            name="days"
+            type="number"
+            min="1"
+            max="${FEED_DAYS_MAX}"
+            inputmode="numeric"
+          />
           <span class="hint">Empty: the usual.</span>
         </div>
         <div class="field">
@@ -292,7 +286,7 @@ function teamsSection(input: OwnerHomeInput): Raw {
             With ${team.members.map((m) => m.displayName ?? 'an unnamed member').join(', ')}
           </p>
           ${feeds.length === 0 ? html`<p class="muted small">No team feeds yet.</p>` : feeds.map((item) => teamFeedCard(item, input))}
-          ${postForm(`/me/teams/${team.id}/leave`, 'Leave', {
+          ${postButton(`/me/teams/${team.id}/leave`, 'Leave', {
             confirm: `Leave ${team.name}? Your free time stops counting in its feeds.`,
           })}
         </li>`;
@@ -323,7 +317,7 @@ function webhooksSection(input: OwnerHomeInput): Raw {
                       ? html`<p class="error small">Disabled: ${endpoint.disabledReason ?? ''}</p>`
                       : ''
                   }
-                  ${postForm(`/me/webhooks/${endpoint.id}/delete`, 'Delete', {
+                  ${postButton(`/me/webhooks/${endpoint.id}/delete`, 'Delete', {
                     confirm: 'Delete this webhook endpoint? Nothing more is sent to it.',
                   })}
                 </li>`,
@@ -393,8 +387,8 @@ export function ownerHomePage(reply: FastifyReply, input: OwnerHomeInput): Fasti
         <div class="actions">
           ${
             connection.status === 'disabled'
-              ? postForm('/me/resume', 'Resume syncing', { id: 'resume' })
-              : postForm('/me/pause', 'Pause syncing', {
+              ? postButton('/me/resume', 'Resume syncing', { id: 'resume' })
+              : postButton('/me/pause', 'Pause syncing', {
                   confirm: 'Pause syncing? Your feeds keep the free time seen so far until you resume.',
                   id: 'pause',
                 })
@@ -419,10 +413,10 @@ export function ownerHomePage(reply: FastifyReply, input: OwnerHomeInput): Fasti
           Removes your connection and everything slotfeed stored for it: snapshots, history, feeds (their
           addresses stop working) and Calendbook tokens. It cannot be undone.
         </p>
-        ${postForm('/me/delete', 'Disconnect and delete my data', {
+        ${postButton('/me/delete', 'Disconnect and delete my data', {
           confirm:
             'Delete everything slotfeed stored for your account? Your feed addresses stop working at once. This cannot be undone.',
-          kind: 'danger',
+          danger: true,
           id: 'delete-my-data',
         })}
       </section>`,
