@@ -4,6 +4,8 @@
 // missing value stops start-up with a message that names the variable.
 import { z } from 'zod';
 import { weaknessOf } from './lib/secret-strength.js';
+import type { AdaptBounds } from './sync/band-schedule.js';
+import { cadenceBandsSchema, type CadenceBand } from './sync/cadence-bands.js';
 
 type Section = 'database' | 'redis' | 'log' | 'upstream' | 'vault' | 'sync' | 'web' | 'webhooks';
 
@@ -52,6 +54,30 @@ const base64KeyList = z
     'each key must be 32 bytes, base64-encoded',
   );
 const ratio = z.coerce.number().min(0).max(0.5);
+const adaptFactors = z.string().transform((v, ctx) => {
+  const [fastest, slowest, extra] = v.split(',').map((part) => Number(part.trim()));
+  if (
+    extra !== undefined ||
+    fastest === undefined ||
+    slowest === undefined ||
+    !(fastest > 0 && fastest <= 1) ||
+    !(slowest >= 1 && slowest <= 24)
+  ) {
+    ctx.addIssue({
+      code: 'custom',
+      message: 'must be <fastest>,<slowest> with 0 < fastest ≤ 1 ≤ slowest ≤ 24',
+    });
+    return z.NEVER;
+  }
+  return { fastest, slowest };
+});
+const optionalBudget = z
+  .string()
+  .transform((v) => (v.trim() === '' ? undefined : Number(v)))
+  .refine(
+    (v) => v === undefined || (Number.isFinite(v) && v > 0 && v <= 100_000),
+    'must be a number of calls per second above 0',
+  );
 const queryParamName = z.string().regex(/^[A-Za-z0-9_.-]+$/, 'must be a plain query parameter name');
 
 // What fastify's trustProxy takes: true trusts every hop, so the left-most X-Forwarded-For entry, which the
@@ -210,11 +236,26 @@ export const variables = {
     secret: true,
     schema: base64KeyList,
   }),
-  SYNC_INTERVAL_SECONDS: variable({
+  SYNC_BANDS: variable({
     section: 'sync',
-    description: 'How often each connection is synced.',
-    default: '900',
-    schema: z.coerce.number().int().min(60).max(86_400),
+    description:
+      'Cadence by date band: comma-separated `<days ahead>=<interval>`, nearest first, the last `*` (the rest of the horizon). `3d=10m,7d=30m,*=2h` pulls today and the next two days every 10 minutes, the rest of the week every 30, the rest every 2 hours; `*=15m` pulls everything every 15 minutes.',
+    default: '3d=10m,7d=30m,*=2h',
+    schema: cadenceBandsSchema,
+  }),
+  SYNC_ADAPT_FACTORS: variable({
+    section: 'sync',
+    description:
+      'How far a connection’s own activity moves its band intervals: `<fastest>,<slowest>` as factors of SYNC_BANDS (a band that saw changes goes faster, one that saw none slower); `1,1` turns adaptation off.',
+    default: '0.5,2',
+    schema: adaptFactors,
+  }),
+  SYNC_CALL_BUDGET_PER_SECOND: variable({
+    section: 'sync',
+    description:
+      'Upstream calls per second the scheduler may plan for (nearest bands first; far ones wait when it is short). Empty: UPSTREAM_RATE_LIMIT_PER_SECOND, which stays the hard ceiling either way; 0: no budget.',
+    default: '',
+    schema: optionalBudget,
   }),
   SYNC_JITTER_RATIO: variable({
     section: 'sync',
@@ -549,6 +590,11 @@ export interface Config {
     concurrency: number;
   };
   sync: {
+    bands: CadenceBand[];
+    adapt: AdaptBounds;
+    /** Calls per second the scheduler plans for (SYNC_CALL_BUDGET_PER_SECOND, else the rate limit). */
+    callBudgetPerSecond: number;
+    /** The nearest band's interval: how often a feed's subscribers may usefully poll. */
     intervalSeconds: number;
     jitterRatio: number;
     horizonDays: number;
@@ -664,36 +710,48 @@ export function loadConfig<S extends Section>(env: Env, sections: readonly S[]):
       dispatchIntervalMs: read('WEBHOOK_DISPATCH_INTERVAL_MS'),
       concurrency: read('WEBHOOK_CONCURRENCY'),
     }),
-    sync: () => ({
-      intervalSeconds: read('SYNC_INTERVAL_SECONDS'),
-      jitterRatio: read('SYNC_JITTER_RATIO'),
-      horizonDays: read('SYNC_HORIZON_DAYS'),
-      overviewWindowDays: read('SYNC_OVERVIEW_WINDOW_DAYS'),
-      tickSeconds: read('SYNC_TICK_SECONDS'),
-      maxAttempts: read('SYNC_MAX_ATTEMPTS'),
-      backoffMs: read('SYNC_BACKOFF_MS'),
-      workerConcurrency: read('WORKER_CONCURRENCY'),
-      fetchConcurrency: read('SYNC_FETCH_CONCURRENCY'),
-      rateLimit: {
+    sync: () => {
+      const bands = read('SYNC_BANDS');
+      const rateLimit = {
         perSecond: read('UPSTREAM_RATE_LIMIT_PER_SECOND'),
         burst: read('UPSTREAM_RATE_LIMIT_BURST'),
         audit: read('UPSTREAM_RATE_LIMIT_AUDIT'),
-      },
-      tokenRefreshMarginSeconds: read('TOKEN_REFRESH_MARGIN_SECONDS'),
-      workerLockSeconds: read('WORKER_LOCK_SECONDS'),
-      shutdownGraceSeconds: read('SHUTDOWN_GRACE_SECONDS'),
-      database: {
-        statementTimeoutMs: read('SYNC_STATEMENT_TIMEOUT_MS'),
-        lockTimeoutMs: read('SYNC_LOCK_TIMEOUT_MS'),
-      },
-      healthPort: read('HEALTH_PORT'),
-      retention: {
-        syncRunDays: read('RETENTION_SYNC_RUNS_DAYS'),
-        closedSlotDays: read('RETENTION_CLOSED_SLOTS_DAYS'),
-        batchSize: read('RETENTION_BATCH_SIZE'),
-        intervalSeconds: read('RETENTION_INTERVAL_SECONDS'),
-      },
-    }),
+      };
+      if (env.SYNC_INTERVAL_SECONDS !== undefined && env.SYNC_INTERVAL_SECONDS !== '') {
+        problems.push(
+          `SYNC_INTERVAL_SECONDS is replaced by SYNC_BANDS: for the same fixed schedule set SYNC_BANDS=*=${env.SYNC_INTERVAL_SECONDS}s`,
+        );
+      }
+      return {
+        bands,
+        adapt: read('SYNC_ADAPT_FACTORS'),
+        callBudgetPerSecond: read('SYNC_CALL_BUDGET_PER_SECOND') ?? rateLimit.perSecond,
+        intervalSeconds: bands ? Math.min(...bands.map((band) => band.intervalSeconds)) : 0,
+        jitterRatio: read('SYNC_JITTER_RATIO'),
+        horizonDays: read('SYNC_HORIZON_DAYS'),
+        overviewWindowDays: read('SYNC_OVERVIEW_WINDOW_DAYS'),
+        tickSeconds: read('SYNC_TICK_SECONDS'),
+        maxAttempts: read('SYNC_MAX_ATTEMPTS'),
+        backoffMs: read('SYNC_BACKOFF_MS'),
+        workerConcurrency: read('WORKER_CONCURRENCY'),
+        fetchConcurrency: read('SYNC_FETCH_CONCURRENCY'),
+        rateLimit,
+        tokenRefreshMarginSeconds: read('TOKEN_REFRESH_MARGIN_SECONDS'),
+        workerLockSeconds: read('WORKER_LOCK_SECONDS'),
+        shutdownGraceSeconds: read('SHUTDOWN_GRACE_SECONDS'),
+        database: {
+          statementTimeoutMs: read('SYNC_STATEMENT_TIMEOUT_MS'),
+          lockTimeoutMs: read('SYNC_LOCK_TIMEOUT_MS'),
+        },
+        healthPort: read('HEALTH_PORT'),
+        retention: {
+          syncRunDays: read('RETENTION_SYNC_RUNS_DAYS'),
+          closedSlotDays: read('RETENTION_CLOSED_SLOTS_DAYS'),
+          batchSize: read('RETENTION_BATCH_SIZE'),
+          intervalSeconds: read('RETENTION_INTERVAL_SECONDS'),
+        },
+      };
+    },
     web: () => ({
       host: read('WEB_HOST'),
       port: read('WEB_PORT'),

@@ -28,7 +28,8 @@ import { createPostgresProbe, type PostgresProbe } from './store/postgres-probe.
 import { createPrismaClient, type PoolTimeouts } from './store/prisma-client.js';
 import { createTokenVault, vaultKeyFromBase64, type TokenVault } from './store/token-vault.js';
 import { createSyncQueue, createTickQueue, enqueueSyncs, type SyncJobData } from './sync/queues.js';
-import { startScheduler } from './sync/scheduler.js';
+import { createRedisCallBudget } from './sync/call-budget.js';
+import { startScheduler, type TickDeps } from './sync/scheduler.js';
 import type { SyncDeps } from './sync/sync-connection.js';
 import { startSyncWorker } from './sync/sync-worker.js';
 import { createApiClient, createOAuthClient } from './upstream/index.js';
@@ -253,6 +254,8 @@ export function composeServices(
       horizonDays: config.sync.horizonDays,
       overviewWindowDays: config.sync.overviewWindowDays,
       fetchConcurrency: config.sync.fetchConcurrency,
+      bands: config.sync.bands,
+      adapt: config.sync.adapt,
       intervalSeconds: config.sync.intervalSeconds,
       jitterRatio: config.sync.jitterRatio,
       tokenRefreshMarginSeconds: config.sync.tokenRefreshMarginSeconds,
@@ -344,6 +347,30 @@ export function composeWebDeps(
 }
 
 /** Starts the requested roles in this process and registers their shutdown. */
+/** What one scheduler tick needs (enqueueDueSyncs): the scheduler role's, and tests' that tick by hand. */
+export function tickDeps(
+  config: DaemonConfig,
+  clients: Clients,
+  services: Services,
+  clock: Clock,
+): TickDeps {
+  return {
+    connections: services.connections,
+    syncQueue: services.syncQueue,
+    maxAttempts: config.sync.maxAttempts,
+    bands: config.sync.bands,
+    horizonDays: config.sync.horizonDays,
+    budget: createRedisCallBudget(
+      clients.redis,
+      `${config.redis.prefix}:sync-call-budget`,
+      config.sync.callBudgetPerSecond,
+    ),
+    now: clock.now,
+    logger: clients.logger.child({ role: 'scheduler' }),
+    metrics: services.metrics,
+  };
+}
+
 export async function startRoles(
   roles: readonly Role[],
   config: DaemonConfig,
@@ -444,16 +471,12 @@ export async function startRoles(
     });
     releasers.add('retention', () => retention.close());
     const scheduler = await startScheduler({
-      connections: services.connections,
-      syncQueue: services.syncQueue,
+      ...tickDeps(config, clients, services, clock),
       tickQueue: services.tickQueue,
       connection: clients.bullRedis,
       queueConnection: clients.redis,
       prefix: config.redis.prefix,
       tickSeconds: config.sync.tickSeconds,
-      maxAttempts: config.sync.maxAttempts,
-      now: clock.now,
-      logger: clients.logger.child({ role: 'scheduler' }),
       errors: clients.errors,
     });
     releasers.add('scheduler', () => scheduler.close());

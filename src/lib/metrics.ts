@@ -1,7 +1,7 @@
 // Prometheus metrics. One Registry per process, created by the composition root and passed to whoever counts:
 // prom-client's default global registry would make two apps in one test process share (and double-register)
 // their counters.
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 export interface Metrics {
   registry: Registry;
@@ -32,6 +32,14 @@ export interface Metrics {
    * (the change happened after it), by how far ahead the slot is (sync/date-bands.ts).
    */
   changeStalenessBound: Histogram<'band'>;
+  /** Per cadence band (SYNC_BANDS), the due pulls the last tick left waiting for budget. */
+  bandDeferred: Gauge<'band'>;
+  /** Per cadence band, how long the longest waiting of those has been due. */
+  bandOverdueSeconds: Gauge<'band'>;
+  /** Upstream calls the scheduler has allotted to the syncs it enqueued (SYNC_CALL_BUDGET_PER_SECOND). */
+  budgetCallsAllocated: Counter;
+  /** Band pulls committed, by cadence band. */
+  bandPulls: Counter<'band'>;
 }
 
 export function createMetrics(): Metrics {
@@ -107,6 +115,29 @@ export function createMetrics(): Metrics {
       help: 'Per stored slot change, the time since the previous successful sync (how stale it may have been), by date band.',
       labelNames: ['band'],
       buckets: [60, 300, 600, 900, 1800, 3600, 7200, 14_400, 43_200, 86_400],
+      registers,
+    }),
+    bandDeferred: new Gauge({
+      name: 'slotfeed_sync_band_deferred',
+      help: 'Due band pulls the last scheduler tick left for later because the call budget was spent, by cadence band.',
+      labelNames: ['band'],
+      registers,
+    }),
+    bandOverdueSeconds: new Gauge({
+      name: 'slotfeed_sync_band_overdue_seconds',
+      help: 'How long the longest-waiting deferred band pull has been due, by cadence band (0: none waits).',
+      labelNames: ['band'],
+      registers,
+    }),
+    budgetCallsAllocated: new Counter({
+      name: 'slotfeed_sync_budget_calls_allocated_total',
+      help: 'Upstream calls the scheduler allotted to the sync jobs it enqueued.',
+      registers,
+    }),
+    bandPulls: new Counter({
+      name: 'slotfeed_sync_band_pulls_total',
+      help: 'Band pulls committed, by cadence band.',
+      labelNames: ['band'],
       registers,
     }),
     errors: new Counter({

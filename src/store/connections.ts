@@ -60,7 +60,8 @@ export interface ConnectionStore {
    */
   markNeedsReauth(id: string, reason: string, now: Date, readAs?: string): Promise<boolean>;
   /** Active connections whose next sync is due, soonest first. */
-  findDueIds(now: Date, limit: number): Promise<string[]>;
+  /** Active connections due at `now` (earliest first), with their band state as stored. */
+  findDue(now: Date, limit: number): Promise<{ id: string; bandState: unknown }[]>;
 }
 
 export function createConnectionStore(prisma: PrismaClient, vault: TokenVault): ConnectionStore {
@@ -185,14 +186,13 @@ export function createConnectionStore(prisma: PrismaClient, vault: TokenVault): 
       });
     },
 
-    async findDueIds(now, limit) {
-      const rows = await prisma.connection.findMany({
+    async findDue(now, limit) {
+      return prisma.connection.findMany({
         where: { status: 'active', nextSyncAt: { lte: now } },
         orderBy: { nextSyncAt: 'asc' },
         take: limit,
-        select: { id: true },
+        select: { id: true, bandState: true },
       });
-      return rows.map((row) => row.id);
     },
   };
 }

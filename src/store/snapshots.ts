@@ -6,6 +6,7 @@
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { ConnectionNotFoundError } from './connections.js';
 import type { Prisma } from '../generated/prisma/client.js';
+import { DateTime } from 'luxon';
 import { contentHash } from '../lib/content-hash.js';
 import { closeReasonOf, type CloseContext, type CloseReason } from './close-reasons.js';
 import { diffSlots, type FetchedSlot } from './slot-diff.js';
@@ -29,12 +30,23 @@ export interface SnapshotInput {
   profile: { payload: unknown; email: string; name: string; timezone: string };
   /** Every event type the account has, enabled or not; an event type missing here was deleted. */
   eventTypes: EventTypeSnapshot[];
-  /** Overviews of the enabled event types over the horizon. */
-  overviews: { upstreamEventId: string; payload: unknown }[];
-  /** Every open slot over the horizon; an open slot missing here is gone. */
+  /** Overviews of the enabled event types over each band pulled. */
+  overviews: { upstreamEventId: string; band: string; payload: unknown }[];
+  /** Every open slot on the dates pulled; an open slot missing here is gone. */
   slots: FetchedSlot[];
-  /** The dates pulled, in the account's zone: a slot dated outside them closed because the window moved. */
-  horizon?: { zone: string; dates: readonly string[] };
+  /**
+   * The horizon's dates in the account's zone, and the bands of it this sync pulled. A stored slot dated
+   * outside the horizon closed because the window moved; one dated inside it but in no pulled band was not
+   * looked at, and the commit leaves it as it is. Absent: the slots are the whole picture (tests).
+   */
+  horizon?: {
+    zone: string;
+    dates: readonly string[];
+    /** Every band of the configuration (SYNC_BANDS): an overview of another band is left from an older one. */
+    bandNames: readonly string[];
+    /** The bands pulled, each with its dates and the calls it cost. */
+    bands: readonly { name: string; dates: readonly string[]; calls: number }[];
+  };
 }
 
 export interface RunRecord {
@@ -65,6 +77,8 @@ export interface SnapshotChanges {
   changedByBand: Partial<Record<DateBand, number>>;
   /** The connection's previous successful sync: every change this one saw happened after it. */
   previousGoodSyncAt: Date | null;
+  /** Slots opened, closed or moved on each pulled band's dates (how the band schedule adapts). */
+  changedByPulledBand: Record<string, number>;
   /** The pull began before one that committed already: nothing was written but the run row. */
   superseded: boolean;
 }
@@ -138,28 +152,66 @@ async function commitEventTypes(tx: Tx, connectionId: string, eventTypes: EventT
   );
 }
 
-async function commitOverviews(
-  tx: Tx,
-  connectionId: string,
-  overviews: SnapshotInput['overviews'],
-  now: Date,
-) {
-  const current = await tx.overview.findMany({ where: { connectionId, validTo: null } });
+/**
+ * An overview is kept per event type and band. A partial sync replaces the overviews of the bands it pulled
+ * and of event types now gone or disabled; the other bands' overviews stay current.
+ */
+async function commitOverviews(tx: Tx, connectionId: string, snapshot: SnapshotInput, now: Date) {
+  const { overviews } = snapshot;
+  const pulledBands = new Set(overviews.map((o) => o.band));
+  const enabledEvents = new Set(snapshot.eventTypes.filter((e) => e.enabled).map((e) => e.upstreamEventId));
+  const configuredBands = new Set(snapshot.horizon?.bandNames ?? []);
+  const inScope = (row: { upstreamEventId: string; band: string }) =>
+    !snapshot.horizon ||
+    pulledBands.has(row.band) ||
+    !configuredBands.has(row.band) ||
+    !enabledEvents.has(row.upstreamEventId);
+  const current = (await tx.overview.findMany({ where: { connectionId, validTo: null } })).filter(inScope);
+  const keyOf = (o: { upstreamEventId: string; band: string }) => `${o.upstreamEventId}\u0000${o.band}`;
   return versionRows(
-    current.map((row) => ({ id: row.id, key: row.upstreamEventId, contentHash: row.contentHash })),
-    overviews.map((o) => ({ ...o, key: o.upstreamEventId, hash: contentHash(o.payload) })),
+    current.map((row) => ({ id: row.id, key: keyOf(row), contentHash: row.contentHash })),
+    overviews.map((o) => ({ ...o, key: keyOf(o), hash: contentHash(o.payload) })),
     (ids) => tx.overview.updateMany({ where: { id: { in: ids } }, data: { validTo: now } }),
     (items) =>
       tx.overview.createMany({
         data: items.map((o) => ({
           connectionId,
           upstreamEventId: o.upstreamEventId,
+          band: o.band,
           contentHash: o.hash,
           payload: o.payload as Prisma.InputJsonValue,
           validFrom: now,
         })),
       }),
   );
+}
+
+/**
+ * What a (partial) pull may close: a slot on a date it pulled, a slot it knows is gone for a reason that
+ * holds on every date (its event type was removed or disabled, per the whole list it pulled), and bookkeeping
+ * that needs no pull at all (a slot that started, a date that left the horizon). A slot on a horizon date it
+ * did not pull stays as the pull that last saw it left it.
+ */
+function partialScope(snapshot: SnapshotInput, now: Date) {
+  const horizon = snapshot.horizon;
+  const bandOfDate = new Map<string, string>();
+  for (const band of horizon?.bands ?? []) for (const date of band.dates) bandOfDate.set(date, band.name);
+  const horizonDates = new Set(horizon?.dates ?? []);
+  const enabled = new Set(snapshot.eventTypes.filter((e) => e.enabled).map((e) => e.upstreamEventId));
+  const dateOf = (startsAt: Date) =>
+    horizon ? DateTime.fromJSDate(startsAt, { zone: horizon.zone }).toISODate() : null;
+  return {
+    pulledBandOf(startsAt: Date): string | undefined {
+      const date = dateOf(startsAt);
+      return date === null ? undefined : bandOfDate.get(date);
+    },
+    mayClose(slot: { eventId: string; startsAt: Date }): boolean {
+      if (!horizon) return true;
+      if (slot.startsAt.getTime() <= now.getTime() || !enabled.has(slot.eventId)) return true;
+      const date = dateOf(slot.startsAt);
+      return date === null || bandOfDate.has(date) || !horizonDates.has(date);
+    },
+  };
 }
 
 async function commitSlots(
@@ -173,6 +225,7 @@ async function commitSlots(
     bookingsInferred: number;
     events: WebhookEvent[];
     changedByBand: SnapshotChanges['changedByBand'];
+    changedByPulledBand: SnapshotChanges['changedByPulledBand'];
   }
 > {
   const open = await tx.slot.findMany({
@@ -180,7 +233,11 @@ async function commitSlots(
     select: { id: true, upstreamEventId: true, startsAt: true, endsAt: true, sequence: true },
   });
   const stored = open.map((row) => ({ ...row, eventId: row.upstreamEventId }));
-  const changes = diffSlots(stored, snapshot.slots);
+  const storedById = new Map(stored.map((slot) => [slot.id, slot]));
+  const scope = partialScope(snapshot, now);
+  const fullDiff = diffSlots(stored, snapshot.slots);
+  // Opened and moved slots are what the pull fetched; a slot closes only where the pull could see it gone.
+  const changes = { ...fullDiff, toClose: fullDiff.toClose.filter((id) => scope.mayClose(storedById.get(id)!)) };
   const context: CloseContext = {
     now,
     eventTypes: new Map(snapshot.eventTypes.map((e) => [e.upstreamEventId, { enabled: e.enabled }])),
@@ -188,7 +245,6 @@ async function commitSlots(
       ? { horizon: { zone: snapshot.horizon.zone, dates: new Set(snapshot.horizon.dates) } }
       : {}),
   };
-  const storedById = new Map(stored.map((slot) => [slot.id, slot]));
   const reasons = changes.toClose.map((id) => closeReasonOf(storedById.get(id)!, context));
   const closedBy: SnapshotChanges['closedBy'] = {};
   for (const reason of reasons) closedBy[reason] = (closedBy[reason] ?? 0) + 1;
@@ -246,11 +302,15 @@ async function commitSlots(
     }),
   ];
   const changedByBand: SnapshotChanges['changedByBand'] = {};
+  const changedByPulledBand: Record<string, number> = {};
+  for (const band of snapshot.horizon?.bands ?? []) changedByPulledBand[band.name] = 0;
   for (const slot of [...changes.toOpen, ...closed, ...moved.map((m) => m.before)]) {
     const band = dateBandOf(slot.startsAt, now);
     changedByBand[band] = (changedByBand[band] ?? 0) + 1;
+    const pulledBand = scope.pulledBandOf(slot.startsAt);
+    if (pulledBand !== undefined) changedByPulledBand[pulledBand] = (changedByPulledBand[pulledBand] ?? 0) + 1;
   }
-  return { ...changes, closedBy, bookingsInferred: bookings.length, events, changedByBand };
+  return { ...changes, closedBy, bookingsInferred: bookings.length, events, changedByBand, changedByPulledBand };
 }
 
 /**
@@ -270,7 +330,12 @@ export interface SuccessfulSync {
   snapshot: SnapshotInput;
   run: RunRecord;
   now: Date;
-  nextSyncAt: Date;
+  /**
+   * When the connection is next due: a time, or (the sync worker) a function of its band state as this
+   * commit found it (read under the commit's lock) and what the commit changed, giving the new band state
+   * with the time (sync/band-schedule.ts).
+   */
+  next: Date | ((previousBandState: unknown, changes: SnapshotChanges) => { bandState: unknown; nextSyncAt: Date });
 }
 
 const SUPERSEDED: SnapshotChanges = {
@@ -285,6 +350,7 @@ const SUPERSEDED: SnapshotChanges = {
   bookingsInferred: 0,
   webhookDeliveries: 0,
   changedByBand: {},
+  changedByPulledBand: {},
   previousGoodSyncAt: null,
   superseded: true,
 };
@@ -316,6 +382,7 @@ function runRow(
   changes: Partial<SnapshotChanges>,
 ): Prisma.SyncRunUncheckedCreateInput {
   return endedRunRow(sync, outcome, {
+    bands: sync.snapshot.horizon?.bands.map((band) => band.name) ?? [],
     slotsOpened: changes.slotsOpened ?? 0,
     slotsClosed: changes.slotsClosed ?? 0,
     eventTypesChanged: changes.eventTypesChanged ?? 0,
@@ -333,9 +400,10 @@ export async function commitSuccessfulSync(
     async (tx) => {
       // Serialises commits of one connection: a job recovered from a stalled worker may overlap the original.
       const [locked] = await tx.$queryRaw<
-        { committed_pull_sequence: number; last_good_sync_at: Date | null }[]
+        { committed_pull_sequence: number; last_good_sync_at: Date | null; band_state: unknown }[]
       >`
-        SELECT committed_pull_sequence, last_good_sync_at FROM connection WHERE id = ${connectionId}::uuid FOR UPDATE`;
+        SELECT committed_pull_sequence, last_good_sync_at, band_state
+        FROM connection WHERE id = ${connectionId}::uuid FOR UPDATE`;
       if (!locked) throw new ConnectionNotFoundError(connectionId);
       // Turns are not enough: a pull that began before the last committed one saw older upstream state, and
       // committing it would reopen what the newer pull saw booked.
@@ -348,7 +416,7 @@ export async function commitSuccessfulSync(
       await tx.$executeRaw`SELECT set_config('slotfeed.moves_feed_version', 'on', true)`;
       const profileChanged = await commitProfile(tx, connectionId, snapshot.profile, now);
       const eventTypesChanged = await commitEventTypes(tx, connectionId, snapshot.eventTypes, now);
-      const overviewsChanged = await commitOverviews(tx, connectionId, snapshot.overviews, now);
+      const overviewsChanged = await commitOverviews(tx, connectionId, snapshot, now);
       const slots = await commitSlots(tx, connectionId, snapshot, now);
 
       const changes: SnapshotChanges = {
@@ -366,17 +434,23 @@ export async function commitSuccessfulSync(
         bookingsInferred: slots.bookingsInferred,
         webhookDeliveries: (await recordWebhookEvents(tx, connectionId, slots.events, now)).length,
         changedByBand: slots.changedByBand,
+        changedByPulledBand: slots.changedByPulledBand,
         previousGoodSyncAt: locked.last_good_sync_at,
         superseded: false,
       };
 
+      const next =
+        typeof sync.next === 'function'
+          ? sync.next(locked.band_state, changes)
+          : { nextSyncAt: sync.next, bandState: locked.band_state };
       await tx.connection.update({
         where: { id: connectionId },
         data: {
           email: snapshot.profile.email,
           displayName: snapshot.profile.name,
           timezone: snapshot.profile.timezone,
-          nextSyncAt: sync.nextSyncAt,
+          nextSyncAt: next.nextSyncAt,
+          bandState: next.bandState as Prisma.InputJsonValue,
           lastSyncAt: now,
           lastGoodSyncAt: now,
           lastSyncOutcome: 'succeeded',

@@ -1,7 +1,9 @@
 // What one sync asks the scheduling service, and nothing more: the profile (for the account's time zone), the
-// event types, overview windows covering the horizon for each enabled event type, and the slots of every
-// date those overviews call available. So a sync costs 2 + Σ(windows + available dates) calls, the minimum
-// the API allows. Every payload has been validated by the upstream client before it reaches this module.
+// event types, and for each enabled event type and each band pulled (cadence-bands.ts) the overview windows
+// covering the band's dates and the slots of every date those overviews call available. So a sync costs
+// 2 + Σ(windows + available dates) calls, the minimum the API allows for the dates it pulls; a band is asked
+// for in windows of its own, so each band's overview is stored, and replaced, whole. Every payload has been
+// validated by the upstream client before it reaches this module.
 import { DateTime } from 'luxon';
 import pLimit, { type LimitFunction } from 'p-limit';
 import type { SnapshotInput } from '../store/snapshots.js';
@@ -14,11 +16,14 @@ import {
   type Overview,
 } from '../upstream/index.js';
 import { isSameZone } from '../upstream/iso-values.js';
+import { bandsWithin, datesOfBand, type CadenceBand } from './cadence-bands.js';
 import { horizonFrom, windowsCovering, type OverviewWindow } from './horizon-windows.js';
 import type { UpstreamSession } from './upstream-session.js';
 
 export interface PullSettings {
   horizonDays: number;
+  /** SYNC_BANDS: the horizon cut into bands by days ahead, each pulled on its own interval. */
+  bands: readonly CadenceBand[];
   overviewWindowDays: number;
   fetchConcurrency: number;
 }
@@ -66,21 +71,29 @@ function checkOverviewZone(overview: Overview, zone: string): void {
   });
 }
 
-interface EventTypePull {
-  overviewPayload: unknown;
-  slots: FetchedSlot[];
+/** One band's part of a pull: its dates, asked for in windows of their own. */
+interface BandSegment {
+  band: string;
+  dates: string[];
+  windows: OverviewWindow[];
 }
 
-async function pullEventType(
+interface SegmentPull {
+  overviewPayload: unknown;
+  slots: FetchedSlot[];
+  calls: number;
+}
+
+async function pullSegment(
   session: UpstreamSession,
   api: ApiClient,
   schedule: <T>(task: () => Promise<T>) => Promise<T>,
   eventType: EventType,
   zone: string,
-  horizonDates: ReadonlySet<string>,
-  windows: OverviewWindow[],
-): Promise<EventTypePull> {
+  segment: BandSegment,
+): Promise<SegmentPull> {
   const id = eventType.event_id;
+  const { windows } = segment;
   const overviews: Overview[] = await Promise.all(
     windows.map((w) =>
       schedule(async () => {
@@ -92,9 +105,10 @@ async function pullEventType(
       }),
     ),
   );
-  // An overview may list dates outside the window asked for; only the horizon's dates are fetched.
+  // An overview may list dates outside the window asked for; only the segment's own dates are fetched.
+  const segmentDates = new Set(segment.dates);
   const availableDates = [
-    ...new Set(overviews.flatMap((o) => o.availability.available_dates).filter((d) => horizonDates.has(d))),
+    ...new Set(overviews.flatMap((o) => o.availability.available_dates).filter((d) => segmentDates.has(d))),
   ].sort();
   const slotLists = await Promise.all(
     availableDates.map((date) =>
@@ -120,7 +134,7 @@ async function pullEventType(
     timezone: zone,
     windows: windows.map((w, i) => ({ startDate: w.startDate, period: w.period, overview: overviews[i] })),
   };
-  return { overviewPayload, slots };
+  return { overviewPayload, slots, calls: windows.length + availableDates.length };
 }
 
 /**
@@ -151,24 +165,35 @@ class PullAbandonedError extends Error {
   }
 }
 
+/** What to pull: every band (a first or a forced sync), or the bands named (a scheduled partial sync). */
+export type PullScope = 'all' | readonly string[];
+
 export async function pullSnapshot(
   session: UpstreamSession,
   api: ApiClient,
   settings: PullSettings,
   now: Date,
+  scope: PullScope = 'all',
 ): Promise<SnapshotInput> {
   const profile = await session.call('GET /users/me', (token) => api.getProfile(token));
   const eventTypes = await session.call('GET /events', (token) => api.listEventTypes(token));
 
   const zone = profile.timezone;
   const horizon = horizonFrom(now, zone, settings.horizonDays);
-  const windows = windowsCovering(horizon, settings.overviewWindowDays);
-  const horizonDates = new Set(horizon.dates);
+  const inHorizon = bandsWithin(settings.bands, settings.horizonDays);
+  const chosen = scope === 'all' ? inHorizon : inHorizon.filter((band) => scope.includes(band.name));
+  const segments: BandSegment[] = chosen.map((band) => {
+    const dates = datesOfBand(horizon, band);
+    const windows = windowsCovering({ firstDate: dates[0]!, lastDate: dates.at(-1)!, dates }, settings.overviewWindowDays);
+    return { band: band.name, dates, windows };
+  });
   const schedule = stopOnFirstFailure(pLimit(settings.fetchConcurrency));
 
   const enabled = eventTypes.filter((e) => e.enabled);
   const pulls = await Promise.all(
-    enabled.map((e) => pullEventType(session, api, schedule, e, zone, horizonDates, windows)),
+    enabled.map((e) =>
+      Promise.all(segments.map((segment) => pullSegment(session, api, schedule, e, zone, segment))),
+    ),
   );
 
   return {
@@ -183,9 +208,25 @@ export async function pullSnapshot(
       color: e.color,
       payload: e,
     })),
-    overviews: enabled.map((e, i) => ({ upstreamEventId: e.event_id, payload: pulls[i]?.overviewPayload })),
-    slots: pulls.flatMap((p) => p.slots),
-    // A stored slot dated outside these dates was not looked for: it closed because the window moved.
-    horizon: { zone, dates: horizon.dates },
+    overviews: enabled.flatMap((e, i) =>
+      segments.map((segment, j) => ({
+        upstreamEventId: e.event_id,
+        band: segment.band,
+        payload: pulls[i]?.[j]?.overviewPayload,
+      })),
+    ),
+    slots: pulls.flatMap((perSegment) => perSegment.flatMap((p) => p.slots)),
+    // A stored slot dated outside the horizon was not looked for: it closed because the window moved. One
+    // dated inside it but outside the pulled bands was not looked at either, and stays as it was.
+    horizon: {
+      zone,
+      dates: horizon.dates,
+      bandNames: settings.bands.map((band) => band.name),
+      bands: segments.map((segment, j) => ({
+        name: segment.band,
+        dates: segment.dates,
+        calls: pulls.reduce((sum, perSegment) => sum + (perSegment[j]?.calls ?? 0), 0),
+      })),
+    },
   };
 }

@@ -13,7 +13,11 @@ export const TICK_JOB = 'tick';
 /** Custom backoff type: the delay is chosen (and recorded on the run row) by the failed attempt itself. */
 export const SYNC_BACKOFF = 'slotfeed-sync';
 
-export const syncJobDataSchema = z.object({ connectionId: z.string().uuid() });
+export const syncJobDataSchema = z.object({
+  connectionId: z.string().uuid(),
+  /** The cadence bands to pull (the scheduler's choice); absent: every band. */
+  bands: z.array(z.string()).min(1).optional(),
+});
 export type SyncJobData = z.infer<typeof syncJobDataSchema>;
 
 export interface QueueSettings {
@@ -67,4 +71,27 @@ export async function enqueueSyncs(
       opts: syncJobOptions(connectionId, maxAttempts),
     })),
   );
+}
+
+/**
+ * Enqueues the scheduler's picks: each a connection and the bands to pull. Returns the picks whose job is
+ * new; a connection that already had a job waiting or running keeps that one. Each job is given an id made
+ * of `batchId` and its connection, so a duplicate shows as BullMQ handing back another job's id.
+ */
+export async function enqueueBandSyncs(
+  queue: Queue<SyncJobData>,
+  picks: readonly SyncJobData[],
+  maxAttempts: number,
+  batchId: string,
+): Promise<SyncJobData[]> {
+  if (picks.length === 0) return [];
+  const jobIdOf = (pick: SyncJobData) => `${batchId}-${pick.connectionId}`;
+  const jobs = await queue.addBulk(
+    picks.map((data) => ({
+      name: SYNC_JOB,
+      data,
+      opts: { ...syncJobOptions(data.connectionId, maxAttempts), jobId: jobIdOf(data) },
+    })),
+  );
+  return picks.filter((pick, i) => jobs[i]?.id === jobIdOf(pick));
 }

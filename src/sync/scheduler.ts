@@ -1,5 +1,6 @@
 // The scheduler role: one BullMQ job scheduler fires a `tick` every few seconds; the tick's job asks Postgres
-// which connections are due and enqueues their syncs. Postgres stays the one source of truth for who is
+// which connections are due and enqueues syncs of their due bands, as far as the call budget goes
+// (call-budget.ts). Postgres stays the one source of truth for who is
 // due, so start-up needs no reconciliation and N scheduler processes are as good as one (the job scheduler
 // is upserted idempotently and each tick job runs once).
 import type { EventEmitter } from 'node:events';
@@ -7,7 +8,11 @@ import { Worker, type ConnectionOptions, type Queue } from 'bullmq';
 import type { RepeatedErrorLog } from '../lib/repeated-errors.js';
 import type { Logger } from '../log.js';
 import type { ConnectionStore } from '../store/connections.js';
-import { enqueueSyncs, TICK_JOB, TICK_QUEUE, type SyncJobData } from './queues.js';
+import type { Metrics } from '../lib/metrics.js';
+import { readBandState } from './band-schedule.js';
+import type { CadenceBand } from './cadence-bands.js';
+import { allocateCalls, type Allocation, type CallBudget } from './call-budget.js';
+import { enqueueBandSyncs, TICK_JOB, TICK_QUEUE, type SyncJobData } from './queues.js';
 import { reportErrorsAndBackOff } from './worker-errors.js';
 
 export const TICK_SCHEDULER_ID = 'due-connections';
@@ -23,21 +28,77 @@ export interface SchedulerDeps {
   prefix: string;
   tickSeconds: number;
   maxAttempts: number;
-  /** Most connections one tick enqueues; the rest are due still and go next tick. */
+  /** SYNC_BANDS and SYNC_HORIZON_DAYS: which bands exist and how far ahead they reach. */
+  bands: readonly CadenceBand[];
+  horizonDays: number;
+  /** The upstream calls the scheduler may spend (SYNC_CALL_BUDGET_PER_SECOND). */
+  budget: CallBudget;
+  /** Most connections one tick considers; the rest are due still and go next tick. */
   batchSize?: number;
   now: () => Date;
   logger: Logger;
   errors: RepeatedErrorLog;
+  metrics?: Pick<Metrics, 'bandDeferred' | 'bandOverdueSeconds' | 'budgetCallsAllocated'>;
 }
 
-/** One tick: enqueue a sync for every due connection. Returns how many were due. */
+export interface TickResult {
+  /** Connections due at the tick. */
+  due: number;
+  /** Sync jobs enqueued (a connection with one still waiting or running keeps that one). */
+  enqueued: number;
+  /** Calls the enqueued jobs are expected to cost. */
+  calls: number;
+  deferred: Allocation['deferred'];
+}
+
+/**
+ * One tick: the due connections' due bands, nearest first, as far as the call budget goes; the rest wait
+ * for the next tick. Each pick becomes one sync job for the bands chosen.
+ */
+export type TickDeps = Pick<
+  SchedulerDeps,
+  | 'connections'
+  | 'syncQueue'
+  | 'maxAttempts'
+  | 'bands'
+  | 'horizonDays'
+  | 'budget'
+  | 'batchSize'
+  | 'now'
+  | 'logger'
+  | 'metrics'
+>;
+
 export async function enqueueDueSyncs(
-  deps: Pick<SchedulerDeps, 'connections' | 'syncQueue' | 'maxAttempts' | 'batchSize' | 'now' | 'logger'>,
-) {
-  const due = await deps.connections.findDueIds(deps.now(), deps.batchSize ?? 5000);
-  await enqueueSyncs(deps.syncQueue, due, deps.maxAttempts);
-  if (due.length > 0) deps.logger.info({ due: due.length }, 'enqueued due syncs');
-  return due.length;
+  deps: TickDeps,
+): Promise<TickResult> {
+  const now = deps.now();
+  const due = (await deps.connections.findDue(now, deps.batchSize ?? 5000)).map((row) => ({
+    id: row.id,
+    bandState: readBandState(row.bandState),
+  }));
+  const available = await deps.budget.available(now);
+  const allocation = allocateCalls(deps.bands, deps.horizonDays, due, available, deps.budget.capacity, now);
+  const enqueued = await enqueueBandSyncs(
+    deps.syncQueue,
+    allocation.picks.map((pick) => ({ connectionId: pick.connectionId, bands: pick.bands })),
+    deps.maxAttempts,
+    `tick-${now.getTime()}`,
+  );
+  const enqueuedIds = new Set(enqueued.map((pick) => pick.connectionId));
+  const calls = allocation.picks
+    .filter((pick) => enqueuedIds.has(pick.connectionId))
+    .reduce((sum, pick) => sum + pick.calls, 0);
+  if (calls > 0) await deps.budget.spend(calls, now);
+  for (const [band, waiting] of Object.entries(allocation.deferred)) {
+    deps.metrics?.bandDeferred.set({ band }, waiting.count);
+    deps.metrics?.bandOverdueSeconds.set({ band }, waiting.oldestOverdueSeconds);
+  }
+  deps.metrics?.budgetCallsAllocated.inc(calls);
+  if (enqueued.length > 0) {
+    deps.logger.info({ due: due.length, enqueued: enqueued.length, calls }, 'enqueued due syncs');
+  }
+  return { due: due.length, enqueued: enqueued.length, calls, deferred: allocation.deferred };
 }
 
 /** Resolves once `client` (an ioredis connection) is ready; at once when it is. */

@@ -17,13 +17,17 @@ import {
   type SnapshotChanges,
 } from '../store/snapshots.js';
 import type { ApiClient, OAuthClient } from '../upstream/index.js';
+import { readBandState, scheduleAfterPull, type AdaptBounds } from './band-schedule.js';
 import { classifySyncFailure, nextSyncTime, retryDelayMs, type FailureVerdict } from './failure-policy.js';
 import { pullSnapshot, type PullSettings } from './pull-snapshot.js';
 import { refreshIfExpiring } from './token-refresh.js';
 import { createUpstreamSession } from './upstream-session.js';
 
 export interface SyncSettings extends PullSettings {
+  /** After a sync that failed for good, when to try again: the nearest band's interval. */
   intervalSeconds: number;
+  /** How far a connection's own activity may move its bands' intervals. */
+  adapt: AdaptBounds;
   jitterRatio: number;
   tokenRefreshMarginSeconds: number;
   backoffMs: number;
@@ -46,7 +50,7 @@ export interface SyncDeps {
   now: () => Date;
   random: () => number;
   logger: Logger;
-  metrics?: Pick<Metrics, 'syncRuns' | 'syncJobDuration' | 'changeStalenessBound'>;
+  metrics?: Pick<Metrics, 'syncRuns' | 'syncJobDuration' | 'changeStalenessBound' | 'bandPulls'>;
   /** Told when a commit wrote webhook deliveries (the worker's dispatcher hands them over at once). */
   onWebhookDeliveries?: () => void;
 }
@@ -57,6 +61,8 @@ export interface SyncAttempt {
   /** 1 for the first attempt. */
   attempt: number;
   maxAttempts: number;
+  /** The bands to pull (the scheduler's choice); absent: every band, as a first or a forced sync does. */
+  bands?: readonly string[];
   signal?: AbortSignal;
 }
 
@@ -122,14 +128,32 @@ export async function syncConnection(deps: SyncDeps, attempt: SyncAttempt): Prom
       logger,
       signal: attempt.signal,
     });
-    const snapshot = await pullSnapshot(session, api, deps.settings, run.startedAt);
+    const snapshot = await pullSnapshot(session, api, deps.settings, run.startedAt, attempt.bands ?? 'all');
     const now = deps.now();
+    const pulledBands = snapshot.horizon?.bands ?? [];
     const changes = await commitSuccessfulSync(deps.prisma, {
       connectionId: attempt.connectionId,
       snapshot,
       run,
       now,
-      nextSyncAt: nextSyncTime(now, deps.settings.intervalSeconds, deps.settings.jitterRatio, deps.random),
+      next: (previous, committed) => {
+        const next = scheduleAfterPull(
+          deps.settings.bands,
+          readBandState(previous),
+          pulledBands.map((band) => ({
+            name: band.name,
+            calls: band.calls,
+            // A first sync finds everything new: that says nothing about how often it changes.
+            changes:
+              committed.previousGoodSyncAt === null ? null : (committed.changedByPulledBand[band.name] ?? 0),
+          })),
+          now,
+          deps.settings.adapt,
+          deps.settings.jitterRatio,
+          deps.random,
+        );
+        return { bandState: next.state, nextSyncAt: next.nextSyncAt };
+      },
     });
     if (changes.superseded) {
       // Not a failure: a newer pull committed first, and its snapshot is the one to keep.
@@ -137,8 +161,12 @@ export async function syncConnection(deps: SyncDeps, attempt: SyncAttempt): Prom
       finish('superseded');
       return changes;
     }
-    logger.info({ changes, calls: run.callsByEndpoint }, 'sync committed');
+    logger.info(
+      { changes, calls: run.callsByEndpoint, bands: pulledBands.map((band) => band.name) },
+      'sync committed',
+    );
     if (changes.webhookDeliveries > 0) deps.onWebhookDeliveries?.();
+    for (const band of pulledBands) deps.metrics?.bandPulls.inc({ band: band.name });
     // A first sync has nothing to be stale against: what it found was never seen before.
     if (changes.previousGoodSyncAt !== null) {
       const bound = (now.getTime() - changes.previousGoodSyncAt.getTime()) / 1000;

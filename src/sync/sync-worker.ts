@@ -52,7 +52,7 @@ async function processSyncJob(
   const parsed = syncJobDataSchema.safeParse(job.data);
   if (!parsed.success)
     throw new UnrecoverableError(`malformed sync job data: ${parsed.error.issues[0]?.message}`);
-  const { connectionId } = parsed.data;
+  const { connectionId, bands } = parsed.data;
 
   const connection = await deps.prisma.connection.findUnique({
     where: { id: connectionId },
@@ -68,6 +68,7 @@ async function processSyncJob(
       jobId: job.id ?? null,
       attempt: job.attemptsMade + 1,
       maxAttempts: job.opts.attempts ?? 1,
+      ...(bands ? { bands } : {}),
       ...(signal ? { signal } : {}),
     });
     return {

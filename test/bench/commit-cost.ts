@@ -43,7 +43,7 @@ function snapshotOf(slots: FetchedSlot[]): SnapshotInput {
       color: '#336699',
       payload: { event_id: id, title: `Event ${id}`, duration_minutes: 30 },
     })),
-    overviews: EVENT_IDS.map((id) => ({ upstreamEventId: id, payload: { event_id: id, windows: [] } })),
+    overviews: EVENT_IDS.map((id) => ({ upstreamEventId: id, band: '0d+', payload: { event_id: id, windows: [] } })),
     slots,
   };
 }
@@ -61,7 +61,7 @@ async function commit(prisma: PrismaClient, connectionId: string, slots: Fetched
     snapshot: snapshotOf(slots),
     run: { id: randomUUID(), jobId: null, attempt: 1, startedAt: now, callsByEndpoint: {} },
     now,
-    nextSyncAt: new Date(now.getTime() + 900_000),
+    next: new Date(now.getTime() + 900_000),
   });
   return { ms: performance.now() - started, changes };
 }

@@ -61,7 +61,7 @@ async function feedWithSlots(h: WebHarness, count: number): Promise<{ path: stri
     },
     run: { id: randomUUID(), jobId: null, attempt: 1, startedAt: now, callsByEndpoint: {} },
     now,
-    nextSyncAt: now,
+    next: now,
   });
   // The slots view: one event per slot, so the load figures compare with those measured before views existed.
   const { token } = await h.feeds.create({ connectionId: connection.id, options: { view: 'slots' } });

@@ -111,6 +111,7 @@ function snapshotOf(account: Account, dayStartMs: number): SnapshotInput {
     })),
     overviews: EVENT_IDS.map((id) => ({
       upstreamEventId: id,
+      band: '0d+',
       payload: { timezone: 'Europe/Berlin', windows: [{ startDate: dates[0], period: '28d', overview }] },
     })),
     slots: [...account.slots.values()].filter((s) => s.open),
@@ -124,7 +125,7 @@ async function commit(db: TestDatabase, account: Account, nowMs: number, dayStar
     snapshot: snapshotOf(account, dayStartMs),
     run: { id: randomUUID(), jobId: null, attempt: 1, startedAt: now, callsByEndpoint: CALLS },
     now,
-    nextSyncAt: new Date(nowMs + 3_600_000),
+    next: new Date(nowMs + 3_600_000),
   });
 }
 

@@ -66,7 +66,7 @@ async function member(h: WebHarness, index: number): Promise<string> {
     },
     run: { id: randomUUID(), jobId: null, attempt: 1, startedAt: now, callsByEndpoint: {} },
     now,
-    nextSyncAt: now,
+    next: now,
   });
   return connection.id;
 }

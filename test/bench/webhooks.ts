@@ -94,7 +94,7 @@ export async function benchWebhooks(options: { connections?: number } = {}): Pro
             snapshot: snapshotWith(slots),
             run: run(),
             now,
-            nextSyncAt: now,
+            next: now,
           });
           const { secret } = await h.sync.services.webhooks.create({
             owner: { connectionId: connection.id },
@@ -121,7 +121,7 @@ export async function benchWebhooks(options: { connections?: number } = {}): Pro
             snapshot: snapshotWith(slots.slice(1)),
             run: run(),
             now,
-            nextSyncAt: now,
+            next: now,
           });
           committedAt.set(connectionId, performance.now());
           check(changes.webhookDeliveries === 1, `a commit wrote ${changes.webhookDeliveries} deliveries`);

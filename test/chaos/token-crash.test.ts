@@ -116,6 +116,6 @@ describe('crash between the token endpoint answer and the commit of the new toke
       skipped: 'connection is needs_reauth',
     });
     expect(tokenCalls(user.id)).toBe(afterConnect + 2);
-    expect(await h.services.connections.findDueIds(new Date(Date.now() + 86_400_000), 10)).toEqual([]);
+    expect(await h.services.connections.findDue(new Date(Date.now() + 86_400_000), 10)).toEqual([]);
   }, 150_000);
 });

@@ -53,6 +53,7 @@ const connection = {
   feedVersion: 7,
   feedChangedAt: new Date('2026-03-02T08:45:00.000Z'),
   nextSyncAt: at(5),
+  bandState: { '0-3d': { dueAt: '2026-03-02T09:05:00.000Z', factor: 0.5, calls: 9 } },
   lastSyncAt: at(-1),
   lastSyncOutcome: 'failed' as const,
   lastSyncError: 'upstream_unavailable',
@@ -86,6 +87,7 @@ describe('through the generated client, with every field set', () => {
       retryAt: at(1),
       upstreamCalls: 14,
       callsByEndpoint: { 'GET /events': 1, 'GET /calendars/{id}/slots': 12 },
+      bands: ['0-3d', '7d+'],
       slotsOpened: 5,
       slotsClosed: 2,
       eventTypesChanged: 1,
@@ -135,6 +137,7 @@ describe('through the generated client, with every field set', () => {
     const data = {
       connectionId: CONNECTION_ID,
       upstreamEventId: 'evt-30min',
+      band: '3-7d',
       contentHash: 'sha256:123',
       payload: [{ timezone: 'Europe/Berlin', availability: { available_dates: ['2026-03-03'] } }],
       validFrom: at(-10),

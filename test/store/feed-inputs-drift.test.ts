@@ -186,7 +186,7 @@ describe('every writer moves the feed version', () => {
       },
       run: { id: randomUUID(), jobId: null, attempt: 1, startedAt: now, callsByEndpoint: {} },
       now,
-      nextSyncAt: now,
+      next: now,
     });
     const after = await db.prisma.connection.findUniqueOrThrow({ where: { id } });
     expect(after.feedVersion).toBe(before + 1);

@@ -70,7 +70,7 @@ function commitDay(day: number, start: number) {
     snapshot: snapshotOf(slotsOn(day, start)),
     run: run(new Date(now.getTime() - 2000)),
     now,
-    nextSyncAt: now,
+    next: now,
   });
 }
 

@@ -1,7 +1,9 @@
 // What the simulator says a correct sync must store, computed from its own ground truth, and what slotfeed
 // stored, read back from Postgres: tests compare the two.
 import { DateTime } from 'luxon';
+import { variables } from '../../src/config.js';
 import type { PrismaClient } from '../../src/generated/prisma/client.js';
+import { bandsWithin, parseCadenceBands, type CadenceBand } from '../../src/sync/cadence-bands.js';
 import type { RunningSimulator, SimUserDetails } from '../../src/simulator/index.js';
 
 export function simUser(sim: RunningSimulator, email: string): SimUserDetails {
@@ -13,9 +15,26 @@ export function simUser(sim: RunningSimulator, email: string): SimUserDetails {
 export interface ExpectedSync {
   /** "eventId start end" lines, sorted. */
   slots: string[];
-  /** Upstream calls a minimal sync makes: 2 + Σ over enabled event types of (windows + available dates). */
+  /**
+   * Upstream calls a minimal full sync makes: 2 + Σ over enabled event types of (windows + available dates),
+   * each cadence band asked for in windows of its own.
+   */
   calls: number;
   availableDates: Map<string, string[]>;
+}
+
+const DEFAULT_BANDS = (() => {
+  const parsed = parseCadenceBands(variables.SYNC_BANDS.default!);
+  if (!parsed.ok) throw new Error(parsed.error);
+  return parsed.bands;
+})();
+
+/** Overview windows one full sync asks for per event type: each band's dates, 58 days at most a window. */
+export function windowsPerEventType(horizonDays: number, bands: readonly CadenceBand[] = DEFAULT_BANDS): number {
+  return bandsWithin(bands, horizonDays).reduce(
+    (sum, band) => sum + Math.ceil((Math.min(band.toDay, horizonDays) - band.fromDay) / 58),
+    0,
+  );
 }
 
 export function expectedSync(
@@ -23,6 +42,7 @@ export function expectedSync(
   email: string,
   now: Date,
   horizonDays: number,
+  bands: readonly CadenceBand[] = DEFAULT_BANDS,
 ): ExpectedSync {
   const user = simUser(sim, email);
   const start = DateTime.fromJSDate(now, { zone: user.timezone }).startOf('day');
@@ -36,7 +56,7 @@ export function expectedSync(
       ...new Set(starts.map((s) => DateTime.fromISO(s, { zone: user.timezone }).toISODate()!)),
     ].sort();
     availableDates.set(eventType.event_id, dates);
-    calls += Math.ceil(horizonDays / 58) + dates.length;
+    calls += windowsPerEventType(horizonDays, bands) + dates.length;
     for (const s of starts) {
       const startsAt = new Date(s);
       const endsAt = new Date(startsAt.getTime() + eventType.duration_minutes * 60_000);

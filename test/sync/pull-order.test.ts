@@ -81,6 +81,8 @@ describe('a pull that began before the last committed one', () => {
     expect(b.superseded).toBe(false);
     expect(b.slotsClosed).toBeGreaterThan(0);
 
+    // A's commit comes after B's, a moment later on the clock too (the run rows are ordered by it).
+    clock.advance(1);
     a.release();
     const late = await runA;
     expect(late.superseded).toBe(true);

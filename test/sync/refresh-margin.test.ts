@@ -48,7 +48,8 @@ beforeAll(async () => {
     simulator: { users: 1, rotateRefreshTokens: true, accessTokenTtlSeconds: TOKEN_SECONDS },
     env: {
       TOKEN_REFRESH_MARGIN_SECONDS: '300',
-      SYNC_INTERVAL_SECONDS: '60',
+      SYNC_BANDS: '*=60s',
+      SYNC_ADAPT_FACTORS: '1,1',
       SYNC_JITTER_RATIO: '0.1',
       SYNC_HORIZON_DAYS: '2',
     },

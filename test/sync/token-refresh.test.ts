@@ -79,7 +79,7 @@ describe('token refresh', () => {
     expect(good.lastSyncOutcome).toBe('succeeded');
     // The tick never picks it up again, however due it is.
     await h.clients.prisma.connection.updateMany({ data: { nextSyncAt: new Date('2020-01-01T00:00:00Z') } });
-    const due = await h.services.connections.findDueIds(clock.now(), 100);
+    const due = (await h.services.connections.findDue(clock.now(), 100)).map((row) => row.id);
     expect(due).not.toContain(revoked);
     expect(due).toContain(healthy);
     // A failed refresh is not retried: one token call for the revoked grant, one for the healthy one.

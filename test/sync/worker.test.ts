@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { enqueueSyncs } from '../../src/sync/queues.js';
+import { tickDeps } from '../../src/main.js';
 import { enqueueDueSyncs } from '../../src/sync/scheduler.js';
 import { createSyncHarness, type SyncHarness } from '../support/sync-harness.js';
 import { expectedSync, storedOpenSlots } from '../support/sync-truth.js';
@@ -29,14 +30,12 @@ const allSucceeded = (rows: { lastSyncOutcome: string | null }[]) =>
 
 describe('scheduler and worker', () => {
   it('enqueues each due connection once, however often it is asked', async () => {
-    const due = await enqueueDueSyncs({
-      connections: h.services.connections,
-      syncQueue: h.services.syncQueue,
-      maxAttempts: 3,
-      now: h.clock.now,
-      logger: h.clients.logger,
-    });
-    expect(due).toBe(ids.length);
+    const tick = await enqueueDueSyncs(tickDeps(h.config, h.clients, h.services, h.clock));
+    expect(tick.due).toBe(ids.length);
+    expect(tick.enqueued).toBe(ids.length);
+    // Asked again while those jobs wait, the tick adds none and spends nothing.
+    const second = await enqueueDueSyncs(tickDeps(h.config, h.clients, h.services, h.clock));
+    expect(second).toMatchObject({ due: ids.length, enqueued: 0, calls: 0 });
     const again = await enqueueSyncs(h.services.syncQueue, ids, 3);
     const counts = await h.services.syncQueue.getJobCounts('waiting', 'active', 'delayed');
     expect((counts.waiting ?? 0) + (counts.active ?? 0) + (counts.delayed ?? 0)).toBe(ids.length);
@@ -59,7 +58,7 @@ describe('scheduler and worker', () => {
       );
     }
     // Nobody is due any more, so a tick enqueues nothing.
-    const due = await h.services.connections.findDueIds(h.clock.now(), 100);
+    const due = (await h.services.connections.findDue(h.clock.now(), 100)).map((row) => row.id);
     expect(due).toEqual([]);
   });
 

@@ -172,7 +172,7 @@ describe('actions', () => {
     expect(
       (await h.sync.db.prisma.connection.findUniqueOrThrow({ where: { id: connectionId } })).status,
     ).toBe('disabled');
-    expect(await h.sync.services.connections.findDueIds(new Date('2100-01-01'), 10)).not.toContain(
+    expect((await h.sync.services.connections.findDue(new Date('2100-01-01'), 10)).map((row) => row.id)).not.toContain(
       connectionId,
     );
     expect((await h.get(`/feeds/${feedToken}.ics`)).status).toBe(200);

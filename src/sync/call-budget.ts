@@ -1,0 +1,152 @@
+// A budget, not a schedule: each tick the scheduler has so many upstream calls to spend (SYNC_CALL_BUDGET
+// per second since the last tick, banked up to half a minute's worth) and spends them where staleness costs
+// most: the nearest due band first, the longest overdue first within a band. What does not fit waits for the
+// next tick, so when the budget is short the far bands fall behind first, and the metrics say by how much.
+// The upstream rate limiter stays the hard ceiling; this only decides who goes first.
+import type { RedisClient } from '../lib/redis-connection.js';
+import { dueBands, type BandState } from './band-schedule.js';
+import { bandRank, bandsWithin, type CadenceBand } from './cadence-bands.js';
+
+/** Every sync asks for the profile and the event types before any band. */
+export const CALLS_PER_SYNC = 2;
+
+export interface DueConnection {
+  id: string;
+  bandState: BandState;
+}
+
+export interface BandPick {
+  connectionId: string;
+  bands: string[];
+  /** The calls the pick is expected to cost. */
+  calls: number;
+}
+
+export interface Deferred {
+  /** Due (connection, band) pairs left for a later tick. */
+  count: number;
+  /** How long the longest waiting of them has been due. */
+  oldestOverdueSeconds: number;
+}
+
+export interface Allocation {
+  picks: BandPick[];
+  /** By band name; every configured band appears, with 0 when nothing of it waits. */
+  deferred: Record<string, Deferred>;
+}
+
+interface Candidate {
+  connectionId: string;
+  band: CadenceBand;
+  rank: number;
+  dueMs: number;
+  calls: number;
+}
+
+/**
+ * What a band is expected to cost: its last pull's calls, or before any pull one overview window and one
+ * slot list for each of its dates (one event type; the first pull corrects it).
+ */
+function expectedCalls(band: CadenceBand, state: BandState, horizonDays: number): number {
+  const known = state[band.name]?.calls;
+  if (known !== undefined) return known;
+  return 1 + Math.min(band.toDay, horizonDays) - band.fromDay;
+}
+
+/**
+ * Chooses what to pull with `available` calls. Strictly in priority order: the first pair that does not fit
+ * stops the round (a cheaper pair further down must not jump the queue). The very first pair always goes
+ * when the budget is full (`available` ≥ `capacity`): otherwise a band dearer than the whole bank would
+ * never go.
+ */
+export function allocateCalls(
+  configured: readonly CadenceBand[],
+  horizonDays: number,
+  due: readonly DueConnection[],
+  available: number,
+  capacity: number,
+  now: Date,
+): Allocation {
+  const bands = bandsWithin(configured, horizonDays);
+  const candidates: Candidate[] = due.flatMap((connection) =>
+    dueBands(bands, connection.bandState, now).map((band) => ({
+      connectionId: connection.id,
+      band,
+      rank: bandRank(bands, band.name),
+      dueMs: Date.parse(connection.bandState[band.name]?.dueAt ?? now.toISOString()),
+      calls: expectedCalls(band, connection.bandState, horizonDays),
+    })),
+  );
+  candidates.sort((a, b) => a.rank - b.rank || a.dueMs - b.dueMs);
+
+  const picks = new Map<string, BandPick>();
+  const deferred: Record<string, Deferred> = Object.fromEntries(
+    bands.map((band) => [band.name, { count: 0, oldestOverdueSeconds: 0 }]),
+  );
+  let spent = 0;
+  let stopped = false;
+  for (const candidate of candidates) {
+    const pick = picks.get(candidate.connectionId);
+    const cost = candidate.calls + (pick ? 0 : CALLS_PER_SYNC);
+    const fits = spent + cost <= available || (spent === 0 && available >= capacity);
+    if (!stopped && fits) {
+      spent += cost;
+      if (pick) {
+        pick.bands.push(candidate.band.name);
+        pick.calls += candidate.calls;
+      } else {
+        picks.set(candidate.connectionId, {
+          connectionId: candidate.connectionId,
+          bands: [candidate.band.name],
+          calls: cost,
+        });
+      }
+      continue;
+    }
+    stopped = true;
+    const waiting = deferred[candidate.band.name]!;
+    waiting.count += 1;
+    waiting.oldestOverdueSeconds = Math.max(
+      waiting.oldestOverdueSeconds,
+      Math.max(0, (now.getTime() - candidate.dueMs) / 1000),
+    );
+  }
+  return { picks: [...picks.values()], deferred };
+}
+
+export interface CallBudget {
+  /** The calls available at `now`: what accrued since the last tick, on top of what was left. */
+  available(now: Date): Promise<number>;
+  /** Takes `calls` from what is available (after the picks were enqueued). */
+  spend(calls: number, now: Date): Promise<void>;
+  readonly capacity: number;
+}
+
+/** Seconds of budget that may be banked while there is nothing due to spend it on. */
+const BANKED_SECONDS = 30;
+
+/**
+ * The bank lives in Redis, so several scheduler processes share one budget. Ticks run one at a time (one
+ * job scheduler, one tick job each), so a read-then-write is enough.
+ */
+export function createRedisCallBudget(redis: RedisClient, key: string, perSecond: number): CallBudget {
+  // 0 is no budget (as a rate limit of 0 is no limit): everything due goes.
+  if (perSecond === 0) return { capacity: Infinity, available: async () => Infinity, spend: async () => {} };
+  const capacity = perSecond * BANKED_SECONDS;
+  const read = async (now: Date) => {
+    const stored = await redis.get(key);
+    const parsed = stored ? (JSON.parse(stored) as { calls?: unknown; atMs?: unknown }) : {};
+    const calls = typeof parsed.calls === 'number' ? parsed.calls : capacity;
+    const atMs = typeof parsed.atMs === 'number' ? parsed.atMs : now.getTime();
+    const accrued = (Math.max(0, now.getTime() - atMs) / 1000) * perSecond;
+    return Math.min(capacity, calls + accrued);
+  };
+  return {
+    capacity,
+    available: read,
+    async spend(calls, now) {
+      const left = (await read(now)) - calls;
+      await redis.set(key, JSON.stringify({ calls: left, atMs: now.getTime() }));
+    },
+  };
+}
