@@ -348,12 +348,7 @@ export function composeWebDeps(
 
 /** Starts the requested roles in this process and registers their shutdown. */
 /** What one scheduler tick needs (enqueueDueSyncs): the scheduler role's, and tests' that tick by hand. */
-export function tickDeps(
-  config: DaemonConfig,
-  clients: Clients,
-  services: Services,
-  clock: Clock,
-): TickDeps {
+export function tickDeps(config: DaemonConfig, clients: Clients, services: Services, clock: Clock): TickDeps {
   return {
     connections: services.connections,
     syncQueue: services.syncQueue,

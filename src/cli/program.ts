@@ -128,6 +128,14 @@ export function buildProgram(env: Record<string, string | undefined>, io: CliIo 
         .argParser(wholeNumber(0, 100_000))
         .default(0),
     )
+    .addOption(
+      new Option(
+        '--speed <n>',
+        'simulated seconds per real second (time-compressed bookings and token expiry)',
+      )
+        .argParser(wholeNumber(1, 3600))
+        .default(1),
+    )
     .action(
       async (options: {
         host: string;
@@ -140,6 +148,7 @@ export function buildProgram(env: Record<string, string | undefined>, io: CliIo 
         tokenTtl: number;
         rotateRefreshTokens?: boolean;
         rateLimit: number;
+        speed: number;
       }) => {
         await runSimulator(
           env,
@@ -148,6 +157,7 @@ export function buildProgram(env: Record<string, string | undefined>, io: CliIo 
             port: options.port,
             users: options.users,
             seed: options.seed,
+            clockSpeed: options.speed,
             clientId: options.clientId,
             clientSecret: options.clientSecret,
             redirectUris: options.redirectUri ?? ['http://127.0.0.1:3000/oauth/callback'],

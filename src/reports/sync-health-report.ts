@@ -10,7 +10,12 @@
 // - Status (and so "needs re-authorisation") is the connection's current one: it is not versioned.
 // - Connections without runs in the selection are listed too (runs 0), so a connection that never syncs
 //   shows up rather than vanishing from the report.
+// - Staleness p95 per date band (sync/date-bands.ts): over every slot change the selection's successful runs
+//   stored (opened, closed as taken, moved), by how far ahead the slot starts, the 95th percentile of its
+//   run's staleness bound: the time since the previous successful sync. Each change happened within that
+//   time, so this is how stale it may have been at most; first syncs are not counted.
 import { Prisma } from '../generated/prisma/client.js';
+import { DATE_BANDS } from '../sync/date-bands.js';
 import type { ReportQuery } from './report-query.js';
 import { at, connectionName, dayRangeFilter, type ReportDb } from './report-sql.js';
 import {
@@ -21,6 +26,9 @@ import {
   type ReportResult,
   type ReportRow,
 } from './report-result.js';
+
+/** The report column of a date band's staleness p95: stale_p95_0_24h, stale_p95_1_3d, … */
+const staleKey = (band: string) => `stale_p95_${band.replace(/[^a-z0-9]+/gi, '_').replace(/_$/, '')}`;
 
 interface HealthRow {
   connection_id: string;
@@ -33,6 +41,7 @@ interface HealthRow {
   median_seconds: number | null;
   p95_seconds: number | null;
   calls_per_run: number | null;
+  stale_p95: Record<string, number | null> | null;
   last_error: string | null;
   last_error_at: Date | null;
 }
@@ -60,6 +69,21 @@ export async function syncHealthReport(prisma: ReportDb, query: ReportQuery): Pr
              (percentile_cont(0.95) WITHIN GROUP (ORDER BY seconds))::float8 AS p95_seconds,
              AVG(upstream_calls)::float8 AS calls_per_run
       FROM runs GROUP BY 1
+    ), stale AS (
+      -- One row per change (a run that stored n changes in a band counts n times), so the percentile is
+      -- over changes, not runs.
+      SELECT r.connection_id, b.band,
+             (percentile_cont(0.95) WITHIN GROUP (ORDER BY r.staleness_bound_seconds))::float8 AS p95
+      FROM sync_run r JOIN connection c ON c.id = r.connection_id
+      CROSS JOIN LATERAL jsonb_each_text(r.changes_by_band) AS b(band, n)
+      CROSS JOIN LATERAL generate_series(1, b.n::int)
+      WHERE r.outcome = 'succeeded' AND r.staleness_bound_seconds IS NOT NULL
+        AND r.started_at <= ${at(query)}
+        ${query.connectionId === undefined ? Prisma.empty : Prisma.sql`AND r.connection_id = ${query.connectionId}::uuid`}
+        ${dayRangeFilter(query, startedAt)}
+      GROUP BY 1, 2
+    ), stale_by_connection AS (
+      SELECT connection_id, jsonb_object_agg(band, p95) AS stale_p95 FROM stale GROUP BY 1
     ), last_error AS (
       SELECT DISTINCT ON (connection_id) connection_id,
              CONCAT_WS(': ', error_code, error_message) AS last_error, started_at AS last_error_at
@@ -70,9 +94,10 @@ export async function syncHealthReport(prisma: ReportDb, query: ReportQuery): Pr
            COALESCE(p.runs, 0) AS runs, COALESCE(p.succeeded, 0) AS succeeded,
            COALESCE(p.superseded, 0) AS superseded, COALESCE(p.interrupted, 0) AS interrupted,
            p.median_seconds,
-           p.p95_seconds, p.calls_per_run, e.last_error, e.last_error_at
+           p.p95_seconds, p.calls_per_run, s.stale_p95, e.last_error, e.last_error_at
     FROM connection c
     LEFT JOIN per_connection p ON p.connection_id = c.id
+    LEFT JOIN stale_by_connection s ON s.connection_id = c.id
     LEFT JOIN last_error e ON e.connection_id = c.id
     ${connectionFilter}
     ORDER BY connection, c.id`);
@@ -89,6 +114,9 @@ export async function syncHealthReport(prisma: ReportDb, query: ReportQuery): Pr
     median_seconds: numberOrNull(r.median_seconds, 3),
     p95_seconds: numberOrNull(r.p95_seconds, 3),
     calls_per_run: numberOrNull(r.calls_per_run, 2),
+    ...Object.fromEntries(
+      DATE_BANDS.map((band) => [staleKey(band.name), numberOrNull(r.stale_p95?.[band.name] ?? null, 0)]),
+    ),
     last_error: r.last_error,
     last_error_at: r.last_error_at === null ? null : new Date(r.last_error_at).toISOString(),
   }));
@@ -110,6 +138,13 @@ export async function syncHealthReport(prisma: ReportDb, query: ReportQuery): Pr
       { key: 'median_seconds', label: 'median s', kind: 'seconds' },
       { key: 'p95_seconds', label: 'p95 s', kind: 'seconds' },
       { key: 'calls_per_run', label: 'calls/run', kind: 'number' },
+      // The near bands, where staleness costs, in the table; all four in CSV and JSON.
+      ...DATE_BANDS.map((band, i) => ({
+        key: staleKey(band.name),
+        label: `stale ${band.name} p95`,
+        kind: 'seconds' as const,
+        ...(i < 2 ? {} : { inTable: false }),
+      })),
       { key: 'last_error_at', label: 'last error at', kind: 'text', inTable: false },
       { key: 'last_error', label: 'last error', kind: 'text' },
     ],

@@ -2,7 +2,7 @@
 // the control API can only book what a guest could book.
 import type { Prng } from './prng.js';
 import { bookableSlotStarts } from './schedule.js';
-import type { SimEventType, SimUser } from './types.js';
+import type { SimBooking, SimEventType, SimUser } from './types.js';
 import { SimulatorControlError } from './types.js';
 
 const MINUTE_MS = 60_000;
@@ -38,23 +38,36 @@ export function parseInstant(iso: string, name: string): number {
   return ms;
 }
 
-export function bookSlot(users: readonly SimUser[], eventId: string, startIso: string, nowMs: number): void {
+/** Books a slot a guest could book; returns the booking and whose it is. */
+export function bookSlot(
+  users: readonly SimUser[],
+  eventId: string,
+  startIso: string,
+  nowMs: number,
+): { userId: string; booking: SimBooking } {
   const found = findEventType(users, eventId);
   if (!found) throw new SimulatorControlError(404, 'unknown event type');
   const start = parseInstant(startIso, 'start');
   const offered = bookableSlotStarts(calendarOf(found.user), found.event, start, start + 1, nowMs);
   if (offered[0] !== start) throw new SimulatorControlError(409, 'that slot is not currently offered');
   const endMs = start + found.event.payload.duration_minutes * MINUTE_MS;
-  found.user.bookings.push({ eventId, startMs: start, endMs });
+  const booking = { eventId, startMs: start, endMs };
+  found.user.bookings.push(booking);
+  return { userId: found.user.id, booking };
 }
 
-export function freeSlot(users: readonly SimUser[], eventId: string, startIso: string): void {
+/** Frees a booking; returns it and whose it was. */
+export function freeSlot(
+  users: readonly SimUser[],
+  eventId: string,
+  startIso: string,
+): { userId: string; booking: SimBooking } {
   const start = parseInstant(startIso, 'start');
   for (const user of users) {
     const index = user.bookings.findIndex((b) => b.eventId === eventId && b.startMs === start);
     if (index >= 0) {
-      user.bookings.splice(index, 1);
-      return;
+      const [booking] = user.bookings.splice(index, 1);
+      return { userId: user.id, booking: booking! };
     }
   }
   throw new SimulatorControlError(404, 'no such booking');

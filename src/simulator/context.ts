@@ -3,6 +3,7 @@ import { seedBookings } from './bookings.js';
 import type { CallCounter } from './calls.js';
 import { createCallCounter } from './calls.js';
 import type { SimClock } from './clock.js';
+import { createChangeLog, type ChangeLog } from './change-log.js';
 import { createSimClock } from './clock.js';
 import { generateUsers } from './data.js';
 import type { FaultEngine } from './faults.js';
@@ -32,6 +33,7 @@ export interface SimContext {
   grants: GrantStore;
   tokens: AccessTokenIssuer;
   calls: CallCounter;
+  changes: ChangeLog;
   logger: SimLogger;
   /** Aborted by close(): ends injected latency and hanging requests. */
   shutdown: AbortSignal;
@@ -43,7 +45,7 @@ const silentLogger: SimLogger = { info: () => undefined, warn: () => undefined }
 
 export function createSimContext(options: SimulatorOptions, shutdown: AbortSignal): SimContext {
   const seed = options.seed ?? 1;
-  const clock = createSimClock(options.now ?? (() => new Date()));
+  const clock = createSimClock(options.now ?? (() => new Date()), options.clockSpeed ?? 1);
   const startMs = clock.nowMs();
   const users = generateUsers(derivePrng(seed, 'users'), options.users ?? 5, startMs, {
     ...(options.eventTypesPerUser !== undefined ? { eventTypesPerUser: options.eventTypesPerUser } : {}),
@@ -75,6 +77,7 @@ export function createSimContext(options: SimulatorOptions, shutdown: AbortSigna
       ...(options.onCredentialIssued ? { onIssued: options.onCredentialIssued } : {}),
     }),
     calls: createCallCounter(() => clock.nowMs()),
+    changes: createChangeLog(),
     logger: options.logger ?? silentLogger,
     shutdown,
     origin: '',

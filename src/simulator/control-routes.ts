@@ -70,6 +70,7 @@ export function registerControlRoutes(app: FastifyInstance, control: SimulatorCo
     return { now: control.now().toISOString() };
   });
 
+  app.get('/changes', () => control.changes());
   app.get('/calls', () => control.callCounts());
   app.get('/calls/by-user', () => control.callCountsByUser());
   app.get('/calls/arrivals', () => control.callArrivals());

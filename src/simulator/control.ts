@@ -90,8 +90,16 @@ export function createSimulatorControl(ctx: SimContext): SimulatorControl {
 
   return {
     listUsers: () => ctx.users.map(userDetails),
-    book: (eventId, startIso) => bookSlot(ctx.users, eventId, startIso, ctx.clock.nowMs()),
-    free: (eventId, startIso) => freeSlot(ctx.users, eventId, startIso),
+    book(eventId, startIso) {
+      const atMs = ctx.clock.nowMs();
+      const { userId, booking } = bookSlot(ctx.users, eventId, startIso, atMs);
+      ctx.changes.record({ kind: 'booked', userId, ...booking, atMs });
+    },
+    free(eventId, startIso) {
+      const { userId, booking } = freeSlot(ctx.users, eventId, startIso);
+      ctx.changes.record({ kind: 'freed', userId, ...booking, atMs: ctx.clock.nowMs() });
+    },
+    changes: () => ctx.changes.list(),
     setWeeklyHours(userId, hours) {
       const user = userById(userId);
       const parsed = parseOrThrow(weeklyHoursSchema, hours, 'weekly hours');

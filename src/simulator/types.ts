@@ -49,6 +49,19 @@ export interface SimBooking {
   endMs: number;
 }
 
+/**
+ * A change to an owner's bookable time: a booking made (its slots, and any other event type's slots that
+ * overlap it, close) or freed (they open again). `atMs` is when, on the simulator's clock.
+ */
+export interface SimChange {
+  kind: 'booked' | 'freed';
+  userId: string;
+  eventId: string;
+  startMs: number;
+  endMs: number;
+  atMs: number;
+}
+
 export interface SimEventType {
   payload: EventTypePayload;
   /** Booking horizon: owner-local dates up to today + this many days are bookable. */
@@ -187,6 +200,8 @@ export interface SimulatorControl {
   /** When each counted request arrived (sim clock, ms), oldest first; the most recent 100 000 only. */
   callArrivals(): CallArrival[];
   resetCallCounts(): void;
+  /** Every booking made or freed through this control, oldest first (the most recent 200 000). */
+  changes(): SimChange[];
   slotsFor(eventId: string, fromIso: string, toIso: string): string[];
 }
 
@@ -212,6 +227,11 @@ export interface SimulatorOptions {
    */
   eventTypesPerUser?: number;
   seed?: number;
+  /**
+   * How fast simulated time runs against `now` (default 1): at 60, an hour of bookings, token lifetimes and
+   * slot expiry passes in a minute of the clock it is given.
+   */
+  clockSpeed?: number;
   clientId?: string;
   clientSecret?: string;
   redirectUris?: string[];

@@ -85,6 +85,14 @@ export interface SnapshotChanges {
 
 type Tx = Prisma.TransactionClient;
 
+/**
+ * How stale a change a sync stored may have been: the time since the connection's previous successful sync
+ * (it happened after that). Null for a first sync, which has nothing to be stale against.
+ */
+export function stalenessBoundSeconds(previousGoodSyncAt: Date | null, now: Date): number | null {
+  return previousGoodSyncAt === null ? null : (now.getTime() - previousGoodSyncAt.getTime()) / 1000;
+}
+
 /** Closes that change someone's availability: a slot that passed or left the horizon changed nothing. */
 const WEBHOOK_CLOSE_REASONS = new Set<string>(['taken', 'event_type_disabled', 'event_type_removed']);
 
@@ -237,7 +245,10 @@ async function commitSlots(
   const scope = partialScope(snapshot, now);
   const fullDiff = diffSlots(stored, snapshot.slots);
   // Opened and moved slots are what the pull fetched; a slot closes only where the pull could see it gone.
-  const changes = { ...fullDiff, toClose: fullDiff.toClose.filter((id) => scope.mayClose(storedById.get(id)!)) };
+  const changes = {
+    ...fullDiff,
+    toClose: fullDiff.toClose.filter((id) => scope.mayClose(storedById.get(id)!)),
+  };
   const context: CloseContext = {
     now,
     eventTypes: new Map(snapshot.eventTypes.map((e) => [e.upstreamEventId, { enabled: e.enabled }])),
@@ -308,9 +319,17 @@ async function commitSlots(
     const band = dateBandOf(slot.startsAt, now);
     changedByBand[band] = (changedByBand[band] ?? 0) + 1;
     const pulledBand = scope.pulledBandOf(slot.startsAt);
-    if (pulledBand !== undefined) changedByPulledBand[pulledBand] = (changedByPulledBand[pulledBand] ?? 0) + 1;
+    if (pulledBand !== undefined)
+      changedByPulledBand[pulledBand] = (changedByPulledBand[pulledBand] ?? 0) + 1;
   }
-  return { ...changes, closedBy, bookingsInferred: bookings.length, events, changedByBand, changedByPulledBand };
+  return {
+    ...changes,
+    closedBy,
+    bookingsInferred: bookings.length,
+    events,
+    changedByBand,
+    changedByPulledBand,
+  };
 }
 
 /**
@@ -335,7 +354,9 @@ export interface SuccessfulSync {
    * commit found it (read under the commit's lock) and what the commit changed, giving the new band state
    * with the time (sync/band-schedule.ts).
    */
-  next: Date | ((previousBandState: unknown, changes: SnapshotChanges) => { bandState: unknown; nextSyncAt: Date });
+  next:
+    | Date
+    | ((previousBandState: unknown, changes: SnapshotChanges) => { bandState: unknown; nextSyncAt: Date });
 }
 
 const SUPERSEDED: SnapshotChanges = {
@@ -388,6 +409,8 @@ function runRow(
     eventTypesChanged: changes.eventTypesChanged ?? 0,
     overviewsChanged: changes.overviewsChanged ?? 0,
     profileChanged: changes.profileChanged ?? false,
+    changesByBand: changes.changedByBand ?? {},
+    stalenessBoundSeconds: stalenessBoundSeconds(changes.previousGoodSyncAt ?? null, sync.now),
   });
 }
 

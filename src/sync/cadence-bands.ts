@@ -33,7 +33,9 @@ export function bandName(fromDay: number, toDay: number): string {
 }
 
 /** Parses SYNC_BANDS; errors say which entry is wrong and what it should look like. */
-export function parseCadenceBands(text: string): { ok: true; bands: CadenceBand[] } | { ok: false; error: string } {
+export function parseCadenceBands(
+  text: string,
+): { ok: true; bands: CadenceBand[] } | { ok: false; error: string } {
   const entries = text
     .split(',')
     .map((entry) => entry.trim())
@@ -52,7 +54,8 @@ export function parseCadenceBands(text: string): { ok: true; bands: CadenceBand[
       return { ok: false, error: `"${entry}": the interval must be 60s to 24h, written like 90s, 10m or 2h` };
     }
     if (until === '*') {
-      if (!last) return { ok: false, error: `"${entry}": "*" (the rest of the horizon) must be the last band` };
+      if (!last)
+        return { ok: false, error: `"${entry}": "*" (the rest of the horizon) must be the last band` };
       bands.push({ name: bandName(fromDay, Infinity), fromDay, toDay: Infinity, intervalSeconds });
       break;
     }

@@ -55,9 +55,9 @@ function expectedCalls(band: CadenceBand, state: BandState, horizonDays: number)
 
 /**
  * Chooses what to pull with `available` calls. Strictly in priority order: the first pair that does not fit
- * stops the round (a cheaper pair further down must not jump the queue). The very first pair always goes
- * when the budget is full (`available` ≥ `capacity`): otherwise a band dearer than the whole bank would
- * never go.
+ * stops the round (a cheaper pair further down must not jump the queue). When the bank is full
+ * (`available` ≥ `capacity`) one pair may overdraw it: otherwise a band dearer than the whole bank would
+ * never go. The bank then refills from below zero.
  */
 export function allocateCalls(
   configured: readonly CadenceBand[],
@@ -85,11 +85,15 @@ export function allocateCalls(
   );
   let spent = 0;
   let stopped = false;
+  let overdrawn = false;
   for (const candidate of candidates) {
     const pick = picks.get(candidate.connectionId);
     const cost = candidate.calls + (pick ? 0 : CALLS_PER_SYNC);
-    const fits = spent + cost <= available || (spent === 0 && available >= capacity);
-    if (!stopped && fits) {
+    const fits = spent + cost <= available;
+    // A full bank may go below zero once, for a pull dearer than all it can hold.
+    const overdraws: boolean = !fits && !overdrawn && available >= capacity;
+    if (!stopped && (fits || overdraws)) {
+      overdrawn ||= overdraws;
       spent += cost;
       if (pick) {
         pick.bands.push(candidate.band.name);

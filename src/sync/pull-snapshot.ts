@@ -184,7 +184,10 @@ export async function pullSnapshot(
   const chosen = scope === 'all' ? inHorizon : inHorizon.filter((band) => scope.includes(band.name));
   const segments: BandSegment[] = chosen.map((band) => {
     const dates = datesOfBand(horizon, band);
-    const windows = windowsCovering({ firstDate: dates[0]!, lastDate: dates.at(-1)!, dates }, settings.overviewWindowDays);
+    const windows = windowsCovering(
+      { firstDate: dates[0]!, lastDate: dates.at(-1)!, dates },
+      settings.overviewWindowDays,
+    );
     return { band: band.name, dates, windows };
   });
   const schedule = stopOnFirstFailure(pLimit(settings.fetchConcurrency));

@@ -69,9 +69,7 @@ export type TickDeps = Pick<
   | 'metrics'
 >;
 
-export async function enqueueDueSyncs(
-  deps: TickDeps,
-): Promise<TickResult> {
+export async function enqueueDueSyncs(deps: TickDeps): Promise<TickResult> {
   const now = deps.now();
   const due = (await deps.connections.findDue(now, deps.batchSize ?? 5000)).map((row) => ({
     id: row.id,

@@ -13,6 +13,7 @@ import {
   commitSuccessfulSync,
   recordFailedSync,
   recordInterruptedSync,
+  stalenessBoundSeconds,
   type RunRecord,
   type SnapshotChanges,
 } from '../store/snapshots.js';
@@ -167,9 +168,8 @@ export async function syncConnection(deps: SyncDeps, attempt: SyncAttempt): Prom
     );
     if (changes.webhookDeliveries > 0) deps.onWebhookDeliveries?.();
     for (const band of pulledBands) deps.metrics?.bandPulls.inc({ band: band.name });
-    // A first sync has nothing to be stale against: what it found was never seen before.
-    if (changes.previousGoodSyncAt !== null) {
-      const bound = (now.getTime() - changes.previousGoodSyncAt.getTime()) / 1000;
+    const bound = stalenessBoundSeconds(changes.previousGoodSyncAt, now);
+    if (bound !== null) {
       for (const [band, count] of Object.entries(changes.changedByBand)) {
         for (let i = 0; i < count; i++) deps.metrics?.changeStalenessBound.observe({ band }, bound);
       }

@@ -43,7 +43,11 @@ function snapshotOf(slots: FetchedSlot[]): SnapshotInput {
       color: '#336699',
       payload: { event_id: id, title: `Event ${id}`, duration_minutes: 30 },
     })),
-    overviews: EVENT_IDS.map((id) => ({ upstreamEventId: id, band: '0d+', payload: { event_id: id, windows: [] } })),
+    overviews: EVENT_IDS.map((id) => ({
+      upstreamEventId: id,
+      band: '0d+',
+      payload: { event_id: id, windows: [] },
+    })),
     slots,
   };
 }

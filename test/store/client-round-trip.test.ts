@@ -88,6 +88,8 @@ describe('through the generated client, with every field set', () => {
       upstreamCalls: 14,
       callsByEndpoint: { 'GET /events': 1, 'GET /calendars/{id}/slots': 12 },
       bands: ['0-3d', '7d+'],
+      changesByBand: { '0-24h': 2, '7d+': 1 },
+      stalenessBoundSeconds: 612.5,
       slotsOpened: 5,
       slotsClosed: 2,
       eventTypesChanged: 1,

@@ -30,7 +30,10 @@ const DEFAULT_BANDS = (() => {
 })();
 
 /** Overview windows one full sync asks for per event type: each band's dates, 58 days at most a window. */
-export function windowsPerEventType(horizonDays: number, bands: readonly CadenceBand[] = DEFAULT_BANDS): number {
+export function windowsPerEventType(
+  horizonDays: number,
+  bands: readonly CadenceBand[] = DEFAULT_BANDS,
+): number {
   return bandsWithin(bands, horizonDays).reduce(
     (sum, band) => sum + Math.ceil((Math.min(band.toDay, horizonDays) - band.fromDay) / 58),
     0,

@@ -172,9 +172,9 @@ describe('actions', () => {
     expect(
       (await h.sync.db.prisma.connection.findUniqueOrThrow({ where: { id: connectionId } })).status,
     ).toBe('disabled');
-    expect((await h.sync.services.connections.findDue(new Date('2100-01-01'), 10)).map((row) => row.id)).not.toContain(
-      connectionId,
-    );
+    expect(
+      (await h.sync.services.connections.findDue(new Date('2100-01-01'), 10)).map((row) => row.id),
+    ).not.toContain(connectionId);
     expect((await h.get(`/feeds/${feedToken}.ics`)).status).toBe(200);
     const page = await h.get('/admin', { ...bearer, accept: 'text/html' });
     expect(page.text).toContain('data-action="enable"');

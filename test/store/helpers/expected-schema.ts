@@ -105,7 +105,8 @@ function expectedDefault(table: string, field: DmmfField, type: string): string 
   if (typeof value === 'number' || typeof value === 'boolean') return String(value);
   if (typeof value === 'string') return `'${value.replaceAll("'", "''")}'::${type}`;
   // An empty list default, as Postgres prints `ARRAY[]::text[]` (type is the column's, e.g. "text[]").
-  if (Array.isArray(value) && value.length === 0) return `ARRAY[]::${DEFAULT_TYPES[field.type]?.type ?? field.type}[]`;
+  if (Array.isArray(value) && value.length === 0)
+    return `ARRAY[]::${DEFAULT_TYPES[field.type]?.type ?? field.type}[]`;
   throw new Error(`expected-schema.ts cannot render the default ${JSON.stringify(value)}`);
 }
 

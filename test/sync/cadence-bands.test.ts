@@ -1,0 +1,228 @@
+// Band scheduling and budget allocation as plain functions: what SYNC_BANDS means, when each band of a
+// connection is due, how a connection's own activity moves that, and who gets the calls when they are short.
+import { describe, expect, it } from '@jest/globals';
+import fc from 'fast-check';
+import { loadConfig } from '../../src/config.js';
+import { dueBands, earliestDue, scheduleAfterPull, type BandState } from '../../src/sync/band-schedule.js';
+import { allocateCalls, CALLS_PER_SYNC, type DueConnection } from '../../src/sync/call-budget.js';
+import { datesOfBand, parseCadenceBands, type CadenceBand } from '../../src/sync/cadence-bands.js';
+import { horizonFrom } from '../../src/sync/horizon-windows.js';
+
+function bandsOf(text: string): CadenceBand[] {
+  const parsed = parseCadenceBands(text);
+  if (!parsed.ok) throw new Error(parsed.error);
+  return parsed.bands;
+}
+
+const BANDS = bandsOf('3d=10m,7d=30m,*=2h');
+const NOW = new Date('2026-03-02T09:00:00Z');
+const at = (minutes: number) => new Date(NOW.getTime() + minutes * 60_000);
+const ADAPT = { fastest: 0.5, slowest: 2 };
+
+describe('SYNC_BANDS', () => {
+  it('reads bands nearest first, each named by the days ahead it covers', () => {
+    expect(BANDS).toEqual([
+      { name: '0-3d', fromDay: 0, toDay: 3, intervalSeconds: 600 },
+      { name: '3-7d', fromDay: 3, toDay: 7, intervalSeconds: 1800 },
+      { name: '7d+', fromDay: 7, toDay: Infinity, intervalSeconds: 7200 },
+    ]);
+    expect(bandsOf('*=15m')).toEqual([{ name: '0d+', fromDay: 0, toDay: Infinity, intervalSeconds: 900 }]);
+  });
+
+  it.each([
+    ['', 'at least one band'],
+    ['3d=10m', 'the last band must be "*"'],
+    ['*=10m,7d=1h', '"*" (the rest of the horizon) must be the last band'],
+    ['7d=10m,3d=1h,*=2h', 'grow from band to band'],
+    ['3d=10x,*=2h', 'the interval must be 60s to 24h'],
+    ['3d=30s,*=2h', 'the interval must be 60s to 24h'],
+    ['3d:10m,*=2h', 'is not <days ahead>=<interval>'],
+  ])('refuses %j with a message that says what is wrong', (text, message) => {
+    const parsed = parseCadenceBands(text);
+    expect(parsed.ok).toBe(false);
+    expect(!parsed.ok && parsed.error).toContain(message);
+  });
+
+  it('stops start-up with the variable named, and retires SYNC_INTERVAL_SECONDS with the equivalent', () => {
+    const base = {
+      DATABASE_URL: 'postgres://localhost/x',
+      CALENDBOOK_BASE_URL: 'http://127.0.0.1:4010/api/v1',
+      CALENDBOOK_AUTH_URL: 'http://127.0.0.1:4010/auth',
+      CALENDBOOK_CLIENT_ID: 'id',
+      CALENDBOOK_CLIENT_SECRET: 'secret',
+    };
+    expect(() => loadConfig({ ...base, SYNC_BANDS: '3d=10m' }, ['sync'])).toThrow(
+      /SYNC_BANDS .*the last band must be "\*"/,
+    );
+    expect(() => loadConfig({ ...base, SYNC_INTERVAL_SECONDS: '900' }, ['sync'])).toThrow(
+      'SYNC_BANDS=*=900s',
+    );
+    expect(() => loadConfig({ ...base, SYNC_ADAPT_FACTORS: '2,1' }, ['sync'])).toThrow(/SYNC_ADAPT_FACTORS/);
+    const config = loadConfig({ ...base, UPSTREAM_RATE_LIMIT_PER_SECOND: '40' }, ['sync']);
+    expect(config.sync.callBudgetPerSecond).toBe(40);
+    expect(config.sync.intervalSeconds).toBe(600);
+  });
+
+  it('cuts a horizon into dates of the account’s zone, every date in exactly one band', () => {
+    fc.assert(
+      fc.property(
+        fc.date({ min: new Date('2026-01-01'), max: new Date('2027-12-31'), noInvalidDate: true }),
+        fc.constantFrom('Europe/Berlin', 'America/Los_Angeles', 'Pacific/Auckland', 'Asia/Kolkata'),
+        fc.integer({ min: 1, max: 60 }),
+        (now, zone, days) => {
+          const horizon = horizonFrom(now, zone, days);
+          const cut = BANDS.flatMap((band) => datesOfBand(horizon, band));
+          expect(cut).toEqual(horizon.dates);
+        },
+      ),
+    );
+  });
+});
+
+describe('when a connection’s bands are due', () => {
+  it('makes never-pulled bands due at once, and each pulled band due after its own interval', () => {
+    expect(dueBands(BANDS, {}, NOW).map((b) => b.name)).toEqual(['0-3d', '3-7d', '7d+']);
+    const first = scheduleAfterPull(
+      BANDS,
+      {},
+      BANDS.map((b) => ({ name: b.name, changes: null, calls: 5 })),
+      NOW,
+      ADAPT,
+      0,
+      () => 0.5,
+    );
+    expect(first.nextSyncAt).toEqual(at(10));
+    expect(dueBands(BANDS, first.state, at(9)).map((b) => b.name)).toEqual([]);
+    expect(dueBands(BANDS, first.state, at(10)).map((b) => b.name)).toEqual(['0-3d']);
+    expect(dueBands(BANDS, first.state, at(30)).map((b) => b.name)).toEqual(['0-3d', '3-7d']);
+    expect(dueBands(BANDS, first.state, at(120)).map((b) => b.name)).toEqual(['0-3d', '3-7d', '7d+']);
+  });
+
+  it('pulls a band that keeps changing faster and a quiet one slower, never beyond the bounds', () => {
+    let state: BandState = {};
+    const pull = (changes: number, minutes: number) => {
+      const next = scheduleAfterPull(
+        BANDS,
+        state,
+        [{ name: '0-3d', changes, calls: 4 }],
+        at(minutes),
+        ADAPT,
+        0,
+        () => 0.5,
+      );
+      state = next.state;
+      return (Date.parse(state['0-3d']!.dueAt) - at(minutes).getTime()) / 60_000;
+    };
+    expect(pull(3, 0)).toBe(5); // 10 min × 0.5
+    expect(pull(1, 5)).toBe(5); // at the fastest bound
+    const quiet = Array.from({ length: 12 }, (_, i) => pull(0, 10 + i * 20));
+    expect(quiet[0]).toBeCloseTo(6.25); // × 1.25 after a quiet pull
+    expect(quiet.at(-1)).toBe(20); // at the slowest bound
+    expect(Math.max(...quiet)).toBe(20);
+  });
+
+  it('keeps bands it did not pull as they were, and drops bands no longer configured', () => {
+    const before: BandState = {
+      '0-3d': { dueAt: at(10).toISOString(), factor: 1, calls: 4 },
+      '3-7d': { dueAt: at(25).toISOString(), factor: 0.7, calls: 6 },
+      '0d+': { dueAt: at(1).toISOString(), factor: 1, calls: 30 },
+    };
+    const next = scheduleAfterPull(
+      BANDS,
+      before,
+      [{ name: '7d+', changes: 0, calls: 20 }],
+      NOW,
+      ADAPT,
+      0,
+      () => 0.5,
+    );
+    expect(next.state['0-3d']).toEqual(before['0-3d']);
+    expect(next.state['3-7d']).toEqual(before['3-7d']);
+    expect(next.state['0d+']).toBeUndefined();
+    expect(next.nextSyncAt).toEqual(at(10));
+    expect(earliestDue(BANDS, {}, NOW)).toEqual(NOW);
+  });
+});
+
+describe('a budget, not a schedule', () => {
+  /** A connection pulled before: every band due `overdueMinutes` ago, with the given costs. */
+  const connection = (
+    id: string,
+    overdueMinutes: number,
+    calls = { near: 4, week: 5, far: 22 },
+  ): DueConnection => ({
+    id,
+    bandState: {
+      '0-3d': { dueAt: at(-overdueMinutes).toISOString(), factor: 1, calls: calls.near },
+      '3-7d': { dueAt: at(-overdueMinutes).toISOString(), factor: 1, calls: calls.week },
+      '7d+': { dueAt: at(-overdueMinutes).toISOString(), factor: 1, calls: calls.far },
+    },
+  });
+
+  it('pulls everything due when the budget covers it, one job per connection', () => {
+    const due = [connection('a', 1), connection('b', 2)];
+    const allocation = allocateCalls(BANDS, 28, due, 1000, 1000, NOW);
+    expect(allocation.picks).toEqual([
+      { connectionId: 'b', bands: ['0-3d', '3-7d', '7d+'], calls: CALLS_PER_SYNC + 31 },
+      { connectionId: 'a', bands: ['0-3d', '3-7d', '7d+'], calls: CALLS_PER_SYNC + 31 },
+    ]);
+    expect(Object.values(allocation.deferred).every((d) => d.count === 0)).toBe(true);
+  });
+
+  it('when short, spends on near bands first and lets far bands wait, saying how long they have waited', () => {
+    const due = Array.from({ length: 10 }, (_, i) => connection(`c${i}`, 30 + i));
+    // Enough for every near band (10 × 6) and a few week bands (5 each), no far band.
+    const allocation = allocateCalls(BANDS, 28, due, 75, 1000, NOW);
+    const pulled = allocation.picks.flatMap((p) => p.bands);
+    expect(pulled.filter((b) => b === '0-3d')).toHaveLength(10);
+    expect(pulled.filter((b) => b === '3-7d')).toHaveLength(3);
+    expect(pulled.filter((b) => b === '7d+')).toHaveLength(0);
+    // The longest overdue go first within a band.
+    expect(allocation.picks.filter((p) => p.bands.includes('3-7d')).map((p) => p.connectionId)).toEqual([
+      'c9',
+      'c8',
+      'c7',
+    ]);
+    expect(allocation.deferred['3-7d']).toEqual({ count: 7, oldestOverdueSeconds: 36 * 60 });
+    expect(allocation.deferred['7d+']).toEqual({ count: 10, oldestOverdueSeconds: 39 * 60 });
+    expect(allocation.deferred['0-3d']).toEqual({ count: 0, oldestOverdueSeconds: 0 });
+  });
+
+  it('never plans more calls than it has, whatever is due', () => {
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.record({
+            overdue: fc.integer({ min: 0, max: 600 }),
+            near: fc.integer({ min: 0, max: 40 }),
+            week: fc.integer({ min: 0, max: 40 }),
+            far: fc.integer({ min: 0, max: 200 }),
+          }),
+          { maxLength: 60 },
+        ),
+        fc.integer({ min: 0, max: 500 }),
+        (connections, available) => {
+          const due = connections.map((c, i) => connection(`c${i}`, c.overdue, c));
+          const allocation = allocateCalls(BANDS, 28, due, available, 1000, NOW);
+          const planned = allocation.picks.reduce((sum, pick) => sum + pick.calls, 0);
+          expect(planned).toBeLessThanOrEqual(available);
+          // Strict priority: no far band goes while a near one waits.
+          const anyNearWaiting = allocation.deferred['0-3d']!.count > 0;
+          if (anyNearWaiting) expect(allocation.picks.some((p) => p.bands.includes('7d+'))).toBe(false);
+        },
+      ),
+    );
+  });
+
+  it('lets one pull dearer than the whole bank go when the bank is full, so nothing starves', () => {
+    const allocation = allocateCalls(
+      BANDS,
+      28,
+      [connection('big', 5, { near: 4, week: 5, far: 500 })],
+      300,
+      300,
+      NOW,
+    );
+    expect(allocation.picks).toEqual([{ connectionId: 'big', bands: ['0-3d', '3-7d', '7d+'], calls: 511 }]);
+  });
+});

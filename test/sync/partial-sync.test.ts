@@ -1,0 +1,213 @@
+// A sync of some bands pulls only their dates (overview windows and slot lists) and commits a partial
+// snapshot: on the dates it pulled the store equals the simulator, on the horizon's other dates nothing moves,
+// however the account's midnight and a DST change fall between syncs, and whatever the account's zone does
+// to the UTC date of a slot.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { DateTime } from 'luxon';
+import { datesOfBand } from '../../src/sync/cadence-bands.js';
+import { horizonFrom } from '../../src/sync/horizon-windows.js';
+import { syncConnection } from '../../src/sync/sync-connection.js';
+import { createSyncHarness, FakeClock, type SyncHarness } from '../support/sync-harness.js';
+import { simUser } from '../support/sync-truth.js';
+
+let h: SyncHarness;
+const clock = new FakeClock(new Date('2026-03-02T09:00:00Z'));
+
+beforeAll(async () => {
+  h = await createSyncHarness('partial_sync', { clock, simulator: { users: 2 } });
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+interface StoredRow {
+  id: bigint;
+  date: string;
+  goneAt: Date | null;
+  closeReason: string | null;
+  lastChangedAt: Date;
+  sequence: number;
+}
+
+async function storedRows(connectionId: string, zone: string): Promise<Map<bigint, StoredRow>> {
+  const rows = await h.clients.prisma.slot.findMany({ where: { connectionId } });
+  return new Map(
+    rows.map((row) => [
+      row.id,
+      {
+        id: row.id,
+        date: DateTime.fromJSDate(row.startsAt, { zone }).toISODate()!,
+        goneAt: row.goneAt,
+        closeReason: row.closeReason,
+        lastChangedAt: row.lastChangedAt,
+        sequence: row.sequence,
+      },
+    ]),
+  );
+}
+
+const sync = (connectionId: string, bands?: string[]) =>
+  syncConnection(h.services.syncDeps, {
+    connectionId,
+    jobId: null,
+    attempt: 1,
+    maxAttempts: 1,
+    ...(bands ? { bands } : {}),
+  });
+
+/** The dates of `bandNames` at `now` in `zone`, as the worker cuts them from SYNC_BANDS. */
+function datesOf(bandNames: string[], now: Date, zone: string): string[] {
+  const horizon = horizonFrom(now, zone, h.config.sync.horizonDays);
+  return h.config.sync.bands
+    .filter((b) => bandNames.includes(b.name))
+    .flatMap((b) => datesOfBand(horizon, b));
+}
+
+/** What the simulator offers on `dates` (local to `zone`), as "event start" lines. */
+function offeredOn(email: string, dates: string[], zone: string): string[] {
+  const user = simUser(h.sim, email);
+  const from = DateTime.fromISO(dates[0]!, { zone }).toUTC().toISO()!;
+  const to = DateTime.fromISO(dates.at(-1)!, { zone }).plus({ days: 1 }).toUTC().toISO()!;
+  return user.event_types
+    .filter((e) => e.enabled)
+    .flatMap((e) =>
+      h.sim.control.slotsFor(e.event_id, from, to).map((s) => `${e.event_id} ${new Date(s).toISOString()}`),
+    )
+    .sort();
+}
+
+async function openOn(connectionId: string, dates: string[], zone: string): Promise<string[]> {
+  const wanted = new Set(dates);
+  const rows = await h.clients.prisma.slot.findMany({ where: { connectionId, goneAt: null } });
+  return rows
+    .filter((row) => wanted.has(DateTime.fromJSDate(row.startsAt, { zone }).toISODate()!))
+    .map((row) => `${row.upstreamEventId} ${row.startsAt.toISOString()}`)
+    .sort();
+}
+
+/** Books the earliest open stored slot on the first of `dates` (local) that has one, and returns it. */
+async function bookOn(connectionId: string, dates: string[], zone: string) {
+  const rows = await h.clients.prisma.slot.findMany({
+    where: { connectionId, goneAt: null, startsAt: { gt: clock.now() } },
+    orderBy: { startsAt: 'asc' },
+  });
+  const slot = dates
+    .map((date) => rows.find((row) => DateTime.fromJSDate(row.startsAt, { zone }).toISODate() === date))
+    .find((found) => found !== undefined);
+  if (!slot) throw new Error(`no open slot on ${dates.join(', ')}`);
+  h.sim.control.book(slot.upstreamEventId, slot.startsAt.toISOString());
+  return slot;
+}
+
+/** Every row on a horizon date outside `pulled` is as it was; rows on pulled dates may have moved. */
+function expectUntouchedOutside(
+  before: Map<bigint, StoredRow>,
+  after: Map<bigint, StoredRow>,
+  pulled: string[],
+  horizon: string[],
+) {
+  const pulledSet = new Set(pulled);
+  const notPulled = new Set(horizon.filter((d) => !pulledSet.has(d)));
+  const outside = [...before.values()].filter((row) => notPulled.has(row.date));
+  expect(outside.length).toBeGreaterThan(0);
+  for (const row of outside) expect(after.get(row.id)).toEqual(row);
+  // Nothing new appeared on dates not pulled either.
+  const added = [...after.values()].filter((row) => !before.has(row.id) && notPulled.has(row.date));
+  expect(added).toEqual([]);
+}
+
+describe('a partial sync', () => {
+  it('pulls only its bands’ dates and closes slots only there', async () => {
+    const user = h.sim.users[0]!;
+    const zone = simUser(h.sim, user.email).timezone;
+    const id = await h.connect(user.email);
+    await sync(id);
+    const now = clock.now();
+    const horizon = horizonFrom(now, zone, h.config.sync.horizonDays).dates;
+    const near = datesOf(['0-3d'], now, zone);
+    const nearSlot = await bookOn(id, near.slice(1), zone);
+    const weekSlot = await bookOn(id, datesOf(['3-7d'], now, zone), zone);
+    const farSlot = await bookOn(id, datesOf(['7d+'], now, zone).slice(3), zone);
+
+    clock.advance(600);
+    h.sim.control.resetCallCounts();
+    const before = await storedRows(id, zone);
+    const changes = await sync(id, ['0-3d']);
+    const after = await storedRows(id, zone);
+
+    expect(after.get(nearSlot.id)?.closeReason).toBe('taken');
+    expect(after.get(weekSlot.id)?.goneAt).toBeNull();
+    expect(after.get(farSlot.id)?.goneAt).toBeNull();
+    expectUntouchedOutside(before, after, near, horizon);
+    expect(await openOn(id, near, zone)).toEqual(offeredOn(user.email, near, zone));
+    expect(changes.changedByPulledBand).toEqual({ '0-3d': expect.any(Number) });
+
+    // The calls: the profile, the event types, one overview window per enabled event type over the near
+    // dates, and a slot list for each of those dates it calls available. Nothing of the other bands.
+    const enabled = simUser(h.sim, user.email).event_types.filter((e) => e.enabled);
+    const availableNear = enabled.reduce((sum, e) => {
+      const offered = offeredOn(user.email, near, zone).filter((line) => line.startsWith(`${e.event_id} `));
+      return (
+        sum + new Set(offered.map((line) => DateTime.fromISO(line.split(' ')[1]!, { zone }).toISODate())).size
+      );
+    }, 0);
+    const calls = h.sim.control.callCounts();
+    expect(calls['GET /calendars/{event_id}']).toBe(enabled.length);
+    expect(calls['GET /calendars/{event_id}/slots']).toBe(availableNear);
+    const run = await h.clients.prisma.syncRun.findFirstOrThrow({
+      where: { connectionId: id },
+      orderBy: { startedAt: 'desc' },
+    });
+    expect(run.bands).toEqual(['0-3d']);
+
+    // The other bands' pull closes the rest.
+    clock.advance(60);
+    await sync(id, ['3-7d', '7d+']);
+    const last = await storedRows(id, zone);
+    expect(last.get(weekSlot.id)?.closeReason).toBe('taken');
+    expect(last.get(farSlot.id)?.closeReason).toBe('taken');
+    expect(await openOn(id, horizon.slice(1), zone)).toEqual(offeredOn(user.email, horizon.slice(1), zone));
+  });
+
+  it.each([
+    // Berlin: the account's midnight, then spring forward (2026-03-29 02:00 local) on the newly near dates.
+    { user: 0, zoneIs: 'Europe/Berlin', lateEvening: '2026-03-28T23:50:00' },
+    // New York: midnight local is 05:00 UTC, so a slot's UTC date is often not its local one; DST on 03-08.
+    { user: 1, zoneIs: 'America/New_York', lateEvening: '2026-03-07T23:50:00' },
+  ])(
+    'across the account’s midnight and a DST change ($zoneIs), touches only the dates it pulled',
+    async ({ user: index, zoneIs, lateEvening }) => {
+      const user = h.sim.users[index]!;
+      const zone = simUser(h.sim, user.email).timezone;
+      expect(zone).toBe(zoneIs);
+      clock.set(DateTime.fromISO(lateEvening, { zone }).toUTC().toISO()!);
+      const id = await h.connect(user.email);
+      await sync(id);
+      const firstNear = datesOf(['0-3d'], clock.now(), zone);
+
+      clock.advance(20 * 60); // past the account's midnight: every band moved on by a date
+      const now = clock.now();
+      const near = datesOf(['0-3d'], now, zone);
+      expect(near[0]).toBe(firstNear[1]);
+      const newlyNear = near.at(-1)!; // a week-band date at the first sync
+      expect(firstNear).not.toContain(newlyNear);
+      const newlyNearSlot = await bookOn(id, [newlyNear], zone);
+      const weekSlot = await bookOn(id, datesOf(['3-7d'], now, zone), zone);
+
+      const before = await storedRows(id, zone);
+      await sync(id, ['0-3d']);
+      const after = await storedRows(id, zone);
+      const horizon = horizonFrom(now, zone, h.config.sync.horizonDays).dates;
+      expect(after.get(newlyNearSlot.id)?.closeReason).toBe('taken');
+      expect(after.get(weekSlot.id)?.goneAt).toBeNull();
+      expectUntouchedOutside(before, after, near, horizon);
+      expect(await openOn(id, near, zone)).toEqual(offeredOn(user.email, near, zone));
+      // Yesterday's slots all started: closed as passed, never as taken.
+      const yesterday = firstNear[0]!;
+      const yesterdays = [...after.values()].filter(
+        (row) => row.date === yesterday && before.get(row.id)?.goneAt === null,
+      );
+      for (const row of yesterdays) expect(row.closeReason).toBe('passed');
+    },
+  );
+});
