@@ -54,6 +54,15 @@ function expectedCalls(band: CadenceBand, state: BandState, horizonDays: number)
 }
 
 /**
+ * The bands of a due connection to pull: those due; or, when none is, every band. Its next_sync_at was then
+ * moved by hand (a reconnect, an enable, an operator's UPDATE), which asks for a whole sync.
+ */
+function bandsToPull(bands: readonly CadenceBand[], state: BandState, now: Date): readonly CadenceBand[] {
+  const due = dueBands(bands, state, now);
+  return due.length > 0 ? due : bands;
+}
+
+/**
  * Chooses what to pull with `available` calls. Strictly in priority order: the first pair that does not fit
  * stops the round (a cheaper pair further down must not jump the queue). When the bank is full
  * (`available` ≥ `capacity`) one pair may overdraw it: otherwise a band dearer than the whole bank would
@@ -69,7 +78,7 @@ export function allocateCalls(
 ): Allocation {
   const bands = bandsWithin(configured, horizonDays);
   const candidates: Candidate[] = due.flatMap((connection) =>
-    dueBands(bands, connection.bandState, now).map((band) => ({
+    bandsToPull(bands, connection.bandState, now).map((band) => ({
       connectionId: connection.id,
       band,
       rank: bandRank(bands, band.name),

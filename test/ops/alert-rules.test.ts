@@ -8,6 +8,7 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from '@jest/globals';
 import { createMetrics } from '../../src/lib/metrics.js';
 import { registerStateGauges } from '../../src/lib/state-gauges.js';
+import { parseCadenceBands } from '../../src/sync/cadence-bands.js';
 import { DATE_BANDS } from '../../src/sync/date-bands.js';
 
 const run = promisify(execFile);
@@ -36,7 +37,7 @@ function namesIn(expression: string): string[] {
 describe('deploy/prometheus/slotfeed-alerts.yml', () => {
   it('passes promtool check rules', async () => {
     const { stdout } = await run('promtool', ['check', 'rules', RULES]);
-    expect(stdout).toContain('SUCCESS: 8 rules found');
+    expect(stdout).toContain('SUCCESS: 9 rules found');
   });
 
   it('passes its promtool unit tests (each alert fires when it should, not before)', async () => {
@@ -52,12 +53,23 @@ describe('deploy/prometheus/slotfeed-alerts.yml', () => {
     const expressions = [...rules.matchAll(/expr: (?:\|\n)?([\s\S]*?)\n\s+(?:for|labels):/g)].map(
       (m) => m[1]!,
     );
-    expect(expressions.length).toBe(8);
+    expect(expressions.length).toBe(9);
     for (const name of expressions.flatMap(namesIn)) expect([name, exported.has(name)]).toEqual([name, true]);
     // Date bands are named in sync/date-bands.ts; a rule naming another would never match a series.
     const bands = [...rules.matchAll(/band="([^"]+)"/g)].map((m) => m[1]!);
     expect(bands.length).toBeGreaterThan(0);
     for (const band of bands) expect(DATE_BANDS.map((b) => b.name)).toContain(band);
+    // Cadence bands are named from SYNC_BANDS (cadence-bands.ts): "the nearest band" must match the nearest
+    // band's name whatever the configuration, and no other.
+    const cadence = [...rules.matchAll(/band=~"([^"]+)"/g)].map((m) => new RegExp(`^${m[1]!}$`));
+    expect(cadence).toHaveLength(1);
+    for (const config of ['3d=10m,7d=30m,*=2h', '*=15m', '1d=5m,*=1h']) {
+      const parsed = parseCadenceBands(config);
+      if (!parsed.ok) throw new Error(parsed.error);
+      expect(parsed.bands.map((band) => cadence[0]!.test(band.name))).toEqual(
+        parsed.bands.map((_, i) => i === 0),
+      );
+    }
     const alerts = [...rules.matchAll(/- alert: (\w+)/g)].map((m) => m[1]!);
     const tested = new Set(
       [...readFileSync(RULE_TESTS, 'utf8').matchAll(/alertname: (\w+)/g)].map((m) => m[1]!),

@@ -312,14 +312,25 @@ describe('sync-health', () => {
       p95_seconds: 0,
       last_error: null,
     });
-    // /users/me, /events, one overview window, the slots of each date with slots (3, 3, 3, 4), and from
-    // sync 2 on a token refresh (the 3-hour access token has expired by then).
+    // /users/me, /events, one overview window per band (the 7-day horizon spans 0-3d and 3-7d), the slots
+    // of each date with slots (3, 3, 3, 4), and from sync 2 on a token refresh (the 3-hour access token has
+    // expired by then).
     const calls = await k.h.db.prisma.syncRun.findMany({
       where: { connectionId: berlin },
       orderBy: { startedAt: 'asc' },
     });
-    expect(calls.map((r) => r.upstreamCalls)).toEqual([6, 7, 7, 8]);
-    expect(byId.get(berlin)?.calls_per_run).toBe(7);
+    expect(calls.map((r) => r.upstreamCalls)).toEqual([7, 8, 8, 9]);
+    expect(byId.get(berlin)?.calls_per_run).toBe(8);
+    // How stale its changes may have been, by how far ahead: each change counts with its run's gap since
+    // the previous successful sync (T0→T1 6 h, T1→T2 18 h, T2→T3 42 h). Within 24 h: the booking seen at T1
+    // and the two seen at T2 (p95 over them is the 18 h gap); 1–3 days: the 03-29 22:00 booking seen at T2,
+    // and the dates that opened as the 3-day booking limit moved on, at T2 and T3.
+    expect(byId.get(berlin)).toMatchObject({
+      stale_p95_0_24h: 18 * 3600,
+      stale_p95_1_3d: 42 * 3600,
+      stale_p95_3_7d: 42 * 3600,
+      stale_p95_7d: null,
+    });
     const ny = byId.get(k.newYork.connectionId);
     expect(ny).toMatchObject({
       status: 'needs_reauth',
@@ -371,6 +382,10 @@ describe('sync-health', () => {
         'median_seconds',
         'p95_seconds',
         'calls_per_run',
+        'stale_p95_0_24h',
+        'stale_p95_1_3d',
+        'stale_p95_3_7d',
+        'stale_p95_7d',
         'last_error_at',
         'last_error',
       ],
@@ -386,6 +401,10 @@ describe('sync-health', () => {
         '5.5',
         '9.55',
         '15',
+        '',
+        '',
+        '',
+        '',
         '2026-03-10T09:00:00.000Z',
         'upstream_5xx: GET /events answered 503',
       ],

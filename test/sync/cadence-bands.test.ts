@@ -214,6 +214,20 @@ describe('a budget, not a schedule', () => {
     );
   });
 
+  it('pulls every band of a connection whose next sync was moved by hand before any band was due', () => {
+    const notYet: DueConnection = {
+      id: 'reconnected',
+      bandState: {
+        '0-3d': { dueAt: at(5).toISOString(), factor: 1, calls: 4 },
+        '3-7d': { dueAt: at(25).toISOString(), factor: 1, calls: 5 },
+        '7d+': { dueAt: at(100).toISOString(), factor: 1, calls: 22 },
+      },
+    };
+    expect(allocateCalls(BANDS, 28, [notYet], 1000, 1000, NOW).picks).toEqual([
+      { connectionId: 'reconnected', bands: ['0-3d', '3-7d', '7d+'], calls: CALLS_PER_SYNC + 31 },
+    ]);
+  });
+
   it('lets one pull dearer than the whole bank go when the bank is full, so nothing starves', () => {
     const allocation = allocateCalls(
       BANDS,
