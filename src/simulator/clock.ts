@@ -18,7 +18,7 @@ export function createSimClock(base: () => Date, speed = 1): SimClock {
   return {
     nowMs,
     set(ms) {
-      offsetMs = ms - base().getTime();
+      offsetMs += ms - nowMs();
     },
     advance(seconds) {
       offsetMs += Math.round(seconds * 1000);

@@ -1,0 +1,146 @@
+// The scheduler and the worker together, on an injected clock: each tick enqueues only the bands that are due,
+// a booking on a near date reaches the store at the next near-band pull, a far one waits for its band, and
+// the exact staleness of each (the store's time − the simulator's own record of when the booking happened)
+// is what the band intervals promise. When the call budget is short, far bands wait and the metrics say so.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { DateTime } from 'luxon';
+import { tickDeps } from '../../src/main.js';
+import { createRedisCallBudget } from '../../src/sync/call-budget.js';
+import { enqueueDueSyncs } from '../../src/sync/scheduler.js';
+import { createSyncHarness, FakeClock, type SyncHarness } from '../support/sync-harness.js';
+import { waitFor } from '../support/wait-for.js';
+
+let h: SyncHarness;
+let ids: string[];
+const clock = new FakeClock(new Date('2026-03-02T09:00:00Z'));
+
+beforeAll(async () => {
+  h = await createSyncHarness('band_freshness', { clock, simulator: { users: 3 } });
+  ids = [];
+  for (const user of h.sim.users) ids.push(await h.connect(user.email));
+  await h.startRoles(['worker']);
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+const succeededRuns = () => h.clients.prisma.syncRun.count({ where: { outcome: 'succeeded' } });
+
+/** One scheduler tick at the clock's time; waits until the syncs it enqueued have committed. */
+async function tick(deps = tickDeps(h.config, h.clients, h.services, h.clock)) {
+  const before = await succeededRuns();
+  const result = await enqueueDueSyncs(deps);
+  await waitFor(succeededRuns, (n) => n === before + result.enqueued, { what: `${result.enqueued} syncs` });
+  const runs = await h.clients.prisma.syncRun.findMany({
+    orderBy: { startedAt: 'desc' },
+    take: result.enqueued,
+  });
+  return { ...result, bands: new Map(runs.map((run) => [run.connectionId, run.bands])) };
+}
+
+/** Books the earliest open stored slot of `connectionId` starting `daysAhead` days from now or later. */
+async function book(connectionId: string, daysAhead: number) {
+  const slot = await h.clients.prisma.slot.findFirstOrThrow({
+    where: {
+      connectionId,
+      goneAt: null,
+      startsAt: { gt: new Date(clock.now().getTime() + daysAhead * 86_400_000) },
+    },
+    orderBy: { startsAt: 'asc' },
+  });
+  h.sim.control.book(slot.upstreamEventId, slot.startsAt.toISOString());
+  return slot;
+}
+
+/** Store time − the simulator's record of the booking: how stale the change was when it reached the store. */
+async function exactStalenessSeconds(slotId: bigint): Promise<number | null> {
+  const slot = await h.clients.prisma.slot.findUniqueOrThrow({ where: { id: slotId } });
+  if (slot.goneAt === null) return null;
+  const change = h.sim.control
+    .changes()
+    .find(
+      (c) =>
+        c.kind === 'booked' && c.eventId === slot.upstreamEventId && c.startMs === slot.startsAt.getTime(),
+    );
+  if (!change) throw new Error('the simulator has no record of that booking');
+  return (slot.goneAt.getTime() - change.atMs) / 1000;
+}
+
+describe('ticks on an injected clock', () => {
+  it('pull every band of a connection never synced, then only the bands whose time has come', async () => {
+    const first = await tick();
+    expect(first.enqueued).toBe(3);
+    for (const id of ids) expect(first.bands.get(id)).toEqual(['0-3d', '3-7d', '7d+']);
+
+    clock.advance(9 * 60);
+    expect((await tick()).enqueued).toBe(0);
+
+    const nearSlot = await book(ids[0]!, 1);
+    const farSlot = await book(ids[0]!, 12);
+    clock.advance(60); // 10 minutes after the first pull: the near band is due, nothing else
+    const second = await tick();
+    expect(second.enqueued).toBe(3);
+    for (const id of ids) expect(second.bands.get(id)).toEqual(['0-3d']);
+    expect(await exactStalenessSeconds(nearSlot.id)).toBe(60);
+    expect(await exactStalenessSeconds(farSlot.id)).toBeNull(); // its band has not been pulled since
+
+    // The booked connection's near band saw a change: it is pulled sooner (5 min), the quiet ones later.
+    const bandState = (id: string) =>
+      h.clients.prisma.connection
+        .findUniqueOrThrow({ where: { id } })
+        .then((c) => c.bandState as Record<string, { dueAt: string }>);
+    const minutesUntil = async (id: string) =>
+      (Date.parse((await bandState(id))['0-3d']!.dueAt) - clock.now().getTime()) / 60_000;
+    expect(await minutesUntil(ids[0]!)).toBe(5);
+    expect(await minutesUntil(ids[1]!)).toBe(12.5);
+
+    clock.advance(20 * 60); // 30 minutes after the first pull: the week band too
+    const third = await tick();
+    for (const id of ids) expect(third.bands.get(id)).toEqual(['0-3d', '3-7d']);
+    expect(await exactStalenessSeconds(farSlot.id)).toBeNull();
+
+    clock.advance(90 * 60); // 2 hours after the first pull: the far band
+    const fourth = await tick();
+    for (const id of ids) expect(fourth.bands.get(id)).toContain('7d+');
+    // Booked 9 minutes after the first pull, seen by the far band's pull 111 minutes later.
+    expect(await exactStalenessSeconds(farSlot.id)).toBe(111 * 60);
+    const farRun = await h.clients.prisma.syncRun.findFirstOrThrow({
+      where: { connectionId: ids[0]!, bands: { has: '7d+' } },
+      orderBy: { startedAt: 'desc' },
+    });
+    // What slotfeed itself can know: the bound (the time since the previous sync) is not less than that.
+    expect(farRun.stalenessBoundSeconds).toBeLessThan(110 * 60);
+    expect(farRun.changesByBand).toMatchObject({ '7d+': expect.any(Number) });
+    const slot = await h.clients.prisma.slot.findUniqueOrThrow({ where: { id: farSlot.id } });
+    expect(
+      DateTime.fromJSDate(slot.startsAt).diff(DateTime.fromJSDate(clock.now()), 'days').days,
+    ).toBeGreaterThan(7);
+  });
+
+  it('when the budget is short, pull near bands and let far ones wait, and the metrics say how long', async () => {
+    clock.advance(3 * 3600); // every band of every connection is due
+    const states = (
+      await h.clients.prisma.connection.findMany({ where: { id: { in: ids } }, select: { bandState: true } })
+    ).map((c) => c.bandState as Record<string, { calls: number }>);
+    const costOf = (bands: string[]) =>
+      states.reduce((sum, state) => sum + 2 + bands.reduce((s, band) => s + state[band]!.calls, 0), 0);
+    const nearOnly = costOf(['0-3d']);
+    const deps = {
+      ...tickDeps(h.config, h.clients, h.services, h.clock),
+      // A bank (30 s of budget) that holds the near bands' pulls and no more.
+      budget: createRedisCallBudget(h.clients.redis, `${h.config.redis.prefix}:short-budget`, nearOnly / 30),
+    };
+    const short = await tick(deps);
+    // A full bank may be overdrawn by one pull (so a pull dearer than the bank is never starved), no more.
+    expect(short.calls).toBeLessThan(costOf(['0-3d', '3-7d', '7d+']) / 2);
+    for (const id of ids) expect(short.bands.get(id)).toContain('0-3d');
+    for (const bands of short.bands.values()) expect(bands).not.toContain('7d+');
+    expect(short.deferred['7d+']!.count).toBe(3);
+    const overdue = await h.services.metrics.bandOverdueSeconds.get();
+    const farOverdue = overdue.values.find((v) => v.labels.band === '7d+')?.value ?? 0;
+    expect(farOverdue).toBeGreaterThan(60 * 60);
+    const deferred = await h.services.metrics.bandDeferred.get();
+    expect(deferred.values.find((v) => v.labels.band === '7d+')?.value).toBe(3);
+    expect(deferred.values.find((v) => v.labels.band === '0-3d')?.value).toBe(0);
+  });
+});
