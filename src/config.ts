@@ -239,15 +239,15 @@ export const variables = {
   SYNC_BANDS: variable({
     section: 'sync',
     description:
-      'Cadence by date band: comma-separated `<days ahead>=<interval>`, nearest first, the last `*` (the rest of the horizon). `3d=10m,7d=30m,*=2h` pulls today and the next two days every 10 minutes, the rest of the week every 30, the rest every 2 hours; `*=15m` pulls everything every 15 minutes.',
-    default: '3d=10m,7d=30m,*=2h',
+      'Cadence by date band: comma-separated `<days ahead>=<interval>`, nearest first, the last `*` (the rest of the horizon). `4d=10m,7d=40m,*=3h` pulls today and the next three days every 10 minutes, the rest of the week every 40, the rest every 3 hours; `*=15m` pulls everything every 15 minutes.',
+    default: '4d=10m,7d=40m,*=3h',
     schema: cadenceBandsSchema,
   }),
   SYNC_ADAPT_FACTORS: variable({
     section: 'sync',
     description:
       'How far a connection’s own activity moves its band intervals: `<fastest>,<slowest>` as factors of SYNC_BANDS (a band that saw changes goes faster, one that saw none slower); `1,1` turns adaptation off.',
-    default: '0.5,2',
+    default: '0.5,1.5',
     schema: adaptFactors,
   }),
   SYNC_CALL_BUDGET_PER_SECOND: variable({

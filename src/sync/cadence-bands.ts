@@ -1,8 +1,8 @@
 // Cadence by date band: the horizon's dates are cut into bands by how many days ahead they are (in the
 // account's zone), and each band is pulled on its own interval. Near dates, where bookings happen, are
 // pulled often; far ones, which rarely change, seldom. SYNC_BANDS declares them once, e.g.
-// `3d=10m,7d=30m,*=2h`: today and the next two days every 10 minutes, the rest of the week every 30, the
-// rest of the horizon every 2 hours. A single `*=15m` is the fixed schedule: the whole horizon every time.
+// `4d=10m,7d=40m,*=3h`: today and the next three days every 10 minutes, the rest of the week every 40, the
+// rest of the horizon every 3 hours. A single `*=15m` is the fixed schedule: the whole horizon every time.
 //
 // Bands are measured in dates, not hours: a pull asks for whole dates (overview windows and slot lists are
 // per date), so a band is exactly the set of dates one partial pull fetches, whatever DST does to the day.

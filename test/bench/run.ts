@@ -1,15 +1,19 @@
 // `npm run bench`: runs the benchmarks, prints one table and writes bench-results.json (git-ignored) with every
 // figure, its inputs, the machine's CPU count and the Node version. Never part of `npm test`.
-//   BENCH_ONLY=sync|commit|feeds|teams|webhooks|growth|reports (comma-separated; default: all). A run of some keeps the
+//   BENCH_ONLY=sync|commit|feeds|teams|webhooks|growth|reports|freshness (comma-separated; default: all). A run of some keeps the
 //     others' last figures in the file.
 //   BENCH_CONNECTIONS (default 1000), BENCH_RATE_LIMIT (default 200): the sync round's size and upstream limit.
+//   BENCH_FRESHNESS_CONNECTIONS (10000), BENCH_FRESHNESS_BUDGET (500 calls/s), BENCH_FRESHNESS_BANDS: fixed
+//     versus bands; the bands' default is SYNC_BANDS's.
 //   BENCH_QUICK=1: reduced sizes to try the benchmarks out (100 connections, 2 s loads, 1 day of growth); the
 //     README quotes full-size runs only.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
+import { variables } from '../../src/config.js';
 import type { BenchSection } from './bench-result.js';
 import { benchCommitCost } from './commit-cost.js';
 import { benchFeedServing } from './feed-serving.js';
+import { benchFreshness } from './freshness.js';
 import { benchGrowth } from './growth.js';
 import { loadAverage } from './process-stats.js';
 import { benchReports } from './reports.js';
@@ -20,7 +24,7 @@ import { benchWebhooks } from './webhooks.js';
 const RESULTS = 'bench-results.json';
 const quick = process.env.BENCH_QUICK === '1';
 const only = new Set(
-  (process.env.BENCH_ONLY || 'sync,commit,feeds,teams,webhooks,growth,reports')
+  (process.env.BENCH_ONLY || 'sync,commit,feeds,teams,webhooks,growth,reports,freshness')
     .split(',')
     .map((name) => name.trim()),
 );
@@ -49,6 +53,27 @@ const benches: [string, () => Promise<BenchSection[]>][] = [
   ['webhooks', () => benchWebhooks({ connections: quick ? 100 : 1000 })],
   ['growth', () => benchGrowth({ days: quick ? 1 : 3 })],
   ['reports', () => benchReports()],
+  [
+    'freshness',
+    () =>
+      benchFreshness(
+        {
+          connections: Number(process.env.BENCH_FRESHNESS_CONNECTIONS ?? (quick ? 1000 : 10_000)),
+          budgetPerSecond: Number(process.env.BENCH_FRESHNESS_BUDGET ?? (quick ? 50 : 500)),
+          warmupHours: 6,
+          measureHours: quick ? 6 : 24,
+          bookingsPerDay: 2,
+        },
+        {
+          name: 'bands',
+          // The configuration's defaults, unless the environment says otherwise.
+          bands: process.env.BENCH_FRESHNESS_BANDS ?? variables.SYNC_BANDS.default!,
+          adapt: variables.SYNC_ADAPT_FACTORS.schema.parse(
+            process.env.BENCH_FRESHNESS_ADAPT ?? variables.SYNC_ADAPT_FACTORS.default!,
+          ),
+        },
+      ),
+  ],
 ];
 const sections: (BenchSection & { bench: string })[] = [];
 for (const [name, bench] of benches) {

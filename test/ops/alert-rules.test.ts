@@ -63,7 +63,7 @@ describe('deploy/prometheus/slotfeed-alerts.yml', () => {
     // band's name whatever the configuration, and no other.
     const cadence = [...rules.matchAll(/band=~"([^"]+)"/g)].map((m) => new RegExp(`^${m[1]!}$`));
     expect(cadence).toHaveLength(1);
-    for (const config of ['3d=10m,7d=30m,*=2h', '*=15m', '1d=5m,*=1h']) {
+    for (const config of ['4d=10m,7d=40m,*=3h', '*=15m', '1d=5m,*=1h']) {
       const parsed = parseCadenceBands(config);
       if (!parsed.ok) throw new Error(parsed.error);
       expect(parsed.bands.map((band) => cadence[0]!.test(band.name))).toEqual(

@@ -15,7 +15,12 @@ let ids: string[];
 const clock = new FakeClock(new Date('2026-03-02T09:00:00Z'));
 
 beforeAll(async () => {
-  h = await createSyncHarness('band_freshness', { clock, simulator: { users: 3 } });
+  // Bands and bounds of its own, so the times below read plainly.
+  h = await createSyncHarness('band_freshness', {
+    clock,
+    simulator: { users: 3 },
+    env: { SYNC_BANDS: '3d=10m,7d=30m,*=2h', SYNC_ADAPT_FACTORS: '0.5,2' },
+  });
   ids = [];
   for (const user of h.sim.users) ids.push(await h.connect(user.email));
   await h.startRoles(['worker']);

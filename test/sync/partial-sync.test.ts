@@ -14,7 +14,11 @@ let h: SyncHarness;
 const clock = new FakeClock(new Date('2026-03-02T09:00:00Z'));
 
 beforeAll(async () => {
-  h = await createSyncHarness('partial_sync', { clock, simulator: { users: 2 } });
+  h = await createSyncHarness('partial_sync', {
+    clock,
+    simulator: { users: 2 },
+    env: { SYNC_BANDS: '3d=10m,7d=30m,*=2h' },
+  });
 });
 afterAll(async () => {
   await h?.close();

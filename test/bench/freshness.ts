@@ -1,0 +1,427 @@
+// Benchmark: fixed schedule versus bands and adaptation, at 10,000 connections, the same call budget and the
+// same bookings. Hours of booking activity run in minutes because time is virtual: the simulator's clock is
+// driven by this loop (a compressed clock taken to its limit), and the scheduler's code runs on the same
+// injected clock. What runs for real: the simulator's accounts, slot rule and booking log (bookings are made
+// through its control API and recorded with their time), the scheduler's budget allocation (allocateCalls
+// with the Redis call budget), the band schedule and its adaptation (scheduleAfterPull), and the worker's
+// cutting of a pull into bands, dates and overview windows. What is counted, not sent: each pull's upstream
+// calls, by the API's own rule (2 + per event type and band: windows + available dates), with a date available
+// when the account works that weekday, has not disabled it and the event type books that far ahead.
+//
+// Staleness = when a pull that covers the booked slot's date ran − when the simulator recorded the booking;
+// a pull is taken to commit at its tick (a real sync adds its own second or two; see the sync round).
+import { DateTime } from 'luxon';
+import { createRedisConnection } from '../../src/lib/redis-connection.js';
+import { derivePrng, startSimulator, type Prng } from '../../src/simulator/index.js';
+import { WEEKDAYS } from '../../src/simulator/types.js';
+import {
+  readBandState,
+  scheduleAfterPull,
+  type AdaptBounds,
+  type BandState,
+} from '../../src/sync/band-schedule.js';
+import { allocateCalls, CALLS_PER_SYNC, createRedisCallBudget } from '../../src/sync/call-budget.js';
+import {
+  bandsWithin,
+  datesOfBand,
+  parseCadenceBands,
+  type CadenceBand,
+} from '../../src/sync/cadence-bands.js';
+import { DATE_BANDS, dateBandOf, type DateBand } from '../../src/sync/date-bands.js';
+import { horizonFrom, windowsCovering, type Horizon } from '../../src/sync/horizon-windows.js';
+import { check, type BenchSection } from './bench-result.js';
+
+export interface FreshnessOptions {
+  connections: number;
+  /** Upstream calls per second both schedules get (SYNC_CALL_BUDGET_PER_SECOND). */
+  budgetPerSecond: number;
+  warmupHours: number;
+  measureHours: number;
+  /** Mean bookings per connection per day (activity differs widely between accounts: log-normal). */
+  bookingsPerDay: number;
+}
+
+const HORIZON_DAYS = 28;
+const EVENT_TYPES = 3;
+const TICK_SECONDS = 30;
+const START = Date.parse('2026-04-06T00:00:00Z');
+const HOUR_MS = 3_600_000;
+const DAY_MS = 86_400_000;
+
+interface Schedule {
+  name: string;
+  bands: string;
+  adapt: AdaptBounds;
+}
+
+export const FIXED: Schedule = { name: 'fixed', bands: '*=15m', adapt: { fastest: 1, slowest: 1 } };
+
+interface Account {
+  userId: string;
+  zone: string;
+  eventTypes: { id: string; maxDaysAhead: number }[];
+  /** Weekday indexes (0 = Monday) with working hours. */
+  workdays: Set<number>;
+  disabledDays: Set<string>;
+  disabledMonths: Set<number>;
+}
+
+interface Booking {
+  userIndex: number;
+  atMs: number;
+  startMs: number;
+  /** The slot's date in the account's zone. */
+  date: string;
+  band: DateBand;
+}
+
+/** The accounts and one booking history, made once through the simulator and replayed for each schedule. */
+interface World {
+  accounts: Account[];
+  bookings: Booking[];
+}
+
+function bandsOf(text: string): CadenceBand[] {
+  const parsed = parseCadenceBands(text);
+  if (!parsed.ok) throw new Error(parsed.error);
+  return parsed.bands;
+}
+
+/** Log-normal activity with the given mean: most accounts are quiet, a few busy. */
+function activityRate(prng: Prng, mean: number): number {
+  const sigma = 1.2;
+  const u1 = Math.max(prng.next(), 1e-12);
+  const u2 = prng.next();
+  const normal = Math.sqrt(-2 * Math.log(u1)) * Math.cos(2 * Math.PI * u2);
+  return mean * Math.exp(sigma * normal - (sigma * sigma) / 2);
+}
+
+/** Days ahead a guest books: most within the next few days (P(d) ∝ 0.7^d). */
+function leadDays(prng: Prng): number {
+  let d = 0;
+  while (d < HORIZON_DAYS - 1 && prng.next() < 0.7) d++;
+  return d;
+}
+
+async function makeWorld(options: FreshnessOptions): Promise<World> {
+  let nowMs = START;
+  const sim = await startSimulator({
+    now: () => new Date(nowMs),
+    users: options.connections,
+    eventTypesPerUser: EVENT_TYPES,
+    seed: 19,
+  });
+  try {
+    const users = sim.control.listUsers();
+    const accounts: Account[] = users.map((u) => ({
+      userId: u.id,
+      zone: u.timezone,
+      eventTypes: u.event_types.map((e) => ({
+        id: e.event_id,
+        maxDaysAhead: u.max_days_ahead[e.event_id] ?? 60,
+      })),
+      workdays: new Set(WEEKDAYS.flatMap((day, i) => ((u.weekly_hours[day] ?? []).length > 0 ? [i] : []))),
+      disabledDays: new Set(u.disabled_days),
+      disabledMonths: new Set(u.disabled_months),
+    }));
+    const prng = derivePrng(19, 'freshness-bench');
+    const endMs = START + (options.warmupHours + options.measureHours) * HOUR_MS;
+    const times: { atMs: number; userIndex: number }[] = [];
+    accounts.forEach((_, userIndex) => {
+      const perMs = activityRate(prng, options.bookingsPerDay) / DAY_MS;
+      for (let t = START - Math.log(Math.max(prng.next(), 1e-12)) / perMs; t < endMs;) {
+        times.push({ atMs: Math.round(t), userIndex });
+        t -= Math.log(Math.max(prng.next(), 1e-12)) / perMs;
+      }
+    });
+    times.sort((a, b) => a.atMs - b.atMs);
+    const bookings: Booking[] = [];
+    for (const { atMs, userIndex } of times) {
+      nowMs = atMs; // the simulator's clock: the booking is recorded at this time
+      const account = accounts[userIndex]!;
+      const eventType = prng.pick(account.eventTypes);
+      const day = DateTime.fromMillis(atMs, { zone: account.zone })
+        .startOf('day')
+        .plus({ days: leadDays(prng) });
+      const offered = sim.control.slotsFor(
+        eventType.id,
+        day.toUTC().toISO()!,
+        day.plus({ days: 1 }).toUTC().toISO()!,
+      );
+      if (offered.length === 0) continue;
+      const start = prng.pick(offered);
+      sim.control.book(eventType.id, start);
+    }
+    // The simulator's own record is the ground truth of when each change happened.
+    const userIndexById = new Map(accounts.map((a, i) => [a.userId, i]));
+    for (const change of sim.control.changes()) {
+      if (change.kind !== 'booked') continue;
+      const userIndex = userIndexById.get(change.userId)!;
+      bookings.push({
+        userIndex,
+        atMs: change.atMs,
+        startMs: change.startMs,
+        date: DateTime.fromMillis(change.startMs, { zone: accounts[userIndex]!.zone }).toISODate()!,
+        band: dateBandOf(new Date(change.startMs), new Date(change.atMs)),
+      });
+    }
+    return { accounts, bookings };
+  } finally {
+    await sim.close();
+  }
+}
+
+function weekdayIndex(date: string): number {
+  return (new Date(`${date}T00:00:00Z`).getUTCDay() + 6) % 7;
+}
+
+/** What pulling `dates` of one band costs, by the API's rule, excluding the 2 calls every sync makes. */
+function bandCalls(account: Account, dates: readonly string[], today: string, windows: number): number {
+  const todayMs = Date.parse(`${today}T00:00:00Z`);
+  let calls = 0;
+  for (const eventType of account.eventTypes) {
+    calls += windows;
+    for (const date of dates) {
+      const ahead = (Date.parse(`${date}T00:00:00Z`) - todayMs) / DAY_MS;
+      if (
+        ahead <= eventType.maxDaysAhead &&
+        account.workdays.has(weekdayIndex(date)) &&
+        !account.disabledDays.has(date) &&
+        !account.disabledMonths.has(Number(date.slice(5, 7)))
+      ) {
+        calls += 1;
+      }
+    }
+  }
+  return calls;
+}
+
+/** A min-heap of connection indexes by next sync time. */
+class DueHeap {
+  private items: { at: number; index: number }[] = [];
+  push(at: number, index: number) {
+    const items = this.items;
+    items.push({ at, index });
+    for (let i = items.length - 1; i > 0;) {
+      const parent = (i - 1) >> 1;
+      if (items[parent]!.at <= items[i]!.at) break;
+      [items[parent], items[i]] = [items[i]!, items[parent]!];
+      i = parent;
+    }
+  }
+  popDue(now: number, limit: number): { at: number; index: number }[] {
+    const out: { at: number; index: number }[] = [];
+    while (out.length < limit && this.items.length > 0 && this.items[0]!.at <= now) {
+      const items = this.items;
+      out.push(items[0]!);
+      const last = items.pop()!;
+      if (items.length > 0) {
+        items[0] = last;
+        for (let i = 0; ;) {
+          const l = 2 * i + 1;
+          const r = l + 1;
+          let m = i;
+          if (l < items.length && items[l]!.at < items[m]!.at) m = l;
+          if (r < items.length && items[r]!.at < items[m]!.at) m = r;
+          if (m === i) break;
+          [items[m], items[i]] = [items[i]!, items[m]!];
+          i = m;
+        }
+      }
+    }
+    return out;
+  }
+}
+
+interface ScheduleResult {
+  callsPerConnectionHour: number;
+  staleness: Record<DateBand, number[]>;
+  unseen: number;
+  /** Most calls planned in one minute, as a share of the budget's minute. */
+  peakMinuteShare: number;
+}
+
+function percentile(sorted: number[], p: number): number | null {
+  if (sorted.length === 0) return null;
+  return sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)]!;
+}
+
+async function runSchedule(
+  world: World,
+  schedule: Schedule,
+  options: FreshnessOptions,
+): Promise<ScheduleResult> {
+  const bands = bandsWithin(bandsOf(schedule.bands), HORIZON_DAYS);
+  const redis = createRedisConnection(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', 'command');
+  const key = `bench-freshness:${schedule.name}:${Date.now()}`;
+  const budget = createRedisCallBudget(redis, key, options.budgetPerSecond);
+  const states: BandState[] = world.accounts.map(() => ({}));
+  const pending: Booking[][] = world.accounts.map(() => []);
+  const heap = new DueHeap();
+  world.accounts.forEach((_, i) => heap.push(START, i));
+  const measureFrom = START + options.warmupHours * HOUR_MS;
+  const endMs = measureFrom + options.measureHours * HOUR_MS;
+  const staleness = Object.fromEntries(DATE_BANDS.map((b) => [b.name, [] as number[]])) as Record<
+    DateBand,
+    number[]
+  >;
+  let unseen = 0;
+  let measuredCalls = 0;
+  let nextBooking = 0;
+  const minuteCalls = new Map<number, number>();
+  const horizons = new Map<string, Horizon>();
+  const costCache = world.accounts.map(() => new Map<string, number>());
+  let random = 0;
+  const jitter = () => (random = (random * 9301 + 49297) % 233280) / 233280;
+
+  try {
+    for (let now = START; now < endMs; now += TICK_SECONDS * 1000) {
+      for (; nextBooking < world.bookings.length && world.bookings[nextBooking]!.atMs <= now; nextBooking++) {
+        const booking = world.bookings[nextBooking]!;
+        pending[booking.userIndex]!.push(booking);
+      }
+      const nowDate = new Date(now);
+      const due = heap.popDue(now, 5000);
+      const byIndex = new Map(due.map((d) => [String(d.index), d]));
+      const available = await budget.available(nowDate);
+      const allocation = allocateCalls(
+        bands,
+        HORIZON_DAYS,
+        due.map((d) => ({ id: String(d.index), bandState: states[d.index]! })),
+        available,
+        budget.capacity,
+        nowDate,
+      );
+      let planned = 0;
+      for (const pick of allocation.picks) {
+        const index = Number(pick.connectionId);
+        byIndex.delete(pick.connectionId);
+        planned += pick.calls;
+        const account = world.accounts[index]!;
+        const today = DateTime.fromMillis(now, { zone: account.zone }).toISODate()!;
+        const horizonKey = `${account.zone}|${today}`;
+        let horizon = horizons.get(horizonKey);
+        if (!horizon) horizons.set(horizonKey, (horizon = horizonFrom(nowDate, account.zone, HORIZON_DAYS)));
+        let calls = CALLS_PER_SYNC;
+        const pulled = new Map<string, string>();
+        const results = pick.bands.map((name) => {
+          const band = bands.find((b) => b.name === name)!;
+          const dates = datesOfBand(horizon, band);
+          for (const date of dates) pulled.set(date, name);
+          const cacheKey = `${today}|${name}`;
+          let cost = costCache[index]!.get(cacheKey);
+          if (cost === undefined) {
+            const windows = windowsCovering({ firstDate: dates[0]!, lastDate: dates.at(-1)!, dates }).length;
+            cost = bandCalls(account, dates, today, windows);
+            costCache[index]!.set(cacheKey, cost);
+          }
+          calls += cost;
+          return { name, calls: cost, changes: 0 as number | null };
+        });
+        // What the pull saw: every booking on a date it pulled; a slot that started unseen is lost to it.
+        const still: Booking[] = [];
+        for (const booking of pending[index]!) {
+          const band = pulled.get(booking.date);
+          if (band !== undefined) {
+            if (booking.atMs >= measureFrom) staleness[booking.band].push((now - booking.atMs) / 1000);
+            const result = results.find((r) => r.name === band)!;
+            result.changes = (result.changes ?? 0) + 1;
+          } else if (booking.startMs <= now) {
+            if (booking.atMs >= measureFrom) unseen++;
+          } else {
+            still.push(booking);
+          }
+        }
+        pending[index] = still;
+        const firstPull = Object.keys(states[index]!).length === 0;
+        const next = scheduleAfterPull(
+          bands,
+          readBandState(states[index]),
+          firstPull ? results.map((r) => ({ ...r, changes: null })) : results,
+          nowDate,
+          schedule.adapt,
+          0.1,
+          jitter,
+        );
+        states[index] = next.state;
+        heap.push(next.nextSyncAt.getTime(), index);
+        if (now >= measureFrom) {
+          measuredCalls += calls;
+          const minute = Math.floor(now / 60_000);
+          minuteCalls.set(minute, (minuteCalls.get(minute) ?? 0) + calls);
+        }
+      }
+      if (planned > 0) await budget.spend(planned, nowDate);
+      for (const left of byIndex.values()) heap.push(left.at, left.index);
+    }
+  } finally {
+    await redis.del(key);
+    redis.disconnect();
+  }
+  for (const values of Object.values(staleness)) values.sort((a, b) => a - b);
+  return {
+    callsPerConnectionHour: measuredCalls / (world.accounts.length * options.measureHours),
+    staleness,
+    unseen,
+    peakMinuteShare: Math.max(0, ...minuteCalls.values()) / (options.budgetPerSecond * 60),
+  };
+}
+
+const minutes = (seconds: number | null) => (seconds === null ? null : Math.round((seconds / 60) * 10) / 10);
+
+function figuresOf(result: ScheduleResult) {
+  const figures: Record<string, number | null> = {
+    'calls per connection-hour': Math.round(result.callsPerConnectionHour * 10) / 10,
+  };
+  for (const band of DATE_BANDS) {
+    const values = result.staleness[band.name];
+    figures[`${band.name} p50 min`] = minutes(percentile(values, 0.5));
+    figures[`${band.name} p95 min`] = minutes(percentile(values, 0.95));
+    figures[`${band.name} changes`] = values.length;
+  }
+  figures['changes unseen before their slot started'] = result.unseen;
+  figures['busiest minute, share of the budget'] = Math.round(result.peakMinuteShare * 100) / 100;
+  return figures;
+}
+
+/** p95 of changes whose slot was within 72 h when booked (bands 0-24h and 1-3d together). */
+function p95Within72h(result: ScheduleResult): number {
+  const values = [...result.staleness['0-24h'], ...result.staleness['1-3d']].sort((a, b) => a - b);
+  return percentile(values, 0.95) ?? Infinity;
+}
+
+export async function benchFreshness(options: FreshnessOptions, adaptive: Schedule): Promise<BenchSection[]> {
+  const started = performance.now();
+  const world = await makeWorld(options);
+  const madeIn = Math.round((performance.now() - started) / 1000);
+  const fixed = await runSchedule(world, FIXED, options);
+  const banded = await runSchedule(world, adaptive, options);
+  check(world.bookings.length > 0, 'the simulator recorded no bookings');
+  const inputs = {
+    connections: options.connections,
+    'event types each': EVENT_TYPES,
+    'horizon days': HORIZON_DAYS,
+    'budget calls/s': options.budgetPerSecond,
+    'simulated hours (after warm-up)': options.measureHours,
+    'warm-up hours': options.warmupHours,
+    'bookings per connection-day (mean)': options.bookingsPerDay,
+    'bookings made': world.bookings.length,
+    'world built in s': madeIn,
+  };
+  const callRatio = banded.callsPerConnectionHour / fixed.callsPerConnectionHour;
+  return [
+    { benchmark: `freshness: fixed (SYNC_BANDS=${FIXED.bands})`, inputs, figures: figuresOf(fixed) },
+    {
+      benchmark: `freshness: bands (SYNC_BANDS=${adaptive.bands}, SYNC_ADAPT_FACTORS=${adaptive.adapt.fastest},${adaptive.adapt.slowest})`,
+      inputs,
+      figures: { ...figuresOf(banded), 'calls vs fixed': Math.round(callRatio * 100) / 100 },
+      targets: {
+        'calls vs fixed': { target: '≤ 0.5', met: callRatio <= 0.5 },
+        'p95 staleness of changes within 72 h vs fixed': {
+          target: `≤ fixed (${minutes(p95Within72h(fixed))} min)`,
+          met: p95Within72h(banded) <= p95Within72h(fixed),
+        },
+      },
+    },
+  ];
+}
