@@ -13,6 +13,8 @@ export const CALLS_PER_SYNC = 2;
 export interface DueConnection {
   id: string;
   bandState: BandState;
+  /** Its next_sync_at: since when it has been due. */
+  dueSince: Date;
 }
 
 export interface BandPick {
@@ -54,6 +56,17 @@ function expectedCalls(band: CadenceBand, state: BandState, horizonDays: number)
 }
 
 /**
+ * Since when a band has been due: its own due time; or, for a band never pulled (a new connection) or pulled
+ * on a sync asked for by hand, since the connection became due. Not `now`: a new connection would then be
+ * the least overdue at every tick, and never get its first sync under a short budget.
+ */
+function dueSinceMs(connection: DueConnection, band: string, now: Date): number {
+  const dueAt = connection.bandState[band]?.dueAt;
+  const ownMs = dueAt === undefined ? Infinity : Date.parse(dueAt);
+  return ownMs <= now.getTime() ? ownMs : connection.dueSince.getTime();
+}
+
+/**
  * The bands of a due connection to pull: those due; or, when none is, every band. Its next_sync_at was then
  * moved by hand (a reconnect, an enable, an operator's UPDATE), which asks for a whole sync.
  */
@@ -82,7 +95,7 @@ export function allocateCalls(
       connectionId: connection.id,
       band,
       rank: bandRank(bands, band.name),
-      dueMs: Date.parse(connection.bandState[band.name]?.dueAt ?? now.toISOString()),
+      dueMs: dueSinceMs(connection, band.name, now),
       calls: expectedCalls(band, connection.bandState, horizonDays),
     })),
   );

@@ -74,6 +74,7 @@ export async function enqueueDueSyncs(deps: TickDeps): Promise<TickResult> {
   const due = (await deps.connections.findDue(now, deps.batchSize ?? 5000)).map((row) => ({
     id: row.id,
     bandState: readBandState(row.bandState),
+    dueSince: row.nextSyncAt,
   }));
   const available = await deps.budget.available(now);
   const allocation = allocateCalls(deps.bands, deps.horizonDays, due, available, deps.budget.capacity, now);

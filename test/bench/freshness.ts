@@ -287,7 +287,7 @@ async function runSchedule(
       const allocation = allocateCalls(
         bands,
         HORIZON_DAYS,
-        due.map((d) => ({ id: String(d.index), bandState: states[d.index]! })),
+        due.map((d) => ({ id: String(d.index), bandState: states[d.index]!, dueSince: new Date(d.at) })),
         available,
         budget.capacity,
         nowDate,
@@ -390,13 +390,14 @@ function p95Within72h(result: ScheduleResult): number {
   return percentile(values, 0.95) ?? Infinity;
 }
 
-export async function benchFreshness(options: FreshnessOptions, adaptive: Schedule): Promise<BenchSection[]> {
-  const started = performance.now();
-  const world = await makeWorld(options);
-  const madeIn = Math.round((performance.now() - started) / 1000);
-  const fixed = await runSchedule(world, FIXED, options);
-  const banded = await runSchedule(world, adaptive, options);
-  check(world.bookings.length > 0, 'the simulator recorded no bookings');
+function scenarioSections(
+  world: World,
+  options: FreshnessOptions,
+  fixed: ScheduleResult,
+  banded: ScheduleResult,
+  adaptive: Schedule,
+  madeIn: number,
+): BenchSection[] {
   const inputs = {
     connections: options.connections,
     'event types each': EVENT_TYPES,
@@ -409,10 +410,11 @@ export async function benchFreshness(options: FreshnessOptions, adaptive: Schedu
     'world built in s': madeIn,
   };
   const callRatio = banded.callsPerConnectionHour / fixed.callsPerConnectionHour;
+  const at = `at ${options.budgetPerSecond} calls/s`;
   return [
-    { benchmark: `freshness: fixed (SYNC_BANDS=${FIXED.bands})`, inputs, figures: figuresOf(fixed) },
+    { benchmark: `freshness ${at}: fixed (SYNC_BANDS=${FIXED.bands})`, inputs, figures: figuresOf(fixed) },
     {
-      benchmark: `freshness: bands (SYNC_BANDS=${adaptive.bands}, SYNC_ADAPT_FACTORS=${adaptive.adapt.fastest},${adaptive.adapt.slowest})`,
+      benchmark: `freshness ${at}: bands (SYNC_BANDS=${adaptive.bands}, SYNC_ADAPT_FACTORS=${adaptive.adapt.fastest},${adaptive.adapt.slowest})`,
       inputs,
       figures: { ...figuresOf(banded), 'calls vs fixed': Math.round(callRatio * 100) / 100 },
       targets: {
@@ -424,4 +426,27 @@ export async function benchFreshness(options: FreshnessOptions, adaptive: Schedu
       },
     },
   ];
+}
+
+/**
+ * Fixed versus bands under `budgetPerSecond` (ample for the fixed schedule), then again under
+ * `shortBudgetPerSecond`, where neither schedule gets all it asks for: the fixed one goes stale everywhere,
+ * the banded one in its far bands first.
+ */
+export async function benchFreshness(
+  options: FreshnessOptions & { shortBudgetPerSecond: number },
+  adaptive: Schedule,
+): Promise<BenchSection[]> {
+  const started = performance.now();
+  const world = await makeWorld(options);
+  check(world.bookings.length > 0, 'the simulator recorded no bookings');
+  const madeIn = Math.round((performance.now() - started) / 1000);
+  const sections: BenchSection[] = [];
+  for (const budgetPerSecond of [options.budgetPerSecond, options.shortBudgetPerSecond]) {
+    const scenario = { ...options, budgetPerSecond };
+    const fixed = await runSchedule(world, FIXED, scenario);
+    const banded = await runSchedule(world, adaptive, scenario);
+    sections.push(...scenarioSections(world, scenario, fixed, banded, adaptive, madeIn));
+  }
+  return sections;
 }

@@ -1,10 +1,11 @@
 // `npm run bench`: runs the benchmarks, prints one table and writes bench-results.json (git-ignored) with every
 // figure, its inputs, the machine's CPU count and the Node version. Never part of `npm test`.
-//   BENCH_ONLY=sync|commit|feeds|teams|webhooks|growth|reports|freshness (comma-separated; default: all). A run of some keeps the
+//   BENCH_ONLY=sync|commit|feeds|teams|webhooks|growth|partitions|reports|freshness (comma-separated; default:
+//     all). A run of some keeps the
 //     others' last figures in the file.
 //   BENCH_CONNECTIONS (default 1000), BENCH_RATE_LIMIT (default 200): the sync round's size and upstream limit.
-//   BENCH_FRESHNESS_CONNECTIONS (10000), BENCH_FRESHNESS_BUDGET (500 calls/s), BENCH_FRESHNESS_BANDS: fixed
-//     versus bands; the bands' default is SYNC_BANDS's.
+//   BENCH_FRESHNESS_CONNECTIONS (10000), BENCH_FRESHNESS_BUDGET (600 calls/s), BENCH_FRESHNESS_SHORT_BUDGET
+//     (120), BENCH_FRESHNESS_BANDS / _ADAPT: fixed versus bands; the bands' default is SYNC_BANDS's.
 //   BENCH_QUICK=1: reduced sizes to try the benchmarks out (100 connections, 2 s loads, 1 day of growth); the
 //     README quotes full-size runs only.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -17,6 +18,7 @@ import { benchFreshness } from './freshness.js';
 import { benchGrowth } from './growth.js';
 import { loadAverage } from './process-stats.js';
 import { benchReports } from './reports.js';
+import { benchRetentionStrategies } from './retention-strategies.js';
 import { benchSyncRound } from './sync-round.js';
 import { benchTeamFeeds } from './team-feeds.js';
 import { benchWebhooks } from './webhooks.js';
@@ -24,7 +26,7 @@ import { benchWebhooks } from './webhooks.js';
 const RESULTS = 'bench-results.json';
 const quick = process.env.BENCH_QUICK === '1';
 const only = new Set(
-  (process.env.BENCH_ONLY || 'sync,commit,feeds,teams,webhooks,growth,reports,freshness')
+  (process.env.BENCH_ONLY || 'sync,commit,feeds,teams,webhooks,growth,partitions,reports,freshness')
     .split(',')
     .map((name) => name.trim()),
 );
@@ -52,6 +54,7 @@ const benches: [string, () => Promise<BenchSection[]>][] = [
   ['teams', () => benchTeamFeeds({ seconds: quick ? 2 : 5 })],
   ['webhooks', () => benchWebhooks({ connections: quick ? 100 : 1000 })],
   ['growth', () => benchGrowth({ days: quick ? 1 : 3 })],
+  ['partitions', () => benchRetentionStrategies({ connections: quick ? 100 : 1000, days: quick ? 35 : 120 })],
   ['reports', () => benchReports()],
   [
     'freshness',
@@ -59,7 +62,9 @@ const benches: [string, () => Promise<BenchSection[]>][] = [
       benchFreshness(
         {
           connections: Number(process.env.BENCH_FRESHNESS_CONNECTIONS ?? (quick ? 1000 : 10_000)),
-          budgetPerSecond: Number(process.env.BENCH_FRESHNESS_BUDGET ?? (quick ? 50 : 500)),
+          // Ample for the fixed schedule (it needs ~580 calls/s at 10,000), then short for both.
+          budgetPerSecond: Number(process.env.BENCH_FRESHNESS_BUDGET ?? (quick ? 60 : 600)),
+          shortBudgetPerSecond: Number(process.env.BENCH_FRESHNESS_SHORT_BUDGET ?? (quick ? 12 : 120)),
           warmupHours: 6,
           measureHours: quick ? 6 : 24,
           bookingsPerDay: 2,

@@ -157,6 +157,7 @@ describe('a budget, not a schedule', () => {
       '3-7d': { dueAt: at(-overdueMinutes).toISOString(), factor: 1, calls: calls.week },
       '7d+': { dueAt: at(-overdueMinutes).toISOString(), factor: 1, calls: calls.far },
     },
+    dueSince: at(-overdueMinutes),
   });
 
   it('pulls everything due when the budget covers it, one job per connection', () => {
@@ -222,10 +223,24 @@ describe('a budget, not a schedule', () => {
         '3-7d': { dueAt: at(25).toISOString(), factor: 1, calls: 5 },
         '7d+': { dueAt: at(100).toISOString(), factor: 1, calls: 22 },
       },
+      dueSince: at(-1),
     };
     expect(allocateCalls(BANDS, 28, [notYet], 1000, 1000, NOW).picks).toEqual([
       { connectionId: 'reconnected', bands: ['0-3d', '3-7d', '7d+'], calls: CALLS_PER_SYNC + 31 },
     ]);
+  });
+
+  it('gets a new connection its first sync under a short budget, in the order it became due', () => {
+    // Ten connections synced before and overdue 1 to 10 minutes, and one connected 30 minutes ago, never
+    // synced: it has waited longest, so it goes first, however short the budget.
+    const old = Array.from({ length: 10 }, (_, i) => connection(`old${i}`, i + 1));
+    const fresh: DueConnection = { id: 'new', bandState: {}, dueSince: at(-30) };
+    const allocation = allocateCalls(BANDS, 28, [...old, fresh], 10, 1000, NOW);
+    expect(allocation.picks.map((p) => p.connectionId)).toEqual(['new']);
+    // Connected after the others became due: it waits its turn behind them.
+    const later: DueConnection = { id: 'new', bandState: {}, dueSince: at(-0.5) };
+    const second = allocateCalls(BANDS, 28, [...old, later], 10, 1000, NOW);
+    expect(second.picks.map((p) => p.connectionId)).toEqual(['old9']);
   });
 
   it('lets one pull dearer than the whole bank go when the bank is full, so nothing starves', () => {
