@@ -1,5 +1,6 @@
 // The slot change set of one sync, computed from plain data: the fetched slots replace the stored open ones.
-// A sync covers the connection's whole horizon, so an open slot that was not fetched is gone: booked, blocked,
+// Over the dates a sync pulled, an open slot that was not fetched is gone (snapshots.ts keeps closes to those
+// dates when a sync pulled only some bands): booked, blocked,
 // expired, or its event type was disabled or deleted.
 
 export interface FetchedSlot {

@@ -66,7 +66,11 @@ export async function benchRetentionStrategies(options: RetentionStrategyOptions
     // One commit's run row, as a sync writes it: 200 of them, one statement each.
     const insertRuns = async (table: string, base: number) => {
       for (let i = 0; i < 200; i++) {
-        await sql.query(`INSERT INTO ${table} VALUES ($1, 1, now(), 'succeeded', 44, 0.5)`, [base + i]);
+        // At the end of the history (the newest partition), as a sync's run row would be.
+        await sql.query(
+          `INSERT INTO ${table} VALUES ($1, 1, date '${MONTH_START}' + interval '${options.days} days' - interval '1 minute', 'succeeded', 44, 0.5)`,
+          [base + i],
+        );
       }
     };
     const insertPlain = await timed(() => insertRuns('run_plain', 10_000_000_000));
