@@ -1,8 +1,11 @@
 // A budget, not a schedule: each tick the scheduler has so many upstream calls to spend (SYNC_CALL_BUDGET
 // per second since the last tick, banked up to half a minute's worth) and spends them where staleness costs
-// most: the nearest due band first, the longest overdue first within a band. What does not fit waits for the
-// next tick, so when the budget is short the far bands fall behind first, and the metrics say by how much.
-// The upstream rate limiter stays the hard ceiling; this only decides who goes first.
+// most. A due band's claim is how late it is in units of its own interval: a near band (10 minutes) five
+// minutes overdue is as late as a far one (3 hours) ninety minutes overdue, so near bands go first, and when
+// the budget is short every band falls behind in proportion to its interval: the far ones by hours, the near
+// ones by minutes, none forever. A band never pulled (a new connection) goes before all: it has nothing to
+// show. What does not fit waits for the next tick, and the metrics say how long it has waited. The upstream
+// rate limiter stays the hard ceiling; this only decides who goes first.
 import type { RedisClient } from '../lib/redis-connection.js';
 import { dueBands, type BandState } from './band-schedule.js';
 import { bandRank, bandsWithin, type CadenceBand } from './cadence-bands.js';
@@ -42,6 +45,8 @@ interface Candidate {
   band: CadenceBand;
   rank: number;
   dueMs: number;
+  /** How late the band is in units of its own interval; Infinity for a band never pulled. */
+  lateness: number;
   calls: number;
 }
 
@@ -76,8 +81,9 @@ function bandsToPull(bands: readonly CadenceBand[], state: BandState, now: Date)
 }
 
 /**
- * Chooses what to pull with `available` calls. Strictly in priority order: the first pair that does not fit
- * stops the round (a cheaper pair further down must not jump the queue). When the bank is full
+ * Chooses what to pull with `available` calls, latest first (then longest due, then nearest band). Strictly in
+ * that order: the first pair that does not fit stops the round (a cheaper pair further down must not jump the
+ * queue). When the bank is full
  * (`available` ≥ `capacity`) one pair may overdraw it: otherwise a band dearer than the whole bank would
  * never go. The bank then refills from below zero.
  */
@@ -96,10 +102,14 @@ export function allocateCalls(
       band,
       rank: bandRank(bands, band.name),
       dueMs: dueSinceMs(connection, band.name, now),
+      lateness:
+        connection.bandState[band.name] === undefined
+          ? Infinity
+          : (now.getTime() - dueSinceMs(connection, band.name, now)) / 1000 / band.intervalSeconds,
       calls: expectedCalls(band, connection.bandState, horizonDays),
     })),
   );
-  candidates.sort((a, b) => a.rank - b.rank || a.dueMs - b.dueMs);
+  candidates.sort((a, b) => b.lateness - a.lateness || a.dueMs - b.dueMs || a.rank - b.rank);
 
   const picks = new Map<string, BandPick>();
   const deferred: Record<string, Deferred> = Object.fromEntries(

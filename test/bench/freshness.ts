@@ -397,6 +397,7 @@ function scenarioSections(
   banded: ScheduleResult,
   adaptive: Schedule,
   madeIn: number,
+  ample: boolean,
 ): BenchSection[] {
   const inputs = {
     connections: options.connections,
@@ -417,13 +418,18 @@ function scenarioSections(
       benchmark: `freshness ${at}: bands (SYNC_BANDS=${adaptive.bands}, SYNC_ADAPT_FACTORS=${adaptive.adapt.fastest},${adaptive.adapt.slowest})`,
       inputs,
       figures: { ...figuresOf(banded), 'calls vs fixed': Math.round(callRatio * 100) / 100 },
-      targets: {
-        'calls vs fixed': { target: '≤ 0.5', met: callRatio <= 0.5 },
-        'p95 staleness of changes within 72 h vs fixed': {
-          target: `≤ fixed (${minutes(p95Within72h(fixed))} min)`,
-          met: p95Within72h(banded) <= p95Within72h(fixed),
-        },
-      },
+      // The issue's targets are for a budget that covers the fixed schedule; a short one is spent whole by both.
+      ...(!ample
+        ? {}
+        : {
+            targets: {
+              'calls vs fixed': { target: '≤ 0.5', met: callRatio <= 0.5 },
+              'p95 staleness of changes within 72 h vs fixed': {
+                target: `≤ fixed (${minutes(p95Within72h(fixed))} min)`,
+                met: p95Within72h(banded) <= p95Within72h(fixed),
+              },
+            },
+          }),
     },
   ];
 }
@@ -446,7 +452,8 @@ export async function benchFreshness(
     const scenario = { ...options, budgetPerSecond };
     const fixed = await runSchedule(world, FIXED, scenario);
     const banded = await runSchedule(world, adaptive, scenario);
-    sections.push(...scenarioSections(world, scenario, fixed, banded, adaptive, madeIn));
+    const ample = budgetPerSecond === options.budgetPerSecond;
+    sections.push(...scenarioSections(world, scenario, fixed, banded, adaptive, madeIn, ample));
   }
   return sections;
 }

@@ -47,32 +47,18 @@ describe('the change log', () => {
 
     const changes = (await simHttp(sim, 'GET', '/changes')).json as ReturnType<typeof sim.control.changes>;
     expect(changes).toEqual(sim.control.changes());
-    const end = (start: string) => Date.parse(start) + event.duration_minutes * 60_000;
+    const change = (kind: 'booked' | 'freed', start: string, at: string) => ({
+      kind,
+      userId: user.id,
+      eventId: event.event_id,
+      startMs: Date.parse(start),
+      endMs: Date.parse(start) + event.duration_minutes * 60_000,
+      atMs: Date.parse(at),
+    });
     expect(changes).toEqual([
-      {
-        kind: 'booked',
-        userId: user.id,
-        eventId: event.event_id,
-        startMs: Date.parse(first!),
-        endMs: end(first!),
-        atMs: Date.parse('2026-03-02T09:00:00Z'),
-      },
-      {
-        kind: 'booked',
-        userId: user.id,
-        eventId: event.event_id,
-        startMs: Date.parse(second!),
-        endMs: end(second!),
-        atMs: Date.parse('2026-03-02T09:30:00Z'),
-      },
-      {
-        kind: 'freed',
-        userId: user.id,
-        eventId: event.event_id,
-        startMs: Date.parse(first!),
-        endMs: end(first!),
-        atMs: Date.parse('2026-03-02T09:30:00Z'),
-      },
+      change('booked', first!, '2026-03-02T09:00:00Z'),
+      change('booked', second!, '2026-03-02T09:30:00Z'),
+      change('freed', first!, '2026-03-02T09:30:00Z'),
     ]);
   });
 });

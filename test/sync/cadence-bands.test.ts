@@ -207,9 +207,23 @@ describe('a budget, not a schedule', () => {
           const allocation = allocateCalls(BANDS, 28, due, available, 1000, NOW);
           const planned = allocation.picks.reduce((sum, pick) => sum + pick.calls, 0);
           expect(planned).toBeLessThanOrEqual(available);
-          // Strict priority: no far band goes while a near one waits.
-          const anyNearWaiting = allocation.deferred['0-3d']!.count > 0;
-          if (anyNearWaiting) expect(allocation.picks.some((p) => p.bands.includes('7d+'))).toBe(false);
+          // Strict priority: nothing goes while a band later (in units of its own interval) waits.
+          const lateness = (index: number, band: string) =>
+            connections[index]!.overdue / (band === '0-3d' ? 10 : band === '3-7d' ? 30 : 120);
+          const picked = allocation.picks.flatMap((p) =>
+            p.bands.map((band) => lateness(Number(p.connectionId.slice(1)), band)),
+          );
+          const pickedBands = new Set(
+            allocation.picks.flatMap((p) => p.bands.map((band) => `${p.connectionId} ${band}`)),
+          );
+          const waiting = connections.flatMap((_, i) =>
+            ['0-3d', '3-7d', '7d+']
+              .filter((band) => !pickedBands.has(`c${i} ${band}`))
+              .map((band) => lateness(i, band)),
+          );
+          if (picked.length > 0 && waiting.length > 0) {
+            expect(Math.min(...picked)).toBeGreaterThanOrEqual(Math.max(...waiting));
+          }
         },
       ),
     );
@@ -230,17 +244,40 @@ describe('a budget, not a schedule', () => {
     ]);
   });
 
-  it('gets a new connection its first sync under a short budget, in the order it became due', () => {
-    // Ten connections synced before and overdue 1 to 10 minutes, and one connected 30 minutes ago, never
-    // synced: it has waited longest, so it goes first, however short the budget.
-    const old = Array.from({ length: 10 }, (_, i) => connection(`old${i}`, i + 1));
-    const fresh: DueConnection = { id: 'new', bandState: {}, dueSince: at(-30) };
-    const allocation = allocateCalls(BANDS, 28, [...old, fresh], 10, 1000, NOW);
-    expect(allocation.picks.map((p) => p.connectionId)).toEqual(['new']);
-    // Connected after the others became due: it waits its turn behind them.
-    const later: DueConnection = { id: 'new', bandState: {}, dueSince: at(-0.5) };
-    const second = allocateCalls(BANDS, 28, [...old, later], 10, 1000, NOW);
-    expect(second.picks.map((p) => p.connectionId)).toEqual(['old9']);
+  it('gets new connections their first sync before anything else, longest waiting first', () => {
+    // Ten connections synced before, overdue 1 to 10 hours; two connected since, never synced: they have
+    // nothing to show, so they go first, however short the budget, in the order they became due.
+    const old = Array.from({ length: 10 }, (_, i) => connection(`old${i}`, (i + 1) * 60));
+    const newer: DueConnection = { id: 'newer', bandState: {}, dueSince: at(-1) };
+    const older: DueConnection = { id: 'older', bandState: {}, dueSince: at(-30) };
+    const allocation = allocateCalls(BANDS, 28, [...old, newer, older], 35, 1000, NOW);
+    expect(allocation.picks.map((p) => p.connectionId)).toEqual(['older']);
+    expect(allocation.picks[0]!.bands).toEqual(['0-3d', '3-7d', '7d+']);
+  });
+
+  it('lets no band wait forever: a far band late by more of its interval goes before a near one', () => {
+    // Far band 5 hours overdue (2.5 of its 2-hour intervals) against a near band 10 minutes overdue (1 interval).
+    const farLate: DueConnection = {
+      id: 'far-late',
+      bandState: {
+        '0-3d': { dueAt: at(5).toISOString(), factor: 1, calls: 4 },
+        '3-7d': { dueAt: at(5).toISOString(), factor: 1, calls: 5 },
+        '7d+': { dueAt: at(-300).toISOString(), factor: 1, calls: 22 },
+      },
+      dueSince: at(-300),
+    };
+    const nearLate: DueConnection = {
+      id: 'near-late',
+      bandState: {
+        '0-3d': { dueAt: at(-10).toISOString(), factor: 1, calls: 4 },
+        '3-7d': { dueAt: at(5).toISOString(), factor: 1, calls: 5 },
+        '7d+': { dueAt: at(5).toISOString(), factor: 1, calls: 22 },
+      },
+      dueSince: at(-10),
+    };
+    const allocation = allocateCalls(BANDS, 28, [nearLate, farLate], 24, 1000, NOW);
+    expect(allocation.picks).toEqual([{ connectionId: 'far-late', bands: ['7d+'], calls: 24 }]);
+    expect(allocation.deferred['0-3d']).toEqual({ count: 1, oldestOverdueSeconds: 600 });
   });
 
   it('lets one pull dearer than the whole bank go when the bank is full, so nothing starves', () => {
