@@ -75,8 +75,8 @@ const optionalBudget = z
   .string()
   .transform((v) => (v.trim() === '' ? undefined : Number(v)))
   .refine(
-    (v) => v === undefined || (Number.isFinite(v) && v > 0 && v <= 100_000),
-    'must be a number of calls per second above 0',
+    (v) => v === undefined || (Number.isFinite(v) && v >= 0 && v <= 100_000),
+    'must be a number of calls per second (0: no budget)',
   );
 const queryParamName = z.string().regex(/^[A-Za-z0-9_.-]+$/, 'must be a plain query parameter name');
 

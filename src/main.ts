@@ -33,7 +33,7 @@ import { startScheduler, type TickDeps } from './sync/scheduler.js';
 import type { SyncDeps } from './sync/sync-connection.js';
 import { startSyncWorker } from './sync/sync-worker.js';
 import { createApiClient, createOAuthClient } from './upstream/index.js';
-import { startWeb, type WebDeps } from './web/app.js';
+import type { WebDeps } from './web/app.js';
 import { startHealthServer } from './web/health-server.js';
 
 export const DAEMON_SECTIONS = [
@@ -430,6 +430,9 @@ export async function startRoles(
   if (roles.includes('web') && postgresProbe) {
     const logger = clients.logger.child({ role: 'web' });
     const feedChanges = await openFeedChanges(clients, releasers, logger);
+    // Loaded only where the web role runs: its modules (fastify plugins, the API's schemas and reference page,
+    // the feed renderers) are ~35 MiB a worker or scheduler process would carry for nothing.
+    const { startWeb } = await import('./web/app.js');
     const web = await startWeb(
       composeWebDeps(config, clients, services, { postgresProbe, feedChanges, roleReadiness, logger }, clock),
     );

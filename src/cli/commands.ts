@@ -13,7 +13,7 @@ import {
   markMigrationRolledBack,
   migrationStatus,
 } from '../store/migrations/index.js';
-import { startSimulator, formatSimulatorBanner, type SimulatorOptions } from '../simulator/index.js';
+import type { SimulatorOptions } from '../simulator/index.js';
 
 type Env = Record<string, string | undefined>;
 
@@ -80,6 +80,8 @@ export async function runMigrate(
 export async function runSimulator(env: Env, options: SimulatorOptions, out: Output): Promise<void> {
   const logger = loggerFor(env).child({ role: 'simulator' });
   const releasers = new Releasers();
+  // Loaded here only: the daemon's processes (`slotfeed worker`, …) never carry the simulator.
+  const { startSimulator, formatSimulatorBanner } = await import('../simulator/index.js');
   const simulator = await startSimulator({ ...options, logger });
   releasers.add('simulator', () => simulator.close());
   out.write(formatSimulatorBanner(simulator) + '\n');

@@ -2,7 +2,6 @@
 // Exit codes: 0 success, 1 failure, 2 bad usage or bad configuration.
 import { Command, CommanderError, Option } from 'commander';
 import { ConfigError, describeVariables } from '../config.js';
-import { runDemo } from '../demo/run-demo.js';
 import { wholeNumber } from './argument-parsers.js';
 import { runDaemon, runMigrate, runSimulator, type Output } from './commands.js';
 import { registerConnectionsCommand } from './connections-command.js';
@@ -184,9 +183,11 @@ export function buildProgram(env: Record<string, string | undefined>, io: CliIo 
         .argParser(wholeNumber(1, 3600))
         .default(120),
     )
-    .action(async (options: { accounts: number; syncTimeout: number }) =>
-      runDemo(env, io.stdout, { accounts: options.accounts, syncTimeoutSeconds: options.syncTimeout }),
-    );
+    .action(async (options: { accounts: number; syncTimeout: number }) => {
+      // Loaded only for the demo: the daemon's processes never carry its embedded Postgres and simulator.
+      const { runDemo } = await import('../demo/run-demo.js');
+      await runDemo(env, io.stdout, { accounts: options.accounts, syncTimeoutSeconds: options.syncTimeout });
+    });
 
   registerConnectionsCommand(program, env, stdout);
   registerTeamsCommand(program, env, stdout);

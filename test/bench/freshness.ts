@@ -48,7 +48,7 @@ const START = Date.parse('2026-04-06T00:00:00Z');
 const HOUR_MS = 3_600_000;
 const DAY_MS = 86_400_000;
 
-interface Schedule {
+export interface Schedule {
   name: string;
   bands: string;
   adapt: AdaptBounds;
@@ -88,7 +88,7 @@ function bandsOf(text: string): CadenceBand[] {
 }
 
 /** Log-normal activity with the given mean: most accounts are quiet, a few busy. */
-function activityRate(prng: Prng, mean: number): number {
+export function activityRate(prng: Prng, mean: number): number {
   const sigma = 1.2;
   const u1 = Math.max(prng.next(), 1e-12);
   const u2 = prng.next();
@@ -97,7 +97,7 @@ function activityRate(prng: Prng, mean: number): number {
 }
 
 /** Days ahead a guest books: most within the next few days (P(d) ∝ 0.7^d). */
-function leadDays(prng: Prng): number {
+export function leadDays(prng: Prng): number {
   let d = 0;
   while (d < HORIZON_DAYS - 1 && prng.next() < 0.7) d++;
   return d;
@@ -233,7 +233,7 @@ class DueHeap {
   }
 }
 
-interface ScheduleResult {
+export interface ScheduleResult {
   callsPerConnectionHour: number;
   staleness: Record<DateBand, number[]>;
   unseen: number;
@@ -241,7 +241,7 @@ interface ScheduleResult {
   peakMinuteShare: number;
 }
 
-function percentile(sorted: number[], p: number): number | null {
+export function percentile(sorted: number[], p: number): number | null {
   if (sorted.length === 0) return null;
   return sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)]!;
 }
@@ -369,7 +369,7 @@ async function runSchedule(
 
 const minutes = (seconds: number | null) => (seconds === null ? null : Math.round((seconds / 60) * 10) / 10);
 
-function figuresOf(result: ScheduleResult) {
+export function figuresOf(result: ScheduleResult) {
   const figures: Record<string, number | null> = {
     'calls per connection-hour': Math.round(result.callsPerConnectionHour * 10) / 10,
   };
@@ -385,7 +385,7 @@ function figuresOf(result: ScheduleResult) {
 }
 
 /** p95 of changes whose slot was within 72 h when booked (bands 0-24h and 1-3d together). */
-function p95Within72h(result: ScheduleResult): number {
+export function p95Within72h(result: ScheduleResult): number {
   const values = [...result.staleness['0-24h'], ...result.staleness['1-3d']].sort((a, b) => a - b);
   return percentile(values, 0.95) ?? Infinity;
 }

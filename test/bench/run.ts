@@ -1,7 +1,7 @@
 // `npm run bench`: runs the benchmarks, prints one table and writes bench-results.json (git-ignored) with every
 // figure, its inputs, the machine's CPU count and the Node version. Never part of `npm test`.
-//   BENCH_ONLY=sync|commit|feeds|teams|webhooks|growth|partitions|reports|freshness (comma-separated; default:
-//     all). A run of some keeps the
+//   BENCH_ONLY=sync|commit|feeds|teams|webhooks|growth|partitions|reports|freshness|freshness-real
+//     (comma-separated; default: all). A run of some keeps the
 //     others' last figures in the file.
 //   BENCH_CONNECTIONS (default 1000), BENCH_RATE_LIMIT (default 200): the sync round's size and upstream limit.
 //   BENCH_FRESHNESS_CONNECTIONS (10000), BENCH_FRESHNESS_BUDGET (600 calls/s), BENCH_FRESHNESS_SHORT_BUDGET
@@ -14,7 +14,8 @@ import { variables } from '../../src/config.js';
 import type { BenchSection } from './bench-result.js';
 import { benchCommitCost } from './commit-cost.js';
 import { benchFeedServing } from './feed-serving.js';
-import { benchFreshness } from './freshness.js';
+import { benchFreshness, type Schedule } from './freshness.js';
+import { benchRealFreshness } from './freshness-real.js';
 import { benchGrowth } from './growth.js';
 import { loadAverage } from './process-stats.js';
 import { benchReports } from './reports.js';
@@ -26,7 +27,10 @@ import { benchWebhooks } from './webhooks.js';
 const RESULTS = 'bench-results.json';
 const quick = process.env.BENCH_QUICK === '1';
 const only = new Set(
-  (process.env.BENCH_ONLY || 'sync,commit,feeds,teams,webhooks,growth,partitions,reports,freshness')
+  (
+    process.env.BENCH_ONLY ||
+    'sync,commit,feeds,teams,webhooks,growth,partitions,reports,freshness,freshness-real'
+  )
     .split(',')
     .map((name) => name.trim()),
 );
@@ -46,6 +50,15 @@ console.log(
   `slotfeed bench — ${machine.cpus} CPUs (${machine.cpuModel}), Node ${machine.node}, ` +
     `1-minute load ${machine.loadAverage1mAtStart}${quick ? ', QUICK sizes' : ''}`,
 );
+
+// Fixed versus this: the configuration's defaults, unless the environment says otherwise.
+const bandsSchedule: Schedule = {
+  name: 'bands',
+  bands: process.env.BENCH_FRESHNESS_BANDS ?? variables.SYNC_BANDS.default!,
+  adapt: variables.SYNC_ADAPT_FACTORS.schema.parse(
+    process.env.BENCH_FRESHNESS_ADAPT ?? variables.SYNC_ADAPT_FACTORS.default!,
+  ),
+};
 
 const benches: [string, () => Promise<BenchSection[]>][] = [
   ['sync', () => benchSyncRound({ connections, rateLimitPerSecond })],
@@ -69,14 +82,20 @@ const benches: [string, () => Promise<BenchSection[]>][] = [
           measureHours: quick ? 6 : 24,
           bookingsPerDay: 2,
         },
+        bandsSchedule,
+      ),
+  ],
+  [
+    'freshness-real',
+    () =>
+      benchRealFreshness(
         {
-          name: 'bands',
-          // The configuration's defaults, unless the environment says otherwise.
-          bands: process.env.BENCH_FRESHNESS_BANDS ?? variables.SYNC_BANDS.default!,
-          adapt: variables.SYNC_ADAPT_FACTORS.schema.parse(
-            process.env.BENCH_FRESHNESS_ADAPT ?? variables.SYNC_ADAPT_FACTORS.default!,
-          ),
+          connections: Number(process.env.BENCH_FRESHNESS_REAL_CONNECTIONS ?? (quick ? 20 : 100)),
+          warmupHours: quick ? 1 : 3,
+          measureHours: quick ? 1 : 4,
+          bookingsPerDay: 2,
         },
+        bandsSchedule,
       ),
   ],
 ];

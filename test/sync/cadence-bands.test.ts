@@ -58,8 +58,14 @@ describe('SYNC_BANDS', () => {
       'SYNC_BANDS=*=900s',
     );
     expect(() => loadConfig({ ...base, SYNC_ADAPT_FACTORS: '2,1' }, ['sync'])).toThrow(/SYNC_ADAPT_FACTORS/);
+    expect(() => loadConfig({ ...base, SYNC_CALL_BUDGET_PER_SECOND: 'lots' }, ['sync'])).toThrow(
+      /SYNC_CALL_BUDGET_PER_SECOND must be a number of calls per second/,
+    );
     const config = loadConfig({ ...base, UPSTREAM_RATE_LIMIT_PER_SECOND: '40' }, ['sync']);
     expect(config.sync.callBudgetPerSecond).toBe(40);
+    expect(loadConfig({ ...base, SYNC_CALL_BUDGET_PER_SECOND: '0' }, ['sync']).sync.callBudgetPerSecond).toBe(
+      0,
+    );
     expect(config.sync.intervalSeconds).toBe(600);
   });
 
