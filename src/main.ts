@@ -325,6 +325,7 @@ export function composeWebDeps(
     settings: {
       ...config.web,
       refreshIntervalSeconds: config.sync.intervalSeconds,
+      syncBands: config.sync.bands,
       redisPrefix: config.redis.prefix,
     },
     prisma: clients.prisma,

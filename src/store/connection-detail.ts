@@ -9,6 +9,8 @@ export interface RecentRun {
   outcome: string;
   attempt: number;
   upstreamCalls: number;
+  /** The cadence bands the run pulled (empty: none, or a run from before bands). */
+  bands: string[];
   slotsOpened: number;
   slotsClosed: number;
   errorCode: string | null;
@@ -31,6 +33,7 @@ export async function recentRuns(
       outcome: true,
       attempt: true,
       upstreamCalls: true,
+      bands: true,
       slotsOpened: true,
       slotsClosed: true,
       errorCode: true,

@@ -12,6 +12,9 @@ import {
 } from '../store/connection-detail.js';
 import { currentEventTypes, requireConnection } from '../store/connection-admin.js';
 import type { FeedRecord } from '../store/feeds.js';
+import { describeInterval } from '../feeds/describe-feed.js';
+import { readBandState } from '../sync/band-schedule.js';
+import type { CadenceBand } from '../sync/cadence-bands.js';
 import { ADMIN_HOME } from './admin-pages.js';
 import { html, newScriptNonce, scrollBox, sendPage, type Raw } from './html.js';
 import { HttpError } from './http-error.js';
@@ -28,6 +31,21 @@ function duration(run: RecentRun): string {
   return ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`;
 }
 
+/** When each cadence band is next due, nearest first: what "Next sync" is the earliest of. */
+function bandTimes(stored: unknown, bands: readonly CadenceBand[], zone: string | null, now: Date): Raw {
+  const state = readBandState(stored);
+  return html`<dt>Bands</dt>
+    <dd id="band-times">
+      ${bands.map((band) => {
+        const pulled = state[band.name];
+        return html`<div class="small">
+          <code>${band.name}</code> ${describeInterval(band.intervalSeconds * (pulled?.factor ?? 1))}, next
+          ${pulled ? shownTime(new Date(pulled.dueAt), zone, now) : 'with the next sync (never pulled yet)'}
+        </div>`;
+      })}
+    </dd>`;
+}
+
 const OUTCOME_BADGE: Record<string, string> = { succeeded: 'ok', failed: 'error' };
 
 function runsTable(runs: RecentRun[], zone: string | null, now: Date): Raw {
@@ -41,6 +59,7 @@ function runsTable(runs: RecentRun[], zone: string | null, now: Date): Raw {
           <th scope="col">Outcome</th>
           <th scope="col" class="num">Took</th>
           <th scope="col" class="num">Calls</th>
+          <th scope="col">Bands</th>
           <th scope="col" class="num">Opened</th>
           <th scope="col" class="num">Closed</th>
           <th scope="col">Error</th>
@@ -54,6 +73,7 @@ function runsTable(runs: RecentRun[], zone: string | null, now: Date): Raw {
               <td><span class="badge ${OUTCOME_BADGE[run.outcome] ?? ''}">${run.outcome}</span></td>
               <td class="num">${duration(run)}</td>
               <td class="num">${run.upstreamCalls}</td>
+              <td class="small">${run.bands.length === 0 ? '—' : run.bands.join(', ')}</td>
               <td class="num">${run.slotsOpened}</td>
               <td class="num">${run.slotsClosed}</td>
               <td>
@@ -176,6 +196,7 @@ export function registerAdminConnectionPage(app: FastifyInstance, deps: WebDeps)
             <dd>${shownTime(connection.lastGoodSyncAt, zone, now)}</dd>
             <dt>Next sync</dt>
             <dd>${status === 'active' ? shownTime(connection.nextSyncAt, zone, now) : '— (not active)'}</dd>
+            ${status === 'active' ? bandTimes(connection.bandState, deps.settings.syncBands, zone, now) : ''}
           </dl>
           <div class="actions">
             ${status === 'active' ? postButton(`/admin/connections/${connection.id}/sync`, 'Sync now', 'sync') : ''}

@@ -20,7 +20,8 @@ export const REPORT_DESCRIPTIONS: Record<ReportName, string> = {
   bookings:
     'Bookings inferred from the slots each sync saw taken: durations, lead times, busiest weekdays and hours.',
   utilization: 'For past days, the share of the time offered for booking that was booked.',
-  'sync-health': 'Runs, success rate, durations, upstream calls, last error, re-authorisation needed.',
+  'sync-health':
+    'Runs, success rate, durations, upstream calls, how stale changes may have been by how far ahead, last error, re-authorisation needed.',
 };
 
 /** A line chart: x = every day of the range (UTC midnight, seconds), y = one value per day (0 without data). */

@@ -13,12 +13,15 @@ import type { ConnectionStore } from '../store/connections.js';
 import type { FeedChangeListener } from '../store/feed-change-listener.js';
 import type { FeedStore } from '../store/feeds.js';
 import type { PostgresProbe } from '../store/postgres-probe.js';
+import type { CadenceBand } from '../sync/cadence-bands.js';
 import type { SyncJobData } from '../sync/queues.js';
 import type { ApiClient, OAuthClient } from '../upstream/index.js';
 
 export type WebSettings = Config['web'] & {
-  /** The sync interval: feeds advertise it as their refresh interval. */
+  /** The nearest band's interval: feeds advertise it as their refresh interval. */
   refreshIntervalSeconds: number;
+  /** SYNC_BANDS: the admin's connection page shows when each is next due. */
+  syncBands: readonly CadenceBand[];
   /** REDIS_PREFIX: OAuth state keys live under it. */
   redisPrefix: string;
   /** Upper bound of the feed render cache, in bytes (default 64 MiB). */

@@ -92,8 +92,9 @@ const benches: [string, () => Promise<BenchSection[]>][] = [
         {
           connections: Number(process.env.BENCH_FRESHNESS_REAL_CONNECTIONS ?? (quick ? 20 : 100)),
           warmupHours: quick ? 1 : 3,
-          measureHours: quick ? 1 : 4,
-          bookingsPerDay: 2,
+          measureHours: quick ? 1 : 6,
+          // Busier than the 10,000-connection run, so a hundred accounts make enough changes to measure.
+          bookingsPerDay: 4,
         },
         bandsSchedule,
       ),

@@ -48,6 +48,26 @@ describe('GET /admin/connections/:id', () => {
     expect(text).toContain('Calendbook answered 503 three times');
   });
 
+  it('shows the bands each run pulled, and when each band is next due', async () => {
+    const { text } = await page();
+    const runs = await h.sync.db.prisma.syncRun.findMany({ where: { connectionId, outcome: 'succeeded' } });
+    const bandNames = h.sync.config.sync.bands.map((band) => band.name);
+    for (const run of runs) expect(run.bands).toEqual(bandNames); // syncNow pulls every band
+    const row = (id: string) => text.slice(text.indexOf(`data-run-id="${id}"`)).split('</tr>')[0]!;
+    for (const run of runs) expect(row(run.id)).toContain(bandNames.join(', '));
+    const connection = await h.sync.db.prisma.connection.findUniqueOrThrow({ where: { id: connectionId } });
+    const state = connection.bandState as Record<string, { dueAt: string }>;
+    const shown = text.slice(text.indexOf('id="band-times"')).split('</dd>')[0]!;
+    for (const band of bandNames) {
+      expect(shown).toContain(`<code>${band}</code>`);
+      // Its due time, as the page writes times (the connection's zone), sits on the band's line.
+      const line = shown.slice(shown.indexOf(`<code>${band}</code>`)).split('</div>')[0]!;
+      expect(Date.parse(state[band]!.dueAt)).toBeGreaterThan(h.sync.clock.now().getTime());
+      expect(line).toMatch(/next\s+<time datetime="([^"]+)"/);
+      expect(new Date(/datetime="([^"]+)"/.exec(line)![1]!).getTime()).toBe(Date.parse(state[band]!.dueAt));
+    }
+  });
+
   it('sums the upstream calls per endpoint as the runs recorded them', async () => {
     const { text } = await page();
     const runs = await h.sync.db.prisma.syncRun.findMany({ where: { connectionId } });
