@@ -51,10 +51,7 @@ export interface TickResult {
   deferred: Allocation['deferred'];
 }
 
-/**
- * One tick: the due connections' due bands, nearest first, as far as the call budget goes; the rest wait
- * for the next tick. Each pick becomes one sync job for the bands chosen.
- */
+/** What one tick needs: the scheduler role's, and tests' that tick by hand on an injected clock. */
 export type TickDeps = Pick<
   SchedulerDeps,
   | 'connections'
@@ -69,6 +66,10 @@ export type TickDeps = Pick<
   | 'metrics'
 >;
 
+/**
+ * One tick: the due connections' due bands, the latest first, as far as the call budget goes
+ * (call-budget.ts); the rest wait for the next tick. Each pick becomes one sync job for the bands chosen.
+ */
 export async function enqueueDueSyncs(deps: TickDeps): Promise<TickResult> {
   const now = deps.now();
   const due = (await deps.connections.findDue(now, deps.batchSize ?? 5000)).map((row) => ({
