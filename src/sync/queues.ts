@@ -57,20 +57,43 @@ export function syncJobOptions(connectionId: string, maxAttempts: number): JobsO
   };
 }
 
-/** Enqueues one sync job per connection (deduplicated); returns the jobs, existing ones for duplicates. */
+/**
+ * Enqueues a whole sync of each connection, now (a person asked: `slotfeed sync`, Sync now, a reconnect).
+ * Deduplicated: a connection that already has a job keeps it, but that job is made to mean what was asked.
+ * A retry waiting out its backoff is promoted to run now (a global 429 pause still holds: the rate limiter
+ * waits it out), and a waiting job of the scheduler's that pulls only some bands pulls every band. A job
+ * already running finishes as it began. Returns the jobs, existing ones for duplicates.
+ */
 export async function enqueueSyncs(
   queue: Queue<SyncJobData>,
   connectionIds: readonly string[],
   maxAttempts: number,
 ): Promise<Job<SyncJobData>[]> {
   if (connectionIds.length === 0) return [];
-  return queue.addBulk(
+  const jobs = await queue.addBulk(
     connectionIds.map((connectionId) => ({
       name: SYNC_JOB,
       data: { connectionId },
       opts: syncJobOptions(connectionId, maxAttempts),
     })),
   );
+  await Promise.all(jobs.map((job) => (job.id === undefined ? undefined : runWholeAndNow(queue, job.id))));
+  return jobs;
+}
+
+async function runWholeAndNow(queue: Queue<SyncJobData>, jobId: string): Promise<void> {
+  const job = await queue.getJob(jobId);
+  if (!job) return;
+  const state = await job.getState();
+  if (state !== 'waiting' && state !== 'delayed' && state !== 'prioritized') return;
+  if (job.data.bands !== undefined) await job.updateData({ connectionId: job.data.connectionId });
+  if (state !== 'delayed') return;
+  try {
+    await job.promote();
+  } catch (thrown: unknown) {
+    // Its backoff ended (or a worker took it) between the two reads: it runs now anyway.
+    if ((await job.getState()) === 'delayed') throw thrown;
+  }
 }
 
 /**
