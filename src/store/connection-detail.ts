@@ -58,20 +58,23 @@ export async function callsByEndpointSince(
 
 /**
  * Slots open at `now` and at the same time on each of the `days - 1` days before, oldest first: a slot is open
- * at t when it was first seen at or before t and had not gone by t.
+ * at t when it was first seen at or before t and had not gone by t. Null before the connection's first
+ * successful sync: nothing was known then, which is not the same as nothing open.
  */
 export async function openSlotsByDay(
   prisma: PrismaClient,
   connectionId: string,
   now: Date,
   days: number,
-): Promise<{ at: Date; open: number }[]> {
-  return prisma.$queryRaw<{ at: Date; open: number }[]>`
-    SELECT t AS at, (
+): Promise<{ at: Date; open: number | null }[]> {
+  return prisma.$queryRaw<{ at: Date; open: number | null }[]>`
+    SELECT t AS at, CASE WHEN c.first_synced_at IS NULL OR c.first_synced_at > t THEN NULL ELSE (
       SELECT count(*) FROM slot s
-      WHERE s.connection_id = ${connectionId}::uuid AND s.first_seen_at <= t
+      WHERE s.connection_id = c.id AND s.first_seen_at <= t
         AND (s.gone_at IS NULL OR s.gone_at > t)
-    )::int AS open
-    FROM generate_series(${now}::timestamptz - make_interval(days => ${days - 1}), ${now}::timestamptz, interval '1 day') t
+    )::int END AS open
+    FROM connection c,
+      generate_series(${now}::timestamptz - make_interval(days => ${days - 1}), ${now}::timestamptz, interval '1 day') t
+    WHERE c.id = ${connectionId}::uuid
     ORDER BY t`;
 }

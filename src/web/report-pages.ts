@@ -24,13 +24,16 @@ export const REPORT_DESCRIPTIONS: Record<ReportName, string> = {
     'Runs, success rate, durations, upstream calls, how stale changes may have been by how far ahead, last error, re-authorisation needed.',
 };
 
-/** A line chart: x = every day of the range (UTC midnight, seconds), y = one value per day (0 without data). */
+/**
+ * A line chart: x = every day of the range (seconds), y = one value per day. A report's day without data is 0
+ * (a Sunday nobody works was booked 0 %); null is a day nothing was known, drawn as a gap.
+ */
 export interface LineChart {
   kind: 'line';
   title: string;
   yLabel: string;
   x: number[];
-  y: number[];
+  y: (number | null)[];
 }
 
 export interface HeatMap {

@@ -88,7 +88,7 @@ describe('GET /admin/connections/:id', () => {
     }
   });
 
-  it('charts the open slots of each day, counted from the slot history', async () => {
+  it('charts the open slots of each day, counted from the slot history, and nothing before the first sync', async () => {
     const { text } = await page();
     const data = JSON.parse(
       /<script type="application\/json" id="chart-data">\s*(.*?)\s*<\/script>/s
@@ -99,9 +99,17 @@ describe('GET /admin/connections/:id', () => {
     const slots = await h.sync.db.prisma.slot.findMany({ where: { connectionId } });
     const openAt = (t: Date) =>
       slots.filter((s) => s.firstSeenAt <= t && (s.goneAt === null || s.goneAt > t)).length;
-    const expected = (data.x as number[]).map((seconds) => openAt(new Date(seconds * 1000)));
+    const { firstSyncedAt } = await h.sync.db.prisma.connection.findUniqueOrThrow({
+      where: { id: connectionId },
+    });
+    // Before the first sync nothing was known: a gap in the line, not a day with nothing open.
+    const expected = (data.x as number[]).map((seconds) => {
+      const t = new Date(seconds * 1000);
+      return firstSyncedAt === null || t < firstSyncedAt ? null : openAt(t);
+    });
     expect(data.y).toEqual(expected);
-    expect(Math.max(...expected)).toBeGreaterThan(0);
+    expect(expected[0]).toBeNull();
+    expect(Math.max(...expected.map((open) => open ?? 0))).toBeGreaterThan(0);
   });
 
   it('lists the feeds without ever showing a token', async () => {
