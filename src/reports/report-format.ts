@@ -16,11 +16,20 @@ export function formatValue(value: ReportValue, kind: ColumnKind): string {
     case 'hours':
     case 'seconds':
       return value.toFixed(1);
+    case 'duration':
+      return readableDuration(value);
     case 'integer':
       return String(Math.round(value));
     default:
       return String(value);
   }
+}
+
+/** Seconds in the unit a person reads them in: staleness runs from seconds to hours. */
+function readableDuration(seconds: number): string {
+  if (seconds < 90) return `${Math.round(seconds)} s`;
+  if (seconds < 90 * 60) return `${(seconds / 60).toFixed(1)} min`;
+  return `${(seconds / 3600).toFixed(1)} h`;
 }
 
 function csvCell(value: ReportValue): string {

@@ -142,7 +142,7 @@ export async function syncHealthReport(prisma: ReportDb, query: ReportQuery): Pr
       ...DATE_BANDS.map((band, i) => ({
         key: staleKey(band.name),
         label: `stale ${band.name} p95`,
-        kind: 'seconds' as const,
+        kind: 'duration' as const,
         ...(i < 2 ? {} : { inTable: false }),
       })),
       { key: 'last_error_at', label: 'last error at', kind: 'text', inTable: false },

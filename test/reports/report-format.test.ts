@@ -1,7 +1,7 @@
 // Pure pieces: fitting tables to a terminal, CSV quoting, and parsing report flags.
 import { describe, expect, it } from '@jest/globals';
 import { fittedWidths, formatTable, terminalWidth } from '../../src/lib/text-table.js';
-import { reportAsCsv } from '../../src/reports/report-format.js';
+import { formatValue, reportAsCsv } from '../../src/reports/report-format.js';
 import { parseReportQuery } from '../../src/reports/report-query.js';
 import type { ReportResult } from '../../src/reports/report-result.js';
 
@@ -73,5 +73,21 @@ describe('report flags', () => {
       /--by applies to the bookings report only/,
     );
     expect(() => parseReportQuery('sync-health', { event: 'evt_1' }, NOW)).toThrow(/--event does not apply/);
+  });
+});
+
+describe('a duration in a table', () => {
+  it('reads in the unit that fits it: seconds, then minutes, then hours', () => {
+    expect(formatValue(45, 'duration')).toBe('45 s');
+    expect(formatValue(89.4, 'duration')).toBe('89 s');
+    expect(formatValue(90, 'duration')).toBe('1.5 min');
+    expect(formatValue(870, 'duration')).toBe('14.5 min');
+    expect(formatValue(89 * 60, 'duration')).toBe('89.0 min');
+    expect(formatValue(90 * 60, 'duration')).toBe('1.5 h');
+    expect(formatValue(43_200, 'duration')).toBe('12.0 h');
+  });
+
+  it('is a dash when there is none, as every other kind', () => {
+    expect(formatValue(null, 'duration')).toBe('—');
   });
 });
