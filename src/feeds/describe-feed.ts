@@ -3,7 +3,7 @@
 // what the text says can never change behind an unchanged validator. (The last sync's outcome is not one of
 // them: saying "the last sync failed" would change the bytes with no version to show for it.)
 import { DateTime, IANAZone } from 'luxon';
-import { durationLabel } from './feed-events.js';
+import { durationLabel } from '../lib/duration-label.js';
 import type { FeedView, TeamMode } from './feed-options.js';
 import { memberName } from './team-feed-events.js';
 import type { FeedConnectionState } from './serve/feed-inputs.js';

@@ -7,6 +7,7 @@ import type { FeedBooking, FeedEvent, FeedEventType, FeedSlot } from './feed-mod
 import { DEFAULT_FREE_SUMMARY, showsBusy, showsFree, type FeedView } from './feed-options.js';
 import { freeBlocks, type FreeBlock } from './free-blocks.js';
 import { sanitizeText } from './ics-text.js';
+import { durationLabel } from '../lib/duration-label.js';
 import { compareText, mergeSlots } from './merge-slots.js';
 import { busyBlockUid, freeBlockUid, slotUid } from './slot-uid.js';
 
@@ -54,14 +55,6 @@ function validEnd(slot: FeedSlot, eventType: FeedEventType): Date | undefined {
   if (eventType.durationMinutes > 0)
     return new Date(slot.startsAt.getTime() + eventType.durationMinutes * 60_000);
   return undefined;
-}
-
-/** "30 min", "1 h", "1 h 30 min". */
-export function durationLabel(minutes: number): string {
-  const hours = Math.floor(minutes / 60);
-  const rest = minutes % 60;
-  if (hours === 0) return `${rest} min`;
-  return rest === 0 ? `${hours} h` : `${hours} h ${rest} min`;
 }
 
 function slotEvents(input: FeedEventsInput): FeedEvent[] {

@@ -1,5 +1,6 @@
 // A report as a terminal table, as CSV (RFC 4180: CRLF line ends, quotes doubled, header row of column keys)
 // or as JSON. Pure functions of a ReportResult.
+import { secondsLabel } from '../lib/duration-label.js';
 import { formatTable } from '../lib/text-table.js';
 import type { ColumnKind, ReportResult, ReportValue } from './report-result.js';
 
@@ -17,19 +18,12 @@ export function formatValue(value: ReportValue, kind: ColumnKind): string {
     case 'seconds':
       return value.toFixed(1);
     case 'duration':
-      return readableDuration(value);
+      return secondsLabel(value);
     case 'integer':
       return String(Math.round(value));
     default:
       return String(value);
   }
-}
-
-/** Seconds in the unit a person reads them in: staleness runs from seconds to hours. */
-function readableDuration(seconds: number): string {
-  if (seconds < 90) return `${Math.round(seconds)} s`;
-  if (seconds < 90 * 60) return `${(seconds / 60).toFixed(1)} min`;
-  return `${(seconds / 3600).toFixed(1)} h`;
 }
 
 function csvCell(value: ReportValue): string {

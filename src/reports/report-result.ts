@@ -8,7 +8,7 @@ export type ReportRow = Record<string, ReportValue>;
 
 /**
  * How a column reads in a table: `percent` holds a fraction (0.25 reads "25.0 %"), `hours` and `seconds`
- * one decimal, `duration` seconds read in the unit that fits them (45 s, 14.5 min, 12.0 h). CSV and JSON
+ * one decimal, `duration` seconds read as a person reads them (45 s, 14 min, 1 h 2 min, 12 h). CSV and JSON
  * always carry the raw value.
  */
 export type ColumnKind = 'text' | 'integer' | 'percent' | 'hours' | 'seconds' | 'duration' | 'number';

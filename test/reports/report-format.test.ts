@@ -77,14 +77,14 @@ describe('report flags', () => {
 });
 
 describe('a duration in a table', () => {
-  it('reads in the unit that fits it: seconds, then minutes, then hours', () => {
+  it('reads as a person reads it: seconds under a minute, then minutes and hours', () => {
     expect(formatValue(45, 'duration')).toBe('45 s');
-    expect(formatValue(89.4, 'duration')).toBe('89 s');
-    expect(formatValue(90, 'duration')).toBe('1.5 min');
-    expect(formatValue(870, 'duration')).toBe('14.5 min');
-    expect(formatValue(89 * 60, 'duration')).toBe('89.0 min');
-    expect(formatValue(90 * 60, 'duration')).toBe('1.5 h');
-    expect(formatValue(43_200, 'duration')).toBe('12.0 h');
+    expect(formatValue(59.4, 'duration')).toBe('59 s');
+    expect(formatValue(59.6, 'duration')).toBe('1 min');
+    expect(formatValue(870, 'duration')).toBe('15 min');
+    expect(formatValue(3600, 'duration')).toBe('1 h');
+    expect(formatValue(62.2 * 60, 'duration')).toBe('1 h 2 min');
+    expect(formatValue(43_200, 'duration')).toBe('12 h');
   });
 
   it('is a dash when there is none, as every other kind', () => {
