@@ -8,6 +8,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { Webhook } from 'standardwebhooks';
 import type { PrismaClient } from '../generated/prisma/client.js';
+import { coerceError } from '../lib/coerce-error.js';
 import { deliveryAgent } from './target-policy.js';
 
 export interface WebhookDeliverySettings {
@@ -44,7 +45,13 @@ function post(url: string, body: string, headers: Record<string, string>, settin
   return new Promise<PostResult>((resolve) => {
     const target = new URL(url);
     const client = target.protocol === 'https:' ? https : http;
-    const agent = deliveryAgent(url, { allowPrivate: settings.allowPrivateTargets });
+    let agent: ReturnType<typeof deliveryAgent>;
+    try {
+      agent = deliveryAgent(url, { allowPrivate: settings.allowPrivateTargets });
+    } catch (refused: unknown) {
+      resolve({ error: coerceError(refused).message });
+      return;
+    }
     const request = client.request(
       target,
       {

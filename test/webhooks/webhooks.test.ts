@@ -225,6 +225,8 @@ describe('teams and targets', () => {
     for (const url of [
       'http://127.0.0.1:9/x',
       'http://localhost/x',
+      'http://localhost./x',
+      'http://x.localhost./x',
       'http://[::1]/x',
       'http://10.0.0.8/x',
       'http://169.254.169.254/latest',
@@ -253,19 +255,30 @@ describe('teams and targets', () => {
       ],
     });
     const before = receiver.requests.length;
-    const outcome = await attemptDelivery(
-      {
-        prisma: prisma(),
-        secretOf: (id) => store.secretOf(id),
-        now: clock().now,
-        settings: { timeoutMs: 5000, allowPrivateTargets: false, disableAfterSeconds: 86_400 },
-      },
-      row!.id,
-    );
-    expect(outcome).toBe('failed');
+    const attempt = () =>
+      attemptDelivery(
+        {
+          prisma: prisma(),
+          secretOf: (id) => store.secretOf(id),
+          now: clock().now,
+          settings: { timeoutMs: 5000, allowPrivateTargets: false, disableAfterSeconds: 86_400 },
+        },
+        row!.id,
+      );
+    expect(await attempt()).toBe('failed');
     expect(receiver.requests.length).toBe(before);
     expect((await prisma().webhookDelivery.findUniqueOrThrow({ where: { id: row!.id } })).lastError).toMatch(
       /127\.0\.0\.1|private|not allowed/i,
+    );
+    // The same name check on connecting, however the name is spelled: "localhost." is localhost.
+    const dotted = new URL(receiver.url);
+    dotted.hostname = 'LocalHost.';
+    await prisma().webhookEndpoint.update({ where: { id: made.endpoint.id }, data: { url: dotted.href } });
+    await prisma().webhookDelivery.update({ where: { id: row!.id }, data: { lastError: null } });
+    expect(await attempt()).toBe('failed');
+    expect(receiver.requests.length).toBe(before);
+    expect((await prisma().webhookDelivery.findUniqueOrThrow({ where: { id: row!.id } })).lastError).toMatch(
+      /loopback|private/i,
     );
   });
 });
