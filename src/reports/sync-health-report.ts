@@ -4,6 +4,10 @@
 // Semantics:
 // - Runs are sync_run rows (one per attempt, failed ones included) that started at or before T and whose
 //   start falls on a local day in --from/--to (the connection's zone, or --tz).
+// - Runs older than RETENTION_SYNC_RUNS_DAYS were pruned into sync_run_daily (store/retention.ts): they are
+//   counted from it, on their UTC day (that is all the rollup knows), for days that ended by T. The rollup
+//   keeps counts per outcome and upstream calls, so runs, success rate and calls per run cover them; durations,
+//   staleness and the last error are per run and cover the retained runs only.
 // - Duration = finished_at − started_at in seconds; median and p95 are percentile_cont (interpolated), over
 //   all runs of the selection. Upstream calls per run is their mean.
 // - Last error: the latest failed run in the selection (its error code and message).
@@ -46,6 +50,17 @@ interface HealthRow {
   last_error_at: Date | null;
 }
 
+/** Which sync_run_daily rows (alias `d`) count: their UTC day is in --from/--to and ended by T. */
+function rolledUpDays(query: ReportQuery): Prisma.Sql {
+  const conditions = [
+    Prisma.sql`((d.day + 1)::timestamp AT TIME ZONE 'UTC') <= ${at(query)}`,
+    ...(query.connectionId === undefined ? [] : [Prisma.sql`d.connection_id = ${query.connectionId}::uuid`]),
+    ...(query.from === undefined ? [] : [Prisma.sql`d.day >= ${query.from}::date`]),
+    ...(query.to === undefined ? [] : [Prisma.sql`d.day <= ${query.to}::date`]),
+  ];
+  return Prisma.join(conditions, ' AND ');
+}
+
 export async function syncHealthReport(prisma: ReportDb, query: ReportQuery): Promise<ReportResult> {
   const startedAt = Prisma.sql`r.started_at`;
   const connectionFilter =
@@ -67,8 +82,18 @@ export async function syncHealthReport(prisma: ReportDb, query: ReportQuery): Pr
              (COUNT(*) FILTER (WHERE outcome = 'interrupted'))::int AS interrupted,
              (percentile_cont(0.5) WITHIN GROUP (ORDER BY seconds))::float8 AS median_seconds,
              (percentile_cont(0.95) WITHIN GROUP (ORDER BY seconds))::float8 AS p95_seconds,
-             AVG(upstream_calls)::float8 AS calls_per_run
+             COUNT(*)::int AS attempts, SUM(upstream_calls)::float8 AS calls
       FROM runs GROUP BY 1
+    ), rolled_up AS (
+      -- The same counts of the runs retention pruned, from their daily rollup.
+      SELECT d.connection_id, (SUM(d.runs) FILTER (WHERE d.outcome IN ('succeeded', 'failed')))::int AS runs,
+             (SUM(d.runs) FILTER (WHERE d.outcome = 'succeeded'))::int AS succeeded,
+             (SUM(d.runs) FILTER (WHERE d.outcome = 'superseded'))::int AS superseded,
+             (SUM(d.runs) FILTER (WHERE d.outcome = 'interrupted'))::int AS interrupted,
+             SUM(d.runs)::int AS attempts, SUM(d.upstream_calls)::float8 AS calls
+      FROM sync_run_daily d
+      WHERE ${rolledUpDays(query)}
+      GROUP BY 1
     ), stale AS (
       -- One row per change (a run that stored n changes in a band counts n times), so the percentile is
       -- over changes, not runs.
@@ -91,12 +116,17 @@ export async function syncHealthReport(prisma: ReportDb, query: ReportQuery): Pr
       ORDER BY connection_id, started_at DESC
     )
     SELECT c.id::text AS connection_id, ${connectionName} AS connection, c.status::text AS status,
-           COALESCE(p.runs, 0) AS runs, COALESCE(p.succeeded, 0) AS succeeded,
-           COALESCE(p.superseded, 0) AS superseded, COALESCE(p.interrupted, 0) AS interrupted,
-           p.median_seconds,
-           p.p95_seconds, p.calls_per_run, s.stale_p95, e.last_error, e.last_error_at
+           COALESCE(p.runs, 0) + COALESCE(d.runs, 0) AS runs,
+           COALESCE(p.succeeded, 0) + COALESCE(d.succeeded, 0) AS succeeded,
+           COALESCE(p.superseded, 0) + COALESCE(d.superseded, 0) AS superseded,
+           COALESCE(p.interrupted, 0) + COALESCE(d.interrupted, 0) AS interrupted,
+           p.median_seconds, p.p95_seconds,
+           (COALESCE(p.calls, 0) + COALESCE(d.calls, 0))
+             / NULLIF(COALESCE(p.attempts, 0) + COALESCE(d.attempts, 0), 0) AS calls_per_run,
+           s.stale_p95, e.last_error, e.last_error_at
     FROM connection c
     LEFT JOIN per_connection p ON p.connection_id = c.id
+    LEFT JOIN rolled_up d ON d.connection_id = c.id
     LEFT JOIN stale_by_connection s ON s.connection_id = c.id
     LEFT JOIN last_error e ON e.connection_id = c.id
     ${connectionFilter}

@@ -2,9 +2,10 @@
 // deleted, a batch at a time (each batch its own short transaction, a pause between batches), so pruning never
 // holds locks a sync or a feed waits for: it touches no open slot and no running sync's row.
 // Before runs go, what the reports need of them is kept: each pruned run is added to sync_run_daily (per
-// connection, UTC day and outcome: runs, upstream calls, seconds), and the connection's first successful sync
-// is in connection.first_synced_at. Closed slots carry nothing a report over the retained range reads: a slot
-// that closed before the range's start was not open at any instant in it.
+// connection, UTC day and outcome: runs, upstream calls, seconds; sync-health counts pruned days from it),
+// and the connection's first successful sync is in connection.first_synced_at. Closed slots carry nothing a
+// report over the retained range reads: a slot that closed before the range's start was not open at any
+// instant in it.
 // Deleting closed slots changes no feed (feeds show open slots), so the batches say so to the feed-version
 // triggers (slotfeed.moves_feed_version), which would otherwise move every pruned connection's feed version.
 import type { PrismaClient } from '../generated/prisma/client.js';

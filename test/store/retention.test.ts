@@ -90,6 +90,31 @@ async function reportsOverRetainedRange() {
   return results;
 }
 
+/**
+ * What sync-health counts over `from`…`to` (UTC days), as of just before now: runs and their outcomes, and
+ * upstream calls per run. Durations, staleness and errors are per run and go with the runs.
+ */
+async function syncCounts(from: string, to: string) {
+  const at = new Date(clock().now().getTime() - 5000);
+  const query: ReportQuery = {
+    report: 'sync-health',
+    from,
+    to,
+    at,
+    atGiven: true,
+    timezone: 'UTC',
+    by: 'day',
+  };
+  const [row] = (await runReport(prisma(), { ...query, connectionId })).rows;
+  return {
+    runs: row?.runs,
+    success_rate: row?.success_rate,
+    superseded: row?.superseded,
+    interrupted: row?.interrupted,
+    calls_per_run: row?.calls_per_run,
+  };
+}
+
 beforeAll(async () => {
   h = await createWebHarness('store_retention');
   const connection = await prisma().connection.create({
@@ -136,6 +161,14 @@ describe('pruning a generated history', () => {
     expect(oldSlots).toBeGreaterThan(SETTINGS.batchSize);
 
     const reportsBefore = await reportsOverRetainedRange();
+    // Over days whose runs are all pruned, and over the whole history, sync-health counts the same after.
+    const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+    const prunedRange = [day(now.getTime() - 150 * DAY_MS), day(now.getTime() - 120 * DAY_MS)] as const;
+    const wholeRange = [day(now.getTime() - DAYS * DAY_MS), day(now.getTime())] as const;
+    const prunedBefore = await syncCounts(...prunedRange);
+    const wholeBefore = await syncCounts(...wholeRange);
+    // Days 50 to 80 of the history: 31 syncs, and a failed attempt on each fifth day (50, 55, …, 80).
+    expect(prunedBefore).toMatchObject({ runs: 38, success_rate: 0.8158 });
     const feedBefore = await h.get(`/feeds/${token}.ics`);
     const versionBefore = (await prisma().connection.findUniqueOrThrow({ where: { id: connectionId } }))
       .feedVersion;
@@ -179,6 +212,9 @@ describe('pruning a generated history', () => {
 
     // Reports over the retained range, as of the same instant, are the same.
     expect(await reportsOverRetainedRange()).toEqual(reportsBefore);
+    // And sync-health over pruned days reads the rollup: the same runs, outcomes and calls.
+    expect(await syncCounts(...prunedRange)).toEqual(prunedBefore);
+    expect(await syncCounts(...wholeRange)).toEqual(wholeBefore);
 
     // The sync committed above moved the feed; pruning did not move it again.
     const versionAfter = (await prisma().connection.findUniqueOrThrow({ where: { id: connectionId } }))
