@@ -344,6 +344,15 @@ export async function beginPull(prisma: PrismaClient, connectionId: string): Pro
   return row.pull_sequence;
 }
 
+/** The upstream ids of the connection's event types stored as enabled now. */
+export async function enabledEventTypeIds(prisma: PrismaClient, connectionId: string): Promise<Set<string>> {
+  const rows = await prisma.eventType.findMany({
+    where: { connectionId, validTo: null, enabled: true },
+    select: { upstreamEventId: true },
+  });
+  return new Set(rows.map((row) => row.upstreamEventId));
+}
+
 export interface SuccessfulSync {
   connectionId: string;
   snapshot: SnapshotInput;

@@ -165,8 +165,18 @@ class PullAbandonedError extends Error {
   }
 }
 
-/** What to pull: every band (a first or a forced sync), or the bands named (a scheduled partial sync). */
-export type PullScope = 'all' | readonly string[];
+/**
+ * What to pull: every band (a first or a forced sync), or the bands named (a scheduled partial sync), given
+ * the event types the store holds enabled. A partial pull whose list of event types enables another set (one
+ * new or enabled again, one disabled or removed) pulls every band all the same: a newly enabled type's slots
+ * would otherwise open on the pulled bands' dates only, and on the rest hours later.
+ */
+export type PullScope = 'all' | { bands: readonly string[]; storedEnabledEventIds: ReadonlySet<string> };
+
+function enabledSetChanged(stored: ReadonlySet<string>, pulled: readonly EventType[]): boolean {
+  const enabled = new Set(pulled.filter((e) => e.enabled).map((e) => e.event_id));
+  return enabled.size !== stored.size || [...enabled].some((id) => !stored.has(id));
+}
 
 export async function pullSnapshot(
   session: UpstreamSession,
@@ -181,7 +191,10 @@ export async function pullSnapshot(
   const zone = profile.timezone;
   const horizon = horizonFrom(now, zone, settings.horizonDays);
   const inHorizon = bandsWithin(settings.bands, settings.horizonDays);
-  const chosen = scope === 'all' ? inHorizon : inHorizon.filter((band) => scope.includes(band.name));
+  const chosen =
+    scope === 'all' || enabledSetChanged(scope.storedEnabledEventIds, eventTypes)
+      ? inHorizon
+      : inHorizon.filter((band) => scope.bands.includes(band.name));
   const segments: BandSegment[] = chosen.map((band) => {
     const dates = datesOfBand(horizon, band);
     const windows = windowsCovering(

@@ -11,6 +11,7 @@ import type { ConnectionStore } from '../store/connections.js';
 import {
   beginPull,
   commitSuccessfulSync,
+  enabledEventTypeIds,
   recordFailedSync,
   recordInterruptedSync,
   stalenessBoundSeconds,
@@ -129,7 +130,13 @@ export async function syncConnection(deps: SyncDeps, attempt: SyncAttempt): Prom
       logger,
       signal: attempt.signal,
     });
-    const snapshot = await pullSnapshot(session, api, deps.settings, run.startedAt, attempt.bands ?? 'all');
+    const scope = attempt.bands
+      ? {
+          bands: attempt.bands,
+          storedEnabledEventIds: await enabledEventTypeIds(deps.prisma, attempt.connectionId),
+        }
+      : 'all';
+    const snapshot = await pullSnapshot(session, api, deps.settings, run.startedAt, scope);
     const now = deps.now();
     const pulledBands = snapshot.horizon?.bands ?? [];
     const changes = await commitSuccessfulSync(deps.prisma, {
@@ -163,7 +170,13 @@ export async function syncConnection(deps: SyncDeps, attempt: SyncAttempt): Prom
       return changes;
     }
     logger.info(
-      { changes, calls: run.callsByEndpoint, bands: pulledBands.map((band) => band.name) },
+      {
+        changes,
+        calls: run.callsByEndpoint,
+        // More than asked for when the event types enabled changed (pull-snapshot.ts).
+        bands: pulledBands.map((band) => band.name),
+        askedFor: attempt.bands ?? 'all',
+      },
       'sync committed',
     );
     if (changes.webhookDeliveries > 0) deps.onWebhookDeliveries?.();

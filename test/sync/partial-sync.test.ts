@@ -214,4 +214,38 @@ describe('a partial sync', () => {
       for (const row of yesterdays) expect(row.closeReason).toBe('passed');
     },
   );
+
+  it('after an event type is re-enabled, pulls every band: its slots are open on far dates at once', async () => {
+    const user = h.sim.users[0]!;
+    const details = simUser(h.sim, user.email);
+    const zone = details.timezone;
+    const id = await h.connect(user.email);
+    await sync(id);
+    const event = details.event_types.find((e) => e.enabled)!;
+    const openOf = async (dates: string[]) =>
+      (await openOn(id, dates, zone)).filter((line) => line.startsWith(`${event.event_id} `));
+
+    // Disabling closes its slots on every date, whatever bands the sync pulls.
+    h.sim.control.updateEventType(details.id, event.event_id, { enabled: false });
+    clock.advance(600);
+    await sync(id, ['0-3d']);
+    const horizon = horizonFrom(clock.now(), zone, h.config.sync.horizonDays).dates.slice(1);
+    expect(await openOf(horizon)).toEqual([]);
+
+    h.sim.control.updateEventType(details.id, event.event_id, { enabled: true });
+    clock.advance(600);
+    const reenabledAt = clock.now();
+    await sync(id, ['0-3d']);
+    const far = datesOf(['7d+'], clock.now(), zone);
+    const offeredFar = offeredOn(user.email, far, zone).filter((line) =>
+      line.startsWith(`${event.event_id} `),
+    );
+    expect(offeredFar.length).toBeGreaterThan(0);
+    expect(await openOf(far)).toEqual(offeredFar);
+    // (The clock stands before the earlier tests' runs: the one run of this instant is this sync's.)
+    const run = await h.clients.prisma.syncRun.findFirstOrThrow({
+      where: { connectionId: id, startedAt: reenabledAt },
+    });
+    expect(run.bands).toEqual(['0-3d', '3-7d', '7d+']);
+  });
 });
