@@ -1,8 +1,9 @@
 // The webhook outbox: a transaction that changes something writes, in the same transaction, one delivery row
 // per event and interested endpoint (the connection's own, and those of every team it is in, not disabled,
-// subscribed to the event's type). The delivery queue works them off (src/webhooks/webhook-dispatcher.ts), so
+// subscribed to the event's type). The delivery queue works them off (src/webhooks/webhook-queue.ts), so
 // a commit's events are delivered even if the process dies right after it, and a transaction that rolls back
-// sends nothing.
+// sends nothing. Each row is numbered in its endpoint's sequence (webhook_endpoint.last_sequence), so receivers
+// can order deliveries that arrive out of order.
 import { randomUUID } from 'node:crypto';
 import type { Prisma } from '../generated/prisma/client.js';
 import { webhookPayload, type WebhookEvent } from '../webhooks/webhook-events.js';
@@ -27,17 +28,54 @@ export async function recordWebhookEvents(
     select: { id: true, teamId: true, events: true },
     orderBy: { id: 'asc' },
   });
-  const rows = events.flatMap((event) =>
+  const addressed = events.flatMap((event) =>
     endpoints
       .filter((endpoint) => endpoint.events.includes(event.type))
-      .map((endpoint) => ({
+      .map((endpoint) => ({ event, endpoint })),
+  );
+  const next = await takeSequences(
+    tx,
+    endpoints.map((endpoint) => ({
+      endpointId: endpoint.id,
+      count: addressed.filter((a) => a.endpoint === endpoint).length,
+    })),
+  );
+  const rows = addressed.flatMap(({ event, endpoint }) => {
+    const sequence = next.get(endpoint.id);
+    // An endpoint deleted since it was read gets nothing.
+    if (sequence === undefined) return [];
+    next.set(endpoint.id, sequence + 1);
+    return [
+      {
         id: randomUUID(),
         endpointId: endpoint.id,
         eventType: event.type,
-        payload: webhookPayload(event, endpoint) as Prisma.InputJsonObject,
+        payload: webhookPayload(event, { teamId: endpoint.teamId, sequence }) as Prisma.InputJsonObject,
         createdAt: now,
-      })),
-  );
+      },
+    ];
+  });
   if (rows.length > 0) await tx.webhookDelivery.createMany({ data: rows });
   return rows.map((row) => row.id);
+}
+
+/**
+ * Reserves `count` numbers of each endpoint's sequence; the first of them per endpoint. The increment locks the
+ * endpoint's row until this transaction ends, so two commits writing to one endpoint number their events in
+ * the order they commit (a number taken by one that rolls back is taken again by the next). Endpoints are
+ * locked in id order, so commits writing to several (a connection in two teams) cannot deadlock.
+ */
+async function takeSequences(
+  tx: Tx,
+  wanted: readonly { endpointId: string; count: number }[],
+): Promise<Map<string, number>> {
+  const first = new Map<string, number>();
+  const ordered = wanted.filter((w) => w.count > 0).sort((a, b) => (a.endpointId < b.endpointId ? -1 : 1));
+  for (const { endpointId, count } of ordered) {
+    const [taken] = await tx.$queryRaw<{ last: bigint }[]>`
+      UPDATE webhook_endpoint SET last_sequence = last_sequence + ${count}
+      WHERE id = ${endpointId}::uuid RETURNING last_sequence AS last`;
+    if (taken) first.set(endpointId, Number(taken.last) - count + 1);
+  }
+  return first;
 }

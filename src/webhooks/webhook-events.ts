@@ -1,7 +1,8 @@
 // What slotfeed tells webhook endpoints, as plain data (no I/O). Payloads follow the Standard Webhooks shape:
 // `type`, `timestamp` (ISO 8601, when it happened) and `data`, plus `version`, which moves only when a payload's
-// meaning changes (new fields may appear within a version). They stay small: ids and intervals, never names of
-// bookers (slotfeed knows none) nor e-mail addresses.
+// meaning changes (new fields may appear within a version), and `sequence`, the event's number among those of its
+// endpoint (deliveries are retried independently and may arrive out of order). They stay small: ids and
+// intervals, never names of bookers (slotfeed knows none) nor e-mail addresses.
 import type { Interval } from '../feeds/busy-blocks.js';
 import { unionOf } from '../feeds/busy-blocks.js';
 
@@ -84,12 +85,16 @@ export function needsReauth(input: { connectionId: string; at: Date }): WebhookE
   return { type: 'connection.needs_reauth', at: input.at, data: { connectionId: input.connectionId } };
 }
 
-/** The body an endpoint receives: the event, addressed (a team's endpoint learns which team it is about). */
-export function webhookPayload(event: WebhookEvent, address: { teamId: string | null }) {
+/**
+ * The body an endpoint receives: the event, addressed (a team's endpoint learns which team it is about) and
+ * numbered in its endpoint's sequence.
+ */
+export function webhookPayload(event: WebhookEvent, address: { teamId: string | null; sequence: number }) {
   return {
     type: event.type,
     version: WEBHOOK_PAYLOAD_VERSION,
     timestamp: iso(event.at),
+    sequence: address.sequence,
     data: address.teamId === null ? event.data : { teamId: address.teamId, ...event.data },
   };
 }

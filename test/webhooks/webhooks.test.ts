@@ -48,6 +48,8 @@ beforeAll(async () => {
       WEBHOOK_RETRY_BASE_MS: '200',
       WEBHOOK_MAX_ATTEMPTS: '12',
       WEBHOOK_DISPATCH_INTERVAL_MS: '100',
+      // A request the receiver holds open (a slow delivery) is not cut short while the test goes on.
+      WEBHOOK_TIMEOUT_MS: '60000',
     },
   });
   await h.sync.startRoles(['worker']);
@@ -189,6 +191,31 @@ describe('retries', () => {
     } finally {
       await failing.close();
     }
+  });
+});
+
+describe('ordering', () => {
+  it('an older availability.changed that arrives after a newer one carries the lower sequence', async () => {
+    const before = receiver.requests.length;
+    const changes = () =>
+      receiver.requests.slice(before).filter((r) => r.type === 'availability.changed' && r.status < 300);
+    // The first sync's delivery is slow (held open); the second sync's overtakes it.
+    const holding = receiver.hold((r) => r.type === 'availability.changed');
+    await bookAndSync();
+    const older = await holding;
+    await bookAndSync();
+    await receiver.until(() => changes().length === 1);
+    older.release();
+    await receiver.until(() => changes().length === 2);
+    const [first, second] = changes();
+    expect(second!.id).toBe(older.received.id);
+    // What a receiver orders by: the endpoint's sequence, in the order the syncs committed.
+    expect(second!.payload.sequence).toBeLessThan(first!.payload.sequence!);
+    // One number per delivery of the endpoint, none skipped: a receiver can tell one is still missing.
+    const sequences = (await deliveriesOf(endpointId)).map(
+      (d) => (d.payload as { sequence?: number }).sequence,
+    );
+    expect([...sequences].sort((a, b) => a! - b!)).toEqual(sequences.map((_, i) => i + 1));
   });
 });
 

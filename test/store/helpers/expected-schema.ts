@@ -103,6 +103,8 @@ function expectedDefault(table: string, field: DmmfField, type: string): string 
     }
   }
   if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  // The DMMF gives a BigInt default as a string; Prisma renders it, and Postgres prints it, as a bare number.
+  if (typeof value === 'string' && field.type === 'BigInt') return value;
   if (typeof value === 'string') return `'${value.replaceAll("'", "''")}'::${type}`;
   // An empty list default, as Postgres prints `ARRAY[]::text[]` (type is the column's, e.g. "text[]").
   if (Array.isArray(value) && value.length === 0)
