@@ -35,6 +35,8 @@ export interface FeedRecord {
   label: string | null;
   options: FeedOptions;
   createdAt: Date;
+  /** When its options or its event type last changed; null until they first do. */
+  inputsChangedAt: Date | null;
   revokedAt: Date | null;
   /** False for a feed made before tokens were kept sealed (or by a process without the vault key). */
   tokenRecoverable: boolean;
@@ -80,8 +82,11 @@ export interface FeedStore {
   get(feedId: string): Promise<FeedRecord>;
   /** A new token; the old URL stops working at once. Throws FeedNotFoundError for an unknown or revoked feed. */
   rotate(feedId: string): Promise<{ feed: FeedRecord; token: string }>;
-  /** What an active feed shows, changed under the same URL. Throws FeedNotFoundError, InvalidFeedOptionsError. */
-  updateOptions(feedId: string, options: FeedOptions): Promise<FeedRecord>;
+  /**
+   * What an active feed shows, changed under the same URL; `now` (the writer's clock) becomes its
+   * Last-Modified when the options differ. Throws FeedNotFoundError, InvalidFeedOptionsError.
+   */
+  updateOptions(feedId: string, options: FeedOptions, now: Date): Promise<FeedRecord>;
   /** Idempotent: revoking again keeps the first revocation time. Throws FeedNotFoundError. */
   revoke(feedId: string, now: Date): Promise<void>;
   /** Active (not revoked) feed for a token, or undefined. Always hashes and queries, whatever the token looks like. */
@@ -178,6 +183,7 @@ export function createFeedStore(
           : { ...options, mode: undefined, minimum: undefined },
       ),
       createdAt: row.createdAt,
+      inputsChangedAt: row.inputsChangedAt,
       revokedAt: row.revokedAt,
       tokenRecoverable: row.tokenSealed !== null,
     };
@@ -300,12 +306,22 @@ export function createFeedStore(
       return { feed: toRecord(await findRow(feedId)), token };
     },
 
-    async updateOptions(feedId, options) {
+    async updateOptions(feedId, options, now) {
       const row = await findRow(feedId);
       const valid = validOptions(options, row.teamId === null ? 'connection' : 'team');
+      const changed = JSON.stringify(valid) !== JSON.stringify(toRecord(row).options);
+      // Never back: a writer whose clock is behind the last change leaves the column as it is, and the
+      // feed_inputs_changed_at trigger then moves it with the database's clock.
+      const changedAt =
+        row.inputsChangedAt === null || now.getTime() > row.inputsChangedAt.getTime()
+          ? now
+          : row.inputsChangedAt;
       const updated = await prisma.feed.updateMany({
         where: { id: row.id, revokedAt: null },
-        data: { options: valid as Prisma.InputJsonObject },
+        data: {
+          options: valid as Prisma.InputJsonObject,
+          ...(changed ? { inputsChangedAt: changedAt } : {}),
+        },
       });
       if (updated.count === 0) throw new FeedNotFoundError(feedId, `feed ${row.id} is revoked`);
       return toRecord(await findRow(feedId));

@@ -201,7 +201,7 @@ export function registerOwnerRoutes(
     const view = FEED_VIEWS.find((v) => v === field(request.body, 'view'));
     if (view === undefined) throw new HttpError(400, 'Choose what the feed shows: one of the listed views.');
     // Options of the former view that mean nothing in the new one (merge, a title for free blocks) are dropped.
-    await deps.feeds.updateOptions(feed.id, normalizeFeedOptions({ ...feed.options, view }));
+    await deps.feeds.updateOptions(feed.id, normalizeFeedOptions({ ...feed.options, view }), deps.now());
     await deps.feedChanges.caughtUp();
     request.log.info({ feedId: feed.id, view }, 'owner changed what a feed shows');
     return seeOther(reply, `/me?notice=view-changed#feed-title-${feed.id}`);

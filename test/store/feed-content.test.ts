@@ -29,6 +29,7 @@ function feedOf(connectionId: string, extra: Partial<FeedRecord> = {}): FeedReco
     label: null,
     options: {},
     createdAt: NOW,
+    inputsChangedAt: null,
     revokedAt: null,
     tokenRecoverable: false,
     ...extra,

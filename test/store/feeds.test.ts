@@ -50,6 +50,7 @@ describe('creating feeds', () => {
       label: 'Website',
       options: { view: 'slots', days: 14, merge: true },
       createdAt: expect.any(Date),
+      inputsChangedAt: null,
       revokedAt: null,
       // This store has no vault: the token is kept as its hash only.
       tokenRecoverable: false,

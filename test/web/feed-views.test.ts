@@ -217,6 +217,74 @@ describe('validators that never lie', () => {
     expect(Date.parse(after.headers['last-modified']!)).toBeGreaterThan(Date.parse(lastModified));
     await h.sync.db.prisma.connection.update({ where: { id: connectionId }, data: { status: 'active' } });
   });
+
+  /** The owner's "Shows" form on /me, as the page posts it. */
+  async function showOnMe(cookie: string, feedId: string, view: string) {
+    const changed = await h.request('POST', `/me/feeds/${feedId}/view`, {
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        origin: h.url,
+        cookie,
+        accept: 'text/html',
+      },
+      body: new URLSearchParams({ view }).toString(),
+    });
+    expect(changed.status).toBe(303);
+  }
+
+  // Another account, synced on the test's clock only: the tests above moved the first one's Last-Modified
+  // with the database's clock (an UPDATE typed by hand), which this test's clock cannot pass.
+  let other: { token: string; cookie: string; feedId: string };
+  beforeAll(async () => {
+    const connected = await h.connectViaWeb(h.sync.sim.users[1]!.email);
+    await h.syncNow(connected.connectionId);
+    const token = connected.token!;
+    other = { token, cookie: connected.ownerCookie, feedId: (await h.feeds.findByToken(token))!.id };
+  });
+
+  it('If-Modified-Since alone gets the new view after the owner changes what the feed shows, and back', async () => {
+    const free = await h.get(`/feeds/${other.token}.ics`);
+    const freeModified = free.headers['last-modified']!;
+    expect((await h.get(`/feeds/${other.token}.ics`, { 'if-modified-since': freeModified })).status).toBe(
+      304,
+    );
+
+    clock().advance(60);
+    await showOnMe(other.cookie, other.feedId, 'busy');
+    const busy = await h.get(`/feeds/${other.token}.ics`, { 'if-modified-since': freeModified });
+    expect(busy.status).toBe(200);
+    expect(busy.text).toContain('X-WR-CALDESC:Busy time');
+    expect(Date.parse(busy.headers['last-modified']!)).toBeGreaterThan(Date.parse(freeModified));
+
+    // Back to free time: a client that has the busy view must not be told its copy is current (the free
+    // view's bytes rendered before were last modified earlier than the busy view it holds).
+    clock().advance(60);
+    await showOnMe(other.cookie, other.feedId, 'free');
+    const freeAgain = await h.get(`/feeds/${other.token}.ics`, {
+      'if-modified-since': busy.headers['last-modified']!,
+    });
+    expect(freeAgain.status).toBe(200);
+    expect(freeAgain.text).toContain('X-WR-CALDESC:Free time of');
+    expect(Date.parse(freeAgain.headers['last-modified']!)).toBeGreaterThan(
+      Date.parse(busy.headers['last-modified']!),
+    );
+  });
+
+  it('If-Modified-Since alone gets a feed’s free/busy for its new days after they change', async () => {
+    const feed = await h.feeds.get(other.feedId);
+    const before = await h.get(`/freebusy/${other.token}.ifb`);
+    const lastModified = before.headers['last-modified']!;
+    expect((await h.get(`/freebusy/${other.token}.ifb`, { 'if-modified-since': lastModified })).status).toBe(
+      304,
+    );
+    clock().advance(60);
+    await h.feeds.updateOptions(feed.id, { ...feed.options, days: 3 }, clock().now());
+    await h.deps.feedChanges.caughtUp();
+    const after = await h.get(`/freebusy/${other.token}.ifb`, { 'if-modified-since': lastModified });
+    expect(after.status).toBe(200);
+    expect(after.text).not.toBe(before.text);
+    expect(Date.parse(after.headers['last-modified']!)).toBeGreaterThan(Date.parse(lastModified));
+  });
 });
 
 describe('caps count what is shown', () => {

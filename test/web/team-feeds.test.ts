@@ -256,6 +256,28 @@ describe('what moves a team feed', () => {
     expect(periods).toEqual(feed.map((b) => [b.start, b.end]));
   });
 
+  it('its minimum changed: If-Modified-Since alone gets the new blocks, the feed and its free/busy', async () => {
+    const feed = (await h.feeds.findByToken(allToken))!;
+    const before = await h.get(`/feeds/${allToken}.ics`);
+    const ifbBefore = await h.get(`/freebusy/${allToken}.ifb`);
+    const lastModified = before.headers['last-modified']!;
+    expect((await h.get(`/feeds/${allToken}.ics`, { 'if-modified-since': lastModified })).status).toBe(304);
+    // A team's Last-Modified comes from the database's clock (its membership): the writer's clock here reads
+    // a minute past it, as a later change's would.
+    const later = new Date(Date.parse(lastModified) + 60_000);
+    await h.feeds.updateOptions(feed.id, { ...feed.options, minimum: 90 }, later);
+    await h.deps.feedChanges.caughtUp();
+    const after = await h.get(`/feeds/${allToken}.ics`, { 'if-modified-since': lastModified });
+    expect(after.status).toBe(200);
+    expect(unescaped(after.text.replace(/\r\n[ \t]/g, ''))).toContain('at least 1 h 30 min at a time');
+    expect(Date.parse(after.headers['last-modified']!)).toBe(later.getTime());
+    const ifbAfter = await h.get(`/freebusy/${allToken}.ifb`, {
+      'if-modified-since': ifbBefore.headers['last-modified']!,
+    });
+    expect(ifbAfter.status).toBe(200);
+    expect(ifbAfter.headers['last-modified']).toBe(after.headers['last-modified']);
+  });
+
   it('the team deleted: its feeds answer 404', async () => {
     await createTeamStore(h.sync.db.prisma).delete(team.id);
     await h.deps.feedChanges.caughtUp();
