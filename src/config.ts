@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { weaknessOf } from './lib/secret-strength.js';
 import type { AdaptBounds } from './sync/band-schedule.js';
-import { cadenceBandsSchema, type CadenceBand } from './sync/cadence-bands.js';
+import { bandsWithin, cadenceBandsSchema, type CadenceBand } from './sync/cadence-bands.js';
 
 type Section = 'database' | 'redis' | 'log' | 'upstream' | 'vault' | 'sync' | 'web' | 'webhooks';
 
@@ -266,7 +266,8 @@ export const variables = {
   }),
   SYNC_HORIZON_DAYS: variable({
     section: 'sync',
-    description: 'How many days ahead (from today in the connection’s zone) slots are pulled.',
+    description:
+      'How many days ahead (from today in the connection’s zone) slots are pulled. A SYNC_BANDS band that starts at or beyond it is left out (logged once at start-up).',
     default: '28',
     schema: positiveInt(366),
   }),
@@ -590,7 +591,10 @@ export interface Config {
     concurrency: number;
   };
   sync: {
+    /** SYNC_BANDS clipped to SYNC_HORIZON_DAYS, once, here: a band no date of the horizon falls in is left out. */
     bands: CadenceBand[];
+    /** Names of the SYNC_BANDS left out by that clipping (logged once at start-up). */
+    bandsBeyondHorizon: string[];
     adapt: AdaptBounds;
     /** Calls per second the scheduler plans for (SYNC_CALL_BUDGET_PER_SECOND, else the rate limit). */
     callBudgetPerSecond: number;
@@ -711,7 +715,11 @@ export function loadConfig<S extends Section>(env: Env, sections: readonly S[]):
       concurrency: read('WEBHOOK_CONCURRENCY'),
     }),
     sync: () => {
-      const bands = read('SYNC_BANDS');
+      const configured = read('SYNC_BANDS');
+      const horizonDays = read('SYNC_HORIZON_DAYS');
+      // A band beyond the horizon would never be pulled, so never stop being due: every user of the bands
+      // (scheduler, worker, metrics, admin page) takes this clipped list.
+      const bands = configured && horizonDays ? bandsWithin(configured, horizonDays) : configured;
       const rateLimit = {
         perSecond: read('UPSTREAM_RATE_LIMIT_PER_SECOND'),
         burst: read('UPSTREAM_RATE_LIMIT_BURST'),
@@ -724,11 +732,13 @@ export function loadConfig<S extends Section>(env: Env, sections: readonly S[]):
       }
       return {
         bands,
+        bandsBeyondHorizon:
+          configured?.filter((band) => !bands?.includes(band)).map((band) => band.name) ?? [],
         adapt: read('SYNC_ADAPT_FACTORS'),
         callBudgetPerSecond: read('SYNC_CALL_BUDGET_PER_SECOND') ?? rateLimit.perSecond,
         intervalSeconds: bands ? Math.min(...bands.map((band) => band.intervalSeconds)) : 0,
         jitterRatio: read('SYNC_JITTER_RATIO'),
-        horizonDays: read('SYNC_HORIZON_DAYS'),
+        horizonDays,
         overviewWindowDays: read('SYNC_OVERVIEW_WINDOW_DAYS'),
         tickSeconds: read('SYNC_TICK_SECONDS'),
         maxAttempts: read('SYNC_MAX_ATTEMPTS'),

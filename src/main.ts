@@ -375,6 +375,12 @@ export async function startRoles(
   releasers: Releasers,
   clock: Clock = systemClock,
 ): Promise<void> {
+  if (config.sync.bandsBeyondHorizon.length > 0) {
+    clients.logger.warn(
+      { bands: config.sync.bandsBeyondHorizon, horizonDays: config.sync.horizonDays },
+      'SYNC_BANDS has bands that start beyond SYNC_HORIZON_DAYS: they are left out',
+    );
+  }
   if (roles.includes('worker')) {
     const worker = startSyncWorker(
       services.syncDeps,

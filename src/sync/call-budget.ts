@@ -8,7 +8,7 @@
 // rate limiter stays the hard ceiling; this only decides who goes first.
 import type { RedisClient } from '../lib/redis-connection.js';
 import { dueBands, type BandState } from './band-schedule.js';
-import { bandRank, bandsWithin, type CadenceBand } from './cadence-bands.js';
+import { bandRank, type CadenceBand } from './cadence-bands.js';
 
 /** Every sync asks for the profile and the event types before any band. */
 export const CALLS_PER_SYNC = 2;
@@ -18,6 +18,11 @@ export interface DueConnection {
   bandState: BandState;
   /** Its next_sync_at: since when it has been due. */
   dueSince: Date;
+  /**
+   * A sync job of it waits (a retry in backoff, a busy worker pool) or runs already: not a candidate. Its pick
+   * would be dropped at enqueue, and a round stopped behind it would leave everyone else waiting.
+   */
+  queued?: boolean;
 }
 
 export interface BandPick {
@@ -34,8 +39,18 @@ export interface Deferred {
   oldestOverdueSeconds: number;
 }
 
+/** A due (connection, band) pair the round left for a later tick. */
+export interface WaitingPull {
+  connectionId: string;
+  band: string;
+  /** The band's expected calls (without the per-sync calls of a connection not picked). */
+  calls: number;
+}
+
 export interface Allocation {
   picks: BandPick[];
+  /** What the round left, in the order it ranked them: the first is the pull the budget could not pay for. */
+  waiting: WaitingPull[];
   /** By band name; every configured band appears, with 0 when nothing of it waits. */
   deferred: Record<string, Deferred>;
 }
@@ -81,40 +96,42 @@ function bandsToPull(bands: readonly CadenceBand[], state: BandState, now: Date)
 }
 
 /**
- * Chooses what to pull with `available` calls, latest first (then longest due, then nearest band). Strictly in
- * that order: the first pair that does not fit stops the round (a cheaper pair further down must not jump the
- * queue). When the bank is full
- * (`available` ≥ `capacity`) one pair may overdraw it: otherwise a band dearer than the whole bank would
- * never go. The bank then refills from below zero.
+ * Chooses what to pull of `bands` (config.sync.bands: clipped to the horizon already) with `available` calls,
+ * among the due connections that have no job queued, latest first (then longest due, then nearest band).
+ * Strictly in that order: the first pair that does not fit stops the round (a cheaper pair further down must
+ * not jump the queue). When the bank is full (`available` ≥ `capacity`) one pair may overdraw it: otherwise a
+ * band dearer than the whole bank would never go. The bank then refills from below zero.
  */
 export function allocateCalls(
-  configured: readonly CadenceBand[],
+  bands: readonly CadenceBand[],
   horizonDays: number,
   due: readonly DueConnection[],
   available: number,
   capacity: number,
   now: Date,
 ): Allocation {
-  const bands = bandsWithin(configured, horizonDays);
-  const candidates: Candidate[] = due.flatMap((connection) =>
-    bandsToPull(bands, connection.bandState, now).map((band) => ({
-      connectionId: connection.id,
-      band,
-      rank: bandRank(bands, band.name),
-      dueMs: dueSinceMs(connection, band.name, now),
-      lateness:
-        connection.bandState[band.name] === undefined
-          ? Infinity
-          : (now.getTime() - dueSinceMs(connection, band.name, now)) / 1000 / band.intervalSeconds,
-      calls: expectedCalls(band, connection.bandState, horizonDays),
-    })),
-  );
+  const candidates: Candidate[] = due
+    .filter((connection) => !connection.queued)
+    .flatMap((connection) =>
+      bandsToPull(bands, connection.bandState, now).map((band) => ({
+        connectionId: connection.id,
+        band,
+        rank: bandRank(bands, band.name),
+        dueMs: dueSinceMs(connection, band.name, now),
+        lateness:
+          connection.bandState[band.name] === undefined
+            ? Infinity
+            : (now.getTime() - dueSinceMs(connection, band.name, now)) / 1000 / band.intervalSeconds,
+        calls: expectedCalls(band, connection.bandState, horizonDays),
+      })),
+    );
   candidates.sort((a, b) => b.lateness - a.lateness || a.dueMs - b.dueMs || a.rank - b.rank);
 
   const picks = new Map<string, BandPick>();
   const deferred: Record<string, Deferred> = Object.fromEntries(
     bands.map((band) => [band.name, { count: 0, oldestOverdueSeconds: 0 }]),
   );
+  const waiting: WaitingPull[] = [];
   let spent = 0;
   let stopped = false;
   let overdrawn = false;
@@ -140,14 +157,15 @@ export function allocateCalls(
       continue;
     }
     stopped = true;
-    const waiting = deferred[candidate.band.name]!;
-    waiting.count += 1;
-    waiting.oldestOverdueSeconds = Math.max(
-      waiting.oldestOverdueSeconds,
+    waiting.push({ connectionId: candidate.connectionId, band: candidate.band.name, calls: candidate.calls });
+    const ofBand = deferred[candidate.band.name]!;
+    ofBand.count += 1;
+    ofBand.oldestOverdueSeconds = Math.max(
+      ofBand.oldestOverdueSeconds,
       Math.max(0, (now.getTime() - candidate.dueMs) / 1000),
     );
   }
-  return { picks: [...picks.values()], deferred };
+  return { picks: [...picks.values()], waiting, deferred };
 }
 
 export interface CallBudget {
@@ -161,21 +179,46 @@ export interface CallBudget {
 /** Seconds of budget that may be banked while there is nothing due to spend it on. */
 const BANKED_SECONDS = 30;
 
+/** The most calls the bank holds; Infinity for 0, no budget (as a rate limit of 0 is no limit). */
+export function bankCapacity(perSecond: number): number {
+  return perSecond === 0 ? Infinity : perSecond * BANKED_SECONDS;
+}
+
+/** What the bank held after the last spend. */
+export interface StoredBank {
+  calls: number;
+  atMs: number;
+}
+
+/** The calls available at `now`: what was left at the last spend and what accrued since, up to `capacity`. */
+export function bankedCalls(
+  stored: StoredBank | undefined,
+  now: Date,
+  perSecond: number,
+  capacity: number,
+): number {
+  if (capacity === Infinity) return Infinity;
+  if (stored === undefined) return capacity;
+  const accrued = (Math.max(0, now.getTime() - stored.atMs) / 1000) * perSecond;
+  return Math.min(capacity, stored.calls + accrued);
+}
+
 /**
  * The bank lives in Redis, so several scheduler processes share one budget. Ticks run one at a time (one
  * job scheduler, one tick job each), so a read-then-write is enough.
  */
 export function createRedisCallBudget(redis: RedisClient, key: string, perSecond: number): CallBudget {
-  // 0 is no budget (as a rate limit of 0 is no limit): everything due goes.
-  if (perSecond === 0) return { capacity: Infinity, available: async () => Infinity, spend: async () => {} };
-  const capacity = perSecond * BANKED_SECONDS;
+  const capacity = bankCapacity(perSecond);
+  // No budget: everything due goes.
+  if (capacity === Infinity) return { capacity, available: async () => Infinity, spend: async () => {} };
   const read = async (now: Date) => {
     const stored = await redis.get(key);
     const parsed = stored ? (JSON.parse(stored) as { calls?: unknown; atMs?: unknown }) : {};
-    const calls = typeof parsed.calls === 'number' ? parsed.calls : capacity;
-    const atMs = typeof parsed.atMs === 'number' ? parsed.atMs : now.getTime();
-    const accrued = (Math.max(0, now.getTime() - atMs) / 1000) * perSecond;
-    return Math.min(capacity, calls + accrued);
+    const bank =
+      typeof parsed.calls === 'number' && typeof parsed.atMs === 'number'
+        ? { calls: parsed.calls, atMs: parsed.atMs }
+        : undefined;
+    return bankedCalls(bank, now, perSecond, capacity);
   };
   return {
     capacity,

@@ -43,13 +43,31 @@ export function createTickQueue(settings: QueueSettings): Queue {
   return queue;
 }
 
+function syncDeduplicationId(connectionId: string): string {
+  return `sync:${connectionId}`;
+}
+
+/**
+ * Which of `connectionIds` have a sync job waiting, delayed (a retry in backoff) or running: BullMQ holds a
+ * job's deduplication id until it completes or fails for good. One GET each, sent together.
+ */
+export async function connectionsWithQueuedSync(
+  queue: Queue<SyncJobData>,
+  connectionIds: readonly string[],
+): Promise<Set<string>> {
+  const holders = await Promise.all(
+    connectionIds.map((id) => queue.getDeduplicationJobId(syncDeduplicationId(id))),
+  );
+  return new Set(connectionIds.filter((_, i) => typeof holders[i] === 'string'));
+}
+
 /**
  * Deduplicated by connection id until the job completes or fails for good, so a connection never has two
  * sync jobs waiting or running, however many ticks, CLI calls or retries pile up.
  */
 export function syncJobOptions(connectionId: string, maxAttempts: number): JobsOptions {
   return {
-    deduplication: { id: `sync:${connectionId}` },
+    deduplication: { id: syncDeduplicationId(connectionId) },
     attempts: maxAttempts,
     backoff: { type: SYNC_BACKOFF },
     removeOnComplete: { age: 24 * 3600, count: 10_000 },

@@ -12,7 +12,13 @@ import type { Metrics } from '../lib/metrics.js';
 import { readBandState } from './band-schedule.js';
 import type { CadenceBand } from './cadence-bands.js';
 import { allocateCalls, type Allocation, type CallBudget } from './call-budget.js';
-import { enqueueBandSyncs, TICK_JOB, TICK_QUEUE, type SyncJobData } from './queues.js';
+import {
+  connectionsWithQueuedSync,
+  enqueueBandSyncs,
+  TICK_JOB,
+  TICK_QUEUE,
+  type SyncJobData,
+} from './queues.js';
 import { reportErrorsAndBackOff } from './worker-errors.js';
 
 export const TICK_SCHEDULER_ID = 'due-connections';
@@ -44,7 +50,9 @@ export interface SchedulerDeps {
 export interface TickResult {
   /** Connections due at the tick. */
   due: number;
-  /** Sync jobs enqueued (a connection with one still waiting or running keeps that one). */
+  /** Of those, connections whose sync job waits or runs already: not budgeted for, they keep that job. */
+  queued: number;
+  /** Sync jobs enqueued. */
   enqueued: number;
   /** Calls the enqueued jobs are expected to cost. */
   calls: number;
@@ -72,10 +80,16 @@ export type TickDeps = Pick<
  */
 export async function enqueueDueSyncs(deps: TickDeps): Promise<TickResult> {
   const now = deps.now();
-  const due = (await deps.connections.findDue(now, deps.batchSize ?? 5000)).map((row) => ({
+  const rows = await deps.connections.findDue(now, deps.batchSize ?? 5000);
+  const queued = await connectionsWithQueuedSync(
+    deps.syncQueue,
+    rows.map((row) => row.id),
+  );
+  const due = rows.map((row) => ({
     id: row.id,
     bandState: readBandState(row.bandState),
     dueSince: row.nextSyncAt,
+    queued: queued.has(row.id),
   }));
   const available = await deps.budget.available(now);
   const allocation = allocateCalls(deps.bands, deps.horizonDays, due, available, deps.budget.capacity, now);
@@ -96,9 +110,18 @@ export async function enqueueDueSyncs(deps: TickDeps): Promise<TickResult> {
   }
   deps.metrics?.budgetCallsAllocated.inc(calls);
   if (enqueued.length > 0) {
-    deps.logger.info({ due: due.length, enqueued: enqueued.length, calls }, 'enqueued due syncs');
+    deps.logger.info(
+      { due: due.length, queued: queued.size, enqueued: enqueued.length, calls },
+      'enqueued due syncs',
+    );
   }
-  return { due: due.length, enqueued: enqueued.length, calls, deferred: allocation.deferred };
+  return {
+    due: due.length,
+    queued: queued.size,
+    enqueued: enqueued.length,
+    calls,
+    deferred: allocation.deferred,
+  };
 }
 
 /** Resolves once `client` (an ioredis connection) is ready; at once when it is. */

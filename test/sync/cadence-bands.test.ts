@@ -69,6 +69,25 @@ describe('SYNC_BANDS', () => {
     expect(config.sync.intervalSeconds).toBe(600);
   });
 
+  it('leaves out, once for every user of them, bands that start beyond SYNC_HORIZON_DAYS', () => {
+    const env = {
+      DATABASE_URL: 'postgres://localhost/x',
+      CALENDBOOK_BASE_URL: 'http://127.0.0.1:4010/api/v1',
+      CALENDBOOK_AUTH_URL: 'http://127.0.0.1:4010/auth',
+      CALENDBOOK_CLIENT_ID: 'id',
+      CALENDBOOK_CLIENT_SECRET: 'secret',
+    };
+    const week = loadConfig({ ...env, SYNC_HORIZON_DAYS: '7' }, ['sync']).sync;
+    expect(week.bands.map((band) => band.name)).toEqual(['0-4d', '4-7d']);
+    expect(week.bandsBeyondHorizon).toEqual(['7d+']);
+    const short = loadConfig({ ...env, SYNC_HORIZON_DAYS: '3' }, ['sync']).sync;
+    expect(short.bands.map((band) => band.name)).toEqual(['0-4d']);
+    expect(short.bandsBeyondHorizon).toEqual(['4-7d', '7d+']);
+    const month = loadConfig(env, ['sync']).sync;
+    expect(month.bands.map((band) => band.name)).toEqual(['0-4d', '4-7d', '7d+']);
+    expect(month.bandsBeyondHorizon).toEqual([]);
+  });
+
   it('cuts a horizon into dates of the account’s zone, every date in exactly one band', () => {
     fc.assert(
       fc.property(

@@ -1,0 +1,103 @@
+// Who a scheduler tick considers, with the worker running on an injected clock. Two ways it went wrong (issue
+// 26): with SYNC_HORIZON_DAYS=7 the default SYNC_BANDS has a band (7d+) no date of the horizon falls in; it was
+// never pulled, so counted as due, and every commit set next_sync_at to now: each connection was pulled whole at
+// every tick. And a connection whose job already waited in the queue (a retry in backoff, a busy pool) was still
+// budgeted for: its pick was dropped at enqueue, and the round had stopped behind it, so nobody else went.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { tickDeps } from '../../src/main.js';
+import { readBandState } from '../../src/sync/band-schedule.js';
+import { CALLS_PER_SYNC, createRedisCallBudget } from '../../src/sync/call-budget.js';
+import { SYNC_JOB, syncJobOptions } from '../../src/sync/queues.js';
+import { enqueueDueSyncs } from '../../src/sync/scheduler.js';
+import { createSyncHarness, FakeClock, type SyncHarness } from '../support/sync-harness.js';
+import { waitFor } from '../support/wait-for.js';
+
+let h: SyncHarness;
+let ids: string[];
+const clock = new FakeClock(new Date('2026-03-02T09:00:00Z'));
+
+beforeAll(async () => {
+  // The default SYNC_BANDS (4d=10m,7d=40m,*=3h) over a week's horizon.
+  h = await createSyncHarness('tick_candidates', {
+    clock,
+    simulator: { users: 3 },
+    env: { SYNC_HORIZON_DAYS: '7' },
+  });
+  ids = [];
+  for (const user of h.sim.users) ids.push(await h.connect(user.email));
+  await h.startRoles(['worker']);
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+const succeededRuns = () => h.clients.prisma.syncRun.count({ where: { outcome: 'succeeded' } });
+
+/** One tick at the clock's time; waits until the syncs it enqueued have committed. */
+async function tick(deps = tickDeps(h.config, h.clients, h.services, h.clock)) {
+  const before = await succeededRuns();
+  const result = await enqueueDueSyncs(deps);
+  await waitFor(succeededRuns, (n) => n === before + result.enqueued, { what: `${result.enqueued} syncs` });
+  return result;
+}
+
+const connection = (id: string) => h.clients.prisma.connection.findUniqueOrThrow({ where: { id } });
+
+describe('a band beyond the horizon', () => {
+  it('does not exist for scheduling: a connection synced is next due at its nearest band, not at once', async () => {
+    expect((await tick()).enqueued).toBe(3);
+    for (const id of ids) {
+      const row = await connection(id);
+      expect(Object.keys(readBandState(row.bandState)).sort()).toEqual(['0-4d', '4-7d']);
+      // The near band's interval (10 minutes; the fake clock's random() gives no jitter).
+      expect(row.nextSyncAt).toEqual(new Date(clock.now().getTime() + 10 * 60_000));
+    }
+    clock.advance(60);
+    expect((await tick()).enqueued).toBe(0);
+    // Every user of the bands (scheduler, worker, metrics, admin page) sees the same clipped set.
+    expect(h.config.sync.bands.map((band) => band.name)).toEqual(['0-4d', '4-7d']);
+  });
+});
+
+describe('a connection whose sync job is already queued', () => {
+  it('is not budgeted for: the calls go to the connections that can use them', async () => {
+    clock.advance(10 * 60); // every connection's near band is due
+    // The first connection's job waits out a backoff (its last attempt failed, so its band state did not
+    // move): the longest overdue of all.
+    const [queued, ...others] = ids as [string, ...string[]];
+    const row = await connection(queued);
+    const lateState = readBandState(row.bandState);
+    lateState['0-4d']!.dueAt = new Date(clock.now().getTime() - 5 * 60_000).toISOString();
+    await h.clients.prisma.connection.update({
+      where: { id: queued },
+      data: { bandState: lateState, nextSyncAt: new Date(clock.now().getTime() - 5 * 60_000) },
+    });
+    const waiting = await h.services.syncQueue.add(
+      SYNC_JOB,
+      { connectionId: queued },
+      { ...syncJobOptions(queued, 3), delay: 3_600_000 },
+    );
+
+    // A bank that holds one connection's near-band pull (the dearest of them), partly spent, so it is not full
+    // and cannot be overdrawn.
+    const costs = await Promise.all(
+      ids.map(async (id) => CALLS_PER_SYNC + readBandState((await connection(id)).bandState)['0-4d']!.calls),
+    );
+    const bank = Math.max(...costs) + 1;
+    const budget = createRedisCallBudget(h.clients.redis, `${h.config.redis.prefix}:short-budget`, bank / 30);
+    await budget.spend(1, clock.now());
+    const before = await h.clients.prisma.syncRun.findMany({ select: { id: true } });
+
+    const result = await tick({ ...tickDeps(h.config, h.clients, h.services, h.clock), budget });
+    expect(result.enqueued).toBe(1);
+    const runs = await h.clients.prisma.syncRun.findMany({
+      where: { id: { notIn: before.map((run) => run.id) } },
+    });
+    expect(runs).toHaveLength(1);
+    expect(others).toContain(runs[0]!.connectionId);
+    expect(runs[0]!.bands).toEqual(['0-4d']);
+    // The queued job is left as it was.
+    expect(await waiting.getState()).toBe('delayed');
+    await waiting.remove();
+  });
+});
