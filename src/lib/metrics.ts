@@ -28,8 +28,8 @@ export interface Metrics {
   /** From the event's commit to the receiver's 2xx, for deliveries that succeeded. */
   webhookDeliverySeconds: Histogram;
   /**
-   * Per slot change a sync stored, how stale it may have been: the time since the previous successful sync
-   * (the change happened after it), by how far ahead the slot is (sync/date-bands.ts).
+   * Per slot change a sync stored, how stale it may have been: the time since its date was last pulled (the
+   * change happened after it; sync/pull-coverage.ts), by how far ahead the slot is (sync/date-bands.ts).
    */
   changeStalenessBound: Histogram<'band'>;
   /** Per cadence band (SYNC_BANDS), the due pulls the last tick left waiting for budget. */
@@ -112,7 +112,7 @@ export function createMetrics(): Metrics {
     }),
     changeStalenessBound: new Histogram({
       name: 'slotfeed_change_staleness_bound_seconds',
-      help: 'Per stored slot change, the time since the previous successful sync (how stale it may have been), by date band.',
+      help: 'Per stored slot change, the time since its date (or the event type list) was last pulled (how stale it may have been), by date band.',
       labelNames: ['band'],
       buckets: [60, 300, 600, 900, 1800, 3600, 7200, 14_400, 43_200, 86_400],
       registers,

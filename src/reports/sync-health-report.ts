@@ -15,9 +15,10 @@
 // - Connections without runs in the selection are listed too (runs 0), so a connection that never syncs
 //   shows up rather than vanishing from the report.
 // - Staleness p95 per date band (sync/date-bands.ts): over every slot change the selection's successful runs
-//   stored (opened, closed as taken, moved), by how far ahead the slot starts, the 95th percentile of its
-//   run's staleness bound: the time since the previous successful sync. Each change happened within that
-//   time, so this is how stale it may have been at most; first syncs are not counted.
+//   stored (opened, closed as taken or by its event type, moved), by how far ahead the slot starts, the 95th
+//   percentile of its own staleness bound: the time since what showed it (its date's slots, or the list of
+//   event types) was last pulled (sync/pull-coverage.ts). Each change happened within that time, so this is
+//   how stale it may have been at most; changes nothing had looked at before (a first sync) are not counted.
 import { Prisma } from '../generated/prisma/client.js';
 import { DATE_BANDS } from '../sync/date-bands.js';
 import type { ReportQuery } from './report-query.js';
@@ -95,14 +96,15 @@ export async function syncHealthReport(prisma: ReportDb, query: ReportQuery): Pr
       WHERE ${rolledUpDays(query)}
       GROUP BY 1
     ), stale AS (
-      -- One row per change (a run that stored n changes in a band counts n times), so the percentile is
-      -- over changes, not runs.
-      SELECT r.connection_id, b.band,
-             (percentile_cont(0.95) WITHIN GROUP (ORDER BY r.staleness_bound_seconds))::float8 AS p95
+      -- One row per change (n changes of one band and bound count n times), so the percentile is over
+      -- changes, not runs.
+      SELECT r.connection_id, s.band,
+             (percentile_cont(0.95) WITHIN GROUP (ORDER BY s."boundSeconds"))::float8 AS p95
       FROM sync_run r JOIN connection c ON c.id = r.connection_id
-      CROSS JOIN LATERAL jsonb_each_text(r.changes_by_band) AS b(band, n)
-      CROSS JOIN LATERAL generate_series(1, b.n::int)
-      WHERE r.outcome = 'succeeded' AND r.staleness_bound_seconds IS NOT NULL
+      CROSS JOIN LATERAL jsonb_to_recordset(r.change_staleness)
+        AS s(band text, "boundSeconds" float8, changes int)
+      CROSS JOIN LATERAL generate_series(1, s.changes)
+      WHERE r.outcome = 'succeeded'
         AND r.started_at <= ${at(query)}
         ${query.connectionId === undefined ? Prisma.empty : Prisma.sql`AND r.connection_id = ${query.connectionId}::uuid`}
         ${dayRangeFilter(query, startedAt)}

@@ -12,6 +12,17 @@ import { closeReasonOf, type CloseContext, type CloseReason } from './close-reas
 import { diffSlots, type FetchedSlot } from './slot-diff.js';
 import { recordWebhookEvents } from './webhook-outbox.js';
 import { dateBandOf, type DateBand } from '../sync/date-bands.js';
+import {
+  coverageAfterPull,
+  EVERY_SLOT_START,
+  oldestPulledAt,
+  rangeOfDates,
+  readPullCoverage,
+  stalenessBoundSeconds,
+  storedPullCoverage,
+  type PullCoverage,
+  type PulledRange,
+} from '../sync/pull-coverage.js';
 import { availabilityChanged, bookingsInferred, type WebhookEvent } from '../webhooks/webhook-events.js';
 
 export interface EventTypeSnapshot {
@@ -75,7 +86,14 @@ export interface SnapshotChanges {
   webhookDeliveries: number;
   /** Slots that opened, closed as taken or moved, by how far ahead they start (for the staleness metric). */
   changedByBand: Partial<Record<DateBand, number>>;
-  /** The connection's previous successful sync: every change this one saw happened after it. */
+  /**
+   * The same changes with how stale each may have been: the time since what showed it was last pulled
+   * (sync/pull-coverage.ts), by band and bound. Changes nothing had looked at before are not in it.
+   */
+  changeStaleness: ChangeStaleness[];
+  /** The time since the oldest previous pull of what this sync pulled; null when none of it was pulled before. */
+  stalenessBoundSeconds: number | null;
+  /** The connection's previous successful sync (null: this is its first). */
   previousGoodSyncAt: Date | null;
   /** Slots opened, closed or moved on each pulled band's dates (how the band schedule adapts). */
   changedByPulledBand: Record<string, number>;
@@ -83,14 +101,16 @@ export interface SnapshotChanges {
   superseded: boolean;
 }
 
+/** `changes` slot changes, starting in date band `band`, that may each have been `boundSeconds` stale. */
+export type ChangeStaleness = { band: DateBand; boundSeconds: number; changes: number };
+
 type Tx = Prisma.TransactionClient;
 
-/**
- * How stale a change a sync stored may have been: the time since the connection's previous successful sync
- * (it happened after that). Null for a first sync, which has nothing to be stale against.
- */
-export function stalenessBoundSeconds(previousGoodSyncAt: Date | null, now: Date): number | null {
-  return previousGoodSyncAt === null ? null : (now.getTime() - previousGoodSyncAt.getTime()) / 1000;
+/** The slot starts a snapshot looked at: its pulled bands' dates, or everything when it is the whole picture. */
+function pulledRanges(snapshot: SnapshotInput): PulledRange[] {
+  const horizon = snapshot.horizon;
+  if (!horizon) return [EVERY_SLOT_START];
+  return horizon.bands.map((band) => rangeOfDates(horizon.zone, band.dates));
 }
 
 /** Closes that change someone's availability: a slot that passed or left the horizon changed nothing. */
@@ -227,6 +247,7 @@ async function commitSlots(
   connectionId: string,
   snapshot: SnapshotInput,
   now: Date,
+  previousCoverage: PullCoverage,
 ): Promise<
   ReturnType<typeof diffSlots> & {
     closedBy: SnapshotChanges['closedBy'];
@@ -234,6 +255,7 @@ async function commitSlots(
     events: WebhookEvent[];
     changedByBand: SnapshotChanges['changedByBand'];
     changedByPulledBand: SnapshotChanges['changedByPulledBand'];
+    changeStaleness: ChangeStaleness[];
   }
 > {
   const open = await tx.slot.findMany({
@@ -314,6 +336,11 @@ async function commitSlots(
   ];
   const changedByBand: SnapshotChanges['changedByBand'] = {};
   const changedByPulledBand: Record<string, number> = {};
+  const staleness = new Map<string, ChangeStaleness>();
+  // A slot closed because its event type was disabled or removed was shown by the list of event types.
+  const closedByEventTypeList = new Set<object>(
+    changes.toClose.flatMap((id, i) => (reasons[i]!.startsWith('event_type_') ? [storedById.get(id)!] : [])),
+  );
   for (const band of snapshot.horizon?.bands ?? []) changedByPulledBand[band.name] = 0;
   for (const slot of [...changes.toOpen, ...closed, ...moved.map((m) => m.before)]) {
     const band = dateBandOf(slot.startsAt, now);
@@ -321,6 +348,13 @@ async function commitSlots(
     const pulledBand = scope.pulledBandOf(slot.startsAt);
     if (pulledBand !== undefined)
       changedByPulledBand[pulledBand] = (changedByPulledBand[pulledBand] ?? 0) + 1;
+    const found = { startsAt: slot.startsAt, byEventTypeList: closedByEventTypeList.has(slot) };
+    const boundSeconds = stalenessBoundSeconds(previousCoverage, found, now);
+    if (boundSeconds === null) continue;
+    const key = `${band} ${boundSeconds}`;
+    const entry = staleness.get(key) ?? { band, boundSeconds, changes: 0 };
+    entry.changes += 1;
+    staleness.set(key, entry);
   }
   return {
     ...changes,
@@ -329,6 +363,7 @@ async function commitSlots(
     events,
     changedByBand,
     changedByPulledBand,
+    changeStaleness: [...staleness.values()],
   };
 }
 
@@ -381,6 +416,8 @@ const SUPERSEDED: SnapshotChanges = {
   webhookDeliveries: 0,
   changedByBand: {},
   changedByPulledBand: {},
+  changeStaleness: [],
+  stalenessBoundSeconds: null,
   previousGoodSyncAt: null,
   superseded: true,
 };
@@ -419,7 +456,8 @@ function runRow(
     overviewsChanged: changes.overviewsChanged ?? 0,
     profileChanged: changes.profileChanged ?? false,
     changesByBand: changes.changedByBand ?? {},
-    stalenessBoundSeconds: stalenessBoundSeconds(changes.previousGoodSyncAt ?? null, sync.now),
+    changeStaleness: changes.changeStaleness ?? [],
+    stalenessBoundSeconds: changes.stalenessBoundSeconds ?? null,
   });
 }
 
@@ -432,9 +470,14 @@ export async function commitSuccessfulSync(
     async (tx) => {
       // Serialises commits of one connection: a job recovered from a stalled worker may overlap the original.
       const [locked] = await tx.$queryRaw<
-        { committed_pull_sequence: number; last_good_sync_at: Date | null; band_state: unknown }[]
+        {
+          committed_pull_sequence: number;
+          last_good_sync_at: Date | null;
+          band_state: unknown;
+          pull_coverage: unknown;
+        }[]
       >`
-        SELECT committed_pull_sequence, last_good_sync_at, band_state
+        SELECT committed_pull_sequence, last_good_sync_at, band_state, pull_coverage
         FROM connection WHERE id = ${connectionId}::uuid FOR UPDATE`;
       if (!locked) throw new ConnectionNotFoundError(connectionId);
       // Turns are not enough: a pull that began before the last committed one saw older upstream state, and
@@ -449,7 +492,9 @@ export async function commitSuccessfulSync(
       const profileChanged = await commitProfile(tx, connectionId, snapshot.profile, now);
       const eventTypesChanged = await commitEventTypes(tx, connectionId, snapshot.eventTypes, now);
       const overviewsChanged = await commitOverviews(tx, connectionId, snapshot, now);
-      const slots = await commitSlots(tx, connectionId, snapshot, now);
+      const previousCoverage = readPullCoverage(locked.pull_coverage);
+      const slots = await commitSlots(tx, connectionId, snapshot, now, previousCoverage);
+      const oldestPrevious = oldestPulledAt(previousCoverage, pulledRanges(snapshot));
 
       const changes: SnapshotChanges = {
         slotsOpened: slots.toOpen.length,
@@ -467,6 +512,9 @@ export async function commitSuccessfulSync(
         webhookDeliveries: (await recordWebhookEvents(tx, connectionId, slots.events, now)).length,
         changedByBand: slots.changedByBand,
         changedByPulledBand: slots.changedByPulledBand,
+        changeStaleness: slots.changeStaleness,
+        stalenessBoundSeconds:
+          oldestPrevious === null ? null : (now.getTime() - oldestPrevious.getTime()) / 1000,
         previousGoodSyncAt: locked.last_good_sync_at,
         superseded: false,
       };
@@ -483,6 +531,10 @@ export async function commitSuccessfulSync(
           timezone: snapshot.profile.timezone,
           nextSyncAt: next.nextSyncAt,
           bandState: next.bandState as Prisma.InputJsonValue,
+          // Pulls are dated by when they began: a change after the pull read a date may have been missed.
+          pullCoverage: storedPullCoverage(
+            coverageAfterPull(previousCoverage, pulledRanges(snapshot), run.startedAt, now),
+          ),
           lastSyncAt: now,
           lastGoodSyncAt: now,
           lastSyncOutcome: 'succeeded',

@@ -14,7 +14,6 @@ import {
   enabledEventTypeIds,
   recordFailedSync,
   recordInterruptedSync,
-  stalenessBoundSeconds,
   type RunRecord,
   type SnapshotChanges,
 } from '../store/snapshots.js';
@@ -181,11 +180,8 @@ export async function syncConnection(deps: SyncDeps, attempt: SyncAttempt): Prom
     );
     if (changes.webhookDeliveries > 0) deps.onWebhookDeliveries?.();
     for (const band of pulledBands) deps.metrics?.bandPulls.inc({ band: band.name });
-    const bound = stalenessBoundSeconds(changes.previousGoodSyncAt, now);
-    if (bound !== null) {
-      for (const [band, count] of Object.entries(changes.changedByBand)) {
-        for (let i = 0; i < count; i++) deps.metrics?.changeStalenessBound.observe({ band }, bound);
-      }
+    for (const { band, boundSeconds, changes: count } of changes.changeStaleness) {
+      for (let i = 0; i < count; i++) deps.metrics?.changeStalenessBound.observe({ band }, boundSeconds);
     }
     finish('succeeded');
     return changes;

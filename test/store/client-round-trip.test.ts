@@ -54,6 +54,13 @@ const connection = {
   feedChangedAt: new Date('2026-03-02T08:45:00.000Z'),
   nextSyncAt: at(5),
   bandState: { '0-3d': { dueAt: '2026-03-02T09:05:00.000Z', factor: 0.5, calls: 9 } },
+  pullCoverage: {
+    eventTypesPulledAt: '2026-03-02T08:30:00.000Z',
+    slotStarts: [
+      { until: '2026-03-05T23:00:00.000Z', pulledAt: '2026-03-02T08:30:00.000Z' },
+      { until: null, pulledAt: '2026-03-02T07:00:00.000Z' },
+    ],
+  },
   lastSyncAt: at(-1),
   lastSyncOutcome: 'failed' as const,
   lastSyncError: 'upstream_unavailable',
@@ -90,6 +97,10 @@ describe('through the generated client, with every field set', () => {
       bands: ['0-3d', '7d+'],
       changesByBand: { '0-24h': 2, '7d+': 1 },
       stalenessBoundSeconds: 612.5,
+      changeStaleness: [
+        { band: '0-24h', boundSeconds: 600, changes: 2 },
+        { band: '7d+', boundSeconds: 612.5, changes: 1 },
+      ],
       slotsOpened: 5,
       slotsClosed: 2,
       eventTypesChanged: 1,

@@ -113,9 +113,11 @@ describe('ticks on an injected clock', () => {
       where: { connectionId: ids[0]!, bands: { has: '7d+' } },
       orderBy: { startedAt: 'desc' },
     });
-    // What slotfeed itself can know: the bound (the time since the previous sync) is not less than that.
-    expect(farRun.stalenessBoundSeconds).toBeLessThan(110 * 60);
-    expect(farRun.changesByBand).toMatchObject({ '7d+': expect.any(Number) });
+    // What slotfeed itself can know: the far dates were last pulled by the first pull, 2 hours before (the
+    // connection's previous sync, of the nearer bands, was 90 minutes ago): not less than the exact staleness.
+    expect(farRun.changeStaleness).toEqual([{ band: '7d+', boundSeconds: 120 * 60, changes: 3 }]);
+    expect(farRun.stalenessBoundSeconds).toBe(120 * 60);
+    expect(farRun.changesByBand).toEqual({ '7d+': 3 });
     const slot = await h.clients.prisma.slot.findUniqueOrThrow({ where: { id: farSlot.id } });
     expect(
       DateTime.fromJSDate(slot.startsAt).diff(DateTime.fromJSDate(clock.now()), 'days').days,
