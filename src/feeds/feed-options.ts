@@ -30,6 +30,16 @@ export const DEFAULT_TEAM_MINIMUM_MINUTES = 30;
 export const FEED_DAYS_MAX = 366;
 export const TEAM_MINIMUM_MAX_MINUTES = 1440;
 
+/**
+ * A minimum with a mode other than `all` means nothing: the one rule the feed store (so the CLI and the forms)
+ * and the JSON API's team query all refuse a minimum by, in these words.
+ */
+export function minimumConflict(mode: TeamMode | undefined, minimum: number | undefined): string | undefined {
+  return minimum !== undefined && mode !== 'all'
+    ? 'minimum applies to team feeds in mode all (when everyone is free)'
+    : undefined;
+}
+
 export const feedOptionsSchema = z.strictObject({
   /** Absent on rows written before views existed: those are converted by a migration, so absent means free. */
   view: z.enum(FEED_VIEWS).optional(),
@@ -114,8 +124,8 @@ export function normalizeFeedOptions(o: FeedOptions): FeedOptions {
 export function optionsConflict(o: FeedOptions): string | undefined {
   const view = viewOf(o);
   if (o.mode !== undefined && view !== 'free') return 'a team feed shows free time (view free)';
-  if (o.minimum !== undefined && o.mode !== 'all')
-    return 'minimum applies to team feeds in mode all (when everyone is free)';
+  const minimum = minimumConflict(o.mode, o.minimum);
+  if (minimum !== undefined) return minimum;
   if (view !== 'slots' && o.merge !== undefined)
     return 'merge applies to the slots view only (free and busy time are always merged)';
   if (!showsFree(view) && o.summary !== undefined)

@@ -19,7 +19,7 @@ import { registerAdminApiRoutes } from './admin-api-routes.js';
 import { registerAdminRoutes, registerAdminSession } from './admin-routes.js';
 import { createAdminSessions } from './admin-sessions.js';
 import { registerConnectRoutes } from './connect-routes.js';
-import { installErrorHandlers, prefersHtml, sendError } from './error-handler.js';
+import { answerFrameworkError, installErrorHandlers, prefersHtml, sendError } from './error-handler.js';
 import { feedLoader, registerFeedRoutes } from './feed-routes.js';
 import { registerHealthRoutes, webReadiness } from './health-routes.js';
 import { createLastGoodFeeds } from './last-good-feeds.js';
@@ -54,6 +54,8 @@ export async function buildWebApp(deps: WebDeps): Promise<FastifyInstance> {
     },
     // Room for any plausible token to reach the feed route and its uniform 404 (longer params get a 414).
     routerOptions: { maxParamLength: 512 },
+    // The router's own refusals (bad percent-encoding, a param past maxParamLength) answered as every error is.
+    frameworkErrors: answerFrameworkError,
     // Typed with pino's Logger, the instance is not assignable to the plain FastifyInstance the route
     // modules take (a variance quirk of fastify's generics); at runtime it is the same object.
   }) as unknown as FastifyInstance;

@@ -96,6 +96,32 @@ function statusOf(error: unknown): number {
   return typeof status === 'number' && status >= 400 && status <= 599 ? status : 500;
 }
 
+/**
+ * fastify's `frameworkErrors`: what its router refuses before any route or hook runs (a bad percent-encoding, a
+ * path segment past maxParamLength) would otherwise be answered by fastify itself, as its own JSON, quoting the
+ * path (a feed token can sit in it). Answered like every other error instead: problem details under /api/.
+ */
+export function answerFrameworkError(
+  error: FastifyError,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): void {
+  const status = statusOf(error);
+  const message =
+    error.code === 'FST_ERR_BAD_URL'
+      ? 'This address is not valid: a % must be followed by two hexadecimal digits that encode UTF-8.'
+      : error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+        ? 'A part of this address is longer than any id or token.'
+        : 'Something went wrong on our side. It has been logged; please try again later.';
+  if (status >= 500) {
+    request.log.error(
+      { err: coerceError(error), method: request.method, url: redactText(request.url) },
+      'request failed',
+    );
+  }
+  void sendError(request, reply, status, message);
+}
+
 export function installErrorHandlers(app: FastifyInstance): void {
   app.setErrorHandler((thrown: FastifyError | HttpError, request, reply) => {
     const status = statusOf(thrown);

@@ -119,8 +119,10 @@ describe('the OpenAPI document', () => {
         );
         expect(missing.status).toBe(404);
         expect(missing.headers['content-type']).toBe('application/problem+json; charset=utf-8');
+        // Declared with the media type it is sent with.
+        expect(Object.keys(operation.responses['404']!.content!)).toEqual(['application/problem+json']);
         const problem = ajv.compile(
-          operation.responses['404']!.content!['application/json']!.schema as object,
+          operation.responses['404']!.content!['application/problem+json']!.schema as object,
         );
         expect(problem(JSON.parse(missing.text))).toBe(true);
         called += 1;
@@ -227,12 +229,15 @@ describe('credentials and their scope', () => {
     };
     const [first, second] = types.eventTypes;
     const { token } = await h.feeds.create({ connectionId: ada.connectionId, upstreamEventId: first!.id });
+    // Its feed shows free time: the blocks, each naming that event type only, and no slots.
     const scoped = json(
       await h.get(`/api/v1/connections/${ada.connectionId}/availability`, bearer(token)),
     ) as {
-      slots: { eventType: string }[];
+      free: { eventTypes: string[] }[];
+      slots: unknown[];
     };
-    expect(new Set(scoped.slots.map((s) => s.eventType))).toEqual(new Set([first!.id]));
+    expect(new Set(scoped.free.flatMap((b) => b.eventTypes))).toEqual(new Set([first!.id]));
+    expect(scoped.slots).toEqual([]);
     expect(
       (
         await h.get(
@@ -276,6 +281,57 @@ describe('credentials and their scope', () => {
   });
 });
 
+describe('a feed token reads what its feed shows, no more', () => {
+  const eventTypesOf = async () =>
+    (
+      json(await h.get(`/api/v1/connections/${ada.connectionId}/event-types`, bearer(key))) as {
+        eventTypes: { id: string; enabled: boolean; secret: boolean }[];
+      }
+    ).eventTypes;
+
+  it('a feed of all event types never reads a secret or a disabled one by naming it', async () => {
+    const types = await eventTypesOf();
+    const secret = types.find((t) => t.secret && t.enabled)!;
+    const disabled = types.find((t) => !t.enabled)!;
+    for (const named of [secret, disabled]) {
+      const answer = await h.get(
+        `/api/v1/connections/${ada.connectionId}/availability?eventType=${named.id}&from=2026-03-02&to=2026-03-20`,
+        bearer(ada.token),
+      );
+      expect([named.id, answer.status]).toEqual([named.id, 404]);
+      expect(answer.headers['content-type']).toBe('application/problem+json; charset=utf-8');
+    }
+    // The key may name the secret one: it is in the key's scope.
+    const byKey = json(
+      await h.get(
+        `/api/v1/connections/${ada.connectionId}/availability?eventType=${secret.id}&from=2026-03-02&to=2026-03-20`,
+        bearer(key),
+      ),
+    ) as { slots: { eventType: string }[] };
+    expect(byKey.slots.length).toBeGreaterThan(0);
+  });
+
+  it('a team feed’s token reads with its feed’s mode and minimum, never who is free individually', async () => {
+    const { token } = await h.feeds.createTeamFeed({ teamId, options: { mode: 'all', minimum: 45 } });
+    const base = `/api/v1/teams/${teamId}/availability?from=2026-03-02&to=2026-03-08`;
+    const own = json(await h.get(base, bearer(token))) as {
+      mode: string;
+      minimumMinutes: number;
+      members: unknown[];
+      blocks: { free: string[] }[];
+    };
+    expect([own.mode, own.minimumMinutes]).toEqual(['all', 45]);
+    expect(own.blocks.every((b) => b.free.length === own.members.length)).toBe(true);
+    for (const widened of ['&mode=any', '&minimum=15', '&mode=all&minimum=30']) {
+      const answer = await h.get(base + widened, bearer(token));
+      expect([widened, answer.status]).toEqual([widened, 404]);
+      expect(JSON.stringify(json(answer))).not.toMatch(/"blocks"/);
+    }
+    // The key with the team in scope chooses.
+    expect((await h.get(`${base}&mode=any`, bearer(key))).status).toBe(200);
+  });
+});
+
 describe('bad requests', () => {
   it('say what was wrong, as problem details', async () => {
     const base = `/api/v1/connections/${ada.connectionId}/availability`;
@@ -287,6 +343,11 @@ describe('bad requests', () => {
       [`${base}?colour=blue`, /colour|Unrecognized/i],
       ['/api/v1/connections/not-an-id/availability', /connectionId/],
       [`/api/v1/teams/${teamId}/availability?mode=most`, /mode/],
+      // The CLI refuses the same pair with the same words (test/cli/teams-command.test.ts).
+      [
+        `/api/v1/teams/${teamId}/availability?mode=any&minimum=45`,
+        /minimum applies to team feeds in mode all/,
+      ],
     ];
     for (const [path, detail] of cases) {
       const response = await h.get(path, bearer(key));
@@ -297,6 +358,38 @@ describe('bad requests', () => {
     const nowhere = await h.get('/api/v1/nothing', bearer(key));
     expect(nowhere.status).toBe(404);
     expect(json(nowhere)).toMatchObject({ status: 404, instance: '/api/v1/nothing' });
+  });
+
+  it('an unknown event type is 404 with the problem named, not empty lists', async () => {
+    const unknownType = await h.get(
+      `/api/v1/connections/${ada.connectionId}/availability?eventType=no-such-type`,
+      bearer(key),
+    );
+    expect(unknownType.status).toBe(404);
+    expect(unknownType.headers['content-type']).toBe('application/problem+json; charset=utf-8');
+    expect(json(unknownType).detail).toMatch(/event type "no-such-type"/);
+  });
+
+  it('the router’s own refusals are problem details too, with a status the document declares', async () => {
+    const { responses } = document.paths['/api/v1/connections/{connectionId}/availability']!.get!;
+    const cases = [
+      `/api/v1/connections/%E0%A4%A/availability`,
+      `/api/v1/connections/${'a'.repeat(600)}/availability`,
+    ];
+    for (const path of cases) {
+      const response = await h.get(path, bearer(key));
+      const what = path.slice(0, 40);
+      expect([what, response.headers['content-type']]).toEqual([
+        what,
+        'application/problem+json; charset=utf-8',
+      ]);
+      expect([what, responses[String(response.status)]?.content]).toEqual([
+        what,
+        { 'application/problem+json': expect.anything() },
+      ]);
+      expect(json(response)).toMatchObject({ type: 'about:blank', status: response.status });
+      expect(json(response).detail).not.toContain('aaaa');
+    }
   });
 
   it('are rate-limited per credential, with Retry-After', async () => {

@@ -1,19 +1,12 @@
-// Who is calling the JSON API, and what they may read. A bearer credential is either
-// - an API key (`sfk_…`, made by an administrator): the connections and teams it is scoped to, all of their
-//   availability; or
-// - a feed's token: read-only, that feed's scope: its connection (or team), its event type when it names one,
-//   and busy time only when the feed itself shows busy time.
-// Anything outside the scope is answered as if it did not exist (404), so a credential cannot probe for ids.
+// Who is calling the JSON API: an API key (`sfk_…`, made by an administrator) or a feed's token, as a bearer
+// credential. What each may read is api-scope.ts's business.
 import type { FastifyRequest } from 'fastify';
-import { showsBusy, viewOf } from '../../feeds/feed-options.js';
 import { API_KEY_PREFIX, type ApiKeyRecord, type ApiKeyStore } from '../../store/api-keys.js';
 import type { FeedRecord, FeedStore } from '../../store/feeds.js';
 import { hashFeedToken } from '../../feeds/feed-token.js';
 import { HttpError } from '../http-error.js';
 
 export type ApiAccess = { kind: 'key'; key: ApiKeyRecord } | { kind: 'feed'; feed: FeedRecord };
-
-export const NOT_IN_SCOPE = 'No such connection or team, or this credential may not read it.';
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 
@@ -49,22 +42,3 @@ export function createApiAccess(deps: { apiKeys: ApiKeyStore; feeds: FeedStore; 
 }
 
 export type ApiAccessResolver = ReturnType<typeof createApiAccess>;
-
-export function mayReadConnection(access: ApiAccess, connectionId: string): boolean {
-  return access.kind === 'key'
-    ? access.key.connectionIds.includes(connectionId)
-    : access.feed.connectionId === connectionId;
-}
-
-export function mayReadTeam(access: ApiAccess, teamId: string): boolean {
-  return access.kind === 'key' ? access.key.teamIds.includes(teamId) : access.feed.teamId === teamId;
-}
-
-/** The one event type a feed token is limited to, or null for any. */
-export function eventTypeScope(access: ApiAccess): string | null {
-  return access.kind === 'feed' ? access.feed.upstreamEventId : null;
-}
-
-export function mayReadBusy(access: ApiAccess): boolean {
-  return access.kind === 'key' || showsBusy(viewOf(access.feed.options));
-}

@@ -1,18 +1,20 @@
 // The JSON API's answers, computed from what the feeds read (feed-content.ts, team-feed-content.ts) over the
-// range asked for: the same free blocks, slots, busy time and team maths as the feeds, shaped as data.
+// range asked for: the same free blocks, slots, busy time and team maths as the feeds, shaped as data, read
+// within the credential's scope (api-scope.ts).
 import { DateTime } from 'luxon';
 import type { z } from 'zod';
 import { busyBlocks } from '../../feeds/busy-blocks.js';
 import { usableFreeBlocks } from '../../feeds/feed-events.js';
-import type { TeamMode } from '../../feeds/feed-options.js';
 import { readFeedContent } from '../../feeds/serve/feed-content.js';
-import type { FeedWindow } from '../../feeds/serve/feed-window.js';
-import { readTeamFeedContent } from '../../feeds/serve/team-feed-content.js';
+import { feedWindow, type FeedWindow } from '../../feeds/serve/feed-window.js';
+import { readTeamFeedContent, TEAM_FEED_ZONE } from '../../feeds/serve/team-feed-content.js';
 import { allFree, anyFree } from '../../feeds/team-availability.js';
 import { memberName } from '../../feeds/team-feed-events.js';
 import type { PrismaClient } from '../../generated/prisma/client.js';
+import { currentEventTypes } from '../../store/connection-admin.js';
 import { ConnectionNotFoundError } from '../../store/connections.js';
 import { HttpError } from '../http-error.js';
+import type { ApiScope, TeamView } from './api-scope.js';
 import { MAX_RANGE_DAYS, type availabilityResponse, type teamAvailabilityResponse } from './api-schemas.js';
 
 export interface ApiRange extends FeedWindow {
@@ -53,31 +55,49 @@ export function rangeOf(
 
 const inZone = (zone: string) => (date: Date) => DateTime.fromJSDate(date, { zone }).toISO()!;
 
+/** The range asked for, cut to the days a feed's token may read (from the start of today in `zone`). */
+function withinDays(range: ApiRange, days: number | null, zone: string | null, now: Date): FeedWindow {
+  if (days === null) return range;
+  const shown = feedWindow(now, zone, days);
+  const windowStart = new Date(Math.max(range.windowStart.getTime(), shown.windowStart.getTime()));
+  const windowEnd = new Date(
+    Math.max(windowStart.getTime(), Math.min(range.windowEnd.getTime(), shown.windowEnd.getTime())),
+  );
+  return { windowStart, windowEnd, windowKey: `${range.windowKey}/${shown.windowKey}` };
+}
+
 export async function connectionAvailability(
   prisma: PrismaClient,
   input: {
     connectionId: string;
-    eventType: string | null;
-    withBusy: boolean;
+    scope: ApiScope;
+    /** The `eventType` asked for, if any. */
+    eventType: string | undefined;
     range: (zone: string | null) => ApiRange;
     now: Date;
   },
 ): Promise<{ body: z.input<typeof availabilityResponse>; changedAt: Date | null; range: ApiRange }> {
+  const { scope } = input;
   // The zone may default to the account's: the range is settled once it is known.
   const account = await prisma.connection.findUnique({
     where: { id: input.connectionId },
     select: { timezone: true },
   });
   if (!account) throw new ConnectionNotFoundError(input.connectionId);
+  const eventType = scope.eventTypeFor(input.eventType, await currentEventTypes(prisma, input.connectionId));
   const range = input.range(account.timezone);
   const content = await readFeedContent(
     prisma,
     {
       connectionId: input.connectionId,
-      upstreamEventId: input.eventType,
-      options: { view: input.withBusy ? 'free+busy' : 'free' },
+      upstreamEventId: eventType,
+      options: { view: scope.parts.busy ? 'free+busy' : 'free' },
     },
-    { now: input.now, defaultDays: 1, window: range },
+    {
+      now: input.now,
+      defaultDays: 1,
+      window: withinDays(range, scope.days, account.timezone, input.now),
+    },
   );
   const at = inZone(range.zone);
   const free = usableFreeBlocks({ eventTypes: content.eventTypes, slots: content.slots });
@@ -91,15 +111,15 @@ export async function connectionAvailability(
       to: range.to,
       status: content.connection.status,
       lastChanged: content.connection.feedChangedAt?.toISOString() ?? null,
-      free: free.map((b) => ({
-        start: at(b.startsAt),
-        end: at(b.endsAt),
-        eventTypes: [...b.eventIds].sort(),
-      })),
-      slots: content.slots
-        .filter((s) => s.endsAt.getTime() > s.startsAt.getTime())
-        .map((s) => ({ start: at(s.startsAt), end: at(s.endsAt), eventType: s.eventId })),
-      busy: input.withBusy
+      free: scope.parts.free
+        ? free.map((b) => ({ start: at(b.startsAt), end: at(b.endsAt), eventTypes: [...b.eventIds].sort() }))
+        : [],
+      slots: scope.parts.slots
+        ? content.slots
+            .filter((s) => s.endsAt.getTime() > s.startsAt.getTime())
+            .map((s) => ({ start: at(s.startsAt), end: at(s.endsAt), eventType: s.eventId }))
+        : [],
+      busy: scope.parts.busy
         ? busyBlocks(content.bookings, free).map((b) => ({ start: at(b.startsAt), end: at(b.endsAt) }))
         : [],
     },
@@ -108,18 +128,18 @@ export async function connectionAvailability(
 
 export async function teamAvailability(
   prisma: PrismaClient,
-  input: { teamId: string; mode: TeamMode; minimumMinutes: number; range: ApiRange; now: Date },
+  input: { teamId: string; view: TeamView; days: number | null; range: ApiRange; now: Date },
 ): Promise<{ body: z.input<typeof teamAvailabilityResponse>; changedAt: Date }> {
-  const { range } = input;
+  const { range, view } = input;
   const content = await readTeamFeedContent(
     prisma,
-    { teamId: input.teamId, options: { mode: input.mode } },
-    { now: input.now, defaultDays: 1, window: range },
+    { teamId: input.teamId, options: { mode: view.mode } },
+    { now: input.now, defaultDays: 1, window: withinDays(range, input.days, TEAM_FEED_ZONE, input.now) },
   );
   const at = inZone(range.zone);
   const blocks =
-    input.mode === 'all'
-      ? allFree(content.members, { minimumMinutes: input.minimumMinutes })
+    view.minimumMinutes !== null
+      ? allFree(content.members, { minimumMinutes: view.minimumMinutes })
       : anyFree(content.members);
   const changes = [
     content.team.membersChangedAt,
@@ -133,8 +153,8 @@ export async function teamAvailability(
       zone: range.zone,
       from: range.from,
       to: range.to,
-      mode: input.mode,
-      minimumMinutes: input.mode === 'all' ? input.minimumMinutes : null,
+      mode: view.mode,
+      minimumMinutes: view.minimumMinutes,
       members: content.team.members.map((m) => ({
         name: memberName(m.displayName),
         status: m.status,

@@ -10,21 +10,13 @@ import { formatHttpDate } from '../../lib/http-date.js';
 import { currentEventTypes } from '../../store/connection-admin.js';
 import { ConnectionNotFoundError } from '../../store/connections.js';
 import { TeamNotFoundError } from '../../store/teams.js';
-import { includedEventIds } from '../../feeds/feed-model.js';
 import { isNotModified } from '../conditional-get.js';
 import { HttpError } from '../http-error.js';
 import { perAddressLimit } from '../rate-limits.js';
 import type { WebDeps } from '../web-deps.js';
-import {
-  credentialKeyOf,
-  eventTypeScope,
-  mayReadBusy,
-  mayReadConnection,
-  mayReadTeam,
-  NOT_IN_SCOPE,
-  type ApiAccessResolver,
-} from './api-access.js';
+import { credentialKeyOf, type ApiAccessResolver } from './api-access.js';
 import { connectionAvailability, rangeOf, teamAvailability } from './api-availability.js';
+import { NOT_IN_SCOPE, scopeOf } from './api-scope.js';
 import {
   availabilityQuery,
   availabilityResponse,
@@ -111,17 +103,14 @@ export function registerApiRoutes(app: FastifyInstance, deps: WebDeps, access: A
       },
     },
     async (request, reply) => {
-      const caller = await access.of(request);
+      const scope = scopeOf(await access.of(request), deps.settings);
       const { connectionId } = request.params;
-      if (!mayReadConnection(caller, connectionId)) throw new HttpError(404, NOT_IN_SCOPE);
-      const scope = eventTypeScope(caller);
-      const eventType = request.query.eventType ?? scope;
-      if (scope !== null && eventType !== scope) throw new HttpError(404, NOT_IN_SCOPE);
+      if (!scope.connectionIds.has(connectionId)) throw new HttpError(404, NOT_IN_SCOPE);
       const now = deps.now();
       const { body, changedAt, range } = await connectionAvailability(deps.prisma, {
         connectionId,
-        eventType,
-        withBusy: mayReadBusy(caller),
+        scope,
+        eventType: request.query.eventType,
         range: (accountZone) => rangeOf(request.query, request.query.zone ?? accountZone ?? 'UTC', now),
         now,
       }).catch((thrown: unknown) => {
@@ -152,23 +141,17 @@ export function registerApiRoutes(app: FastifyInstance, deps: WebDeps, access: A
       },
     },
     async (request, reply) => {
-      const caller = await access.of(request);
+      const scope = scopeOf(await access.of(request), deps.settings);
       const { connectionId } = request.params;
-      if (!mayReadConnection(caller, connectionId)) throw new HttpError(404, NOT_IN_SCOPE);
+      if (!scope.connectionIds.has(connectionId)) throw new HttpError(404, NOT_IN_SCOPE);
       const connection = await deps.prisma.connection.findUnique({
         where: { id: connectionId },
         select: { feedChangedAt: true, createdAt: true },
       });
       if (!connection) throw new HttpError(404, NOT_IN_SCOPE);
-      let eventTypes = await currentEventTypes(deps.prisma, connectionId);
-      if (caller.kind === 'feed') {
-        // What the feed shows, and nothing more.
-        const shown = includedEventIds(
-          new Map(eventTypes.map((e) => [e.id, e])),
-          caller.feed.upstreamEventId,
-        );
-        eventTypes = eventTypes.filter((e) => shown.has(e.id));
-      }
+      const current = await currentEventTypes(deps.prisma, connectionId);
+      const seen = scope.seenEventTypes(current);
+      const eventTypes = current.filter((e) => seen.has(e.id));
       return sendData(
         request,
         reply,
@@ -197,15 +180,16 @@ export function registerApiRoutes(app: FastifyInstance, deps: WebDeps, access: A
       },
     },
     async (request, reply) => {
-      const caller = await access.of(request);
+      const scope = scopeOf(await access.of(request), deps.settings);
       const { teamId } = request.params;
-      if (!mayReadTeam(caller, teamId)) throw new HttpError(404, NOT_IN_SCOPE);
+      if (!scope.teamIds.has(teamId)) throw new HttpError(404, NOT_IN_SCOPE);
+      const view = scope.teamViewFor(request.query);
       const now = deps.now();
       const range = rangeOf(request.query, request.query.zone ?? 'UTC', now);
       const { body, changedAt } = await teamAvailability(deps.prisma, {
         teamId,
-        mode: request.query.mode,
-        minimumMinutes: request.query.minimum,
+        view,
+        days: scope.days,
         range,
         now,
       }).catch((thrown: unknown) => {

@@ -3,7 +3,13 @@
 // they are sent. Times are ISO 8601 with the offset of the zone asked for.
 import { IANAZone } from 'luxon';
 import { z } from 'zod';
-import { TEAM_MODES } from '../../feeds/feed-options.js';
+import {
+  DEFAULT_TEAM_MINIMUM_MINUTES,
+  DEFAULT_TEAM_MODE,
+  minimumConflict,
+  TEAM_MINIMUM_MAX_MINUTES,
+  TEAM_MODES,
+} from '../../feeds/feed-options.js';
 
 /** The longest range one request may ask for: a leap year. */
 export const MAX_RANGE_DAYS = 366;
@@ -15,7 +21,11 @@ const zone = z
   .describe('An IANA time zone for the range and the answer’s times.');
 
 const range = {
-  from: day.optional().describe('First day (default: today in `zone`).'),
+  from: day
+    .optional()
+    .describe(
+      'First day (default: today in `zone`). A feed’s token reads only the days its feed shows, whatever the range.',
+    ),
   to: day.optional().describe('Last day, inclusive (default: six days after `from`).'),
 };
 
@@ -30,21 +40,37 @@ export const availabilityQuery = z.strictObject({
     .min(1)
     .max(200)
     .optional()
-    .describe('Only this event type (its id, as listed by /event-types); a secret one only this way.'),
+    .describe(
+      'Only this event type (its id, as listed by /event-types): 404 for one there is not. An API key may name a secret one; a feed’s token only those its feed shows.',
+    ),
 });
 
-export const teamAvailabilityQuery = z.strictObject({
-  ...range,
-  zone: zone.optional().describe('Default: UTC.'),
-  mode: z.enum(TEAM_MODES).default('all').describe('all: when every member is free; any: when someone is.'),
-  minimum: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(1440)
-    .default(30)
-    .describe('Mode all: the shortest time together returned, in minutes.'),
-});
+// Mode and minimum as asked (no defaults here): a feed's token may only ask for its feed's own, and a minimum
+// with mode any is refused by the rule the CLI and the feed store use (minimumConflict).
+export const teamAvailabilityQuery = z
+  .strictObject({
+    ...range,
+    zone: zone.optional().describe('Default: UTC.'),
+    mode: z
+      .enum(TEAM_MODES)
+      .optional()
+      .describe(
+        `all: when every member is free; any: when someone is. Default: ${DEFAULT_TEAM_MODE}; a feed's token: its feed's, and only that.`,
+      ),
+    minimum: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(TEAM_MINIMUM_MAX_MINUTES)
+      .optional()
+      .describe(
+        `Mode all only: the shortest time together returned, in minutes. Default: ${DEFAULT_TEAM_MINIMUM_MINUTES}; a feed's token: its feed's, and only that.`,
+      ),
+  })
+  .superRefine((query, context) => {
+    const conflict = minimumConflict(query.mode ?? DEFAULT_TEAM_MODE, query.minimum);
+    if (conflict !== undefined) context.addIssue({ code: 'custom', path: ['minimum'], message: conflict });
+  });
 
 const time = z.string().describe('ISO 8601 with the offset of `zone`, e.g. 2026-03-02T10:00:00.000+01:00.');
 const interval = { start: time, end: time };
@@ -72,12 +98,16 @@ export const availabilityResponse = z
       .array(
         z.object({ ...interval, eventTypes: z.array(z.string()).describe('Bookable inside the block.') }),
       )
-      .describe('Blocks of free time: open slots merged across event types.'),
-    slots: z.array(z.object({ ...interval, eventType: z.string() })).describe('Bookable slots, by start.'),
+      .describe(
+        'Blocks of free time: open slots merged across event types; empty for a feed’s token whose feed shows busy time only.',
+      ),
+    slots: z
+      .array(z.object({ ...interval, eventType: z.string() }))
+      .describe('Bookable slots, by start; empty for a feed’s token whose feed does not show slots.'),
     busy: z
       .array(z.object(interval))
       .describe(
-        'Bookings slotfeed inferred (time that became unavailable); empty for a feed token whose feed shows no busy time.',
+        'Bookings slotfeed inferred (time that became unavailable); empty for a feed’s token whose feed shows no busy time.',
       ),
   })
   .meta({ id: 'Availability' });
@@ -125,13 +155,24 @@ export const problemResponse = z
   })
   .meta({ id: 'Problem' });
 
+/** The media type every error answer is sent with (error-handler.ts), and so documented with. */
+export const PROBLEM_MEDIA_TYPE = 'application/problem+json';
+
+const problem = (description: string) => ({
+  description,
+  content: { [PROBLEM_MEDIA_TYPE]: { schema: problemResponse } },
+});
+
 /** The errors every route may answer with, besides its own 200 and 304. */
 export const PROBLEMS = {
-  400: problemResponse.describe('The request is malformed: the detail says what.'),
-  401: problemResponse.describe('No valid bearer credential.'),
-  404: problemResponse.describe('No such connection or team, or not in this credential’s scope.'),
-  429: problemResponse.describe('Too many requests: wait Retry-After seconds.'),
-  503: problemResponse.describe('The database is busy or unreachable: try again after Retry-After.'),
+  400: problem('The request is malformed (a bad query, an id that is not one, a bad percent-encoding).'),
+  401: problem('No valid bearer credential.'),
+  404: problem(
+    'No such connection, team or event type, or not in this credential’s scope (a feed’s token choosing another event type, mode or minimum than its feed’s).',
+  ),
+  414: problem('A path segment is longer than any id.'),
+  429: problem('Too many requests: wait Retry-After seconds.'),
+  503: problem('The database is busy or unreachable: try again after Retry-After.'),
 };
 
 export const NOT_MODIFIED = z.null().describe('Not modified: the If-None-Match tag is still current.');
