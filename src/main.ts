@@ -29,7 +29,7 @@ import { createPrismaClient, type PoolTimeouts } from './store/prisma-client.js'
 import { createTokenVault, vaultKeyFromBase64, type TokenVault } from './store/token-vault.js';
 import { createSyncQueue, createTickQueue, enqueueSyncs, type SyncJobData } from './sync/queues.js';
 import { createRedisCallBudget } from './sync/call-budget.js';
-import { startScheduler, type TickDeps } from './sync/scheduler.js';
+import { startScheduler, tickIsScheduled, type TickDeps } from './sync/scheduler.js';
 import type { SyncDeps } from './sync/sync-connection.js';
 import { startSyncWorker } from './sync/sync-worker.js';
 import { createApiClient, createOAuthClient } from './upstream/index.js';
@@ -205,6 +205,8 @@ function countUpstreamCall(metrics: Metrics) {
 export interface Clock {
   now: () => Date;
   random: () => number;
+  /** Runs `run` every `periodMs` until stopped (the scheduler's watchdog); absent: setInterval. */
+  every?: (periodMs: number, run: () => void) => () => void;
 }
 
 const systemClock: Clock = { now: () => new Date(), random: Math.random };
@@ -432,7 +434,9 @@ export async function startRoles(
     roleReadiness.worker = workerReadiness(postgresProbe, clients.redis);
   }
   if (postgresProbe && roles.includes('scheduler')) {
-    roleReadiness.scheduler = schedulerReadiness(postgresProbe, clients.redis);
+    roleReadiness.scheduler = schedulerReadiness(postgresProbe, clients.redis, () =>
+      tickIsScheduled(services.tickQueue),
+    );
   }
   if (roles.includes('web') && postgresProbe) {
     const logger = clients.logger.child({ role: 'web' });
@@ -483,6 +487,7 @@ export async function startRoles(
       prefix: config.redis.prefix,
       tickSeconds: config.sync.tickSeconds,
       errors: clients.errors,
+      ...(clock.every ? { every: clock.every } : {}),
     });
     releasers.add('scheduler', () => scheduler.close());
   }

@@ -5,14 +5,15 @@
 //   feeds      Postgres answers, or this process can serve feeds from memory (see web/health-routes.ts)
 //   web        Postgres and Redis: the connect flow, admin sessions and actions, the queue dashboard
 //   worker     Postgres takes writes (a sync commits), and Redis answers (jobs, locks, the rate limit)
-//   scheduler  Postgres answers (it reads who is due), and Redis answers (it enqueues)
+//   scheduler  Postgres answers (it reads who is due), Redis answers (it enqueues), and the tick's job scheduler
+//              is in Redis (without it no tick fires; the scheduler's watchdog puts it back)
 // Every probe has its own short timeout, so a dependency that hangs makes a probe say "timeout", not hang.
 import type { RedisClient } from './redis-connection.js';
 import { PostgresReadOnlyError, type PostgresProbe } from '../store/postgres-probe.js';
 
 export const PROBE_TIMEOUT_MS = 2000;
 
-export type CheckResult = 'ok' | 'failed' | 'timeout' | 'read_only';
+export type CheckResult = 'ok' | 'failed' | 'timeout' | 'read_only' | 'missing';
 
 export interface Verdict {
   ready: boolean;
@@ -72,10 +73,27 @@ export function workerReadiness(probe: PostgresProbe, redis: RedisClient): Readi
   };
 }
 
-export function schedulerReadiness(probe: PostgresProbe, redis: RedisClient): ReadinessCheck {
+/** 'missing' when Redis answers but holds no tick scheduler (its keys were deleted): no tick can fire. */
+export async function tickScheduled(isScheduled: () => Promise<boolean>): Promise<CheckResult> {
+  let scheduled = false;
+  const result = await probeWithin(async () => {
+    scheduled = await isScheduled();
+  });
+  return result === 'ok' && !scheduled ? 'missing' : result;
+}
+
+export function schedulerReadiness(
+  probe: PostgresProbe,
+  redis: RedisClient,
+  isTickScheduled: () => Promise<boolean>,
+): ReadinessCheck {
   return async () => {
-    const [postgres, redisResult] = await Promise.all([postgresAnswers(probe), redisAnswers(redis)]);
-    return verdictOf({ postgres, redis: redisResult });
+    const [postgres, redisResult, tick] = await Promise.all([
+      postgresAnswers(probe),
+      redisAnswers(redis),
+      tickScheduled(isTickScheduled),
+    ]);
+    return verdictOf({ postgres, redis: redisResult, tick });
   };
 }
 

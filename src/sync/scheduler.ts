@@ -45,6 +45,8 @@ export interface SchedulerDeps {
   logger: Logger;
   errors: RepeatedErrorLog;
   metrics?: Pick<Metrics, 'bandDeferred' | 'bandOverdueSeconds' | 'budgetCallsAllocated'>;
+  /** Runs `run` every `periodMs` until stopped: the watchdog's timer. Default setInterval. */
+  every?: (periodMs: number, run: () => void) => () => void;
 }
 
 export interface TickResult {
@@ -124,14 +126,28 @@ export async function enqueueDueSyncs(deps: TickDeps): Promise<TickResult> {
   };
 }
 
+function isReady(client: EventEmitter): boolean {
+  return (client as { status?: unknown }).status === 'ready';
+}
+
 /** Resolves once `client` (an ioredis connection) is ready; at once when it is. */
 function untilReady(client: EventEmitter): Promise<void> {
-  if ((client as { status?: unknown }).status === 'ready') return Promise.resolve();
+  if (isReady(client)) return Promise.resolve();
   return new Promise((resolve) => client.once('ready', () => resolve()));
 }
 
 export interface RunningScheduler {
   close(): Promise<void>;
+}
+
+/** Whether the tick's job scheduler is in Redis: without it no tick fires (readiness asks this too). */
+export async function tickIsScheduled(tickQueue: Queue): Promise<boolean> {
+  return (await tickQueue.getJobScheduler(TICK_SCHEDULER_ID)) !== undefined;
+}
+
+function everyInterval(periodMs: number, run: () => void): () => void {
+  const timer = setInterval(run, periodMs);
+  return () => clearInterval(timer);
 }
 
 export async function startScheduler(deps: SchedulerDeps): Promise<RunningScheduler> {
@@ -154,6 +170,25 @@ export async function startScheduler(deps: SchedulerDeps): Promise<RunningSchedu
     );
   };
   deps.queueConnection.on('ready', onReady);
+  // Keys can also vanish with no reconnect to tell: a FLUSHDB, an eviction under a wrong maxmemory-policy, a
+  // failover to an empty replica. So once a tick interval the watchdog looks, and puts the tick back.
+  let looking: Promise<void> | undefined;
+  const restoreTickIfMissing = async () => {
+    try {
+      // While Redis is away the reconnect puts the tick back (onReady): nothing to look at until then.
+      if (!isReady(deps.queueConnection) || (await tickIsScheduled(deps.tickQueue))) return;
+      await ensureTicking();
+      deps.logger.warn(
+        { schedulerId: TICK_SCHEDULER_ID },
+        'the tick was missing from Redis (its keys deleted or evicted): put back, due syncs go on',
+      );
+    } catch (error: unknown) {
+      deps.errors.report('tick watchdog', error);
+    }
+  };
+  const stopWatching = (deps.every ?? everyInterval)(deps.tickSeconds * 1000, () => {
+    looking ??= restoreTickIfMissing().finally(() => (looking = undefined));
+  });
   const worker = new Worker(TICK_QUEUE, async () => enqueueDueSyncs(deps), {
     connection: deps.connection,
     prefix: deps.prefix,
@@ -177,6 +212,8 @@ export async function startScheduler(deps: SchedulerDeps): Promise<RunningSchedu
   deps.logger.info({ everySeconds: deps.tickSeconds }, 'scheduler started');
   return {
     close: async () => {
+      stopWatching();
+      await looking;
       deps.queueConnection.off('ready', onReady);
       errorHandling.stop();
       await worker.close();

@@ -1,6 +1,7 @@
 // Everything a sync test needs, wired by the same composition functions the daemon uses: a fresh database,
 // a Redis prefix of its own, the simulator on an ephemeral port, and slotfeed's services pointed at them.
 import { randomBytes } from 'node:crypto';
+import { Writable } from 'node:stream';
 import { loadConfig } from '../../src/config.js';
 import { Releasers } from '../../src/lib/releasers.js';
 import { createLogger } from '../../src/log.js';
@@ -22,16 +23,35 @@ import { createTestRedis, type TestRedis } from './redis.js';
 
 export const REDIRECT_URI = 'http://127.0.0.1:3999/oauth/callback';
 
-/** A clock the test moves by hand; the simulator and slotfeed read the same one. */
+/**
+ * A clock the test moves by hand; the simulator and slotfeed read the same one. Its timers (`every`: the
+ * scheduler's watchdog) fire when a move reaches them, once per move however many periods it spans.
+ */
 export class FakeClock implements Clock {
+  private timers = new Set<{ periodMs: number; dueMs: number; run: () => void }>();
   constructor(private current: Date) {}
   now = () => new Date(this.current);
   random = () => 0.5;
+  every = (periodMs: number, run: () => void) => {
+    const timer = { periodMs, dueMs: this.current.getTime() + periodMs, run };
+    this.timers.add(timer);
+    return () => void this.timers.delete(timer);
+  };
   set(iso: string) {
     this.current = new Date(iso);
+    this.fireDueTimers();
   }
   advance(seconds: number) {
     this.current = new Date(this.current.getTime() + seconds * 1000);
+    this.fireDueTimers();
+  }
+  private fireDueTimers() {
+    const nowMs = this.current.getTime();
+    for (const timer of this.timers) {
+      if (timer.dueMs > nowMs) continue;
+      timer.dueMs = nowMs + timer.periodMs;
+      timer.run();
+    }
   }
 }
 
@@ -48,6 +68,8 @@ export interface HarnessOptions {
   redirectUri?: string;
   /** Superuser URL of the Postgres to create the test database on (default: the shared one). */
   databaseAdminUrl?: string;
+  /** Collects slotfeed's log lines (JSON, level info and up) instead of LOG_LEVEL's silence. */
+  logLines?: string[];
 }
 
 export interface SyncHarness {
@@ -107,7 +129,20 @@ export async function createSyncHarness(label: string, options: HarnessOptions =
     ...options.env,
   };
   const config = loadConfig(env, DAEMON_SECTIONS);
-  const logger = createLogger({ level: config.log.level });
+  const lines = options.logLines;
+  const logger = createLogger({
+    level: lines ? 'info' : config.log.level,
+    ...(lines
+      ? {
+          destination: new Writable({
+            write(chunk: Buffer, _encoding, done) {
+              lines.push(chunk.toString('utf8'));
+              done();
+            },
+          }),
+        }
+      : {}),
+  });
 
   const peers: Releasers[] = [];
   const spawnPeer = async () => {
