@@ -12,7 +12,7 @@ export interface WeekPreviewInput {
   timeZone: string | null;
   /** What the previewed feed is, for the heading. */
   feedTitle: string;
-  /** The server's clock: the preview opens on its week, as the feed's window starts from it. */
+  /** The server's clock: the preview opens on its day (in the account's zone), as the feed's window does. */
   now: Date;
 }
 
