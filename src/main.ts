@@ -405,6 +405,7 @@ export async function startRoles(
       connection: clients.bullRedis,
       prefix: config.redis.prefix,
       concurrency: config.webhooks.concurrency,
+      lockSeconds: config.sync.workerLockSeconds,
       dispatchIntervalMs: config.webhooks.dispatchIntervalMs,
       retry: { maxAttempts: config.webhooks.maxAttempts, retryBaseMs: config.webhooks.retryBaseMs },
       delivery: {

@@ -167,10 +167,18 @@ async function noteFailure(deps: WebhookDeliveryDeps, endpointId: string, now: D
   return true;
 }
 
-/** The queue gave up on a delivery (its retries are spent). */
-export async function giveUp(prisma: PrismaClient, deliveryId: string, now: Date): Promise<void> {
+/**
+ * The queue gave up on a delivery: its retries are spent (the last attempt's error says why), or `reason`, when
+ * it is something else.
+ */
+export async function giveUp(
+  prisma: PrismaClient,
+  deliveryId: string,
+  now: Date,
+  reason?: string,
+): Promise<void> {
   await prisma.webhookDelivery.updateMany({
     where: { id: deliveryId, deliveredAt: null, givenUpAt: null },
-    data: { givenUpAt: now },
+    data: { givenUpAt: now, ...(reason === undefined ? {} : { lastError: reason.slice(0, ERROR_TEXT_MAX) }) },
   });
 }

@@ -26,6 +26,15 @@ const NOT_IN_SCHEMA: CatalogIndex[] = [
     primary: false,
     predicate: '(gone_at IS NULL)',
   },
+  // The webhook deliveries still pending, which the dispatcher and the lost-job sweep read every interval.
+  {
+    table: 'webhook_delivery',
+    name: 'webhook_delivery_pending_idx',
+    columns: ['created_at', 'id'],
+    unique: false,
+    primary: false,
+    predicate: '((delivered_at IS NULL) AND (given_up_at IS NULL))',
+  },
 ];
 
 let db: TestDatabase;
