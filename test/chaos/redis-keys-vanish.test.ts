@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { RedisClient } from '../../src/lib/redis-connection.js';
 import { createRedisConnection } from '../../src/lib/redis-connection.js';
+import { messageIdOf } from '../../src/webhooks/webhook-delivery.js';
 import { createSyncHarness, FakeClock, type SyncHarness } from '../support/sync-harness.js';
 import { waitFor } from '../support/wait-for.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
@@ -136,7 +137,8 @@ describe('every Redis key deleted under running scheduler, worker and web roles'
 
   it('still delivers the webhook whose queued retry vanished with the keys', async () => {
     await waitFor(
-      async () => receiver.requests.filter((r) => r.id === pendingDeliveryId && r.status < 300).length,
+      async () =>
+        receiver.requests.filter((r) => r.id === messageIdOf(pendingDeliveryId) && r.status < 300).length,
       (delivered) => delivered === 1,
       { timeoutMs: 30_000, what: 'the pending webhook delivered' },
     );
