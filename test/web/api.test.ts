@@ -9,6 +9,7 @@ import { createApiKeyStore, type ApiKeyStore } from '../../src/store/api-keys.js
 import { createTeamStore } from '../../src/store/teams.js';
 import { buildWebApp } from '../../src/web/app.js';
 import { eventsOf } from '../feeds/feed-fixtures.js';
+import type { FakeClock } from '../support/sync-harness.js';
 import { createWebHarness, type RawResponse, type WebHarness } from '../support/web-harness.js';
 
 interface OpenApiDocument {
@@ -329,6 +330,36 @@ describe('a feed token reads what its feed shows, no more', () => {
     }
     // The key with the team in scope chooses.
     expect((await h.get(`${base}&mode=any`, bearer(key))).status).toBe(200);
+  });
+
+  it('a client revalidating with If-Modified-Since alone gets what the feed shows after its owner changes it', async () => {
+    const clock = h.sync.clock as FakeClock;
+    const made = await h.feeds.create({ connectionId: ada.connectionId, options: { view: 'free+busy' } });
+    const team = await h.feeds.createTeamFeed({ teamId, options: { mode: 'all', minimum: 30 } });
+    // The store dates a new feed, and a membership change, by the database's clock; this site runs on the
+    // simulator's, months earlier.
+    await h.sync.db.prisma.feed.updateMany({
+      where: { id: { in: [made.feed.id, team.feed.id] } },
+      data: { createdAt: clock.now() },
+    });
+    await h.sync.db.prisma.team.update({ where: { id: teamId }, data: { membersChangedAt: clock.now() } });
+    await h.deps.feedChanges.caughtUp();
+    const reads = [
+      { path: `/api/v1/connections/${ada.connectionId}/availability`, feed: made, options: { view: 'busy' } },
+      { path: `/api/v1/connections/${ada.connectionId}/event-types`, feed: made, options: { view: 'free' } },
+      { path: `/api/v1/teams/${teamId}/availability`, feed: team, options: { mode: 'all', minimum: 60 } },
+    ] as const;
+    for (const { path, feed, options } of reads) {
+      const before = await h.get(path, bearer(feed.token));
+      const modified = before.headers['last-modified']!;
+      expect((await h.get(path, { ...bearer(feed.token), 'if-modified-since': modified })).status).toBe(304);
+      clock.advance(60);
+      await h.feeds.updateOptions(feed.feed.id, options, clock.now());
+      await h.deps.feedChanges.caughtUp();
+      const after = await h.get(path, { ...bearer(feed.token), 'if-modified-since': modified });
+      expect([path, after.status]).toEqual([path, 200]);
+      expect(Date.parse(after.headers['last-modified']!)).toBeGreaterThan(Date.parse(modified));
+    }
   });
 });
 

@@ -134,6 +134,11 @@ export function teamFeedCacheKey(
 const latest = (times: readonly (Date | null)[]): Date =>
   new Date(Math.max(...times.flatMap((t) => (t === null ? [] : [t.getTime()]))));
 
+/** When the feed row last changed what it shows: made, or its options or event type changed since. */
+export function feedRowChangedAt(feed: Pick<FeedRecord, 'createdAt' | 'inputsChangedAt'>): Date {
+  return latest([feed.createdAt, feed.inputsChangedAt]);
+}
+
 /**
  * Last-Modified: the latest of the inputs that can change the bytes. feedChangedAt covers data, names and
  * status (see above), the feed's creation a connection never synced; inputsChangedAt covers the feed's own

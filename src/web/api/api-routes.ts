@@ -122,7 +122,7 @@ export function registerApiRoutes(app: FastifyInstance, deps: WebDeps, access: A
         reply,
         availabilityResponse,
         body,
-        latest(changedAt, range.todayStart),
+        latest(changedAt, range.todayStart, scope.changedAt),
         maxAge,
       );
     },
@@ -160,7 +160,7 @@ export function registerApiRoutes(app: FastifyInstance, deps: WebDeps, access: A
           connectionId,
           eventTypes: eventTypes.map(({ id, title, enabled, secret }) => ({ id, title, enabled, secret })),
         },
-        connection.feedChangedAt ?? connection.createdAt,
+        latest(connection.feedChangedAt ?? connection.createdAt, scope.changedAt),
         maxAge,
       );
     },
@@ -201,7 +201,7 @@ export function registerApiRoutes(app: FastifyInstance, deps: WebDeps, access: A
         reply,
         teamAvailabilityResponse,
         body,
-        latest(changedAt, range.todayStart),
+        latest(changedAt, range.todayStart, scope.changedAt),
         maxAge,
       );
     },

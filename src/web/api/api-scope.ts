@@ -15,6 +15,7 @@ import {
   type TeamMode,
 } from '../../feeds/feed-options.js';
 import { includedEventIds } from '../../feeds/feed-model.js';
+import { feedRowChangedAt } from '../../feeds/serve/feed-inputs.js';
 import { HttpError } from '../http-error.js';
 import type { ApiAccess } from './api-access.js';
 
@@ -51,6 +52,12 @@ export interface ApiScope {
   teamViewFor(asked: { mode?: TeamMode | undefined; minimum?: number | undefined }): TeamView;
   /** The days from today a read is cut to (the feed's), or null for any range. */
   days: number | null;
+  /**
+   * When what this credential may read last changed (a feed's options or event type), or null when only the
+   * data moves it: part of every answer's Last-Modified, so an If-Modified-Since client of a feed's token
+   * gets the new view, not 304.
+   */
+  changedAt: Date | null;
 }
 
 /** Free blocks are the slots' union, so a view of slots may have both; busy time only where the view shows it. */
@@ -84,6 +91,8 @@ export function scopeOf(access: ApiAccess, settings: { feedDefaultDays: number }
         return { mode, minimumMinutes: mode === 'all' ? (minimum ?? DEFAULT_TEAM_MINIMUM_MINUTES) : null };
       },
       days: null,
+      // A key's scope is fixed when it is made: a new scope is a new key.
+      changedAt: null,
     };
   }
   const { feed } = access;
@@ -124,5 +133,6 @@ export function scopeOf(access: ApiAccess, settings: { feedDefaultDays: number }
       return own;
     },
     days: feed.options.days ?? settings.feedDefaultDays,
+    changedAt: feedRowChangedAt(feed),
   };
 }
