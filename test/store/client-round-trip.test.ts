@@ -189,6 +189,7 @@ describe('through the generated client, with every field set', () => {
       tokenSealed: 'v1.0123456789ab.iv.tag.ciphertext',
       options: { days: 14, merge: true },
       createdAt: at(-20),
+      inputsChangedAt: at(-10),
       revokedAt: at(-3),
     };
     expectEveryField('Feed', data);
@@ -244,6 +245,7 @@ describe('through the generated client, with every field set', () => {
       tokenSealed: null,
       options: { mode: 'all', minimum: 45 },
       createdAt: at(-20),
+      inputsChangedAt: null,
       revokedAt: null,
     };
     await db.prisma.feed.create({ data: feed });
