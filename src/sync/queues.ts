@@ -48,8 +48,12 @@ function syncDeduplicationId(connectionId: string): string {
 }
 
 /**
- * Which of `connectionIds` have a sync job waiting, delayed (a retry in backoff) or running: BullMQ holds a
- * job's deduplication id until it completes or fails for good. One GET each, sent together.
+ * Which of `connectionIds` have a sync job waiting, delayed (a retry in backoff) or running. BullMQ holds a
+ * job's deduplication id until it completes or fails for good, but the key can outlive its job (the job's
+ * keys evicted or lost while the key stayed): BullMQ clears such a stale key only when the next job is added,
+ * so a connection counted as queued on the key alone would never be enqueued again. A connection counts only
+ * while the job its key names exists and has not finished. Two round trips however many connections: the
+ * keys, then the jobs they name (each job read by key, not by searching BullMQ's lists for it).
  */
 export async function connectionsWithQueuedSync(
   queue: Queue<SyncJobData>,
@@ -58,7 +62,16 @@ export async function connectionsWithQueuedSync(
   const holders = await Promise.all(
     connectionIds.map((id) => queue.getDeduplicationJobId(syncDeduplicationId(id))),
   );
-  return new Set(connectionIds.filter((_, i) => typeof holders[i] === 'string'));
+  const client = await queue.getBackend().client;
+  const unfinished = await Promise.all(
+    holders.map(async (jobId) => {
+      if (typeof jobId !== 'string') return false;
+      // Every job hash has a timestamp; finishedOn is set when it completes or fails for good.
+      const [timestamp, finishedOn] = await client.hmget(queue.toKey(jobId), 'timestamp', 'finishedOn');
+      return timestamp !== null && finishedOn === null;
+    }),
+  );
+  return new Set(connectionIds.filter((_, i) => unfinished[i]));
 }
 
 /**

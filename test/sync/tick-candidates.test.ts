@@ -3,6 +3,8 @@
 // never pulled, so counted as due, and every commit set next_sync_at to now: each connection was pulled whole at
 // every tick. And a connection whose job already waited in the queue (a retry in backoff, a busy pool) was still
 // budgeted for: its pick was dropped at enqueue, and the round had stopped behind it, so nobody else went.
+// Counting a connection as queued by its deduplication key alone then skipped, at every tick and silently, a
+// connection whose job was gone but whose key stayed (BullMQ clears such a key only when a job is added).
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { tickDeps } from '../../src/main.js';
 import { readBandState } from '../../src/sync/band-schedule.js';
@@ -99,5 +101,29 @@ describe('a connection whose sync job is already queued', () => {
     // The queued job is left as it was.
     expect(await waiting.getState()).toBe('delayed');
     await waiting.remove();
+  });
+});
+
+describe('a connection whose queued job is gone but whose deduplication key stayed', () => {
+  it('is synced at the next tick, not skipped as queued for good', async () => {
+    clock.advance(3 * 3600); // every band of every connection is due
+    // A job of it whose keys are then lost (evicted under allkeys-lru, a partial restore): BullMQ's
+    // deduplication key still names it, and only an add would find it stale.
+    const lost = ids[1]!;
+    const job = await h.services.syncQueue.add(
+      SYNC_JOB,
+      { connectionId: lost },
+      { ...syncJobOptions(lost, 3), delay: 3_600_000 },
+    );
+    await h.clients.redis.del(h.services.syncQueue.toKey(job.id!));
+    expect(await h.services.syncQueue.getDeduplicationJobId(`sync:${lost}`)).toBe(job.id);
+    const before = await h.clients.prisma.syncRun.findMany({ select: { id: true } });
+
+    const result = await tick();
+    expect(result).toMatchObject({ queued: 0, enqueued: ids.length });
+    const runs = await h.clients.prisma.syncRun.findMany({
+      where: { id: { notIn: before.map((run) => run.id) }, outcome: 'succeeded' },
+    });
+    expect(runs.map((run) => run.connectionId).sort()).toEqual([...ids].sort());
   });
 });
