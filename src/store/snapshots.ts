@@ -400,7 +400,10 @@ export interface SuccessfulSync {
    */
   next:
     | Date
-    | ((previousBandState: unknown, changes: SnapshotChanges) => { bandState: unknown; nextSyncAt: Date });
+    | ((
+        previousBandState: unknown,
+        changes: Omit<SnapshotChanges, 'webhookDeliveries'>,
+      ) => { bandState: unknown; nextSyncAt: Date });
 }
 
 const SUPERSEDED: SnapshotChanges = {
@@ -496,7 +499,7 @@ export async function commitSuccessfulSync(
       const slots = await commitSlots(tx, connectionId, snapshot, now, previousCoverage);
       const oldestPrevious = oldestPulledAt(previousCoverage, pulledRanges(snapshot));
 
-      const changes: SnapshotChanges = {
+      const changes: Omit<SnapshotChanges, 'webhookDeliveries'> = {
         slotsOpened: slots.toOpen.length,
         slotsClosed: slots.toClose.length,
         slotsRescheduled: slots.toReschedule.length,
@@ -509,7 +512,6 @@ export async function commitSuccessfulSync(
           slots.toOpen.length + slots.toClose.length + slots.toReschedule.length > 0,
         closedBy: slots.closedBy,
         bookingsInferred: slots.bookingsInferred,
-        webhookDeliveries: (await recordWebhookEvents(tx, connectionId, slots.events, now)).length,
         changedByBand: slots.changedByBand,
         changedByPulledBand: slots.changedByPulledBand,
         changeStaleness: slots.changeStaleness,
@@ -549,7 +551,10 @@ export async function commitSuccessfulSync(
         where: { id: connectionId, firstSyncedAt: null },
         data: { firstSyncedAt: now },
       });
-      return changes;
+      // Last: numbering the deliveries locks each endpoint's row until the commit, and a team's endpoint is
+      // shared by every member's commits (webhook-outbox.ts).
+      const deliveries = await recordWebhookEvents(tx, connectionId, slots.events, now);
+      return { ...changes, webhookDeliveries: deliveries.length };
     },
     { maxWait: 10_000, timeout: 120_000 },
   );

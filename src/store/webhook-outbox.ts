@@ -3,14 +3,16 @@
 // subscribed to the event's type). The delivery queue works them off (src/webhooks/webhook-queue.ts), so
 // a commit's events are delivered even if the process dies right after it, and a transaction that rolls back
 // sends nothing. Each row is numbered in its endpoint's sequence (webhook_endpoint.last_sequence), so receivers
-// can order deliveries that arrive out of order.
+// can order deliveries that arrive out of order. Numbering locks the endpoint's row until the transaction ends,
+// and a team's endpoint is shared by every member's commits: callers write the outbox as their transaction's
+// last statement, so that lock is held for an instant.
 import { randomUUID } from 'node:crypto';
 import type { Prisma } from '../generated/prisma/client.js';
 import { webhookPayload, type WebhookEvent } from '../webhooks/webhook-events.js';
 
 type Tx = Prisma.TransactionClient;
 
-/** The ids of the deliveries written. */
+/** The ids of the deliveries written. To be called last in the transaction (see above). */
 export async function recordWebhookEvents(
   tx: Tx,
   connectionId: string,

@@ -151,19 +151,21 @@ async function noteFailure(deps: WebhookDeliveryDeps, endpointId: string, now: D
   const since = endpoint?.failingSince;
   if (!since || now.getTime() - since.getTime() < deps.settings.disableAfterSeconds * 1000) return false;
   const hours = Math.round((now.getTime() - since.getTime()) / 3_600_000);
-  await prisma.$transaction([
-    prisma.webhookEndpoint.updateMany({
-      where: { id: endpointId, disabledAt: null },
-      data: {
-        disabledAt: now,
-        disabledReason: `every delivery failed for ${hours} h (since ${since.toISOString()}); fix the receiver, then enable it again`,
-      },
-    }),
-    prisma.webhookDelivery.updateMany({
-      where: { endpointId, deliveredAt: null, givenUpAt: null },
-      data: { givenUpAt: now },
-    }),
-  ]);
+  // Two statements, not one transaction: the endpoint's row is what every commit writing to it locks to take
+  // its sequence numbers (webhook-outbox.ts), so it is not held while thousands of pending rows are given up.
+  // A delivery the second statement misses (written meanwhile, or left by a crash in between) is given up
+  // when it is attempted: its endpoint is disabled.
+  await prisma.webhookEndpoint.updateMany({
+    where: { id: endpointId, disabledAt: null },
+    data: {
+      disabledAt: now,
+      disabledReason: `every delivery failed for ${hours} h (since ${since.toISOString()}); fix the receiver, then enable it again`,
+    },
+  });
+  await prisma.webhookDelivery.updateMany({
+    where: { endpointId, deliveredAt: null, givenUpAt: null },
+    data: { givenUpAt: now },
+  });
   return true;
 }
 
