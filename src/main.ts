@@ -25,6 +25,7 @@ import { CONNECTION_STATUSES } from './store/connection-admin.js';
 import { createFeedStore, type FeedStore } from './store/feeds.js';
 import type { PgSessions } from './store/pg-sessions.js';
 import { createPostgresProbe, type PostgresProbe } from './store/postgres-probe.js';
+import { createReportStore, type ReportStore } from './store/reports.js';
 import { createPrismaClient, type PoolTimeouts } from './store/prisma-client.js';
 import { createTokenVault, vaultKeyFromBase64, type TokenVault } from './store/token-vault.js';
 import { createSyncQueue, createTickQueue, enqueueSyncs, type SyncJobData } from './sync/queues.js';
@@ -99,14 +100,14 @@ export function pgSessionsFor(databaseUrl: string): PgSessions {
 
 /**
  * A command's database (`slotfeed connections | feeds | report | sync`): one pool with the web role's
- * timeouts, and the feed store over it. The command reads only the database section, and opens Redis (below)
- * only when it gets that far.
+ * timeouts, and the feed, webhook and report stores over it. The command reads only the database section,
+ * and opens Redis (below) only when it gets that far.
  */
 export function openCommandDatabase(
   config: Pick<Config, 'database'> & Partial<Pick<Config, 'vault' | 'webhooks'>>,
   releasers: Releasers,
   logger: Logger,
-): { prisma: PrismaClient; feeds: FeedStore; webhooks: WebhookStore } {
+): { prisma: PrismaClient; feeds: FeedStore; webhooks: WebhookStore; reports: ReportStore } {
   const prisma = openDatabase(config.database.url, releasers);
   // With the vault, feeds made or rotated here keep a sealed copy of their token for the owner's page, and
   // webhook endpoints can be made (their secrets are kept sealed).
@@ -117,6 +118,7 @@ export function openCommandDatabase(
     webhooks: createWebhookStore(prisma, vault, {
       allowPrivateTargets: config.webhooks?.allowPrivateTargets ?? false,
     }),
+    reports: createReportStore(prisma),
   };
 }
 
@@ -338,6 +340,7 @@ export function composeWebDeps(
     feeds: services.feeds,
     apiKeys: createApiKeyStore(clients.prisma),
     webhooks: services.webhooks,
+    reports: createReportStore(clients.prisma),
     feedChanges: parts.feedChanges,
     ...createUpstreamClients(config.upstream, clock, countUpstreamCall(services.metrics)),
     syncQueue: services.syncQueue,

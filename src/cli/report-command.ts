@@ -55,8 +55,8 @@ export async function runReportCommand(
   const showProgress = io.stdout.isTTY;
   if (showProgress) io.stderr.write(`Running the ${name} report…`);
   try {
-    const { prisma } = openCommandDatabase(config, releasers, logger);
-    const result = await runReport(prisma, query);
+    const { reports } = openCommandDatabase(config, releasers, logger);
+    const result = await runReport(reports, query);
     if (showProgress) io.stderr.write('\r\u001b[K');
     io.stdout.write(formatReport(result, flags.format, terminalWidth(io.stdout)));
   } catch (thrown: unknown) {

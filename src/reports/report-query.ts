@@ -2,26 +2,22 @@
 // instant, in which zone. The CLI and the admin pages both parse their raw strings here, so a bad value gets
 // the same message from both; a ReportUsageError is the caller's mistake (exit code 2, HTTP 400).
 import { DateTime, IANAZone } from 'luxon';
+import {
+  BOOKINGS_GROUPINGS,
+  type BookingsGrouping,
+  type ReportScope,
+} from '../store/report-queries/report-scope.js';
+
+export { BOOKINGS_GROUPINGS, type BookingsGrouping };
 
 export const REPORT_NAMES = ['availability', 'bookings', 'utilization', 'sync-health'] as const;
 export type ReportName = (typeof REPORT_NAMES)[number];
 
-export const BOOKINGS_GROUPINGS = ['day', 'week', 'weekday-hour', 'booking'] as const;
-export type BookingsGrouping = (typeof BOOKINGS_GROUPINGS)[number];
-
-export interface ReportQuery {
+/** What the report store reads (connection, event type, days, instant, zone), and which report it is for. */
+export interface ReportQuery extends ReportScope {
   report: ReportName;
-  connectionId?: string;
-  eventId?: string;
-  /** Inclusive local days 'YYYY-MM-DD' (in each connection's zone, or `timezone`). */
-  from?: string;
-  to?: string;
-  /** The instant the history is read as of: rows first seen later do not exist yet, later closes not yet. */
-  at: Date;
   /** True when `at` was given (a past instant) rather than being now. */
   atGiven: boolean;
-  /** IANA zone that overrides each connection's own zone for days, weeks and hours. */
-  timezone?: string;
   /** bookings only. */
   by: BookingsGrouping;
 }

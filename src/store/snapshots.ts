@@ -11,7 +11,7 @@ import { contentHash } from '../lib/content-hash.js';
 import { closeReasonOf, type CloseContext, type CloseReason } from './close-reasons.js';
 import { diffSlots, type FetchedSlot } from './slot-diff.js';
 import { recordWebhookEvents } from './webhook-outbox.js';
-import { dateBandOf, type DateBand } from '../sync/date-bands.js';
+import { dateBandOf, type DateBand } from '../lib/date-bands.js';
 import {
   coverageAfterPull,
   EVERY_SLOT_START,

@@ -4,7 +4,6 @@
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { bookingsByWeekdayHour } from '../reports/bookings-report.js';
 import { reportAsCsv } from '../reports/report-format.js';
 import {
   isReportName,
@@ -123,7 +122,7 @@ async function chartFor(deps: WebDeps, query: ReportQuery, result: ReportResult)
               hour: Number(r.hour),
               bookings: Number(r.bookings),
             }))
-          : await bookingsByWeekdayHour(deps.prisma, query),
+          : await deps.reports.bookingsByWeekdayHour(query),
     };
     return heat;
   }
@@ -165,16 +164,13 @@ export function registerReportRoutes(admin: FastifyInstance, deps: WebDeps): voi
   admin.get('/admin/reports/:name', async (request, reply) => {
     const name = reportNameOf(request);
     const raw = rawQueryOf(request);
-    const connections = (
-      await deps.prisma.connection.findMany({
-        orderBy: [{ email: 'asc' }, { id: 'asc' }],
-        take: 500,
-        select: { id: true, email: true, displayName: true },
-      })
-    ).map((c) => ({ id: c.id, label: c.email ?? c.displayName ?? c.id }));
+    const connections = (await deps.reports.connectionChoices()).map((c) => ({
+      id: c.id,
+      label: c.email ?? c.displayName ?? c.id,
+    }));
     try {
       const query = parseReportQuery(name, raw, deps.now());
-      const result = await runReport(deps.prisma, query);
+      const result = await runReport(deps.reports, query);
       const chart = await chartFor(deps, query, result);
       return reportPage(reply, 200, {
         name,
@@ -197,7 +193,7 @@ export function registerReportRoutes(admin: FastifyInstance, deps: WebDeps): voi
     const name = reportNameOf(request);
     let result: ReportResult;
     try {
-      result = await runReport(deps.prisma, parseReportQuery(name, rawQueryOf(request), deps.now()));
+      result = await runReport(deps.reports, parseReportQuery(name, rawQueryOf(request), deps.now()));
     } catch (thrown: unknown) {
       if (thrown instanceof ReportUsageError) throw new HttpError(400, thrown.message);
       if (thrown instanceof ReportSubjectNotFoundError) throw new HttpError(404, thrown.message);

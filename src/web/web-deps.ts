@@ -13,6 +13,7 @@ import type { ConnectionStore } from '../store/connections.js';
 import type { FeedChangeListener } from '../store/feed-change-listener.js';
 import type { FeedStore } from '../store/feeds.js';
 import type { PostgresProbe } from '../store/postgres-probe.js';
+import type { ReportStore } from '../store/reports.js';
 import type { CadenceBand } from '../sync/cadence-bands.js';
 import type { SyncJobData } from '../sync/queues.js';
 import type { ApiClient, OAuthClient } from '../upstream/index.js';
@@ -43,6 +44,8 @@ export interface WebDeps {
   apiKeys: ApiKeyStore;
   /** Webhook endpoints, registered on the admin's and the owner's pages. */
   webhooks: WebhookStore;
+  /** The admin's report pages read the history through it. */
+  reports: ReportStore;
   /** Postgres's notices of feed changes: feed token lookups are remembered only while it is live. */
   feedChanges: FeedChangeListener;
   oauth: OAuthClient;

@@ -6,7 +6,7 @@
 import { tickDeps } from '../../src/main.js';
 import { derivePrng } from '../../src/simulator/index.js';
 import { enqueueDueSyncs } from '../../src/sync/scheduler.js';
-import { DATE_BANDS, dateBandOf, type DateBand } from '../../src/sync/date-bands.js';
+import { DATE_BANDS, dateBandOf, type DateBand } from '../../src/lib/date-bands.js';
 import { createSyncHarness, FakeClock, type SyncHarness } from '../support/sync-harness.js';
 import { waitFor } from '../support/wait-for.js';
 import { check, type BenchSection } from './bench-result.js';

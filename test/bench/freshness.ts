@@ -27,7 +27,7 @@ import {
   parseCadenceBands,
   type CadenceBand,
 } from '../../src/sync/cadence-bands.js';
-import { DATE_BANDS, dateBandOf, type DateBand } from '../../src/sync/date-bands.js';
+import { DATE_BANDS, dateBandOf, type DateBand } from '../../src/lib/date-bands.js';
 import { horizonFrom, windowsCovering, type Horizon } from '../../src/sync/horizon-windows.js';
 import { check, type BenchSection } from './bench-result.js';
 

@@ -6,6 +6,7 @@
 import { Prisma } from '../../src/generated/prisma/client.js';
 import { parseReportQuery, type RawReportQuery, type ReportName } from '../../src/reports/report-query.js';
 import { runReport } from '../../src/reports/run-report.js';
+import { createReportStore } from '../../src/store/reports.js';
 import { createTestDatabase } from '../support/db.js';
 import { check, type BenchSection } from './bench-result.js';
 
@@ -106,7 +107,7 @@ export async function benchReports(): Promise<BenchSection[]> {
     const seconds: Record<string, number> = {};
     for (const [name, scope, raw] of cases) {
       const query = parseReportQuery(name, raw, NOW);
-      seconds[`${name} — ${scope}`] = await median3(() => runReport(db.prisma, query));
+      seconds[`${name} — ${scope}`] = await median3(() => runReport(createReportStore(db.prisma), query));
     }
     if (process.env.BENCH_EXPLAIN === '1') {
       const plan = await db.prisma.$queryRaw<{ 'QUERY PLAN': string }[]>(

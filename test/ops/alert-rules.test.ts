@@ -9,7 +9,7 @@ import { describe, expect, it } from '@jest/globals';
 import { createMetrics } from '../../src/lib/metrics.js';
 import { registerStateGauges } from '../../src/lib/state-gauges.js';
 import { parseCadenceBands } from '../../src/sync/cadence-bands.js';
-import { DATE_BANDS } from '../../src/sync/date-bands.js';
+import { DATE_BANDS } from '../../src/lib/date-bands.js';
 
 const run = promisify(execFile);
 const DEPLOY = path.resolve(import.meta.dirname, '../../deploy');

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { runCli } from '../../src/cli/program.js';
 import { parseReportQuery } from '../../src/reports/report-query.js';
 import { runReport } from '../../src/reports/run-report.js';
+import { createReportStore } from '../../src/store/reports.js';
 import { buildKnownHistory, T3, type KnownHistory } from './known-history.js';
 
 let k: KnownHistory;
@@ -39,7 +40,7 @@ const csvRows = (text: string) =>
 describe('availability', () => {
   it('as of now: the open slots ahead, per local day (table)', async () => {
     const result = await runReport(
-      k.h.db.prisma,
+      createReportStore(k.h.db.prisma),
       parseReportQuery('availability', { connection: berlin }, k.clock.now()),
     );
     expect(k.clock.now().toISOString()).toBe(T3);

@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { REPORT_NAMES, type ReportQuery } from '../../src/reports/report-query.js';
 import { runReport } from '../../src/reports/run-report.js';
+import { createReportStore } from '../../src/store/reports.js';
 import { pruneHistory } from '../../src/store/retention.js';
 import { commitSuccessfulSync, recordFailedSync, type SnapshotInput } from '../../src/store/snapshots.js';
 import type { FetchedSlot } from '../../src/store/slot-diff.js';
@@ -85,7 +86,7 @@ async function reportsOverRetainedRange() {
   const results: Record<string, unknown> = {};
   for (const report of REPORT_NAMES) {
     const query: ReportQuery = { report, from, to, at, atGiven: true, timezone: 'UTC', by: 'day' };
-    results[report] = (await runReport(prisma(), query)).rows;
+    results[report] = (await runReport(createReportStore(prisma()), query)).rows;
   }
   return results;
 }
@@ -105,7 +106,7 @@ async function syncCounts(from: string, to: string) {
     timezone: 'UTC',
     by: 'day',
   };
-  const [row] = (await runReport(prisma(), { ...query, connectionId })).rows;
+  const [row] = (await runReport(createReportStore(prisma()), { ...query, connectionId })).rows;
   return {
     runs: row?.runs,
     success_rate: row?.success_rate,

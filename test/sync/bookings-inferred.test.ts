@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { parseReportQuery } from '../../src/reports/report-query.js';
 import { runReport } from '../../src/reports/run-report.js';
+import { createReportStore } from '../../src/store/reports.js';
 import { syncConnection } from '../../src/sync/sync-connection.js';
 import { createSyncHarness, FakeClock, type SyncHarness } from '../support/sync-harness.js';
 import { simUser } from '../support/sync-truth.js';
@@ -21,7 +22,7 @@ const eventIdOf = (title: string) =>
   simUser(h.sim, h.sim.users[0]!.email).event_types.find((e) => e.title === title)!.event_id;
 const bookingsReport = async (extra: Record<string, string> = {}) =>
   runReport(
-    h.clients.prisma,
+    createReportStore(h.clients.prisma),
     parseReportQuery('bookings', { connection: connectionId, ...extra }, clock.now()),
   );
 const closedBy = async (reason: string) =>
@@ -132,7 +133,7 @@ describe('bookings inferred from a sync', () => {
     clock.set(new Date(start.getTime() + 2 * 86_400_000).toISOString());
     const day = start.toISOString().slice(0, 10);
     const report = await runReport(
-      h.clients.prisma,
+      createReportStore(h.clients.prisma),
       parseReportQuery(
         'utilization',
         { connection: connectionId, tz: 'UTC', from: day, to: day },

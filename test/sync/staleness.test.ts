@@ -5,7 +5,8 @@
 // last pull of the changed slot's date, not from the previous sync, whichever bands that pulled.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { runReport } from '../../src/reports/run-report.js';
-import { dateBandOf } from '../../src/sync/date-bands.js';
+import { createReportStore } from '../../src/store/reports.js';
+import { dateBandOf } from '../../src/lib/date-bands.js';
 import { syncConnection } from '../../src/sync/sync-connection.js';
 import type { FakeClock } from '../support/sync-harness.js';
 import { createWebHarness, type WebHarness } from '../support/web-harness.js';
@@ -120,7 +121,7 @@ describe('the staleness bound of stored changes', () => {
     expect(after.count).toBeGreaterThan(before.count);
     expect((after.sum - before.sum) / (after.count - before.count)).toBe(bound);
 
-    const report = await runReport(h.sync.db.prisma, {
+    const report = await runReport(createReportStore(h.sync.db.prisma), {
       report: 'sync-health',
       connectionId: other,
       at: clock().now(),

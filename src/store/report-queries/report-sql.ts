@@ -1,22 +1,22 @@
 // SQL pieces every report shares: the zone a row's days are counted in, the connection/event filter, and the
 // local-day range. Everything is a bound parameter (Prisma.sql), never spliced text.
-import { Prisma, type PrismaClient } from '../generated/prisma/client.js';
-import type { ReportQuery } from './report-query.js';
+import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
+import type { ReportScope } from './report-scope.js';
 
 /** The zone of connection alias `c`: --tz when given, else the connection's own, else UTC (never synced). */
-export function zoneOf(query: ReportQuery): Prisma.Sql {
+export function zoneOf(query: ReportScope): Prisma.Sql {
   return Prisma.sql`COALESCE(${query.timezone ?? null}::text, c.timezone, 'UTC')`;
 }
 
 /** The local date of a timestamptz expression, in zoneOf(query). */
-export function localDay(query: ReportQuery, instant: Prisma.Sql): Prisma.Sql {
+export function localDay(query: ReportScope, instant: Prisma.Sql): Prisma.Sql {
   return Prisma.sql`((${instant}) AT TIME ZONE ${zoneOf(query)})::date`;
 }
 
-export const at = (query: ReportQuery): Prisma.Sql => Prisma.sql`${query.at}::timestamptz`;
+export const at = (query: ReportScope): Prisma.Sql => Prisma.sql`${query.at}::timestamptz`;
 
 /** `AND …` for --connection and --event on a table alias holding connection_id / upstream_event_id. */
-export function scopeFilter(query: ReportQuery, alias: string): Prisma.Sql {
+export function scopeFilter(query: ReportScope, alias: string): Prisma.Sql {
   const parts: Prisma.Sql[] = [];
   if (query.connectionId !== undefined) {
     parts.push(Prisma.sql`AND ${Prisma.raw(alias)}.connection_id = ${query.connectionId}::uuid`);
@@ -31,7 +31,7 @@ export function scopeFilter(query: ReportQuery, alias: string): Prisma.Sql {
  * `AND …` for --connection and --event on booking rows (alias `b`): a booking belongs to an event type when it
  * closed one of its slots, so --event keeps the bookings whose event_ids hold it.
  */
-export function bookingScopeFilter(query: ReportQuery): Prisma.Sql {
+export function bookingScopeFilter(query: ReportScope): Prisma.Sql {
   const parts: Prisma.Sql[] = [];
   if (query.connectionId !== undefined)
     parts.push(Prisma.sql`AND b.connection_id = ${query.connectionId}::uuid`);
@@ -44,7 +44,7 @@ export function bookingScopeFilter(query: ReportQuery): Prisma.Sql {
  * date; the extra UTC bounds (a local day lies within UTC −14 h … +12 h of its own date) let an index on the
  * instant narrow the scan first.
  */
-export function dayRangeFilter(query: ReportQuery, instant: Prisma.Sql): Prisma.Sql {
+export function dayRangeFilter(query: ReportScope, instant: Prisma.Sql): Prisma.Sql {
   const parts: Prisma.Sql[] = [];
   if (query.from !== undefined) {
     parts.push(
@@ -69,7 +69,7 @@ export const connectionName = Prisma.sql`COALESCE(c.email, c.display_name, c.id:
  * `alias` that carry connection_id and upstream_event_id. One lookup per event type, then a hash join: a
  * lateral subquery per result row cost 0.2 s on a 100,000-row report.
  */
-export function eventTitleAsOf(query: ReportQuery, alias: string): Prisma.Sql {
+export function eventTitleAsOf(query: ReportScope, alias: string): Prisma.Sql {
   const row = Prisma.raw(alias);
   return Prisma.sql`LEFT JOIN (
       SELECT DISTINCT ON (e.connection_id, e.upstream_event_id) e.connection_id, e.upstream_event_id, e.title

@@ -1,5 +1,8 @@
 // How far ahead a slot is, in bands: the nearer a slot, the likelier it is booked soon, and the more a stale
 // picture of it costs. Declared once: the staleness metric, its alert rules and the dashboard use these names.
+// A pure declaration kept in lib/ because the sync commit (store/snapshots.ts) records changes by band and the
+// sync-health report reads them back by band: neither should reach into sync/ for it. (The cadence bands,
+// sync/cadence-bands.ts, are a second vocabulary, to be unified with this one.)
 
 export const DATE_BANDS = [
   { name: '0-24h', untilHours: 24 },

@@ -1,0 +1,17 @@
+// What a report's queries read: which connection and event type, which local days, as of which instant, in
+// which zone. The report layer's ReportQuery (reports/report-query.ts) extends it with what only it needs.
+
+export const BOOKINGS_GROUPINGS = ['day', 'week', 'weekday-hour', 'booking'] as const;
+export type BookingsGrouping = (typeof BOOKINGS_GROUPINGS)[number];
+
+export interface ReportScope {
+  connectionId?: string;
+  eventId?: string;
+  /** Inclusive local days 'YYYY-MM-DD' (in each connection's zone, or `timezone`). */
+  from?: string;
+  to?: string;
+  /** The instant the history is read as of: rows first seen later do not exist yet, later closes not yet. */
+  at: Date;
+  /** IANA zone that overrides each connection's own zone for days, weeks and hours. */
+  timezone?: string;
+}

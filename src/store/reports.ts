@@ -1,0 +1,93 @@
+// The reports' door to Postgres: one named read per report, each returning plain rows (their SQL, and what
+// each counts, in store/report-queries/), and the lookups a report page and a report's checks need. Shaping
+// the rows into a report and rendering it are src/reports' job.
+import type { PrismaClient } from '../generated/prisma/client.js';
+import { requireConnection } from './connection-admin.js';
+import { ConnectionNotFoundError } from './connections.js';
+import { availabilityRows, type AvailabilityRow } from './report-queries/availability-rows.js';
+import {
+  bookingsByWeekdayHour,
+  bookingsRows,
+  type BookingsRows,
+  type WeekdayHourCell,
+} from './report-queries/bookings-rows.js';
+import type { BookingsGrouping, ReportScope } from './report-queries/report-scope.js';
+import { withReportSession } from './report-queries/report-sql.js';
+import { syncHealthRows, type SyncHealthRow } from './report-queries/sync-health-rows.js';
+import { utilizationRows, type UtilizationRow } from './report-queries/utilization-rows.js';
+
+export {
+  BOOKINGS_GROUPINGS,
+  type BookingsGrouping,
+  type ReportScope,
+} from './report-queries/report-scope.js';
+export type { AvailabilityRow } from './report-queries/availability-rows.js';
+export type {
+  BookingRow,
+  BookingsRows,
+  BookingTotals,
+  PeriodRow,
+  WeekdayHourCell,
+} from './report-queries/bookings-rows.js';
+export type { SyncHealthRow } from './report-queries/sync-health-rows.js';
+export type { UtilizationRow } from './report-queries/utilization-rows.js';
+
+/** A connection a report can be narrowed to, as the report pages offer them. */
+export interface ReportConnectionChoice {
+  id: string;
+  email: string | null;
+  displayName: string | null;
+}
+
+/** How many connections the report pages offer to narrow a report to. */
+const REPORT_CONNECTION_CHOICES = 500;
+
+export interface ReportStore {
+  /** Each report's rows, read in one read-only session with room to sort a big history in memory. */
+  availability(scope: ReportScope): Promise<AvailabilityRow[]>;
+  bookings(scope: ReportScope & { by: BookingsGrouping }): Promise<BookingsRows>;
+  utilization(scope: ReportScope): Promise<UtilizationRow[]>;
+  syncHealth(scope: ReportScope): Promise<SyncHealthRow[]>;
+  /** Bookings per weekday and hour they start (the bookings page's heat map), outside a report session. */
+  bookingsByWeekdayHour(scope: ReportScope): Promise<WeekdayHourCell[]>;
+  hasConnection(connectionId: string): Promise<boolean>;
+  /** Whether the event type was ever seen, on that connection when one is given. */
+  hasEventType(eventId: string, connectionId?: string): Promise<boolean>;
+  /** The connections a report page offers, by e-mail, at most REPORT_CONNECTION_CHOICES. */
+  connectionChoices(): Promise<ReportConnectionChoice[]>;
+}
+
+export function createReportStore(prisma: PrismaClient): ReportStore {
+  return {
+    availability: (scope) => withReportSession(prisma, (db) => availabilityRows(db, scope)),
+    bookings: (scope) => withReportSession(prisma, (db) => bookingsRows(db, scope)),
+    utilization: (scope) => withReportSession(prisma, (db) => utilizationRows(db, scope)),
+    syncHealth: (scope) => withReportSession(prisma, (db) => syncHealthRows(db, scope)),
+    bookingsByWeekdayHour: (scope) => bookingsByWeekdayHour(prisma, scope),
+
+    async hasConnection(connectionId) {
+      try {
+        await requireConnection(prisma, connectionId);
+        return true;
+      } catch (thrown: unknown) {
+        if (thrown instanceof ConnectionNotFoundError) return false;
+        throw thrown;
+      }
+    },
+
+    async hasEventType(eventId, connectionId) {
+      const found = await prisma.eventType.findFirst({
+        where: { upstreamEventId: eventId, ...(connectionId === undefined ? {} : { connectionId }) },
+        select: { id: true },
+      });
+      return found !== null;
+    },
+
+    connectionChoices: () =>
+      prisma.connection.findMany({
+        orderBy: [{ email: 'asc' }, { id: 'asc' }],
+        take: REPORT_CONNECTION_CHOICES,
+        select: { id: true, email: true, displayName: true },
+      }),
+  };
+}
