@@ -542,6 +542,13 @@ export const variables = {
     default: '1000',
     schema: positiveInt(60_000),
   }),
+  WEBHOOK_SWEEP_INTERVAL_SECONDS: variable({
+    section: 'webhooks',
+    description:
+      'How often a worker looks for pending deliveries whose queued job was lost (it also looks at start, when Redis reconnects and when the queue’s keys vanish).',
+    default: '60',
+    schema: positiveInt(3600),
+  }),
   WEBHOOK_CONCURRENCY: variable({
     section: 'webhooks',
     description: 'Deliveries one worker process attempts at the same time.',
@@ -588,6 +595,7 @@ export interface Config {
     retryBaseMs: number;
     disableAfterSeconds: number;
     dispatchIntervalMs: number;
+    sweepIntervalSeconds: number;
     concurrency: number;
   };
   sync: {
@@ -712,6 +720,7 @@ export function loadConfig<S extends Section>(env: Env, sections: readonly S[]):
       retryBaseMs: read('WEBHOOK_RETRY_BASE_MS'),
       disableAfterSeconds: read('WEBHOOK_DISABLE_AFTER_SECONDS'),
       dispatchIntervalMs: read('WEBHOOK_DISPATCH_INTERVAL_MS'),
+      sweepIntervalSeconds: read('WEBHOOK_SWEEP_INTERVAL_SECONDS'),
       concurrency: read('WEBHOOK_CONCURRENCY'),
     }),
     sync: () => {

@@ -405,11 +405,14 @@ export async function startRoles(
     const webhookWorker = startWebhookWorker({
       prisma: clients.prisma,
       queue: services.webhookQueue,
+      queueConnection: clients.redis,
       connection: clients.bullRedis,
       prefix: config.redis.prefix,
       concurrency: config.webhooks.concurrency,
       lockSeconds: config.sync.workerLockSeconds,
       dispatchIntervalMs: config.webhooks.dispatchIntervalMs,
+      sweepIntervalSeconds: config.webhooks.sweepIntervalSeconds,
+      ...(clock.every ? { every: clock.every } : {}),
       retry: { maxAttempts: config.webhooks.maxAttempts, retryBaseMs: config.webhooks.retryBaseMs },
       delivery: {
         prisma: clients.prisma,

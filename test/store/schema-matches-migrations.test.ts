@@ -26,7 +26,7 @@ const NOT_IN_SCHEMA: CatalogIndex[] = [
     primary: false,
     predicate: '(gone_at IS NULL)',
   },
-  // The webhook deliveries still pending, which the dispatcher and the lost-job sweep read every interval.
+  // The webhook deliveries still pending, which the dispatcher and the lost-job sweep read.
   {
     table: 'webhook_delivery',
     name: 'webhook_delivery_pending_idx',

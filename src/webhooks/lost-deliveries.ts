@@ -1,0 +1,173 @@
+// Deliveries the queue has lost. Postgres, not Redis, says what is left to deliver: a row handed over but neither
+// delivered nor given up whose job Redis no longer has was lost with it (Redis restarted empty, its keys
+// deleted); one whose job is in the failed set ran out of attempts or stalled too often, and only its marking
+// was lost (a worker died before its failure handler ran). The sweep hands the first over again, or gives it
+// up when its event is older than the whole retry window (sending it now, with a fresh set of attempts, would
+// deliver day-old news for another day), and gives up the second with the queue's reason.
+//
+// A pass reads every pending row, a batch at a time: one Postgres query and one Redis round trip per batch.
+// Losing jobs is rare and pending rows can be many (a failing endpoint's wait out their retries), so the
+// worker sweeps at its own slow cadence, when the queue's connection is ready again, and when the marker key
+// the last pass left is gone: a look at one key per dispatch interval notices that the queue's keys vanished
+// (FLUSHDB, a failover to an empty replica) without a reconnect to tell.
+import type { Queue } from 'bullmq';
+import type { PrismaClient } from '../generated/prisma/client.js';
+import type { RedisClient } from '../lib/redis-connection.js';
+import { giveUp } from './webhook-delivery.js';
+import {
+  retryWindowMs,
+  webhookJobOptions,
+  WEBHOOK_JOB,
+  type WebhookJobData,
+  type WebhookRetrySettings,
+} from './webhook-jobs.js';
+
+export interface LostDeliveryDeps {
+  prisma: PrismaClient;
+  queue: Queue<WebhookJobData>;
+  /** The queue's Redis connection: the sweep reads job keys on it in pipelines. */
+  queueConnection: RedisClient;
+  retry: WebhookRetrySettings;
+}
+
+/** Where the sweep has got to: it walks the pending rows in (created_at, id) order, a batch a time. */
+export interface SweepCursor {
+  createdAt: Date;
+  id: string;
+}
+
+export interface LostDeliveries {
+  /** Rows whose job the queue no longer had: handed over again. */
+  handedOver: string[];
+  /** Rows whose job the queue no longer had, older than the retry window: given up. */
+  expired: string[];
+  /** Rows whose job had failed for good with the row still pending: given up. */
+  givenUp: string[];
+  /** Where the next batch starts; undefined when this one reached the end. */
+  next: SweepCursor | undefined;
+}
+
+/** The reason a delivery lost after its retry window is given up with. */
+export const LOST_AFTER_RETRY_WINDOW = 'lost from the queue after its retry window';
+
+const SWEEP_START: SweepCursor = { createdAt: new Date(0), id: '00000000-0000-0000-0000-000000000000' };
+
+type JobPresence = 'present' | 'failed' | 'missing';
+
+/** For each id, whether the queue still has its job, and whether that job failed for good: one round trip. */
+async function jobPresence(deps: LostDeliveryDeps, ids: readonly string[]): Promise<JobPresence[]> {
+  if (ids.length === 0) return [];
+  const failedSet = deps.queue.toKey('failed');
+  const pipeline = deps.queueConnection.pipeline();
+  for (const id of ids) pipeline.exists(deps.queue.toKey(id)).zscore(failedSet, id);
+  const replies = (await pipeline.exec()) ?? [];
+  return ids.map((id, i) => {
+    const [existsError, exists] = replies[2 * i] ?? [new Error(`no reply for job ${id}`)];
+    const [failedError, failedScore] = replies[2 * i + 1] ?? [new Error(`no reply for job ${id}`)];
+    const error = existsError ?? failedError;
+    if (error) throw error;
+    if (exists === 0) return 'missing';
+    return failedScore === null ? 'present' : 'failed';
+  });
+}
+
+/**
+ * Gives up a delivery whose job the queue failed for good: with the last attempt's error when its attempts are
+ * spent (the row holds it already), else with the queue's reason (a job that stalled too often).
+ */
+async function giveUpFailedJob(
+  deps: Pick<LostDeliveryDeps, 'prisma' | 'queue'>,
+  deliveryId: string,
+  now: Date,
+): Promise<void> {
+  const job = await deps.queue.getJob(deliveryId);
+  const attemptsLeft = job !== undefined && job.attemptsMade < (job.opts.attempts ?? 1);
+  await giveUp(
+    deps.prisma,
+    deliveryId,
+    now,
+    attemptsLeft ? `the queue gave up: ${job.failedReason}` : undefined,
+  );
+}
+
+/**
+ * One batch of the sweep over rows handed over but neither delivered nor given up. The row is what counts:
+ * every outcome of an attempt is written on it before its job completes, and a job exists before its row says
+ * it was handed over. So a row still pending once its job is seen gone was lost with Redis. The row is read
+ * again after its job (a job can complete, and be removed, between the two reads). No grace period is needed
+ * for the same reasons.
+ */
+export async function handOverLostDeliveries(
+  deps: LostDeliveryDeps,
+  now: Date,
+  after: SweepCursor | undefined,
+  batch = 200,
+): Promise<LostDeliveries> {
+  const { prisma, queue } = deps;
+  const from = after ?? SWEEP_START;
+  const rows = await prisma.$queryRaw<{ id: string; created_at: Date }[]>`
+    SELECT id::text, created_at FROM webhook_delivery
+    WHERE delivered_at IS NULL AND given_up_at IS NULL AND enqueued_at IS NOT NULL
+      AND (created_at, id) > (${from.createdAt}, ${from.id}::uuid)
+    ORDER BY created_at, id LIMIT ${batch}`;
+  const last = rows.at(-1);
+  const next = rows.length === batch && last ? { createdAt: last.created_at, id: last.id } : undefined;
+  const presence = await jobPresence(
+    deps,
+    rows.map((row) => row.id),
+  );
+  const suspects = rows.filter((_, i) => presence[i] !== 'present').map((r) => r.id);
+  if (suspects.length === 0) return { handedOver: [], expired: [], givenUp: [], next };
+  const pending = new Set(
+    (
+      await prisma.webhookDelivery.findMany({
+        where: { id: { in: suspects }, deliveredAt: null, givenUpAt: null },
+        select: { id: true },
+      })
+    ).map((row) => row.id),
+  );
+  const windowMs = retryWindowMs(deps.retry);
+  const lost = rows.filter((row, i) => presence[i] === 'missing' && pending.has(row.id));
+  const expired = lost.filter((row) => now.getTime() - row.created_at.getTime() > windowMs).map((r) => r.id);
+  const handedOver = lost.map((r) => r.id).filter((id) => !expired.includes(id));
+  const failed = rows.filter((row, i) => presence[i] === 'failed' && pending.has(row.id)).map((r) => r.id);
+  if (handedOver.length > 0) {
+    await queue.addBulk(
+      handedOver.map((id) => ({
+        name: WEBHOOK_JOB,
+        data: { deliveryId: id },
+        opts: webhookJobOptions(id, deps.retry),
+      })),
+    );
+    await prisma.webhookDelivery.updateMany({
+      where: { id: { in: handedOver }, deliveredAt: null, givenUpAt: null },
+      data: { enqueuedAt: now },
+    });
+  }
+  const hours = Math.round(windowMs / 360_000) / 10;
+  for (const id of expired) {
+    await giveUp(prisma, id, now, `${LOST_AFTER_RETRY_WINDOW} (${hours} h); not sent again`);
+  }
+  for (const id of failed) await giveUpFailedJob(deps, id, now);
+  return { handedOver, expired, givenUp: failed, next };
+}
+
+/** A whole pass: every pending row, batch after batch; what it found. */
+export async function sweepLostDeliveries(
+  deps: LostDeliveryDeps,
+  now: Date,
+): Promise<Omit<LostDeliveries, 'next'>> {
+  const found: Omit<LostDeliveries, 'next'> = { handedOver: [], expired: [], givenUp: [] };
+  let from: SweepCursor | undefined;
+  do {
+    const batch = await handOverLostDeliveries(deps, now, from);
+    found.handedOver.push(...batch.handedOver);
+    found.expired.push(...batch.expired);
+    found.givenUp.push(...batch.givenUp);
+    from = batch.next;
+  } while (from !== undefined);
+  return found;
+}
+
+/** The key a pass leaves behind; gone means the queue's keys vanished since (see the top of this file). */
+export const sweepMarkerKey = (queue: Queue<WebhookJobData>) => queue.toKey('lost-job-sweep');
