@@ -6,7 +6,7 @@ import { DateTime, IANAZone } from 'luxon';
 import { durationLabel } from '../lib/duration-label.js';
 import type { FeedView, TeamMode } from './feed-options.js';
 import { memberName } from './team-feed-events.js';
-import type { FeedConnectionState } from './serve/feed-inputs.js';
+import type { FeedConnectionState } from '../serving/feed-inputs.js';
 
 type Shown = Pick<FeedConnectionState, 'displayName' | 'email' | 'timezone' | 'status' | 'feedChangedAt'>;
 

@@ -17,7 +17,7 @@ import {
   teamStateOf,
   type FeedConnectionState,
   type FeedTeamState,
-} from '../feeds/serve/feed-inputs.js';
+} from '../serving/feed-inputs.js';
 import { hashFeedToken, newFeedToken } from '../feeds/feed-token.js';
 import { ConnectionNotFoundError } from './connections.js';
 import { TeamNotFoundError } from './teams.js';
@@ -42,7 +42,7 @@ export interface FeedRecord {
   tokenRecoverable: boolean;
 }
 
-export type { FeedConnectionState, FeedTeamState } from '../feeds/serve/feed-inputs.js';
+export type { FeedConnectionState, FeedTeamState } from '../serving/feed-inputs.js';
 
 /** An active feed with the state its bytes depend on: its connection's, or its team's and every member's. */
 export type ResolvedFeed =

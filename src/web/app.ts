@@ -22,7 +22,7 @@ import { registerConnectRoutes } from './connect-routes.js';
 import { answerFrameworkError, installErrorHandlers, prefersHtml, sendError } from './error-handler.js';
 import { feedLoader, registerFeedRoutes } from './feed-routes.js';
 import { registerHealthRoutes, webReadiness } from './health-routes.js';
-import { createLastGoodFeeds } from './last-good-feeds.js';
+import { createLastGoodFeeds } from '../serving/last-good-feeds.js';
 import { registerLandingPage } from './landing-page.js';
 import { createOwnerAuth } from './owner-auth.js';
 import { registerOwnerRoutes } from './owner-routes.js';

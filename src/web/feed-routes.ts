@@ -6,10 +6,10 @@
 // When Postgres cannot answer, a feed this process served recently gets the bytes it last got, validators
 // included (last-good-feeds.ts), any other token a 503; the outage is logged once (database-outage.ts).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { createEventRevisionStore } from '../feeds/serve/event-revisions.js';
-import { feedRepresentation, type FeedServingDeps } from '../feeds/serve/feed-representation.js';
-import { freeBusyRepresentation } from '../feeds/serve/free-busy-representation.js';
-import { createRenderCache, type RenderedFeed } from '../feeds/serve/render-cache.js';
+import { createEventRevisionStore } from '../serving/event-revisions.js';
+import { feedRepresentation, type FeedServingDeps } from '../serving/feed-representation.js';
+import { freeBusyRepresentation } from '../serving/free-busy-representation.js';
+import { createRenderCache, type RenderedFeed } from '../serving/render-cache.js';
 import { ConnectionNotFoundError } from '../store/connections.js';
 import { TeamNotFoundError } from '../store/teams.js';
 import { databaseUnavailableReason } from '../store/database-errors.js';
@@ -18,9 +18,9 @@ import { acceptsGzip } from './accept-encoding.js';
 import { isNotModified } from './conditional-get.js';
 import { createDatabaseOutage } from './database-outage.js';
 import { DATABASE_RETRY_AFTER_SECONDS, sendError } from './error-handler.js';
-import { createFeedLookup, hashedToken, type HashedToken } from './feed-lookup.js';
+import { createFeedLookup, hashedToken, type HashedToken } from '../serving/feed-lookup.js';
 import { HttpError, NO_SUCH_FEED } from './http-error.js';
-import type { LastGoodFeeds } from './last-good-feeds.js';
+import type { LastGoodFeeds } from '../serving/last-good-feeds.js';
 import type { WebDeps } from './web-deps.js';
 
 const FEED_ROUTE = '/feeds/:token.ics';

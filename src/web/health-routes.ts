@@ -23,7 +23,7 @@ export interface HealthDeps {
 
 /**
  * The web role's two readiness checks. Feeds need Postgres, or, while it cannot answer, feeds this process
- * can still serve from memory (web/last-good-feeds.ts): such a replica answers most polls during an outage,
+ * can still serve from memory (serving/last-good-feeds.ts): such a replica answers most polls during an outage,
  * and one that would answer nothing but 503 is better left out. Redis is not asked: feeds never use it.
  */
 export function webReadiness(deps: {

@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { FeedEvent } from '../../src/feeds/feed-model.js';
-import { createEventRevisionStore, type EventRevisionStore } from '../../src/feeds/serve/event-revisions.js';
+import { createEventRevisionStore, type EventRevisionStore } from '../../src/serving/event-revisions.js';
 import { createFeedStore } from '../../src/store/feeds.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 

@@ -6,7 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/glob
 import { pgSessionsFor } from '../../src/main.js';
 import { startFeedChangeListener, type FeedChangeListener } from '../../src/store/feed-change-listener.js';
 import type { ResolvedFeed } from '../../src/store/feeds.js';
-import { createFeedLookup } from '../../src/web/feed-lookup.js';
+import { createFeedLookup } from '../../src/serving/feed-lookup.js';
 import { startFreezableProxy } from '../support/freezable-proxy.js';
 import { createWebHarness, type WebHarness } from '../support/web-harness.js';
 import { waitFor } from '../support/wait-for.js';

@@ -5,7 +5,7 @@
 // asked at any time); test/chaos/postgres-outage-feeds.test.ts stops it under the whole web role.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { hashFeedToken } from '../../src/feeds/feed-token.js';
-import type { RenderedFeed } from '../../src/feeds/serve/render-cache.js';
+import type { RenderedFeed } from '../../src/serving/render-cache.js';
 import { createFeedStore, feedOwnerId } from '../../src/store/feeds.js';
 import { startFeedChangeListener, type FeedChangeListener } from '../../src/store/feed-change-listener.js';
 import { createPrismaClient } from '../../src/store/prisma-client.js';
@@ -14,7 +14,7 @@ import {
   type LastGoodFeeds,
   type LastGoodFeedsOptions,
   type RecheckResult,
-} from '../../src/web/last-good-feeds.js';
+} from '../../src/serving/last-good-feeds.js';
 import { freePort } from '../chaos/chaos-support.js';
 import { FakeClock } from '../support/sync-harness.js';
 import { waitFor } from '../support/wait-for.js';

@@ -3,15 +3,15 @@
 // under a key of its own. A team feed's free/busy has FREE periods only (its blocks): a team's busy time
 // would be anyone's bookings, which its feed does not show either.
 import { createHash } from 'node:crypto';
-import type { ResolvedFeed } from '../../store/feeds.js';
-import { planFeedEvents } from '../feed-events.js';
-import { renderFreeBusy } from '../free-busy.js';
+import type { ResolvedFeed } from '../store/feeds.js';
+import { planFeedEvents } from '../feeds/feed-events.js';
+import { renderFreeBusy } from '../feeds/free-busy.js';
 import { readFeedContent } from './feed-content.js';
 import { feedCacheKey, feedLastModified, teamFeedCacheKey, teamFeedLastModified } from './feed-inputs.js';
 import { planTeamFeed, type FeedServingDeps } from './feed-representation.js';
 import { feedWindow } from './feed-window.js';
 import { readTeamFeedContent, TEAM_FEED_ZONE } from './team-feed-content.js';
-import type { FeedRecord } from '../../store/feeds.js';
+import type { FeedRecord } from '../store/feeds.js';
 import { cachedOrRendered, representationOf, type RenderedFeed } from './render-cache.js';
 
 const freeBusyUid = (feed: Pick<FeedRecord, 'id'>) =>

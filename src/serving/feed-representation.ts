@@ -2,19 +2,24 @@
 // from the snapshots, planned, given its event revisions and rendered. The cache key comes from what the token
 // lookup already resolved (the feed and its connection's declared inputs, or its team's and every member's);
 // the slots are read only on a miss.
-import type { FeedRecord, ResolvedFeed } from '../../store/feeds.js';
-import { describeFeed, describeTeamFeed, feedCalendarName, teamFeedCalendarName } from '../describe-feed.js';
-import { planFeedEvents, type PlannedFeed } from '../feed-events.js';
-import { DEFAULT_TEAM_MINIMUM_MINUTES, DEFAULT_TEAM_MODE, viewOf } from '../feed-options.js';
-import { renderCalendar, type CalendarHead } from '../render-feed.js';
-import { planTeamFeedEvents } from '../team-feed-events.js';
+import type { FeedRecord, ResolvedFeed } from '../store/feeds.js';
+import {
+  describeFeed,
+  describeTeamFeed,
+  feedCalendarName,
+  teamFeedCalendarName,
+} from '../feeds/describe-feed.js';
+import { planFeedEvents, type PlannedFeed } from '../feeds/feed-events.js';
+import { DEFAULT_TEAM_MINIMUM_MINUTES, DEFAULT_TEAM_MODE, viewOf } from '../feeds/feed-options.js';
+import { renderCalendar, type CalendarHead } from '../feeds/render-feed.js';
+import { planTeamFeedEvents } from '../feeds/team-feed-events.js';
 import type { EventRevisionStore } from './event-revisions.js';
 import { readFeedContent, type FeedContent } from './feed-content.js';
 import { feedCacheKey, feedLastModified, teamFeedCacheKey, teamFeedLastModified } from './feed-inputs.js';
 import { readTeamFeedContent, TEAM_FEED_ZONE, type TeamFeedContent } from './team-feed-content.js';
 import { feedWindow } from './feed-window.js';
 import { cachedOrRendered, representationOf, type RenderCache, type RenderedFeed } from './render-cache.js';
-import type { PrismaClient } from '../../generated/prisma/client.js';
+import type { PrismaClient } from '../generated/prisma/client.js';
 
 export interface FeedServingDeps {
   prisma: PrismaClient;

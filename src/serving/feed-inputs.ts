@@ -11,9 +11,9 @@
 // A team feed depends on its team's declared columns (FEED_TEAM_INPUTS) and on every member's declared
 // connection columns: the team_feeds migration's triggers notify the team's id when the team or its
 // membership changes, and each member's own notices cover the rest.
-import type { Prisma } from '../../generated/prisma/client.js';
-import { feedOptionsKey } from '../feed-options.js';
-import type { FeedRecord } from '../../store/feeds.js';
+import type { Prisma } from '../generated/prisma/client.js';
+import { feedOptionsKey } from '../feeds/feed-options.js';
+import type { FeedRecord } from '../store/feeds.js';
 
 export const FEED_CONNECTION_INPUTS = {
   id: true,

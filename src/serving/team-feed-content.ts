@@ -3,14 +3,14 @@
 // show (enabled, not secret). A member whose account needs re-authorisation has kept its last good snapshot
 // in the store, so it contributes that. One REPEATABLE READ transaction, as for a person's feed
 // (feed-content.ts): the bytes and the cache key must come from the same moment.
-import type { PrismaClient } from '../../generated/prisma/client.js';
-import { Prisma } from '../../generated/prisma/client.js';
-import { TeamNotFoundError } from '../../store/teams.js';
-import type { FeedRecord } from '../../store/feeds.js';
-import { usableFreeBlocks } from '../feed-events.js';
-import { includedEventIds, type FeedSlot } from '../feed-model.js';
-import type { TeamMemberTime } from '../team-availability.js';
-import { memberName } from '../team-feed-events.js';
+import type { PrismaClient } from '../generated/prisma/client.js';
+import { Prisma } from '../generated/prisma/client.js';
+import { TeamNotFoundError } from '../store/teams.js';
+import type { FeedRecord } from '../store/feeds.js';
+import { usableFreeBlocks } from '../feeds/feed-events.js';
+import { includedEventIds, type FeedSlot } from '../feeds/feed-model.js';
+import type { TeamMemberTime } from '../feeds/team-availability.js';
+import { memberName } from '../feeds/team-feed-events.js';
 import { eventTypesById, FEED_EVENT_TYPE_COLUMNS, FEED_SLOT_COLUMNS, feedSlotOf } from './feed-content.js';
 import { FEED_TEAM_INPUTS, teamStateOf, type FeedTeamState } from './feed-inputs.js';
 import { feedWindow, type FeedWindow } from './feed-window.js';

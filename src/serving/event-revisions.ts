@@ -9,9 +9,9 @@
 // The change time is the feed's Last-Modified for the content read (not the clock of the request that
 // noticed): every replica rendering the same content computes the same revision, and a render of older
 // content never overwrites a newer revision (the upsert refuses an earlier change time).
-import type { PrismaClient } from '../../generated/prisma/client.js';
-import { feedEventDigest } from '../feed-events.js';
-import type { EventRevision, FeedEvent } from '../feed-model.js';
+import type { PrismaClient } from '../generated/prisma/client.js';
+import { feedEventDigest } from '../feeds/feed-events.js';
+import type { EventRevision, FeedEvent } from '../feeds/feed-model.js';
 
 export interface EventRevisionStore {
   /** The revision each event goes out with, storing those that are new or changed. */

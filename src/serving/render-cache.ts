@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import { LRUCache } from 'lru-cache';
-import { formatHttpDate } from '../../lib/http-date.js';
+import { formatHttpDate } from '../lib/http-date.js';
 
 export interface RenderedFeed {
   /** The iCalendar text as UTF-8. */

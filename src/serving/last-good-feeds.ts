@@ -11,7 +11,7 @@
 // counts from there. Tokens found gone become tombstones so that, during an outage, a URL revoked before it
 // still answers 404; only tokens this process served are kept, so guesses cannot fill memory.
 import { LRUCache } from 'lru-cache';
-import type { RenderedFeed } from '../feeds/serve/render-cache.js';
+import type { RenderedFeed } from './render-cache.js';
 import type { FeedChangeListener, ResetCause } from '../store/feed-change-listener.js';
 import { feedOwnerId, type ResolvedFeed } from '../store/feeds.js';
 

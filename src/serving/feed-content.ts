@@ -3,12 +3,17 @@
 // merging, in feed-events.ts). All of it is read in one REPEATABLE READ transaction: a sync committing between
 // two of the reads would otherwise pair slots of version n+1 with feedVersion n, and the web layer would cache
 // (and serve under one strong ETag) bytes that another replica renders differently.
-import type { PrismaClient } from '../../generated/prisma/client.js';
-import { Prisma } from '../../generated/prisma/client.js';
-import { ConnectionNotFoundError } from '../../store/connections.js';
-import type { FeedRecord } from '../../store/feeds.js';
-import { includedEventIds, type FeedBooking, type FeedEventType, type FeedSlot } from '../feed-model.js';
-import { showsBusy, viewOf } from '../feed-options.js';
+import type { PrismaClient } from '../generated/prisma/client.js';
+import { Prisma } from '../generated/prisma/client.js';
+import { ConnectionNotFoundError } from '../store/connections.js';
+import type { FeedRecord } from '../store/feeds.js';
+import {
+  includedEventIds,
+  type FeedBooking,
+  type FeedEventType,
+  type FeedSlot,
+} from '../feeds/feed-model.js';
+import { showsBusy, viewOf } from '../feeds/feed-options.js';
 import { FEED_CONNECTION_INPUTS, type FeedConnectionState } from './feed-inputs.js';
 import { feedWindow, type FeedWindow } from './feed-window.js';
 
