@@ -4,8 +4,7 @@
 // missing value stops start-up with a message that names the variable.
 import { z } from 'zod';
 import { weaknessOf } from './lib/secret-strength.js';
-import type { AdaptBounds } from './sync/band-schedule.js';
-import { bandsWithin, cadenceBandsSchema, type CadenceBand } from './sync/cadence-bands.js';
+import { bandsWithin, cadenceBandsSchema, type AdaptBounds, type CadenceBand } from './config/sync-bands.js';
 
 type Section = 'database' | 'redis' | 'log' | 'upstream' | 'vault' | 'sync' | 'web' | 'webhooks';
 

@@ -7,7 +7,7 @@
 // cluster by account, so the busy accounts converge on the fast bound and the quiet ones on the slow, and the
 // calls go where the changes are.
 import { z } from 'zod';
-import type { CadenceBand } from './cadence-bands.js';
+import type { AdaptBounds, CadenceBand } from '../config/sync-bands.js';
 
 export const bandPullStateSchema = z.object({
   /** When the band is next due (ISO instant). */
@@ -20,13 +20,6 @@ export const bandPullStateSchema = z.object({
 export const bandStateSchema = z.record(z.string(), bandPullStateSchema);
 export type BandPullState = z.infer<typeof bandPullStateSchema>;
 export type BandState = z.infer<typeof bandStateSchema>;
-
-export interface AdaptBounds {
-  /** Smallest factor of a band's interval (a connection whose slots change often). */
-  fastest: number;
-  /** Largest factor (a connection whose slots rarely change). */
-  slowest: number;
-}
 
 /** What one pull of one band saw. */
 export interface BandPullResult {

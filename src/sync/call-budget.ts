@@ -8,7 +8,8 @@
 // rate limiter stays the hard ceiling; this only decides who goes first.
 import type { RedisClient } from '../lib/redis-connection.js';
 import { dueBands, type BandState } from './band-schedule.js';
-import { bandRank, type CadenceBand } from './cadence-bands.js';
+import type { CadenceBand } from '../config/sync-bands.js';
+import { bandRank } from './cadence-bands.js';
 
 /** Every sync asks for the profile and the event types before any band. */
 export const CALLS_PER_SYNC = 2;

@@ -1,5 +1,5 @@
 // What one sync asks the scheduling service, and nothing more: the profile (for the account's time zone), the
-// event types, and for each enabled event type and each band pulled (cadence-bands.ts) the overview windows
+// event types, and for each enabled event type and each band pulled (config/sync-bands.ts) the overview windows
 // covering the band's dates and the slots of every date those overviews call available. So a sync costs
 // 2 + Σ(windows + available dates) calls, the minimum the API allows for the dates it pulls; a band is asked
 // for in windows of its own, so each band's overview is stored, and replaced, whole. Every payload has been
@@ -16,7 +16,8 @@ import {
   type Overview,
 } from '../upstream/index.js';
 import { isSameZone } from '../upstream/iso-values.js';
-import { bandsWithin, datesOfBand, type CadenceBand } from './cadence-bands.js';
+import { bandsWithin, type CadenceBand } from '../config/sync-bands.js';
+import { datesOfBand } from './cadence-bands.js';
 import { horizonFrom, windowsCovering, type OverviewWindow } from './horizon-windows.js';
 import type { UpstreamSession } from './upstream-session.js';
 

@@ -10,7 +10,7 @@ import type { Logger } from '../log.js';
 import type { ConnectionStore } from '../store/connections.js';
 import type { Metrics } from '../lib/metrics.js';
 import { readBandState } from './band-schedule.js';
-import type { CadenceBand } from './cadence-bands.js';
+import type { CadenceBand } from '../config/sync-bands.js';
 import { allocateCalls, type Allocation, type CallBudget } from './call-budget.js';
 import {
   connectionsWithQueuedSync,

@@ -18,7 +18,8 @@ import {
   type SnapshotChanges,
 } from '../store/snapshots.js';
 import type { ApiClient, OAuthClient } from '../upstream/index.js';
-import { readBandState, scheduleAfterPull, type AdaptBounds } from './band-schedule.js';
+import type { AdaptBounds } from '../config/sync-bands.js';
+import { readBandState, scheduleAfterPull } from './band-schedule.js';
 import { classifySyncFailure, nextSyncTime, retryDelayMs, type FailureVerdict } from './failure-policy.js';
 import { pullSnapshot, type PullSettings } from './pull-snapshot.js';
 import { refreshIfExpiring } from './token-refresh.js';

@@ -14,7 +14,7 @@ import { currentEventTypes, requireConnection } from '../store/connection-admin.
 import type { FeedRecord } from '../store/feeds.js';
 import { describeInterval } from '../feeds/describe-feed.js';
 import { readBandState } from '../sync/band-schedule.js';
-import type { CadenceBand } from '../sync/cadence-bands.js';
+import type { CadenceBand } from '../config/sync-bands.js';
 import { ADMIN_HOME } from './admin-pages.js';
 import { html, newScriptNonce, scrollBox, sendPage, type Raw } from './html.js';
 import { HttpError } from './http-error.js';

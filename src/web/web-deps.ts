@@ -14,7 +14,7 @@ import type { FeedChangeListener } from '../store/feed-change-listener.js';
 import type { FeedStore } from '../store/feeds.js';
 import type { PostgresProbe } from '../store/postgres-probe.js';
 import type { ReportStore } from '../store/reports.js';
-import type { CadenceBand } from '../sync/cadence-bands.js';
+import type { CadenceBand } from '../config/sync-bands.js';
 import type { SyncJobData } from '../sync/queues.js';
 import type { ApiClient, OAuthClient } from '../upstream/index.js';
 

@@ -15,18 +15,14 @@ import { createRedisConnection } from '../../src/lib/redis-connection.js';
 import { derivePrng, startSimulator, type Prng } from '../../src/simulator/index.js';
 import { WEEKDAYS } from '../../src/simulator/types.js';
 import {
-  readBandState,
-  scheduleAfterPull,
-  type AdaptBounds,
-  type BandState,
-} from '../../src/sync/band-schedule.js';
-import { allocateCalls, CALLS_PER_SYNC, createRedisCallBudget } from '../../src/sync/call-budget.js';
-import {
   bandsWithin,
-  datesOfBand,
   parseCadenceBands,
+  type AdaptBounds,
   type CadenceBand,
-} from '../../src/sync/cadence-bands.js';
+} from '../../src/config/sync-bands.js';
+import { readBandState, scheduleAfterPull, type BandState } from '../../src/sync/band-schedule.js';
+import { allocateCalls, CALLS_PER_SYNC, createRedisCallBudget } from '../../src/sync/call-budget.js';
+import { datesOfBand } from '../../src/sync/cadence-bands.js';
 import { DATE_BANDS, dateBandOf, type DateBand } from '../../src/lib/date-bands.js';
 import { horizonFrom, windowsCovering, type Horizon } from '../../src/sync/horizon-windows.js';
 import { check, type BenchSection } from './bench-result.js';

@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from '@jest/globals';
 import { createMetrics } from '../../src/lib/metrics.js';
 import { registerStateGauges } from '../../src/lib/state-gauges.js';
-import { parseCadenceBands } from '../../src/sync/cadence-bands.js';
+import { parseCadenceBands } from '../../src/config/sync-bands.js';
 import { DATE_BANDS } from '../../src/lib/date-bands.js';
 
 const run = promisify(execFile);
@@ -59,7 +59,7 @@ describe('deploy/prometheus/slotfeed-alerts.yml', () => {
     const bands = [...rules.matchAll(/band="([^"]+)"/g)].map((m) => m[1]!);
     expect(bands.length).toBeGreaterThan(0);
     for (const band of bands) expect(DATE_BANDS.map((b) => b.name)).toContain(band);
-    // Cadence bands are named from SYNC_BANDS (cadence-bands.ts): "the nearest band" must match the nearest
+    // Cadence bands are named from SYNC_BANDS (config/sync-bands.ts): "the nearest band" must match the nearest
     // band's name whatever the configuration, and no other.
     const cadence = [...rules.matchAll(/band=~"([^"]+)"/g)].map((m) => new RegExp(`^${m[1]!}$`));
     expect(cadence).toHaveLength(1);

@@ -3,7 +3,7 @@
 import { DateTime } from 'luxon';
 import { variables } from '../../src/config.js';
 import type { PrismaClient } from '../../src/generated/prisma/client.js';
-import { bandsWithin, parseCadenceBands, type CadenceBand } from '../../src/sync/cadence-bands.js';
+import { bandsWithin, parseCadenceBands, type CadenceBand } from '../../src/config/sync-bands.js';
 import type { RunningSimulator, SimUserDetails } from '../../src/simulator/index.js';
 
 export function simUser(sim: RunningSimulator, email: string): SimUserDetails {

@@ -5,7 +5,8 @@ import fc from 'fast-check';
 import { loadConfig } from '../../src/config.js';
 import { dueBands, earliestDue, scheduleAfterPull, type BandState } from '../../src/sync/band-schedule.js';
 import { allocateCalls, CALLS_PER_SYNC, type DueConnection } from '../../src/sync/call-budget.js';
-import { datesOfBand, parseCadenceBands, type CadenceBand } from '../../src/sync/cadence-bands.js';
+import { parseCadenceBands, type CadenceBand } from '../../src/config/sync-bands.js';
+import { datesOfBand } from '../../src/sync/cadence-bands.js';
 import { horizonFrom } from '../../src/sync/horizon-windows.js';
 
 function bandsOf(text: string): CadenceBand[] {

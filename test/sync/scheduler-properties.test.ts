@@ -14,7 +14,7 @@ import {
   CALLS_PER_SYNC,
   type DueConnection,
 } from '../../src/sync/call-budget.js';
-import { parseCadenceBands } from '../../src/sync/cadence-bands.js';
+import { parseCadenceBands } from '../../src/config/sync-bands.js';
 
 const START = new Date('2026-03-02T09:00:00Z').getTime();
 const MAX_ATTEMPTS = 3;
