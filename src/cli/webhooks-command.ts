@@ -8,7 +8,7 @@ import { formatTable, terminalWidth } from '../lib/text-table.js';
 import { createLoggerFor } from '../log.js';
 import { openCommandDatabase } from '../main.js';
 import { createTeamStore } from '../store/teams.js';
-import { WEBHOOK_EVENT_TYPES } from '../webhooks/webhook-events.js';
+import { WEBHOOK_EVENT_TYPES } from '../store/webhook-events.js';
 import { OUTPUT_FORMATS, uuidOf, type OutputFormat } from './argument-parsers.js';
 import type { Output } from './commands.js';
 

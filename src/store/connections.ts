@@ -1,7 +1,7 @@
 // The connection aggregate: who is connected, their sealed OAuth tokens, and when they are due. Tokens enter
 // and leave this module only in the clear in memory; the rows hold AES-GCM envelopes (token-vault.ts).
 import { recordWebhookEvents } from './webhook-outbox.js';
-import { needsReauth } from '../webhooks/webhook-events.js';
+import { needsReauth } from './webhook-events.js';
 import { randomUUID } from 'node:crypto';
 import type { Connection, PrismaClient } from '../generated/prisma/client.js';
 import { Prisma } from '../generated/prisma/client.js';

@@ -23,7 +23,7 @@ import {
   type PullCoverage,
   type PulledRange,
 } from '../sync/pull-coverage.js';
-import { availabilityChanged, bookingsInferred, type WebhookEvent } from '../webhooks/webhook-events.js';
+import { availabilityChanged, bookingsInferred, type WebhookEvent } from './webhook-events.js';
 
 export interface EventTypeSnapshot {
   upstreamEventId: string;

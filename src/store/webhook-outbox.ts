@@ -8,7 +8,7 @@
 // last statement, so that lock is held for an instant.
 import { randomUUID } from 'node:crypto';
 import type { Prisma } from '../generated/prisma/client.js';
-import { webhookPayload, type WebhookEvent } from '../webhooks/webhook-events.js';
+import { webhookPayload, type WebhookEvent } from './webhook-events.js';
 
 type Tx = Prisma.TransactionClient;
 

@@ -4,7 +4,7 @@
 import type { FastifyReply } from 'fastify';
 import type { ApiKeyRecord } from '../store/api-keys.js';
 import type { WebhookDeliveryRecord, WebhookEndpointRecord } from '../store/webhooks.js';
-import { WEBHOOK_EVENT_TYPES } from '../webhooks/webhook-events.js';
+import { WEBHOOK_EVENT_TYPES } from '../store/webhook-events.js';
 import { html, scrollBox, sendPage, type Raw } from './html.js';
 import { shownTime } from './time-html.js';
 import { postButton } from './post-button.js';

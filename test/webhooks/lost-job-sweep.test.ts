@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Prisma } from '../../src/generated/prisma/client.js';
 import { createRedisConnection } from '../../src/lib/redis-connection.js';
 import { messageIdOf } from '../../src/webhooks/webhook-delivery.js';
-import { needsReauth, webhookPayload } from '../../src/webhooks/webhook-events.js';
+import { needsReauth, webhookPayload } from '../../src/store/webhook-events.js';
 import { retryWindowMs } from '../../src/webhooks/webhook-jobs.js';
 import { createSyncHarness, type FakeClock, type SyncHarness } from '../support/sync-harness.js';
 import { waitFor } from '../support/wait-for.js';

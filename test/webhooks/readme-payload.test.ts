@@ -2,7 +2,7 @@
 // opened on 4 March, two touching ones closed on 3 March, seen by a sync at 09:15 UTC.
 import { readFileSync } from 'node:fs';
 import { expect, it } from '@jest/globals';
-import { availabilityChanged, webhookPayload } from '../../src/webhooks/webhook-events.js';
+import { availabilityChanged, webhookPayload } from '../../src/store/webhook-events.js';
 
 const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
 

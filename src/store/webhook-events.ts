@@ -2,7 +2,8 @@
 // `type`, `timestamp` (ISO 8601, when it happened) and `data`, plus `version`, which moves only when a payload's
 // meaning changes (new fields may appear within a version), and `sequence`, the event's number among those of its
 // endpoint (deliveries are retried independently and may arrive out of order). They stay small: ids and
-// intervals, never names of bookers (slotfeed knows none) nor e-mail addresses.
+// intervals, never names of bookers (slotfeed knows none) nor e-mail addresses. Declared in store/: the outbox
+// (webhook-outbox.ts) writes these payloads, and the store imports nothing of the services above it.
 import type { Interval } from '../feeds/busy-blocks.js';
 import { unionOf } from '../feeds/busy-blocks.js';
 
