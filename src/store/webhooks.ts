@@ -5,7 +5,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { Prisma } from '../generated/prisma/client.js';
 import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from './webhook-events.js';
-import { validWebhookUrl, WebhookTargetError } from '../webhooks/target-policy.js';
+import { validWebhookUrl, WebhookTargetError } from './webhook-targets.js';
 import { ConnectionNotFoundError } from './connections.js';
 import { TeamNotFoundError } from './teams.js';
 import type { TokenVault } from './token-vault.js';

@@ -3,7 +3,7 @@
 // must too; before, "localhost." and "x.localhost." passed it and failed only at delivery, a day later.
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { validWebhookUrl, WebhookTargetError } from '../../src/webhooks/target-policy.js';
+import { validWebhookUrl, WebhookTargetError } from '../../src/store/webhook-targets.js';
 
 const refused = (url: string) => {
   try {
