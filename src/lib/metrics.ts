@@ -29,7 +29,7 @@ export interface Metrics {
   webhookDeliverySeconds: Histogram;
   /**
    * Per slot change a sync stored, how stale it may have been: the time since its date was last pulled (the
-   * change happened after it; sync/pull-coverage.ts), by how far ahead the slot is (lib/date-bands.ts).
+   * change happened after it; store/pull-coverage.ts), by how far ahead the slot is (lib/date-bands.ts).
    */
   changeStalenessBound: Histogram<'band'>;
   /** Per cadence band (SYNC_BANDS), the due pulls the last tick left waiting for budget. */

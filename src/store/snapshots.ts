@@ -22,7 +22,7 @@ import {
   storedPullCoverage,
   type PullCoverage,
   type PulledRange,
-} from '../sync/pull-coverage.js';
+} from './pull-coverage.js';
 import { availabilityChanged, bookingsInferred, type WebhookEvent } from './webhook-events.js';
 
 export interface EventTypeSnapshot {
@@ -88,7 +88,7 @@ export interface SnapshotChanges {
   changedByBand: Partial<Record<DateBand, number>>;
   /**
    * The same changes with how stale each may have been: the time since what showed it was last pulled
-   * (sync/pull-coverage.ts), by band and bound. Changes nothing had looked at before are not in it.
+   * (pull-coverage.ts), by band and bound. Changes nothing had looked at before are not in it.
    */
   changeStaleness: ChangeStaleness[];
   /** The time since the oldest previous pull of what this sync pulled; null when none of it was pulled before. */

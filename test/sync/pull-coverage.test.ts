@@ -14,7 +14,7 @@ import {
   stalenessBoundSeconds,
   storedPullCoverage,
   type PulledRange,
-} from '../../src/sync/pull-coverage.js';
+} from '../../src/store/pull-coverage.js';
 
 const HOUR = 3_600_000;
 const T0 = Date.parse('2026-03-02T09:00:00Z');

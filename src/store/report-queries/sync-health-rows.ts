@@ -17,7 +17,7 @@
 // - Staleness p95 per date band (lib/date-bands.ts): over every slot change the selection's successful runs
 //   stored (opened, closed as taken or by its event type, moved), by how far ahead the slot starts, the 95th
 //   percentile of its own staleness bound: the time since what showed it (its date's slots, or the list of
-//   event types) was last pulled (sync/pull-coverage.ts). Each change happened within that time, so this is
+//   event types) was last pulled (store/pull-coverage.ts). Each change happened within that time, so this is
 //   how stale it may have been at most; changes nothing had looked at before (a first sync) are not counted.
 import { Prisma } from '../../generated/prisma/client.js';
 import type { ReportScope } from './report-scope.js';

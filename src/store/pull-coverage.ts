@@ -10,7 +10,8 @@
 // for, [start of its first date, start of the day after its last) in the account's zone, with the time it
 // began (anything it saw happened after that, and anything after that it may have missed). Steps entirely in
 // the past are dropped (slots that started change nothing a bound measures), so the list stays a few steps:
-// about one per band, plus one when a band's dates moved on since its last pull.
+// about one per band, plus one when a band's dates moved on since its last pull. Kept in store/: it is what
+// connection.pull_coverage holds, read and written by the sync commit (snapshots.ts) under the connection's lock.
 import { DateTime } from 'luxon';
 import { z } from 'zod';
 
