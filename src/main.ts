@@ -22,6 +22,8 @@ import { createSignal, type Signal } from './lib/signal.js';
 import { registerStateGauges } from './lib/state-gauges.js';
 import { startRetention } from './sync/retention-schedule.js';
 import { CONNECTION_STATUSES } from './store/connection-admin.js';
+import { createEventRevisionStore } from './store/event-revisions.js';
+import { createFeedContentStore } from './store/feed-content.js';
 import { createFeedStore, type FeedStore } from './store/feeds.js';
 import type { PgSessions } from './store/pg-sessions.js';
 import { createPostgresProbe, type PostgresProbe } from './store/postgres-probe.js';
@@ -338,6 +340,8 @@ export function composeWebDeps(
     roleReadiness: parts.roleReadiness,
     connections: services.connections,
     feeds: services.feeds,
+    feedContent: createFeedContentStore(clients.prisma),
+    eventRevisions: createEventRevisionStore(clients.prisma),
     apiKeys: createApiKeyStore(clients.prisma),
     webhooks: services.webhooks,
     reports: createReportStore(clients.prisma),

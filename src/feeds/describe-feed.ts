@@ -1,12 +1,12 @@
 // The calendar's name and X-WR-CALDESC. They go into every render, so they may read only the connection
-// columns declared in serve/feed-inputs.ts: a change to those moves the feed version and Last-Modified, so
+// columns declared in feed-inputs.ts: a change to those moves the feed version and Last-Modified, so
 // what the text says can never change behind an unchanged validator. (The last sync's outcome is not one of
 // them: saying "the last sync failed" would change the bytes with no version to show for it.)
 import { DateTime, IANAZone } from 'luxon';
 import { durationLabel } from '../lib/duration-label.js';
 import type { FeedView, TeamMode } from './feed-options.js';
 import { memberName } from './team-feed-events.js';
-import type { FeedConnectionState } from '../serving/feed-inputs.js';
+import type { FeedConnectionState } from './feed-inputs.js';
 
 type Shown = Pick<FeedConnectionState, 'displayName' | 'email' | 'timezone' | 'status' | 'feedChangedAt'>;
 
@@ -71,7 +71,7 @@ const utcMinute = (at: Date) => `${at.toISOString().slice(0, 16).replace('T', ' 
 /**
  * What a team feed shows, who is in it, and which members' free time is not current: a member whose account
  * needs re-authorisation (or whose syncing is off) keeps contributing what was last synced, and the
- * subscriber is told so. It reads only the team's and its members' declared inputs (serve/feed-inputs.ts).
+ * subscriber is told so. It reads only the team's and its members' declared inputs (feed-inputs.ts).
  */
 export function describeTeamFeed(o: {
   teamName: string;

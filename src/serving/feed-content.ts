@@ -1,12 +1,11 @@
-// What one feed shows, read from the snapshots: the connection's state, its current event types and every
-// open slot of the included event types in the feed's window (read whole: the cap applies to events, after
-// merging, in feed-events.ts). All of it is read in one REPEATABLE READ transaction: a sync committing between
-// two of the reads would otherwise pair slots of version n+1 with feedVersion n, and the web layer would cache
-// (and serve under one strong ETag) bytes that another replica renders differently.
-import type { PrismaClient } from '../generated/prisma/client.js';
-import { Prisma } from '../generated/prisma/client.js';
-import { ConnectionNotFoundError } from '../store/connections.js';
-import type { FeedRecord } from '../store/feeds.js';
+// What one feed shows, read from the snapshots (store/feed-content.ts reads each in one transaction): a
+// person's feed, its connection's state, its event types and open slots in its window (read whole: the cap
+// applies to events, after merging, in feed-events.ts), and its bookings when its view shows busy time; a team
+// feed, its team's and members' state, and each member's free time from the open slots of the event types
+// their own default feed would show (enabled, not secret). A member whose account needs re-authorisation has
+// kept its last good snapshot in the store, so it contributes that.
+import type { FeedConnectionState, FeedTeamState } from '../feeds/feed-inputs.js';
+import { usableFreeBlocks } from '../feeds/feed-events.js';
 import {
   includedEventIds,
   type FeedBooking,
@@ -14,7 +13,10 @@ import {
   type FeedSlot,
 } from '../feeds/feed-model.js';
 import { showsBusy, viewOf } from '../feeds/feed-options.js';
-import { FEED_CONNECTION_INPUTS, type FeedConnectionState } from './feed-inputs.js';
+import type { TeamMemberTime } from '../feeds/team-availability.js';
+import { memberName } from '../feeds/team-feed-events.js';
+import type { FeedContentStore } from '../store/feed-content.js';
+import type { FeedRecord } from '../store/feeds.js';
 import { feedWindow, type FeedWindow } from './feed-window.js';
 
 export interface FeedContent extends FeedWindow {
@@ -27,103 +29,57 @@ export interface FeedContent extends FeedWindow {
   bookings: FeedBooking[];
 }
 
-/** The columns a feed reads of an event type. */
-export const FEED_EVENT_TYPE_COLUMNS = {
-  upstreamEventId: true,
-  title: true,
-  durationMinutes: true,
-  url: true,
-  color: true,
-  enabled: true,
-  secret: true,
-} as const satisfies Prisma.EventTypeSelect;
+/** A team spans zones: its window runs from today's start in UTC. */
+export const TEAM_FEED_ZONE = 'UTC';
 
-/** The columns a feed reads of a slot. */
-export const FEED_SLOT_COLUMNS = {
-  upstreamEventId: true,
-  startsAt: true,
-  endsAt: true,
-  sequence: true,
-  firstSeenAt: true,
-  lastChangedAt: true,
-} as const satisfies Prisma.SlotSelect;
-
-type EventTypeRow = Prisma.EventTypeGetPayload<{ select: typeof FEED_EVENT_TYPE_COLUMNS }>;
-type SlotRow = Prisma.SlotGetPayload<{ select: typeof FEED_SLOT_COLUMNS }>;
-
-/** Event type rows as the renderer takes them, by upstream id. */
-export function eventTypesById(rows: readonly EventTypeRow[]): Map<string, FeedEventType> {
-  return new Map(rows.map(({ upstreamEventId, ...eventType }) => [upstreamEventId, eventType]));
+export interface TeamFeedContent extends FeedWindow {
+  team: FeedTeamState;
+  /** Every member, in the team's fixed order, with their free time in the window. */
+  members: TeamMemberTime[];
 }
 
-export const feedSlotOf = ({ upstreamEventId, ...slot }: SlotRow): FeedSlot => ({
-  eventId: upstreamEventId,
-  ...slot,
-});
+interface ReadSettings {
+  now: Date;
+  defaultDays: number;
+  /** A range of the caller's own (the JSON API's) instead of the feed's rolling window. */
+  window?: FeedWindow;
+}
 
 export async function readFeedContent(
-  prisma: PrismaClient,
+  store: Pick<FeedContentStore, 'forConnection'>,
   feed: Pick<FeedRecord, 'connectionId' | 'upstreamEventId' | 'options'>,
-  settings: { now: Date; defaultDays: number; window?: FeedWindow },
+  settings: ReadSettings,
 ): Promise<FeedContent> {
-  const connectionId = feed.connectionId ?? '';
-  return prisma.$transaction(
-    async (tx) => {
-      const connection = await tx.connection.findUnique({
-        where: { id: connectionId },
-        select: FEED_CONNECTION_INPUTS,
-      });
-      if (!connection) throw new ConnectionNotFoundError(connectionId);
-
-      // A feed's rolling window, unless the caller (the JSON API) asks for a range of its own.
-      const window =
-        settings.window ??
-        feedWindow(settings.now, connection.timezone, feed.options.days ?? settings.defaultDays);
-      const eventTypeRows = await tx.eventType.findMany({
-        where: {
-          connectionId: connection.id,
-          validTo: null,
-          ...(feed.upstreamEventId !== null ? { upstreamEventId: feed.upstreamEventId } : {}),
-        },
-        orderBy: [{ upstreamEventId: 'asc' }, { id: 'asc' }],
-        select: FEED_EVENT_TYPE_COLUMNS,
-      });
-      const current = eventTypesById(eventTypeRows);
-      const included = includedEventIds(current, feed.upstreamEventId);
-      const eventTypes = new Map([...current].filter(([id]) => included.has(id)));
-      const slotRows =
-        included.size === 0
-          ? []
-          : await tx.slot.findMany({
-              where: {
-                connectionId: connection.id,
-                goneAt: null,
-                upstreamEventId: { in: [...included] },
-                startsAt: { gte: window.windowStart, lt: window.windowEnd },
-              },
-              orderBy: [{ startsAt: 'asc' }, { upstreamEventId: 'asc' }, { id: 'asc' }],
-              select: FEED_SLOT_COLUMNS,
-            });
-      const bookings =
-        included.size === 0 || !showsBusy(viewOf(feed.options))
-          ? []
-          : await tx.booking.findMany({
-              where: {
-                connectionId: connection.id,
-                eventIds: { hasSome: [...included] },
-                startsAt: { gte: window.windowStart, lt: window.windowEnd },
-              },
-              orderBy: [{ startsAt: 'asc' }, { id: 'asc' }],
-              select: { startsAt: true, endsAt: true, detectedAt: true },
-            });
-      return {
-        connection,
-        eventTypes,
-        slots: slotRows.map(feedSlotOf),
-        bookings,
-        ...window,
-      };
+  const { connection, window, eventTypes, slots, bookings } = await store.forConnection(
+    {
+      connectionId: feed.connectionId ?? '',
+      upstreamEventId: feed.upstreamEventId,
+      withBookings: showsBusy(viewOf(feed.options)),
     },
-    { isolationLevel: Prisma.TransactionIsolationLevel.RepeatableRead },
+    (zone) => settings.window ?? feedWindow(settings.now, zone, feed.options.days ?? settings.defaultDays),
   );
+  return { connection, eventTypes, slots, bookings, ...window };
+}
+
+export async function readTeamFeedContent(
+  store: Pick<FeedContentStore, 'forTeam'>,
+  feed: Pick<FeedRecord, 'teamId' | 'options'>,
+  settings: ReadSettings,
+): Promise<TeamFeedContent> {
+  const window =
+    settings.window ?? feedWindow(settings.now, TEAM_FEED_ZONE, feed.options.days ?? settings.defaultDays);
+  const { team, members } = await store.forTeam(feed.teamId ?? '', window);
+  return {
+    team,
+    members: members.map((member): TeamMemberTime => {
+      const included = includedEventIds(member.eventTypes, null);
+      const slots = member.slots.filter((slot) => included.has(slot.eventId));
+      return {
+        id: member.id,
+        name: memberName(member.displayName),
+        blocks: usableFreeBlocks({ eventTypes: member.eventTypes, slots }),
+      };
+    }),
+    ...window,
+  };
 }

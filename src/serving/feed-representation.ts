@@ -13,17 +13,22 @@ import { planFeedEvents, type PlannedFeed } from '../feeds/feed-events.js';
 import { DEFAULT_TEAM_MINIMUM_MINUTES, DEFAULT_TEAM_MODE, viewOf } from '../feeds/feed-options.js';
 import { renderCalendar, type CalendarHead } from '../feeds/render-feed.js';
 import { planTeamFeedEvents } from '../feeds/team-feed-events.js';
-import type { EventRevisionStore } from './event-revisions.js';
-import { readFeedContent, type FeedContent } from './feed-content.js';
-import { feedCacheKey, feedLastModified, teamFeedCacheKey, teamFeedLastModified } from './feed-inputs.js';
-import { readTeamFeedContent, TEAM_FEED_ZONE, type TeamFeedContent } from './team-feed-content.js';
+import type { EventRevisions } from './event-revisions.js';
+import {
+  readFeedContent,
+  readTeamFeedContent,
+  TEAM_FEED_ZONE,
+  type FeedContent,
+  type TeamFeedContent,
+} from './feed-content.js';
+import { feedCacheKey, feedLastModified, teamFeedCacheKey, teamFeedLastModified } from './feed-validators.js';
 import { feedWindow } from './feed-window.js';
 import { cachedOrRendered, representationOf, type RenderCache, type RenderedFeed } from './render-cache.js';
-import type { PrismaClient } from '../generated/prisma/client.js';
+import type { FeedContentStore } from '../store/feed-content.js';
 
 export interface FeedServingDeps {
-  prisma: PrismaClient;
-  revisions: EventRevisionStore;
+  content: FeedContentStore;
+  revisions: EventRevisions;
   cache: RenderCache;
   settings: {
     feedDefaultDays: number;
@@ -161,7 +166,7 @@ export async function feedRepresentation(
     deps.cache,
     feedCacheKey(feed, connection, windowKey, defaultDays),
     async () => {
-      const content = await readFeedContent(deps.prisma, feed, { now, defaultDays });
+      const content = await readFeedContent(deps.content, feed, { now, defaultDays });
       return {
         key: feedCacheKey(feed, content.connection, content.windowKey, defaultDays),
         rendered: await rendered(deps, feed, content),
@@ -183,7 +188,7 @@ async function teamFeedRepresentation(
     deps.cache,
     teamFeedCacheKey(feed, team, windowKey, defaultDays),
     async () => {
-      const content = await readTeamFeedContent(deps.prisma, feed, { now, defaultDays });
+      const content = await readTeamFeedContent(deps.content, feed, { now, defaultDays });
       return {
         key: teamFeedCacheKey(feed, content.team, content.windowKey, defaultDays),
         rendered: await renderedTeamFeed(deps, feed, content),

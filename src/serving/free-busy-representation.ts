@@ -6,11 +6,10 @@ import { createHash } from 'node:crypto';
 import type { ResolvedFeed } from '../store/feeds.js';
 import { planFeedEvents } from '../feeds/feed-events.js';
 import { renderFreeBusy } from '../feeds/free-busy.js';
-import { readFeedContent } from './feed-content.js';
-import { feedCacheKey, feedLastModified, teamFeedCacheKey, teamFeedLastModified } from './feed-inputs.js';
+import { readFeedContent, readTeamFeedContent, TEAM_FEED_ZONE } from './feed-content.js';
+import { feedCacheKey, feedLastModified, teamFeedCacheKey, teamFeedLastModified } from './feed-validators.js';
 import { planTeamFeed, type FeedServingDeps } from './feed-representation.js';
 import { feedWindow } from './feed-window.js';
-import { readTeamFeedContent, TEAM_FEED_ZONE } from './team-feed-content.js';
 import type { FeedRecord } from '../store/feeds.js';
 import { cachedOrRendered, representationOf, type RenderedFeed } from './render-cache.js';
 
@@ -35,7 +34,7 @@ async function teamFreeBusy(
     deps.cache,
     keyOf(windowKey, team),
     async () => {
-      const content = await readTeamFeedContent(deps.prisma, feed, { now, defaultDays });
+      const content = await readTeamFeedContent(deps.content, feed, { now, defaultDays });
       const lastModified = teamFeedLastModified(feed, content.team, content.windowStart);
       const uncapped = { ...deps, settings: { ...deps.settings, feedMaxEvents: Number.MAX_SAFE_INTEGER } };
       const planned = planTeamFeed(uncapped, feed, content, lastModified);
@@ -69,7 +68,7 @@ export async function freeBusyRepresentation(
     keyOf(windowKey, connection),
     async () => {
       const asFreeBusy = { ...feed, options: { ...feed.options, view: 'free+busy' as const } };
-      const content = await readFeedContent(deps.prisma, asFreeBusy, { now, defaultDays });
+      const content = await readFeedContent(deps.content, asFreeBusy, { now, defaultDays });
       const planned = planFeedEvents({
         connectionId: content.connection.id,
         view: 'free+busy',

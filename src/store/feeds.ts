@@ -11,15 +11,10 @@ import {
   DEFAULT_TEAM_MODE,
   type FeedOptions,
 } from '../feeds/feed-options.js';
-import {
-  FEED_CONNECTION_INPUTS,
-  FEED_TEAM_INPUTS,
-  teamStateOf,
-  type FeedConnectionState,
-  type FeedTeamState,
-} from '../serving/feed-inputs.js';
+import type { FeedConnectionState, FeedTeamState } from '../feeds/feed-inputs.js';
 import { hashFeedToken, newFeedToken } from '../feeds/feed-token.js';
 import { ConnectionNotFoundError } from './connections.js';
+import { FEED_CONNECTION_SELECT, FEED_TEAM_SELECT, teamStateOf } from './feed-inputs.js';
 import { TeamNotFoundError } from './teams.js';
 import type { TokenVault } from './token-vault.js';
 import { randomUUID } from 'node:crypto';
@@ -42,7 +37,7 @@ export interface FeedRecord {
   tokenRecoverable: boolean;
 }
 
-export type { FeedConnectionState, FeedTeamState } from '../serving/feed-inputs.js';
+export type { FeedConnectionState, FeedTeamState } from '../feeds/feed-inputs.js';
 
 /** An active feed with the state its bytes depend on: its connection's, or its team's and every member's. */
 export type ResolvedFeed =
@@ -350,8 +345,8 @@ export function createFeedStore(
       const row = await prisma.feed.findFirst({
         where: { tokenHash: new Uint8Array(tokenHash), revokedAt: null },
         include: {
-          connection: { select: FEED_CONNECTION_INPUTS },
-          team: { select: FEED_TEAM_INPUTS },
+          connection: { select: FEED_CONNECTION_SELECT },
+          team: { select: FEED_TEAM_SELECT },
         },
       });
       if (!row) return undefined;

@@ -20,9 +20,8 @@ import { registerAdminRoutes, registerAdminSession } from './admin-routes.js';
 import { createAdminSessions } from './admin-sessions.js';
 import { registerConnectRoutes } from './connect-routes.js';
 import { answerFrameworkError, installErrorHandlers, prefersHtml, sendError } from './error-handler.js';
-import { feedLoader, registerFeedRoutes } from './feed-routes.js';
+import { registerFeedRoutes } from './feed-routes.js';
 import { registerHealthRoutes, webReadiness } from './health-routes.js';
-import { createLastGoodFeeds } from '../serving/last-good-feeds.js';
 import { registerLandingPage } from './landing-page.js';
 import { createOwnerAuth } from './owner-auth.js';
 import { registerOwnerRoutes } from './owner-routes.js';
@@ -31,6 +30,7 @@ import { registerQueueDashboard } from './queue-dashboard.js';
 import { feedRateLimitHook, registerRateLimits } from './rate-limits.js';
 import { registerReportRoutes } from './report-routes.js';
 import { createSignInLockout } from './sign-in-lockout.js';
+import { createFeedServing } from '../serving/feed-serving.js';
 import type { WebDeps } from './web-deps.js';
 
 export type { WebDeps, WebSettings } from './web-deps.js';
@@ -88,23 +88,29 @@ export async function buildWebApp(deps: WebDeps): Promise<FastifyInstance> {
         : sendError(request, reply, 401, 'Admin credentials needed: Authorization: Bearer <ADMIN_TOKEN>.'),
   });
 
-  // What feeds answer with while Postgres cannot: shared by the feed route and readiness (a replica that can
-  // serve feeds from memory stays ready for feed traffic).
-  const lastGood = createLastGoodFeeds({
-    load: feedLoader(deps),
+  // Feeds as served, and what they answer with while Postgres cannot: shared by the feed route and readiness
+  // (a replica that can serve feeds from memory stays ready for feed traffic).
+  const feedServing = createFeedServing({
+    feeds: deps.feeds,
+    content: deps.feedContent,
+    eventRevisions: deps.eventRevisions,
     changes: deps.feedChanges,
-    graceSeconds: deps.settings.feedOutageGraceSeconds,
+    settings: deps.settings,
     now: deps.now,
-    onRecheck: (result) => deps.metrics.feedLastGoodRechecks.inc({ result }),
+    observe: {
+      lookup: (result) => deps.metrics.feedLookups.inc({ result }),
+      renderCache: (result) => deps.metrics.feedRenderCache.inc({ result }),
+      recheck: (result) => deps.metrics.feedLastGoodRechecks.inc({ result }),
+    },
   });
-  app.addHook('onClose', async () => lastGood.close());
+  app.addHook('onClose', async () => feedServing.close());
 
   // Feeds and probes take the most requests and need no cookies, forms or compression (the feed route
   // compresses itself, once per render): they live outside the context that registers those plugins.
   const web = webReadiness({
     postgresProbe: deps.postgresProbe,
     redis: deps.redis,
-    canServeFeedsFromMemory: () => lastGood.canServeAny(),
+    canServeFeedsFromMemory: () => feedServing.lastGood.canServeAny(),
   });
   const otherRoles = deps.roleReadiness ?? {};
   registerHealthRoutes(app, {
@@ -114,7 +120,7 @@ export async function buildWebApp(deps: WebDeps): Promise<FastifyInstance> {
   await app.register(async (feeds) => {
     const limit = feedRateLimitHook(feeds, deps.settings.rateLimits.feedsPerMinute);
     if (limit) feeds.addHook('onRequest', limit);
-    registerFeedRoutes(feeds, deps, lastGood);
+    registerFeedRoutes(feeds, deps, feedServing);
   });
   await app.register(async (api) => {
     registerApiRoutes(

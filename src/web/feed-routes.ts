@@ -1,26 +1,23 @@
 // GET/HEAD /feeds/{token}.ics (fastify answers HEAD from the GET route), the same feed's free/busy as
 // /freebusy/{token}.ifb, and robots.txt. An unknown, revoked
 // or rotated token is a 404 whose body never depends on the token, and the hash lookup runs for every token, well-formed or not, so timing does not tell them apart either.
-// A poll of an unchanged feed is answered from memory: the token lookup (feed-lookup.ts) and the rendered
-// bytes (render-cache.ts) are both remembered until Postgres says something they depend on changed.
-// When Postgres cannot answer, a feed this process served recently gets the bytes it last got, validators
-// included (last-good-feeds.ts), any other token a 503; the outage is logged once (database-outage.ts).
+// What to serve is decided in serving/ (feed-serving.ts); this adds HTTP: validators, compression, statuses.
+// A poll of an unchanged feed is answered from memory: the token lookup (serving/feed-lookup.ts) and the
+// rendered bytes (serving/render-cache.ts) are both remembered until Postgres says something they depend on
+// changed. When Postgres cannot answer, a feed this process served recently gets the bytes it last got,
+// validators included (serving/last-good-feeds.ts), any other token a 503; the outage is logged once
+// (database-outage.ts).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { createEventRevisionStore } from '../serving/event-revisions.js';
-import { feedRepresentation, type FeedServingDeps } from '../serving/feed-representation.js';
-import { freeBusyRepresentation } from '../serving/free-busy-representation.js';
-import { createRenderCache, type RenderedFeed } from '../serving/render-cache.js';
-import { ConnectionNotFoundError } from '../store/connections.js';
-import { TeamNotFoundError } from '../store/teams.js';
+import { hashedToken } from '../serving/feed-lookup.js';
+import type { FeedServing } from '../serving/feed-serving.js';
+import type { RenderedFeed } from '../serving/render-cache.js';
 import { databaseUnavailableReason } from '../store/database-errors.js';
-import { feedOwnerId, type ResolvedFeed } from '../store/feeds.js';
+import { feedOwnerId } from '../store/feeds.js';
 import { acceptsGzip } from './accept-encoding.js';
 import { isNotModified } from './conditional-get.js';
 import { createDatabaseOutage } from './database-outage.js';
 import { DATABASE_RETRY_AFTER_SECONDS, sendError } from './error-handler.js';
-import { createFeedLookup, hashedToken, type HashedToken } from '../serving/feed-lookup.js';
 import { HttpError, NO_SUCH_FEED } from './http-error.js';
-import type { LastGoodFeeds } from '../serving/last-good-feeds.js';
 import type { WebDeps } from './web-deps.js';
 
 const FEED_ROUTE = '/feeds/:token.ics';
@@ -33,12 +30,8 @@ function gzipTag(tag: string): string {
   return `${tag}-gzip`;
 }
 
-/** The token lookup's query; the last-good feeds' rechecks make the same one (see app.ts). */
-export function feedLoader(deps: WebDeps): (tokenHash: Buffer) => Promise<ResolvedFeed | undefined> {
-  return (tokenHash) => deps.feeds.resolveTokenHash(tokenHash);
-}
-
-export function registerFeedRoutes(app: FastifyInstance, deps: WebDeps, lastGood: LastGoodFeeds): void {
+export function registerFeedRoutes(app: FastifyInstance, deps: WebDeps, serving: FeedServing): void {
+  const { lastGood } = serving;
   const graceSeconds = deps.settings.feedOutageGraceSeconds;
   const outage = createDatabaseOutage({
     logger: deps.logger,
@@ -46,37 +39,8 @@ export function registerFeedRoutes(app: FastifyInstance, deps: WebDeps, lastGood
     graceSeconds,
     countAnswer: (answer) => deps.metrics.feedOutageAnswers.inc({ answer }),
   });
-  const serving: FeedServingDeps = {
-    prisma: deps.prisma,
-    revisions: createEventRevisionStore(deps.prisma),
-    cache: createRenderCache(deps.settings.renderCacheMaxBytes),
-    settings: deps.settings,
-    now: deps.now,
-    onCacheLookup: (result) => deps.metrics.feedRenderCache.inc({ result }),
-  };
   // Clients that honour max-age poll at most twice per sync interval; one that revalidates gets a 304.
   const cacheControl = `private, max-age=${Math.max(60, Math.floor(deps.settings.refreshIntervalSeconds / 2))}`;
-
-  const lookup = createFeedLookup({
-    load: feedLoader(deps),
-    changes: deps.feedChanges,
-    onLookup: (result) => deps.metrics.feedLookups.inc({ result }),
-  });
-
-  /** The feed and its bytes as the database has them now; undefined when no active feed has this token. */
-  async function currentFeed(
-    token: HashedToken,
-  ): Promise<{ resolved: ResolvedFeed; rendered: RenderedFeed } | undefined> {
-    const resolved = await lookup.resolveHashed(token);
-    if (resolved === undefined) return undefined;
-    try {
-      return { resolved, rendered: await feedRepresentation(serving, resolved) };
-    } catch (thrown: unknown) {
-      // The connection or team was deleted (its feeds with it) between the token lookup and the render.
-      if (thrown instanceof ConnectionNotFoundError || thrown instanceof TeamNotFoundError) return undefined;
-      throw thrown;
-    }
-  }
 
   function sendFeed(
     request: FastifyRequest,
@@ -144,22 +108,17 @@ export function registerFeedRoutes(app: FastifyInstance, deps: WebDeps, lastGood
     '/freebusy/:token.ifb',
     { onResponse: countResponse },
     async (request, reply) => {
-      let resolved: ResolvedFeed | undefined;
-      let rendered: RenderedFeed;
+      let rendered: RenderedFeed | undefined;
       try {
-        resolved = await lookup.resolveHashed(hashedToken(request.params.token));
-        if (resolved === undefined) throw new HttpError(404, NO_SUCH_FEED);
-        rendered = await freeBusyRepresentation(serving, resolved);
+        rendered = await serving.freeBusy(hashedToken(request.params.token));
       } catch (thrown: unknown) {
-        if (thrown instanceof ConnectionNotFoundError || thrown instanceof TeamNotFoundError) {
-          throw new HttpError(404, NO_SUCH_FEED);
-        }
         const reason = databaseUnavailableReason(thrown);
         if (reason === undefined) throw thrown;
         outage.unreachable(reason);
         reply.header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS));
         return sendError(request, reply, 503, FEEDS_UNAVAILABLE);
       }
+      if (rendered === undefined) throw new HttpError(404, NO_SUCH_FEED);
       return sendFeed(request, reply, rendered, 'free-busy.ifb');
     },
   );
@@ -172,9 +131,9 @@ export function registerFeedRoutes(app: FastifyInstance, deps: WebDeps, lastGood
       const token = hashedToken(request.params.token);
       const tokenKey = token.key;
       const since = lastGood.mark();
-      let current: Awaited<ReturnType<typeof currentFeed>>;
+      let current: Awaited<ReturnType<FeedServing['current']>>;
       try {
-        current = await currentFeed(token);
+        current = await serving.current(token);
       } catch (thrown: unknown) {
         const reason = databaseUnavailableReason(thrown);
         if (reason === undefined) throw thrown;

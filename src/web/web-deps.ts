@@ -10,7 +10,9 @@ import type { Logger } from '../log.js';
 import type { ApiKeyStore } from '../store/api-keys.js';
 import type { WebhookStore } from '../store/webhooks.js';
 import type { ConnectionStore } from '../store/connections.js';
+import type { EventRevisionStore } from '../store/event-revisions.js';
 import type { FeedChangeListener } from '../store/feed-change-listener.js';
+import type { FeedContentStore } from '../store/feed-content.js';
 import type { FeedStore } from '../store/feeds.js';
 import type { PostgresProbe } from '../store/postgres-probe.js';
 import type { ReportStore } from '../store/reports.js';
@@ -40,6 +42,10 @@ export interface WebDeps {
   roleReadiness?: Record<string, ReadinessCheck>;
   connections: ConnectionStore;
   feeds: FeedStore;
+  /** What feeds and the JSON API read of the snapshots. */
+  feedContent: FeedContentStore;
+  /** What each feed last published per event (SEQUENCE and change time). */
+  eventRevisions: EventRevisionStore;
   /** The JSON API's keys (their hashes). */
   apiKeys: ApiKeyStore;
   /** Webhook endpoints, registered on the admin's and the owner's pages. */

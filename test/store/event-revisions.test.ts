@@ -4,12 +4,13 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { FeedEvent } from '../../src/feeds/feed-model.js';
-import { createEventRevisionStore, type EventRevisionStore } from '../../src/serving/event-revisions.js';
+import { createEventRevisions, type EventRevisions } from '../../src/serving/event-revisions.js';
+import { createEventRevisionStore } from '../../src/store/event-revisions.js';
 import { createFeedStore } from '../../src/store/feeds.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 
 let db: TestDatabase;
-let store: EventRevisionStore;
+let store: EventRevisions;
 const at = (iso: string) => new Date(iso);
 const WINDOW_START = at('2026-03-02T00:00:00Z');
 
@@ -32,7 +33,7 @@ async function newFeed(): Promise<string> {
 
 beforeAll(async () => {
   db = await createTestDatabase('event_revisions');
-  store = createEventRevisionStore(db.prisma);
+  store = createEventRevisions(createEventRevisionStore(db.prisma));
 });
 afterAll(async () => {
   await db?.drop();

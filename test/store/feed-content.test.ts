@@ -4,6 +4,7 @@ import { describeFeed, feedCalendarName } from '../../src/feeds/describe-feed.js
 import { renderFeed } from '../../src/feeds/render-feed.js';
 import { readFeedContent, type FeedContent } from '../../src/serving/feed-content.js';
 import { feedWindow } from '../../src/serving/feed-window.js';
+import { createFeedContentStore } from '../../src/store/feed-content.js';
 import { createFeedStore, type FeedRecord } from '../../src/store/feeds.js';
 import { syncConnection } from '../../src/sync/sync-connection.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
@@ -125,7 +126,7 @@ afterAll(async () => {
 
 describe('readFeedContent', () => {
   it('reads the window from the start of today in the connection zone, open slots of enabled event types', async () => {
-    const content = await readFeedContent(db.prisma, feedOf(kolkata), SETTINGS);
+    const content = await readFeedContent(createFeedContentStore(db.prisma), feedOf(kolkata), SETTINGS);
     expect(content.windowStart).toEqual(at('2026-03-02T18:30:00Z'));
     expect(content.windowEnd).toEqual(at('2026-03-04T18:30:00Z'));
     expect(content.windowKey).toBe('2026-03-03');
@@ -146,7 +147,7 @@ describe('readFeedContent', () => {
   });
 
   it('returns the current versions of the event types it may show, and the connection state feeds describe', async () => {
-    const content = await readFeedContent(db.prisma, feedOf(kolkata), SETTINGS);
+    const content = await readFeedContent(createFeedContentStore(db.prisma), feedOf(kolkata), SETTINGS);
     expect([...content.eventTypes.entries()]).toEqual([
       [
         'ev-a',
@@ -173,19 +174,31 @@ describe('readFeedContent', () => {
   });
 
   it('limits a one-event feed to its event type', async () => {
-    const content = await readFeedContent(db.prisma, feedOf(kolkata, { upstreamEventId: 'ev-b' }), SETTINGS);
+    const content = await readFeedContent(
+      createFeedContentStore(db.prisma),
+      feedOf(kolkata, { upstreamEventId: 'ev-b' }),
+      SETTINGS,
+    );
     expect([...content.eventTypes.keys()]).toEqual(['ev-b']);
     expect(keys(content.slots)).toEqual(['ev-b 2026-03-03T09:00:00.000Z', 'ev-b 2026-03-04T18:00:00.000Z']);
   });
 
   it('shows no slots for a one-event feed whose event type is disabled', async () => {
-    const content = await readFeedContent(db.prisma, feedOf(kolkata, { upstreamEventId: 'ev-c' }), SETTINGS);
+    const content = await readFeedContent(
+      createFeedContentStore(db.prisma),
+      feedOf(kolkata, { upstreamEventId: 'ev-c' }),
+      SETTINGS,
+    );
     expect([...content.eventTypes.keys()]).toEqual([]);
     expect(content.slots).toEqual([]);
   });
 
   it('takes the day range from the feed options before the default', async () => {
-    const content = await readFeedContent(db.prisma, feedOf(kolkata, { options: { days: 1 } }), SETTINGS);
+    const content = await readFeedContent(
+      createFeedContentStore(db.prisma),
+      feedOf(kolkata, { options: { days: 1 } }),
+      SETTINGS,
+    );
     expect(content.windowEnd).toEqual(at('2026-03-03T18:30:00Z'));
     expect(keys(content.slots)).toEqual([
       'ev-a 2026-03-02T18:30:00.000Z',
@@ -195,14 +208,16 @@ describe('readFeedContent', () => {
   });
 
   it('uses UTC days for a connection without a zone', async () => {
-    const content = await readFeedContent(db.prisma, feedOf(other), SETTINGS);
+    const content = await readFeedContent(createFeedContentStore(db.prisma), feedOf(other), SETTINGS);
     expect(content.windowStart).toEqual(at('2026-03-02T00:00:00Z'));
     expect(content.windowKey).toBe('2026-03-02');
     expect(keys(content.slots)).toEqual(['ev-a 2026-03-02T00:00:00.000Z', 'ev-a 2026-03-03T09:00:00.000Z']);
   });
 
   it('throws for a feed whose connection is gone', async () => {
-    await expect(readFeedContent(db.prisma, feedOf(randomUUID()), SETTINGS)).rejects.toThrow(/no connection/);
+    await expect(
+      readFeedContent(createFeedContentStore(db.prisma), feedOf(randomUUID()), SETTINGS),
+    ).rejects.toThrow(/no connection/);
   });
 });
 
@@ -232,7 +247,8 @@ describe('a feed of a simulated account, from sync to text', () => {
     clock.advance(1);
     return syncConnection(h.services.syncDeps, { connectionId, jobId: null, attempt: 1, maxAttempts: 1 });
   };
-  const read = () => readFeedContent(h.clients.prisma, feed, { now: clock.now(), defaultDays: 28 });
+  const read = () =>
+    readFeedContent(createFeedContentStore(h.clients.prisma), feed, { now: clock.now(), defaultDays: 28 });
   const render = (content: FeedContent, merge = false) =>
     renderFeed({
       connectionId,

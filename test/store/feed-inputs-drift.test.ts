@@ -1,4 +1,4 @@
-// What a feed's bytes depend on is declared once (src/serving/feed-inputs.ts). These tests fail when the
+// What a feed's bytes depend on is declared once (src/feeds/feed-inputs.ts). These tests fail when the
 // places that must agree with that declaration drift from it: the triggers Postgres runs (read back from its
 // catalog), the render cache key, and what the calendar's name and description read. They also hold the
 // README's claim that every writer moves the feed version: SQL typed by hand included.
@@ -13,12 +13,14 @@ import {
   FEED_CONNECTION_INPUTS,
   FEED_CONNECTION_INPUT_NAMES,
   FEED_ROW_INPUT_NAMES,
+  type FeedConnectionState,
+} from '../../src/feeds/feed-inputs.js';
+import {
   feedCacheKey,
   feedLastModified,
   teamFeedCacheKey,
   teamFeedLastModified,
-  type FeedConnectionState,
-} from '../../src/serving/feed-inputs.js';
+} from '../../src/serving/feed-validators.js';
 import { createFeedStore } from '../../src/store/feeds.js';
 import { commitSuccessfulSync } from '../../src/store/snapshots.js';
 import { createTeamStore } from '../../src/store/teams.js';

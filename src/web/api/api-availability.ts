@@ -1,18 +1,12 @@
-// The JSON API's answers, computed from what the feeds read (feed-content.ts, team-feed-content.ts) over the
-// range asked for: the same free blocks, slots, busy time and team maths as the feeds, shaped as data, read
-// within the credential's scope (api-scope.ts).
+// The JSON API's answers: the range asked for (rangeOf), and the availability serving computes over it
+// (serving/availability.ts: the same free blocks, slots, busy time and team maths as the feeds), read within
+// the credential's scope (api-scope.ts) and shaped as the schemas say (api-schemas.ts).
 import { DateTime } from 'luxon';
 import type { z } from 'zod';
-import { busyBlocks } from '../../feeds/busy-blocks.js';
-import { usableFreeBlocks } from '../../feeds/feed-events.js';
-import { readFeedContent } from '../../serving/feed-content.js';
-import { feedWindow, type FeedWindow } from '../../serving/feed-window.js';
-import { readTeamFeedContent, TEAM_FEED_ZONE } from '../../serving/team-feed-content.js';
-import { allFree, anyFree } from '../../feeds/team-availability.js';
+import * as availability from '../../serving/availability.js';
+import type { FeedWindow } from '../../serving/feed-window.js';
 import { memberName } from '../../feeds/team-feed-events.js';
-import type { PrismaClient } from '../../generated/prisma/client.js';
-import { currentEventTypes } from '../../store/connection-admin.js';
-import { ConnectionNotFoundError } from '../../store/connections.js';
+import type { FeedContentStore } from '../../store/feed-content.js';
 import { HttpError } from '../http-error.js';
 import type { ApiScope, TeamView } from './api-scope.js';
 import { MAX_RANGE_DAYS, type availabilityResponse, type teamAvailabilityResponse } from './api-schemas.js';
@@ -55,19 +49,8 @@ export function rangeOf(
 
 const inZone = (zone: string) => (date: Date) => DateTime.fromJSDate(date, { zone }).toISO()!;
 
-/** The range asked for, cut to the days a feed's token may read (from the start of today in `zone`). */
-function withinDays(range: ApiRange, days: number | null, zone: string | null, now: Date): FeedWindow {
-  if (days === null) return range;
-  const shown = feedWindow(now, zone, days);
-  const windowStart = new Date(Math.max(range.windowStart.getTime(), shown.windowStart.getTime()));
-  const windowEnd = new Date(
-    Math.max(windowStart.getTime(), Math.min(range.windowEnd.getTime(), shown.windowEnd.getTime())),
-  );
-  return { windowStart, windowEnd, windowKey: `${range.windowKey}/${shown.windowKey}` };
-}
-
 export async function connectionAvailability(
-  prisma: PrismaClient,
+  store: FeedContentStore,
   input: {
     connectionId: string;
     scope: ApiScope;
@@ -79,83 +62,60 @@ export async function connectionAvailability(
 ): Promise<{ body: z.input<typeof availabilityResponse>; changedAt: Date | null; range: ApiRange }> {
   const { scope } = input;
   // The zone may default to the account's: the range is settled once it is known.
-  const account = await prisma.connection.findUnique({
-    where: { id: input.connectionId },
-    select: { timezone: true },
+  const { range, connection, free, slots, busy } = await availability.connectionAvailability(store, {
+    connectionId: input.connectionId,
+    eventTypeFrom: (current) => scope.eventTypeFor(input.eventType, current),
+    rangeIn: input.range,
+    days: scope.days,
+    withBusy: scope.parts.busy,
+    now: input.now,
   });
-  if (!account) throw new ConnectionNotFoundError(input.connectionId);
-  const eventType = scope.eventTypeFor(input.eventType, await currentEventTypes(prisma, input.connectionId));
-  const range = input.range(account.timezone);
-  const content = await readFeedContent(
-    prisma,
-    {
-      connectionId: input.connectionId,
-      upstreamEventId: eventType,
-      options: { view: scope.parts.busy ? 'free+busy' : 'free' },
-    },
-    {
-      now: input.now,
-      defaultDays: 1,
-      window: withinDays(range, scope.days, account.timezone, input.now),
-    },
-  );
   const at = inZone(range.zone);
-  const free = usableFreeBlocks({ eventTypes: content.eventTypes, slots: content.slots });
   return {
     range,
-    changedAt: content.connection.feedChangedAt,
+    changedAt: connection.feedChangedAt,
     body: {
-      connectionId: content.connection.id,
+      connectionId: connection.id,
       zone: range.zone,
       from: range.from,
       to: range.to,
-      status: content.connection.status,
-      lastChanged: content.connection.feedChangedAt?.toISOString() ?? null,
+      status: connection.status,
+      lastChanged: connection.feedChangedAt?.toISOString() ?? null,
       free: scope.parts.free
         ? free.map((b) => ({ start: at(b.startsAt), end: at(b.endsAt), eventTypes: [...b.eventIds].sort() }))
         : [],
       slots: scope.parts.slots
-        ? content.slots
-            .filter((s) => s.endsAt.getTime() > s.startsAt.getTime())
-            .map((s) => ({ start: at(s.startsAt), end: at(s.endsAt), eventType: s.eventId }))
+        ? slots.map((s) => ({ start: at(s.startsAt), end: at(s.endsAt), eventType: s.eventId }))
         : [],
-      busy: scope.parts.busy
-        ? busyBlocks(content.bookings, free).map((b) => ({ start: at(b.startsAt), end: at(b.endsAt) }))
-        : [],
+      busy: scope.parts.busy ? busy.map((b) => ({ start: at(b.startsAt), end: at(b.endsAt) })) : [],
     },
   };
 }
 
 export async function teamAvailability(
-  prisma: PrismaClient,
+  store: FeedContentStore,
   input: { teamId: string; view: TeamView; days: number | null; range: ApiRange; now: Date },
 ): Promise<{ body: z.input<typeof teamAvailabilityResponse>; changedAt: Date }> {
   const { range, view } = input;
-  const content = await readTeamFeedContent(
-    prisma,
-    { teamId: input.teamId, options: { mode: view.mode } },
-    { now: input.now, defaultDays: 1, window: withinDays(range, input.days, TEAM_FEED_ZONE, input.now) },
-  );
+  const { team, blocks, changedAt } = await availability.teamAvailability(store, {
+    teamId: input.teamId,
+    minimumMinutes: view.minimumMinutes,
+    days: input.days,
+    range,
+    now: input.now,
+  });
   const at = inZone(range.zone);
-  const blocks =
-    view.minimumMinutes !== null
-      ? allFree(content.members, { minimumMinutes: view.minimumMinutes })
-      : anyFree(content.members);
-  const changes = [
-    content.team.membersChangedAt,
-    ...content.team.members.flatMap((m) => (m.feedChangedAt ? [m.feedChangedAt] : [])),
-  ];
   return {
-    changedAt: new Date(Math.max(...changes.map((d) => d.getTime()))),
+    changedAt,
     body: {
-      teamId: content.team.id,
-      name: content.team.name,
+      teamId: team.id,
+      name: team.name,
       zone: range.zone,
       from: range.from,
       to: range.to,
       mode: view.mode,
       minimumMinutes: view.minimumMinutes,
-      members: content.team.members.map((m) => ({
+      members: team.members.map((m) => ({
         name: memberName(m.displayName),
         status: m.status,
         lastChanged: m.feedChangedAt?.toISOString() ?? null,

@@ -7,7 +7,6 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { z } from 'zod';
 import { formatHttpDate } from '../../lib/http-date.js';
-import { currentEventTypes } from '../../store/connection-admin.js';
 import { ConnectionNotFoundError } from '../../store/connections.js';
 import { TeamNotFoundError } from '../../store/teams.js';
 import { isNotModified } from '../conditional-get.js';
@@ -107,7 +106,7 @@ export function registerApiRoutes(app: FastifyInstance, deps: WebDeps, access: A
       const { connectionId } = request.params;
       if (!scope.connectionIds.has(connectionId)) throw new HttpError(404, NOT_IN_SCOPE);
       const now = deps.now();
-      const { body, changedAt, range } = await connectionAvailability(deps.prisma, {
+      const { body, changedAt, range } = await connectionAvailability(deps.feedContent, {
         connectionId,
         scope,
         eventType: request.query.eventType,
@@ -144,12 +143,9 @@ export function registerApiRoutes(app: FastifyInstance, deps: WebDeps, access: A
       const scope = scopeOf(await access.of(request), deps.settings);
       const { connectionId } = request.params;
       if (!scope.connectionIds.has(connectionId)) throw new HttpError(404, NOT_IN_SCOPE);
-      const connection = await deps.prisma.connection.findUnique({
-        where: { id: connectionId },
-        select: { feedChangedAt: true, createdAt: true },
-      });
+      const connection = await deps.feedContent.changeTimes(connectionId);
       if (!connection) throw new HttpError(404, NOT_IN_SCOPE);
-      const current = await currentEventTypes(deps.prisma, connectionId);
+      const current = await deps.feedContent.currentEventTypes(connectionId);
       const seen = scope.seenEventTypes(current);
       const eventTypes = current.filter((e) => seen.has(e.id));
       return sendData(
@@ -186,7 +182,7 @@ export function registerApiRoutes(app: FastifyInstance, deps: WebDeps, access: A
       const view = scope.teamViewFor(request.query);
       const now = deps.now();
       const range = rangeOf(request.query, request.query.zone ?? 'UTC', now);
-      const { body, changedAt } = await teamAvailability(deps.prisma, {
+      const { body, changedAt } = await teamAvailability(deps.feedContent, {
         teamId,
         view,
         days: scope.days,

@@ -15,7 +15,7 @@ import {
   type TeamMode,
 } from '../../feeds/feed-options.js';
 import { includedEventIds } from '../../feeds/feed-model.js';
-import { feedRowChangedAt } from '../../serving/feed-inputs.js';
+import { feedRowChangedAt } from '../../serving/feed-validators.js';
 import { HttpError } from '../http-error.js';
 import type { ApiAccess } from './api-access.js';
 
