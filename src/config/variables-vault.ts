@@ -1,6 +1,6 @@
 // The keys that encrypt OAuth tokens at rest, the current one and those of earlier rotations.
 import { z } from 'zod';
-import { variable } from './variable.js';
+import { section, variable } from './variable.js';
 
 const base64Key = z
   .string()
@@ -22,19 +22,21 @@ const base64KeyList = z
     'each key must be 32 bytes, base64-encoded',
   );
 
-export const vaultVariables = {
-  TOKEN_ENCRYPTION_KEY: variable({
-    section: 'vault',
-    description:
-      'Key that encrypts OAuth tokens at rest (AES-256-GCM): 32 random bytes, base64 (`openssl rand -base64 32`).',
-    secret: true,
-    schema: base64Key,
-  }),
-  TOKEN_ENCRYPTION_KEYS_PREVIOUS: variable({
-    section: 'vault',
-    description: 'Comma-separated older keys, used only to decrypt tokens sealed before a key rotation.',
-    default: '',
-    secret: true,
-    schema: base64KeyList,
-  }),
-} as const;
+export const vaultSection = section({
+  variables: {
+    currentKey: variable({
+      name: 'TOKEN_ENCRYPTION_KEY',
+      description:
+        'Key that encrypts OAuth tokens at rest (AES-256-GCM): 32 random bytes, base64 (`openssl rand -base64 32`).',
+      secret: true,
+      schema: base64Key,
+    }),
+    previousKeys: variable({
+      name: 'TOKEN_ENCRYPTION_KEYS_PREVIOUS',
+      description: 'Comma-separated older keys, used only to decrypt tokens sealed before a key rotation.',
+      default: '',
+      secret: true,
+      schema: base64KeyList,
+    }),
+  },
+});
