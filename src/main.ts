@@ -210,7 +210,7 @@ export interface Clock {
   now: () => Date;
   random: () => number;
   /** Runs `run` every `periodMs` until stopped (the scheduler's watchdog); absent: setInterval. */
-  every?: (periodMs: number, run: () => void) => () => void;
+  every?: (periodMs: number, run: () => Promise<void>) => () => void;
 }
 
 const systemClock: Clock = { now: () => new Date(), random: Math.random };

@@ -5,8 +5,9 @@
 //   feeds      Postgres answers, or this process can serve feeds from memory (see web/health-routes.ts)
 //   web        Postgres and Redis: the connect flow, admin sessions and actions, the queue dashboard
 //   worker     Postgres takes writes (a sync commits), and Redis answers (jobs, locks, the rate limit)
-//   scheduler  Postgres answers (it reads who is due), Redis answers (it enqueues), and the tick's job scheduler
-//              is in Redis (without it no tick fires; the scheduler's watchdog puts it back)
+//   scheduler  Postgres answers (it reads who is due), Redis answers (it enqueues), and a next tick is in Redis:
+//              the tick's job scheduler and the job it fires next (without them no tick fires; the scheduler's
+//              watchdog puts them back)
 // Every probe has its own short timeout, so a dependency that hangs makes a probe say "timeout", not hang.
 import type { RedisClient } from './redis-connection.js';
 import { PostgresReadOnlyError, type PostgresProbe } from '../store/postgres-probe.js';
@@ -73,7 +74,7 @@ export function workerReadiness(probe: PostgresProbe, redis: RedisClient): Readi
   };
 }
 
-/** 'missing' when Redis answers but holds no tick scheduler (its keys were deleted): no tick can fire. */
+/** 'missing' when Redis answers but holds no next tick (its keys were deleted): no tick can fire. */
 export async function tickScheduled(isScheduled: () => Promise<boolean>): Promise<CheckResult> {
   let scheduled = false;
   const result = await probeWithin(async () => {

@@ -45,8 +45,11 @@ export interface SchedulerDeps {
   logger: Logger;
   errors: RepeatedErrorLog;
   metrics?: Pick<Metrics, 'bandDeferred' | 'bandOverdueSeconds' | 'budgetCallsAllocated'>;
-  /** Runs `run` every `periodMs` until stopped: the watchdog's timer. Default setInterval. */
-  every?: (periodMs: number, run: () => void) => () => void;
+  /**
+   * Runs `run` every `periodMs` until stopped: the watchdog's timer. Default setInterval. `run` resolves when
+   * the watchdog's look is over (a test's clock waits for it).
+   */
+  every?: (periodMs: number, run: () => Promise<void>) => () => void;
 }
 
 export interface TickResult {
@@ -140,13 +143,29 @@ export interface RunningScheduler {
   close(): Promise<void>;
 }
 
-/** Whether the tick's job scheduler is in Redis: without it no tick fires (readiness asks this too). */
+/** States of a tick job that will run, or runs: the one that runs schedules its successor as it starts. */
+const PENDING_TICK_STATES: ReadonlySet<string> = new Set(['waiting', 'prioritized', 'delayed', 'active']);
+
+/**
+ * Whether a next tick exists in Redis: the tick's job scheduler, and the job it fires next (BullMQ names it
+ * `repeat:<scheduler id>:<next>`) waiting or running. The scheduler alone is not enough: with that job's keys
+ * or its place in the delayed set gone, no tick fires. A running tick counts: BullMQ's worker creates its
+ * successor (and moves `next` on) only once it has taken the tick, so for a moment the running tick is
+ * `next`. The watchdog and readiness both ask this.
+ */
 export async function tickIsScheduled(tickQueue: Queue): Promise<boolean> {
-  return (await tickQueue.getJobScheduler(TICK_SCHEDULER_ID)) !== undefined;
+  const scheduler = await tickQueue.getJobScheduler(TICK_SCHEDULER_ID);
+  if (typeof scheduler?.next !== 'number') return false;
+  const jobId = `repeat:${TICK_SCHEDULER_ID}:${scheduler.next}`;
+  const [job, state] = await Promise.all([tickQueue.getJob(jobId), tickQueue.getJobState(jobId)]);
+  if (job !== undefined && PENDING_TICK_STATES.has(state)) return true;
+  // That tick may have run (and finished) between the reads: then its successor is `next` now, created in
+  // the same step that moved `next`.
+  return (await tickQueue.getJobScheduler(TICK_SCHEDULER_ID))?.next !== scheduler.next;
 }
 
-function everyInterval(periodMs: number, run: () => void): () => void {
-  const timer = setInterval(run, periodMs);
+function everyInterval(periodMs: number, run: () => Promise<void>): () => void {
+  const timer = setInterval(() => void run(), periodMs);
   return () => clearInterval(timer);
 }
 
@@ -171,7 +190,11 @@ export async function startScheduler(deps: SchedulerDeps): Promise<RunningSchedu
   };
   deps.queueConnection.on('ready', onReady);
   // Keys can also vanish with no reconnect to tell: a FLUSHDB, an eviction under a wrong maxmemory-policy, a
-  // failover to an empty replica. So once a tick interval the watchdog looks, and puts the tick back.
+  // failover to an empty replica; all of them, or only the next tick's job. So once a tick interval the
+  // watchdog looks for a next tick, and when there is none upserts the job scheduler: BullMQ's upsert then
+  // adds a next tick job (addJobScheduler.lua: a job for the scheduler's next time it cannot find waiting is
+  // left alone, and one is added at the next free time). Only when there is none: that is what the warning
+  // says, and on a sound scheduler the upsert would remove and re-add its waiting job for nothing.
   let looking: Promise<void> | undefined;
   const restoreTickIfMissing = async () => {
     try {
@@ -186,9 +209,10 @@ export async function startScheduler(deps: SchedulerDeps): Promise<RunningSchedu
       deps.errors.report('tick watchdog', error);
     }
   };
-  const stopWatching = (deps.every ?? everyInterval)(deps.tickSeconds * 1000, () => {
-    looking ??= restoreTickIfMissing().finally(() => (looking = undefined));
-  });
+  const stopWatching = (deps.every ?? everyInterval)(
+    deps.tickSeconds * 1000,
+    () => (looking ??= restoreTickIfMissing().finally(() => (looking = undefined))),
+  );
   const worker = new Worker(TICK_QUEUE, async () => enqueueDueSyncs(deps), {
     connection: deps.connection,
     prefix: deps.prefix,

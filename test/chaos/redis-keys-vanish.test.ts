@@ -3,10 +3,13 @@
 // Redis, so nothing ticked again: 0 syncs in 150 s, /readyz and /healthz 200, nothing logged. Now the
 // scheduler's watchdog notices at its next look (one tick interval, on the scheduler's injected clock, so the
 // test moves it instead of waiting), puts the tick back and says so once; until then readiness says no tick
-// can fire. The three roles run in one process, as `slotfeed start` runs them, on a Redis of the test's own.
+// can fire. The same when only the next tick job is gone and the job scheduler stays (the watchdog and
+// readiness looked at the scheduler alone: no tick, /readyz 200). The three roles run in one process, as
+// `slotfeed start` runs them, on a Redis of the test's own.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { RedisClient } from '../../src/lib/redis-connection.js';
 import { createRedisConnection } from '../../src/lib/redis-connection.js';
+import { TICK_SCHEDULER_ID } from '../../src/sync/scheduler.js';
 import { messageIdOf } from '../../src/webhooks/webhook-delivery.js';
 import { createSyncHarness, FakeClock, type SyncHarness } from '../support/sync-harness.js';
 import { waitFor } from '../support/wait-for.js';
@@ -114,6 +117,7 @@ describe('every Redis key deleted under running scheduler, worker and web roles'
     });
     const before = await succeededRuns();
     clock.advance(TICK_SECONDS);
+    await clock.timersSettled();
     await waitFor(succeededRuns, (n) => n > before, {
       timeoutMs: 30_000,
       what: 'a sync after the keys vanished',
@@ -126,12 +130,9 @@ describe('every Redis key deleted under running scheduler, worker and web roles'
     // Said once, as a warning.
     expect(tickRestoredLines()).toHaveLength(1);
     expect(JSON.parse(tickRestoredLines()[0]!)).toMatchObject({ level: 40 });
-    // A later look finds it there and says nothing more.
+    // A later look finds it there and says nothing more: once that look is over.
     clock.advance(TICK_SECONDS);
-    await waitFor(
-      () => readiness('/readyz/scheduler').then((r) => r.status),
-      (status) => status === 200,
-    );
+    await clock.timersSettled();
     expect(tickRestoredLines()).toHaveLength(1);
   }, 120_000);
 
@@ -146,5 +147,60 @@ describe('every Redis key deleted under running scheduler, worker and web roles'
       where: { id: pendingDeliveryId },
     });
     expect(row.deliveredAt).not.toBeNull();
+  }, 60_000);
+});
+
+// Only the job the tick's scheduler fires next, or only its place in the delayed set (the set evicted while
+// the job's hash stayed): the scheduler's own keys are there, yet no tick fires. In one script, so no tick
+// can run in between; 0 when that job is not waiting in the delayed set just then (a tick runs: try again).
+const DELETE_NEXT_TICK = `
+local next = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if not next then return 0 end
+local jobId = 'repeat:' .. ARGV[1] .. ':' .. next
+if not redis.call('ZSCORE', KEYS[2], jobId) then return 0 end
+redis.call('ZREM', KEYS[2], jobId)
+if ARGV[3] == 'job' then redis.call('DEL', ARGV[2] .. jobId) end
+return 1`;
+
+describe.each([
+  ['the job of the next tick', 'job'],
+  ["the next tick's place in the delayed set", 'delayed-entry'],
+])('only %s deleted, the job scheduler left', (_what, mode) => {
+  it('ticks again within one tick interval, and readiness is 503 until then', async () => {
+    const tickQueue = h.services.tickQueue;
+    const warned = tickRestoredLines().length;
+    await waitFor(
+      () =>
+        flusher.eval(
+          DELETE_NEXT_TICK,
+          2,
+          tickQueue.toKey('repeat'),
+          tickQueue.toKey('delayed'),
+          TICK_SCHEDULER_ID,
+          tickQueue.toKey(''),
+          mode,
+        ),
+      (deleted) => deleted === 1,
+      { intervalMs: 20, what: 'the next tick deleted while it waits' },
+    );
+    expect(await tickQueue.getJobScheduler(TICK_SCHEDULER_ID)).toBeDefined();
+
+    const gone = await readiness('/readyz/scheduler');
+    expect(gone.status).toBe(503);
+    expect(gone.body).toMatchObject({ tick: 'missing' });
+
+    await h.clients.prisma.connection.update({
+      where: { id: connectionId },
+      data: { nextSyncAt: clock.now() },
+    });
+    const before = await succeededRuns();
+    clock.advance(TICK_SECONDS);
+    await clock.timersSettled();
+    expect(tickRestoredLines()).toHaveLength(warned + 1);
+    await waitFor(succeededRuns, (n) => n > before, {
+      timeoutMs: 30_000,
+      what: 'a sync after the next tick vanished',
+    });
+    expect((await readiness('/readyz/scheduler')).status).toBe(200);
   }, 60_000);
 });

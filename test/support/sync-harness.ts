@@ -25,14 +25,16 @@ export const REDIRECT_URI = 'http://127.0.0.1:3999/oauth/callback';
 
 /**
  * A clock the test moves by hand; the simulator and slotfeed read the same one. Its timers (`every`: the
- * scheduler's watchdog) fire when a move reaches them, once per move however many periods it spans.
+ * scheduler's watchdog) fire when a move reaches them, once per move however many periods it spans;
+ * `timersSettled()` waits for what the fired runs started, so a test can look once the run is over.
  */
 export class FakeClock implements Clock {
-  private timers = new Set<{ periodMs: number; dueMs: number; run: () => void }>();
+  private timers = new Set<{ periodMs: number; dueMs: number; run: () => Promise<void> }>();
+  private running = new Set<Promise<void>>();
   constructor(private current: Date) {}
   now = () => new Date(this.current);
   random = () => 0.5;
-  every = (periodMs: number, run: () => void) => {
+  every = (periodMs: number, run: () => Promise<void>) => {
     const timer = { periodMs, dueMs: this.current.getTime() + periodMs, run };
     this.timers.add(timer);
     return () => void this.timers.delete(timer);
@@ -45,12 +47,18 @@ export class FakeClock implements Clock {
     this.current = new Date(this.current.getTime() + seconds * 1000);
     this.fireDueTimers();
   }
+  /** Resolves when every run the timers started so far has finished. */
+  async timersSettled(): Promise<void> {
+    await Promise.all(this.running);
+  }
   private fireDueTimers() {
     const nowMs = this.current.getTime();
     for (const timer of this.timers) {
       if (timer.dueMs > nowMs) continue;
       timer.dueMs = nowMs + timer.periodMs;
-      timer.run();
+      const run = timer.run().finally(() => this.running.delete(run));
+      run.catch(() => undefined); // a failed run is timersSettled()'s to report, if anyone waits for it
+      this.running.add(run);
     }
   }
 }
