@@ -15,7 +15,7 @@ import type { RepeatedErrorLog } from '../lib/repeated-errors.js';
 import type { Logger } from '../log.js';
 import { SYNC_BACKOFF, SYNC_QUEUE, syncJobDataSchema, type SyncJobData } from './queues.js';
 import { syncConnection, SyncFailedError, SyncInterruptedError, type SyncDeps } from './sync-connection.js';
-import { reportErrorsAndBackOff } from './worker-errors.js';
+import { reportErrorsAndBackOff } from '../lib/worker-errors.js';
 
 /** How long aborted jobs get to record their attempt and hand the job back before the process moves on. */
 const ABORT_SETTLE_MS = 5000;

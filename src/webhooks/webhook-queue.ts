@@ -8,7 +8,7 @@ import type { Metrics } from '../lib/metrics.js';
 import type { RedisClient } from '../lib/redis-connection.js';
 import type { RepeatedErrorLog } from '../lib/repeated-errors.js';
 import type { Logger } from '../log.js';
-import { reportErrorsAndBackOff } from '../sync/worker-errors.js';
+import { reportErrorsAndBackOff } from '../lib/worker-errors.js';
 import { sweepLostDeliveries, sweepMarkerKey, type LostDeliveryDeps } from './lost-deliveries.js';
 import { attemptDelivery, giveUp, type WebhookDeliveryDeps } from './webhook-delivery.js';
 import {
