@@ -174,6 +174,20 @@ class PullAbandonedError extends Error {
  */
 export type PullScope = 'all' | { bands: readonly string[]; storedEnabledEventIds: ReadonlySet<string> };
 
+/**
+ * The bands a pull covers: of `bands`, those asked for (all of them for 'all') that the horizon holds. The
+ * configured bands are clipped to the horizon already (config/variables-sync.ts); clipping again here keeps a
+ * band no date falls in out of the pull whatever the caller passes.
+ */
+export function bandsPulled(
+  bands: readonly CadenceBand[],
+  horizonDays: number,
+  asked: readonly string[] | 'all',
+): CadenceBand[] {
+  const inHorizon = bandsWithin(bands, horizonDays);
+  return asked === 'all' ? inHorizon : inHorizon.filter((band) => asked.includes(band.name));
+}
+
 function enabledSetChanged(stored: ReadonlySet<string>, pulled: readonly EventType[]): boolean {
   const enabled = new Set(pulled.filter((e) => e.enabled).map((e) => e.event_id));
   return enabled.size !== stored.size || [...enabled].some((id) => !stored.has(id));
@@ -191,11 +205,11 @@ export async function pullSnapshot(
 
   const zone = profile.timezone;
   const horizon = horizonFrom(now, zone, settings.horizonDays);
-  const inHorizon = bandsWithin(settings.bands, settings.horizonDays);
-  const chosen =
-    scope === 'all' || enabledSetChanged(scope.storedEnabledEventIds, eventTypes)
-      ? inHorizon
-      : inHorizon.filter((band) => scope.bands.includes(band.name));
+  const chosen = bandsPulled(
+    settings.bands,
+    settings.horizonDays,
+    scope === 'all' || enabledSetChanged(scope.storedEnabledEventIds, eventTypes) ? 'all' : scope.bands,
+  );
   const segments: BandSegment[] = chosen.map((band) => {
     const dates = datesOfBand(horizon, band);
     const windows = windowsCovering(

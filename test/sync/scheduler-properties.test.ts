@@ -2,7 +2,9 @@
 // failures: ticks simulated with the functions the real tick uses (config.ts's bands, the bank's accrual,
 // allocateCalls, and the band schedule a sync commit writes), the queue and the worker modelled as BullMQ
 // behaves for them (a connection has at most one job; a pick for a connection with one is dropped; a failed
-// attempt waits out a backoff and leaves the band state as it was).
+// attempt waits out a backoff and leaves the band state as it was). A connection pulled before starts with a
+// state for every band of SYNC_BANDS as written, those beyond the horizon too: the band_state an older config
+// (a longer horizon) left behind, which must neither be due nor come back after a pull.
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { loadConfig } from '../../src/config.js';
@@ -15,6 +17,7 @@ import {
   type DueConnection,
 } from '../../src/sync/call-budget.js';
 import { parseCadenceBands } from '../../src/config/sync-bands.js';
+import { bandsPulled } from '../../src/sync/pull-snapshot.js';
 
 const START = new Date('2026-03-02T09:00:00Z').getTime();
 const MAX_ATTEMPTS = 3;
@@ -42,7 +45,7 @@ const bandsText = fc
   });
 
 const connectionArb = fc.record({
-  /** Never synced (a new connection), or with a state for each band as if pulled before. */
+  /** Never synced (a new connection), or with a state for each band as written, as if pulled before. */
   pulledBefore: fc.boolean(),
   offsetsMinutes: fc.array(fc.integer({ min: -400, max: 400 }), { minLength: 4, maxLength: 4 }),
   calls: fc.array(fc.integer({ min: 0, max: 40 }), { minLength: 4, maxLength: 4 }),
@@ -114,7 +117,7 @@ describe('the scheduler, over random bands, budgets, queued jobs and failures', 
             id: `c${i}`,
             state: spec.pulledBefore
               ? Object.fromEntries(
-                  sync.bands.map((band, b) => [
+                  parsed.bands.map((band, b) => [
                     band.name,
                     {
                       dueAt: new Date(START + spec.offsetsMinutes[b]! * 60_000).toISOString(),
@@ -159,8 +162,8 @@ describe('the scheduler, over random bands, budgets, queued jobs and failures', 
                 continue;
               }
               queue.delete(id);
-              // The worker pulls the bands asked for that the horizon holds (pull-snapshot.ts).
-              const pulled = sync.bands.filter((band) => job.bands?.includes(band.name) ?? true);
+              // The worker pulls the bands asked for that the horizon holds, as pull-snapshot.ts chooses them.
+              const pulled = bandsPulled(sync.bands, sync.horizonDays, job.bands ?? 'all');
               const next = scheduleAfterPull(
                 sync.bands,
                 connection.state,
@@ -174,6 +177,8 @@ describe('the scheduler, over random bands, budgets, queued jobs and failures', 
                 sync.jitterRatio,
                 random,
               );
+              // A band beyond the horizon has no state after a pull: a leftover entry is dropped, not kept.
+              expect(Object.keys(next.state).filter((name) => !reachable.has(name))).toEqual([]);
               // A pull that leaves no band due leaves the connection not due: no re-sync at every tick.
               if (dueBands(sync.bands, next.state, now).length === 0) {
                 expect(next.nextSyncAt.getTime()).toBeGreaterThan(now.getTime());
@@ -229,6 +234,7 @@ describe('the scheduler, over random bands, budgets, queued jobs and failures', 
             // for (and that could not overdraw a full bank), never by a connection whose job is queued.
             for (const waiting of allocation.waiting) {
               expect(queuedAtTick.has(waiting.connectionId)).toBe(false);
+              expect(reachable.has(waiting.band)).toBe(true);
             }
             const head = allocation.waiting[0];
             if (head !== undefined) {
