@@ -17,6 +17,7 @@ import { createConnectionStore, type ConnectionStore } from './store/connections
 import { startFeedChangeListener, type FeedChangeListener } from './store/feed-change-listener.js';
 import { createApiKeyStore } from './store/api-keys.js';
 import { createWebhookStore, type WebhookStore } from './store/webhooks.js';
+import { createWebhookDeliveryStore } from './store/webhook-deliveries.js';
 import { createWebhookQueue, startWebhookWorker, type WebhookJobData } from './webhooks/webhook-queue.js';
 import { createSignal, type Signal } from './lib/signal.js';
 import { registerStateGauges } from './lib/state-gauges.js';
@@ -407,7 +408,6 @@ export async function startRoles(
     releasers.add('sync worker', () => worker.close());
     await worker.worker.waitUntilReady();
     const webhookWorker = startWebhookWorker({
-      prisma: clients.prisma,
       queue: services.webhookQueue,
       queueConnection: clients.redis,
       connection: clients.bullRedis,
@@ -419,7 +419,7 @@ export async function startRoles(
       ...(clock.every ? { every: clock.every } : {}),
       retry: { maxAttempts: config.webhooks.maxAttempts, retryBaseMs: config.webhooks.retryBaseMs },
       delivery: {
-        prisma: clients.prisma,
+        deliveries: createWebhookDeliveryStore(clients.prisma),
         secretOf: (endpointId) => services.webhooks.secretOf(endpointId),
         now: clock.now,
         settings: {

@@ -11,9 +11,8 @@
 // the last pass left is gone: a look at one key per dispatch interval notices that the queue's keys vanished
 // (FLUSHDB, a failover to an empty replica) without a reconnect to tell.
 import type { Queue } from 'bullmq';
-import type { PrismaClient } from '../generated/prisma/client.js';
 import type { RedisClient } from '../lib/redis-connection.js';
-import { giveUp } from './webhook-delivery.js';
+import type { SweepCursor, WebhookDeliveryStore } from '../store/webhook-deliveries.js';
 import {
   retryWindowMs,
   webhookJobOptions,
@@ -22,18 +21,14 @@ import {
   type WebhookRetrySettings,
 } from './webhook-jobs.js';
 
+export type { SweepCursor };
+
 export interface LostDeliveryDeps {
-  prisma: PrismaClient;
+  deliveries: WebhookDeliveryStore;
   queue: Queue<WebhookJobData>;
   /** The queue's Redis connection: the sweep reads job keys on it in pipelines. */
   queueConnection: RedisClient;
   retry: WebhookRetrySettings;
-}
-
-/** Where the sweep has got to: it walks the pending rows in (created_at, id) order, a batch a time. */
-export interface SweepCursor {
-  createdAt: Date;
-  id: string;
 }
 
 export interface LostDeliveries {
@@ -76,14 +71,13 @@ async function jobPresence(deps: LostDeliveryDeps, ids: readonly string[]): Prom
  * spent (the row holds it already), else with the queue's reason (a job that stalled too often).
  */
 async function giveUpFailedJob(
-  deps: Pick<LostDeliveryDeps, 'prisma' | 'queue'>,
+  deps: Pick<LostDeliveryDeps, 'deliveries' | 'queue'>,
   deliveryId: string,
   now: Date,
 ): Promise<void> {
   const job = await deps.queue.getJob(deliveryId);
   const attemptsLeft = job !== undefined && job.attemptsMade < (job.opts.attempts ?? 1);
-  await giveUp(
-    deps.prisma,
+  await deps.deliveries.giveUp(
     deliveryId,
     now,
     attemptsLeft ? `the queue gave up: ${job.failedReason}` : undefined,
@@ -103,32 +97,20 @@ export async function handOverLostDeliveries(
   after: SweepCursor | undefined,
   batch = 200,
 ): Promise<LostDeliveries> {
-  const { prisma, queue } = deps;
-  const from = after ?? SWEEP_START;
-  const rows = await prisma.$queryRaw<{ id: string; created_at: Date }[]>`
-    SELECT id::text, created_at FROM webhook_delivery
-    WHERE delivered_at IS NULL AND given_up_at IS NULL AND enqueued_at IS NOT NULL
-      AND (created_at, id) > (${from.createdAt}, ${from.id}::uuid)
-    ORDER BY created_at, id LIMIT ${batch}`;
+  const { deliveries, queue } = deps;
+  const rows = await deliveries.handedOverPending(after ?? SWEEP_START, batch);
   const last = rows.at(-1);
-  const next = rows.length === batch && last ? { createdAt: last.created_at, id: last.id } : undefined;
+  const next = rows.length === batch && last ? last : undefined;
   const presence = await jobPresence(
     deps,
     rows.map((row) => row.id),
   );
   const suspects = rows.filter((_, i) => presence[i] !== 'present').map((r) => r.id);
   if (suspects.length === 0) return { handedOver: [], expired: [], givenUp: [], next };
-  const pending = new Set(
-    (
-      await prisma.webhookDelivery.findMany({
-        where: { id: { in: suspects }, deliveredAt: null, givenUpAt: null },
-        select: { id: true },
-      })
-    ).map((row) => row.id),
-  );
+  const pending = await deliveries.stillPending(suspects);
   const windowMs = retryWindowMs(deps.retry);
   const lost = rows.filter((row, i) => presence[i] === 'missing' && pending.has(row.id));
-  const expired = lost.filter((row) => now.getTime() - row.created_at.getTime() > windowMs).map((r) => r.id);
+  const expired = lost.filter((row) => now.getTime() - row.createdAt.getTime() > windowMs).map((r) => r.id);
   const handedOver = lost.map((r) => r.id).filter((id) => !expired.includes(id));
   const failed = rows.filter((row, i) => presence[i] === 'failed' && pending.has(row.id)).map((r) => r.id);
   if (handedOver.length > 0) {
@@ -139,14 +121,11 @@ export async function handOverLostDeliveries(
         opts: webhookJobOptions(id, deps.retry),
       })),
     );
-    await prisma.webhookDelivery.updateMany({
-      where: { id: { in: handedOver }, deliveredAt: null, givenUpAt: null },
-      data: { enqueuedAt: now },
-    });
+    await deliveries.markHandedOver(handedOver, now);
   }
   const hours = Math.round(windowMs / 360_000) / 10;
   for (const id of expired) {
-    await giveUp(prisma, id, now, `${LOST_AFTER_RETRY_WINDOW} (${hours} h); not sent again`);
+    await deliveries.giveUp(id, now, `${LOST_AFTER_RETRY_WINDOW} (${hours} h); not sent again`);
   }
   for (const id of failed) await giveUpFailedJob(deps, id, now);
   return { handedOver, expired, givenUp: failed, next };

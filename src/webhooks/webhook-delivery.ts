@@ -7,8 +7,8 @@
 import http from 'node:http';
 import https from 'node:https';
 import { Webhook } from 'standardwebhooks';
-import type { PrismaClient } from '../generated/prisma/client.js';
 import { coerceError } from '../lib/coerce-error.js';
+import type { WebhookDeliveryStore } from '../store/webhook-deliveries.js';
 import { deliveryAgent } from './target-policy.js';
 
 export interface WebhookDeliverySettings {
@@ -19,7 +19,7 @@ export interface WebhookDeliverySettings {
 }
 
 export interface WebhookDeliveryDeps {
-  prisma: PrismaClient;
+  deliveries: WebhookDeliveryStore;
   secretOf(endpointId: string): Promise<string>;
   /** Business time: failing streaks, disabling, the rows' times (injectable in tests). */
   now: () => Date;
@@ -34,7 +34,6 @@ export type DeliveryOutcome = 'delivered' | 'failed' | 'disabled' | 'already-don
 export const messageIdOf = (deliveryId: string) => `msg_${deliveryId.replaceAll('-', '')}`;
 
 const USER_AGENT = 'slotfeed-webhooks/1';
-const ERROR_TEXT_MAX = 300;
 
 interface PostResult {
   status?: number;
@@ -77,17 +76,11 @@ export async function attemptDelivery(
   deps: WebhookDeliveryDeps,
   deliveryId: string,
 ): Promise<DeliveryOutcome> {
-  const { prisma } = deps;
-  const delivery = await prisma.webhookDelivery.findUnique({
-    where: { id: deliveryId },
-    include: { endpoint: { select: { id: true, url: true, disabledAt: true } } },
-  });
-  if (!delivery || delivery.deliveredAt !== null || delivery.givenUpAt !== null) return 'already-done';
-  if (delivery.endpoint.disabledAt !== null) {
-    await prisma.webhookDelivery.updateMany({
-      where: { id: deliveryId, deliveredAt: null, givenUpAt: null },
-      data: { givenUpAt: deps.now(), lastError: 'the endpoint is disabled' },
-    });
+  const { deliveries } = deps;
+  const delivery = await deliveries.toAttempt(deliveryId);
+  if (!delivery) return 'already-done';
+  if (delivery.endpointDisabled) {
+    await deliveries.giveUp(deliveryId, deps.now(), 'the endpoint is disabled');
     return 'disabled';
   }
   const body = JSON.stringify(delivery.payload);
@@ -96,7 +89,7 @@ export async function attemptDelivery(
   const signature = new Webhook(await deps.secretOf(delivery.endpointId)).sign(messageId, sentAt, body);
   const started = performance.now();
   const result = await post(
-    delivery.endpoint.url,
+    delivery.url,
     body,
     {
       'content-type': 'application/json',
@@ -112,26 +105,17 @@ export async function attemptDelivery(
   const ok = result.status !== undefined && result.status >= 200 && result.status < 300;
   const error = ok
     ? null
-    : (
-        result.error ??
-        `answered ${result.status}${result.status && result.status < 400 ? ' (redirects are not followed)' : ''}`
-      ).slice(0, ERROR_TEXT_MAX);
-  await prisma.webhookDelivery.update({
-    where: { id: deliveryId },
-    data: {
-      attempts: { increment: 1 },
-      lastAttemptAt: now,
-      lastStatus: result.status ?? null,
-      lastLatencyMs: latencyMs,
-      lastError: error,
-      ...(ok ? { deliveredAt: now } : {}),
-    },
+    : (result.error ??
+      `answered ${result.status}${result.status && result.status < 400 ? ' (redirects are not followed)' : ''}`);
+  await deliveries.recordAttempt(deliveryId, {
+    at: now,
+    status: result.status ?? null,
+    latencyMs,
+    error,
+    delivered: ok,
   });
   if (ok) {
-    await prisma.webhookEndpoint.updateMany({
-      where: { id: delivery.endpointId, failingSince: { not: null } },
-      data: { failingSince: null },
-    });
+    await deliveries.endpointSucceeded(delivery.endpointId);
     return 'delivered';
   }
   return (await noteFailure(deps, delivery.endpointId, now)) ? 'disabled' : 'failed';
@@ -139,48 +123,18 @@ export async function attemptDelivery(
 
 /** Starts or continues the endpoint's failing streak; true when it has now lasted long enough to disable it. */
 async function noteFailure(deps: WebhookDeliveryDeps, endpointId: string, now: Date): Promise<boolean> {
-  const { prisma } = deps;
-  await prisma.webhookEndpoint.updateMany({
-    where: { id: endpointId, failingSince: null },
-    data: { failingSince: now },
-  });
-  const endpoint = await prisma.webhookEndpoint.findUnique({
-    where: { id: endpointId },
-    select: { failingSince: true },
-  });
-  const since = endpoint?.failingSince;
+  const since = await deps.deliveries.endpointFailed(endpointId, now);
   if (!since || now.getTime() - since.getTime() < deps.settings.disableAfterSeconds * 1000) return false;
   const hours = Math.round((now.getTime() - since.getTime()) / 3_600_000);
   // Two statements, not one transaction: the endpoint's row is what every commit writing to it locks to take
   // its sequence numbers (webhook-outbox.ts), so it is not held while thousands of pending rows are given up.
   // A delivery the second statement misses (written meanwhile, or left by a crash in between) is given up
   // when it is attempted: its endpoint is disabled.
-  await prisma.webhookEndpoint.updateMany({
-    where: { id: endpointId, disabledAt: null },
-    data: {
-      disabledAt: now,
-      disabledReason: `every delivery failed for ${hours} h (since ${since.toISOString()}); fix the receiver, then enable it again`,
-    },
-  });
-  await prisma.webhookDelivery.updateMany({
-    where: { endpointId, deliveredAt: null, givenUpAt: null },
-    data: { givenUpAt: now },
-  });
+  await deps.deliveries.disableEndpoint(
+    endpointId,
+    now,
+    `every delivery failed for ${hours} h (since ${since.toISOString()}); fix the receiver, then enable it again`,
+  );
+  await deps.deliveries.giveUpPendingOf(endpointId, now);
   return true;
-}
-
-/**
- * The queue gave up on a delivery: its retries are spent (the last attempt's error says why), or `reason`, when
- * it is something else.
- */
-export async function giveUp(
-  prisma: PrismaClient,
-  deliveryId: string,
-  now: Date,
-  reason?: string,
-): Promise<void> {
-  await prisma.webhookDelivery.updateMany({
-    where: { id: deliveryId, deliveredAt: null, givenUpAt: null },
-    data: { givenUpAt: now, ...(reason === undefined ? {} : { lastError: reason.slice(0, ERROR_TEXT_MAX) }) },
-  });
 }

@@ -3,14 +3,14 @@
 // Delivery is at least once: a receiver drops repeats by webhook-id. Postgres, not Redis, says what is left to
 // deliver: the lost-job sweep (lost-deliveries.ts) deals with the rows whose job the queue has lost.
 import { Queue, Worker, type ConnectionOptions } from 'bullmq';
-import type { PrismaClient } from '../generated/prisma/client.js';
 import type { Metrics } from '../lib/metrics.js';
 import type { RedisClient } from '../lib/redis-connection.js';
 import type { RepeatedErrorLog } from '../lib/repeated-errors.js';
 import type { Logger } from '../log.js';
+import type { WebhookDeliveryStore } from '../store/webhook-deliveries.js';
 import { reportErrorsAndBackOff } from '../lib/worker-errors.js';
 import { sweepLostDeliveries, sweepMarkerKey, type LostDeliveryDeps } from './lost-deliveries.js';
-import { attemptDelivery, giveUp, type WebhookDeliveryDeps } from './webhook-delivery.js';
+import { attemptDelivery, type WebhookDeliveryDeps } from './webhook-delivery.js';
 import {
   WEBHOOK_JOB,
   WEBHOOK_QUEUE,
@@ -36,32 +36,21 @@ export function createWebhookQueue(settings: {
 
 /** Hands every outbox row not handed over yet to the queue; the number handed over. */
 export async function dispatchPending(
-  prisma: PrismaClient,
+  deliveries: WebhookDeliveryStore,
   queue: Queue<WebhookJobData>,
   retry: WebhookRetrySettings,
   now: Date,
   batch = 500,
 ): Promise<number> {
-  return prisma.$transaction(async (tx) => {
-    // Several workers may dispatch at once: each takes rows no other holds.
-    const rows = await tx.$queryRaw<{ id: string }[]>`
-      SELECT id FROM webhook_delivery
-      WHERE enqueued_at IS NULL AND delivered_at IS NULL AND given_up_at IS NULL
-      ORDER BY created_at LIMIT ${batch}
-      FOR UPDATE SKIP LOCKED`;
-    if (rows.length === 0) return 0;
+  // The rows stay locked while their jobs are added: another dispatcher skips them.
+  return deliveries.handOverNew(batch, now, async (ids) => {
     await queue.addBulk(
-      rows.map(({ id }) => ({
+      ids.map((id) => ({
         name: WEBHOOK_JOB,
         data: { deliveryId: id },
         opts: webhookJobOptions(id, retry),
       })),
     );
-    await tx.webhookDelivery.updateMany({
-      where: { id: { in: rows.map((r) => r.id) } },
-      data: { enqueuedAt: now },
-    });
-    return rows.length;
   });
 }
 
@@ -78,7 +67,6 @@ export interface RunningWebhookWorker {
  * queue's connection is ready again, and when a dispatch interval finds the last pass's marker gone.
  */
 export function startWebhookWorker(options: {
-  prisma: PrismaClient;
   queue: Queue<WebhookJobData>;
   /** The queue's own connection: its reconnects, and the sweep's reads of job keys. */
   queueConnection: RedisClient;
@@ -92,12 +80,14 @@ export function startWebhookWorker(options: {
   /** Runs `run` every `periodMs` until stopped; absent: setInterval. */
   every?: (periodMs: number, run: () => Promise<void>) => () => void;
   retry: WebhookRetrySettings;
+  /** How an attempt is made, and the delivery store the worker, the dispatcher and the sweep share. */
   delivery: WebhookDeliveryDeps;
   metrics: Metrics;
   errors: RepeatedErrorLog;
   logger: Logger;
 }): RunningWebhookWorker {
-  const { prisma, logger } = options;
+  const { logger } = options;
+  const { deliveries } = options.delivery;
   const worker = new Worker<WebhookJobData>(
     WEBHOOK_QUEUE,
     async (job) => {
@@ -114,10 +104,7 @@ export function startWebhookWorker(options: {
         );
       }
       if (outcome === 'delivered') {
-        const row = await prisma.webhookDelivery.findUnique({
-          where: { id: job.data.deliveryId },
-          select: { createdAt: true, deliveredAt: true },
-        });
+        const row = await deliveries.deliveryTimes(job.data.deliveryId);
         if (row?.deliveredAt) {
           options.metrics.webhookDeliverySeconds.observe(
             (row.deliveredAt.getTime() - row.createdAt.getTime()) / 1000,
@@ -145,12 +132,14 @@ export function startWebhookWorker(options: {
     const spent = job.attemptsMade >= (job.opts.attempts ?? 1);
     if (!spent && error.name !== 'UnrecoverableError') return;
     const reason = spent ? undefined : `the queue gave up: ${error.message}`;
-    void giveUp(prisma, job.data.deliveryId, options.delivery.now(), reason).catch((failure: unknown) =>
-      logger.warn(
-        { err: failure, deliveryId: job.data.deliveryId },
-        'could not mark a webhook delivery given up',
-      ),
-    );
+    void deliveries
+      .giveUp(job.data.deliveryId, options.delivery.now(), reason)
+      .catch((failure: unknown) =>
+        logger.warn(
+          { err: failure, deliveryId: job.data.deliveryId },
+          'could not mark a webhook delivery given up',
+        ),
+      );
   });
   const errorHandling = reportErrorsAndBackOff(worker, {
     source: 'webhook worker',
@@ -159,7 +148,7 @@ export function startWebhookWorker(options: {
   });
 
   const sweepDeps: LostDeliveryDeps = {
-    prisma,
+    deliveries,
     queue: options.queue,
     queueConnection: options.queueConnection,
     retry: options.retry,
@@ -212,7 +201,7 @@ export function startWebhookWorker(options: {
         again = false;
         try {
           while (
-            (await dispatchPending(prisma, options.queue, options.retry, options.delivery.now())) > 0 &&
+            (await dispatchPending(deliveries, options.queue, options.retry, options.delivery.now())) > 0 &&
             !closed
           );
           if (!closed) await sweepIfWanted();

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/glo
 import { createTeamStore } from '../../src/store/teams.js';
 import { createWebhookStore, WebhookTargetError } from '../../src/store/webhooks.js';
 import { createTokenVault } from '../../src/store/token-vault.js';
+import { createWebhookDeliveryStore } from '../../src/store/webhook-deliveries.js';
 import { attemptDelivery } from '../../src/webhooks/webhook-delivery.js';
 import type { FakeClock } from '../support/sync-harness.js';
 import { waitFor } from '../support/wait-for.js';
@@ -149,7 +150,7 @@ describe('retries', () => {
     const effectsBefore = receiver.effects.size;
     await attemptDelivery(
       {
-        prisma: prisma(),
+        deliveries: createWebhookDeliveryStore(prisma()),
         secretOf: (endpoint) => h.sync.services.webhooks.secretOf(endpoint),
         now: clock().now,
         settings: { timeoutMs: 5000, allowPrivateTargets: true, disableAfterSeconds: 86_400 },
@@ -285,7 +286,7 @@ describe('teams and targets', () => {
     const attempt = () =>
       attemptDelivery(
         {
-          prisma: prisma(),
+          deliveries: createWebhookDeliveryStore(prisma()),
           secretOf: (id) => store.secretOf(id),
           now: clock().now,
           settings: { timeoutMs: 5000, allowPrivateTargets: false, disableAfterSeconds: 86_400 },
