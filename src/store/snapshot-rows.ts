@@ -1,0 +1,124 @@
+// The rows of a sync's commit: what it reads of the connection's current state for the planner, and how it
+// writes the plan (plan-commit.ts) the planner returns. Called inside the commit's transaction (snapshots.ts),
+// under the connection's lock; no decisions here.
+import type { Prisma } from '../generated/prisma/client.js';
+import type { CommitPlan, CommitPrevious } from './commit-plan.js';
+import { readPullCoverage } from './pull-coverage.js';
+
+type Tx = Prisma.TransactionClient;
+
+/** The connection's current versions and open slots, as the planner reads them. */
+export async function readPrevious(
+  tx: Tx,
+  connectionId: string,
+  storedCoverage: unknown,
+): Promise<CommitPrevious> {
+  const current = { connectionId, validTo: null };
+  const versionFields = { id: true, contentHash: true } as const;
+  const profile = await tx.profile.findFirst({ where: current, select: versionFields });
+  const eventTypes = await tx.eventType.findMany({
+    where: current,
+    select: { ...versionFields, upstreamEventId: true },
+  });
+  const overviews = await tx.overview.findMany({
+    where: current,
+    select: { ...versionFields, upstreamEventId: true, band: true },
+  });
+  const openSlots = await tx.slot.findMany({
+    where: { connectionId, goneAt: null },
+    select: { id: true, upstreamEventId: true, startsAt: true, endsAt: true, sequence: true },
+  });
+  return {
+    profile,
+    eventTypes,
+    overviews,
+    openSlots: openSlots.map(({ upstreamEventId, ...slot }) => ({ ...slot, eventId: upstreamEventId })),
+    pullCoverage: readPullCoverage(storedCoverage),
+  };
+}
+
+/** Writes the plan's versions and slot changes; returns the bookings inferred from the slots closed as taken. */
+export async function writeSnapshotRows(tx: Tx, connectionId: string, plan: CommitPlan, now: Date) {
+  const json = (value: unknown) => value as Prisma.InputJsonValue;
+  const closing = (ids: bigint[]) => ({ where: { id: { in: ids } }, data: { validTo: now } });
+  if (plan.profile.close.length > 0) await tx.profile.updateMany(closing(plan.profile.close));
+  if (plan.profile.create.length > 0) {
+    await tx.profile.createMany({
+      data: plan.profile.create.map((p) => ({
+        connectionId,
+        contentHash: p.contentHash,
+        payload: json(p.payload),
+        validFrom: now,
+      })),
+    });
+  }
+  if (plan.eventTypes.close.length > 0) await tx.eventType.updateMany(closing(plan.eventTypes.close));
+  if (plan.eventTypes.create.length > 0) {
+    await tx.eventType.createMany({
+      data: plan.eventTypes.create.map((e) => ({
+        connectionId,
+        upstreamEventId: e.upstreamEventId,
+        title: e.title,
+        durationMinutes: e.durationMinutes,
+        enabled: e.enabled,
+        secret: e.secret,
+        url: e.url,
+        color: e.color,
+        contentHash: e.contentHash,
+        payload: json(e.payload),
+        validFrom: now,
+      })),
+    });
+  }
+  if (plan.overviews.close.length > 0) await tx.overview.updateMany(closing(plan.overviews.close));
+  if (plan.overviews.create.length > 0) {
+    await tx.overview.createMany({
+      data: plan.overviews.create.map((o) => ({
+        connectionId,
+        upstreamEventId: o.upstreamEventId,
+        band: o.band,
+        contentHash: o.contentHash,
+        payload: json(o.payload),
+        validFrom: now,
+      })),
+    });
+  }
+  return writeSlotChanges(tx, connectionId, plan, now);
+}
+
+async function writeSlotChanges(tx: Tx, connectionId: string, plan: CommitPlan, now: Date) {
+  const { open, close, reschedule } = plan.slots;
+  // One statement per kind of change, whatever its size: arrays bound as parameters and unnested in SQL.
+  // Prisma's createMany binds 6 parameters a row (a 10,000-slot first sync is 60,000), updateMany one per
+  // id, and update runs one statement a row.
+  if (close.length > 0) {
+    await tx.$executeRaw`
+      UPDATE slot SET gone_at = ${now}, close_reason = c.reason::slot_close_reason
+      FROM unnest(${close.map((c) => c.id)}::bigint[], ${close.map((c) => c.reason)}::text[]) AS c(id, reason)
+      WHERE slot.id = c.id AND slot.connection_id = ${connectionId}::uuid`;
+  }
+  if (open.length > 0) {
+    await tx.$executeRaw`
+      INSERT INTO slot (connection_id, upstream_event_id, starts_at, ends_at, first_seen_at, last_changed_at)
+      SELECT ${connectionId}::uuid, o.event_id, o.starts_at, o.ends_at, ${now}, ${now}
+      FROM unnest(${open.map((slot) => slot.eventId)}::text[],
+                  ${open.map((slot) => slot.startsAt)}::timestamptz[],
+                  ${open.map((slot) => slot.endsAt)}::timestamptz[]) AS o(event_id, starts_at, ends_at)`;
+  }
+  if (reschedule.length > 0) {
+    await tx.$executeRaw`
+      UPDATE slot SET ends_at = m.ends_at, sequence = m.sequence, last_changed_at = ${now}
+      FROM unnest(${reschedule.map((moved) => moved.id)}::bigint[],
+                  ${reschedule.map((moved) => moved.endsAt)}::timestamptz[],
+                  ${reschedule.map((moved) => moved.sequence)}::int[]) AS m(id, ends_at, sequence)
+      WHERE slot.id = m.id AND slot.connection_id = ${connectionId}::uuid`;
+  }
+  if (!plan.infersBookings) return [];
+  // After every slot write: what a booking is (the still-open slots included) is defined once, in SQL.
+  const bookings = await tx.$queryRaw<{ starts_at: Date; ends_at: Date; event_ids: string[] }[]>`
+    INSERT INTO booking (connection_id, detected_at, starts_at, ends_at, event_ids, slots_closed)
+    SELECT ${connectionId}::uuid, ${now}, b.starts_at, b.ends_at, b.event_ids, b.slots_closed
+    FROM slotfeed_inferred_bookings(${connectionId}::uuid, ${now}) b
+    RETURNING starts_at, ends_at, event_ids`;
+  return bookings.map((b) => ({ startsAt: b.starts_at, endsAt: b.ends_at, eventIds: b.event_ids }));
+}
