@@ -22,6 +22,7 @@ import { createWebhookQueue, startWebhookWorker, type WebhookJobData } from './w
 import { createSignal, type Signal } from './lib/signal.js';
 import { registerStateGauges } from './lib/state-gauges.js';
 import { startRetention } from './sync/retention-schedule.js';
+import { createRetentionStore } from './store/retention.js';
 import { CONNECTION_STATUSES } from './store/connection-admin.js';
 import { createEventRevisionStore } from './store/event-revisions.js';
 import { createFeedContentStore } from './store/feed-content.js';
@@ -482,7 +483,7 @@ export async function startRoles(
       },
     });
     const retention = startRetention({
-      prisma: clients.prisma,
+      retention: createRetentionStore(clients.prisma),
       redis: clients.redis,
       prefix: config.redis.prefix,
       settings: config.sync.retention,

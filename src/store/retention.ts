@@ -96,3 +96,15 @@ export async function pruneHistory(
   }
   return result;
 }
+
+export interface RetentionStore {
+  /** Prunes everything past its age (pruneHistory). */
+  prune(
+    settings: RetentionSettings,
+    options: { now: Date; pause?: () => Promise<void>; signal?: AbortSignal },
+  ): Promise<PruneResult>;
+}
+
+export function createRetentionStore(prisma: PrismaClient): RetentionStore {
+  return { prune: (settings, options) => pruneHistory(prisma, settings, options) };
+}

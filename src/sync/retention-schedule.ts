@@ -1,11 +1,10 @@
 // The scheduler role prunes history every RETENTION_INTERVAL_SECONDS (store/retention.ts), one process at a
 // time: the run holds a Redis lock, and a scheduler that finds it taken skips its turn. A run that fails (a
 // store away) is logged and tried at the next interval.
-import type { PrismaClient } from '../generated/prisma/client.js';
 import type { RedisClient } from '../lib/redis-connection.js';
 import { LockTimeoutError, withRedisLock } from '../lib/redis-lock.js';
 import type { Logger } from '../log.js';
-import { pruneHistory, type RetentionSettings } from '../store/retention.js';
+import type { RetentionSettings, RetentionStore } from '../store/retention.js';
 
 export interface RunningRetention {
   /** Prunes now (the first run also happens at start); resolves when this run is over. */
@@ -14,7 +13,7 @@ export interface RunningRetention {
 }
 
 export function startRetention(deps: {
-  prisma: PrismaClient;
+  retention: RetentionStore;
   redis: RedisClient;
   prefix: string;
   settings: RetentionSettings & { intervalSeconds: number };
@@ -32,7 +31,7 @@ export function startRetention(deps: {
         async (lock) => {
           const signal = AbortSignal.any([abort.signal, lock.signal]);
           const started = performance.now();
-          const pruned = await pruneHistory(deps.prisma, deps.settings, { now: deps.now(), signal });
+          const pruned = await deps.retention.prune(deps.settings, { now: deps.now(), signal });
           if (pruned.syncRuns + pruned.closedSlots > 0) {
             deps.logger.info(
               { ...pruned, ms: Math.round(performance.now() - started) },
