@@ -3,7 +3,7 @@
 //
 // Lowest first: lib and log → config → upstream (and the simulator, standing aside) → feeds (pure rendering) →
 // store (the only door to Postgres) → services (sync, serving, webhooks, reports) → web, cli, demo → the
-// composition root (src/main.ts, src/roles/), which the CLI's commands and the demo start.
+// composition root (src/main.ts, src/composition/, src/roles/), which the CLI's commands and the demo start.
 const LIB = '^src/(lib/|log\\.ts$)';
 const CONFIG = '^src/config(\\.ts$|/)';
 const UPSTREAM = '^src/upstream/';
@@ -12,7 +12,7 @@ const FEEDS = '^src/feeds/';
 const STORE = '^src/store/';
 const SERVICES = '^src/(sync|serving|webhooks|reports)/';
 const EDGES = '^src/(web|cli|demo)/';
-const ROOT = '^src/(main\\.ts$|roles/|cli\\.ts$)';
+const ROOT = '^src/(main\\.ts$|cli\\.ts$|composition/|roles/)';
 const PRISMA = '(^src/generated/prisma/|^node_modules/(@prisma/|\\.prisma/|prisma/))';
 
 /** Everything above `layer`: what it must not import. */
