@@ -30,6 +30,7 @@ import { createFeedStore, type FeedStore } from './store/feeds.js';
 import type { PgSessions } from './store/pg-sessions.js';
 import { createPostgresProbe, type PostgresProbe } from './store/postgres-probe.js';
 import { createReportStore, type ReportStore } from './store/reports.js';
+import { createSnapshotStore } from './store/snapshot-store.js';
 import { createPrismaClient, type PoolTimeouts } from './store/prisma-client.js';
 import { createTokenVault, vaultKeyFromBase64, type TokenVault } from './store/token-vault.js';
 import { createSyncQueue, createTickQueue, enqueueSyncs, type SyncJobData } from './sync/queues.js';
@@ -241,7 +242,7 @@ export function composeServices(
   const upstream = config.upstream;
 
   const syncDeps: SyncDeps = {
-    prisma: clients.syncPrisma,
+    snapshots: createSnapshotStore(clients.syncPrisma),
     connections: syncConnections,
     redis: clients.redis,
     keyPrefix: prefix,

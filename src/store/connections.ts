@@ -47,6 +47,8 @@ export interface ConnectionStore {
   /** Creates the connection, or updates the tokens of the same upstream account: reconnecting never duplicates. */
   upsertFromGrant(account: GrantedAccount, now: Date): Promise<Connection>;
   get(id: string): Promise<Connection>;
+  /** The connection's status; undefined when it is gone. */
+  statusOf(id: string): Promise<Connection['status'] | undefined>;
   readTokens(id: string): Promise<StoredTokens>;
   /**
    * Stores refreshed tokens unless the stored ones changed since they were read as `readAs` (their
@@ -140,6 +142,11 @@ export function createConnectionStore(prisma: PrismaClient, vault: TokenVault): 
     },
 
     get,
+
+    async statusOf(id) {
+      const connection = await prisma.connection.findUnique({ where: { id }, select: { status: true } });
+      return connection?.status;
+    },
 
     async readTokens(id) {
       const connection = await get(id);

@@ -3,20 +3,12 @@
 // connection's last-sync status, so the last good snapshot stays and feeds keep serving it.
 import { randomUUID } from 'node:crypto';
 import type { RedisClient } from '../lib/redis-connection.js';
-import type { PrismaClient } from '../generated/prisma/client.js';
 import type { Metrics } from '../lib/metrics.js';
 import type { RateLimiter } from '../lib/redis-rate-limiter.js';
 import type { Logger } from '../log.js';
 import type { ConnectionStore } from '../store/connections.js';
-import {
-  beginPull,
-  commitSuccessfulSync,
-  enabledEventTypeIds,
-  recordFailedSync,
-  recordInterruptedSync,
-  type RunRecord,
-  type SnapshotChanges,
-} from '../store/snapshots.js';
+import type { SnapshotStore } from '../store/snapshot-store.js';
+import type { RunRecord, SnapshotChanges } from '../store/snapshots.js';
 import type { ApiClient, OAuthClient } from '../upstream/index.js';
 import type { AdaptBounds } from '../config/sync-bands.js';
 import { readBandState, scheduleAfterPull } from './band-schedule.js';
@@ -41,7 +33,8 @@ export interface UpstreamClients {
 }
 
 export interface SyncDeps {
-  prisma: PrismaClient;
+  /** What an attempt commits or records, and reads of the snapshot stored. */
+  snapshots: SnapshotStore;
   connections: ConnectionStore;
   redis: RedisClient;
   keyPrefix: string;
@@ -122,7 +115,7 @@ export async function syncConnection(deps: SyncDeps, attempt: SyncAttempt): Prom
   };
 
   try {
-    run.pullSequence = await beginPull(deps.prisma, attempt.connectionId);
+    run.pullSequence = await deps.snapshots.beginPull(attempt.connectionId);
     const session = createUpstreamSession({
       api,
       limiter: deps.limiter,
@@ -133,13 +126,13 @@ export async function syncConnection(deps: SyncDeps, attempt: SyncAttempt): Prom
     const scope = attempt.bands
       ? {
           bands: attempt.bands,
-          storedEnabledEventIds: await enabledEventTypeIds(deps.prisma, attempt.connectionId),
+          storedEnabledEventIds: await deps.snapshots.enabledEventTypeIds(attempt.connectionId),
         }
       : 'all';
     const snapshot = await pullSnapshot(session, api, deps.settings, run.startedAt, scope);
     const now = deps.now();
     const pulledBands = snapshot.horizon?.bands ?? [];
-    const changes = await commitSuccessfulSync(deps.prisma, {
+    const changes = await deps.snapshots.commit({
       connectionId: attempt.connectionId,
       snapshot,
       run,
@@ -191,13 +184,15 @@ export async function syncConnection(deps: SyncDeps, attempt: SyncAttempt): Prom
       // Whatever the abort made fail (a call, a rate-limit wait), the cause is the shutdown, not the upstream.
       finish('interrupted');
       logger.info('sync interrupted by shutdown; the job goes back to the queue');
-      await recordInterruptedSync(deps.prisma, {
-        connectionId: attempt.connectionId,
-        run,
-        now: deps.now(),
-      }).catch((recordError: unknown) =>
-        logger.error({ err: recordError }, 'could not record the interrupted sync'),
-      );
+      await deps.snapshots
+        .recordInterrupted({
+          connectionId: attempt.connectionId,
+          run,
+          now: deps.now(),
+        })
+        .catch((recordError: unknown) =>
+          logger.error({ err: recordError }, 'could not record the interrupted sync'),
+        );
       throw new SyncInterruptedError();
     }
     const verdict = classifySyncFailure(thrown);
@@ -213,7 +208,7 @@ export async function syncConnection(deps: SyncDeps, attempt: SyncAttempt): Prom
       'sync attempt failed',
     );
     try {
-      await recordFailedSync(deps.prisma, {
+      await deps.snapshots.recordFailed({
         connectionId: attempt.connectionId,
         run,
         now,

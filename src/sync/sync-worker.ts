@@ -54,13 +54,10 @@ async function processSyncJob(
     throw new UnrecoverableError(`malformed sync job data: ${parsed.error.issues[0]?.message}`);
   const { connectionId, bands } = parsed.data;
 
-  const connection = await deps.prisma.connection.findUnique({
-    where: { id: connectionId },
-    select: { status: true },
-  });
+  const status = await deps.connections.statusOf(connectionId);
   // A connection deleted, disabled or waiting for re-authorisation since the job was enqueued.
-  if (!connection) return { skipped: 'connection deleted' };
-  if (connection.status !== 'active') return { skipped: `connection is ${connection.status}` };
+  if (!status) return { skipped: 'connection deleted' };
+  if (status !== 'active') return { skipped: `connection is ${status}` };
 
   try {
     const changes = await syncConnection(deps, {
