@@ -10,7 +10,7 @@
 import { z } from 'zod';
 
 export interface CadenceBand {
-  /** How the band appears in metrics, job data and stored state: "0-3d", "3-7d", "7d+". */
+  /** How the band appears in metrics, job data and stored state: "days 0-3", "days 4-6", "days 7+" (bandName). */
   name: string;
   /** First day ahead in the band (0 = today), inclusive. */
   fromDay: number;
@@ -36,8 +36,14 @@ function parseDuration(text: string): number | undefined {
   return Number(match[1]) * UNIT_SECONDS[match[2] as keyof typeof UNIT_SECONDS];
 }
 
+/**
+ * A band's label: the days ahead it covers (0 is today), last one included: "days 0-3", "day 4", "days 7+". Words
+ * and dates, so no label is ever one of the report bands', which count hours ahead ("0-24h" … "7d+",
+ * lib/date-bands.ts) and share the dashboards (test/config/band-labels.test.ts).
+ */
 export function bandName(fromDay: number, toDay: number): string {
-  return toDay === Infinity ? `${fromDay}d+` : `${fromDay}-${toDay}d`;
+  if (toDay === Infinity) return `days ${fromDay}+`;
+  return toDay - fromDay === 1 ? `day ${fromDay}` : `days ${fromDay}-${toDay - 1}`;
 }
 
 /** Parses SYNC_BANDS; errors say which entry is wrong and what it should look like. */

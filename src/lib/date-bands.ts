@@ -1,8 +1,8 @@
-// How far ahead a slot is, in bands: the nearer a slot, the likelier it is booked soon, and the more a stale
-// picture of it costs. Declared once: the staleness metric, its alert rules and the dashboard use these names.
-// A pure declaration kept in lib/ because the sync commit (store/snapshots.ts) records changes by band and the
-// sync-health report reads them back by band: neither should reach into sync/ for it. (The cadence bands,
-// sync/cadence-bands.ts, are a second vocabulary, to be unified with this one.)
+// How far ahead a slot is, in report bands: the nearer a slot, the likelier it is booked soon, and the more a
+// stale picture of it costs. Declared once: the staleness metric, its alert rules and the dashboard use these
+// names. A pure declaration kept in lib/ because the sync commit (store/plan-commit.ts) records changes by band
+// and the sync-health report reads them back by band. Fixed hours ahead, whatever SYNC_BANDS says; the cadence
+// bands (config/sync-bands.ts) are named by the dates they cover ("days 0-3"), so no label means both.
 
 export const DATE_BANDS = [
   { name: '0-24h', untilHours: 24 },

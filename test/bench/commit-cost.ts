@@ -45,7 +45,7 @@ function snapshotOf(slots: FetchedSlot[]): SnapshotInput {
     })),
     overviews: EVENT_IDS.map((id) => ({
       upstreamEventId: id,
-      band: '0d+',
+      band: 'days 0+',
       payload: { event_id: id, windows: [] },
     })),
     slots,

@@ -111,7 +111,7 @@ function snapshotOf(account: Account, dayStartMs: number): SnapshotInput {
     })),
     overviews: EVENT_IDS.map((id) => ({
       upstreamEventId: id,
-      band: '0d+',
+      band: 'days 0+',
       payload: { timezone: 'Europe/Berlin', windows: [{ startDate: dates[0], period: '28d', overview }] },
     })),
     slots: [...account.slots.values()].filter((s) => s.open),

@@ -53,7 +53,7 @@ const connection = {
   feedVersion: 7,
   feedChangedAt: new Date('2026-03-02T08:45:00.000Z'),
   nextSyncAt: at(5),
-  bandState: { '0-3d': { dueAt: '2026-03-02T09:05:00.000Z', factor: 0.5, calls: 9 } },
+  bandState: { 'days 0-2': { dueAt: '2026-03-02T09:05:00.000Z', factor: 0.5, calls: 9 } },
   pullCoverage: {
     eventTypesPulledAt: '2026-03-02T08:30:00.000Z',
     slotStarts: [
@@ -94,7 +94,7 @@ describe('through the generated client, with every field set', () => {
       retryAt: at(1),
       upstreamCalls: 14,
       callsByEndpoint: { 'GET /events': 1, 'GET /calendars/{id}/slots': 12 },
-      bands: ['0-3d', '7d+'],
+      bands: ['days 0-2', 'days 7+'],
       changesByBand: { '0-24h': 2, '7d+': 1 },
       stalenessBoundSeconds: 612.5,
       changeStaleness: [
@@ -150,7 +150,7 @@ describe('through the generated client, with every field set', () => {
     const data = {
       connectionId: CONNECTION_ID,
       upstreamEventId: 'evt-30min',
-      band: '3-7d',
+      band: 'days 3-6',
       contentHash: 'sha256:123',
       payload: [{ timezone: 'Europe/Berlin', availability: { available_dates: ['2026-03-03'] } }],
       validFrom: at(-10),

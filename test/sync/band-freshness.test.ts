@@ -75,7 +75,7 @@ describe('ticks on an injected clock', () => {
   it('pull every band of a connection never synced, then only the bands whose time has come', async () => {
     const first = await tick();
     expect(first.enqueued).toBe(3);
-    for (const id of ids) expect(first.bands.get(id)).toEqual(['0-3d', '3-7d', '7d+']);
+    for (const id of ids) expect(first.bands.get(id)).toEqual(['days 0-2', 'days 3-6', 'days 7+']);
 
     clock.advance(9 * 60);
     expect((await tick()).enqueued).toBe(0);
@@ -85,7 +85,7 @@ describe('ticks on an injected clock', () => {
     clock.advance(60); // 10 minutes after the first pull: the near band is due, nothing else
     const second = await tick();
     expect(second.enqueued).toBe(3);
-    for (const id of ids) expect(second.bands.get(id)).toEqual(['0-3d']);
+    for (const id of ids) expect(second.bands.get(id)).toEqual(['days 0-2']);
     expect(await exactStalenessSeconds(nearSlot.id)).toBe(60);
     expect(await exactStalenessSeconds(farSlot.id)).toBeNull(); // its band has not been pulled since
 
@@ -95,22 +95,22 @@ describe('ticks on an injected clock', () => {
         .findUniqueOrThrow({ where: { id } })
         .then((c) => c.bandState as Record<string, { dueAt: string }>);
     const minutesUntil = async (id: string) =>
-      (Date.parse((await bandState(id))['0-3d']!.dueAt) - clock.now().getTime()) / 60_000;
+      (Date.parse((await bandState(id))['days 0-2']!.dueAt) - clock.now().getTime()) / 60_000;
     expect(await minutesUntil(ids[0]!)).toBe(5);
     expect(await minutesUntil(ids[1]!)).toBe(12.5);
 
     clock.advance(20 * 60); // 30 minutes after the first pull: the week band too
     const third = await tick();
-    for (const id of ids) expect(third.bands.get(id)).toEqual(['0-3d', '3-7d']);
+    for (const id of ids) expect(third.bands.get(id)).toEqual(['days 0-2', 'days 3-6']);
     expect(await exactStalenessSeconds(farSlot.id)).toBeNull();
 
     clock.advance(90 * 60); // 2 hours after the first pull: the far band
     const fourth = await tick();
-    for (const id of ids) expect(fourth.bands.get(id)).toContain('7d+');
+    for (const id of ids) expect(fourth.bands.get(id)).toContain('days 7+');
     // Booked 9 minutes after the first pull, seen by the far band's pull 111 minutes later.
     expect(await exactStalenessSeconds(farSlot.id)).toBe(111 * 60);
     const farRun = await h.clients.prisma.syncRun.findFirstOrThrow({
-      where: { connectionId: ids[0]!, bands: { has: '7d+' } },
+      where: { connectionId: ids[0]!, bands: { has: 'days 7+' } },
       orderBy: { startedAt: 'desc' },
     });
     // What slotfeed itself can know: the far dates were last pulled by the first pull, 2 hours before (the
@@ -131,7 +131,7 @@ describe('ticks on an injected clock', () => {
     ).map((c) => c.bandState as Record<string, { calls: number }>);
     const costOf = (bands: string[]) =>
       states.reduce((sum, state) => sum + 2 + bands.reduce((s, band) => s + state[band]!.calls, 0), 0);
-    const nearOnly = costOf(['0-3d']);
+    const nearOnly = costOf(['days 0-2']);
     const deps = {
       ...tickDeps(h.config, h.clients, h.services, h.clock),
       // A bank (30 s of budget) that holds the near bands' pulls and no more.
@@ -139,15 +139,15 @@ describe('ticks on an injected clock', () => {
     };
     const short = await tick(deps);
     // A full bank may be overdrawn by one pull (so a pull dearer than the bank is never starved), no more.
-    expect(short.calls).toBeLessThan(costOf(['0-3d', '3-7d', '7d+']) / 2);
-    for (const id of ids) expect(short.bands.get(id)).toContain('0-3d');
-    for (const bands of short.bands.values()) expect(bands).not.toContain('7d+');
-    expect(short.deferred['7d+']!.count).toBe(3);
+    expect(short.calls).toBeLessThan(costOf(['days 0-2', 'days 3-6', 'days 7+']) / 2);
+    for (const id of ids) expect(short.bands.get(id)).toContain('days 0-2');
+    for (const bands of short.bands.values()) expect(bands).not.toContain('days 7+');
+    expect(short.deferred['days 7+']!.count).toBe(3);
     const overdue = await h.services.metrics.bandOverdueSeconds.get();
-    const farOverdue = overdue.values.find((v) => v.labels.band === '7d+')?.value ?? 0;
+    const farOverdue = overdue.values.find((v) => v.labels.band === 'days 7+')?.value ?? 0;
     expect(farOverdue).toBeGreaterThan(60 * 60);
     const deferred = await h.services.metrics.bandDeferred.get();
-    expect(deferred.values.find((v) => v.labels.band === '7d+')?.value).toBe(3);
-    expect(deferred.values.find((v) => v.labels.band === '0-3d')?.value).toBe(0);
+    expect(deferred.values.find((v) => v.labels.band === 'days 7+')?.value).toBe(3);
+    expect(deferred.values.find((v) => v.labels.band === 'days 0-2')?.value).toBe(0);
   });
 });

@@ -23,11 +23,13 @@ const ADAPT = { fastest: 0.5, slowest: 2 };
 describe('SYNC_BANDS', () => {
   it('reads bands nearest first, each named by the days ahead it covers', () => {
     expect(BANDS).toEqual([
-      { name: '0-3d', fromDay: 0, toDay: 3, intervalSeconds: 600 },
-      { name: '3-7d', fromDay: 3, toDay: 7, intervalSeconds: 1800 },
-      { name: '7d+', fromDay: 7, toDay: Infinity, intervalSeconds: 7200 },
+      { name: 'days 0-2', fromDay: 0, toDay: 3, intervalSeconds: 600 },
+      { name: 'days 3-6', fromDay: 3, toDay: 7, intervalSeconds: 1800 },
+      { name: 'days 7+', fromDay: 7, toDay: Infinity, intervalSeconds: 7200 },
     ]);
-    expect(bandsOf('*=15m')).toEqual([{ name: '0d+', fromDay: 0, toDay: Infinity, intervalSeconds: 900 }]);
+    expect(bandsOf('*=15m')).toEqual([
+      { name: 'days 0+', fromDay: 0, toDay: Infinity, intervalSeconds: 900 },
+    ]);
   });
 
   it.each([
@@ -79,13 +81,13 @@ describe('SYNC_BANDS', () => {
       CALENDBOOK_CLIENT_SECRET: 'secret',
     };
     const week = loadConfig({ ...env, SYNC_HORIZON_DAYS: '7' }, ['sync']).sync;
-    expect(week.bands.map((band) => band.name)).toEqual(['0-4d', '4-7d']);
-    expect(week.bandsBeyondHorizon).toEqual(['7d+']);
+    expect(week.bands.map((band) => band.name)).toEqual(['days 0-3', 'days 4-6']);
+    expect(week.bandsBeyondHorizon).toEqual(['days 7+']);
     const short = loadConfig({ ...env, SYNC_HORIZON_DAYS: '3' }, ['sync']).sync;
-    expect(short.bands.map((band) => band.name)).toEqual(['0-4d']);
-    expect(short.bandsBeyondHorizon).toEqual(['4-7d', '7d+']);
+    expect(short.bands.map((band) => band.name)).toEqual(['days 0-3']);
+    expect(short.bandsBeyondHorizon).toEqual(['days 4-6', 'days 7+']);
     const month = loadConfig(env, ['sync']).sync;
-    expect(month.bands.map((band) => band.name)).toEqual(['0-4d', '4-7d', '7d+']);
+    expect(month.bands.map((band) => band.name)).toEqual(['days 0-3', 'days 4-6', 'days 7+']);
     expect(month.bandsBeyondHorizon).toEqual([]);
   });
 
@@ -107,7 +109,7 @@ describe('SYNC_BANDS', () => {
 
 describe('when a connection’s bands are due', () => {
   it('makes never-pulled bands due at once, and each pulled band due after its own interval', () => {
-    expect(dueBands(BANDS, {}, NOW).map((b) => b.name)).toEqual(['0-3d', '3-7d', '7d+']);
+    expect(dueBands(BANDS, {}, NOW).map((b) => b.name)).toEqual(['days 0-2', 'days 3-6', 'days 7+']);
     const first = scheduleAfterPull(
       BANDS,
       {},
@@ -119,9 +121,13 @@ describe('when a connection’s bands are due', () => {
     );
     expect(first.nextSyncAt).toEqual(at(10));
     expect(dueBands(BANDS, first.state, at(9)).map((b) => b.name)).toEqual([]);
-    expect(dueBands(BANDS, first.state, at(10)).map((b) => b.name)).toEqual(['0-3d']);
-    expect(dueBands(BANDS, first.state, at(30)).map((b) => b.name)).toEqual(['0-3d', '3-7d']);
-    expect(dueBands(BANDS, first.state, at(120)).map((b) => b.name)).toEqual(['0-3d', '3-7d', '7d+']);
+    expect(dueBands(BANDS, first.state, at(10)).map((b) => b.name)).toEqual(['days 0-2']);
+    expect(dueBands(BANDS, first.state, at(30)).map((b) => b.name)).toEqual(['days 0-2', 'days 3-6']);
+    expect(dueBands(BANDS, first.state, at(120)).map((b) => b.name)).toEqual([
+      'days 0-2',
+      'days 3-6',
+      'days 7+',
+    ]);
   });
 
   it('pulls a band that keeps changing faster and a quiet one slower, never beyond the bounds', () => {
@@ -130,14 +136,14 @@ describe('when a connection’s bands are due', () => {
       const next = scheduleAfterPull(
         BANDS,
         state,
-        [{ name: '0-3d', changes, calls: 4 }],
+        [{ name: 'days 0-2', changes, calls: 4 }],
         at(minutes),
         ADAPT,
         0,
         () => 0.5,
       );
       state = next.state;
-      return (Date.parse(state['0-3d']!.dueAt) - at(minutes).getTime()) / 60_000;
+      return (Date.parse(state['days 0-2']!.dueAt) - at(minutes).getTime()) / 60_000;
     };
     expect(pull(3, 0)).toBe(5); // 10 min × 0.5
     expect(pull(1, 5)).toBe(5); // at the fastest bound
@@ -149,22 +155,22 @@ describe('when a connection’s bands are due', () => {
 
   it('keeps bands it did not pull as they were, and drops bands no longer configured', () => {
     const before: BandState = {
-      '0-3d': { dueAt: at(10).toISOString(), factor: 1, calls: 4 },
-      '3-7d': { dueAt: at(25).toISOString(), factor: 0.7, calls: 6 },
-      '0d+': { dueAt: at(1).toISOString(), factor: 1, calls: 30 },
+      'days 0-2': { dueAt: at(10).toISOString(), factor: 1, calls: 4 },
+      'days 3-6': { dueAt: at(25).toISOString(), factor: 0.7, calls: 6 },
+      'days 0+': { dueAt: at(1).toISOString(), factor: 1, calls: 30 },
     };
     const next = scheduleAfterPull(
       BANDS,
       before,
-      [{ name: '7d+', changes: 0, calls: 20 }],
+      [{ name: 'days 7+', changes: 0, calls: 20 }],
       NOW,
       ADAPT,
       0,
       () => 0.5,
     );
-    expect(next.state['0-3d']).toEqual(before['0-3d']);
-    expect(next.state['3-7d']).toEqual(before['3-7d']);
-    expect(next.state['0d+']).toBeUndefined();
+    expect(next.state['days 0-2']).toEqual(before['days 0-2']);
+    expect(next.state['days 3-6']).toEqual(before['days 3-6']);
+    expect(next.state['days 0+']).toBeUndefined();
     expect(next.nextSyncAt).toEqual(at(10));
     expect(earliestDue(BANDS, {}, NOW)).toEqual(NOW);
   });
@@ -179,9 +185,9 @@ describe('a budget, not a schedule', () => {
   ): DueConnection => ({
     id,
     bandState: {
-      '0-3d': { dueAt: at(-overdueMinutes).toISOString(), factor: 1, calls: calls.near },
-      '3-7d': { dueAt: at(-overdueMinutes).toISOString(), factor: 1, calls: calls.week },
-      '7d+': { dueAt: at(-overdueMinutes).toISOString(), factor: 1, calls: calls.far },
+      'days 0-2': { dueAt: at(-overdueMinutes).toISOString(), factor: 1, calls: calls.near },
+      'days 3-6': { dueAt: at(-overdueMinutes).toISOString(), factor: 1, calls: calls.week },
+      'days 7+': { dueAt: at(-overdueMinutes).toISOString(), factor: 1, calls: calls.far },
     },
     dueSince: at(-overdueMinutes),
   });
@@ -190,8 +196,8 @@ describe('a budget, not a schedule', () => {
     const due = [connection('a', 1), connection('b', 2)];
     const allocation = allocateCalls(BANDS, 28, due, 1000, 1000, NOW);
     expect(allocation.picks).toEqual([
-      { connectionId: 'b', bands: ['0-3d', '3-7d', '7d+'], calls: CALLS_PER_SYNC + 31 },
-      { connectionId: 'a', bands: ['0-3d', '3-7d', '7d+'], calls: CALLS_PER_SYNC + 31 },
+      { connectionId: 'b', bands: ['days 0-2', 'days 3-6', 'days 7+'], calls: CALLS_PER_SYNC + 31 },
+      { connectionId: 'a', bands: ['days 0-2', 'days 3-6', 'days 7+'], calls: CALLS_PER_SYNC + 31 },
     ]);
     expect(Object.values(allocation.deferred).every((d) => d.count === 0)).toBe(true);
   });
@@ -201,18 +207,18 @@ describe('a budget, not a schedule', () => {
     // Enough for every near band (10 × 6) and a few week bands (5 each), no far band.
     const allocation = allocateCalls(BANDS, 28, due, 75, 1000, NOW);
     const pulled = allocation.picks.flatMap((p) => p.bands);
-    expect(pulled.filter((b) => b === '0-3d')).toHaveLength(10);
-    expect(pulled.filter((b) => b === '3-7d')).toHaveLength(3);
-    expect(pulled.filter((b) => b === '7d+')).toHaveLength(0);
+    expect(pulled.filter((b) => b === 'days 0-2')).toHaveLength(10);
+    expect(pulled.filter((b) => b === 'days 3-6')).toHaveLength(3);
+    expect(pulled.filter((b) => b === 'days 7+')).toHaveLength(0);
     // The longest overdue go first within a band.
-    expect(allocation.picks.filter((p) => p.bands.includes('3-7d')).map((p) => p.connectionId)).toEqual([
+    expect(allocation.picks.filter((p) => p.bands.includes('days 3-6')).map((p) => p.connectionId)).toEqual([
       'c9',
       'c8',
       'c7',
     ]);
-    expect(allocation.deferred['3-7d']).toEqual({ count: 7, oldestOverdueSeconds: 36 * 60 });
-    expect(allocation.deferred['7d+']).toEqual({ count: 10, oldestOverdueSeconds: 39 * 60 });
-    expect(allocation.deferred['0-3d']).toEqual({ count: 0, oldestOverdueSeconds: 0 });
+    expect(allocation.deferred['days 3-6']).toEqual({ count: 7, oldestOverdueSeconds: 36 * 60 });
+    expect(allocation.deferred['days 7+']).toEqual({ count: 10, oldestOverdueSeconds: 39 * 60 });
+    expect(allocation.deferred['days 0-2']).toEqual({ count: 0, oldestOverdueSeconds: 0 });
   });
 
   it('never plans more calls than it has, whatever is due', () => {
@@ -235,7 +241,7 @@ describe('a budget, not a schedule', () => {
           expect(planned).toBeLessThanOrEqual(available);
           // Strict priority: nothing goes while a band later (in units of its own interval) waits.
           const lateness = (index: number, band: string) =>
-            connections[index]!.overdue / (band === '0-3d' ? 10 : band === '3-7d' ? 30 : 120);
+            connections[index]!.overdue / (band === 'days 0-2' ? 10 : band === 'days 3-6' ? 30 : 120);
           const picked = allocation.picks.flatMap((p) =>
             p.bands.map((band) => lateness(Number(p.connectionId.slice(1)), band)),
           );
@@ -243,7 +249,7 @@ describe('a budget, not a schedule', () => {
             allocation.picks.flatMap((p) => p.bands.map((band) => `${p.connectionId} ${band}`)),
           );
           const waiting = connections.flatMap((_, i) =>
-            ['0-3d', '3-7d', '7d+']
+            ['days 0-2', 'days 3-6', 'days 7+']
               .filter((band) => !pickedBands.has(`c${i} ${band}`))
               .map((band) => lateness(i, band)),
           );
@@ -259,14 +265,14 @@ describe('a budget, not a schedule', () => {
     const notYet: DueConnection = {
       id: 'reconnected',
       bandState: {
-        '0-3d': { dueAt: at(5).toISOString(), factor: 1, calls: 4 },
-        '3-7d': { dueAt: at(25).toISOString(), factor: 1, calls: 5 },
-        '7d+': { dueAt: at(100).toISOString(), factor: 1, calls: 22 },
+        'days 0-2': { dueAt: at(5).toISOString(), factor: 1, calls: 4 },
+        'days 3-6': { dueAt: at(25).toISOString(), factor: 1, calls: 5 },
+        'days 7+': { dueAt: at(100).toISOString(), factor: 1, calls: 22 },
       },
       dueSince: at(-1),
     };
     expect(allocateCalls(BANDS, 28, [notYet], 1000, 1000, NOW).picks).toEqual([
-      { connectionId: 'reconnected', bands: ['0-3d', '3-7d', '7d+'], calls: CALLS_PER_SYNC + 31 },
+      { connectionId: 'reconnected', bands: ['days 0-2', 'days 3-6', 'days 7+'], calls: CALLS_PER_SYNC + 31 },
     ]);
   });
 
@@ -278,7 +284,7 @@ describe('a budget, not a schedule', () => {
     const older: DueConnection = { id: 'older', bandState: {}, dueSince: at(-30) };
     const allocation = allocateCalls(BANDS, 28, [...old, newer, older], 35, 1000, NOW);
     expect(allocation.picks.map((p) => p.connectionId)).toEqual(['older']);
-    expect(allocation.picks[0]!.bands).toEqual(['0-3d', '3-7d', '7d+']);
+    expect(allocation.picks[0]!.bands).toEqual(['days 0-2', 'days 3-6', 'days 7+']);
   });
 
   it('lets no band wait forever: a far band late by more of its interval goes before a near one', () => {
@@ -286,24 +292,24 @@ describe('a budget, not a schedule', () => {
     const farLate: DueConnection = {
       id: 'far-late',
       bandState: {
-        '0-3d': { dueAt: at(5).toISOString(), factor: 1, calls: 4 },
-        '3-7d': { dueAt: at(5).toISOString(), factor: 1, calls: 5 },
-        '7d+': { dueAt: at(-300).toISOString(), factor: 1, calls: 22 },
+        'days 0-2': { dueAt: at(5).toISOString(), factor: 1, calls: 4 },
+        'days 3-6': { dueAt: at(5).toISOString(), factor: 1, calls: 5 },
+        'days 7+': { dueAt: at(-300).toISOString(), factor: 1, calls: 22 },
       },
       dueSince: at(-300),
     };
     const nearLate: DueConnection = {
       id: 'near-late',
       bandState: {
-        '0-3d': { dueAt: at(-10).toISOString(), factor: 1, calls: 4 },
-        '3-7d': { dueAt: at(5).toISOString(), factor: 1, calls: 5 },
-        '7d+': { dueAt: at(5).toISOString(), factor: 1, calls: 22 },
+        'days 0-2': { dueAt: at(-10).toISOString(), factor: 1, calls: 4 },
+        'days 3-6': { dueAt: at(5).toISOString(), factor: 1, calls: 5 },
+        'days 7+': { dueAt: at(5).toISOString(), factor: 1, calls: 22 },
       },
       dueSince: at(-10),
     };
     const allocation = allocateCalls(BANDS, 28, [nearLate, farLate], 24, 1000, NOW);
-    expect(allocation.picks).toEqual([{ connectionId: 'far-late', bands: ['7d+'], calls: 24 }]);
-    expect(allocation.deferred['0-3d']).toEqual({ count: 1, oldestOverdueSeconds: 600 });
+    expect(allocation.picks).toEqual([{ connectionId: 'far-late', bands: ['days 7+'], calls: 24 }]);
+    expect(allocation.deferred['days 0-2']).toEqual({ count: 1, oldestOverdueSeconds: 600 });
   });
 
   it('lets one pull dearer than the whole bank go when the bank is full, so nothing starves', () => {
@@ -315,6 +321,8 @@ describe('a budget, not a schedule', () => {
       300,
       NOW,
     );
-    expect(allocation.picks).toEqual([{ connectionId: 'big', bands: ['0-3d', '3-7d', '7d+'], calls: 511 }]);
+    expect(allocation.picks).toEqual([
+      { connectionId: 'big', bands: ['days 0-2', 'days 3-6', 'days 7+'], calls: 511 },
+    ]);
   });
 });

@@ -128,15 +128,15 @@ describe('a partial sync', () => {
     await sync(id);
     const now = clock.now();
     const horizon = horizonFrom(now, zone, h.config.sync.horizonDays).dates;
-    const near = datesOf(['0-3d'], now, zone);
+    const near = datesOf(['days 0-2'], now, zone);
     const nearSlot = await bookOn(id, near.slice(1), zone);
-    const weekSlot = await bookOn(id, datesOf(['3-7d'], now, zone), zone);
-    const farSlot = await bookOn(id, datesOf(['7d+'], now, zone).slice(3), zone);
+    const weekSlot = await bookOn(id, datesOf(['days 3-6'], now, zone), zone);
+    const farSlot = await bookOn(id, datesOf(['days 7+'], now, zone).slice(3), zone);
 
     clock.advance(600);
     h.sim.control.resetCallCounts();
     const before = await storedRows(id, zone);
-    const changes = await sync(id, ['0-3d']);
+    const changes = await sync(id, ['days 0-2']);
     const after = await storedRows(id, zone);
 
     expect(after.get(nearSlot.id)?.closeReason).toBe('taken');
@@ -144,7 +144,7 @@ describe('a partial sync', () => {
     expect(after.get(farSlot.id)?.goneAt).toBeNull();
     expectUntouchedOutside(before, after, near, horizon);
     expect(await openOn(id, near, zone)).toEqual(offeredOn(user.email, near, zone));
-    expect(changes.changedByPulledBand).toEqual({ '0-3d': expect.any(Number) });
+    expect(changes.changedByPulledBand).toEqual({ 'days 0-2': expect.any(Number) });
 
     // The calls: the profile, the event types, one overview window per enabled event type over the near
     // dates, and a slot list for each of those dates it calls available. Nothing of the other bands.
@@ -162,11 +162,11 @@ describe('a partial sync', () => {
       where: { connectionId: id },
       orderBy: { startedAt: 'desc' },
     });
-    expect(run.bands).toEqual(['0-3d']);
+    expect(run.bands).toEqual(['days 0-2']);
 
     // The other bands' pull closes the rest.
     clock.advance(60);
-    await sync(id, ['3-7d', '7d+']);
+    await sync(id, ['days 3-6', 'days 7+']);
     const last = await storedRows(id, zone);
     expect(last.get(weekSlot.id)?.closeReason).toBe('taken');
     expect(last.get(farSlot.id)?.closeReason).toBe('taken');
@@ -187,19 +187,19 @@ describe('a partial sync', () => {
       clock.set(DateTime.fromISO(lateEvening, { zone }).toUTC().toISO()!);
       const id = await h.connect(user.email);
       await sync(id);
-      const firstNear = datesOf(['0-3d'], clock.now(), zone);
+      const firstNear = datesOf(['days 0-2'], clock.now(), zone);
 
       clock.advance(20 * 60); // past the account's midnight: every band moved on by a date
       const now = clock.now();
-      const near = datesOf(['0-3d'], now, zone);
+      const near = datesOf(['days 0-2'], now, zone);
       expect(near[0]).toBe(firstNear[1]);
       const newlyNear = near.at(-1)!; // a week-band date at the first sync
       expect(firstNear).not.toContain(newlyNear);
       const newlyNearSlot = await bookOn(id, [newlyNear], zone);
-      const weekSlot = await bookOn(id, datesOf(['3-7d'], now, zone), zone);
+      const weekSlot = await bookOn(id, datesOf(['days 3-6'], now, zone), zone);
 
       const before = await storedRows(id, zone);
-      await sync(id, ['0-3d']);
+      await sync(id, ['days 0-2']);
       const after = await storedRows(id, zone);
       const horizon = horizonFrom(now, zone, h.config.sync.horizonDays).dates;
       expect(after.get(newlyNearSlot.id)?.closeReason).toBe('taken');
@@ -228,15 +228,15 @@ describe('a partial sync', () => {
     // Disabling closes its slots on every date, whatever bands the sync pulls.
     h.sim.control.updateEventType(details.id, event.event_id, { enabled: false });
     clock.advance(600);
-    await sync(id, ['0-3d']);
+    await sync(id, ['days 0-2']);
     const horizon = horizonFrom(clock.now(), zone, h.config.sync.horizonDays).dates.slice(1);
     expect(await openOf(horizon)).toEqual([]);
 
     h.sim.control.updateEventType(details.id, event.event_id, { enabled: true });
     clock.advance(600);
     const reenabledAt = clock.now();
-    await sync(id, ['0-3d']);
-    const far = datesOf(['7d+'], clock.now(), zone);
+    await sync(id, ['days 0-2']);
+    const far = datesOf(['days 7+'], clock.now(), zone);
     const offeredFar = offeredOn(user.email, far, zone).filter((line) =>
       line.startsWith(`${event.event_id} `),
     );
@@ -246,6 +246,6 @@ describe('a partial sync', () => {
     const run = await h.clients.prisma.syncRun.findFirstOrThrow({
       where: { connectionId: id, startedAt: reenabledAt },
     });
-    expect(run.bands).toEqual(['0-3d', '3-7d', '7d+']);
+    expect(run.bands).toEqual(['days 0-2', 'days 3-6', 'days 7+']);
   });
 });

@@ -1,5 +1,5 @@
 // Who a scheduler tick considers, with the worker running on an injected clock. Two ways it went wrong (issue
-// 26): with SYNC_HORIZON_DAYS=7 the default SYNC_BANDS has a band (7d+) no date of the horizon falls in; it was
+// 26): with SYNC_HORIZON_DAYS=7 the default SYNC_BANDS has a band (days 7+) no date of the horizon falls in; it was
 // never pulled, so counted as due, and every commit set next_sync_at to now: each connection was pulled whole at
 // every tick. And a connection whose job already waited in the queue (a retry in backoff, a busy pool) was still
 // budgeted for: its pick was dropped at enqueue, and the round had stopped behind it, so nobody else went.
@@ -50,14 +50,14 @@ describe('a band beyond the horizon', () => {
     expect((await tick()).enqueued).toBe(3);
     for (const id of ids) {
       const row = await connection(id);
-      expect(Object.keys(readBandState(row.bandState)).sort()).toEqual(['0-4d', '4-7d']);
+      expect(Object.keys(readBandState(row.bandState)).sort()).toEqual(['days 0-3', 'days 4-6']);
       // The near band's interval (10 minutes; the fake clock's random() gives no jitter).
       expect(row.nextSyncAt).toEqual(new Date(clock.now().getTime() + 10 * 60_000));
     }
     clock.advance(60);
     expect((await tick()).enqueued).toBe(0);
     // Every user of the bands (scheduler, worker, metrics, admin page) sees the same clipped set.
-    expect(h.config.sync.bands.map((band) => band.name)).toEqual(['0-4d', '4-7d']);
+    expect(h.config.sync.bands.map((band) => band.name)).toEqual(['days 0-3', 'days 4-6']);
   });
 });
 
@@ -69,7 +69,7 @@ describe('a connection whose sync job is already queued', () => {
     const [queued, ...others] = ids as [string, ...string[]];
     const row = await connection(queued);
     const lateState = readBandState(row.bandState);
-    lateState['0-4d']!.dueAt = new Date(clock.now().getTime() - 5 * 60_000).toISOString();
+    lateState['days 0-3']!.dueAt = new Date(clock.now().getTime() - 5 * 60_000).toISOString();
     await h.clients.prisma.connection.update({
       where: { id: queued },
       data: { bandState: lateState, nextSyncAt: new Date(clock.now().getTime() - 5 * 60_000) },
@@ -83,7 +83,9 @@ describe('a connection whose sync job is already queued', () => {
     // A bank that holds one connection's near-band pull (the dearest of them), partly spent, so it is not full
     // and cannot be overdrawn.
     const costs = await Promise.all(
-      ids.map(async (id) => CALLS_PER_SYNC + readBandState((await connection(id)).bandState)['0-4d']!.calls),
+      ids.map(
+        async (id) => CALLS_PER_SYNC + readBandState((await connection(id)).bandState)['days 0-3']!.calls,
+      ),
     );
     const bank = Math.max(...costs) + 1;
     const budget = createRedisCallBudget(h.clients.redis, `${h.config.redis.prefix}:short-budget`, bank / 30);
@@ -97,7 +99,7 @@ describe('a connection whose sync job is already queued', () => {
     });
     expect(runs).toHaveLength(1);
     expect(others).toContain(runs[0]!.connectionId);
-    expect(runs[0]!.bands).toEqual(['0-4d']);
+    expect(runs[0]!.bands).toEqual(['days 0-3']);
     // The queued job is left as it was.
     expect(await waiting.getState()).toBe('delayed');
     await waiting.remove();
