@@ -19,7 +19,7 @@ import {
   TICK_QUEUE,
   type SyncJobData,
 } from './queues.js';
-import { reportErrorsAndBackOff } from './worker-errors.js';
+import { reportErrorsAndBackOff } from '../lib/worker-errors.js';
 
 export const TICK_SCHEDULER_ID = 'due-connections';
 
