@@ -15,7 +15,7 @@ import type { Releasers } from './lib/releasers.js';
 import { createRepeatedErrorLog, type RepeatedErrorLog } from './lib/repeated-errors.js';
 import { createConnectionStore, type ConnectionStore } from './store/connections.js';
 import { startFeedChangeListener, type FeedChangeListener } from './store/feed-change-listener.js';
-import { createApiKeyStore } from './store/api-keys.js';
+import { createApiKeyStore, type ApiKeyStore } from './store/api-keys.js';
 import { createWebhookStore, type WebhookStore } from './store/webhooks.js';
 import { createWebhookDeliveryStore } from './store/webhook-deliveries.js';
 import { createWebhookQueue, startWebhookWorker, type WebhookJobData } from './webhooks/webhook-queue.js';
@@ -23,14 +23,21 @@ import { createSignal, type Signal } from './lib/signal.js';
 import { registerStateGauges } from './lib/state-gauges.js';
 import { startRetention } from './sync/retention-schedule.js';
 import { createRetentionStore } from './store/retention.js';
-import { CONNECTION_STATUSES } from './store/connection-admin.js';
+import {
+  CONNECTION_STATUSES,
+  createConnectionAdminStore,
+  type ConnectionAdminStore,
+} from './store/connection-admin.js';
+import { createConnectionDetailStore } from './store/connection-detail.js';
 import { createEventRevisionStore } from './store/event-revisions.js';
 import { createFeedContentStore } from './store/feed-content.js';
 import { createFeedStore, type FeedStore } from './store/feeds.js';
+import { createFeedNameStore, type FeedNameStore } from './store/feed-names.js';
 import type { PgSessions } from './store/pg-sessions.js';
 import { createPostgresProbe, type PostgresProbe } from './store/postgres-probe.js';
 import { createReportStore, type ReportStore } from './store/reports.js';
 import { createSnapshotStore } from './store/snapshot-store.js';
+import { createTeamStore, type TeamStore } from './store/teams.js';
 import { createPrismaClient, type PoolTimeouts } from './store/prisma-client.js';
 import { createTokenVault, vaultKeyFromBase64, type TokenVault } from './store/token-vault.js';
 import { createSyncQueue, createTickQueue, enqueueSyncs, type SyncJobData } from './sync/queues.js';
@@ -103,23 +110,38 @@ export function pgSessionsFor(databaseUrl: string): PgSessions {
     });
 }
 
+/** The stores a command works through: the operator's view of connections, feeds, teams, keys, webhooks, reports. */
+export interface CommandStores {
+  connectionAdmin: ConnectionAdminStore;
+  feeds: FeedStore;
+  feedNames: FeedNameStore;
+  teams: TeamStore;
+  apiKeys: ApiKeyStore;
+  webhooks: WebhookStore;
+  reports: ReportStore;
+}
+
 /**
- * A command's database (`slotfeed connections | feeds | report | sync`): one pool with the web role's
- * timeouts, and the feed, webhook and report stores over it. The command reads only the database section,
- * and opens Redis (below) only when it gets that far.
+ * A command's database (`slotfeed connections | feeds | teams | api-keys | webhooks | report | sync`): one pool
+ * with the web role's timeouts, and the stores over it. The command reads only the database section, and
+ * opens Redis (below) only when it gets that far.
  */
 export function openCommandDatabase(
   config: Pick<Config, 'database'> & Partial<Pick<Config, 'vault' | 'webhooks'>>,
   releasers: Releasers,
   logger: Logger,
-): { prisma: PrismaClient; feeds: FeedStore; webhooks: WebhookStore; reports: ReportStore } {
+): CommandStores {
   const prisma = openDatabase(config.database.url, releasers);
   // With the vault, feeds made or rotated here keep a sealed copy of their token for the owner's page, and
   // webhook endpoints can be made (their secrets are kept sealed).
   const vault = config.vault === undefined ? undefined : tokenVaultFor(config.vault);
+  const feeds = createFeedStore(prisma, logger, vault);
   return {
-    prisma,
-    feeds: createFeedStore(prisma, logger, vault),
+    connectionAdmin: createConnectionAdminStore(prisma, feeds),
+    feeds,
+    feedNames: createFeedNameStore(prisma),
+    teams: createTeamStore(prisma),
+    apiKeys: createApiKeyStore(prisma),
     webhooks: createWebhookStore(prisma, vault, {
       allowPrivateTargets: config.webhooks?.allowPrivateTargets ?? false,
     }),
@@ -337,12 +359,15 @@ export function composeWebDeps(
       syncBands: config.sync.bands,
       redisPrefix: config.redis.prefix,
     },
-    prisma: clients.prisma,
     redis: clients.redis,
     postgresProbe: parts.postgresProbe,
     roleReadiness: parts.roleReadiness,
     connections: services.connections,
+    connectionAdmin: createConnectionAdminStore(clients.prisma, services.feeds),
+    connectionDetail: createConnectionDetailStore(clients.prisma),
     feeds: services.feeds,
+    feedNames: createFeedNameStore(clients.prisma),
+    teams: createTeamStore(clients.prisma),
     feedContent: createFeedContentStore(clients.prisma),
     eventRevisions: createEventRevisionStore(clients.prisma),
     apiKeys: createApiKeyStore(clients.prisma),

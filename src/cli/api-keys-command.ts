@@ -6,8 +6,6 @@ import { Releasers } from '../lib/releasers.js';
 import { formatTable, terminalWidth } from '../lib/text-table.js';
 import { createLoggerFor } from '../log.js';
 import { openCommandDatabase } from '../main.js';
-import { createApiKeyStore } from '../store/api-keys.js';
-import { createTeamStore } from '../store/teams.js';
 import { OUTPUT_FORMATS, uuidOf, type OutputFormat } from './argument-parsers.js';
 import type { Output } from './commands.js';
 
@@ -26,8 +24,7 @@ export async function runApiKeys(env: Env, action: ApiKeysAction, out: Stdout): 
   const logger = createLoggerFor(config.log);
   const releasers = new Releasers();
   try {
-    const { prisma } = openCommandDatabase(config, releasers, logger);
-    const keys = createApiKeyStore(prisma);
+    const { apiKeys: keys, teams } = openCommandDatabase(config, releasers, logger);
     switch (action.kind) {
       case 'list': {
         const list = await keys.list({ includeRevoked: action.includeRevoked });
@@ -51,7 +48,6 @@ export async function runApiKeys(env: Env, action: ApiKeysAction, out: Stdout): 
         return;
       }
       case 'create': {
-        const teams = createTeamStore(prisma);
         const teamIds = await Promise.all(action.teams.map(async (team) => (await teams.find(team)).id));
         const { key, secret } = await keys.create({
           label: action.label,

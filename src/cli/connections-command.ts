@@ -6,14 +6,7 @@ import { loadConfig } from '../config.js';
 import { Releasers } from '../lib/releasers.js';
 import { createLoggerFor } from '../log.js';
 import { openCommandDatabase } from '../main.js';
-import {
-  listConnectionOverviews,
-  requireConnection,
-  setConnectionEnabled,
-  type ConnectionOverview,
-} from '../store/connection-admin.js';
-import type { FeedStore } from '../store/feeds.js';
-import type { PrismaClient } from '../generated/prisma/client.js';
+import type { ConnectionAdminStore, ConnectionOverview } from '../store/connection-admin.js';
 import { OUTPUT_FORMATS, uuidOf, type OutputFormat } from './argument-parsers.js';
 import type { Output } from './commands.js';
 import { formatTable, terminalWidth } from '../lib/text-table.js';
@@ -55,13 +48,9 @@ function describeConnection(c: ConnectionOverview): string {
   return lines.join('\n') + '\n';
 }
 
-async function showConnection(
-  prisma: PrismaClient,
-  feeds: FeedStore,
-  id: string,
-): Promise<ConnectionOverview> {
-  await requireConnection(prisma, id);
-  const { connections } = await listConnectionOverviews(prisma, feeds, 100_000);
+async function showConnection(store: ConnectionAdminStore, id: string): Promise<ConnectionOverview> {
+  await store.require(id);
+  const { connections } = await store.overviews({}, 100_000);
   const found = connections.find((c) => c.id === id);
   if (!found) throw new Error(`connection ${id} vanished while it was read`);
   return found;
@@ -72,10 +61,10 @@ export async function runConnections(env: Env, action: ConnectionsAction, out: S
   const logger = createLoggerFor(config.log);
   const releasers = new Releasers();
   try {
-    const { prisma, feeds } = openCommandDatabase(config, releasers, logger);
+    const { connectionAdmin } = openCommandDatabase(config, releasers, logger);
     switch (action.kind) {
       case 'list': {
-        const { connections, total } = await listConnectionOverviews(prisma, feeds);
+        const { connections, total } = await connectionAdmin.overviews();
         if (action.format === 'json') {
           out.write(JSON.stringify({ total, connections }, null, 2) + '\n');
           return;
@@ -100,7 +89,7 @@ export async function runConnections(env: Env, action: ConnectionsAction, out: S
         return;
       }
       case 'show': {
-        const connection = await showConnection(prisma, feeds, action.id);
+        const connection = await showConnection(connectionAdmin, action.id);
         out.write(
           action.format === 'json'
             ? JSON.stringify(connection, null, 2) + '\n'
@@ -110,8 +99,8 @@ export async function runConnections(env: Env, action: ConnectionsAction, out: S
       }
       case 'disable':
       case 'enable': {
-        const { status } = await requireConnection(prisma, action.id);
-        const changed = await setConnectionEnabled(prisma, action.id, action.kind === 'enable', now);
+        const { status } = await connectionAdmin.require(action.id);
+        const changed = await connectionAdmin.setEnabled(action.id, action.kind === 'enable', now);
         out.write(
           changed
             ? action.kind === 'disable'

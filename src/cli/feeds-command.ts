@@ -13,14 +13,11 @@ import {
   type FeedView,
   type TeamMode,
 } from '../feeds/feed-options.js';
-import type { PrismaClient } from '../generated/prisma/client.js';
 import { Releasers } from '../lib/releasers.js';
 import { createLoggerFor } from '../log.js';
 import { openCommandDatabase } from '../main.js';
-import { currentEventTypes, requireConnection } from '../store/connection-admin.js';
-import { storedFeedName } from '../store/feed-names.js';
+import type { ConnectionAdminStore } from '../store/connection-admin.js';
 import type { FeedRecord } from '../store/feeds.js';
-import { createTeamStore } from '../store/teams.js';
 import { feedLinksFor } from '../web/feed-links.js';
 import { OUTPUT_FORMATS, uuidOf, wholeNumber, type OutputFormat } from './argument-parsers.js';
 import type { Output } from './commands.js';
@@ -81,8 +78,12 @@ function describeOptions(feed: FeedRecord): string {
  * Refuses an event id the connection does not have (a feed of it would stay empty), listing the ones it has;
  * as the admin page's form does. Disabled and secret event types may be named.
  */
-async function requireEventType(prisma: PrismaClient, connectionId: string, eventId: string): Promise<void> {
-  const eventTypes = await currentEventTypes(prisma, connectionId);
+async function requireEventType(
+  connections: ConnectionAdminStore,
+  connectionId: string,
+  eventId: string,
+): Promise<void> {
+  const eventTypes = await connections.currentEventTypes(connectionId);
   if (eventTypes.some((e) => e.id === eventId)) return;
   if (eventTypes.length === 0) {
     throw new Error(
@@ -112,9 +113,9 @@ export async function runFeeds(env: Env, action: FeedsAction, out: Stdout): Prom
   const logger = createLoggerFor(config.log);
   const releasers = new Releasers();
   try {
-    const { prisma, feeds } = openCommandDatabase(config, releasers, logger);
+    const { connectionAdmin, feeds, feedNames, teams } = openCommandDatabase(config, releasers, logger);
     const showLinks = async (feed: FeedRecord, token: string) => {
-      const links = feedLinksFor(linkBase, token, await storedFeedName(prisma, feed));
+      const links = feedLinksFor(linkBase, token, await feedNames.calendarName(feed));
       out.write(
         `Feed ${feed.id} (${describeOptions(feed)}) — the URL is shown only now; keep it secret:\n` +
           `  ${links.https}\n  ${links.webcal}\n`,
@@ -147,8 +148,8 @@ export async function runFeeds(env: Env, action: FeedsAction, out: Stdout): Prom
       }
       case 'create': {
         const eventId = action.eventId?.trim() || undefined;
-        await requireConnection(prisma, action.connectionId);
-        if (eventId !== undefined) await requireEventType(prisma, action.connectionId, eventId);
+        await connectionAdmin.require(action.connectionId);
+        if (eventId !== undefined) await requireEventType(connectionAdmin, action.connectionId, eventId);
         const { feed, token } = await feeds.create({
           connectionId: action.connectionId,
           upstreamEventId: eventId ?? null,
@@ -164,7 +165,7 @@ export async function runFeeds(env: Env, action: FeedsAction, out: Stdout): Prom
         return;
       }
       case 'create-team': {
-        const team = await createTeamStore(prisma).find(action.team);
+        const team = await teams.find(action.team);
         const { feed, token } = await feeds.createTeamFeed({
           teamId: team.id,
           label: action.label ?? null,

@@ -6,7 +6,6 @@ import { loadConfig } from '../config.js';
 import { Releasers } from '../lib/releasers.js';
 import { createLoggerFor } from '../log.js';
 import { openCommandDatabase, openSyncQueue } from '../main.js';
-import { listActiveConnectionIds, requireConnection } from '../store/connection-admin.js';
 import { followJobs } from '../sync/follow-jobs.js';
 import { enqueueSyncs } from '../sync/queues.js';
 import { wholeNumber } from './argument-parsers.js';
@@ -32,10 +31,10 @@ export async function runSync(
   const logger = createLoggerFor(config.log);
   const releasers = new Releasers();
   try {
-    const { prisma } = openCommandDatabase(config, releasers, logger);
+    const { connectionAdmin } = openCommandDatabase(config, releasers, logger);
     // Unknown ids are refused before anything is enqueued.
-    const ids = request.all ? await listActiveConnectionIds(prisma) : request.connectionIds;
-    for (const id of request.all ? [] : ids) await requireConnection(prisma, id);
+    const ids = request.all ? await connectionAdmin.activeIds() : request.connectionIds;
+    for (const id of request.all ? [] : ids) await connectionAdmin.require(id);
     const { redis, syncQueue } = openSyncQueue(config, releasers);
     await requireRedisAnswers(redis, config.redis.url);
     const jobs = await enqueueSyncs(syncQueue, ids, config.sync.maxAttempts);

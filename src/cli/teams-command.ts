@@ -6,7 +6,7 @@ import { Releasers } from '../lib/releasers.js';
 import { formatTable, terminalWidth } from '../lib/text-table.js';
 import { createLoggerFor } from '../log.js';
 import { openCommandDatabase } from '../main.js';
-import { createTeamStore, type TeamRecord } from '../store/teams.js';
+import type { TeamRecord } from '../store/teams.js';
 import {
   DEFAULT_TEAM_MINIMUM_MINUTES,
   DEFAULT_TEAM_MODE,
@@ -45,8 +45,7 @@ export async function runTeams(env: Env, action: TeamsAction, out: Stdout): Prom
   const logger = createLoggerFor(config.log);
   const releasers = new Releasers();
   try {
-    const { prisma } = openCommandDatabase(config, releasers, logger);
-    const teams = createTeamStore(prisma);
+    const { teams } = openCommandDatabase(config, releasers, logger);
     switch (action.kind) {
       case 'list': {
         const all = await teams.list();

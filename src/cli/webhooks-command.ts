@@ -7,7 +7,6 @@ import { Releasers } from '../lib/releasers.js';
 import { formatTable, terminalWidth } from '../lib/text-table.js';
 import { createLoggerFor } from '../log.js';
 import { openCommandDatabase } from '../main.js';
-import { createTeamStore } from '../store/teams.js';
 import { WEBHOOK_EVENT_TYPES } from '../store/webhook-events.js';
 import { OUTPUT_FORMATS, uuidOf, type OutputFormat } from './argument-parsers.js';
 import type { Output } from './commands.js';
@@ -30,7 +29,7 @@ export async function runWebhooks(env: Env, action: WebhooksAction, out: Stdout)
   const logger = createLoggerFor(config.log);
   const releasers = new Releasers();
   try {
-    const { prisma, webhooks } = openCommandDatabase(config, releasers, logger);
+    const { teams, webhooks } = openCommandDatabase(config, releasers, logger);
     switch (action.kind) {
       case 'list': {
         const list = await webhooks.list();
@@ -68,7 +67,7 @@ export async function runWebhooks(env: Env, action: WebhooksAction, out: Stdout)
         }
         const owner =
           action.team !== undefined
-            ? { teamId: (await createTeamStore(prisma).find(action.team)).id }
+            ? { teamId: (await teams.find(action.team)).id }
             : { connectionId: action.connectionId! };
         const { endpoint, secret } = await webhooks.create({ owner, url: action.url, events: action.events });
         out.write(

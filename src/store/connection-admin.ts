@@ -1,5 +1,7 @@
-// Connections as operators see them (the admin page, and the CLI's `connections` commands): an overview with
-// sync health, open slots, feeds and event types, and the two status writes operators make (disable, enable).
+// Connections as operators see them (the admin pages, and the CLI's `connections`, `feeds` and `sync` commands):
+// an overview with sync health, open slots, feeds and event types, and the two status writes operators make
+// (disable, enable). createConnectionAdminStore (at the end) is how they reach it; the functions below also
+// serve the feed content and report stores.
 import type { Prisma, PrismaClient } from '../generated/prisma/client.js';
 import type { FeedRecord, FeedStore } from './feeds.js';
 import { ConnectionNotFoundError } from './connections.js';
@@ -49,7 +51,7 @@ function connectionWhere(filter: ConnectionFilter): Prisma.ConnectionWhereInput 
   };
 }
 
-export async function listConnectionOverviews(
+async function listConnectionOverviews(
   prisma: PrismaClient,
   feeds: FeedStore,
   limit = ADMIN_CONNECTION_LIMIT,
@@ -113,7 +115,7 @@ export async function requireConnection(
 }
 
 /** A connection named by its id or its exact e-mail address, as an operator has one or the other at hand. */
-export async function connectionByIdOrEmail(
+async function connectionByIdOrEmail(
   prisma: PrismaClient,
   ref: string,
 ): Promise<{ id: string; displayName: string | null }> {
@@ -143,7 +145,7 @@ export async function connectionByIdOrEmail(
  * snapshot until they are revoked, and say in their description that they are no longer updated. Enabling
  * makes it due at once. Either moves the feed version, with this clock (the description changed).
  */
-export async function setConnectionEnabled(
+async function setConnectionEnabled(
   prisma: PrismaClient,
   id: string,
   enabled: boolean,
@@ -193,7 +195,56 @@ export async function currentEventTypes(
 }
 
 /** Ids of the connections the scheduler syncs (`slotfeed sync --all`). */
-export async function listActiveConnectionIds(prisma: PrismaClient): Promise<string[]> {
+async function listActiveConnectionIds(prisma: PrismaClient): Promise<string[]> {
   const rows = await prisma.connection.findMany({ where: { status: 'active' }, select: { id: true } });
   return rows.map((row) => row.id);
+}
+
+/** A connection as an operator's page names it: its e-mail address, else its display name, else its id. */
+export interface ConnectionContact {
+  id: string;
+  displayName: string | null;
+  email: string | null;
+}
+
+/** The operator's connections (admin pages, `slotfeed connections | feeds | sync`), over one pool. */
+export interface ConnectionAdminStore {
+  /** The list, ordered by when they connected; `total` counts every match, beyond `limit` too. */
+  overviews(
+    filter?: ConnectionFilter,
+    limit?: number,
+  ): Promise<{ connections: ConnectionOverview[]; total: number }>;
+  /** ConnectionNotFoundError for an unknown id, or one that is not a uuid. */
+  require(id: string): Promise<{ id: string; status: string }>;
+  /** By id or exact e-mail address (ConnectionNotFoundError when none, or several, match). */
+  byIdOrEmail(ref: string): Promise<{ id: string; displayName: string | null }>;
+  /** Disables or enables (see setConnectionEnabled); false when it already was. */
+  setEnabled(id: string, enabled: boolean, now: Date): Promise<boolean>;
+  currentEventTitle(connectionId: string, upstreamEventId: string): Promise<string | undefined>;
+  currentEventTypes(
+    connectionId: string,
+  ): Promise<{ id: string; title: string; enabled: boolean; secret: boolean }[]>;
+  /** Ids of the active connections: those the scheduler syncs. */
+  activeIds(): Promise<string[]>;
+  /** Who these connections are, for the pages that name them; unknown ids are left out. */
+  contacts(ids: readonly string[]): Promise<ConnectionContact[]>;
+}
+
+export function createConnectionAdminStore(prisma: PrismaClient, feeds: FeedStore): ConnectionAdminStore {
+  return {
+    overviews: (filter = {}, limit = ADMIN_CONNECTION_LIMIT) =>
+      listConnectionOverviews(prisma, feeds, limit, filter),
+    require: (id) => requireConnection(prisma, id),
+    byIdOrEmail: (ref) => connectionByIdOrEmail(prisma, ref),
+    setEnabled: (id, enabled, now) => setConnectionEnabled(prisma, id, enabled, now),
+    currentEventTitle: (connectionId, upstreamEventId) =>
+      currentEventTitle(prisma, connectionId, upstreamEventId),
+    currentEventTypes: (connectionId) => currentEventTypes(prisma, connectionId),
+    activeIds: () => listActiveConnectionIds(prisma),
+    contacts: (ids) =>
+      prisma.connection.findMany({
+        where: { id: { in: [...ids] } },
+        select: { id: true, displayName: true, email: true },
+      }),
+  };
 }

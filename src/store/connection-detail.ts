@@ -17,11 +17,28 @@ export interface RecentRun {
   errorMessage: string | null;
 }
 
-export async function recentRuns(
-  prisma: PrismaClient,
-  connectionId: string,
-  limit = 50,
-): Promise<RecentRun[]> {
+export interface ConnectionDetailStore {
+  /** The connection's latest runs, newest first. */
+  recentRuns(connectionId: string, limit?: number): Promise<RecentRun[]>;
+  /** Upstream calls per endpoint made by the runs that started at or after `since`, most called first. */
+  callsByEndpointSince(connectionId: string, since: Date): Promise<{ endpoint: string; calls: number }[]>;
+  /**
+   * Slots open at `now` and at the same time on each of the `days - 1` days before, oldest first: a slot is
+   * open at t when it was first seen at or before t and had not gone by t. Null before the connection's first
+   * successful sync: nothing was known then, which is not the same as nothing open.
+   */
+  openSlotsByDay(connectionId: string, now: Date, days: number): Promise<{ at: Date; open: number | null }[]>;
+}
+
+export function createConnectionDetailStore(prisma: PrismaClient): ConnectionDetailStore {
+  return {
+    recentRuns: (connectionId, limit) => recentRuns(prisma, connectionId, limit),
+    callsByEndpointSince: (connectionId, since) => callsByEndpointSince(prisma, connectionId, since),
+    openSlotsByDay: (connectionId, now, days) => openSlotsByDay(prisma, connectionId, now, days),
+  };
+}
+
+async function recentRuns(prisma: PrismaClient, connectionId: string, limit = 50): Promise<RecentRun[]> {
   return prisma.syncRun.findMany({
     where: { connectionId },
     orderBy: [{ startedAt: 'desc' }, { id: 'desc' }],
@@ -42,8 +59,7 @@ export async function recentRuns(
   });
 }
 
-/** Upstream calls per endpoint made by the runs that started at or after `since`, most called first. */
-export async function callsByEndpointSince(
+async function callsByEndpointSince(
   prisma: PrismaClient,
   connectionId: string,
   since: Date,
@@ -56,12 +72,7 @@ export async function callsByEndpointSince(
     ORDER BY calls DESC, endpoint`;
 }
 
-/**
- * Slots open at `now` and at the same time on each of the `days - 1` days before, oldest first: a slot is open
- * at t when it was first seen at or before t and had not gone by t. Null before the connection's first
- * successful sync: nothing was known then, which is not the same as nothing open.
- */
-export async function openSlotsByDay(
+async function openSlotsByDay(
   prisma: PrismaClient,
   connectionId: string,
   now: Date,

@@ -49,6 +49,13 @@ export interface ConnectionStore {
   get(id: string): Promise<Connection>;
   /** The connection's status; undefined when it is gone. */
   statusOf(id: string): Promise<Connection['status'] | undefined>;
+  /** The id of the connection of this upstream account, if it has one (signing in finds it so). */
+  idOfAccount(upstreamUserId: string): Promise<string | undefined>;
+  /**
+   * Deletes the connection and, through the foreign keys, its snapshots, slots, bookings, runs, feeds (their
+   * sealed tokens with them) and team memberships; the triggers tell every web process to forget the feeds.
+   */
+  delete(id: string): Promise<void>;
   readTokens(id: string): Promise<StoredTokens>;
   /**
    * Stores refreshed tokens unless the stored ones changed since they were read as `readAs` (their
@@ -146,6 +153,15 @@ export function createConnectionStore(prisma: PrismaClient, vault: TokenVault): 
     async statusOf(id) {
       const connection = await prisma.connection.findUnique({ where: { id }, select: { status: true } });
       return connection?.status;
+    },
+
+    async idOfAccount(upstreamUserId) {
+      const row = await prisma.connection.findUnique({ where: { upstreamUserId }, select: { id: true } });
+      return row?.id;
+    },
+
+    async delete(id) {
+      await prisma.connection.deleteMany({ where: { id } });
     },
 
     async readTokens(id) {

@@ -6,7 +6,18 @@ import { DEFAULT_TEAM_MODE } from '../feeds/feed-options.js';
 import { currentEventTitle } from './connection-admin.js';
 import type { FeedRecord } from './feeds.js';
 
-export async function storedFeedName(
+export interface FeedNameStore {
+  /** The calendar name the feed's bytes carry: its team's, or its connection's (and event type's). */
+  calendarName(
+    feed: Pick<FeedRecord, 'connectionId' | 'teamId' | 'upstreamEventId' | 'options'>,
+  ): Promise<string>;
+}
+
+export function createFeedNameStore(prisma: PrismaClient): FeedNameStore {
+  return { calendarName: (feed) => storedFeedName(prisma, feed) };
+}
+
+async function storedFeedName(
   prisma: PrismaClient,
   feed: Pick<FeedRecord, 'connectionId' | 'teamId' | 'upstreamEventId' | 'options'>,
 ): Promise<string> {

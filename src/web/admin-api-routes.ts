@@ -2,10 +2,9 @@
 // endpoints (create, secret shown once; delete; enable a disabled one again). Connections are named by e-mail
 // address or id, teams by name or id, as elsewhere on the admin's pages.
 import type { FastifyInstance } from 'fastify';
-import { ApiKeyNotFoundError, createApiKeyStore, InvalidApiKeyScopeError } from '../store/api-keys.js';
-import { connectionByIdOrEmail } from '../store/connection-admin.js';
+import { ApiKeyNotFoundError, InvalidApiKeyScopeError } from '../store/api-keys.js';
 import { ConnectionNotFoundError } from '../store/connections.js';
-import { createTeamStore, TeamNotFoundError } from '../store/teams.js';
+import { TeamNotFoundError } from '../store/teams.js';
 import { WebhookEndpointNotFoundError, WebhookTargetError } from '../store/webhooks.js';
 import { ADMIN_API, adminApiPage, API_NOTICES, secretShownOncePage } from './admin-api-pages.js';
 import { field, fieldValues, formActions, seeOther } from './form-replies.js';
@@ -28,8 +27,8 @@ function asHttpError(thrown: unknown): unknown {
 }
 
 export function registerAdminApiRoutes(app: FastifyInstance, deps: WebDeps): void {
-  const keys = createApiKeyStore(deps.prisma);
-  const teams = createTeamStore(deps.prisma);
+  const keys = deps.apiKeys;
+  const teams = deps.teams;
 
   app.get(ADMIN_API, async (request, reply) => {
     const [allKeys, endpoints, allTeams] = await Promise.all([
@@ -44,12 +43,10 @@ export function registerAdminApiRoutes(app: FastifyInstance, deps: WebDeps): voi
       ]),
     ];
     const connections = new Map(
-      (
-        await deps.prisma.connection.findMany({
-          where: { id: { in: connectionIds } },
-          select: { id: true, displayName: true, email: true },
-        })
-      ).map((c) => [c.id, c.email ?? c.displayName ?? c.id]),
+      (await deps.connectionAdmin.contacts(connectionIds)).map((c) => [
+        c.id,
+        c.email ?? c.displayName ?? c.id,
+      ]),
     );
     const teamNames = new Map(allTeams.map((t) => [t.id, t.name]));
     const nameOf = (ids: string[], names: Map<string, string>) =>
@@ -86,7 +83,7 @@ export function registerAdminApiRoutes(app: FastifyInstance, deps: WebDeps): voi
       .split(/[\s,;]+/)
       .filter((ref) => ref !== '');
     const connectionIds = await Promise.all(
-      refs.map(async (ref) => (await connectionByIdOrEmail(deps.prisma, ref)).id),
+      refs.map(async (ref) => (await deps.connectionAdmin.byIdOrEmail(ref)).id),
     );
     const { key, secret } = await keys.create({
       label: field(request.body, 'label'),
@@ -122,7 +119,7 @@ export function registerAdminApiRoutes(app: FastifyInstance, deps: WebDeps): voi
     });
     const owner = team
       ? { teamId: team.id }
-      : { connectionId: (await connectionByIdOrEmail(deps.prisma, ownerRef)).id };
+      : { connectionId: (await deps.connectionAdmin.byIdOrEmail(ownerRef)).id };
     const { endpoint, secret } = await deps.webhooks.create({
       owner,
       url: field(request.body, 'url'),

@@ -4,13 +4,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { VIEW_NAMES, viewOf } from '../feeds/feed-options.js';
 import { ConnectionNotFoundError } from '../store/connections.js';
-import {
-  callsByEndpointSince,
-  openSlotsByDay,
-  recentRuns,
-  type RecentRun,
-} from '../store/connection-detail.js';
-import { currentEventTypes, requireConnection } from '../store/connection-admin.js';
+import type { RecentRun } from '../store/connection-detail.js';
 import type { FeedRecord } from '../store/feeds.js';
 import { describeInterval } from '../feeds/describe-feed.js';
 import { readBandState } from '../sync/band-schedule.js';
@@ -139,8 +133,8 @@ export function registerAdminConnectionPage(app: FastifyInstance, deps: WebDeps)
   app.get<{ Params: { id: string } }>('/admin/connections/:id', async (request, reply: FastifyReply) => {
     let connection;
     try {
-      // requireConnection first: it answers "not found" for an id that is not even a uuid.
-      connection = await deps.connections.get((await requireConnection(deps.prisma, request.params.id)).id);
+      // connectionAdmin.require first: it answers "not found" for an id that is not even a uuid.
+      connection = await deps.connections.get((await deps.connectionAdmin.require(request.params.id)).id);
     } catch (thrown: unknown) {
       if (thrown instanceof ConnectionNotFoundError) throw new HttpError(404, 'No such connection.');
       throw thrown;
@@ -148,12 +142,15 @@ export function registerAdminConnectionPage(app: FastifyInstance, deps: WebDeps)
     const now = deps.now();
     const zone = connection.timezone;
     const [runs, lastDay, lastWeek, openByDay, feeds, eventTypes] = await Promise.all([
-      recentRuns(deps.prisma, connection.id),
-      callsByEndpointSince(deps.prisma, connection.id, new Date(now.getTime() - DAY_SECONDS * 1000)),
-      callsByEndpointSince(deps.prisma, connection.id, new Date(now.getTime() - 7 * DAY_SECONDS * 1000)),
-      openSlotsByDay(deps.prisma, connection.id, now, CHART_DAYS),
+      deps.connectionDetail.recentRuns(connection.id),
+      deps.connectionDetail.callsByEndpointSince(connection.id, new Date(now.getTime() - DAY_SECONDS * 1000)),
+      deps.connectionDetail.callsByEndpointSince(
+        connection.id,
+        new Date(now.getTime() - 7 * DAY_SECONDS * 1000),
+      ),
+      deps.connectionDetail.openSlotsByDay(connection.id, now, CHART_DAYS),
       deps.feeds.list({ connectionId: connection.id, includeRevoked: true }),
-      currentEventTypes(deps.prisma, connection.id),
+      deps.connectionAdmin.currentEventTypes(connection.id),
     ]);
     const titles = new Map(eventTypes.map((e) => [e.id, e.title]));
     const nonce = newScriptNonce();

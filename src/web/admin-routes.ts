@@ -4,19 +4,11 @@ import type { FastifyInstance } from 'fastify';
 import { DEFAULT_FEED_VIEW, feedOptionsSchema } from '../feeds/feed-options.js';
 import { RedisUnavailableError, whileRedisAnswers } from '../lib/redis-errors.js';
 import { ConnectionNotFoundError } from '../store/connections.js';
-import { storedFeedName } from '../store/feed-names.js';
 import { FeedNotFoundError, InvalidFeedOptionsError, type FeedRecord } from '../store/feeds.js';
 import { TeamNameTakenError, TeamNotFoundError, InvalidTeamNameError } from '../store/teams.js';
 import { noteForAccessLog } from './access-log.js';
 import { ADMIN_DISABLED, type AdminAuth } from './admin-auth.js';
-import {
-  CONNECTION_STATUSES,
-  currentEventTitle,
-  listConnectionOverviews,
-  type ConnectionFilter,
-  requireConnection,
-  setConnectionEnabled,
-} from '../store/connection-admin.js';
+import { CONNECTION_STATUSES, type ConnectionFilter } from '../store/connection-admin.js';
 import { ADMIN_HOME, ADMIN_NOTICES, adminPage, loginPage, newFeedUrlPage } from './admin-pages.js';
 import { ADMIN_TEAMS } from './admin-team-pages.js';
 import { feedLinksFor, isLoopbackBaseUrl } from './feed-links.js';
@@ -71,7 +63,7 @@ function feedOptionsFrom(form: unknown): unknown {
 }
 
 async function linksFor(deps: WebDeps, feed: FeedRecord, token: string) {
-  return feedLinksFor(deps.settings.publicBaseUrl, token, await storedFeedName(deps.prisma, feed));
+  return feedLinksFor(deps.settings.publicBaseUrl, token, await deps.feedNames.calendarName(feed));
 }
 
 // The sign-in form holds a token and a path: a few hundred bytes, where the app's default allows 64 KiB.
@@ -128,7 +120,7 @@ export function registerAdminSession(app: FastifyInstance, deps: WebDeps, auth: 
 export function registerAdminRoutes(app: FastifyInstance, deps: WebDeps): void {
   app.get(ADMIN_HOME, async (request, reply) => {
     const filter = connectionFilterFrom(request.query);
-    const overview = await listConnectionOverviews(deps.prisma, deps.feeds, undefined, filter);
+    const overview = await deps.connectionAdmin.overviews(filter);
     const notice = ADMIN_NOTICES[field(request.query, 'notice')];
     return adminPage(reply, {
       ...overview,
@@ -141,20 +133,20 @@ export function registerAdminRoutes(app: FastifyInstance, deps: WebDeps): void {
   const action = formActions(app, asHttpError);
 
   action('/admin/connections/:id/sync', async (request, reply) => {
-    const connection = await requireConnection(deps.prisma, request.params.id);
+    const connection = await deps.connectionAdmin.require(request.params.id);
     await enqueueSyncNow(deps, connection.id);
     return seeOther(reply, `${ADMIN_HOME}?notice=sync-queued`);
   });
 
   action('/admin/connections/:id/disable', async (request, reply) => {
-    const connection = await requireConnection(deps.prisma, request.params.id);
-    const changed = await setConnectionEnabled(deps.prisma, connection.id, false, deps.now());
+    const connection = await deps.connectionAdmin.require(request.params.id);
+    const changed = await deps.connectionAdmin.setEnabled(connection.id, false, deps.now());
     return seeOther(reply, `${ADMIN_HOME}?notice=${changed ? 'disabled' : 'already-disabled'}`);
   });
 
   action('/admin/connections/:id/enable', async (request, reply) => {
-    const connection = await requireConnection(deps.prisma, request.params.id);
-    const changed = await setConnectionEnabled(deps.prisma, connection.id, true, deps.now());
+    const connection = await deps.connectionAdmin.require(request.params.id);
+    const changed = await deps.connectionAdmin.setEnabled(connection.id, true, deps.now());
     if (!changed) return seeOther(reply, `${ADMIN_HOME}?notice=already-enabled`);
     try {
       await enqueueSyncNow(deps, connection.id);
@@ -168,9 +160,12 @@ export function registerAdminRoutes(app: FastifyInstance, deps: WebDeps): void {
   });
 
   action('/admin/connections/:id/feeds', async (request, reply) => {
-    const connection = await requireConnection(deps.prisma, request.params.id);
+    const connection = await deps.connectionAdmin.require(request.params.id);
     const upstreamEventId = field(request.body, 'upstreamEventId');
-    if (upstreamEventId !== '' && !(await currentEventTitle(deps.prisma, connection.id, upstreamEventId))) {
+    if (
+      upstreamEventId !== '' &&
+      !(await deps.connectionAdmin.currentEventTitle(connection.id, upstreamEventId))
+    ) {
       throw new HttpError(400, 'This connection has no such event type.');
     }
     const options = feedOptionsSchema.safeParse(feedOptionsFrom(request.body));

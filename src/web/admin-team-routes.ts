@@ -3,9 +3,6 @@
 // is shown once. Rotating and revoking a team feed are the feed actions every feed has (admin-routes.ts).
 import type { FastifyInstance } from 'fastify';
 import { feedOptionsSchema } from '../feeds/feed-options.js';
-import { connectionByIdOrEmail } from '../store/connection-admin.js';
-import { storedFeedName } from '../store/feed-names.js';
-import { createTeamStore } from '../store/teams.js';
 import { newFeedUrlPage } from './admin-pages.js';
 import { asHttpError } from './admin-routes.js';
 import { ADMIN_TEAMS, adminTeamsPage, TEAM_NOTICES } from './admin-team-pages.js';
@@ -30,19 +27,12 @@ function teamFeedOptionsFrom(form: unknown): unknown {
 }
 
 export function registerAdminTeamRoutes(app: FastifyInstance, deps: WebDeps): void {
-  const teams = createTeamStore(deps.prisma);
+  const teams = deps.teams;
 
   app.get(ADMIN_TEAMS, async (request, reply) => {
     const all = await teams.list();
     const memberIds = [...new Set(all.flatMap((t) => t.members.map((m) => m.connectionId)))];
-    const emails = new Map(
-      (
-        await deps.prisma.connection.findMany({
-          where: { id: { in: memberIds } },
-          select: { id: true, email: true },
-        })
-      ).map((c) => [c.id, c.email]),
-    );
+    const emails = new Map((await deps.connectionAdmin.contacts(memberIds)).map((c) => [c.id, c.email]));
     const notice = TEAM_NOTICES[field(request.query, 'notice')];
     return adminTeamsPage(reply, {
       teams: await Promise.all(
@@ -65,7 +55,7 @@ export function registerAdminTeamRoutes(app: FastifyInstance, deps: WebDeps): vo
     const team = await teams.find(request.params.id);
     const ref = field(request.body, 'connection');
     if (ref === '') throw new HttpError(400, 'Name the connection to add by its e-mail address or id.');
-    const connection = await connectionByIdOrEmail(deps.prisma, ref).catch((thrown: unknown) => {
+    const connection = await deps.connectionAdmin.byIdOrEmail(ref).catch((thrown: unknown) => {
       throw new HttpError(400, thrown instanceof Error ? `${thrown.message}.` : String(thrown));
     });
     await teams.addMembers(team.id, [connection.id]);
@@ -108,7 +98,7 @@ export function registerAdminTeamRoutes(app: FastifyInstance, deps: WebDeps): vo
     request.log.info({ feedId: feed.id, teamId: team.id }, 'admin created a team feed');
     return newFeedUrlPage(reply, {
       feed,
-      links: feedLinksFor(deps.settings.publicBaseUrl, token, await storedFeedName(deps.prisma, feed)),
+      links: feedLinksFor(deps.settings.publicBaseUrl, token, await deps.feedNames.calendarName(feed)),
       rotated: false,
       loopback: isLoopbackBaseUrl(deps.settings.publicBaseUrl),
     });

@@ -6,7 +6,6 @@
 // refusal is a 400 page that says what happened, and nothing is written before the code exchange succeeded. Both routes are limited per client
 // address (rate-limits.ts), and so are the unfinished sign-ins one address may hold (oauth-state.ts).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Connection } from '../generated/prisma/client.js';
 import { coerceError } from '../lib/coerce-error.js';
 import { RedisUnavailableError, whileRedisAnswers } from '../lib/redis-errors.js';
 import { UpstreamAuthError, UpstreamError, type TokenSet } from '../upstream/index.js';
@@ -142,19 +141,16 @@ export function registerConnectRoutes(app: FastifyInstance, ctx: WebDeps, owners
       throw startAgain('Sign-in incomplete', 'The answer from Calendbook carries no authorization code.');
     }
 
-    let connection: Connection;
+    let connection: { id: string };
     try {
       const tokens = await ctx.oauth.exchangeCode(code, pending.codeVerifier);
       const account = await identifyAccount(ctx, tokens, request);
       if (pending.intent === 'sign-in') {
         // Signing in changes nothing: the grant just made is not stored (the connection keeps its own).
-        const existing = await ctx.prisma.connection.findUnique({
-          where: { upstreamUserId: account.upstreamUserId },
-          select: { id: true },
-        });
-        if (existing === null) return notConnectedPage(reply, account.displayName ?? account.email);
-        await owners.signIn(reply, existing.id);
-        request.log.info({ connectionId: existing.id }, 'owner signed in');
+        const existing = await ctx.connections.idOfAccount(account.upstreamUserId);
+        if (existing === undefined) return notConnectedPage(reply, account.displayName ?? account.email);
+        await owners.signIn(reply, existing);
+        request.log.info({ connectionId: existing }, 'owner signed in');
         return seeOther(reply, '/me?notice=signed-in');
       }
       connection = await ctx.connections.upsertFromGrant({ ...account, tokens }, ctx.now());

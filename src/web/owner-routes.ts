@@ -12,12 +12,10 @@ import {
   normalizeFeedOptions,
 } from '../feeds/feed-options.js';
 import { RedisUnavailableError, whileRedisAnswers } from '../lib/redis-errors.js';
-import { currentEventTypes, setConnectionEnabled } from '../store/connection-admin.js';
 import { ConnectionNotFoundError } from '../store/connections.js';
 import { FeedNotFoundError, type FeedRecord } from '../store/feeds.js';
-import { storedFeedName } from '../store/feed-names.js';
 import { WebhookTargetError } from '../store/webhooks.js';
-import { createTeamStore, type TeamRecord } from '../store/teams.js';
+import type { TeamRecord } from '../store/teams.js';
 import { noteForAccessLog } from './access-log.js';
 import { feedLinksFor, isLoopbackBaseUrl } from './feed-links.js';
 import { html } from './html.js';
@@ -46,7 +44,7 @@ export function registerOwnerRoutes(
   owners: OwnerAuth,
   assertSameOrigin: (request: FastifyRequest) => void,
 ): void {
-  const teams = createTeamStore(deps.prisma);
+  const teams = deps.teams;
   const loopback = isLoopbackBaseUrl(deps.settings.publicBaseUrl);
 
   /** The owner's connection id, for a POST from our own origin. */
@@ -101,7 +99,7 @@ export function registerOwnerRoutes(
         const feeds = await deps.feeds.list({ teamId: team.id });
         const items = await Promise.all(
           feeds.map(async (feed) => {
-            const name = await storedFeedName(deps.prisma, feed);
+            const name = await deps.feedNames.calendarName(feed);
             return { feed, eventTitle: null, name, ...(await linksOf(feed, name)) };
           }),
         );
@@ -123,7 +121,7 @@ export function registerOwnerRoutes(
       await owners.signOut(request, reply);
       return signedOutPage(reply, 200, 'Your connection no longer exists here. Connect again to start anew.');
     }
-    const eventTypes = await currentEventTypes(deps.prisma, connectionId);
+    const eventTypes = await deps.connectionAdmin.currentEventTypes(connectionId);
     const titles = new Map(eventTypes.map((e) => [e.id, e.title]));
     const feeds = await ownerFeeds(connection, titles);
     const memberOf = await teams.teamsOf(connectionId);
@@ -159,7 +157,7 @@ export function registerOwnerRoutes(
   app.post('/me/feeds', async (request, reply) => {
     const connectionId = await ownerActing(request);
     const upstreamEventId = field(request.body, 'upstreamEventId');
-    const eventTypes = await currentEventTypes(deps.prisma, connectionId);
+    const eventTypes = await deps.connectionAdmin.currentEventTypes(connectionId);
     if (upstreamEventId !== '' && !eventTypes.some((e) => e.id === upstreamEventId)) {
       throw new HttpError(400, 'Your account has no such event type.');
     }
@@ -218,13 +216,13 @@ export function registerOwnerRoutes(
 
   app.post('/me/pause', async (request, reply) => {
     const connectionId = await ownerActing(request);
-    await setConnectionEnabled(deps.prisma, connectionId, false, deps.now());
+    await deps.connectionAdmin.setEnabled(connectionId, false, deps.now());
     return seeOther(reply, '/me?notice=paused');
   });
 
   app.post('/me/resume', async (request, reply) => {
     const connectionId = await ownerActing(request);
-    const changed = await setConnectionEnabled(deps.prisma, connectionId, true, deps.now());
+    const changed = await deps.connectionAdmin.setEnabled(connectionId, true, deps.now());
     if (changed) {
       try {
         await whileRedisAnswers(deps.redis, () => deps.enqueueSync([connectionId]));
@@ -270,9 +268,8 @@ export function registerOwnerRoutes(
 
   app.post('/me/delete', async (request, reply) => {
     const connectionId = await ownerActing(request);
-    // One row: the foreign keys remove snapshots, slots, bookings, runs, feeds (their sealed tokens with them)
-    // and team memberships; the triggers tell every web process to forget the feeds.
-    await deps.prisma.connection.deleteMany({ where: { id: connectionId } });
+    // One row: the foreign keys remove the rest, and the triggers tell every web process to forget the feeds.
+    await deps.connections.delete(connectionId);
     await deps.feedChanges.caughtUp();
     await owners.signOutEverywhere(reply, connectionId);
     request.log.info({ connectionId }, 'owner deleted their connection and its data');

@@ -63,13 +63,14 @@ async function holdingSlotLock<T>(work: () => Promise<T>): Promise<T> {
 
 describe('a lock held on slot', () => {
   it('gives each pool the timeouts configured for it', async () => {
-    const show = async (prisma: typeof h.deps.prisma) => {
+    const show = async (prisma: typeof h.sync.clients.prisma) => {
       const [row] = await prisma.$queryRaw<{ statement_timeout: string; lock_timeout: string }[]>`
         SELECT current_setting('statement_timeout') AS statement_timeout,
                current_setting('lock_timeout') AS lock_timeout`;
       return row;
     };
-    expect(await show(h.deps.prisma)).toEqual({ statement_timeout: '5s', lock_timeout: '500ms' });
+    // The web role's pool (composeWebDeps builds its stores over it) and the sync worker's.
+    expect(await show(h.sync.clients.prisma)).toEqual({ statement_timeout: '5s', lock_timeout: '500ms' });
     expect(await show(h.sync.clients.syncPrisma)).toEqual({
       statement_timeout: '2min',
       lock_timeout: '800ms',

@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import net from 'node:net';
 import { Redis } from 'ioredis';
+import { createConnectionAdminStore } from '../../src/store/connection-admin.js';
 import { createFeedStore } from '../../src/store/feeds.js';
 import { pgSessionsFor } from '../../src/main.js';
 import { createPostgresProbe } from '../../src/store/postgres-probe.js';
@@ -156,11 +157,7 @@ describe('errors', () => {
   });
 
   it('a 5xx says nothing about internals, and the log has the error with the URL redacted', async () => {
-    const app = await buildWebApp({
-      ...h.deps,
-      prisma: unmigrated.prisma,
-      feeds: createFeedStore(unmigrated.prisma),
-    });
+    const app = await buildWebApp({ ...h.deps, feeds: createFeedStore(unmigrated.prisma) });
     try {
       const token = 'B'.repeat(43);
       const response = await app.inject({
@@ -184,7 +181,12 @@ describe('errors', () => {
 
   it('Postgres out of reach is a 503 with Retry-After, saying nothing about internals', async () => {
     // The admin page: feeds have an outage answer of their own (feed-routes.ts); every other route gets this.
-    const app = await buildWebApp({ ...h.deps, prisma: deadPrisma, feeds: createFeedStore(deadPrisma) });
+    const feeds = createFeedStore(deadPrisma);
+    const app = await buildWebApp({
+      ...h.deps,
+      feeds,
+      connectionAdmin: createConnectionAdminStore(deadPrisma, feeds),
+    });
     try {
       const response = await app.inject({
         url: '/admin',
