@@ -37,6 +37,7 @@ import type { PgSessions } from './store/pg-sessions.js';
 import { createPostgresProbe, type PostgresProbe } from './store/postgres-probe.js';
 import { createReportStore, type ReportStore } from './store/reports.js';
 import { createSnapshotStore } from './store/snapshot-store.js';
+import { createSyncProgressStore, type SyncProgressStore } from './store/sync-progress.js';
 import { createTeamStore, type TeamStore } from './store/teams.js';
 import { createPrismaClient, type PoolTimeouts } from './store/prisma-client.js';
 import { createTokenVault, vaultKeyFromBase64, type TokenVault } from './store/token-vault.js';
@@ -315,6 +316,11 @@ export function composeServices(
     tickQueue,
     syncDeps,
   };
+}
+
+/** What the demo reads to follow its accounts' syncs (store/sync-progress.ts), over the shared pool. */
+export function openSyncProgress(clients: Pick<Clients, 'prisma'>): SyncProgressStore {
+  return createSyncProgressStore(clients.prisma);
 }
 
 /** Readiness's own Postgres connection (see postgres-probe.ts), closed with the process. */

@@ -2,8 +2,8 @@
 // Calendbook's sign-in, which the simulator approves at once for a login_hint it knows, and that redirects
 // back to slotfeed's /oauth/callback, which signs the owner in and sends them to their page (/me), where the
 // feed's URL is shown. Nothing is shortcut: state, PKCE, the code exchange and the first sync are the real ones.
-import type { PrismaClient } from '../generated/prisma/client.js';
 import type { FeedStore } from '../store/feeds.js';
+import type { SyncProgressStore } from '../store/sync-progress.js';
 
 export interface DemoAccount {
   /** The simulator's user id: the `sub` of its tokens. */
@@ -23,7 +23,7 @@ export interface ConnectedAccount {
 export interface ConnectDeps {
   /** slotfeed's web origin, as browsers reach it. */
   webUrl: string;
-  prisma: PrismaClient;
+  progress: Pick<SyncProgressStore, 'connectionOfAccount'>;
   feeds: FeedStore;
 }
 
@@ -83,17 +83,17 @@ export async function connectDemoAccount(deps: ConnectDeps, account: DemoAccount
       `slotfeed /oauth/callback answered ${page.status} for ${account.email}: ${text.slice(0, 300)}`,
     );
   }
-  const connection = await deps.prisma.connection.findFirst({
-    where: { OR: [{ upstreamUserId: account.id }, { email: account.email }] },
-    orderBy: { updatedAt: 'desc' },
+  const connectionId = await deps.progress.connectionOfAccount({
+    upstreamUserId: account.id,
+    email: account.email,
   });
-  if (connection === null) throw new Error(`the callback stored no connection for ${account.email}`);
+  if (connectionId === undefined) throw new Error(`the callback stored no connection for ${account.email}`);
   const shown = feedTokenInPage(html);
-  if (shown !== null) return { account, connectionId: connection.id, feedToken: shown, reconnected: false };
+  if (shown !== null) return { account, connectionId, feedToken: shown, reconnected: false };
 
   // A feed made before tokens were kept sealed exists only as a hash: a new token is the only URL the demo
   // can print. Calendars subscribed to the old URL must subscribe again.
-  const ensured = await deps.feeds.ensureDefaultFeed(connection.id);
+  const ensured = await deps.feeds.ensureDefaultFeed(connectionId);
   const feedToken = ensured.token ?? (await deps.feeds.rotate(ensured.feed.id)).token;
-  return { account, connectionId: connection.id, feedToken, reconnected: true };
+  return { account, connectionId, feedToken, reconnected: true };
 }

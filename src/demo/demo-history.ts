@@ -5,9 +5,9 @@
 // sync. Nothing is written to slotfeed's tables by hand: the bookings reports show are the ones the syncs
 // inferred. The caller brings the clock back to the present afterwards.
 import type { Queue } from 'bullmq';
-import type { PrismaClient } from '../generated/prisma/client.js';
 import { coerceError } from '../lib/coerce-error.js';
 import { derivePrng, type Prng, type SimulatorControl, type SimUserDetails } from '../simulator/index.js';
+import type { SyncProgressStore } from '../store/sync-progress.js';
 import { enqueueSyncs, type SyncJobData } from '../sync/queues.js';
 import {
   arrivalTimes,
@@ -52,7 +52,7 @@ export function planHistory(now: Date, days: number, syncsPerDay: number): Histo
 export interface HistoryDeps {
   clock: DemoClock;
   control: SimulatorControl;
-  prisma: PrismaClient;
+  progress: Pick<SyncProgressStore, 'syncedSince' | 'inferredBookings'>;
   syncQueue: Queue<SyncJobData>;
   maxAttempts: number;
   out: { write(text: string): void; isTTY: boolean; columns?: number };
@@ -136,9 +136,7 @@ async function syncRound(deps: HistoryDeps, connectionIds: string[], at: Date): 
 async function untilSynced(deps: HistoryDeps, connectionIds: string[], at: Date): Promise<void> {
   const deadline = Date.now() + (deps.roundTimeoutMs ?? 60_000);
   for (;;) {
-    const done = await deps.prisma.connection.count({
-      where: { id: { in: connectionIds }, lastSyncAt: { gte: at } },
-    });
+    const done = await deps.progress.syncedSince(connectionIds, at);
     if (done === connectionIds.length) return;
     if (Date.now() > deadline) {
       throw new Error(
@@ -214,7 +212,7 @@ export async function replayHistory(
   } finally {
     if (deps.out.isTTY) deps.out.write('\r\u001b[2K');
   }
-  summary.inferred = await deps.prisma.booking.count({ where: { connectionId: { in: connectionIds } } });
+  summary.inferred = await deps.progress.inferredBookings(connectionIds);
   return summary;
 }
 

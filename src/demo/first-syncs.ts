@@ -1,7 +1,7 @@
 // Waits for the first sync of each newly connected account and shows how far along they are: on a terminal one
 // line redrawn in place, in a pipe or a log file one plain line per change (no control characters).
-import type { PrismaClient } from '../generated/prisma/client.js';
 import { redactText } from '../log.js';
+import type { SyncProgressStore } from '../store/sync-progress.js';
 
 export type FirstSyncState = 'waiting' | 'synced' | 'retrying' | 'failed';
 
@@ -53,7 +53,7 @@ function describeChange(row: FirstSyncRow): string {
 }
 
 export interface WaitForFirstSyncsInput {
-  prisma: PrismaClient;
+  progress: Pick<SyncProgressStore, 'syncStates' | 'openSlots'>;
   targets: readonly { connectionId: string; label: string }[];
   since: Date;
   /** `columns`: the terminal's width; the progress line is cut to it, or redrawing it would leave wrapped rows. */
@@ -68,7 +68,7 @@ export interface WaitForFirstSyncsInput {
 export async function waitForFirstSyncs(
   input: WaitForFirstSyncsInput,
 ): Promise<{ rows: FirstSyncRow[]; complete: boolean }> {
-  const { prisma, out } = input;
+  const { progress, out } = input;
   const ids = input.targets.map((t) => t.connectionId);
   const deadline = Date.now() + input.timeoutMs;
   let rows: FirstSyncRow[] = input.targets.map((t) => ({
@@ -81,18 +81,12 @@ export async function waitForFirstSyncs(
   let shown = '';
 
   for (;;) {
-    const connections = await prisma.connection.findMany({
-      where: { id: { in: ids } },
-      select: { id: true, status: true, lastSyncAt: true, lastSyncOutcome: true, lastSyncError: true },
-    });
+    const connections = await progress.syncStates(ids);
     const next: FirstSyncRow[] = [];
     for (const row of rows) {
       const connection = connections.find((c) => c.id === row.connectionId);
       const state = connection ? firstSyncState(connection, input.since) : 'failed';
-      const slots =
-        state === 'synced'
-          ? await prisma.slot.count({ where: { connectionId: row.connectionId, goneAt: null } })
-          : 0;
+      const slots = state === 'synced' ? await progress.openSlots(row.connectionId) : 0;
       const error = connection?.lastSyncError ? redactText(connection.lastSyncError).slice(0, 200) : null;
       const updated: FirstSyncRow = { ...row, state, slots, error: state === 'synced' ? null : error };
       if (!out.isTTY && (updated.state !== row.state || updated.error !== row.error)) {

@@ -16,7 +16,7 @@ import { loadConfig } from '../config.js';
 import { feedCalendarName } from '../feeds/describe-feed.js';
 import { Releasers } from '../lib/releasers.js';
 import { createLogger } from '../log.js';
-import { composeServices, DAEMON_SECTIONS, openClients, startRoles } from '../main.js';
+import { composeServices, DAEMON_SECTIONS, openClients, openSyncProgress, startRoles } from '../main.js';
 import { startSimulator } from '../simulator/index.js';
 import { enqueueSyncs } from '../sync/queues.js';
 import { feedLinksFor } from '../web/feed-links.js';
@@ -147,10 +147,11 @@ export async function runDemo(
       DAEMON_SECTIONS,
     );
     const clients = openClients(config, releasers, logger);
+    const progress = openSyncProgress(clients);
     // A database that has never seen a connection gets a history; a re-run keeps the one it has.
     const historyDays = options.historyDays ?? DEMO_HISTORY.days;
     const plan =
-      historyDays > 0 && (await clients.prisma.connection.count()) === 0
+      historyDays > 0 && (await progress.connectionCount()) === 0
         ? planHistory(clock.now(), historyDays, DEMO_HISTORY.syncsPerDay)
         : undefined;
     // Travelled before the roles start, so that no part of slotfeed sees its clock go backwards.
@@ -184,10 +185,7 @@ export async function runDemo(
     const connected: ConnectedAccount[] = [];
     for (const account of accounts) {
       connected.push(
-        await connectDemoAccount(
-          { webUrl: publicBaseUrl, prisma: clients.prisma, feeds: services.feeds },
-          account,
-        ),
+        await connectDemoAccount({ webUrl: publicBaseUrl, progress, feeds: services.feeds }, account),
       );
     }
     if (plan) {
@@ -196,7 +194,7 @@ export async function runDemo(
         {
           clock,
           control: simulator.control,
-          prisma: clients.prisma,
+          progress,
           syncQueue: services.syncQueue,
           maxAttempts: config.sync.maxAttempts,
           out,
@@ -218,7 +216,7 @@ export async function runDemo(
       );
     }
     const { rows, complete } = await waitForFirstSyncs({
-      prisma: clients.prisma,
+      progress,
       targets: connected.map((c) => ({ connectionId: c.connectionId, label: c.account.name })),
       since,
       out,
