@@ -7,7 +7,10 @@ import { loadConfig } from '../config.js';
 import { createLoggerFor, type Logger } from '../log.js';
 import { Releasers } from '../lib/releasers.js';
 import { untilShutdownSignal } from '../lib/shutdown-signal.js';
-import { composeServices, DAEMON_SECTIONS, openClients, startRoles, type Role } from '../main.js';
+import { composeServices } from '../composition/services.js';
+import { DAEMON_SECTIONS } from '../composition/daemon-config.js';
+import { openClients } from '../composition/clients.js';
+import { startRoles, type Role } from '../main.js';
 import {
   applyPendingMigrations,
   markMigrationRolledBack,

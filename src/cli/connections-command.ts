@@ -5,7 +5,7 @@ import { Option } from 'commander';
 import { loadConfig } from '../config.js';
 import { Releasers } from '../lib/releasers.js';
 import { createLoggerFor } from '../log.js';
-import { openCommandDatabase } from '../main.js';
+import { openCommandDatabase } from '../composition/command-stores.js';
 import type { ConnectionAdminStore, ConnectionOverview } from '../store/connection-admin.js';
 import { OUTPUT_FORMATS, uuidOf, type OutputFormat } from './argument-parsers.js';
 import type { Output } from './commands.js';

@@ -15,7 +15,7 @@ import {
 } from '../feeds/feed-options.js';
 import { Releasers } from '../lib/releasers.js';
 import { createLoggerFor } from '../log.js';
-import { openCommandDatabase } from '../main.js';
+import { openCommandDatabase } from '../composition/command-stores.js';
 import type { ConnectionAdminStore } from '../store/connection-admin.js';
 import type { FeedRecord } from '../store/feeds.js';
 import { feedLinksFor } from '../web/feed-links.js';

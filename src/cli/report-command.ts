@@ -6,7 +6,7 @@ import { Option } from 'commander';
 import { loadConfig } from '../config.js';
 import { Releasers } from '../lib/releasers.js';
 import { createLoggerFor } from '../log.js';
-import { openCommandDatabase } from '../main.js';
+import { openCommandDatabase } from '../composition/command-stores.js';
 import { formatReport, REPORT_FORMATS, type ReportFormat } from '../reports/report-format.js';
 import {
   BOOKINGS_GROUPINGS,

@@ -5,7 +5,7 @@ import { Option, type Command } from 'commander';
 import { loadConfig } from '../config.js';
 import { Releasers } from '../lib/releasers.js';
 import { createLoggerFor } from '../log.js';
-import { openCommandDatabase, openSyncQueue } from '../main.js';
+import { openCommandDatabase, openSyncQueue } from '../composition/command-stores.js';
 import { followJobs } from '../sync/follow-jobs.js';
 import { enqueueSyncs } from '../sync/queues.js';
 import { wholeNumber } from './argument-parsers.js';

@@ -5,7 +5,7 @@ import { loadConfig } from '../config.js';
 import { Releasers } from '../lib/releasers.js';
 import { formatTable, terminalWidth } from '../lib/text-table.js';
 import { createLoggerFor } from '../log.js';
-import { openCommandDatabase } from '../main.js';
+import { openCommandDatabase } from '../composition/command-stores.js';
 import type { TeamRecord } from '../store/teams.js';
 import {
   DEFAULT_TEAM_MINIMUM_MINUTES,

@@ -6,7 +6,7 @@ import { loadConfig } from '../config.js';
 import { Releasers } from '../lib/releasers.js';
 import { formatTable, terminalWidth } from '../lib/text-table.js';
 import { createLoggerFor } from '../log.js';
-import { openCommandDatabase } from '../main.js';
+import { openCommandDatabase } from '../composition/command-stores.js';
 import { WEBHOOK_EVENT_TYPES } from '../store/webhook-events.js';
 import { OUTPUT_FORMATS, uuidOf, type OutputFormat } from './argument-parsers.js';
 import type { Output } from './commands.js';

@@ -3,7 +3,7 @@
 // real sync path (demo-history.ts), then brings it back to the present, where it stays for the live daemon.
 // One clock for both sides means the simulator's tokens, slots and bookings and slotfeed's snapshots can
 // never disagree about what time it is, as two clocks set one after the other could by a few milliseconds.
-import type { Clock } from '../main.js';
+import type { Clock } from '../composition/clock.js';
 
 export interface DemoClock extends Clock {
   /** From now on, time flows on from `instant`. */

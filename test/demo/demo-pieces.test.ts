@@ -12,7 +12,7 @@ import { demoEnvironment, demoPaths } from '../../src/demo/demo-env.js';
 import { loadOrCreateDemoSecrets, newDemoSecrets } from '../../src/demo/demo-secrets.js';
 import { formatDemoSummary, shellQuote } from '../../src/demo/demo-summary.js';
 import { firstSyncState, formatProgressLine, type FirstSyncRow } from '../../src/demo/first-syncs.js';
-import { DAEMON_SECTIONS } from '../../src/main.js';
+import { DAEMON_SECTIONS } from '../../src/composition/daemon-config.js';
 
 const T0 = new Date('2026-03-02T09:00:00Z');
 const before = new Date('2026-03-02T08:59:00Z');

@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Releasers } from '../../src/lib/releasers.js';
-import { composeServices } from '../../src/main.js';
+import { composeServices } from '../../src/composition/services.js';
 import { vaultKeyFromBase64 } from '../../src/store/token-vault.js';
 import { syncConnection, SyncFailedError } from '../../src/sync/sync-connection.js';
 import { createSyncHarness, type FakeClock, type SyncHarness } from '../support/sync-harness.js';

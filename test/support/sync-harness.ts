@@ -5,17 +5,11 @@ import { Writable } from 'node:stream';
 import { loadConfig } from '../../src/config.js';
 import { Releasers } from '../../src/lib/releasers.js';
 import { createLogger } from '../../src/log.js';
-import {
-  composeServices,
-  DAEMON_SECTIONS,
-  openClients,
-  startRoles,
-  type Clients,
-  type Clock,
-  type DaemonConfig,
-  type Role,
-  type Services,
-} from '../../src/main.js';
+import { composeServices, type Services } from '../../src/composition/services.js';
+import { DAEMON_SECTIONS, type DaemonConfig } from '../../src/composition/daemon-config.js';
+import { openClients, type Clients } from '../../src/composition/clients.js';
+import { startRoles, type Role } from '../../src/main.js';
+import { type Clock } from '../../src/composition/clock.js';
 import { startSimulator, type RunningSimulator, type SimulatorOptions } from '../../src/simulator/index.js';
 import { createOAuthClient } from '../../src/upstream/index.js';
 import { createTestDatabase, type TestDatabase } from './db.js';

@@ -4,7 +4,7 @@
 // is what the band intervals promise. When the call budget is short, far bands wait and the metrics say so.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DateTime } from 'luxon';
-import { tickDeps } from '../../src/main.js';
+import { tickDeps } from '../../src/composition/services.js';
 import { createRedisCallBudget } from '../../src/sync/call-budget.js';
 import { enqueueDueSyncs } from '../../src/sync/scheduler.js';
 import { createSyncHarness, FakeClock, type SyncHarness } from '../support/sync-harness.js';

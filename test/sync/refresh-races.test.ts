@@ -5,7 +5,7 @@
 //   token endpoint slower than the lock lives, and a second worker (a stalled job re-run) after the same token.
 // - A reconnect committed while a refresh is in flight: the reconnect's tokens must stay.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { Services } from '../../src/main.js';
+import type { Services } from '../../src/composition/services.js';
 import { refreshIfExpiring } from '../../src/sync/token-refresh.js';
 import { createApiClient, createOAuthClient, type OAuthClient } from '../../src/upstream/index.js';
 import { createSyncHarness, FakeClock, REDIRECT_URI, type SyncHarness } from '../support/sync-harness.js';

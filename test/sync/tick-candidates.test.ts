@@ -6,7 +6,7 @@
 // Counting a connection as queued by its deduplication key alone then skipped, at every tick and silently, a
 // connection whose job was gone but whose key stayed (BullMQ clears such a key only when a job is added).
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { tickDeps } from '../../src/main.js';
+import { tickDeps } from '../../src/composition/services.js';
 import { readBandState } from '../../src/sync/band-schedule.js';
 import { CALLS_PER_SYNC, createRedisCallBudget } from '../../src/sync/call-budget.js';
 import { SYNC_JOB, syncJobOptions } from '../../src/sync/queues.js';

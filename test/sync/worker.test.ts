@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { enqueueSyncs } from '../../src/sync/queues.js';
-import { tickDeps } from '../../src/main.js';
+import { tickDeps } from '../../src/composition/services.js';
 import { enqueueDueSyncs } from '../../src/sync/scheduler.js';
 import { createSyncHarness, type SyncHarness } from '../support/sync-harness.js';
 import { expectedSync, storedOpenSlots } from '../support/sync-truth.js';

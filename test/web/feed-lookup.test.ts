@@ -3,7 +3,7 @@
 // another connection) shows in the next poll, also when the change races a lookup in flight, and nothing is
 // remembered while the change notices cannot be heard.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
-import { pgSessionsFor } from '../../src/main.js';
+import { pgSessionsFor } from '../../src/composition/clients.js';
 import { startFeedChangeListener, type FeedChangeListener } from '../../src/store/feed-change-listener.js';
 import type { ResolvedFeed } from '../../src/store/feeds.js';
 import { createFeedLookup } from '../../src/serving/feed-lookup.js';

@@ -6,7 +6,7 @@ import net from 'node:net';
 import { Redis } from 'ioredis';
 import { createConnectionAdminStore } from '../../src/store/connection-admin.js';
 import { createFeedStore } from '../../src/store/feeds.js';
-import { pgSessionsFor } from '../../src/main.js';
+import { pgSessionsFor } from '../../src/composition/clients.js';
 import { createPostgresProbe } from '../../src/store/postgres-probe.js';
 import { createPrismaClient } from '../../src/store/prisma-client.js';
 import { buildWebApp } from '../../src/web/app.js';

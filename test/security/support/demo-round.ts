@@ -10,13 +10,10 @@ import { Writable } from 'node:stream';
 import { loadConfig } from '../../../src/config.js';
 import { Releasers } from '../../../src/lib/releasers.js';
 import { createLogger } from '../../../src/log.js';
-import {
-  composeServices,
-  DAEMON_SECTIONS,
-  openClients,
-  startRoles,
-  type Services,
-} from '../../../src/main.js';
+import { composeServices, type Services } from '../../../src/composition/services.js';
+import { DAEMON_SECTIONS } from '../../../src/composition/daemon-config.js';
+import { openClients } from '../../../src/composition/clients.js';
+import { startRoles } from '../../../src/main.js';
 import {
   startSimulator,
   type IssuedCredential,

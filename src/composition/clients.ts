@@ -1,0 +1,95 @@
+// The shared clients, opened once per process: Prisma pools, Redis connections, the Postgres sessions outside
+// the pools, the error log and metrics. Nothing else in slotfeed constructs one; each registers how to close
+// itself as it opens, so a process releases them newest first.
+import type { RedisClient } from '../lib/redis-connection.js';
+import pg from 'pg';
+import type { PrismaClient } from '../generated/prisma/client.js';
+import type { Logger } from '../log.js';
+import { createMetrics, type Metrics } from '../lib/metrics.js';
+import { createRedisConnection, redisTargetOf } from '../lib/redis-connection.js';
+import type { Releasers } from '../lib/releasers.js';
+import { createRepeatedErrorLog, type RepeatedErrorLog } from '../lib/repeated-errors.js';
+import { startFeedChangeListener, type FeedChangeListener } from '../store/feed-change-listener.js';
+import type { PgSessions } from '../store/pg-sessions.js';
+import { createPostgresProbe, type PostgresProbe } from '../store/postgres-probe.js';
+import { createPrismaClient, type PoolTimeouts } from '../store/prisma-client.js';
+import type { DaemonConfig } from './daemon-config.js';
+
+export interface Clients {
+  logger: Logger;
+  /** The web role's and the scheduler's pool: short statement and lock timeouts (DATABASE_*_TIMEOUT_MS). */
+  prisma: PrismaClient;
+  /** The sync worker's pool: a commit may write thousands of rows, and giving up on a token write after a
+   *  refresh would lose the rotated refresh token, so its timeouts are longer (SYNC_*_TIMEOUT_MS). */
+  syncPrisma: PrismaClient;
+  /** For commands (locks, rate limit, the queues, which only produce); fails fast when Redis is down. */
+  redis: RedisClient;
+  /** For BullMQ workers, which block on Redis and must never give up on a command. */
+  bullRedis: RedisClient;
+  /** Errors that repeat (every Redis client, queue and worker reports here): one line per interval each. */
+  errors: RepeatedErrorLog;
+  /** This process's metrics: counted into from the clients on (errors), served by the web role. */
+  metrics: Metrics;
+  /** Dedicated Postgres sessions outside the pools: readiness's and the feed change listener's. */
+  pgSessions: PgSessions;
+}
+
+/** Opens the shared clients and registers how to close them, newest first. */
+export function openDatabase(
+  databaseUrl: string,
+  releasers: Releasers,
+  timeouts: PoolTimeouts = {},
+  name = 'postgres',
+): PrismaClient {
+  const prisma = createPrismaClient(databaseUrl, timeouts);
+  releasers.add(name, () => prisma.$disconnect());
+  return prisma;
+}
+
+/** Opens sessions of their own on `databaseUrl`, for the readers a pool cannot serve (see pg-sessions.ts). */
+export function pgSessionsFor(databaseUrl: string): PgSessions {
+  return (settings) =>
+    new pg.Client({
+      connectionString: databaseUrl,
+      application_name: settings.applicationName,
+      ...(settings.connectTimeoutMs === undefined
+        ? {}
+        : { connectionTimeoutMillis: settings.connectTimeoutMs }),
+      ...(settings.statementTimeoutMs === undefined
+        ? {}
+        : { statement_timeout: settings.statementTimeoutMs }),
+      ...(settings.keepAlive === undefined ? {} : { keepAlive: settings.keepAlive }),
+    });
+}
+
+export function openClients(config: DaemonConfig, releasers: Releasers, logger: Logger): Clients {
+  const prisma = openDatabase(config.database.url, releasers, config.database);
+  // Opens no connection until a worker uses it.
+  const syncPrisma = openDatabase(config.database.url, releasers, config.sync.database, 'postgres (sync)');
+  const metrics = createMetrics();
+  const errors = createRepeatedErrorLog(logger, { onReport: (source) => metrics.errors.inc({ source }) });
+  const redis = createRedisConnection(redisTargetOf(config.redis), 'command', 'slotfeed', errors);
+  releasers.add('redis', async () => void (await redis.quit()));
+  const bullRedis = createRedisConnection(redisTargetOf(config.redis), 'blocking', 'slotfeed-bullmq', errors);
+  releasers.add('redis (bullmq)', async () => void (await bullRedis.quit()));
+  const pgSessions = pgSessionsFor(config.database.url);
+  return { logger, prisma, syncPrisma, redis, bullRedis, errors, metrics, pgSessions };
+}
+
+/** Readiness's own Postgres connection (see postgres-probe.ts), closed with the process. */
+export function openPostgresProbe(clients: Pick<Clients, 'pgSessions'>, releasers: Releasers): PostgresProbe {
+  const probe = createPostgresProbe(clients.pgSessions);
+  releasers.add('readiness probe', () => probe.close());
+  return probe;
+}
+
+/** The web role's listener for feed change notices, on a session of its own; resolves once it has tried. */
+export async function openFeedChanges(
+  clients: Pick<Clients, 'pgSessions'>,
+  releasers: Releasers,
+  logger: Logger,
+): Promise<FeedChangeListener> {
+  const feedChanges = await startFeedChangeListener({ sessions: clients.pgSessions, logger });
+  releasers.add('feed change listener', () => feedChanges.close());
+  return feedChanges;
+}

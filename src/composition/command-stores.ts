@@ -1,0 +1,73 @@
+// What the CLI's commands over stored data open: a pool and the stores over it, and for `slotfeed sync` the
+// sync queue on a fail-fast connection of its own.
+import type { Queue } from 'bullmq';
+import type { Config } from '../config.js';
+import type { Logger } from '../log.js';
+import { createRedisConnection, redisTargetOf, type RedisClient } from '../lib/redis-connection.js';
+import type { Releasers } from '../lib/releasers.js';
+import { createApiKeyStore, type ApiKeyStore } from '../store/api-keys.js';
+import { createConnectionAdminStore, type ConnectionAdminStore } from '../store/connection-admin.js';
+import { createFeedNameStore, type FeedNameStore } from '../store/feed-names.js';
+import { createFeedStore, type FeedStore } from '../store/feeds.js';
+import { createReportStore, type ReportStore } from '../store/reports.js';
+import { createTeamStore, type TeamStore } from '../store/teams.js';
+import { createWebhookStore, type WebhookStore } from '../store/webhooks.js';
+import { createSyncQueue, type SyncJobData } from '../sync/queues.js';
+import { openDatabase } from './clients.js';
+import { tokenVaultFor } from './stores.js';
+
+/** The stores a command works through: the operator's view of connections, feeds, teams, keys, webhooks, reports. */
+export interface CommandStores {
+  connectionAdmin: ConnectionAdminStore;
+  feeds: FeedStore;
+  feedNames: FeedNameStore;
+  teams: TeamStore;
+  apiKeys: ApiKeyStore;
+  webhooks: WebhookStore;
+  reports: ReportStore;
+}
+
+/**
+ * A command's database (`slotfeed connections | feeds | teams | api-keys | webhooks | report | sync`): one pool
+ * with the web role's timeouts, and the stores over it. The command reads only the database section, and
+ * opens Redis (below) only when it gets that far.
+ */
+export function openCommandDatabase(
+  config: Pick<Config, 'database'> & Partial<Pick<Config, 'vault' | 'webhooks'>>,
+  releasers: Releasers,
+  logger: Logger,
+): CommandStores {
+  const prisma = openDatabase(config.database.url, releasers);
+  // With the vault, feeds made or rotated here keep a sealed copy of their token for the owner's page, and
+  // webhook endpoints can be made (their secrets are kept sealed).
+  const vault = config.vault === undefined ? undefined : tokenVaultFor(config.vault);
+  const feeds = createFeedStore(prisma, logger, vault);
+  return {
+    connectionAdmin: createConnectionAdminStore(prisma, feeds),
+    feeds,
+    feedNames: createFeedNameStore(prisma),
+    teams: createTeamStore(prisma),
+    apiKeys: createApiKeyStore(prisma),
+    webhooks: createWebhookStore(prisma, vault, {
+      allowPrivateTargets: config.webhooks?.allowPrivateTargets ?? false,
+    }),
+    reports: createReportStore(prisma),
+  };
+}
+
+/**
+ * `slotfeed sync`'s clients besides the database: the sync queue, to add jobs and read their state, on one
+ * fail-fast connection. No worker runs in that process, and a command must report a Redis outage, not wait
+ * it out; the command's own calls fail with it, so the connection's and queue's error events add nothing.
+ */
+export function openSyncQueue(
+  config: Pick<Config, 'redis'>,
+  releasers: Releasers,
+): { redis: RedisClient; syncQueue: Queue<SyncJobData> } {
+  const redis = createRedisConnection(redisTargetOf(config.redis), 'command', 'slotfeed-cli');
+  releasers.add('redis', async () => void (await redis.quit()));
+  const quiet = { report: () => undefined, recovered: () => undefined };
+  const syncQueue = createSyncQueue({ connection: redis, prefix: config.redis.prefix, errors: quiet });
+  releasers.add('sync queue', () => syncQueue.close());
+  return { redis, syncQueue };
+}
