@@ -10,9 +10,19 @@
 //              watchdog puts them back)
 // Every probe has its own short timeout, so a dependency that hangs makes a probe say "timeout", not hang.
 import type { RedisClient } from './redis-connection.js';
-import { PostgresReadOnlyError, type PostgresProbe } from '../store/postgres-probe.js';
 
 export const PROBE_TIMEOUT_MS = 2000;
+
+/** What readiness asks the database; the composition root passes store/postgres-probe.ts's probe. */
+export interface DatabaseProbe {
+  /** Resolves when the database answers within timeoutMs; rejects otherwise. */
+  check(timeoutMs: number): Promise<void>;
+  /** Resolves when a new session could write; rejects with a ReadOnlyDatabaseError when it could not. */
+  checkWritable(timeoutMs: number): Promise<void>;
+}
+
+/** The database answered, but its sessions cannot write (a read-only database or role, or a standby). */
+export class ReadOnlyDatabaseError extends Error {}
 
 export type CheckResult = 'ok' | 'failed' | 'timeout' | 'read_only' | 'missing';
 
@@ -43,17 +53,17 @@ export async function probeWithin(
   try {
     return await Promise.race([running, timeout]);
   } catch (thrown: unknown) {
-    return thrown instanceof PostgresReadOnlyError ? 'read_only' : 'failed';
+    return thrown instanceof ReadOnlyDatabaseError ? 'read_only' : 'failed';
   } finally {
     clearTimeout(timer);
   }
 }
 
-export function postgresAnswers(probe: PostgresProbe): Promise<CheckResult> {
+export function postgresAnswers(probe: DatabaseProbe): Promise<CheckResult> {
   return probeWithin(() => probe.check(PROBE_TIMEOUT_MS));
 }
 
-export function postgresTakesWrites(probe: PostgresProbe): Promise<CheckResult> {
+export function postgresTakesWrites(probe: DatabaseProbe): Promise<CheckResult> {
   return probeWithin(() => probe.checkWritable(PROBE_TIMEOUT_MS));
 }
 
@@ -67,7 +77,7 @@ function verdictOf(checks: Record<string, CheckResult>): Verdict {
   return { ready: Object.values(checks).every((result) => result === 'ok'), checks };
 }
 
-export function workerReadiness(probe: PostgresProbe, redis: RedisClient): ReadinessCheck {
+export function workerReadiness(probe: DatabaseProbe, redis: RedisClient): ReadinessCheck {
   return async () => {
     const [postgres, redisResult] = await Promise.all([postgresTakesWrites(probe), redisAnswers(redis)]);
     return verdictOf({ postgres, redis: redisResult });
@@ -84,7 +94,7 @@ export async function tickScheduled(isScheduled: () => Promise<boolean>): Promis
 }
 
 export function schedulerReadiness(
-  probe: PostgresProbe,
+  probe: DatabaseProbe,
   redis: RedisClient,
   isTickScheduled: () => Promise<boolean>,
 ): ReadinessCheck {

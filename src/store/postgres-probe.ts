@@ -7,17 +7,15 @@
 // (`ALTER DATABASE … SET default_transaction_read_only = on`), or a failover onto a standby, shows only in
 // new sessions, which is what the worker's pool opens.
 import type pg from 'pg';
+import { ReadOnlyDatabaseError, type DatabaseProbe } from '../lib/readiness.js';
 import type { PgSessions } from './pg-sessions.js';
 
-export interface PostgresProbe {
-  /** Resolves when Postgres answers `SELECT 1` within timeoutMs; rejects otherwise. */
-  check(timeoutMs: number): Promise<void>;
-  /** Resolves when a new session could write; rejects with PostgresReadOnlyError when it could not. */
-  checkWritable(timeoutMs: number): Promise<void>;
+/** check asks `SELECT 1`; checkWritable rejects with PostgresReadOnlyError. */
+export interface PostgresProbe extends DatabaseProbe {
   close(): Promise<void>;
 }
 
-export class PostgresReadOnlyError extends Error {
+export class PostgresReadOnlyError extends ReadOnlyDatabaseError {
   constructor(readonly inRecovery: boolean) {
     super(inRecovery ? 'Postgres is a standby (in recovery)' : 'Postgres sessions are read-only');
     this.name = 'PostgresReadOnlyError';

@@ -10,11 +10,11 @@ import {
   combinedVerdict,
   postgresAnswers,
   redisAnswers,
+  type DatabaseProbe,
   type ProcessReadiness,
   type ReadinessCheck,
   type Verdict,
 } from '../lib/readiness.js';
-import type { PostgresProbe } from '../store/postgres-probe.js';
 
 export interface HealthDeps {
   readiness: ProcessReadiness;
@@ -27,7 +27,7 @@ export interface HealthDeps {
  * and one that would answer nothing but 503 is better left out. Redis is not asked: feeds never use it.
  */
 export function webReadiness(deps: {
-  postgresProbe: PostgresProbe;
+  postgresProbe: DatabaseProbe;
   redis: RedisClient;
   canServeFeedsFromMemory: () => boolean;
 }): { feeds: ReadinessCheck; web: ReadinessCheck } {
