@@ -7,10 +7,9 @@ import { loadConfig } from '../config.js';
 import { createLoggerFor, type Logger } from '../log.js';
 import { Releasers } from '../lib/releasers.js';
 import { untilShutdownSignal } from '../lib/shutdown-signal.js';
-import { composeServices } from '../composition/services.js';
 import { DAEMON_SECTIONS } from '../composition/daemon-config.js';
-import { openClients } from '../composition/clients.js';
-import { startRoles, type Role } from '../main.js';
+import type { RoleName } from '../composition/roles.js';
+import { composeSlotfeed, startRoles } from '../main.js';
 import {
   applyPendingMigrations,
   markMigrationRolledBack,
@@ -93,14 +92,12 @@ export async function runSimulator(env: Env, options: SimulatorOptions, out: Out
 }
 
 /** `slotfeed start | worker | scheduler`: runs the roles until SIGINT/SIGTERM, then shuts down in order. */
-export async function runDaemon(env: Env, roles: readonly Role[]): Promise<void> {
+export async function runDaemon(env: Env, roles: readonly RoleName[]): Promise<void> {
   const config = loadConfig(env, DAEMON_SECTIONS);
   const logger = createLoggerFor(config.log);
   const releasers = new Releasers();
   try {
-    const clients = openClients(config, releasers, logger);
-    const services = composeServices(config, clients, releasers);
-    await startRoles(roles, config, clients, services, releasers);
+    await startRoles(roles, config, composeSlotfeed(config, releasers, logger), releasers);
     logger.info({ roles }, 'slotfeed running');
     await untilShutdownSignal(logger);
   } finally {

@@ -1,6 +1,7 @@
-// The shared clients, opened once per process: Prisma pools, Redis connections, the Postgres sessions outside
-// the pools, the error log and metrics. Nothing else in slotfeed constructs one; each registers how to close
-// itself as it opens, so a process releases them newest first.
+// The shared clients, opened once per process: Prisma pools, Redis connections, the queues, the Postgres
+// sessions outside the pools, the error log and metrics. Nothing else in slotfeed constructs one; each registers
+// how to close itself as it opens, so a process releases them newest first.
+import type { Queue } from 'bullmq';
 import type { RedisClient } from '../lib/redis-connection.js';
 import pg from 'pg';
 import type { PrismaClient } from '../generated/prisma/client.js';
@@ -13,6 +14,8 @@ import { startFeedChangeListener, type FeedChangeListener } from '../store/feed-
 import type { PgSessions } from '../store/pg-sessions.js';
 import { createPostgresProbe, type PostgresProbe } from '../store/postgres-probe.js';
 import { createPrismaClient, type PoolTimeouts } from '../store/prisma-client.js';
+import { createSyncQueue, createTickQueue, type SyncJobData } from '../sync/queues.js';
+import { createWebhookQueue, type WebhookJobData } from '../webhooks/webhook-queue.js';
 import type { DaemonConfig } from './daemon-config.js';
 
 export interface Clients {
@@ -32,9 +35,13 @@ export interface Clients {
   metrics: Metrics;
   /** Dedicated Postgres sessions outside the pools: readiness's and the feed change listener's. */
   pgSessions: PgSessions;
+  /** The queues, to produce jobs and read their state (the workers have connections of their own). */
+  syncQueue: Queue<SyncJobData>;
+  tickQueue: Queue;
+  webhookQueue: Queue<WebhookJobData>;
 }
 
-/** Opens the shared clients and registers how to close them, newest first. */
+/** A Prisma pool on `databaseUrl`, disconnected with the process. */
 export function openDatabase(
   databaseUrl: string,
   releasers: Releasers,
@@ -62,6 +69,7 @@ export function pgSessionsFor(databaseUrl: string): PgSessions {
     });
 }
 
+/** Opens the shared clients and registers how to close them, newest first. */
 export function openClients(config: DaemonConfig, releasers: Releasers, logger: Logger): Clients {
   const prisma = openDatabase(config.database.url, releasers, config.database);
   // Opens no connection until a worker uses it.
@@ -73,7 +81,28 @@ export function openClients(config: DaemonConfig, releasers: Releasers, logger: 
   const bullRedis = createRedisConnection(redisTargetOf(config.redis), 'blocking', 'slotfeed-bullmq', errors);
   releasers.add('redis (bullmq)', async () => void (await bullRedis.quit()));
   const pgSessions = pgSessionsFor(config.database.url);
-  return { logger, prisma, syncPrisma, redis, bullRedis, errors, metrics, pgSessions };
+  // Queues only produce here (workers have connections of their own), so they take the fail-fast connection,
+  // as BullMQ advises for producers: an admin action or `slotfeed sync` fails instead of waiting for Redis.
+  const queueSettings = { connection: redis, prefix: config.redis.prefix, errors };
+  const syncQueue = createSyncQueue(queueSettings);
+  releasers.add('sync queue', () => syncQueue.close());
+  const tickQueue = createTickQueue(queueSettings);
+  releasers.add('tick queue', () => tickQueue.close());
+  const webhookQueue = createWebhookQueue(queueSettings);
+  releasers.add('webhook queue', () => webhookQueue.close());
+  return {
+    logger,
+    prisma,
+    syncPrisma,
+    redis,
+    bullRedis,
+    errors,
+    metrics,
+    pgSessions,
+    syncQueue,
+    tickQueue,
+    webhookQueue,
+  };
 }
 
 /** Readiness's own Postgres connection (see postgres-probe.ts), closed with the process. */

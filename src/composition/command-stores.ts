@@ -5,27 +5,22 @@ import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import { createRedisConnection, redisTargetOf, type RedisClient } from '../lib/redis-connection.js';
 import type { Releasers } from '../lib/releasers.js';
-import { createApiKeyStore, type ApiKeyStore } from '../store/api-keys.js';
-import { createConnectionAdminStore, type ConnectionAdminStore } from '../store/connection-admin.js';
-import { createFeedNameStore, type FeedNameStore } from '../store/feed-names.js';
-import { createFeedStore, type FeedStore } from '../store/feeds.js';
-import { createReportStore, type ReportStore } from '../store/reports.js';
-import { createTeamStore, type TeamStore } from '../store/teams.js';
-import { createWebhookStore, type WebhookStore } from '../store/webhooks.js';
+import { createApiKeyStore } from '../store/api-keys.js';
+import { createConnectionAdminStore } from '../store/connection-admin.js';
+import { createFeedNameStore } from '../store/feed-names.js';
+import { createFeedStore } from '../store/feeds.js';
+import { createReportStore } from '../store/reports.js';
+import { createTeamStore } from '../store/teams.js';
+import { createWebhookStore } from '../store/webhooks.js';
 import { createSyncQueue, type SyncJobData } from '../sync/queues.js';
 import { openDatabase } from './clients.js';
-import { tokenVaultFor } from './stores.js';
+import { tokenVaultFor, type Stores } from './stores.js';
 
 /** The stores a command works through: the operator's view of connections, feeds, teams, keys, webhooks, reports. */
-export interface CommandStores {
-  connectionAdmin: ConnectionAdminStore;
-  feeds: FeedStore;
-  feedNames: FeedNameStore;
-  teams: TeamStore;
-  apiKeys: ApiKeyStore;
-  webhooks: WebhookStore;
-  reports: ReportStore;
-}
+export type CommandStores = Pick<
+  Stores,
+  'connectionAdmin' | 'feeds' | 'feedNames' | 'teams' | 'apiKeys' | 'webhooks' | 'reports'
+>;
 
 /**
  * A command's database (`slotfeed connections | feeds | teams | api-keys | webhooks | report | sync`): one pool

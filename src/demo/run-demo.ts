@@ -16,10 +16,8 @@ import { loadConfig } from '../config.js';
 import { feedCalendarName } from '../feeds/describe-feed.js';
 import { Releasers } from '../lib/releasers.js';
 import { createLogger } from '../log.js';
-import { composeServices, openSyncProgress } from '../composition/services.js';
 import { DAEMON_SECTIONS } from '../composition/daemon-config.js';
-import { openClients } from '../composition/clients.js';
-import { startRoles } from '../main.js';
+import { composeSlotfeed, startRoles } from '../main.js';
 import { startSimulator } from '../simulator/index.js';
 import { enqueueSyncs } from '../sync/queues.js';
 import { feedLinksFor } from '../web/feed-links.js';
@@ -149,8 +147,9 @@ export async function runDemo(
       }),
       DAEMON_SECTIONS,
     );
-    const clients = openClients(config, releasers, logger);
-    const progress = openSyncProgress(clients);
+    const slotfeed = composeSlotfeed(config, releasers, logger, clock);
+    const { clients, stores } = slotfeed;
+    const progress = stores.syncProgress;
     // A database that has never seen a connection gets a history; a re-run keeps the one it has.
     const historyDays = options.historyDays ?? DEMO_HISTORY.days;
     const plan =
@@ -159,8 +158,7 @@ export async function runDemo(
         : undefined;
     // Travelled before the roles start, so that no part of slotfeed sees its clock go backwards.
     if (plan) clock.travelTo(plan.startsAt);
-    const services = composeServices(config, clients, releasers, clock);
-    await startRoles(['scheduler', 'worker', 'web'], config, clients, services, releasers, clock);
+    await startRoles(['scheduler', 'worker', 'web'], config, slotfeed, releasers, clock);
     out.write(`slotfeed: web on ${publicBaseUrl}, sync worker and scheduler running\n`);
     out.write(`${describeHistoryPlan(plan, historyDays)}\n`);
     if (stopRequested()) return;
@@ -188,7 +186,7 @@ export async function runDemo(
     const connected: ConnectedAccount[] = [];
     for (const account of accounts) {
       connected.push(
-        await connectDemoAccount({ webUrl: publicBaseUrl, progress, feeds: services.feeds }, account),
+        await connectDemoAccount({ webUrl: publicBaseUrl, progress, feeds: stores.feeds }, account),
       );
     }
     if (plan) {
@@ -198,7 +196,7 @@ export async function runDemo(
           clock,
           control: simulator.control,
           progress,
-          syncQueue: services.syncQueue,
+          syncQueue: clients.syncQueue,
           maxAttempts: config.sync.maxAttempts,
           out,
           stopRequested,
@@ -213,7 +211,7 @@ export async function runDemo(
       // The history's syncs were the connect flow's; the present needs one of its own.
       since = clock.now();
       await enqueueSyncs(
-        services.syncQueue,
+        clients.syncQueue,
         connected.map((c) => c.connectionId),
         config.sync.maxAttempts,
       );

@@ -226,6 +226,8 @@ export interface ConnectionAdminStore {
   ): Promise<{ id: string; title: string; enabled: boolean; secret: boolean }[]>;
   /** Ids of the active connections: those the scheduler syncs. */
   activeIds(): Promise<string[]>;
+  /** How many connections are in each status, every status named (0 when none): the state gauges'. */
+  countsByStatus(): Promise<Record<ConnectionStatusName, number>>;
   /** Who these connections are, for the pages that name them; unknown ids are left out. */
   contacts(ids: readonly string[]): Promise<ConnectionContact[]>;
 }
@@ -241,6 +243,15 @@ export function createConnectionAdminStore(prisma: PrismaClient, feeds: FeedStor
       currentEventTitle(prisma, connectionId, upstreamEventId),
     currentEventTypes: (connectionId) => currentEventTypes(prisma, connectionId),
     activeIds: () => listActiveConnectionIds(prisma),
+    async countsByStatus() {
+      const rows = await prisma.connection.groupBy({ by: ['status'], _count: { _all: true } });
+      const countOf = (status: ConnectionStatusName) =>
+        rows.find((r) => r.status === status)?._count._all ?? 0;
+      return Object.fromEntries(CONNECTION_STATUSES.map((status) => [status, countOf(status)])) as Record<
+        ConnectionStatusName,
+        number
+      >;
+    },
     contacts: (ids) =>
       prisma.connection.findMany({
         where: { id: { in: [...ids] } },

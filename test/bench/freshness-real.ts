@@ -3,7 +3,6 @@
 // clock that the loop moves on a tick at a time once the tick's syncs have committed (time compressed as far
 // as the machine goes). Smaller than the 10,000-connection run (the calls are real), and the check on it:
 // calls per connection-hour and staleness per band should agree with what the counted run says at its size.
-import { tickDeps } from '../../src/composition/services.js';
 import { derivePrng } from '../../src/simulator/index.js';
 import { enqueueDueSyncs } from '../../src/sync/scheduler.js';
 import { DATE_BANDS, dateBandOf, type DateBand } from '../../src/lib/date-bands.js';
@@ -52,7 +51,7 @@ async function runReal(
     const users = h.sim.control.listUsers();
     for (const user of users) await h.connect(user.email);
     await h.startRoles(['worker']);
-    const deps = tickDeps(h.config, h.clients, h.services, h.clock);
+    const deps = h.services.tickDeps;
     // The same bookings for every schedule: one seeded stream, made through the simulator as time passes.
     const prng = derivePrng(19, 'freshness-real');
     const startMs = Date.parse(START);

@@ -115,7 +115,7 @@ async function runRound(h: SyncHarness, ids: string[], workers: SlotfeedProcess[
   const benchCpuBefore = process.cpuUsage();
   const machineBefore = sampleMachineCpu();
   const started = performance.now();
-  await enqueueSyncs(h.services.syncQueue, ids, 3);
+  await enqueueSyncs(h.clients.syncQueue, ids, 3);
   await waitFor(
     () => prisma.connection.count({ where: { id: { in: ids }, lastSyncOutcome: 'succeeded' } }),
     (n) => n === ids.length,

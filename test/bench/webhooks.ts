@@ -96,7 +96,7 @@ export async function benchWebhooks(options: { connections?: number } = {}): Pro
             now,
             next: now,
           });
-          const { secret } = await h.sync.services.webhooks.create({
+          const { secret } = await h.sync.stores.webhooks.create({
             owner: { connectionId: connection.id },
             url: `${base}/${connection.id}`,
             events: ['availability.changed'],

@@ -135,9 +135,9 @@ function hostileKinds(): [string, FaultOutcome][] {
 }
 
 async function runOneSync(attempts: number) {
-  const [job] = await enqueueSyncs(h.services.syncQueue, [connectionId], attempts);
+  const [job] = await enqueueSyncs(h.clients.syncQueue, [connectionId], attempts);
   const state = await waitFor(
-    () => h.services.syncQueue.getJobState(job!.id!),
+    () => h.clients.syncQueue.getJobState(job!.id!),
     (s) => s === 'completed' || s === 'failed',
     { what: `job ${job!.id} to finish` },
   );

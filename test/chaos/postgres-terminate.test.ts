@@ -66,9 +66,9 @@ describe('Postgres connections terminated mid-commit', () => {
     const user = h.sim.users[0]!;
     const id = await h.connect(user.email);
     await h.startRoles(['worker']);
-    const [first] = await enqueueSyncs(h.services.syncQueue, [id], 1);
+    const [first] = await enqueueSyncs(h.clients.syncQueue, [id], 1);
     await waitFor(
-      () => h.services.syncQueue.getJobState(first!.id!),
+      () => h.clients.syncQueue.getJobState(first!.id!),
       (s) => s === 'completed' || s === 'unknown',
       { what: 'the first sync' },
     );
@@ -89,7 +89,7 @@ describe('Postgres connections terminated mid-commit', () => {
     expect(newSnapshot).not.toEqual(oldSnapshot);
 
     const spare = (await observer.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
-    const [job] = await enqueueSyncs(h.services.syncQueue, [id], 30);
+    const [job] = await enqueueSyncs(h.clients.syncQueue, [id], 30);
     const seen = new Set<string>();
     let terminated = 0;
     // Kill transactions for a bounded window (or until enough commits died), observing all the while.
@@ -99,7 +99,7 @@ describe('Postgres connections terminated mid-commit', () => {
       seen.add(await observedOpenSlots(id));
     }
     await waitFor(
-      () => h.services.syncQueue.getJobState(job!.id!),
+      () => h.clients.syncQueue.getJobState(job!.id!),
       (s) => s === 'completed' || s === 'unknown',
       { timeoutMs: 30_000, what: 'the sync to commit once the terminations stop' },
     );
@@ -117,7 +117,7 @@ describe('Postgres connections terminated mid-commit', () => {
     expect(runs.at(-1)?.outcome).toBe('succeeded');
     expect(runs.filter((r) => r.outcome === 'succeeded')).toHaveLength(1);
     // Retried: BullMQ counts every attempt it processed, the killed ones included.
-    expect((await h.services.syncQueue.getJob(job!.id!))?.attemptsMade ?? 0).toBeGreaterThan(1);
+    expect((await h.clients.syncQueue.getJob(job!.id!))?.attemptsMade ?? 0).toBeGreaterThan(1);
     const connection = await h.clients.prisma.connection.findUniqueOrThrow({ where: { id } });
     expect(connection.lastSyncOutcome).toBe('succeeded');
   }, 90_000);

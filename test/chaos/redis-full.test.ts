@@ -38,7 +38,7 @@ beforeAll(async () => {
     env: { REDIS_URL: redis.url, SYNC_TICK_SECONDS: '1', SYNC_HORIZON_DAYS: '7' },
   });
   connectionId = await h.connect(h.sim.users[0]!.email);
-  feedToken = (await h.services.feeds.ensureDefaultFeed(connectionId)).token!;
+  feedToken = (await h.stores.feeds.ensureDefaultFeed(connectionId)).token!;
   const port = await freePort();
   webUrl = `http://127.0.0.1:${port}`;
   daemon = spawnSlotfeed(['start'], {

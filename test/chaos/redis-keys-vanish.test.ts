@@ -51,7 +51,7 @@ beforeAll(async () => {
     },
   });
   connectionId = await h.connect(h.sim.users[0]!.email);
-  const made = await h.services.webhooks.create({ owner: { connectionId }, url: receiver.url });
+  const made = await h.stores.webhooks.create({ owner: { connectionId }, url: receiver.url });
   receiver.setSecret(made.secret);
   await h.startRoles(['scheduler', 'worker', 'web']);
 }, 60_000);
@@ -95,7 +95,7 @@ describe('every Redis key deleted under running scheduler, worker and web roles'
     );
     pendingDeliveryId = failed[0]!.id;
     await waitFor(
-      async () => (await h.services.webhookQueue.getJob(pendingDeliveryId))?.getState(),
+      async () => (await h.clients.webhookQueue.getJob(pendingDeliveryId))?.getState(),
       (state) => state === 'delayed',
       { what: 'the delivery waiting out its retry' },
     );
@@ -167,7 +167,7 @@ describe.each([
   ["the next tick's place in the delayed set", 'delayed-entry'],
 ])('only %s deleted, the job scheduler left', (_what, mode) => {
   it('ticks again within one tick interval, and readiness is 503 until then', async () => {
-    const tickQueue = h.services.tickQueue;
+    const tickQueue = h.clients.tickQueue;
     const warned = tickRestoredLines().length;
     await waitFor(
       () =>

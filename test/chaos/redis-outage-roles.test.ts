@@ -49,7 +49,7 @@ beforeAll(async () => {
     env: { REDIS_URL: redis.url, SYNC_TICK_SECONDS: '1', SYNC_HORIZON_DAYS: '7' },
   });
   connectionId = await h.connect(h.sim.users[0]!.email);
-  const { token } = await h.services.feeds.ensureDefaultFeed(connectionId);
+  const { token } = await h.stores.feeds.ensureDefaultFeed(connectionId);
   feedToken = token!;
   const [webPort, workerPort, schedulerPort] = await Promise.all([freePort(), freePort(), freePort()]);
   webUrl = `http://127.0.0.1:${webPort}`;

@@ -58,7 +58,7 @@ describe('200 connections whose tokens expire mid-round, two workers, rotation o
   it('refreshes each connection exactly once with zero invalid_grant', async () => {
     await Promise.all([startChildWorker(), startChildWorker()]);
     h.sim.control.resetCallCounts();
-    const jobs = await enqueueSyncs(h.services.syncQueue, ids, 5);
+    const jobs = await enqueueSyncs(h.clients.syncQueue, ids, 5);
 
     // The first API calls mean the round has begun: expire every token now (the TTL is an hour).
     await waitFor(apiCalls, (n) => n > 0, { intervalMs: 5, what: 'the round to start' });
@@ -66,11 +66,11 @@ describe('200 connections whose tokens expire mid-round, two workers, rotation o
     const syncedBeforeExpiry = await h.clients.prisma.syncRun.count({ where: { outcome: 'succeeded' } });
 
     await waitFor(
-      () => Promise.all(jobs.map((j) => h.services.syncQueue.getJobState(j.id!))),
+      () => Promise.all(jobs.map((j) => h.clients.syncQueue.getJobState(j.id!))),
       (states) => states.every((s) => s === 'completed' || s === 'failed'),
       { timeoutMs: 150_000, intervalMs: 500, what: 'the round to finish' },
     );
-    const states = await Promise.all(jobs.map((j) => h.services.syncQueue.getJobState(j.id!)));
+    const states = await Promise.all(jobs.map((j) => h.clients.syncQueue.getJobState(j.id!)));
     expect(states.filter((s) => s !== 'completed')).toEqual([]);
     expect(syncedBeforeExpiry).toBe(0);
 

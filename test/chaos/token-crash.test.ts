@@ -72,7 +72,7 @@ describe('crash between the token endpoint answer and the commit of the new toke
     // it (not before: the sync writes the row before it refreshes). Its answer then blocks on that row.
     h.sim.control.setFaults({ latencyMs: 1000, only: ['POST /oauth2/token'] });
     const victim = await startChildWorker();
-    const [job] = await enqueueSyncs(h.services.syncQueue, [id], 5);
+    const [job] = await enqueueSyncs(h.clients.syncQueue, [id], 5);
     await waitFor(
       async () => tokenCalls(user.id),
       (n) => n > afterConnect,
@@ -95,7 +95,7 @@ describe('crash between the token endpoint answer and the commit of the new toke
 
     await startChildWorker();
     await waitFor(
-      () => h.services.syncQueue.getJobState(job!.id!),
+      () => h.clients.syncQueue.getJobState(job!.id!),
       (s) => s === 'failed' || s === 'completed',
       { timeoutMs: 90_000, what: 'the interrupted job to finish on another worker' },
     );
@@ -106,16 +106,16 @@ describe('crash between the token endpoint answer and the commit of the new toke
     expect(refusals.filter((m) => m.includes('reused'))).toHaveLength(1);
 
     // Nothing keeps trying: more sync requests are skipped without touching the token endpoint.
-    const later = await enqueueSyncs(h.services.syncQueue, [id], 5);
+    const later = await enqueueSyncs(h.clients.syncQueue, [id], 5);
     await waitFor(
-      () => h.services.syncQueue.getJobState(later[0]!.id!),
+      () => h.clients.syncQueue.getJobState(later[0]!.id!),
       (s) => s === 'completed',
       { what: 'the later job to be skipped' },
     );
-    expect((await h.services.syncQueue.getJob(later[0]!.id!))?.returnvalue).toEqual({
+    expect((await h.clients.syncQueue.getJob(later[0]!.id!))?.returnvalue).toEqual({
       skipped: 'connection is needs_reauth',
     });
     expect(tokenCalls(user.id)).toBe(afterConnect + 2);
-    expect(await h.services.connections.findDue(new Date(Date.now() + 86_400_000), 10)).toEqual([]);
+    expect(await h.stores.connections.findDue(new Date(Date.now() + 86_400_000), 10)).toEqual([]);
   }, 150_000);
 });

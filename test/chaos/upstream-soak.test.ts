@@ -66,7 +66,7 @@ describe('upstream soak: 5xx, unanswered requests and 429 bursts', () => {
       const forms: string[] = [];
       while (Date.now() - started < SOAK_MS) {
         // Keep every connection queued: deduplication makes this a no-op for one already waiting or running.
-        await enqueueSyncs(h.services.syncQueue, ids, h.config.sync.maxAttempts);
+        await enqueueSyncs(h.clients.syncQueue, ids, h.config.sync.maxAttempts);
         const second = Math.floor((Date.now() - started) / 1000);
         // Every 15 s, a 5 s burst in which the upstream allows only 8 calls a second, so our 20/s meets 429s.
         const inBurst = second % 15 >= 10;
@@ -86,16 +86,16 @@ describe('upstream soak: 5xx, unanswered requests and 429 bursts', () => {
       const duringSoak = await succeededRuns();
 
       // One last round without faults, so the stored snapshot can be compared with the simulator's truth.
-      const final = await enqueueSyncs(h.services.syncQueue, ids, h.config.sync.maxAttempts);
+      const final = await enqueueSyncs(h.clients.syncQueue, ids, h.config.sync.maxAttempts);
       await waitFor(
-        () => Promise.all(final.map((j) => h.services.syncQueue.getJobState(j.id!))),
+        () => Promise.all(final.map((j) => h.clients.syncQueue.getJobState(j.id!))),
         (states) => states.every((s) => s === 'completed' || s === 'failed'),
         { timeoutMs: 60_000, what: 'the queue to drain after the soak' },
       );
 
       expect(forms).toEqual(expect.arrayContaining(['seconds', 'http-date']));
       expect(bursts).toBeGreaterThanOrEqual(2);
-      expect(await h.services.syncQueue.getFailedCount()).toBe(0);
+      expect(await h.clients.syncQueue.getFailedCount()).toBe(0);
       for (const id of ids) expect(duringSoak.get(id) ?? 0).toBeGreaterThanOrEqual(1);
       // Attempts that did fail (a call failing four times running) failed for passing reasons only.
       const failedAttempts = await h.clients.prisma.syncRun.groupBy({

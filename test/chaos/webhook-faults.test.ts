@@ -45,7 +45,7 @@ beforeAll(async () => {
   const team = await teams.create('Webhook chaos');
   await teams.addMembers(team.id, ids);
   receiver = await startWebhookReceiver();
-  const made = await h.services.webhooks.create({ owner: { teamId: team.id }, url: receiver.url });
+  const made = await h.stores.webhooks.create({ owner: { teamId: team.id }, url: receiver.url });
   receiver.setSecret(made.secret);
   survivor = await startChildWorker();
 }, 60_000);
@@ -68,7 +68,7 @@ async function writeDeliveries(count: number): Promise<string[]> {
   for (let i = 0; i < count; i++) {
     const id = ids[i % ids.length]!;
     await h.clients.prisma.connection.update({ where: { id }, data: { status: 'active' } });
-    await h.services.connections.markNeedsReauth(id, 'invalid_grant', new Date());
+    await h.stores.connections.markNeedsReauth(id, 'invalid_grant', new Date());
   }
   const written = (await allRows()).filter((r) => !before.has(r.id)).map((r) => r.id);
   expect(written).toHaveLength(count);

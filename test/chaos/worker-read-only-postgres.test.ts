@@ -75,20 +75,20 @@ describe('a worker whose Postgres turns read-only', () => {
       body: { status: 'not ready', roles: { worker: 'not ready' }, postgres: 'read_only', redis: 'ok' },
     });
     // The worker has opened no pooled connection yet: the sync's own sessions are read-only too.
-    const [job] = await enqueueSyncs(h.services.syncQueue, [connectionId], 20);
+    const [job] = await enqueueSyncs(h.clients.syncQueue, [connectionId], 20);
     await waitFor(
-      async () => (await h.services.syncQueue.getJob(job!.id!))?.attemptsMade ?? 0,
+      async () => (await h.clients.syncQueue.getJob(job!.id!))?.attemptsMade ?? 0,
       (attempts) => attempts >= 1,
       { timeoutMs: 30_000, what: 'a sync attempt to fail on the read-only database' },
     );
-    const failed = await h.services.syncQueue.getJob(job!.id!);
+    const failed = await h.clients.syncQueue.getJob(job!.id!);
     expect(failed?.failedReason).toMatch(/read-only/);
-    expect(await h.services.syncQueue.getJobState(job!.id!)).not.toBe('completed');
+    expect(await h.clients.syncQueue.getJobState(job!.id!)).not.toBe('completed');
 
     await setReadOnly(false);
     expect((await readyz()).status).toBe(200);
     await waitFor(
-      () => h.services.syncQueue.getJobState(job!.id!),
+      () => h.clients.syncQueue.getJobState(job!.id!),
       (state) => state === 'completed',
       { timeoutMs: 60_000, what: 'the sync to complete once Postgres takes writes' },
     );

@@ -42,7 +42,7 @@ async function startChildWorker(env: Record<string, string> = {}): Promise<Slotf
 
 const alive = (p: SlotfeedProcess) => p.child.exitCode === null && p.child.signalCode === null;
 const states = (jobs: Job<SyncJobData>[]) =>
-  Promise.all(jobs.map((job) => h.services.syncQueue.getJobState(job.id!)));
+  Promise.all(jobs.map((job) => h.clients.syncQueue.getJobState(job.id!)));
 const allCompleted = (s: string[]) => s.every((state) => state === 'completed');
 
 /** Each job has exactly one committed run: none lost, none done twice. */
@@ -68,10 +68,10 @@ describe('worker processes killed and stopped with jobs in flight', () => {
 
   it('SIGKILL mid-job while a second worker runs: each interrupted job completes exactly once more', async () => {
     const victim = await startChildWorker();
-    const jobs = await enqueueSyncs(h.services.syncQueue, ids, 3);
+    const jobs = await enqueueSyncs(h.clients.syncQueue, ids, 3);
     // The victim alone takes the first jobs; the survivor starts while they are under way.
     await waitFor(
-      () => h.services.syncQueue.getActiveCount(),
+      () => h.clients.syncQueue.getActiveCount(),
       (n) => n >= 2,
       { what: 'jobs in flight on the victim' },
     );
@@ -81,7 +81,7 @@ describe('worker processes killed and stopped with jobs in flight', () => {
       (n) => n > 30,
       { what: 'syncs under way' },
     );
-    const inFlight = await h.services.syncQueue.getActive();
+    const inFlight = await h.clients.syncQueue.getActive();
     expect(inFlight.length).toBeGreaterThan(0);
     victim.child.kill('SIGKILL');
     await victim.exited;
@@ -89,7 +89,7 @@ describe('worker processes killed and stopped with jobs in flight', () => {
     await waitFor(() => states(jobs), allCompleted, { timeoutMs: 60_000, what: 'every job completed' });
     expect(alive(survivor)).toBe(true);
     // At least one job really was taken from the dead worker (BullMQ's stalled check moved it back).
-    const recovered = await Promise.all(jobs.map((j) => h.services.syncQueue.getJob(j.id!)));
+    const recovered = await Promise.all(jobs.map((j) => h.clients.syncQueue.getJob(j.id!)));
     expect(recovered.some((j) => (j?.stalledCounter ?? 0) > 0)).toBe(true);
     await expectEachJobCommittedOnce(jobs);
   }, 120_000);
@@ -101,9 +101,9 @@ describe('worker processes killed and stopped with jobs in flight', () => {
     // The survivor is busy elsewhere only by chance; give the stopping worker the jobs by pausing the survivor.
     survivor.child.kill('SIGSTOP');
     try {
-      const jobs = await enqueueSyncs(h.services.syncQueue, ids, 3);
+      const jobs = await enqueueSyncs(h.clients.syncQueue, ids, 3);
       await waitFor(
-        () => h.services.syncQueue.getActiveCount(),
+        () => h.clients.syncQueue.getActiveCount(),
         (n) => n >= 2,
         { what: 'jobs in flight on the stopping worker' },
       );
@@ -130,7 +130,7 @@ describe('worker processes killed and stopped with jobs in flight', () => {
       });
       expect(runs.filter((r) => r.outcome === 'interrupted').length).toBeGreaterThan(0);
       expect(runs.filter((r) => r.outcome === 'failed')).toEqual([]);
-      const finished = await Promise.all(jobs.map((j) => h.services.syncQueue.getJob(j.id!)));
+      const finished = await Promise.all(jobs.map((j) => h.clients.syncQueue.getJob(j.id!)));
       expect(finished.map((j) => j?.attemptsMade)).toEqual(jobs.map(() => 1));
       const connections = await h.clients.prisma.connection.findMany({ where: { id: { in: ids } } });
       expect(connections.filter((c) => c.lastSyncOutcome === 'failed')).toEqual([]);

@@ -11,7 +11,7 @@ beforeAll(async () => {
   await h.connect(first!.email);
   const other = await h.connect(second!.email);
   await h.clients.prisma.connection.update({ where: { id: other }, data: { status: 'needs_reauth' } });
-  await h.services.syncQueue.add('sync-connection', { connectionId: other }, { delay: 3_600_000 });
+  await h.clients.syncQueue.add('sync-connection', { connectionId: other }, { delay: 3_600_000 });
   await h.startRoles(['scheduler']);
 });
 afterAll(async () => {
@@ -19,7 +19,7 @@ afterAll(async () => {
 });
 
 it('a scrape of the scheduler reads connections by status and queued jobs', async () => {
-  const text = await h.services.metrics.registry.metrics();
+  const text = await h.clients.metrics.registry.metrics();
   expect(text).toContain('slotfeed_connections{status="active"} 1');
   expect(text).toContain('slotfeed_connections{status="needs_reauth"} 1');
   expect(text).toContain('slotfeed_connections{status="disabled"} 0');

@@ -4,14 +4,13 @@
 // token_vault failure that names no secret, change nothing stored, and spend no refresh token.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { Releasers } from '../../src/lib/releasers.js';
 import { composeServices } from '../../src/composition/services.js';
+import { createStores } from '../../src/composition/stores.js';
 import { vaultKeyFromBase64 } from '../../src/store/token-vault.js';
 import { syncConnection, SyncFailedError } from '../../src/sync/sync-connection.js';
 import { createSyncHarness, type FakeClock, type SyncHarness } from '../support/sync-harness.js';
 
 let h: SyncHarness;
-const releasers = new Releasers();
 const issued: string[] = [];
 
 beforeAll(async () => {
@@ -24,18 +23,13 @@ beforeAll(async () => {
   });
 });
 afterAll(async () => {
-  await releasers.releaseAll();
   await h?.close();
 });
 
-/** A sync through services whose vault has the given keys. */
+/** A sync through stores and services whose vault has the given keys. */
 async function syncWithKeys(connectionId: string, currentKey: string, previousKeys: string[] = []) {
-  const services = composeServices(
-    { ...h.config, vault: { currentKey, previousKeys } },
-    h.clients,
-    releasers,
-    h.clock,
-  );
+  const config = { ...h.config, vault: { currentKey, previousKeys } };
+  const services = composeServices(config, h.clients, createStores(config, h.clients), h.clock);
   return syncConnection(services.syncDeps, { connectionId, jobId: null, attempt: 1, maxAttempts: 1 });
 }
 

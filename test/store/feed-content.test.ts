@@ -306,7 +306,7 @@ describe('a feed of a simulated account, from sync to text', () => {
 
   it('keeps serving the last good snapshot, saying so, when the account needs re-authorisation', async () => {
     const before = await read();
-    await h.services.connections.markNeedsReauth(connectionId, 'invalid_grant', clock.now());
+    await h.stores.connections.markNeedsReauth(connectionId, 'invalid_grant', clock.now());
     const after = await read();
     expect(after.connection.status).toBe('needs_reauth');
     expect(keys(after.slots)).toEqual(keys(before.slots));

@@ -63,7 +63,7 @@ export async function prepareSite(label: string): Promise<PreparedSite> {
       connectionIds: [connectionId],
       teamIds: [team.id],
     });
-    const { endpoint } = await harness.sync.services.webhooks.create({
+    const { endpoint } = await harness.sync.stores.webhooks.create({
       owner: { teamId: team.id },
       url: 'https://hooks.example.com/front-desk',
     });

@@ -5,11 +5,13 @@ import { Writable } from 'node:stream';
 import { loadConfig } from '../../src/config.js';
 import { Releasers } from '../../src/lib/releasers.js';
 import { createLogger } from '../../src/log.js';
-import { composeServices, type Services } from '../../src/composition/services.js';
 import { DAEMON_SECTIONS, type DaemonConfig } from '../../src/composition/daemon-config.js';
-import { openClients, type Clients } from '../../src/composition/clients.js';
-import { startRoles, type Role } from '../../src/main.js';
-import { type Clock } from '../../src/composition/clock.js';
+import type { Clients } from '../../src/composition/clients.js';
+import type { RoleName, Slotfeed } from '../../src/composition/roles.js';
+import type { Services } from '../../src/composition/services.js';
+import type { Stores } from '../../src/composition/stores.js';
+import { composeSlotfeed, startRoles } from '../../src/main.js';
+import type { Clock } from '../../src/composition/clock.js';
 import { startSimulator, type RunningSimulator, type SimulatorOptions } from '../../src/simulator/index.js';
 import { createOAuthClient } from '../../src/upstream/index.js';
 import { createTestDatabase, type TestDatabase } from './db.js';
@@ -74,6 +76,11 @@ export interface HarnessOptions {
   logLines?: string[];
 }
 
+/** One slotfeed "process": its clients, stores and services, and what releases them. */
+export interface Peer extends Slotfeed {
+  releasers: Releasers;
+}
+
 export interface SyncHarness {
   db: TestDatabase;
   redis: TestRedis;
@@ -81,16 +88,14 @@ export interface SyncHarness {
   env: Record<string, string>;
   config: DaemonConfig;
   clients: Clients;
+  stores: Stores;
   services: Services;
   clock: Clock;
   /** Connects a simulated user through the OAuth authorization code flow; returns the connection id. */
   connect(email: string): Promise<string>;
-  /** A second, independent slotfeed "process" (own clients and services) on the same database and Redis. */
-  spawnPeer(): Promise<{ clients: Clients; services: Services; releasers: Releasers }>;
-  startRoles(
-    roles: Role[],
-    peer?: { clients: Clients; services: Services; releasers: Releasers },
-  ): Promise<void>;
+  /** A second, independent slotfeed "process" (own clients, stores and services) on the same database and Redis. */
+  spawnPeer(): Promise<Peer>;
+  startRoles(roles: RoleName[], peer?: Peer): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -147,12 +152,10 @@ export async function createSyncHarness(label: string, options: HarnessOptions =
   });
 
   const peers: Releasers[] = [];
-  const spawnPeer = async () => {
+  const spawnPeer = async (): Promise<Peer> => {
     const releasers = new Releasers();
     peers.push(releasers);
-    const clients = openClients(config, releasers, logger);
-    const services = composeServices(config, clients, releasers, clock);
-    return { clients, services, releasers };
+    return { ...composeSlotfeed(config, releasers, logger, clock), releasers };
   };
   const main = await spawnPeer();
 
@@ -172,6 +175,7 @@ export async function createSyncHarness(label: string, options: HarnessOptions =
     env,
     config,
     clients: main.clients,
+    stores: main.stores,
     services: main.services,
     clock,
     async connect(email) {
@@ -182,7 +186,7 @@ export async function createSyncHarness(label: string, options: HarnessOptions =
       if (!code || location.searchParams.get('state') !== request.state)
         throw new Error(`login failed: ${location}`);
       const tokens = await oauth.exchangeCode(code, request.codeVerifier);
-      const connection = await main.services.connections.upsertFromGrant(
+      const connection = await main.stores.connections.upsertFromGrant(
         { upstreamUserId: tokens.subject ?? email, email, tokens },
         clock.now(),
       );
@@ -190,7 +194,7 @@ export async function createSyncHarness(label: string, options: HarnessOptions =
     },
     spawnPeer,
     async startRoles(roles, peer = main) {
-      await startRoles(roles, config, peer.clients, peer.services, peer.releasers, clock);
+      await startRoles(roles, config, peer, peer.releasers, clock);
     },
     async close() {
       for (const releasers of peers.reverse()) await releasers.releaseAll();

@@ -140,7 +140,7 @@ export async function createWebHarness(label: string, options: WebHarnessOptions
   const composed = composeWebDeps(
     { ...sync.config, web },
     sync.clients,
-    sync.services,
+    sync.stores,
     { postgresProbe, feedChanges, roleReadiness: {}, logger },
     sync.clock,
   );

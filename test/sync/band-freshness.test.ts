@@ -4,7 +4,6 @@
 // is what the band intervals promise. When the call budget is short, far bands wait and the metrics say so.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DateTime } from 'luxon';
-import { tickDeps } from '../../src/composition/services.js';
 import { createRedisCallBudget } from '../../src/sync/call-budget.js';
 import { enqueueDueSyncs } from '../../src/sync/scheduler.js';
 import { createSyncHarness, FakeClock, type SyncHarness } from '../support/sync-harness.js';
@@ -32,7 +31,7 @@ afterAll(async () => {
 const succeededRuns = () => h.clients.prisma.syncRun.count({ where: { outcome: 'succeeded' } });
 
 /** One scheduler tick at the clock's time; waits until the syncs it enqueued have committed. */
-async function tick(deps = tickDeps(h.config, h.clients, h.services, h.clock)) {
+async function tick(deps = h.services.tickDeps) {
   const before = await succeededRuns();
   const result = await enqueueDueSyncs(deps);
   await waitFor(succeededRuns, (n) => n === before + result.enqueued, { what: `${result.enqueued} syncs` });
@@ -133,7 +132,7 @@ describe('ticks on an injected clock', () => {
       states.reduce((sum, state) => sum + 2 + bands.reduce((s, band) => s + state[band]!.calls, 0), 0);
     const nearOnly = costOf(['days 0-2']);
     const deps = {
-      ...tickDeps(h.config, h.clients, h.services, h.clock),
+      ...h.services.tickDeps,
       // A bank (30 s of budget) that holds the near bands' pulls and no more.
       budget: createRedisCallBudget(h.clients.redis, `${h.config.redis.prefix}:short-budget`, nearOnly / 30),
     };
@@ -143,10 +142,10 @@ describe('ticks on an injected clock', () => {
     for (const id of ids) expect(short.bands.get(id)).toContain('days 0-2');
     for (const bands of short.bands.values()) expect(bands).not.toContain('days 7+');
     expect(short.deferred['days 7+']!.count).toBe(3);
-    const overdue = await h.services.metrics.bandOverdueSeconds.get();
+    const overdue = await h.clients.metrics.bandOverdueSeconds.get();
     const farOverdue = overdue.values.find((v) => v.labels.band === 'days 7+')?.value ?? 0;
     expect(farOverdue).toBeGreaterThan(60 * 60);
-    const deferred = await h.services.metrics.bandDeferred.get();
+    const deferred = await h.clients.metrics.bandDeferred.get();
     expect(deferred.values.find((v) => v.labels.band === 'days 7+')?.value).toBe(3);
     expect(deferred.values.find((v) => v.labels.band === 'days 0-2')?.value).toBe(0);
   });

@@ -84,7 +84,7 @@ describe('a refresh that outlives its lock, two workers, rotation on', () => {
     expect(reuses()).toEqual([]);
     const connection = await h.clients.prisma.connection.findUniqueOrThrow({ where: { id } });
     expect(connection.status).toBe('active');
-    const stored = await h.services.connections.readTokens(id);
+    const stored = await h.stores.connections.readTokens(id);
     const [first, second] = results.map((r) => (r.status === 'fulfilled' ? r.value : undefined));
     expect(first).toBe(stored.accessToken);
     expect(second).toBe(stored.accessToken);
@@ -127,11 +127,11 @@ describe('a reconnect while a refresh is in flight', () => {
 
     await answered.promise;
     expect(await h.connect(user.email)).toBe(id);
-    const reconnect = await h.services.connections.readTokens(id);
+    const reconnect = await h.stores.connections.readTokens(id);
     reconnected.resolve();
     const handedOut = await refreshing;
 
-    const stored = await h.services.connections.readTokens(id);
+    const stored = await h.stores.connections.readTokens(id);
     expect(stored.refreshToken).toBe(reconnect.refreshToken);
     expect(stored.accessToken).toBe(reconnect.accessToken);
     expect(handedOut).toBe(reconnect.accessToken);

@@ -16,7 +16,7 @@ let connectionId: string;
 const clock = () => h.sync.clock as FakeClock;
 
 async function observations(band: string): Promise<{ count: number; sum: number }> {
-  const metric = await h.sync.services.metrics.changeStalenessBound.get();
+  const metric = await h.sync.clients.metrics.changeStalenessBound.get();
   const value = (name: string) =>
     metric.values.find((v) => v.metricName === name && v.labels.band === band)?.value ?? 0;
   return {

@@ -6,7 +6,6 @@
 // Counting a connection as queued by its deduplication key alone then skipped, at every tick and silently, a
 // connection whose job was gone but whose key stayed (BullMQ clears such a key only when a job is added).
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { tickDeps } from '../../src/composition/services.js';
 import { readBandState } from '../../src/sync/band-schedule.js';
 import { CALLS_PER_SYNC, createRedisCallBudget } from '../../src/sync/call-budget.js';
 import { SYNC_JOB, syncJobOptions } from '../../src/sync/queues.js';
@@ -36,7 +35,7 @@ afterAll(async () => {
 const succeededRuns = () => h.clients.prisma.syncRun.count({ where: { outcome: 'succeeded' } });
 
 /** One tick at the clock's time; waits until the syncs it enqueued have committed. */
-async function tick(deps = tickDeps(h.config, h.clients, h.services, h.clock)) {
+async function tick(deps = h.services.tickDeps) {
   const before = await succeededRuns();
   const result = await enqueueDueSyncs(deps);
   await waitFor(succeededRuns, (n) => n === before + result.enqueued, { what: `${result.enqueued} syncs` });
@@ -74,7 +73,7 @@ describe('a connection whose sync job is already queued', () => {
       where: { id: queued },
       data: { bandState: lateState, nextSyncAt: new Date(clock.now().getTime() - 5 * 60_000) },
     });
-    const waiting = await h.services.syncQueue.add(
+    const waiting = await h.clients.syncQueue.add(
       SYNC_JOB,
       { connectionId: queued },
       { ...syncJobOptions(queued, 3), delay: 3_600_000 },
@@ -92,7 +91,7 @@ describe('a connection whose sync job is already queued', () => {
     await budget.spend(1, clock.now());
     const before = await h.clients.prisma.syncRun.findMany({ select: { id: true } });
 
-    const result = await tick({ ...tickDeps(h.config, h.clients, h.services, h.clock), budget });
+    const result = await tick({ ...h.services.tickDeps, budget });
     expect(result.enqueued).toBe(1);
     const runs = await h.clients.prisma.syncRun.findMany({
       where: { id: { notIn: before.map((run) => run.id) } },
@@ -112,13 +111,13 @@ describe('a connection whose queued job is gone but whose deduplication key stay
     // A job of it whose keys are then lost (evicted under allkeys-lru, a partial restore): BullMQ's
     // deduplication key still names it, and only an add would find it stale.
     const lost = ids[1]!;
-    const job = await h.services.syncQueue.add(
+    const job = await h.clients.syncQueue.add(
       SYNC_JOB,
       { connectionId: lost },
       { ...syncJobOptions(lost, 3), delay: 3_600_000 },
     );
-    await h.clients.redis.del(h.services.syncQueue.toKey(job.id!));
-    expect(await h.services.syncQueue.getDeduplicationJobId(`sync:${lost}`)).toBe(job.id);
+    await h.clients.redis.del(h.clients.syncQueue.toKey(job.id!));
+    expect(await h.clients.syncQueue.getDeduplicationJobId(`sync:${lost}`)).toBe(job.id);
     const before = await h.clients.prisma.syncRun.findMany({ select: { id: true } });
 
     const result = await tick();

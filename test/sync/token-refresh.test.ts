@@ -23,14 +23,14 @@ const attempt = (connectionId: string) => ({ connectionId, jobId: null, attempt:
 describe('token refresh', () => {
   it('refreshes an access token that expired before the run, once, and the run succeeds', async () => {
     const connectionId = await h.connect(h.sim.users[0]!.email);
-    const before = await h.services.connections.readTokens(connectionId);
+    const before = await h.stores.connections.readTokens(connectionId);
     clock.advance(3700);
     h.sim.control.resetCallCounts();
 
     await syncConnection(h.services.syncDeps, attempt(connectionId));
 
     expect(tokenCalls()).toBe(1);
-    const after = await h.services.connections.readTokens(connectionId);
+    const after = await h.stores.connections.readTokens(connectionId);
     expect(after.accessToken).not.toBe(before.accessToken);
     expect(after.refreshToken).not.toBe(before.refreshToken); // rotation is on
     expect(after.expiresAt.getTime()).toBe(clock.now().getTime() + 3600_000);
@@ -79,7 +79,7 @@ describe('token refresh', () => {
     expect(good.lastSyncOutcome).toBe('succeeded');
     // The tick never picks it up again, however due it is.
     await h.clients.prisma.connection.updateMany({ data: { nextSyncAt: new Date('2020-01-01T00:00:00Z') } });
-    const due = (await h.services.connections.findDue(clock.now(), 100)).map((row) => row.id);
+    const due = (await h.stores.connections.findDue(clock.now(), 100)).map((row) => row.id);
     expect(due).not.toContain(revoked);
     expect(due).toContain(healthy);
     // A failed refresh is not retried: one token call for the revoked grant, one for the healthy one.

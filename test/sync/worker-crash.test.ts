@@ -32,7 +32,7 @@ async function stopAllWorkers() {
   await killProcesses(children);
 }
 
-const jobState = async (jobId: string) => h.services.syncQueue.getJobState(jobId);
+const jobState = async (jobId: string) => h.clients.syncQueue.getJobState(jobId);
 const duplicateOpenSlots = async () =>
   h.clients.prisma.$queryRaw<{ n: bigint }[]>`
     SELECT count(*) AS n FROM (
@@ -44,7 +44,7 @@ describe('worker processes', () => {
     const user = h.sim.users[0]!;
     const connectionId = await h.connect(user.email);
     const first = await startChildWorker();
-    const [job] = await enqueueSyncs(h.services.syncQueue, [connectionId], 3);
+    const [job] = await enqueueSyncs(h.clients.syncQueue, [connectionId], 3);
     await waitFor(
       () => jobState(job!.id!),
       (s) => s === 'active',
@@ -85,7 +85,7 @@ describe('worker processes', () => {
     const connectionId = await h.connect(user.email);
     h.sim.control.setFaults({ latencyMs: 400 });
     const worker = await startChildWorker({ SHUTDOWN_GRACE_SECONDS: '1' });
-    const [job] = await enqueueSyncs(h.services.syncQueue, [connectionId], 3);
+    const [job] = await enqueueSyncs(h.clients.syncQueue, [connectionId], 3);
     await waitFor(
       () => jobState(job!.id!),
       (s) => s === 'active',

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { enqueueSyncs } from '../../src/sync/queues.js';
-import { tickDeps } from '../../src/composition/services.js';
 import { enqueueDueSyncs } from '../../src/sync/scheduler.js';
 import { createSyncHarness, type SyncHarness } from '../support/sync-harness.js';
 import { expectedSync, storedOpenSlots } from '../support/sync-truth.js';
@@ -30,14 +29,14 @@ const allSucceeded = (rows: { lastSyncOutcome: string | null }[]) =>
 
 describe('scheduler and worker', () => {
   it('enqueues each due connection once, however often it is asked', async () => {
-    const tick = await enqueueDueSyncs(tickDeps(h.config, h.clients, h.services, h.clock));
+    const tick = await enqueueDueSyncs(h.services.tickDeps);
     expect(tick.due).toBe(ids.length);
     expect(tick.enqueued).toBe(ids.length);
     // Asked again while those jobs wait, the tick adds none and spends nothing.
-    const second = await enqueueDueSyncs(tickDeps(h.config, h.clients, h.services, h.clock));
+    const second = await enqueueDueSyncs(h.services.tickDeps);
     expect(second).toMatchObject({ due: ids.length, enqueued: 0, calls: 0 });
-    const again = await enqueueSyncs(h.services.syncQueue, ids, 3);
-    const counts = await h.services.syncQueue.getJobCounts('waiting', 'active', 'delayed');
+    const again = await enqueueSyncs(h.clients.syncQueue, ids, 3);
+    const counts = await h.clients.syncQueue.getJobCounts('waiting', 'active', 'delayed');
     expect((counts.waiting ?? 0) + (counts.active ?? 0) + (counts.delayed ?? 0)).toBe(ids.length);
     expect(new Set(again.map((j) => j.id)).size).toBe(ids.length);
   });
@@ -58,7 +57,7 @@ describe('scheduler and worker', () => {
       );
     }
     // Nobody is due any more, so a tick enqueues nothing.
-    const due = (await h.services.connections.findDue(h.clock.now(), 100)).map((row) => row.id);
+    const due = (await h.stores.connections.findDue(h.clock.now(), 100)).map((row) => row.id);
     expect(due).toEqual([]);
   });
 
@@ -66,7 +65,7 @@ describe('scheduler and worker', () => {
     await h.clients.prisma.connection.updateMany({ data: { lastSyncOutcome: null } });
     h.sim.control.setFaults({ errorRate: 0.3, rateLimit: { requestsPerSecond: 15, retryAfter: 'seconds' } });
     try {
-      await enqueueSyncs(h.services.syncQueue, ids, h.config.sync.maxAttempts);
+      await enqueueSyncs(h.clients.syncQueue, ids, h.config.sync.maxAttempts);
       await waitFor(outcomes, allSucceeded, {
         timeoutMs: 60_000,
         what: 'all connections synced under faults',
@@ -74,7 +73,7 @@ describe('scheduler and worker', () => {
     } finally {
       h.sim.control.setFaults({ errorRate: 0, rateLimit: { requestsPerSecond: 0, retryAfter: 'seconds' } });
     }
-    expect(await h.services.syncQueue.getFailedCount()).toBe(0);
+    expect(await h.clients.syncQueue.getFailedCount()).toBe(0);
     const calls = h.sim.control.callCounts();
     expect(Object.values(calls).reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
     const failedRuns = await h.clients.prisma.syncRun.count({ where: { outcome: 'failed' } });

@@ -109,7 +109,7 @@ describe('webhook endpoints on the admin page', () => {
   });
 
   it('a disabled endpoint says why on the page, and can be enabled again', async () => {
-    const { endpoint } = await h.sync.services.webhooks.create({
+    const { endpoint } = await h.sync.stores.webhooks.create({
       owner: { connectionId },
       url: 'https://hooks.example.com/broken',
     });
@@ -121,7 +121,7 @@ describe('webhook endpoints on the admin page', () => {
     expect(page.text).toMatch(/data-disabled-notice[\s\S]*every delivery failed for 24 h/);
     const enabled = await adminPost(`/admin/api/webhooks/${endpoint.id}/enable`);
     expect(enabled.headers.location).toBe('/admin/api?notice=endpoint-enabled');
-    expect((await h.sync.services.webhooks.get(endpoint.id)).disabledAt).toBeNull();
+    expect((await h.sync.stores.webhooks.get(endpoint.id)).disabledAt).toBeNull();
     const deleted = await adminPost(`/admin/api/webhooks/${endpoint.id}/delete`);
     expect(deleted.headers.location).toBe('/admin/api?notice=endpoint-deleted');
     expect(await h.sync.db.prisma.webhookEndpoint.count({ where: { id: endpoint.id } })).toBe(0);

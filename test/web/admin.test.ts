@@ -173,7 +173,7 @@ describe('actions', () => {
       (await h.sync.db.prisma.connection.findUniqueOrThrow({ where: { id: connectionId } })).status,
     ).toBe('disabled');
     expect(
-      (await h.sync.services.connections.findDue(new Date('2100-01-01'), 10)).map((row) => row.id),
+      (await h.sync.stores.connections.findDue(new Date('2100-01-01'), 10)).map((row) => row.id),
     ).not.toContain(connectionId);
     expect((await h.get(`/feeds/${feedToken}.ics`)).status).toBe(200);
     const page = await h.get('/admin', { ...bearer, accept: 'text/html' });

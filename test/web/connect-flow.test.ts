@@ -92,7 +92,7 @@ describe('GET /oauth/callback', () => {
     expect(connection.status).toBe('active');
     expect(await h.feeds.list({ connectionId })).toHaveLength(1);
     expect(h.enqueued).toContain(connectionId);
-    const job = await h.sync.services.syncQueue.getJobs(['waiting', 'prioritized', 'delayed']);
+    const job = await h.sync.clients.syncQueue.getJobs(['waiting', 'prioritized', 'delayed']);
     expect(job.map((j) => j.data.connectionId)).toContain(connectionId);
     expect(await h.feeds.findByToken(token!)).toMatchObject({ connectionId });
 

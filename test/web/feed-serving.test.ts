@@ -328,7 +328,7 @@ describe('changes and failures', () => {
     expect(afterFailure.status).toBe(200);
     expect(afterFailure.body.equals(before.body)).toBe(true);
 
-    await h.sync.services.connections.markNeedsReauth(connectionId, 'invalid_grant', h.sync.clock.now());
+    await h.sync.stores.connections.markNeedsReauth(connectionId, 'invalid_grant', h.sync.clock.now());
     const reauth = await feed();
     expect(reauth.status).toBe(200);
     expect(reauth.text.replace(/\r\n /g, '')).toContain('needs re-authorisation');

@@ -76,7 +76,7 @@ beforeAll(async () => {
     data: { upstreamUserId: `usr_${randomUUID()}`, email: 'lost@example.test', timezone: 'UTC' },
   });
   connectionId = connection.id;
-  const made = await h.services.webhooks.create({ owner: { connectionId }, url: receiver.url });
+  const made = await h.stores.webhooks.create({ owner: { connectionId }, url: receiver.url });
   endpointId = made.endpoint.id;
   receiver.setSecret(made.secret);
 }, 60_000);
@@ -103,7 +103,7 @@ describe('when the sweep runs', () => {
     // Two dispatch passes go by (each would have swept before): the lost row is left alone.
     await oneDispatchPass();
     await oneDispatchPass();
-    expect(await h.services.webhookQueue.getJob(lost)).toBeUndefined();
+    expect(await h.clients.webhookQueue.getJob(lost)).toBeUndefined();
     expect(received(lost)).toEqual([]);
 
     clock().advance(SWEEP_INTERVAL_SECONDS);
@@ -118,7 +118,7 @@ describe('when the sweep runs', () => {
   it('one lost when the queue’s Redis connection drops is handed over once it is ready again', async () => {
     const lost = await deliveryRow({ handedOver: true });
     await oneDispatchPass();
-    expect(await h.services.webhookQueue.getJob(lost)).toBeUndefined();
+    expect(await h.clients.webhookQueue.getJob(lost)).toBeUndefined();
     // Redis drops the queue's connection (a restart, a failover); the clock does not move.
     const id = await h.clients.redis.client('ID');
     const admin = createRedisConnection(h.env.REDIS_URL!, 'command', 'test-admin');

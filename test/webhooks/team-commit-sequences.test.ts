@@ -83,7 +83,7 @@ beforeAll(async () => {
   const team = await teams.create('Sequenced team');
   await teams.addMembers(team.id, members.slice(0, 2));
   // Nothing delivers in this file (no worker role runs): the rows stay in the outbox.
-  const made = await h.services.webhooks.create({
+  const made = await h.stores.webhooks.create({
     owner: { teamId: team.id },
     url: 'http://127.0.0.1:9/hook',
   });

@@ -58,7 +58,7 @@ beforeAll(async () => {
   const connected = await h.connectViaWeb(h.sync.sim.users[0]!.email);
   connectionId = connected.connectionId;
   await h.syncNow(connectionId);
-  const made = await h.sync.services.webhooks.create({ owner: { connectionId }, url: receiver.url });
+  const made = await h.sync.stores.webhooks.create({ owner: { connectionId }, url: receiver.url });
   endpointId = made.endpoint.id;
   receiver.setSecret(made.secret);
 });
@@ -115,8 +115,8 @@ describe('what is sent', () => {
   });
 
   it('a connection that needs re-authorisation, once', async () => {
-    await h.sync.services.connections.markNeedsReauth(connectionId, 'invalid_grant', clock().now());
-    await h.sync.services.connections.markNeedsReauth(connectionId, 'invalid_grant again', clock().now());
+    await h.sync.stores.connections.markNeedsReauth(connectionId, 'invalid_grant', clock().now());
+    await h.sync.stores.connections.markNeedsReauth(connectionId, 'invalid_grant again', clock().now());
     await receiver.until((r) => r.some((x) => x.type === 'connection.needs_reauth'));
     const rows = (await deliveriesOf(endpointId)).filter((d) => d.eventType === 'connection.needs_reauth');
     expect(rows).toHaveLength(1);
@@ -151,7 +151,7 @@ describe('retries', () => {
     await attemptDelivery(
       {
         deliveries: createWebhookDeliveryStore(prisma()),
-        secretOf: (endpoint) => h.sync.services.webhooks.secretOf(endpoint),
+        secretOf: (endpoint) => h.sync.stores.webhooks.secretOf(endpoint),
         now: clock().now,
         settings: { timeoutMs: 5000, allowPrivateTargets: true, disableAfterSeconds: 86_400 },
       },
@@ -166,20 +166,20 @@ describe('retries', () => {
   it('disables an endpoint that has failed for a day, and says so', async () => {
     const failing = await startWebhookReceiver();
     try {
-      const made = await h.sync.services.webhooks.create({ owner: { connectionId }, url: failing.url });
+      const made = await h.sync.stores.webhooks.create({ owner: { connectionId }, url: failing.url });
       failing.setSecret(made.secret);
       failing.failNext(Infinity, 503);
       await bookAndSync();
       await failing.until((r) => r.length >= 1);
       await waitFor(
-        () => h.sync.services.webhooks.get(made.endpoint.id),
+        () => h.sync.stores.webhooks.get(made.endpoint.id),
         (e) => e.failingSince !== null,
         { what: 'the failing streak to start' },
       );
-      expect((await h.sync.services.webhooks.get(made.endpoint.id)).disabledAt).toBeNull();
+      expect((await h.sync.stores.webhooks.get(made.endpoint.id)).disabledAt).toBeNull();
       clock().advance(24 * 3600 + 1);
       const disabled = await waitFor(
-        () => h.sync.services.webhooks.get(made.endpoint.id),
+        () => h.sync.stores.webhooks.get(made.endpoint.id),
         (e) => e.disabledAt !== null,
         { what: 'the endpoint to be disabled' },
       );
@@ -229,7 +229,7 @@ describe('teams and targets', () => {
     await teams.addMembers(team.id, [other.connectionId]);
     const teamReceiver = await startWebhookReceiver();
     try {
-      const made = await h.sync.services.webhooks.create({
+      const made = await h.sync.stores.webhooks.create({
         owner: { teamId: team.id },
         url: teamReceiver.url,
         events: ['booking.inferred'],

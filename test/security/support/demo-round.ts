@@ -1,4 +1,4 @@
-// A full demo round through slotfeed's real composition (openClients → composeServices → startRoles with the
+// A full demo round through slotfeed's real composition (composeSlotfeed → startRoles with the
 // web and worker roles), logging at debug level into memory: several simulated users connect through
 // /connect → the simulator's /auth/login → /oauth/callback, the worker syncs them, their feeds are fetched,
 // feed URLs are rotated and created from admin, and OAuth tokens are refreshed twice with refresh-token
@@ -10,10 +10,9 @@ import { Writable } from 'node:stream';
 import { loadConfig } from '../../../src/config.js';
 import { Releasers } from '../../../src/lib/releasers.js';
 import { createLogger } from '../../../src/log.js';
-import { composeServices, type Services } from '../../../src/composition/services.js';
 import { DAEMON_SECTIONS } from '../../../src/composition/daemon-config.js';
-import { openClients } from '../../../src/composition/clients.js';
-import { startRoles } from '../../../src/main.js';
+import type { Slotfeed } from '../../../src/composition/roles.js';
+import { composeSlotfeed, startRoles } from '../../../src/main.js';
 import {
   startSimulator,
   type IssuedCredential,
@@ -35,7 +34,7 @@ export interface DemoRound {
   db: TestDatabase;
   redis: TestRedis;
   sim: RunningSimulator;
-  services: Services;
+  slotfeed: Slotfeed;
   /** Every JSON line slotfeed logged during the round, at debug level and above. */
   logLines: string[];
   issued: IssuedCredential[];
@@ -118,9 +117,8 @@ export async function runDemoRound(label: string): Promise<DemoRound> {
       },
     }),
   });
-  const clients = openClients(config, releasers, logger);
-  const services = composeServices(config, clients, releasers, clock);
-  await startRoles(['worker', 'web'], config, clients, services, releasers, clock);
+  const slotfeed = composeSlotfeed(config, releasers, logger, clock);
+  await startRoles(['worker', 'web'], config, slotfeed, releasers, clock);
 
   const close = async () => {
     await releasers.releaseAll();
@@ -148,7 +146,7 @@ export async function runDemoRound(label: string): Promise<DemoRound> {
   /** Waits until the worker has nothing queued or running. */
   const queueSettled = () =>
     waitFor(
-      () => services.syncQueue.getJobCounts('waiting', 'active', 'delayed', 'prioritized'),
+      () => slotfeed.clients.syncQueue.getJobCounts('waiting', 'active', 'delayed', 'prioritized'),
       (counts) => Object.values(counts).every((n) => n === 0),
       { what: 'an idle sync queue' },
     );
@@ -197,7 +195,7 @@ export async function runDemoRound(label: string): Promise<DemoRound> {
     await fetchEveryFeed();
 
     // Admin: rotate one feed URL (the old one must stop working), create one with options.
-    const firstFeed = (await services.feeds.list({ connectionId: connectionIds[0] }))[0];
+    const firstFeed = (await slotfeed.stores.feeds.list({ connectionId: connectionIds[0] }))[0];
     if (!firstFeed) throw new Error('the first connection has no feed');
     const rotated = newTokenIn(
       expectStatus(await post(`/admin/feeds/${firstFeed.id}/rotate`), 200, 'rotate'),
@@ -245,7 +243,7 @@ export async function runDemoRound(label: string): Promise<DemoRound> {
       db,
       redis,
       sim,
-      services,
+      slotfeed,
       logLines,
       issued,
       feedTokens,
