@@ -21,15 +21,9 @@ import { feedLinksFor, isLoopbackBaseUrl } from './feed-links.js';
 import { html } from './html.js';
 import { asSentence, HttpError } from './http-error.js';
 import type { OwnerAuth } from './owner-auth.js';
-import {
-  deletedPage,
-  feedTitle,
-  OWNER_NOTICES,
-  ownerHomePage,
-  signedOutPage,
-  webhookSecretPage,
-  type OwnerFeed,
-} from './owner-pages.js';
+import { feedTitle, type OwnerFeed } from './owner-feed-cards.js';
+import { deletedPage, OWNER_NOTICES, ownerHomePage, signedOutPage } from './owner-pages.js';
+import { webhookSecretPage } from './owner-webhooks-section.js';
 import { weekPreviewSection } from './week-preview.js';
 import type { WebDeps } from './web-deps.js';
 import { field, seeOther } from './form-replies.js';

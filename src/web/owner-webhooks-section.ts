@@ -1,0 +1,71 @@
+// The owner's webhook endpoints on "Your availability" (/me), and the page that shows a new one's secret once.
+import type { FastifyReply } from 'fastify';
+import type { WebhookEndpointRecord } from '../store/webhooks.js';
+import { html, sendPage, type Raw } from './html.js';
+import { postButton } from './post-button.js';
+
+/** For developers: endpoints that hear of changes to this account, signed; the secret is shown once. */
+export function webhooksSection(input: { webhooks: WebhookEndpointRecord[] }): Raw {
+  return html`<details class="card" id="webhooks">
+    <summary>Webhooks (for developers)</summary>
+    <p class="muted small">
+      slotfeed POSTs a signed JSON message (Standard Webhooks) to each address below when your availability
+      changes, a booking is seen, or the account needs connecting again.
+    </p>
+    ${
+      input.webhooks.length === 0
+        ? html`<p class="muted small">No webhook endpoints.</p>`
+        : html`<ul class="list-plain">
+            ${input.webhooks.map(
+              (endpoint) =>
+                html`<li data-endpoint-id="${endpoint.id}">
+                  <code>${endpoint.url}</code>
+                  <span class="muted small">${endpoint.events.join(', ')}</span>
+                  ${
+                    endpoint.disabledAt
+                      ? html`<p class="error small">Disabled: ${endpoint.disabledReason ?? ''}</p>`
+                      : ''
+                  }
+                  ${postButton(`/me/webhooks/${endpoint.id}/delete`, 'Delete', {
+                    confirm: 'Delete this webhook endpoint? Nothing more is sent to it.',
+                  })}
+                </li>`,
+            )}
+          </ul>`
+    }
+    <form method="post" action="/me/webhooks" class="inline-form">
+      <div class="field">
+        <label for="webhook-url">New endpoint URL</label>
+        <input
+          id="webhook-url"
+          name="url"
+          type="url"
+          required
+          maxlength="2000"
+          placeholder="https://example.com/hooks"
+        />
+      </div>
+      <button type="submit" class="button small">Add</button>
+    </form>
+  </details>`;
+}
+
+/** The page after adding an endpoint: its signing secret, once. */
+export function webhookSecretPage(reply: FastifyReply, input: { url: string; secret: string }): FastifyReply {
+  return sendPage(reply, 200, {
+    title: 'Webhook endpoint added',
+    nav: 'owner',
+    body: html`<section class="card">
+      <h1>Webhook endpoint added</h1>
+      <p>Deliveries to <code>${input.url}</code> are signed with this secret. It is shown only now.</p>
+      <div class="field">
+        <label for="new-secret">Signing secret</label>
+        <div class="copy-field">
+          <input id="new-secret" type="text" readonly value="${input.secret}" />
+          <button type="button" class="button" data-copy="new-secret">Copy</button>
+        </div>
+      </div>
+      <p><a href="/me#webhooks">Back to your availability</a></p>
+    </section>`,
+  });
+}
