@@ -68,6 +68,20 @@ const readiness = async (path: string) => {
   const response = await rawRequest('GET', `${webUrl}${path}`, {});
   return { status: response.status, body: JSON.parse(response.text) as Record<string, unknown> };
 };
+/**
+ * Makes the connection due now (as a reconnect or an operator does), moves the scheduler's clock one tick
+ * interval and waits for the watchdog's look it fired; returns the successful runs counted before.
+ */
+async function dueNowThenOneTickInterval(): Promise<number> {
+  await h.clients.prisma.connection.update({
+    where: { id: connectionId },
+    data: { nextSyncAt: clock.now() },
+  });
+  const before = await succeededRuns();
+  clock.advance(TICK_SECONDS);
+  await clock.timersSettled();
+  return before;
+}
 const tickRestoredLines = () => logLines.filter((line) => line.includes('tick was missing from Redis'));
 
 let pendingDeliveryId: string;
@@ -111,13 +125,7 @@ describe('every Redis key deleted under running scheduler, worker and web roles'
 
     receiver.failNext(0);
     // Due again (as a reconnect or an operator makes it), then one tick interval on the scheduler's clock.
-    await h.clients.prisma.connection.update({
-      where: { id: connectionId },
-      data: { nextSyncAt: clock.now() },
-    });
-    const before = await succeededRuns();
-    clock.advance(TICK_SECONDS);
-    await clock.timersSettled();
+    const before = await dueNowThenOneTickInterval();
     await waitFor(succeededRuns, (n) => n > before, {
       timeoutMs: 30_000,
       what: 'a sync after the keys vanished',
@@ -189,13 +197,7 @@ describe.each([
     expect(gone.status).toBe(503);
     expect(gone.body).toMatchObject({ tick: 'missing' });
 
-    await h.clients.prisma.connection.update({
-      where: { id: connectionId },
-      data: { nextSyncAt: clock.now() },
-    });
-    const before = await succeededRuns();
-    clock.advance(TICK_SECONDS);
-    await clock.timersSettled();
+    const before = await dueNowThenOneTickInterval();
     expect(tickRestoredLines()).toHaveLength(warned + 1);
     await waitFor(succeededRuns, (n) => n > before, {
       timeoutMs: 30_000,

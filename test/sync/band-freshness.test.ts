@@ -5,9 +5,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DateTime } from 'luxon';
 import { createRedisCallBudget } from '../../src/sync/call-budget.js';
-import { enqueueDueSyncs } from '../../src/sync/scheduler.js';
 import { createSyncHarness, FakeClock, type SyncHarness } from '../support/sync-harness.js';
-import { waitFor } from '../support/wait-for.js';
+import { tickAndWaitForSyncs } from '../support/scheduler-ticks.js';
 
 let h: SyncHarness;
 let ids: string[];
@@ -28,13 +27,9 @@ afterAll(async () => {
   await h?.close();
 });
 
-const succeededRuns = () => h.clients.prisma.syncRun.count({ where: { outcome: 'succeeded' } });
-
 /** One scheduler tick at the clock's time; waits until the syncs it enqueued have committed. */
 async function tick(deps = h.services.tickDeps) {
-  const before = await succeededRuns();
-  const result = await enqueueDueSyncs(deps);
-  await waitFor(succeededRuns, (n) => n === before + result.enqueued, { what: `${result.enqueued} syncs` });
+  const result = await tickAndWaitForSyncs(h, deps);
   const runs = await h.clients.prisma.syncRun.findMany({
     orderBy: { startedAt: 'desc' },
     take: result.enqueued,

@@ -9,9 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { readBandState } from '../../src/sync/band-schedule.js';
 import { CALLS_PER_SYNC, createRedisCallBudget } from '../../src/sync/call-budget.js';
 import { SYNC_JOB, syncJobOptions } from '../../src/sync/queues.js';
-import { enqueueDueSyncs } from '../../src/sync/scheduler.js';
 import { createSyncHarness, FakeClock, type SyncHarness } from '../support/sync-harness.js';
-import { waitFor } from '../support/wait-for.js';
+import { tickAndWaitForSyncs } from '../support/scheduler-ticks.js';
 
 let h: SyncHarness;
 let ids: string[];
@@ -32,15 +31,8 @@ afterAll(async () => {
   await h?.close();
 });
 
-const succeededRuns = () => h.clients.prisma.syncRun.count({ where: { outcome: 'succeeded' } });
-
 /** One tick at the clock's time; waits until the syncs it enqueued have committed. */
-async function tick(deps = h.services.tickDeps) {
-  const before = await succeededRuns();
-  const result = await enqueueDueSyncs(deps);
-  await waitFor(succeededRuns, (n) => n === before + result.enqueued, { what: `${result.enqueued} syncs` });
-  return result;
-}
+const tick = (deps = h.services.tickDeps) => tickAndWaitForSyncs(h, deps);
 
 const connection = (id: string) => h.clients.prisma.connection.findUniqueOrThrow({ where: { id } });
 
