@@ -7,7 +7,7 @@
 //   BENCH_FRESHNESS_CONNECTIONS (10000), BENCH_FRESHNESS_BUDGET (600 calls/s), BENCH_FRESHNESS_SHORT_BUDGET
 //     (120), BENCH_FRESHNESS_BANDS / _ADAPT: fixed versus bands; the bands' default is SYNC_BANDS's.
 //   BENCH_QUICK=1: reduced sizes to try the benchmarks out (100 connections, 2 s loads, 1 day of growth); the
-//     README quotes full-size runs only.
+//     docs/performance.md quotes full-size runs only.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { variables } from '../../src/config.js';
