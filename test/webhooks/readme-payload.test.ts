@@ -1,13 +1,13 @@
-// The README's example webhook payload is what slotfeed sends for the change it describes: one Intro call slot
-// opened on 4 March, two touching ones closed on 3 March, seen by a sync at 09:15 UTC.
+// The example webhook payload in docs/api-and-webhooks.md is what slotfeed sends for the change it describes:
+// one Intro call slot opened on 4 March, two touching ones closed on 3 March, seen by a sync at 09:15 UTC.
 import { readFileSync } from 'node:fs';
 import { expect, it } from '@jest/globals';
 import { availabilityChanged, webhookPayload } from '../../src/store/webhook-events.js';
 
-const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+const DOC = readFileSync(new URL('../../docs/api-and-webhooks.md', import.meta.url), 'utf8');
 
-it('the README’s availability.changed example is a payload slotfeed sends', () => {
-  const section = README.slice(README.indexOf('### Webhooks'));
+it('the availability.changed example in docs/api-and-webhooks.md is a payload slotfeed sends', () => {
+  const section = DOC.slice(DOC.indexOf('\n## Webhooks\n'));
   const example = JSON.parse(/```json\n([\s\S]*?)```/.exec(section)![1]!) as {
     sequence: number;
     data: { connectionId: string };
