@@ -1,5 +1,5 @@
-// The README's examples of each view are what slotfeed writes: each block marked `<!-- example: name -->` is
-// found, line for line and in order, in the feed rendered here from the input the README describes.
+// The examples of each view in docs/feeds.md are what slotfeed writes: each block marked `<!-- example: name -->`
+// is found, line for line and in order, in the feed rendered here from the input the page describes.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from '@jest/globals';
 import type { FeedView } from '../../src/feeds/feed-options.js';
@@ -85,13 +85,13 @@ const RENDERED: Record<string, () => string> = {
   'team-any': () => team('any'),
 };
 
-const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-const EXAMPLES = [...README.matchAll(/<!-- example: ([\w-]+) -->\s*```\n([\s\S]*?)```/g)].map((m) => ({
+const DOC = readFileSync(new URL('../../docs/feeds.md', import.meta.url), 'utf8');
+const EXAMPLES = [...DOC.matchAll(/<!-- example: ([\w-]+) -->\s*```\n([\s\S]*?)```/g)].map((m) => ({
   name: m[1]!,
   lines: m[2]!.trimEnd().split('\n'),
 }));
 
-describe('the README’s feed examples', () => {
+describe('the feed examples in docs/feeds.md', () => {
   it('has one for each view and team mode', () => {
     expect(EXAMPLES.map((e) => e.name).sort()).toEqual(Object.keys(RENDERED).sort());
   });

@@ -1,7 +1,7 @@
 // What a feed's bytes depend on is declared once (src/feeds/feed-inputs.ts). These tests fail when the
 // places that must agree with that declaration drift from it: the triggers Postgres runs (read back from its
 // catalog), the render cache key, and what the calendar's name and description read. They also hold the
-// README's claim that every writer moves the feed version: SQL typed by hand included.
+// claim in docs/feeds.md that every writer moves the feed version: SQL typed by hand included.
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
