@@ -53,6 +53,7 @@ export function composeWebDeps(
     ...createUpstreamClients(config.upstream, clock, countUpstreamCall(clients.metrics)),
     syncQueue: clients.syncQueue,
     tickQueue: clients.tickQueue,
+    webhookQueue: clients.webhookQueue,
     enqueueSync: async (ids) => void (await enqueueSyncs(clients.syncQueue, ids, config.sync.maxAttempts)),
     metrics: clients.metrics,
     logger: parts.logger,

@@ -1,5 +1,6 @@
-// Bull Board (the BullMQ dashboard) at /admin/queues, for both queues. It is registered inside the admin
-// guard's scope, so its page, its static files and its JSON API all need an administrator.
+// Bull Board (the BullMQ dashboard) at /admin/queues, for the sync, tick and webhook delivery queues. It is
+// registered inside the admin guard's scope, so its page, its static files and its JSON API all need an
+// administrator.
 // Its page gets the headers of our own pages (no caching, no framing, no Referer to other sites, nosniff) with
 // a CSP that fits it: its scripts, styles and images come from its static files, its inline styles need
 // 'unsafe-inline'. Bull Board's HTML template (@bull-board/ui's dist/index.ejs) links Google Fonts; an admin
@@ -64,7 +65,7 @@ export async function registerQueueDashboard(app: FastifyInstance, deps: WebDeps
   const serverAdapter = new FastifyAdapter();
   serverAdapter.setBasePath(QUEUE_DASHBOARD_PATH);
   createBullBoard({
-    queues: [new BullMQAdapter(deps.syncQueue), new BullMQAdapter(deps.tickQueue)],
+    queues: [deps.syncQueue, deps.tickQueue, deps.webhookQueue].map((queue) => new BullMQAdapter(queue)),
     // @bull-board/fastify 9.10.1 types itself against its own nested @bull-board/api 9.10.1; the interface
     // is the same in 9.10.2, only the declarations are two copies.
     serverAdapter: serverAdapter as unknown as BoardServerAdapter,

@@ -22,6 +22,7 @@ import type { TeamStore } from '../store/teams.js';
 import type { CadenceBand } from '../config/sync-bands.js';
 import type { SyncJobData } from '../sync/queues.js';
 import type { ApiClient, OAuthClient } from '../upstream/index.js';
+import type { WebhookJobData } from '../webhooks/webhook-jobs.js';
 
 export type WebSettings = Config['web'] & {
   /** The nearest band's interval: feeds advertise it as their refresh interval. */
@@ -66,9 +67,10 @@ export interface WebDeps {
   oauth: OAuthClient;
   /** Identifies the account via /users/me when the token carries no `sub`. */
   api: ApiClient;
-  /** Bull Board shows both. */
+  /** Bull Board shows the three. */
   syncQueue: Queue<SyncJobData>;
   tickQueue: Queue;
+  webhookQueue: Queue<WebhookJobData>;
   enqueueSync(connectionIds: string[]): Promise<void>;
   metrics: Metrics;
   logger: Logger;

@@ -287,7 +287,7 @@ describe('Bull Board', () => {
     const api = await h.get('/admin/queues/api/queues', bearer);
     expect(api.status).toBe(200);
     const names = (JSON.parse(api.text) as { queues: { name: string }[] }).queues.map((q) => q.name).sort();
-    expect(names).toEqual(['sync', 'tick']);
+    expect(names).toEqual(['sync', 'tick', 'webhooks']);
   });
 });
 
