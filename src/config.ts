@@ -1,7 +1,7 @@
 // Environment → one validated, typed Config. Every variable is declared once, in its section's
 // config/variables-<section>.ts (name, description, default, parser, and where code reads its value); Config's
-// type is inferred from those declarations, and the README's configuration table is checked against them by a
-// test. A command asks only for the sections it uses (`slotfeed migrate` needs no OAuth client), and a wrong or
+// type is inferred from those declarations, and the table in docs/configuration.md is checked against them by
+// a test. A command asks only for the sections it uses (`slotfeed migrate` needs no OAuth client), and a wrong or
 // missing value stops start-up with a message that names the variable.
 import { readSection, variablesOf } from './config/read-section.js';
 import type { Env, VariableSpec, VariableTree } from './config/variable.js';
@@ -65,7 +65,7 @@ export function loadConfig<S extends Section>(env: Env, requested: readonly S[])
   return config as Pick<Config, S>;
 }
 
-/** One row per variable, for the README's configuration table and `slotfeed --help`. */
+/** One row per variable, for the table in docs/configuration.md and `slotfeed --help`. */
 export function describeVariables(): {
   name: VariableName;
   section: Section;
