@@ -3,6 +3,7 @@
 // upstream pauses every caller until its Retry-After has passed, since the upstream limits our client id as a
 // whole, not one process.
 import type { RedisClient } from './redis-connection.js';
+import { redisScript } from './redis-script.js';
 
 // Returns 0 when the call may go now, else how many ms to wait. Time comes from Redis so that workers on
 // machines with skewed clocks share one timeline.
@@ -61,20 +62,20 @@ export function createRedisRateLimiter(
   const tatKey = `${keyPrefix}:tat`;
   const pauseKey = `${keyPrefix}:paused-until`;
   const auditKey = options.audit ? `${keyPrefix}:grants` : '';
+  const acquireScript = redisScript(redis, 'slotfeedRateLimitAcquire', ACQUIRE, 2);
+  const pauseScript = redisScript(redis, 'slotfeedRateLimitPause', PAUSE, 1);
 
   return {
     async acquire(signal) {
       for (;;) {
         signal?.throwIfAborted();
-        const waitMs = Number(
-          await redis.eval(ACQUIRE, 2, tatKey, pauseKey, intervalMs, toleranceMs, auditKey),
-        );
+        const waitMs = Number(await acquireScript([tatKey, pauseKey], [intervalMs, toleranceMs, auditKey]));
         if (waitMs <= 0) return;
         await sleep(waitMs);
       }
     },
     async pauseAll(ms) {
-      if (ms > 0) await redis.eval(PAUSE, 1, pauseKey, Math.ceil(ms));
+      if (ms > 0) await pauseScript([pauseKey], [Math.ceil(ms)]);
     },
   };
 }
