@@ -44,6 +44,15 @@ export interface ApiKeyStore {
   touch(key: ApiKeyRecord, now: Date): Promise<void>;
 }
 
+/** Trimmed, one line, 1–100 characters; InvalidApiKeyScopeError otherwise. The CLI checks `--label` by it. */
+export function validApiKeyLabel(label: string): string {
+  const trimmed = label.trim().replace(/\s+/g, ' ');
+  if (trimmed === '' || trimmed.length > 100) {
+    throw new InvalidApiKeyScopeError('an API key needs a label of 1–100 characters (who uses it, for what)');
+  }
+  return trimmed;
+}
+
 const TOUCH_EVERY_MS = 3_600_000;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -51,12 +60,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export function createApiKeyStore(prisma: PrismaClient): ApiKeyStore {
   return {
     async create(input) {
-      const label = input.label.trim().replace(/\s+/g, ' ');
-      if (label === '' || label.length > 100) {
-        throw new InvalidApiKeyScopeError(
-          'an API key needs a label of 1–100 characters (who uses it, for what)',
-        );
-      }
+      const label = validApiKeyLabel(input.label);
       const connectionIds = [...new Set(input.connectionIds)];
       const teamIds = [...new Set(input.teamIds)];
       if (connectionIds.length + teamIds.length === 0) {
