@@ -96,19 +96,32 @@ function endpointCard(item: AdminEndpoint, now: Date): Raw {
   </li>`;
 }
 
-function keyRow(key: ApiKeyRecord, scope: string, now: Date): Raw {
-  return html`<tr data-key-id="${key.id}">
-    <td><strong>${key.label}</strong><br /><code class="small">${key.id}</code></td>
-    <td class="small">${scope}</td>
-    <td>${shownTime(key.createdAt, null, now)}</td>
-    <td>${key.lastUsedAt ? shownTime(key.lastUsedAt, null, now) : html`<span class="muted">never</span>`}</td>
-    <td>
+/**
+ * One key as a card rather than a table row: on a phone a five-column table squeezed its id into pieces of a
+ * few characters, or pushed its Revoke button out of sight into a box scrolled sideways.
+ */
+function keyCard(key: ApiKeyRecord, scope: string, now: Date): Raw {
+  return html`<li class="card" data-key-id="${key.id}">
+    <p><strong>${key.label}</strong></p>
+    <dl class="facts small">
+      <dt>Key id</dt>
+      <dd><code>${key.id}</code></dd>
+      <dt>May read</dt>
+      <dd>${scope}</dd>
+      <dt>Created</dt>
+      <dd>${shownTime(key.createdAt, null, now)}</dd>
+      <dt>Last used</dt>
+      <dd>
+        ${key.lastUsedAt ? shownTime(key.lastUsedAt, null, now) : html`<span class="muted">never</span>`}
+      </dd>
+    </dl>
+    <div class="actions">
       ${postButton(`${ADMIN_API}/keys/${key.id}/revoke`, 'Revoke', {
         confirm: `Revoke the key “${key.label}”? Programs using it get 401 from now on.`,
         danger: true,
       })}
-    </td>
-  </tr>`;
+    </div>
+  </li>`;
 }
 
 export function adminApiPage(
@@ -135,23 +148,9 @@ export function adminApiPage(
       ${
         input.keys.length === 0
           ? html`<p class="muted" id="no-keys">No API keys.</p>`
-          : scrollBox(
-              'API keys',
-              html`<table id="api-keys">
-                <thead>
-                  <tr>
-                    <th scope="col">Key</th>
-                    <th scope="col">May read</th>
-                    <th scope="col">Created</th>
-                    <th scope="col">Last used</th>
-                    <th scope="col"><span class="visually-hidden">Actions</span></th>
-                  </tr>
-                </thead>
-                <tbody>
-                  ${input.keys.map((k) => keyRow(k.key, k.scope, now))}
-                </tbody>
-              </table>`,
-            )
+          : html`<ul class="list-plain" id="api-keys">
+              ${input.keys.map((k) => keyCard(k.key, k.scope, now))}
+            </ul>`
       }
       <details class="card" id="new-key">
         <summary>New API key</summary>
