@@ -6,7 +6,9 @@ import { Releasers } from '../lib/releasers.js';
 import { formatTable, terminalWidth } from '../lib/text-table.js';
 import { createLoggerFor } from '../log.js';
 import { openCommandDatabase } from '../composition/command-stores.js';
+import { validApiKeyLabel } from '../store/api-keys.js';
 import { OUTPUT_FORMATS, uuidOf, type OutputFormat } from './argument-parsers.js';
+import { parsedBy, UsageError } from './usage-error.js';
 import type { Output } from './commands.js';
 
 type Env = Record<string, string | undefined>;
@@ -84,7 +86,11 @@ export function registerApiKeysCommand(program: Command, env: Env, stdout: Stdou
   keys
     .command('create')
     .description('Create a key scoped to connections and teams, and print it (shown only once).')
-    .requiredOption('--label <text>', 'who uses it, for what')
+    .addOption(
+      new Option('--label <text>', 'who uses it, for what')
+        .makeOptionMandatory()
+        .argParser(parsedBy(validApiKeyLabel)),
+    )
     .option(
       '--connection <id>',
       'a connection it may read (repeatable)',
@@ -95,13 +101,18 @@ export function registerApiKeysCommand(program: Command, env: Env, stdout: Stdou
       'a team it may read, by id or name (repeatable)',
       (value: string, previous: string[] = []) => [...previous, value],
     )
-    .action(async (o: { label: string; connection?: string[]; team?: string[] }) =>
-      runApiKeys(
+    .action(async (o: { label: string; connection?: string[]; team?: string[] }) => {
+      if (o.connection === undefined && o.team === undefined) {
+        throw new UsageError(
+          'give at least one --connection <id> or --team <team>: a key reads only what its scope names',
+        );
+      }
+      await runApiKeys(
         env,
         { kind: 'create', label: o.label, connections: o.connection ?? [], teams: o.team ?? [] },
         stdout,
-      ),
-    );
+      );
+    });
   keys
     .command('revoke')
     .description('Revoke a key: requests with it get 401 from now on.')

@@ -20,6 +20,7 @@ import type { ConnectionAdminStore } from '../store/connection-admin.js';
 import type { FeedRecord } from '../store/feeds.js';
 import { feedLinksFor } from '../web/feed-links.js';
 import { OUTPUT_FORMATS, uuidOf, wholeNumber, type OutputFormat } from './argument-parsers.js';
+import { feedSummary, refuseOptionsIgnoredBy } from './feed-option-usage.js';
 import type { Output } from './commands.js';
 import { formatTable, terminalWidth } from '../lib/text-table.js';
 
@@ -101,7 +102,20 @@ async function requireEventType(
   );
 }
 
+/** Options the feed's view or mode ignores are refused as bad usage, before anything is opened. */
+function refuseIgnoredOptions(action: FeedsAction): void {
+  if (action.kind === 'create') {
+    refuseOptionsIgnoredBy(
+      { view: action.view },
+      { merge: action.merge ? true : undefined, summary: action.summary },
+    );
+  } else if (action.kind === 'create-team') {
+    refuseOptionsIgnoredBy({ mode: action.mode }, { minimum: action.minimum, summary: action.summary });
+  }
+}
+
 export async function runFeeds(env: Env, action: FeedsAction, out: Stdout): Promise<void> {
+  refuseIgnoredOptions(action);
   const issuesToken = action.kind === 'create' || action.kind === 'create-team' || action.kind === 'rotate';
   // A new token is kept sealed for its owner's page when the vault's key is given (then it must be valid);
   // without it the owner's page offers to replace the URL. Listing and revoking never need it.
@@ -235,7 +249,12 @@ export function registerFeedsCommand(program: Command, env: Env, stdout: Stdout)
     )
     .addOption(new Option('--days <n>', 'days ahead to show').argParser(wholeNumber(1, FEED_DAYS_MAX)))
     .option('--merge', 'slots view: join adjacent or overlapping slots of one event type into one block')
-    .option('--summary <text>', `free view: the title of every block (default "${DEFAULT_FREE_SUMMARY}")`)
+    .addOption(
+      new Option(
+        '--summary <text>',
+        `free view: the title of every block (default "${DEFAULT_FREE_SUMMARY}")`,
+      ).argParser(feedSummary),
+    )
     .option('--label <text>', 'a note for operators')
     .action(
       async (

@@ -12,6 +12,7 @@ import { registerFeedsCommand } from './feeds-command.js';
 import { plainFailureMessage } from './plain-errors.js';
 import { registerReportCommand } from './report-command.js';
 import { registerSyncCommand } from './sync-command.js';
+import { USAGE_HINT, UsageError } from './usage-error.js';
 
 export interface CliIo {
   /** `columns`: the terminal's width, when stdout is one (tables are fitted to it). */
@@ -44,7 +45,7 @@ export function buildProgram(env: Record<string, string | undefined>, io: CliIo 
     .description(
       'Keeps a live, subscribable picture of free time from Calendbook: sync, snapshots and .ics feeds.',
     )
-    .showHelpAfterError('(run with --help for usage)')
+    .showHelpAfterError(USAGE_HINT)
     .addHelpText(
       'after',
       `\nConfiguration comes from environment variables:\n${describeVariables()
@@ -211,6 +212,11 @@ export async function runCli(
     if (thrown instanceof CommanderError) {
       // --help and --version end here too, with exit code 0; commander has already printed the message.
       return thrown.exitCode === 0 ? 0 : 2;
+    }
+    if (thrown instanceof UsageError) {
+      // As commander says its own usage errors.
+      io.stderr.write(`error: ${thrown.message}\n${USAGE_HINT}\n`);
+      return 2;
     }
     if (thrown instanceof ConfigError) {
       io.stderr.write(`${thrown.message}\nSee README.md, "Configuration".\n`);

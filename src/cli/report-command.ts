@@ -17,6 +17,7 @@ import {
 } from '../reports/report-query.js';
 import { runReport } from '../reports/run-report.js';
 import type { Output } from './commands.js';
+import { UsageError } from './usage-error.js';
 import { terminalWidth } from '../lib/text-table.js';
 
 type Env = Record<string, string | undefined>;
@@ -97,12 +98,11 @@ export function registerReportCommand(
           .default('day'),
       );
     }
-    command.action(async (flags: ReportFlags, self: Command) => {
+    command.action(async (flags: ReportFlags) => {
       try {
         await runReportCommand(env, name, flags, io);
       } catch (thrown: unknown) {
-        if (thrown instanceof ReportUsageError) self.error(thrown.message, { exitCode: 2 });
-        throw thrown;
+        throw thrown instanceof ReportUsageError ? new UsageError(thrown.message) : thrown;
       }
     });
   }

@@ -11,6 +11,7 @@ import { enqueueSyncs } from '../sync/queues.js';
 import { wholeNumber } from './argument-parsers.js';
 import type { Output } from './commands.js';
 import { requireRedisAnswers } from './redis-check.js';
+import { UsageError } from './usage-error.js';
 import { redisTargetOf } from '../lib/redis-connection.js';
 
 type Env = Record<string, string | undefined>;
@@ -73,28 +74,22 @@ export function registerSyncCommand(program: Command, env: Env, stdout: Output &
         .argParser(wholeNumber(1, 86_400))
         .default(600),
     )
-    .action(
-      async (
-        ids: string[],
-        options: { all?: boolean; wait?: boolean; timeout: number },
-        command: Command,
-      ) => {
-        if ((ids.length === 0) === !options.all)
-          command.error('give connection ids or --all (not both)', { exitCode: 2 });
-        const malformed = ids.filter((id) => !/^[0-9a-f-]{36}$/i.test(id));
-        if (malformed.length > 0)
-          command.error(`not a connection id: ${malformed.join(', ')}`, { exitCode: 2 });
-        const { failed } = await runSync(
-          env,
-          {
-            connectionIds: ids,
-            all: options.all ?? false,
-            wait: options.wait ?? false,
-            timeoutSeconds: options.timeout,
-          },
-          stdout,
-        );
-        if (failed > 0) throw new Error(`${failed} sync job(s) did not complete`);
-      },
-    );
+    .action(async (ids: string[], options: { all?: boolean; wait?: boolean; timeout: number }) => {
+      if ((ids.length === 0) === !options.all) {
+        throw new UsageError('give connection ids or --all (not both)');
+      }
+      const malformed = ids.filter((id) => !/^[0-9a-f-]{36}$/i.test(id));
+      if (malformed.length > 0) throw new UsageError(`not a connection id: ${malformed.join(', ')}`);
+      const { failed } = await runSync(
+        env,
+        {
+          connectionIds: ids,
+          all: options.all ?? false,
+          wait: options.wait ?? false,
+          timeoutSeconds: options.timeout,
+        },
+        stdout,
+      );
+      if (failed > 0) throw new Error(`${failed} sync job(s) did not complete`);
+    });
 }

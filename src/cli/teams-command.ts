@@ -6,7 +6,7 @@ import { Releasers } from '../lib/releasers.js';
 import { formatTable, terminalWidth } from '../lib/text-table.js';
 import { createLoggerFor } from '../log.js';
 import { openCommandDatabase } from '../composition/command-stores.js';
-import type { TeamRecord } from '../store/teams.js';
+import { validTeamName, type TeamRecord } from '../store/teams.js';
 import {
   DEFAULT_TEAM_MINIMUM_MINUTES,
   DEFAULT_TEAM_MODE,
@@ -17,6 +17,8 @@ import {
 } from '../feeds/feed-options.js';
 import { OUTPUT_FORMATS, uuidOf, wholeNumber, type OutputFormat } from './argument-parsers.js';
 import { runFeeds } from './feeds-command.js';
+import { feedSummary } from './feed-option-usage.js';
+import { parsedBy } from './usage-error.js';
 import type { Output } from './commands.js';
 
 type Env = Record<string, string | undefined>;
@@ -111,7 +113,7 @@ export function registerTeamsCommand(program: Command, env: Env, stdout: Stdout)
   teams
     .command('create')
     .description('Create a team, with members if given.')
-    .argument('<name>', 'the team’s name (shown in its feeds’ names)')
+    .argument('<name>', 'the team’s name (shown in its feeds’ names)', parsedBy(validTeamName))
     .argument('[connection-ids...]', 'connections to add', (value: string, previous: string[] = []) => [
       ...previous,
       connectionId(value),
@@ -150,7 +152,7 @@ export function registerTeamsCommand(program: Command, env: Env, stdout: Stdout)
       ).argParser(wholeNumber(1, TEAM_MINIMUM_MAX_MINUTES)),
     )
     .addOption(new Option('--days <n>', 'days ahead to show').argParser(wholeNumber(1, FEED_DAYS_MAX)))
-    .option('--summary <text>', 'the title of every block')
+    .addOption(new Option('--summary <text>', 'the title of every block').argParser(feedSummary))
     .option('--label <text>', 'a note for operators')
     .action(
       async (

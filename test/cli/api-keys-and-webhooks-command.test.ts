@@ -50,8 +50,8 @@ describe('slotfeed api-keys', () => {
 
   it('says what is wrong with a scope', async () => {
     const none = await slotfeed(['api-keys', 'create', '--label', 'x']);
-    expect(none.code).toBe(1);
-    expect(none.stderr).toContain('at least one connection or team');
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain('give at least one --connection <id> or --team <team>');
     const missing = await slotfeed(['api-keys', 'create', '--label', 'x', '--connection', randomUUID()]);
     expect(missing.stderr).toContain('does not exist');
     expect((await slotfeed(['api-keys', 'create', '--label', 'x', '--connection', 'nope'])).code).toBe(2);

@@ -70,8 +70,10 @@ describe('slotfeed feeds', () => {
     expect(created.stdout).toContain('free time, all event types, "Available"');
 
     const merged = await slotfeed('feeds', 'create', connectionId, '--merge');
-    expect(merged.code).toBe(1);
-    expect(merged.stderr).toMatch(/merge applies to the slots view only/);
+    expect(merged.code).toBe(2);
+    expect(merged.stderr).toMatch(
+      /--merge cannot be used with --view free: merge applies to the slots view only/,
+    );
     const badView = await slotfeed('feeds', 'create', connectionId, '--view', 'tentative');
     expect(badView.code).toBe(2);
     expect(badView.stderr).toMatch(/--view/);

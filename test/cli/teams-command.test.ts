@@ -87,8 +87,8 @@ describe('slotfeed teams', () => {
     expect(listed.stdout).toContain(`team ${feed!.teamId}`);
 
     const bad = await slotfeed('teams', 'feed', 'Ops', '--mode', 'any', '--minimum', '45');
-    expect(bad.code).toBe(1);
-    expect(bad.stderr).toContain('minimum applies to team feeds in mode all');
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--minimum cannot be used with --mode any');
     expect((await slotfeed('teams', 'feed', 'Ops', '--mode', 'most')).code).toBe(2);
     expect((await slotfeed('teams', 'feed', 'Nobody')).stderr).toContain(
       'no team named or numbered "Nobody"',
