@@ -6,7 +6,7 @@ import { Releasers } from '../lib/releasers.js';
 import { formatTable, terminalWidth } from '../lib/text-table.js';
 import { createLoggerFor } from '../log.js';
 import { openCommandDatabase } from '../composition/command-stores.js';
-import { validApiKeyLabel } from '../store/api-keys.js';
+import { validApiKeyLabel, type ApiKeyRecord } from '../store/api-keys.js';
 import { OUTPUT_FORMATS, uuidOf, type OutputFormat } from './argument-parsers.js';
 import { parsedBy, UsageError } from './usage-error.js';
 import type { Output } from './commands.js';
@@ -19,7 +19,13 @@ export type ApiKeysAction =
   | { kind: 'create'; label: string; connections: string[]; teams: string[] }
   | { kind: 'revoke'; keyId: string };
 
-const minute = (date: Date | null) => (date ? date.toISOString().replace(/:\d\d\.\d{3}Z$/, 'Z') : '—');
+const minute = (date: Date) => date.toISOString().replace(/:\d\d\.\d{3}Z$/, 'Z');
+
+/** What an operator deciding whether a key can go wants to know: is it revoked (when), or used (when last). */
+function keyState(key: ApiKeyRecord): string {
+  if (key.revokedAt) return `revoked ${minute(key.revokedAt)}`;
+  return key.lastUsedAt ? `used ${minute(key.lastUsedAt)}` : 'never used';
+}
 
 export async function runApiKeys(env: Env, action: ApiKeysAction, out: Stdout): Promise<void> {
   const config = loadConfig(env, ['database', 'log']);
@@ -39,7 +45,7 @@ export async function runApiKeys(env: Env, action: ApiKeysAction, out: Stdout): 
           k.label,
           `${k.connectionIds.length} connection(s), ${k.teamIds.length} team(s)`,
           minute(k.createdAt),
-          k.revokedAt ? `revoked ${minute(k.revokedAt)}` : `used ${minute(k.lastUsedAt)}`,
+          keyState(k),
         ]);
         out.write(
           formatTable(['key', 'label', 'scope', 'created', 'state'], rows, 'No API keys.', {
@@ -77,11 +83,13 @@ export function registerApiKeysCommand(program: Command, env: Env, stdout: Stdou
   const keys = program.command('api-keys').description('Keys for the JSON API: list, create, revoke.');
   keys
     .command('list')
-    .description('List API keys (never the keys themselves).')
-    .option('--revoked', 'include revoked keys')
+    .description('List API keys (never the keys themselves), revoked ones too, with when each was last used.')
+    .option('--active', 'leave revoked keys out')
+    // Revoked keys used to be left out unless this was given; still accepted, so scripts that pass it work.
+    .addOption(new Option('--revoked', 'include revoked keys (the default)').hideHelp().conflicts('active'))
     .addOption(new Option('--format <format>', 'output format').choices(OUTPUT_FORMATS).default('table'))
-    .action(async (o: { format: OutputFormat; revoked?: boolean }) =>
-      runApiKeys(env, { kind: 'list', format: o.format, includeRevoked: o.revoked ?? false }, stdout),
+    .action(async (o: { format: OutputFormat; active?: boolean }) =>
+      runApiKeys(env, { kind: 'list', format: o.format, includeRevoked: !o.active }, stdout),
     );
   keys
     .command('create')

@@ -45,7 +45,36 @@ describe('slotfeed api-keys', () => {
     expect(record).toMatchObject({ label: 'dashboard', connectionIds: [ada] });
     expect(record.teamIds).toHaveLength(1);
     expect((await slotfeed(['api-keys', 'revoke', record.id])).stdout).toContain('revoked');
-    expect((await slotfeed(['api-keys', 'list'])).stdout).toContain('No API keys');
+    expect((await slotfeed(['api-keys', 'list', '--active'])).stdout).toContain('No API keys');
+  });
+
+  it('lists every key with its state: never used, used when, revoked when; --active only the usable ones', async () => {
+    const create = async (label: string) => {
+      const made = await slotfeed(['api-keys', 'create', '--label', label, '--connection', ada]);
+      return /API key (\S+)/.exec(made.stdout)![1]!;
+    };
+    const idle = await create('idle');
+    const used = await create('used');
+    const revoked = await create('retired');
+    await db.prisma.apiKey.update({
+      where: { id: used },
+      data: { lastUsedAt: new Date('2026-03-02T09:15:00Z') },
+    });
+    await db.prisma.apiKey.update({
+      where: { id: revoked },
+      data: { revokedAt: new Date('2026-03-03T10:30:00Z') },
+    });
+
+    const rowOf = (text: string, id: string) => text.split('\n').find((line) => line.startsWith(id));
+    const all = (await slotfeed(['api-keys', 'list'])).stdout;
+    expect(rowOf(all, idle)).toMatch(/never used$/);
+    expect(rowOf(all, used)).toMatch(/used 2026-03-02T09:15Z$/);
+    expect(rowOf(all, revoked)).toMatch(/revoked 2026-03-03T10:30Z$/);
+
+    const active = (await slotfeed(['api-keys', 'list', '--active'])).stdout;
+    expect(rowOf(active, idle)).toBeDefined();
+    expect(rowOf(active, used)).toBeDefined();
+    expect(rowOf(active, revoked)).toBeUndefined();
   });
 
   it('says what is wrong with a scope', async () => {
