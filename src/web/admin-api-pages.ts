@@ -5,9 +5,10 @@ import type { FastifyReply } from 'fastify';
 import type { ApiKeyRecord } from '../store/api-keys.js';
 import type { WebhookDeliveryRecord, WebhookEndpointRecord } from '../store/webhooks.js';
 import { WEBHOOK_EVENT_TYPES } from '../store/webhook-events.js';
-import { html, scrollBox, sendPage, type Raw } from './html.js';
+import { html, sendPage, type Raw } from './html.js';
 import { shownTime } from './time-html.js';
 import { postButton } from './post-button.js';
+import { deliveryLog } from './webhook-delivery-log.js';
 
 export const ADMIN_API = '/admin/api';
 
@@ -22,50 +23,6 @@ export interface AdminEndpoint {
   /** The connection's or team's name, as the administrator knows it. */
   ownerName: string;
   deliveries: WebhookDeliveryRecord[];
-}
-
-function deliveryState(d: WebhookDeliveryRecord): Raw {
-  if (d.deliveredAt) return html`<span class="badge ok">delivered</span>`;
-  if (d.givenUpAt) return html`<span class="badge error">given up</span>`;
-  if (d.attempts > 0) return html`<span class="badge warn">retrying</span>`;
-  return html`<span class="badge">queued</span>`;
-}
-
-function deliveriesTable(item: AdminEndpoint, now: Date): Raw {
-  if (item.deliveries.length === 0) return html`<p class="muted small">No deliveries yet.</p>`;
-  return html`<details>
-    <summary>Latest deliveries (${item.deliveries.length})</summary>
-    ${scrollBox(
-      `Deliveries to ${item.endpoint.url}`,
-      html`<table class="deliveries">
-        <thead>
-          <tr>
-            <th scope="col">Event</th>
-            <th scope="col">Created</th>
-            <th scope="col">State</th>
-            <th scope="col" class="num">Attempts</th>
-            <th scope="col" class="num">Last status</th>
-            <th scope="col" class="num">Latency</th>
-            <th scope="col">Last error</th>
-          </tr>
-        </thead>
-        <tbody>
-          ${item.deliveries.map(
-            (d) =>
-              html`<tr data-delivery-id="${d.id}">
-                <td><code>${d.eventType}</code></td>
-                <td>${shownTime(d.createdAt, null, now)}</td>
-                <td>${deliveryState(d)}</td>
-                <td class="num">${d.attempts}</td>
-                <td class="num">${d.lastStatus ?? '—'}</td>
-                <td class="num">${d.lastLatencyMs === null ? '—' : `${d.lastLatencyMs} ms`}</td>
-                <td class="small">${d.lastError ?? ''}</td>
-              </tr>`,
-          )}
-        </tbody>
-      </table>`,
-    )}
-  </details>`;
 }
 
 function endpointCard(item: AdminEndpoint, now: Date): Raw {
@@ -84,7 +41,7 @@ function endpointCard(item: AdminEndpoint, now: Date): Raw {
     <p class="muted small">
       ${endpoint.events.join(', ')}; since ${shownTime(endpoint.createdAt, null, now)}
     </p>
-    ${state} ${deliveriesTable(item, now)}
+    ${state} ${deliveryLog(endpoint.url, item.deliveries, now)}
     <div class="actions">
       ${endpoint.disabledAt ? postButton(`${ADMIN_API}/webhooks/${endpoint.id}/enable`, 'Enable again') : ''}
       ${postButton(`${ADMIN_API}/webhooks/${endpoint.id}/delete`, 'Delete', {
