@@ -16,7 +16,7 @@ RUN npm run build
 FROM node:24-bookworm-slim AS runtime
 ENV NODE_ENV=production WEB_HOST=0.0.0.0 WEB_PORT=3000
 # Memory: a worker's RSS after a 1,000-connection round fell from ~500 MiB to under 300 MiB with these two
-# (npm run bench; README, Performance). glibc's per-thread malloc arenas fragment under libuv's thread pool, and
+# (npm run bench; docs/performance.md). glibc's per-thread malloc arenas fragment under libuv's thread pool, and
 # V8's default young generation (up to 3 × 32 MiB semi-spaces) lets the heap grow far past what is live.
 ENV MALLOC_ARENA_MAX=2 NODE_OPTIONS=--max-semi-space-size=4
 WORKDIR /app

@@ -1,4 +1,4 @@
-// slotfeed's one page script (README, "Pages"), loaded by every page from this origin. It only adds to what
+// slotfeed's one page script (docs/web.md, "Pages"), loaded by every page from this origin. It only adds to what
 // the HTML already does: every form works without it, it just asks before destructive ones.
 // - button[data-copy=ID] copies the value of the input with that id, and says so to screen readers too;
 // - form[data-confirm="…"] asks for confirmation before it is sent (rotate, revoke, delete).
