@@ -68,10 +68,15 @@ export async function runApiKeys(env: Env, action: ApiKeysAction, out: Stdout): 
         );
         return;
       }
-      case 'revoke':
-        await keys.revoke(action.keyId, new Date());
-        out.write(`API key ${action.keyId} revoked; requests with it now get 401.\n`);
+      case 'revoke': {
+        const { revokedAt, alreadyRevoked } = await keys.revoke(action.keyId, new Date());
+        out.write(
+          alreadyRevoked
+            ? `API key ${action.keyId} was already revoked on ${minute(revokedAt)}; requests with it get 401.\n`
+            : `API key ${action.keyId} revoked; requests with it now get 401.\n`,
+        );
         return;
+      }
     }
   } finally {
     await releasers.releaseAll(logger);

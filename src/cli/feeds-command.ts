@@ -199,10 +199,15 @@ export async function runFeeds(env: Env, action: FeedsAction, out: Stdout): Prom
         out.write('The old URL no longer works.\n');
         return;
       }
-      case 'revoke':
-        await feeds.revoke(action.feedId, new Date());
-        out.write(`Feed ${action.feedId} revoked; its URL now answers 404.\n`);
+      case 'revoke': {
+        const { revokedAt, alreadyRevoked } = await feeds.revoke(action.feedId, new Date());
+        out.write(
+          alreadyRevoked
+            ? `Feed ${action.feedId} was already revoked on ${minute(revokedAt)}; its URL answers 404.\n`
+            : `Feed ${action.feedId} revoked; its URL now answers 404.\n`,
+        );
         return;
+      }
     }
   } finally {
     await releasers.releaseAll(logger);

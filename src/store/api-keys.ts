@@ -3,6 +3,7 @@
 // `sfk_` prefix tells a key from a feed token at a glance (and to secret scanners), and the lookup by it.
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { hashFeedToken, newFeedToken } from '../feeds/feed-token.js';
+import type { Revocation } from './revocation.js';
 
 export const API_KEY_PREFIX = 'sfk_';
 
@@ -37,7 +38,8 @@ export interface ApiKeyStore {
     secret: string;
   }>;
   list(options?: { includeRevoked?: boolean }): Promise<ApiKeyRecord[]>;
-  revoke(keyId: string, now: Date): Promise<void>;
+  /** Idempotent: revoking again keeps the first revocation time, returned with whether it was earlier. */
+  revoke(keyId: string, now: Date): Promise<Revocation>;
   /** The active key with this secret, or undefined; hashes whatever it is given. */
   findBySecret(secret: string): Promise<ApiKeyRecord | undefined>;
   /** Notes that the key was used: at most one write an hour per key, so busy programs cost no writes. */
@@ -91,9 +93,17 @@ export function createApiKeyStore(prisma: PrismaClient): ApiKeyStore {
       }),
 
     async revoke(keyId, now) {
-      const row = UUID.test(keyId) ? await prisma.apiKey.findUnique({ where: { id: keyId } }) : null;
+      const find = () => (UUID.test(keyId) ? prisma.apiKey.findUnique({ where: { id: keyId } }) : null);
+      const row = await find();
       if (!row) throw new ApiKeyNotFoundError(keyId);
-      await prisma.apiKey.updateMany({ where: { id: keyId, revokedAt: null }, data: { revokedAt: now } });
+      if (row.revokedAt) return { revokedAt: row.revokedAt, alreadyRevoked: true };
+      const { count } = await prisma.apiKey.updateMany({
+        where: { id: keyId, revokedAt: null },
+        data: { revokedAt: now },
+      });
+      if (count === 1) return { revokedAt: now, alreadyRevoked: false };
+      // Revoked by another writer between the read and the update: theirs is the first time.
+      return { revokedAt: (await find())?.revokedAt ?? now, alreadyRevoked: true };
     },
 
     async findBySecret(secret) {

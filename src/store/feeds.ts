@@ -15,6 +15,7 @@ import type { FeedConnectionState, FeedTeamState } from '../feeds/feed-inputs.js
 import { hashFeedToken, newFeedToken } from '../feeds/feed-token.js';
 import { ConnectionNotFoundError } from './connections.js';
 import { FEED_CONNECTION_SELECT, FEED_TEAM_SELECT, teamStateOf } from './feed-inputs.js';
+import type { Revocation } from './revocation.js';
 import { TeamNotFoundError } from './teams.js';
 import type { TokenVault } from './token-vault.js';
 import { randomUUID } from 'node:crypto';
@@ -82,8 +83,11 @@ export interface FeedStore {
    * Last-Modified when the options differ. Throws FeedNotFoundError, InvalidFeedOptionsError.
    */
   updateOptions(feedId: string, options: FeedOptions, now: Date): Promise<FeedRecord>;
-  /** Idempotent: revoking again keeps the first revocation time. Throws FeedNotFoundError. */
-  revoke(feedId: string, now: Date): Promise<void>;
+  /**
+   * Idempotent: revoking again keeps the first revocation time. Returns that time, and whether the feed was
+   * revoked before this call. Throws FeedNotFoundError.
+   */
+  revoke(feedId: string, now: Date): Promise<Revocation>;
   /** Active (not revoked) feed for a token, or undefined. Always hashes and queries, whatever the token looks like. */
   findByToken(token: string): Promise<FeedRecord | undefined>;
   /** The active feed with this token hash and the state it shows (its connection's or its team's), in one
@@ -324,8 +328,14 @@ export function createFeedStore(
 
     async revoke(feedId, now) {
       const row = await findRow(feedId);
-      if (row.revokedAt) return;
-      await prisma.feed.updateMany({ where: { id: feedId, revokedAt: null }, data: { revokedAt: now } });
+      if (row.revokedAt) return { revokedAt: row.revokedAt, alreadyRevoked: true };
+      const { count } = await prisma.feed.updateMany({
+        where: { id: feedId, revokedAt: null },
+        data: { revokedAt: now },
+      });
+      if (count === 1) return { revokedAt: now, alreadyRevoked: false };
+      // Revoked by another writer between the read and the update: theirs is the first time.
+      return { revokedAt: (await findRow(feedId)).revokedAt ?? now, alreadyRevoked: true };
     },
 
     async findByToken(token) {

@@ -77,6 +77,23 @@ describe('slotfeed api-keys', () => {
     expect(rowOf(active, revoked)).toBeUndefined();
   });
 
+  it('revoking a key a second time says when it was revoked, keeps that time and exits 0', async () => {
+    const made = await slotfeed(['api-keys', 'create', '--label', 'twice', '--connection', ada]);
+    const id = /API key (\S+)/.exec(made.stdout)![1]!;
+    expect(await slotfeed(['api-keys', 'revoke', id])).toMatchObject({
+      code: 0,
+      stdout: `API key ${id} revoked; requests with it now get 401.\n`,
+    });
+    const revokedAt = new Date('2026-03-03T10:30:00Z');
+    await db.prisma.apiKey.update({ where: { id }, data: { revokedAt } });
+
+    expect(await slotfeed(['api-keys', 'revoke', id])).toMatchObject({
+      code: 0,
+      stdout: `API key ${id} was already revoked on 2026-03-03T10:30Z; requests with it get 401.\n`,
+    });
+    expect((await db.prisma.apiKey.findUniqueOrThrow({ where: { id } })).revokedAt).toEqual(revokedAt);
+  });
+
   it('says what is wrong with a scope', async () => {
     const none = await slotfeed(['api-keys', 'create', '--label', 'x']);
     expect(none.code).toBe(2);

@@ -176,3 +176,25 @@ describe('list output', () => {
     for (const { id } of feeds) expect(captured).toContain(`${id}  ${connectionId}  `);
   });
 });
+
+describe('slotfeed feeds revoke, a second time', () => {
+  it('says when the feed was revoked, keeps that time and exits 0: for a connection’s feed and a team’s', async () => {
+    await slotfeed('teams', 'create', 'Revokers', connectionId);
+    const own = await slotfeed('feeds', 'create', connectionId);
+    const team = await slotfeed('teams', 'feed', 'Revokers');
+    for (const made of [own, team]) {
+      const feed = /Feed (\S+)/.exec(made.stdout)![1]!;
+      const first = await slotfeed('feeds', 'revoke', feed);
+      expect(first).toMatchObject({ code: 0, stdout: `Feed ${feed} revoked; its URL now answers 404.\n` });
+      const revokedAt = new Date('2026-03-03T10:30:00Z');
+      await db.prisma.feed.update({ where: { id: feed }, data: { revokedAt } });
+
+      const second = await slotfeed('feeds', 'revoke', feed);
+      expect(second).toMatchObject({
+        code: 0,
+        stdout: `Feed ${feed} was already revoked on 2026-03-03T10:30Z; its URL answers 404.\n`,
+      });
+      expect((await db.prisma.feed.findUniqueOrThrow({ where: { id: feed } })).revokedAt).toEqual(revokedAt);
+    }
+  });
+});
