@@ -19,19 +19,26 @@ if (unsupported !== null) {
   process.exitCode = 2;
 } else {
   // Loaded with import() rather than top-level await: Node 12 (Debian 11's) would not parse the latter.
-  void Promise.all([import('./lib/coerce-error.js'), import('./cli/program.js')]).then(
-    ([{ coerceError }, { runCli }]) =>
-      runCli(process.argv.slice(2), process.env).then(
-        (code) => {
-          process.exitCode = code;
-          // Everything was closed in order; a library handle that still lingers must not keep a finished daemon
-          // (or a CLI command) alive. Unref'd, so output still flushing gets its chance first.
-          setTimeout(() => process.exit(code), 3000).unref();
-        },
-        (thrown: unknown) => {
-          process.stderr.write(`slotfeed: ${coerceError(thrown).message}\n`);
-          process.exitCode = 1;
-        },
-      ),
-  );
+  void Promise.all([
+    import('./lib/coerce-error.js'),
+    import('./cli/program.js'),
+    import('./cli/demo-env-discovery.js'),
+  ]).then(([{ coerceError }, { runCli }, { withRunningDemo }]) => {
+    const argv = process.argv.slice(2);
+    // Run from the project directory while a demo runs, the CLI reaches that demo with nothing to paste.
+    const { env, note } = withRunningDemo(argv, process.env, process.cwd());
+    if (note !== undefined) process.stderr.write(`${note}\n`);
+    return runCli(argv, env).then(
+      (code) => {
+        process.exitCode = code;
+        // Everything was closed in order; a library handle that still lingers must not keep a finished daemon
+        // (or a CLI command) alive. Unref'd, so output still flushing gets its chance first.
+        setTimeout(() => process.exit(code), 3000).unref();
+      },
+      (thrown: unknown) => {
+        process.stderr.write(`slotfeed: ${coerceError(thrown).message}\n`);
+        process.exitCode = 1;
+      },
+    );
+  });
 }

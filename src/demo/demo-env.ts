@@ -3,6 +3,7 @@
 // through the same loadConfig as `slotfeed start`, so the demo runs the configuration code it shows off.
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { CLI_ENV_FILE_NAME, DEFAULT_DATA_DIR_NAME } from './cli-env-file.js';
 import type { DemoSecrets } from './demo-secrets.js';
 
 type Env = Record<string, string | undefined>;
@@ -18,16 +19,22 @@ export interface DemoPaths {
   secretsFile: string;
   /** What the CLI needs to reach the running demo (cli-env-file.ts). */
   cliEnvFile: string;
+  /** The web port of the first run, kept so feed URLs survive a restart (demo-port.ts). */
+  webPortFile: string;
+  /** The simulator's bookings, changes and grants (simulator state file). */
+  simulatorStateFile: string;
   postgresDir: string;
   migrationsDir: string;
 }
 
 export function demoPaths(env: Env, projectRoot: string = PROJECT_ROOT): DemoPaths {
-  const dataDir = path.resolve(env.SLOTFEED_DATA_DIR || path.join(projectRoot, '.slotfeed'));
+  const dataDir = path.resolve(env.SLOTFEED_DATA_DIR || path.join(projectRoot, DEFAULT_DATA_DIR_NAME));
   return {
     dataDir,
     secretsFile: path.join(dataDir, 'demo.json'),
-    cliEnvFile: path.join(dataDir, 'demo.env'),
+    cliEnvFile: path.join(dataDir, CLI_ENV_FILE_NAME),
+    webPortFile: path.join(dataDir, 'web-port'),
+    simulatorStateFile: path.join(dataDir, 'simulator.json'),
     postgresDir: path.join(dataDir, 'postgres'),
     migrationsDir: path.join(projectRoot, 'prisma', 'migrations'),
   };
@@ -80,5 +87,7 @@ export function demoEnvironment(input: DemoEnvInput): Env {
     WEB_PORT: String(input.webPort),
     PUBLIC_BASE_URL: input.publicBaseUrl,
     ADMIN_TOKEN: input.secrets.adminToken,
+    // A receiver on this machine is what a person trying webhooks has; only the demo allows it by default.
+    WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
   };
 }

@@ -35,6 +35,7 @@ import { loadOrCreateDemoSecrets } from './demo-secrets.js';
 import { DEMO_REDIS_PREFIX, demoEnvironment, demoPaths, PROJECT_ROOT } from './demo-env.js';
 import { describePostgres, describeRedis, formatDemoSummary } from './demo-summary.js';
 import { waitForFirstSyncs } from './first-syncs.js';
+import { chooseDemoWebPort, requestedWebPort } from './demo-port.js';
 import { freeLoopbackPort } from './free-port.js';
 import { resolveLocalPostgres } from './local-postgres.js';
 import { resolveLocalRedis } from './local-redis.js';
@@ -53,15 +54,7 @@ export interface DemoOptions {
 
 /** Simulated users: a few more than are connected, so the admin page and the simulator show the difference. */
 const SIMULATOR_USERS = 5;
-const PREFERRED_WEB_PORT = 3000;
 const SIMULATOR_SEED = 1;
-
-/** WEB_PORT when set (0: any free port); else 3000 when it is free, else any free port. */
-async function chooseWebPort(env: Env): Promise<number> {
-  if (env.WEB_PORT === undefined || env.WEB_PORT === '') return freeLoopbackPort(PREFERRED_WEB_PORT);
-  const { port } = loadConfig({ WEB_PORT: env.WEB_PORT }, ['web']).web;
-  return port === 0 ? freeLoopbackPort() : port;
-}
 
 /** Whether a cluster exists for `postgresDir`: in it, or where it was moved to (relocated-cluster.ts). */
 async function hasCluster(postgresDir: string): Promise<boolean> {
@@ -116,7 +109,12 @@ export async function runDemo(
     out.write(`${describePostgres(postgres)}\n`);
     if (stopRequested()) return;
 
-    const webPort = await chooseWebPort(env);
+    const { port: webPort, warning: portWarning } = await chooseDemoWebPort({
+      freePort: freeLoopbackPort,
+      requested: requestedWebPort(env, (value) => loadConfig({ WEB_PORT: value }, ['web']).web.port),
+      recordFile: paths.webPortFile,
+    });
+    if (portWarning !== undefined) out.write(`${portWarning}\n`);
     const publicBaseUrl = `http://127.0.0.1:${webPort}`;
     // The simulator starts in the present, so its simulated world is the same whether or not a history follows.
     const clock = createDemoClock();
@@ -160,12 +158,15 @@ export async function runDemo(
     if (plan) clock.travelTo(plan.startsAt);
     await startRoles(['scheduler', 'worker', 'web'], config, slotfeed, releasers, clock);
     out.write(`slotfeed: web on ${publicBaseUrl}, sync worker and scheduler running\n`);
+    if (config.webhooks.allowPrivateTargets) {
+      out.write('Webhooks: receivers on this machine (127.0.0.1, localhost) are allowed, in the demo only\n');
+    }
     out.write(`${describeHistoryPlan(plan, historyDays)}\n`);
     if (stopRequested()) return;
 
     // From here on the CLI can reach the demo; `npm run demo` built dist/, which is what a person runs.
     const cli = cliInvocation({
-      envFile: paths.cliEnvFile,
+      dataDir: paths.dataDir,
       cliScript: path.join(PROJECT_ROOT, 'dist', 'cli.js'),
       cwd: process.cwd(),
     });
@@ -174,6 +175,9 @@ export async function runDemo(
       REDIS_URL: config.redis.url,
       REDIS_PREFIX: config.redis.prefix,
       PUBLIC_BASE_URL: config.web.publicBaseUrl,
+      TOKEN_ENCRYPTION_KEY: secrets.tokenEncryptionKey,
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' as const,
+      SLOTFEED_DEMO_PID: String(process.pid),
     };
     await writeCliEnvFile(paths.cliEnvFile, cliEnvFileText(cliEnvironment, `${cli} connections list`));
     releasers.add('CLI env file', () => removeCliEnvFile(paths.cliEnvFile));

@@ -85,7 +85,7 @@ describe('formatDemoSummary', () => {
         reconnected: false,
       },
     ],
-    cli: 'node --env-file=.slotfeed/demo.env dist/cli.js',
+    cli: 'node dist/cli.js',
   });
 
   it('prints the admin URL and token, both feed URLs, a curl command, and `feeds ready` on a line of its own', () => {
@@ -100,7 +100,7 @@ describe('formatDemoSummary', () => {
   });
 
   it('prints the command line that runs the CLI against the demo, before `feeds ready`', () => {
-    const cli = text.indexOf('\n  node --env-file=.slotfeed/demo.env dist/cli.js connections list\n');
+    const cli = text.indexOf('\n  node dist/cli.js connections list\n');
     expect(cli).toBeGreaterThan(0);
     expect(cli).toBeLessThan(text.indexOf('\nfeeds ready\n'));
   });
@@ -134,6 +134,9 @@ describe('demo configuration', () => {
     expect(config.web).toMatchObject({ host: '127.0.0.1', port: 3001, adminToken: secrets.adminToken });
     expect(config.vault).toEqual({ currentKey: secrets.tokenEncryptionKey, previousKeys: [] });
     expect(config.sync.rateLimit.perSecond).toBe(1000);
+    // A person trying webhooks has a receiver on this machine; only the demo allows one by default.
+    expect(config.webhooks.allowPrivateTargets).toBe(true);
+    expect(loadConfig({}, ['webhooks']).webhooks.allowPrivateTargets).toBe(false);
   });
 
   it("keeps the caller's tuning but never their real installation's key or services", () => {
@@ -156,6 +159,8 @@ describe('demo configuration', () => {
       dataDir: '/srv/slotfeed/.slotfeed',
       secretsFile: '/srv/slotfeed/.slotfeed/demo.json',
       cliEnvFile: '/srv/slotfeed/.slotfeed/demo.env',
+      webPortFile: '/srv/slotfeed/.slotfeed/web-port',
+      simulatorStateFile: '/srv/slotfeed/.slotfeed/simulator.json',
       postgresDir: '/srv/slotfeed/.slotfeed/postgres',
       migrationsDir: '/srv/slotfeed/prisma/migrations',
     });
@@ -187,15 +192,15 @@ describe('the CLI env file', () => {
     REDIS_URL: 'redis://:p#ss word@127.0.0.1:6379/2',
     REDIS_PREFIX: 'slotfeed-demo',
     PUBLIC_BASE_URL: 'http://127.0.0.1:3001',
+    TOKEN_ENCRYPTION_KEY: 'q83vEjRWeJq83vEjRWeJq83vEjRWeJq83vEjRWeJq80=',
+    WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' as const,
+    SLOTFEED_DEMO_PID: '4242',
   };
 
   it('reads back through Node’s env-file parser unchanged, odd characters included', () => {
-    const text = cliEnvFileText(
-      environment,
-      'node --env-file=.slotfeed/demo.env dist/cli.js connections list',
-    );
+    const text = cliEnvFileText(environment, 'node dist/cli.js connections list');
     expect(parseEnv(text)).toEqual(environment);
-    expect(text).toContain('#   node --env-file=.slotfeed/demo.env dist/cli.js connections list\n');
+    expect(text).toContain('#   node dist/cli.js connections list\n');
     expect(() => cliEnvFileText({ ...environment, REDIS_PREFIX: "it's" }, '')).toThrow(/REDIS_PREFIX/);
   });
 
@@ -205,18 +210,15 @@ describe('the CLI env file', () => {
     expect((await stat(file)).mode & 0o777).toBe(0o600);
   });
 
-  it('is named relative to the working directory when below it, absolute otherwise, quoted for a shell', () => {
+  it('is found by the CLI from the directory that holds the data directory; elsewhere it is named', () => {
     const root = '/home/ada/slotfeed';
-    const envFile = `${root}/.slotfeed/demo.env`;
     const cliScript = `${root}/dist/cli.js`;
-    expect(cliInvocation({ envFile, cliScript, cwd: root })).toBe(
-      'node --env-file=.slotfeed/demo.env dist/cli.js',
+    expect(cliInvocation({ dataDir: `${root}/.slotfeed`, cliScript, cwd: root })).toBe('node dist/cli.js');
+    expect(cliInvocation({ dataDir: `${root}/.slotfeed`, cliScript, cwd: '/tmp' })).toBe(
+      `SLOTFEED_DATA_DIR=${root}/.slotfeed node ${cliScript}`,
     );
-    expect(cliInvocation({ envFile, cliScript, cwd: '/tmp' })).toBe(
-      `node --env-file=${envFile} ${cliScript}`,
-    );
-    expect(cliInvocation({ envFile: '/data dir/demo.env', cliScript, cwd: root })).toBe(
-      "node --env-file='/data dir/demo.env' dist/cli.js",
+    expect(cliInvocation({ dataDir: '/data dir', cliScript, cwd: root })).toBe(
+      "SLOTFEED_DATA_DIR='/data dir' node dist/cli.js",
     );
   });
 });

@@ -1,0 +1,70 @@
+// The CLI finds a running demo by itself: run from the directory that holds the demo's data directory
+// (`.slotfeed/`, or wherever SLOTFEED_DATA_DIR points), it reads `demo.env` (demo/cli-env-file.ts) under the
+// variables of the caller's shell, as `node --env-file` would, so `node dist/cli.js connections list` reaches
+// the demo with nothing to paste. Only the commands that operate an installation read it: a daemon role
+// started here must never attach itself to a demo by accident.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parseEnv } from 'node:util';
+import { CLI_ENV_FILE_NAME, DEFAULT_DATA_DIR_NAME } from '../demo/cli-env-file.js';
+
+type Env = Record<string, string | undefined>;
+
+/** Commands that run a process of their own (or start a demo): they never read a demo's settings. */
+const RUNS_ITS_OWN = new Set(['demo', 'start', 'worker', 'web', 'scheduler', 'simulator', 'help']);
+
+export interface DemoEnvLookup {
+  env: Env;
+  /** One line for stderr when the demo's settings were used or a leftover file was ignored. */
+  note?: string;
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (thrown: unknown) {
+    // EPERM: it runs, as another user.
+    return (thrown as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+export function demoEnvFileFor(env: Env, cwd: string): string {
+  const dataDir = env.SLOTFEED_DATA_DIR
+    ? path.resolve(cwd, env.SLOTFEED_DATA_DIR)
+    : path.join(cwd, DEFAULT_DATA_DIR_NAME);
+  return path.join(dataDir, CLI_ENV_FILE_NAME);
+}
+
+/**
+ * `env` with a running demo's settings under it, when `argv` names an operator command and the demo's env file
+ * is there; else `env` unchanged. A file whose demo is no longer running (killed before it could remove it)
+ * is ignored, with a note.
+ */
+export function withRunningDemo(
+  argv: readonly string[],
+  env: Env,
+  cwd: string,
+  running: (pid: number) => boolean = isRunning,
+): DemoEnvLookup {
+  const command = argv.find((arg) => !arg.startsWith('-'));
+  if (command === undefined || RUNS_ITS_OWN.has(command)) return { env };
+  const file = demoEnvFileFor(env, cwd);
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    return { env };
+  }
+  const fromFile = parseEnv(text);
+  const shown = path.relative(cwd, file) || file;
+  const pid = Number(fromFile.SLOTFEED_DEMO_PID);
+  if (!Number.isInteger(pid) || pid <= 0 || !running(pid)) {
+    return {
+      env,
+      note: `slotfeed: ignoring ${shown}: the demo that wrote it (pid ${fromFile.SLOTFEED_DEMO_PID ?? '?'}) is no longer running`,
+    };
+  }
+  const { SLOTFEED_DEMO_PID: _pid, ...settings } = fromFile;
+  return { env: { ...settings, ...env }, note: `slotfeed: using the running demo (${shown})` };
+}

@@ -1,0 +1,73 @@
+// The demo's web port is part of every feed URL it prints, and calendars keep those URLs. So the first run's
+// port is recorded in the data directory and every later run asks for it again; a person who chose WEB_PORT
+// gets that one (and it is recorded). When the recorded port is taken by another program the demo still
+// starts, on another port, and says loudly that the feed URLs differ this time; the record stays, so the next
+// run gets the old URLs back.
+import { readFile, rename, writeFile } from 'node:fs/promises';
+
+type Env = Record<string, string | undefined>;
+
+export const PREFERRED_WEB_PORT = 3000;
+
+export interface WebPortChoice {
+  port: number;
+  /** Printed before anything else when the feed URLs will not be the recorded ones. */
+  warning?: string;
+}
+
+export interface WebPortDeps {
+  /** `preferred` when it is free on 127.0.0.1, else a free ephemeral port. */
+  freePort(preferred?: number): Promise<number>;
+  /** WEB_PORT as config reads it (0: any free port), or undefined when unset. */
+  requested: number | undefined;
+  recordFile: string;
+}
+
+async function recordedPort(file: string): Promise<number | undefined> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (thrown: unknown) {
+    if ((thrown as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw thrown;
+  }
+  const port = Number(text.trim());
+  if (!Number.isInteger(port) || port < 1 || port > 65_535) {
+    throw new Error(`${file} does not hold a port number ("${text.trim()}"); delete it to choose a new one`);
+  }
+  return port;
+}
+
+async function recordPort(file: string, port: number): Promise<void> {
+  const partial = `${file}.${process.pid}.tmp`;
+  await writeFile(partial, `${port}\n`);
+  await rename(partial, file);
+}
+
+export async function chooseDemoWebPort(deps: WebPortDeps): Promise<WebPortChoice> {
+  if (deps.requested === 0) return { port: await deps.freePort() };
+  if (deps.requested !== undefined) {
+    await recordPort(deps.recordFile, deps.requested);
+    return { port: deps.requested };
+  }
+  const recorded = await recordedPort(deps.recordFile);
+  if (recorded === undefined) {
+    const port = await deps.freePort(PREFERRED_WEB_PORT);
+    await recordPort(deps.recordFile, port);
+    return { port };
+  }
+  const port = await deps.freePort(recorded);
+  if (port === recorded) return { port };
+  return {
+    port,
+    warning: [
+      `!! Port ${recorded}, which this demo's feed URLs use, is taken by another program.`,
+      `!! This run uses port ${port}: the feed URLs printed below are not the ones calendars subscribed to.`,
+      `!! Stop the program on port ${recorded} and start the demo again to get them back (recorded in ${deps.recordFile}).`,
+    ].join('\n'),
+  };
+}
+
+export function requestedWebPort(env: Env, parse: (value: string) => number): number | undefined {
+  return env.WEB_PORT === undefined || env.WEB_PORT === '' ? undefined : parse(env.WEB_PORT);
+}

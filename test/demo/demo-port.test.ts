@@ -1,0 +1,63 @@
+// The demo's web port is in every feed URL it prints; a restart must print the same URLs (demo-port.ts).
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { chooseDemoWebPort, PREFERRED_WEB_PORT } from '../../src/demo/demo-port.js';
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), 'slotfeed-demo-port-'));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** A machine whose listed ports are taken; any other asked for is free, and "any free port" is 40001. */
+const machine = (taken: number[]) => ({
+  freePort: async (preferred?: number) =>
+    preferred !== undefined && !taken.includes(preferred) ? preferred : 40_001,
+});
+
+describe('the demo web port', () => {
+  it('is kept from the first run: 3000 taken then, so a free one, and that one again on the next run', async () => {
+    const recordFile = path.join(dir, 'a');
+    const first = await chooseDemoWebPort({
+      ...machine([PREFERRED_WEB_PORT]),
+      requested: undefined,
+      recordFile,
+    });
+    expect(first).toEqual({ port: 40_001 });
+    // 3000 is free now: the URLs of the first run still win.
+    const second = await chooseDemoWebPort({ ...machine([]), requested: undefined, recordFile });
+    expect(second).toEqual({ port: 40_001 });
+  });
+
+  it('says loudly when the recorded port is taken, and keeps the record for the next run', async () => {
+    const recordFile = path.join(dir, 'b');
+    await writeFile(recordFile, '3000\n');
+    const taken = await chooseDemoWebPort({ ...machine([3000]), requested: undefined, recordFile });
+    expect(taken.port).toBe(40_001);
+    expect(taken.warning).toMatch(/Port 3000, which this demo's feed URLs use, is taken/);
+    expect(taken.warning).toMatch(/not the ones calendars subscribed to/);
+    expect(await readFile(recordFile, 'utf8')).toBe('3000\n');
+  });
+
+  it('follows WEB_PORT and records it; WEB_PORT=0 takes any free port and records nothing', async () => {
+    const recordFile = path.join(dir, 'c');
+    expect(await chooseDemoWebPort({ ...machine([]), requested: 3100, recordFile })).toEqual({ port: 3100 });
+    expect(await chooseDemoWebPort({ ...machine([]), requested: undefined, recordFile })).toEqual({
+      port: 3100,
+    });
+    expect(await chooseDemoWebPort({ ...machine([]), requested: 0, recordFile })).toEqual({ port: 40_001 });
+    expect(await readFile(recordFile, 'utf8')).toBe('3100\n');
+  });
+
+  it('refuses a damaged record with a message that says what to do', async () => {
+    const recordFile = path.join(dir, 'd');
+    await writeFile(recordFile, 'three thousand');
+    await expect(chooseDemoWebPort({ ...machine([]), requested: undefined, recordFile })).rejects.toThrow(
+      /does not hold a port number.*delete it/,
+    );
+  });
+});
