@@ -11,8 +11,9 @@ export interface ChangeLog {
   list(): SimChange[];
 }
 
-export function createChangeLog(): ChangeLog {
-  let changes: SimChange[] = [];
+/** `restored`: an earlier log's list(), for a world kept in a state file. */
+export function createChangeLog(restored: readonly SimChange[] = []): ChangeLog {
+  let changes: SimChange[] = restored.map((change) => ({ ...change }));
   return {
     record(change) {
       changes.push(change);

@@ -1,4 +1,5 @@
-// One simulator's state and collaborators, built once per startSimulator and handed to every route module.
+// One simulator's state and collaborators, built once per startSimulator and handed to every route module: a
+// fresh world made from the seed, or the world a state file kept (state-format.ts says what that holds).
 import { seedBookings } from './bookings.js';
 import type { CallCounter } from './calls.js';
 import { createCallCounter } from './calls.js';
@@ -12,6 +13,7 @@ import type { GrantStore } from './grants.js';
 import { createGrantStore } from './grants.js';
 import type { Prng } from './prng.js';
 import { derivePrng } from './prng.js';
+import type { SimulatorState, WorldIdentity } from './state-format.js';
 import type { AccessTokenIssuer } from './tokens.js';
 import { createAccessTokenIssuer } from './tokens.js';
 import type { SimLogger, SimUser, SimulatorOptions } from './types.js';
@@ -34,6 +36,10 @@ export interface SimContext {
   tokens: AccessTokenIssuer;
   calls: CallCounter;
   changes: ChangeLog;
+  /** The start options the world was made with; a state file is only valid for the same. */
+  world: WorldIdentity;
+  /** Tells the state file, if there is one, that the world changed: called by every change to it. */
+  stateChanged(): void;
   logger: SimLogger;
   /** Aborted by close(): ends injected latency and hanging requests. */
   shutdown: AbortSignal;
@@ -43,20 +49,43 @@ export interface SimContext {
 
 const silentLogger: SimLogger = { info: () => undefined, warn: () => undefined };
 
-export function createSimContext(options: SimulatorOptions, shutdown: AbortSignal): SimContext {
-  const seed = options.seed ?? 1;
-  const clock = createSimClock(options.now ?? (() => new Date()), options.clockSpeed ?? 1);
-  const startMs = clock.nowMs();
-  const users = generateUsers(derivePrng(seed, 'users'), options.users ?? 5, startMs, {
-    ...(options.eventTypesPerUser !== undefined ? { eventTypesPerUser: options.eventTypesPerUser } : {}),
+export function worldOf(options: SimulatorOptions): WorldIdentity {
+  return {
+    seed: options.seed ?? 1,
+    users: options.users ?? 5,
+    eventTypesPerUser: options.eventTypesPerUser ?? null,
+  };
+}
+
+function freshUsers(world: WorldIdentity, startMs: number): SimUser[] {
+  const users = generateUsers(derivePrng(world.seed, 'users'), world.users, startMs, {
+    ...(world.eventTypesPerUser !== null ? { eventTypesPerUser: world.eventTypesPerUser } : {}),
   });
-  seedBookings(users, derivePrng(seed, 'bookings'), startMs);
+  seedBookings(users, derivePrng(world.seed, 'bookings'), startMs);
+  return users;
+}
+
+export interface ContextState {
+  /** The world a state file kept; absent: a fresh world from the seed, at the clock's now. */
+  restored?: SimulatorState | null;
+  stateChanged?: () => void;
+}
+
+export function createSimContext(
+  options: SimulatorOptions,
+  shutdown: AbortSignal,
+  state: ContextState = {},
+): SimContext {
+  const world = worldOf(options);
+  const restored = state.restored ?? undefined;
+  const stateChanged = state.stateChanged ?? (() => undefined);
+  const clock = createSimClock(options.now ?? (() => new Date()), options.clockSpeed ?? 1);
   const initialFaults = mergeFaultSettings(defaultFaultSettings(), {
     rateLimit: { requestsPerSecond: options.requestsPerSecondPerClient ?? 0 },
   });
   const ctx: SimContext = {
     clock,
-    users,
+    users: restored?.users ?? freshUsers(world, clock.nowMs()),
     client: {
       id: options.clientId ?? 'slotfeed-local',
       secret: options.clientSecret ?? 'slotfeed-local-secret',
@@ -65,22 +94,40 @@ export function createSimContext(options: SimulatorOptions, shutdown: AbortSigna
     },
     faults: createFaultEngine(
       mergeFaultSettings(initialFaults, options.faults ?? {}),
-      derivePrng(seed, 'faults'),
+      derivePrng(world.seed, 'faults'),
       clock,
     ),
-    driftPrng: derivePrng(seed, 'drift'),
-    grants: createGrantStore(clock, options.onCredentialIssued),
+    driftPrng: derivePrng(world.seed, 'drift'),
+    grants: createGrantStore(clock, {
+      onChange: stateChanged,
+      ...(options.onCredentialIssued ? { onIssued: options.onCredentialIssued } : {}),
+      ...(restored ? { restored: restored.oauth } : {}),
+    }),
     tokens: createAccessTokenIssuer({
       issuer: () => `${ctx.origin}/auth`,
       ttlSeconds: options.accessTokenTtlSeconds ?? 3600,
       clock,
       ...(options.onCredentialIssued ? { onIssued: options.onCredentialIssued } : {}),
+      ...(restored ? { restored: restored.oauth } : {}),
     }),
     calls: createCallCounter(() => clock.nowMs()),
-    changes: createChangeLog(),
+    changes: createChangeLog(restored?.changes),
+    world,
+    stateChanged,
     logger: options.logger ?? silentLogger,
     shutdown,
     origin: '',
   };
   return ctx;
+}
+
+/** Everything a state file keeps of this simulator, as it is now. */
+export function stateOf(ctx: SimContext): SimulatorState {
+  const { signingKey } = ctx.tokens;
+  return {
+    world: ctx.world,
+    users: ctx.users,
+    changes: ctx.changes.list(),
+    oauth: { ...ctx.grants.snapshot(), signingKey, issuers: ctx.tokens.issuers() },
+  };
 }

@@ -1,4 +1,5 @@
-// In-process control of a running simulator; the /__sim/ routes are a thin HTTP skin over the same object.
+// In-process control of a running simulator; the /__sim/ routes are a thin HTTP skin over the same object. Every
+// operation that changes the world tells ctx.stateChanged(), so a state file keeps it (grants tell it themselves).
 import { z } from 'zod';
 import { bookSlot, calendarOf, findEventType, freeSlot, parseInstant } from './bookings.js';
 import type { SimContext } from './context.js';
@@ -94,10 +95,12 @@ export function createSimulatorControl(ctx: SimContext): SimulatorControl {
       const atMs = ctx.clock.nowMs();
       const { userId, booking } = bookSlot(ctx.users, eventId, startIso, atMs);
       ctx.changes.record({ kind: 'booked', userId, ...booking, atMs });
+      ctx.stateChanged();
     },
     free(eventId, startIso) {
       const { userId, booking } = freeSlot(ctx.users, eventId, startIso);
       ctx.changes.record({ kind: 'freed', userId, ...booking, atMs: ctx.clock.nowMs() });
+      ctx.stateChanged();
     },
     changes: () => ctx.changes.list(),
     setWeeklyHours(userId, hours) {
@@ -109,12 +112,14 @@ export function createSimulatorControl(ctx: SimContext): SimulatorControl {
         next[day] = [...ranges].sort((a, b) => minutesOfDay(a.start) - minutesOfDay(b.start));
       }
       user.weeklyHours = next;
+      ctx.stateChanged();
     },
     setDisabledDates(userId, disabled) {
       const user = userById(userId);
       const parsed = parseOrThrow(disabledDatesSchema, disabled, 'disabled dates');
       if (parsed.days) user.disabledDays = [...new Set(parsed.days)].sort();
       if (parsed.months) user.disabledMonths = [...new Set(parsed.months)].sort((a, b) => a - b);
+      ctx.stateChanged();
     },
     updateEventType(userId, eventId, patch) {
       const { event } = ownEvent(userId, eventId);
@@ -125,11 +130,13 @@ export function createSimulatorControl(ctx: SimContext): SimulatorControl {
       );
       Object.assign(event.payload, fields as Partial<EventTypePayload>);
       if (maxDaysAhead !== undefined) event.maxDaysAhead = maxDaysAhead;
+      ctx.stateChanged();
       return structuredClone(event.payload);
     },
     deleteEventType(userId, eventId) {
       const { user, index } = ownEvent(userId, eventId);
       user.eventTypes.splice(index, 1);
+      ctx.stateChanged();
     },
     revokeGrants: (userId) => ctx.grants.revokeUserGrants(userById(userId).id),
     setFaults: (patch) => ctx.faults.update(patch),

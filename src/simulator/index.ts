@@ -3,6 +3,7 @@ export { startSimulator } from './server.js';
 export { formatSimulatorBanner } from './banner.js';
 export { FAULTABLE_ENDPOINTS, defaultFaultSettings } from './faults.js';
 export { SimulatorControlError } from './types.js';
+export { SimulatorStateError } from './state-format.js';
 export { createPrng, derivePrng, type Prng } from './prng.js';
 export type {
   CallArrival,

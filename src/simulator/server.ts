@@ -1,4 +1,6 @@
-// Wires one simulator: context → fastify (API, auth server, control API) → listening socket.
+// Wires one simulator: its state file (if any) → context → fastify (API, auth server, control API) → listening
+// socket. With a state file the world it holds is loaded before anything listens, written once listening (a fresh
+// world's genesis, and the new address its tokens are signed as), after every change, and last by close().
 import { setMaxListeners } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import formbody from '@fastify/formbody';
@@ -6,9 +8,14 @@ import Fastify from 'fastify';
 import type { FastifyError } from 'fastify';
 import { registerApiRoutes } from './api-routes.js';
 import { registerAuthRoutes } from './auth-routes.js';
-import { createSimContext } from './context.js';
+import type { SimContext } from './context.js';
+import { createSimContext, stateOf, worldOf } from './context.js';
 import { createSimulatorControl } from './control.js';
 import { registerControlRoutes } from './control-routes.js';
+import { readStateFile, writeStateFile } from './state-file.js';
+import { SimulatorStateError } from './state-format.js';
+import type { StateSaver } from './state-saver.js';
+import { createStateSaver } from './state-saver.js';
 import type { RunningSimulator, SimulatorOptions } from './types.js';
 import { SimulatorControlError } from './types.js';
 
@@ -19,11 +26,28 @@ function originOf(address: AddressInfo): string {
   return `http://${address.family === 'IPv6' && !host.startsWith('[') ? `[${host}]` : host}:${address.port}`;
 }
 
+function stateSaverFor(file: string, ctx: () => SimContext): StateSaver {
+  return createStateSaver(
+    () => writeStateFile(file, stateOf(ctx())),
+    (error) =>
+      ctx().logger.warn(
+        { err: error instanceof Error ? error.message : String(error), file },
+        'simulator state not saved; trying again at the next change and at close',
+      ),
+  );
+}
+
 export async function startSimulator(options: SimulatorOptions = {}): Promise<RunningSimulator> {
+  const { stateFile } = options;
+  const restored = stateFile ? await readStateFile(stateFile, worldOf(options)) : null;
   const shutdown = new AbortController();
   // Every delayed request listens on this signal; dozens at once is normal, not a leak.
   setMaxListeners(0, shutdown.signal);
-  const ctx = createSimContext(options, shutdown.signal);
+  const saver = stateFile ? stateSaverFor(stateFile, () => ctx) : null;
+  const ctx = createSimContext(options, shutdown.signal, {
+    restored,
+    stateChanged: () => saver?.changed(),
+  });
   const control = createSimulatorControl(ctx);
   // forceCloseConnections: close() must not wait for hanging requests or idle keep-alive sockets.
   const app = Fastify({ logger: false, forceCloseConnections: true });
@@ -50,7 +74,25 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
 
   await app.listen({ host: options.host ?? '127.0.0.1', port: options.port ?? 0 });
   ctx.origin = originOf(app.server.address() as AddressInfo);
-  ctx.logger.info({ origin: ctx.origin, users: ctx.users.length }, 'calendbook simulator listening');
+  if (saver && stateFile) {
+    saver.changed();
+    await saver.flush().catch(async (thrown: unknown) => {
+      await app.close();
+      throw new SimulatorStateError(
+        stateFile,
+        `cannot be written (${(thrown as NodeJS.ErrnoException).code ?? String(thrown)})`,
+        'Make its directory writable by this user, or give the simulator another state file.',
+      );
+    });
+  }
+  ctx.logger.info(
+    {
+      origin: ctx.origin,
+      users: ctx.users.length,
+      ...(stateFile ? { stateFile, restored: !!restored } : {}),
+    },
+    'calendbook simulator listening',
+  );
 
   let closing: Promise<void> | null = null;
   return {
@@ -68,10 +110,12 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     })),
     control,
     close() {
-      // Safe to call twice; the abort ends injected delays so their handlers give up.
+      // Safe to call twice; the abort ends injected delays so their handlers give up. The state is written
+      // last, once no request can change it any more.
       closing ??= (async () => {
         shutdown.abort();
         await app.close();
+        await saver?.flush();
       })();
       return closing;
     },

@@ -113,7 +113,7 @@ async function redeemAuthorizationCode(
     return oauthError('invalid_grant', 'code_verifier sent but no code_challenge was');
   }
   const grant = ctx.grants.createGrant({ userId: issued.userId, clientId, scope: issued.scope });
-  issued.redeemedGrantId = grant.id;
+  ctx.grants.redeemCode(issued, grant.id);
   return tokensFor(ctx, grant, ctx.grants.issueRefreshToken(grant));
 }
 

@@ -1,5 +1,7 @@
-// Access tokens: HS256 JWTs signed with a per-simulator random secret, timed on the SIM clock so tests expire
-// them with advanceClock instead of waiting.
+// Access tokens: HS256 JWTs signed with a per-world random secret, timed on the SIM clock so tests expire
+// them with advanceClock instead of waiting. A world kept in a state file keeps its secret and the issuers it
+// signed as (the issuer is the origin, whose port changes from start to start), so the access tokens it handed
+// out before a restart still read the API after it, as a real service's would.
 import { randomBytes } from 'node:crypto';
 import { SignJWT, decodeJwt, errors, jwtVerify } from 'jose';
 import type { SimClock } from './clock.js';
@@ -20,6 +22,10 @@ export type VerifyResult = { ok: true; claims: AccessTokenClaims } | { ok: false
 
 export interface AccessTokenIssuer {
   readonly ttlSeconds: number;
+  /** The HMAC secret, base64url: what a state file keeps. */
+  readonly signingKey: string;
+  /** Every issuer this world signed as, the current one last. */
+  issuers(): string[];
   issue(input: { userId: string; clientId: string; scope: string }): Promise<{ token: string; jti: string }>;
   /** Signature, issuer, audience and expiry; revocation is the grant store's business. */
   verify(token: string): Promise<VerifyResult>;
@@ -31,11 +37,17 @@ export function createAccessTokenIssuer(options: {
   ttlSeconds: number;
   clock: SimClock;
   onIssued?: (credential: IssuedCredential) => void;
+  /** An earlier issuer's signingKey and issuers(): its tokens stay valid. Absent: a new random secret. */
+  restored?: { signingKey: string; issuers: string[] };
 }): AccessTokenIssuer {
-  const secret = new Uint8Array(randomBytes(32));
-  const { issuer, ttlSeconds, clock, onIssued } = options;
+  const { issuer, ttlSeconds, clock, onIssued, restored } = options;
+  const signingKey = restored?.signingKey ?? randomBytes(32).toString('base64url');
+  const secret = new Uint8Array(Buffer.from(signingKey, 'base64url'));
+  const issuers = () => [...new Set([...(restored?.issuers ?? []), issuer()])];
   return {
     ttlSeconds,
+    signingKey,
+    issuers,
     async issue({ userId, clientId, scope }) {
       const iat = Math.floor(clock.nowMs() / 1000);
       const jti = randomBytes(12).toString('base64url');
@@ -55,7 +67,7 @@ export function createAccessTokenIssuer(options: {
       try {
         const { payload } = await jwtVerify(token, secret, {
           algorithms: ['HS256'],
-          issuer: issuer(),
+          issuer: issuers(),
           audience: ACCESS_TOKEN_AUDIENCE,
           currentDate: new Date(clock.nowMs()),
           requiredClaims: ['sub', 'jti', 'exp', 'iat'],

@@ -246,6 +246,13 @@ export interface SimulatorOptions {
    * slotfeed's storage and logs. The simulator keeps no list of its own (the demo runs for days).
    */
   onCredentialIssued?: (credential: IssuedCredential) => void;
+  /**
+   * Keeps the simulated world in this file (JSON, owner-only): loaded at start when it exists, else a fresh world
+   * from the seed is written there, then rewritten after every change and by close(). What it keeps is listed
+   * in state-format.ts. A file that cannot be used (damaged, another format version, another seed, user count
+   * or eventTypesPerUser) makes the start fail with a SimulatorStateError naming it.
+   */
+  stateFile?: string;
 }
 
 export interface RunningSimulator {
@@ -257,6 +264,7 @@ export interface RunningSimulator {
   redirectUris: string[];
   users: SimUserSummary[];
   control: SimulatorControl;
+  /** Stops listening; with a state file, resolves once every change made before is written to it. */
   close(): Promise<void>;
 }
 
