@@ -23,6 +23,27 @@ export interface SyncRequest {
   timeoutSeconds: number;
 }
 
+/**
+ * Why a worker would skip this connection, and what makes it syncable again. When and why a connection was
+ * disabled is not stored, so it is not said.
+ */
+function whyNotSynced({ id, status }: { id: string; status: string }): string {
+  switch (status) {
+    case 'disabled':
+      return (
+        `connection ${id} is disabled, so it is not synced: enable it with \`slotfeed connections enable ${id}\` ` +
+        `(or Enable on its admin page, /admin/connections/${id}): it then syncs at the scheduler's next tick.`
+      );
+    case 'needs_reauth':
+      return (
+        `connection ${id} needs re-authorisation, so it cannot be synced: its owner must connect the account ` +
+        'again (the connect page, /connect): it then syncs by itself.'
+      );
+    default:
+      return `connection ${id} is ${status}, so it is not synced.`;
+  }
+}
+
 export async function runSync(
   env: Env,
   request: SyncRequest,
@@ -33,9 +54,14 @@ export async function runSync(
   const releasers = new Releasers();
   try {
     const { connectionAdmin } = openCommandDatabase(config, releasers, logger);
-    // Unknown ids are refused before anything is enqueued.
+    // Unknown ids, and connections the workers would skip, are refused before anything is enqueued.
     const ids = request.all ? await connectionAdmin.activeIds() : request.connectionIds;
-    for (const id of request.all ? [] : ids) await connectionAdmin.require(id);
+    const named: { id: string; status: string }[] = [];
+    for (const id of request.all ? [] : ids) named.push(await connectionAdmin.require(id));
+    const notSynced = named.filter((c) => c.status !== 'active');
+    if (notSynced.length > 0) {
+      throw new Error(`${notSynced.map(whyNotSynced).join('\n')}\nNothing was enqueued.`);
+    }
     const { redis, syncQueue } = openSyncQueue(config, releasers);
     await requireRedisAnswers(redis, config.redis.url);
     const jobs = await enqueueSyncs(syncQueue, ids, config.sync.maxAttempts);

@@ -83,4 +83,33 @@ describe('slotfeed sync', () => {
       ),
     ).rejects.toThrow(/no connection with id 00000000-0000-4000-8000-000000000000/);
   });
+
+  it('refuses a disabled connection, or one waiting for its owner, saying how it syncs again; enqueues nothing', async () => {
+    const [disabled, waiting] = [ids[1]!, ids[2]!];
+    await h.clients.prisma.connection.update({ where: { id: disabled }, data: { status: 'disabled' } });
+    await h.clients.prisma.connection.update({ where: { id: waiting }, data: { status: 'needs_reauth' } });
+    const queued = () => h.clients.syncQueue.getJobCounts('waiting', 'active', 'delayed', 'prioritized');
+    const before = await queued();
+    let stderr = '';
+    const io = {
+      stdout: { write: () => undefined, isTTY: false },
+      stderr: { write: (t: string) => void (stderr += t) },
+    };
+
+    expect(await runCli(['sync', ids[0]!, disabled, waiting], h.env, io)).toBe(1);
+    expect(stderr).toBe(
+      `slotfeed: connection ${disabled} is disabled, so it is not synced: enable it with ` +
+        `\`slotfeed connections enable ${disabled}\` (or Enable on its admin page, /admin/connections/${disabled}): ` +
+        "it then syncs at the scheduler's next tick.\n" +
+        `connection ${waiting} needs re-authorisation, so it cannot be synced: its owner must connect the ` +
+        'account again (the connect page, /connect): it then syncs by itself.\n' +
+        'Nothing was enqueued.\n',
+    );
+    expect(await queued()).toEqual(before);
+
+    await h.clients.prisma.connection.updateMany({
+      where: { id: { in: [disabled, waiting] } },
+      data: { status: 'active' },
+    });
+  });
 });
