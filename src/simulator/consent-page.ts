@@ -1,5 +1,15 @@
-// HTML of the simulated login/consent screen and of the authorization error page.
+// HTML of the simulated login/consent screen and of the authorization error page. Both are read on phones
+// too (the connect flow sends an owner here): a viewport meta tag, so a phone lays them out at its own width,
+// and a few lines of style so each account's row wraps rather than runs off the side.
 import type { SimUser } from './types.js';
+
+const HEAD = `<meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<style>
+body { font: 16px/1.5 system-ui, sans-serif; margin: 0 auto; padding: 1rem; max-width: 40rem; overflow-wrap: anywhere; }
+ul { list-style: none; padding: 0; }
+li + li { margin-top: 0.5rem; border-top: 1px solid #d3d9e0; padding-top: 0.5rem; }
+button { font: inherit; min-height: 2.5rem; padding: 0.3rem 0.9rem; margin-left: 0.25rem; }
+</style>`;
 
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
 
@@ -40,19 +50,19 @@ export function consentPageHtml(
     decision: 'deny',
   })}<button type="submit" name="deny">Deny</button></form>`;
   return `<!doctype html>
-<html><head><meta charset="utf-8"><title>Calendbook · Sign in</title></head>
-<body>
+<html lang="en"><head>${HEAD}<title>Calendbook · Sign in</title></head>
+<body><main>
 <h1>Calendbook (simulated)</h1>
 <p>${escapeHtml(fields.client_id)} asks for access: <code>${escapeHtml(fields.scope)}</code>. Sign in as:</p>
 <ul>
 ${rows}
 </ul>
 ${deny}
-</body></html>`;
+</main></body></html>`;
 }
 
 export function errorPageHtml(description: string): string {
   return `<!doctype html>
-<html><head><meta charset="utf-8"><title>Calendbook · Error</title></head>
-<body><h1>Authorization error</h1><p>invalid_request: ${escapeHtml(description)}</p></body></html>`;
+<html lang="en"><head>${HEAD}<title>Calendbook · Error</title></head>
+<body><main><h1>Authorization error</h1><p>invalid_request: ${escapeHtml(description)}</p></main></body></html>`;
 }

@@ -1,6 +1,7 @@
-// What one visit of a page shows a careful reader: its status, whether it is wider than the window (and which
-// element makes it so), its serious accessibility problems (axe-core), requests to other hosts, and Content
-// Security Policy refusals. Each finding is a readable line, so a failing check says what to fix.
+// What one visit of a page shows a careful reader: its status, the width it is laid out at, whether it is wider
+// than the window (and which element makes it so), controls cut off at the side, its serious accessibility
+// problems (axe-core), requests to other hosts, and Content Security Policy refusals. Each finding is a
+// readable line, so a failing check says what to fix.
 import AxeBuilder from '@axe-core/playwright';
 import type { Page } from 'playwright-core';
 import type { PreparedSite } from './prepared-site.js';
@@ -8,11 +9,15 @@ import type { SitePage } from './site-pages.js';
 
 export interface PageObservations {
   status: number;
+  /** The width the page is laid out at, in CSS pixels: a phone's own width only with a viewport meta tag. */
+  layoutWidth: number;
   /** Why the document is wider than the window, or null when it fits. */
   overflow: string | null;
+  /** One line per button, link or field whose box is cut at the side by a box around it or the window. */
+  cutControls: string[];
   /** One line per serious or critical axe violation: rule, impact, what it means, where. */
   accessibility: string[];
-  /** URLs requested from anywhere but the site's own origin (or data:). */
+  /** URLs requested from anywhere but the page's own origin (or data:). */
   elsewhere: string[];
   /** Console messages of CSP refusals. */
   cspRefusals: string[];
@@ -21,20 +26,9 @@ export interface PageObservations {
 const SERIOUS = new Set(['serious', 'critical']);
 const TARGETS_SHOWN = 5;
 
-// Runs in the page (a string: the project's TypeScript has no DOM types). Elements inside a box that scrolls
-// or clips sideways (`.table-scroll`) do not widen the document and are not blamed; of the rest that reach
-// past the right edge, the widest is named, by a selector built from its tag, id, classes and two ancestors.
-const WIDEST_OVERFLOW_SCRIPT = `(() => {
-  const windowWidth = window.innerWidth;
-  const documentWidth = document.documentElement.scrollWidth;
-  if (documentWidth <= windowWidth) return null;
-  const root = document.documentElement;
-  const contained = (element) => {
-    for (let box = element.parentElement; box && box !== document.body && box !== root; box = box.parentElement) {
-      if (getComputedStyle(box).overflowX !== 'visible' && box.getBoundingClientRect().right <= windowWidth + 0.5) return true;
-    }
-    return false;
-  };
+// Runs in the page (strings: the project's TypeScript has no DOM types). Names an element by a selector built
+// from its tag, id, classes and two ancestors.
+const SELECTOR_OF = `
   const part = (element) => {
     if (element.id) return element.tagName.toLowerCase() + '#' + element.id;
     const classes = [...element.classList].slice(0, 3).map((c) => '.' + c).join('');
@@ -51,6 +45,24 @@ const WIDEST_OVERFLOW_SCRIPT = `(() => {
     }
     return parts.join(' > ');
   };
+`;
+
+// The window's width is the root's client width: a mobile browser widens its layout viewport (innerWidth) to
+// a page that is too wide rather than let it scroll, so innerWidth would hide the very overflow looked for.
+// Elements inside a box that scrolls or clips sideways (`.table-scroll`) do not widen the document and are not
+// blamed; of the rest that reach past the right edge, the widest is named.
+const WIDEST_OVERFLOW_SCRIPT = `(() => {
+  const root = document.documentElement;
+  const windowWidth = root.clientWidth;
+  const documentWidth = root.scrollWidth;
+  if (documentWidth <= windowWidth) return null;
+  const contained = (element) => {
+    for (let box = element.parentElement; box && box !== document.body && box !== root; box = box.parentElement) {
+      if (getComputedStyle(box).overflowX !== 'visible' && box.getBoundingClientRect().right <= windowWidth + 0.5) return true;
+    }
+    return false;
+  };
+  ${SELECTOR_OF}
   let widest = null;
   let widestRect = null;
   for (const element of document.body.querySelectorAll('*')) {
@@ -65,6 +77,43 @@ const WIDEST_OVERFLOW_SCRIPT = `(() => {
     ? 'no single element reaches past the edge (a margin or a transform?)'
     : 'widest element past the edge: ' + selectorOf(widest) + ' (' + Math.round(widestRect.width) + 'px wide, right edge at ' + Math.round(widestRect.right) + 'px)';
   return 'the document is ' + documentWidth + 'px wide in a ' + windowWidth + 'px window; ' + blame;
+})()`;
+
+// Every visible button, link and field whose box reaches past the side of a box that clips or scrolls
+// sideways around it (a table's scroll box: its Remove buttons out of sight until one thinks of scrolling
+// it), or past the window's side: on a phone, part of it is out of sight and a tap may miss. Only sideways:
+// scrolling down inside a box (a calendar's hours) is expected. A control wholly off to one side of the
+// window and in no such box is hidden on purpose (a skip link until it has focus), not cut.
+const CUT_CONTROLS_SCRIPT = `(() => {
+  const root = document.documentElement;
+  const windowWidth = root.clientWidth;
+  ${SELECTOR_OF}
+  const controls = 'a[href], button, input:not([type="hidden"]), select, textarea, summary, [role="button"], [role="link"]';
+  const spans = (rect) => 'spans ' + Math.round(rect.left) + '-' + Math.round(rect.right) + 'px';
+  const cutBy = (control, rect) => {
+    for (let box = control.parentElement; box && box !== document.body && box !== root; box = box.parentElement) {
+      if (getComputedStyle(box).overflowX === 'visible') continue;
+      const left = box.getBoundingClientRect().left + box.clientLeft;
+      const right = left + box.clientWidth;
+      if (rect.left < left - 0.5 || rect.right > right + 0.5) {
+        return spans(rect) + ', cut by ' + selectorOf(box) + ' (' + Math.round(left) + '-' + Math.round(right) + 'px)';
+      }
+    }
+    if (rect.right <= 0 || rect.left >= windowWidth) return null;
+    if (rect.left < -0.5 || rect.right > windowWidth + 0.5) return spans(rect) + ' in a ' + windowWidth + 'px window';
+    return null;
+  };
+  const cut = [];
+  for (const control of document.querySelectorAll(controls)) {
+    const rect = control.getBoundingClientRect();
+    if (rect.width === 0 || rect.height === 0) continue;
+    if (!control.checkVisibility({ visibilityProperty: true, opacityProperty: true })) continue;
+    const how = cutBy(control, rect);
+    if (how === null) continue;
+    const name = (control.getAttribute('aria-label') || control.textContent || control.value || '').trim().replace(/\\s+/g, ' ').slice(0, 30);
+    cut.push(selectorOf(control) + (name ? ' "' + name + '"' : '') + ': ' + how);
+  }
+  return cut;
 })()`;
 
 /** Serious and critical axe violations, one line each; `rules` limits the run to those rules. */
@@ -93,17 +142,32 @@ export async function observePage(
   sitePage: SitePage,
   options: { onlyRules?: string[] } = {},
 ): Promise<PageObservations> {
-  const elsewhere: string[] = [];
+  const requested: string[] = [];
   const cspRefusals: string[] = [];
   tab.on('request', (request) => {
-    const url = request.url();
-    if (!url.startsWith('data:') && new URL(url).origin !== site.url) elsewhere.push(url);
+    if (!request.url().startsWith('data:')) requested.push(request.url());
   });
   tab.on('console', (message) => {
     if (/Content Security Policy|Refused to /i.test(message.text())) cspRefusals.push(message.text());
   });
   const response = await site.visit(tab, sitePage);
+  // The page's own origin is the one its address named (the site's, or the simulator's for its consent page),
+  // before any redirect: a redirect to another host is a request elsewhere.
+  let first = response.request();
+  for (let before = first.redirectedFrom(); before !== null; before = before.redirectedFrom()) first = before;
+  const origin = new URL(first.url()).origin;
+  const elsewhere = requested.filter((url) => new URL(url).origin !== origin);
+  const layoutWidth = await tab.evaluate<number>('document.documentElement.clientWidth');
   const overflow = await tab.evaluate<string | null>(WIDEST_OVERFLOW_SCRIPT);
+  const cutControls = await tab.evaluate<string[]>(CUT_CONTROLS_SCRIPT);
   const accessibility = await seriousAxeViolations(tab, options.onlyRules);
-  return { status: response.status(), overflow, accessibility, elsewhere, cspRefusals };
+  return {
+    status: response.status(),
+    layoutWidth,
+    overflow,
+    cutControls,
+    accessibility,
+    elsewhere,
+    cspRefusals,
+  };
 }

@@ -23,7 +23,10 @@ export interface PreparedSite extends SiteFacts {
   browser: Browser;
   /** The owner's e-mail address at Calendbook. */
   ownerEmail: string;
-  /** A fresh tab at `viewport`, in the context of `viewer` (signed in on first use, then kept). */
+  /**
+   * A fresh tab at `viewport`, in the context of `viewer` on that kind of device (signed in on first use, then
+   * kept): a phone's context is a mobile one, so a page is laid out as a phone's browser lays it out.
+   */
   openTab(viewer: Viewer, viewport: SiteViewport): Promise<Page>;
   /** Opens `sitePage` in `tab` and waits until it has drawn itself; the response of its document. */
   visit(tab: Page, sitePage: SitePage): Promise<Response>;
@@ -121,7 +124,8 @@ function sitePreparedWith(
 ): PreparedSite {
   const url = harness.url;
   const unconnected = harness.sync.sim.users.slice(PREPARED_ACCOUNTS);
-  const contexts = new Map<Viewer, Promise<BrowserContext>>();
+  // By viewer and viewport: whether a context is a mobile one is fixed when it is made.
+  const contexts = new Map<string, Promise<BrowserContext>>();
 
   const site: PreparedSite = {
     ...facts,
@@ -135,8 +139,12 @@ function sitePreparedWith(
       const callback = new URL(await harness.approve(String(start.headers.location)));
       return `${callback.pathname}${callback.search}`;
     },
+    async consentPageUrl() {
+      return harness.startConnect();
+    },
     async visit(tab, sitePage) {
-      const response = await tab.goto(`${url}${await sitePage.path(site)}`);
+      const path = await sitePage.path(site);
+      const response = await tab.goto(/^https?:/.test(path) ? path : `${url}${path}`);
       if (response === null) throw new Error(`${sitePage.name}: no response`);
       if (sitePage.readyWhen !== undefined)
         await tab.waitForSelector(sitePage.readyWhen, { timeout: 20_000 });
@@ -153,16 +161,13 @@ function sitePreparedWith(
       await page.waitForURL((target) => target.origin === url && target.pathname === '/me');
     },
     openTab(viewer, viewport) {
-      let context = contexts.get(viewer);
+      const key = `${viewer} ${viewport.label}`;
+      let context = contexts.get(key);
       if (context === undefined) {
-        context = contextFor(viewer);
-        contexts.set(viewer, context);
+        context = contextFor(viewer, viewport);
+        contexts.set(key, context);
       }
-      return context.then(async (ready) => {
-        const page = await ready.newPage();
-        await page.setViewportSize({ width: viewport.width, height: viewport.height });
-        return page;
-      });
+      return context.then((ready) => ready.newPage());
     },
     async close() {
       try {
@@ -173,8 +178,12 @@ function sitePreparedWith(
     },
   };
 
-  async function contextFor(viewer: Viewer): Promise<BrowserContext> {
-    const context = await browser.newContext();
+  async function contextFor(viewer: Viewer, viewport: SiteViewport): Promise<BrowserContext> {
+    const context = await browser.newContext({
+      viewport: { width: viewport.width, height: viewport.height },
+      isMobile: viewport.mobile,
+      hasTouch: viewport.mobile,
+    });
     if (viewer === 'public') return context;
     const page = await context.newPage();
     await (viewer === 'admin' ? site.signInAsAdmin(page) : site.signInAsOwner(page));

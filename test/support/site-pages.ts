@@ -19,12 +19,18 @@ export interface SiteFacts {
    * the callback spends its state, so every visit of the "not connected" page needs one of its own.
    */
   newSignInCallbackPath(): Promise<string>;
+  /**
+   * The simulated Calendbook's sign-in and consent page, as /connect sends a visitor there: a whole URL, on the
+   * simulator's own origin.
+   */
+  consentPageUrl(): Promise<string>;
 }
 
 export interface SitePage {
   /** Kebab-case; the screenshots are docs/screenshots/<name>-desktop.png and <name>-phone.png. */
   name: string;
   viewer: Viewer;
+  /** A path on the site, or a whole URL for a page another server shows (the simulator's consent page). */
   path(site: SiteFacts): string | Promise<string>;
   /** The status the page answers with; any 2xx when absent. */
   status?: number;
@@ -86,12 +92,17 @@ export const SITE_PAGES: readonly SitePage[] = [
     path: () => '/oauth/callback?state=not-a-state-we-issued&code=whatever',
     status: 400,
   },
+  // Not slotfeed's page but the one its connect flow sends a visitor to (the simulator stands in for Calendbook).
+  { name: 'simulator-consent', viewer: 'public', path: (site) => site.consentPageUrl() },
 ];
 
-/** The two widths every page is checked and photographed at. */
+/**
+ * The two widths every page is checked and photographed at. The phone is the narrowest in common use, and a
+ * mobile one: like a real phone's browser it lays out a page without a viewport meta tag 980 px wide.
+ */
 export const VIEWPORTS = [
-  { label: 'desktop', width: 1280, height: 800 },
-  { label: 'phone', width: 390, height: 844 },
+  { label: 'desktop', width: 1280, height: 800, mobile: false },
+  { label: 'phone', width: 360, height: 800, mobile: true },
 ] as const;
 
 export type SiteViewport = (typeof VIEWPORTS)[number];

@@ -1,7 +1,8 @@
 // Every page of the site (test/support/site-pages.ts) in Chromium, as its viewer sees it, at a desktop and a
-// phone width: it answers, fits the window, has no serious accessibility problem, asks nothing of another
-// host, and breaks no rule of its Content Security Policy; in dark mode its colours still contrast. One
-// browser for the file; each page visited once per width, in a tab of its own, one after another.
+// phone width: it answers, is laid out at the window's width, fits it, cuts off no control at the side, has
+// no serious accessibility problem, asks nothing of another host, and breaks no rule of its Content Security
+// Policy; in dark mode its colours still contrast. One browser for the file; each page visited once per
+// width, in a tab of its own, one after another.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { observePage, type PageObservations } from '../support/page-observations.js';
 import { prepareSite, type PreparedSite } from '../support/prepared-site.js';
@@ -50,8 +51,17 @@ describe.each(SITE_PAGES.map((sitePage) => [sitePage.name, sitePage] as const))(
       else expect(status).toBe(sitePage.status);
     });
 
+    // A phone lays out a page without a viewport meta tag 980 px wide and shrinks it to a third.
+    it('is laid out at the width of the window', () => {
+      expect(observed().layoutWidth).toBe(viewport.width);
+    });
+
     it('fits the window without scrolling sideways', () => {
       expect(observed().overflow).toBeNull();
+    });
+
+    it('cuts off no button, link or field at the side', () => {
+      expect(observed().cutControls).toEqual([]);
     });
 
     it('has no serious or critical accessibility violation', () => {

@@ -68,10 +68,33 @@ const REFERENCE_CSS = `
 .swagger-ui .json-schema-2020-12-keyword__value--secondary, .swagger-ui .json-schema-2020-12__attribute { color: #333 !important; }
 `;
 
+// Swagger UI's page (@fastify/swagger-ui 6's lib/index-html.js) has no viewport meta tag, and the plugin no
+// option that adds to its head (theme sets the title, styles, scripts and icons only), so a phone laid it out
+// 980 px wide and shrank it to a third. It is added as the page is sent.
+const VIEWPORT_META = '<meta name="viewport" content="width=device-width, initial-scale=1">';
+
+/** The page with a viewport meta tag first in its head, unless it has one already. */
+export function withViewportMeta(page: string): string {
+  if (/<meta\s[^>]*name=["']?viewport/i.test(page)) return page;
+  return page.replace(/<head>/i, (head) => `${head}${VIEWPORT_META}`);
+}
+
 export async function registerApiReference(app: FastifyInstance): Promise<void> {
   app.get(OPENAPI_PATH, { schema: { hide: true } }, async (_request, reply) =>
     reply.header('cache-control', 'no-cache').send(app.swagger()),
   );
+  // A scope of its own, so the hook sees the reference's answers only.
+  await app.register(async (reference) => {
+    reference.addHook('onSend', async (_request, reply, payload) =>
+      typeof payload === 'string' && String(reply.getHeader('content-type')).startsWith('text/html')
+        ? withViewportMeta(payload)
+        : payload,
+    );
+    await registerSwaggerUi(reference);
+  });
+}
+
+async function registerSwaggerUi(app: FastifyInstance): Promise<void> {
   await app.register(swaggerUi, {
     routePrefix: API_REFERENCE_PATH,
     // Everything from this origin. Swagger UI sets style attributes as it draws, hence 'unsafe-inline' for
