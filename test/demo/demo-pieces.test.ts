@@ -133,7 +133,7 @@ describe('demo configuration', () => {
     expect(config.upstream.redirectUri).toBe('http://127.0.0.1:3001/oauth/callback');
     expect(config.web).toMatchObject({ host: '127.0.0.1', port: 3001, adminToken: secrets.adminToken });
     expect(config.vault).toEqual({ currentKey: secrets.tokenEncryptionKey, previousKeys: [] });
-    expect(config.sync.rateLimit.perSecond).toBe(1000);
+    expect(config.sync.rateLimit.perSecond).toBe(20_000);
     // A person trying webhooks has a receiver on this machine; only the demo allows one by default.
     expect(config.webhooks.allowPrivateTargets).toBe(true);
     expect(loadConfig({}, ['webhooks']).webhooks.allowPrivateTargets).toBe(false);
