@@ -4,6 +4,9 @@ import type { FastifyInstance } from 'fastify';
 import type { SimulatorControl } from './types.js';
 import { SimulatorControlError } from './types.js';
 
+/** Where the control routes are mounted; docs/simulator.md documents each under it. */
+export const CONTROL_PREFIX = '/__sim';
+
 type Body = Record<string, unknown>;
 
 const bodyOf = (body: unknown): Body => (typeof body === 'object' && body !== null ? (body as Body) : {});

@@ -11,7 +11,7 @@ import { registerAuthRoutes } from './auth-routes.js';
 import type { SimContext } from './context.js';
 import { createSimContext, stateOf, worldOf } from './context.js';
 import { createSimulatorControl } from './control.js';
-import { registerControlRoutes } from './control-routes.js';
+import { CONTROL_PREFIX, registerControlRoutes } from './control-routes.js';
 import { readStateFile, writeStateFile } from './state-file.js';
 import { SimulatorStateError } from './state-format.js';
 import type { StateSaver } from './state-saver.js';
@@ -70,7 +70,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
   await app.register(formbody);
   await app.register(async (api) => registerApiRoutes(api, ctx), { prefix: '/api' });
   await app.register(async (auth) => registerAuthRoutes(auth, ctx), { prefix: '/auth' });
-  await app.register(async (sim) => registerControlRoutes(sim, control), { prefix: '/__sim' });
+  await app.register(async (sim) => registerControlRoutes(sim, control), { prefix: CONTROL_PREFIX });
 
   await app.listen({ host: options.host ?? '127.0.0.1', port: options.port ?? 0 });
   ctx.origin = originOf(app.server.address() as AddressInfo);
