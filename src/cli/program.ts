@@ -3,6 +3,7 @@
 import { Command, CommanderError, Option } from 'commander';
 import { ConfigError, describeVariables } from '../config.js';
 import { wholeNumber } from './argument-parsers.js';
+import { configErrorMessage } from './config-error-message.js';
 import { runDaemon, runMigrate, runSimulator, type Output } from './commands.js';
 import { registerConnectionsCommand } from './connections-command.js';
 import { registerTeamsCommand } from './teams-command.js';
@@ -219,7 +220,7 @@ export async function runCli(
       return 2;
     }
     if (thrown instanceof ConfigError) {
-      io.stderr.write(`${thrown.message}\nSee README.md, "Configuration".\n`);
+      io.stderr.write(configErrorMessage(thrown, env));
       return 2;
     }
     io.stderr.write(`slotfeed: ${plainFailureMessage(thrown, env)}\n`);

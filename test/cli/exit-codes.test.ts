@@ -29,6 +29,25 @@ describe('slotfeed exit codes and messages', () => {
     expect(stderr).toMatch(/DATABASE_URL is required/);
   });
 
+  it('without DATABASE_URL, says it is not set and that a running demo is found from the project directory', async () => {
+    for (const args of [
+      ['connections', 'list'],
+      ['feeds', 'list'],
+      ['sync', '--all'],
+    ]) {
+      expect(await run(args, { LOG_LEVEL: 'silent' })).toBe(2);
+      expect(stderr).toContain(
+        'DATABASE_URL is not set. A demo that is running (`npm run demo`) is found by itself when the CLI runs ' +
+          'from the project directory; to use another database, set DATABASE_URL (.env.example lists every ' +
+          'variable).\n',
+      );
+    }
+    // Set but wrong: the problem is its value, not where to find a database.
+    expect(await run(['connections', 'list'], { DATABASE_URL: 'mysql://db/slotfeed' })).toBe(2);
+    expect(stderr).toMatch(/DATABASE_URL/);
+    expect(stderr).not.toContain('npm run demo');
+  });
+
   it('exits 2 on bad usage', async () => {
     expect(await run(['sync'], { DATABASE_URL: db.url })).toBe(2);
     expect(stderr).toMatch(/give connection ids or --all/);
