@@ -1,14 +1,5 @@
-// Times as people read them: in a named zone ("Tue 24 Nov, 10:54 Europe/Berlin"), and relative to now
-// ("3 minutes ago"). Pages never show a bare UTC ISO string; the zone is always named.
-import { DateTime } from 'luxon';
-
-/** "Tue 24 Nov 2026, 10:54 Europe/Berlin"; an unknown or missing zone falls back to UTC, named as such. */
-export function localTime(date: Date, zone: string | null | undefined): string {
-  let at = DateTime.fromJSDate(date, { zone: zone ?? 'UTC' });
-  if (!at.isValid) at = DateTime.fromJSDate(date, { zone: 'UTC' });
-  return `${at.toFormat('ccc d LLL yyyy, HH:mm')} ${at.zoneName === 'UTC' ? 'UTC' : at.zoneName}`;
-}
-
+// Times relative to now ("3 minutes ago"), beside a time in its named zone (lib/local-time.ts): pages never
+// show a bare UTC ISO string.
 const UNITS: [Intl.RelativeTimeFormatUnit, number][] = [
   ['year', 365 * 24 * 3600],
   ['month', 30 * 24 * 3600],

@@ -1,7 +1,8 @@
 // A time as pages show it: a <time> element with the machine-readable instant, its text in the account's zone
 // (named) or relative to now, and the other form beside it, so no page shows a bare UTC string.
 import { html, type Raw } from './html.js';
-import { localTime, relativeTime } from './time-format.js';
+import { localTime } from '../lib/local-time.js';
+import { relativeTime } from './time-format.js';
 
 export interface ShownTimeOptions {
   /** Which form leads: the local time (admin pages, exact) or how long ago (the owner's page, at a glance). */
