@@ -25,9 +25,11 @@ function databaseLocation(databaseUrl: string | undefined): { server: string; da
   }
 }
 
+// A DATABASE_URL of the shell wins over a running demo's (cli/demo-env-discovery.ts): one left set from
+// elsewhere hides the demo.
 const DEMO_HINT =
-  'Against the demo, run the CLI with the settings it writes while it runs: ' +
-  '`node --env-file=.slotfeed/demo.env dist/cli.js …`.';
+  'To reach a running demo instead (`npm run demo`), run the CLI from the project directory with ' +
+  'DATABASE_URL unset: it finds the demo by itself.';
 
 function databaseMessage(thrown: unknown, env: Env): string | undefined {
   const { server, database } = databaseLocation(env.DATABASE_URL);

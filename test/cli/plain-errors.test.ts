@@ -56,8 +56,8 @@ describe('plain errors', () => {
       expect(result.code).toBe(1);
       expect(result.stderr).toBe(
         `slotfeed: Cannot reach Postgres at 127.0.0.1:${closedPort} (DATABASE_URL). Check that DATABASE_URL ` +
-          'is right and that the server is running. Against the demo, run the CLI with the settings it writes ' +
-          'while it runs: `node --env-file=.slotfeed/demo.env dist/cli.js …`.\n',
+          'is right and that the server is running. To reach a running demo instead (`npm run demo`), run the ' +
+          'CLI from the project directory with DATABASE_URL unset: it finds the demo by itself.\n',
       );
     }
     const migrate = await slotfeed(env, 'migrate');
