@@ -20,6 +20,8 @@ export interface CliEnvironment {
   WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true';
   /** The demo's process: while it is gone, the file is a leftover of a demo that was killed. */
   SLOTFEED_DEMO_PID: string;
+  /** The simulator's origin, for the person trying its control API (/__sim/); the CLI does not read it. */
+  SIMULATOR_URL: string;
 }
 
 /** A value as Node's env-file parser reads it back unchanged: bare when plain, else single-quoted. */

@@ -56,13 +56,16 @@ export interface DemoOptions {
 const SIMULATOR_USERS = 5;
 const SIMULATOR_SEED = 1;
 
-/** Whether a cluster exists for `postgresDir`: in it, or where it was moved to (relocated-cluster.ts). */
-async function hasCluster(postgresDir: string): Promise<boolean> {
-  const moved = await recordedRelocation(postgresDir);
-  return stat(path.join(moved ?? postgresDir, 'PG_VERSION')).then(
+const exists = (file: string) =>
+  stat(file).then(
     () => true,
     () => false,
   );
+
+/** Whether a cluster exists for `postgresDir`: in it, or where it was moved to (relocated-cluster.ts). */
+async function hasCluster(postgresDir: string): Promise<boolean> {
+  const moved = await recordedRelocation(postgresDir);
+  return exists(path.join(moved ?? postgresDir, 'PG_VERSION'));
 }
 
 export async function runDemo(
@@ -118,7 +121,10 @@ export async function runDemo(
     const publicBaseUrl = `http://127.0.0.1:${webPort}`;
     // The simulator starts in the present, so its simulated world is the same whether or not a history follows.
     const clock = createDemoClock();
+    // Its bookings, changes and grants are kept in the data directory, so a restart continues the same world.
+    const simulatorHadState = await exists(paths.simulatorStateFile);
     const simulator = await startSimulator({
+      stateFile: paths.simulatorStateFile,
       port: 0,
       users: SIMULATOR_USERS,
       seed: SIMULATOR_SEED,
@@ -128,7 +134,9 @@ export async function runDemo(
     });
     releasers.add('simulator', () => simulator.close());
     out.write(
-      `Calendbook simulator: ${simulator.origin} (${simulator.users.length} users, control API /__sim/)\n`,
+      `Calendbook simulator: ${simulator.origin} (${simulator.users.length} users, control API /__sim/; ` +
+        `${simulatorHadState ? 'its bookings and changes restored from' : 'its world kept in'} ` +
+        `${path.relative(process.cwd(), paths.simulatorStateFile) || paths.simulatorStateFile})\n`,
     );
 
     const config = loadConfig(
@@ -178,6 +186,8 @@ export async function runDemo(
       TOKEN_ENCRYPTION_KEY: secrets.tokenEncryptionKey,
       WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' as const,
       SLOTFEED_DEMO_PID: String(process.pid),
+      // Not read by the CLI: for a person's curl to the simulator's control API (docs/simulator.md).
+      SIMULATOR_URL: simulator.origin,
     };
     await writeCliEnvFile(paths.cliEnvFile, cliEnvFileText(cliEnvironment, `${cli} connections list`));
     releasers.add('CLI env file', () => removeCliEnvFile(paths.cliEnvFile));

@@ -14,6 +14,7 @@ const settings = {
   PUBLIC_BASE_URL: 'http://127.0.0.1:3000',
   TOKEN_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64'),
   WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' as const,
+  SIMULATOR_URL: 'http://127.0.0.1:34525',
 };
 const alive = () => true;
 

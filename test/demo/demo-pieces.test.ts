@@ -195,6 +195,7 @@ describe('the CLI env file', () => {
     TOKEN_ENCRYPTION_KEY: 'q83vEjRWeJq83vEjRWeJq83vEjRWeJq83vEjRWeJq80=',
     WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' as const,
     SLOTFEED_DEMO_PID: '4242',
+    SIMULATOR_URL: 'http://127.0.0.1:34525',
   };
 
   it('reads back through Node’s env-file parser unchanged, odd characters included', () => {
