@@ -11,6 +11,7 @@ export const ERROR_TEXT_MAX = 300;
 export interface DeliveryToAttempt {
   id: string;
   endpointId: string;
+  eventType: string;
   /** What the receiver is sent, as JSON. */
   payload: unknown;
   url: string;
@@ -94,6 +95,7 @@ export function createWebhookDeliveryStore(prisma: PrismaClient): WebhookDeliver
       return {
         id: delivery.id,
         endpointId: delivery.endpointId,
+        eventType: delivery.eventType,
         payload: delivery.payload,
         url: delivery.endpoint.url,
         endpointDisabled: delivery.endpoint.disabledAt !== null,

@@ -7,6 +7,7 @@
 import type { Interval } from '../feeds/busy-blocks.js';
 import { unionOf } from '../feeds/busy-blocks.js';
 
+/** The events an endpoint subscribes to: what the pages, the CLI and the store offer and accept. */
 export const WEBHOOK_EVENT_TYPES = [
   'availability.changed',
   'booking.inferred',
@@ -15,6 +16,16 @@ export const WEBHOOK_EVENT_TYPES = [
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 export const WEBHOOK_PAYLOAD_VERSION = 1;
 
+/**
+ * The event sent when someone asks for a test ("Send test event", `slotfeed webhooks test`), to check a
+ * receiver: signed, numbered, queued, retried and logged like any. It is not one of WEBHOOK_EVENT_TYPES, so no
+ * endpoint can subscribe to it (nor receive it for a change): every endpoint gets it when a test is asked for,
+ * and only then.
+ */
+export const WEBHOOK_TEST_EVENT = 'webhook.test';
+/** Every type a receiver may be sent. */
+export type DeliveredEventType = WebhookEventType | typeof WEBHOOK_TEST_EVENT;
+
 export interface SlotChange {
   eventId: string;
   startsAt: Date;
@@ -22,8 +33,8 @@ export interface SlotChange {
 }
 
 /** One event about one connection, before it is addressed to endpoints (the outbox adds a team's id). */
-export interface WebhookEvent {
-  type: WebhookEventType;
+export interface WebhookEvent<Type extends DeliveredEventType = WebhookEventType> {
+  type: Type;
   at: Date;
   data: Record<string, unknown>;
 }
@@ -87,10 +98,32 @@ export function needsReauth(input: { connectionId: string; at: Date }): WebhookE
 }
 
 /**
+ * webhook.test: which endpoint was tested and, for a connection's endpoint, the connection (a team's gets its
+ * team's id as every event of a team's endpoint does).
+ */
+export function testEvent(input: {
+  endpointId: string;
+  connectionId: string | null;
+  at: Date;
+}): WebhookEvent<typeof WEBHOOK_TEST_EVENT> {
+  return {
+    type: WEBHOOK_TEST_EVENT,
+    at: input.at,
+    data: {
+      ...(input.connectionId === null ? {} : { connectionId: input.connectionId }),
+      endpointId: input.endpointId,
+    },
+  };
+}
+
+/**
  * The body an endpoint receives: the event, addressed (a team's endpoint learns which team it is about) and
  * numbered in its endpoint's sequence.
  */
-export function webhookPayload(event: WebhookEvent, address: { teamId: string | null; sequence: number }) {
+export function webhookPayload(
+  event: WebhookEvent<DeliveredEventType>,
+  address: { teamId: string | null; sequence: number },
+) {
   return {
     type: event.type,
     version: WEBHOOK_PAYLOAD_VERSION,

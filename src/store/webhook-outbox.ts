@@ -5,10 +5,11 @@
 // sends nothing. Each row is numbered in its endpoint's sequence (webhook_endpoint.last_sequence), so receivers
 // can order deliveries that arrive out of order. Numbering locks the endpoint's row until the transaction ends,
 // and a team's endpoint is shared by every member's commits: callers write the outbox as their transaction's
-// last statement, so that lock is held for an instant.
+// last statement, so that lock is held for an instant. A test event asked for (recordTestEvent) is written the
+// same way, to the one endpoint tested, and from then on is a delivery like any.
 import { randomUUID } from 'node:crypto';
 import type { Prisma } from '../generated/prisma/client.js';
-import { webhookPayload, type WebhookEvent } from './webhook-events.js';
+import { testEvent, webhookPayload, type WebhookEvent } from './webhook-events.js';
 
 type Tx = Prisma.TransactionClient;
 
@@ -59,6 +60,33 @@ export async function recordWebhookEvents(
   });
   if (rows.length > 0) await tx.webhookDelivery.createMany({ data: rows });
   return rows.map((row) => row.id);
+}
+
+/**
+ * A webhook.test for the endpoint, numbered in its sequence; the id of its delivery, undefined when there is no
+ * such endpoint. Written whether the endpoint is disabled or not: testing a receiver before enabling its
+ * endpoint again is what a test is for (the delivery gives it a single attempt then: webhook-delivery.ts).
+ */
+export async function recordTestEvent(tx: Tx, endpointId: string, now: Date): Promise<string | undefined> {
+  const endpoint = await tx.webhookEndpoint.findUnique({
+    where: { id: endpointId },
+    select: { id: true, teamId: true, connectionId: true },
+  });
+  if (!endpoint) return undefined;
+  const sequence = (await takeSequences(tx, [{ endpointId, count: 1 }])).get(endpointId);
+  if (sequence === undefined) return undefined;
+  const event = testEvent({ endpointId, connectionId: endpoint.connectionId, at: now });
+  const id = randomUUID();
+  await tx.webhookDelivery.create({
+    data: {
+      id,
+      endpointId,
+      eventType: event.type,
+      payload: webhookPayload(event, { teamId: endpoint.teamId, sequence }) as Prisma.InputJsonObject,
+      createdAt: now,
+    },
+  });
+  return id;
 }
 
 /**

@@ -4,7 +4,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { Prisma } from '../generated/prisma/client.js';
-import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from './webhook-events.js';
+import { WEBHOOK_EVENT_TYPES, WEBHOOK_TEST_EVENT, type WebhookEventType } from './webhook-events.js';
+import { recordTestEvent } from './webhook-outbox.js';
 import { validWebhookUrl, WebhookTargetError } from './webhook-targets.js';
 import { ConnectionNotFoundError } from './connections.js';
 import { TeamNotFoundError } from './teams.js';
@@ -57,14 +58,22 @@ export interface WebhookStore {
   delete(endpointId: string): Promise<void>;
   /** Enables a disabled endpoint again (deliveries given up stay given up). */
   enable(endpointId: string): Promise<void>;
+  /**
+   * Writes a webhook.test for the endpoint (disabled or not), delivered like any event by the delivery worker;
+   * the delivery, queued. Throws WebhookEndpointNotFoundError.
+   */
+  sendTestEvent(endpointId: string, now: Date): Promise<WebhookDeliveryRecord>;
   /** The latest deliveries of an endpoint, newest first. */
   deliveries(endpointId: string, limit?: number): Promise<WebhookDeliveryRecord[]>;
+  /** One delivery as the log shows it; undefined when it is gone (its endpoint deleted). */
+  delivery(deliveryId: string): Promise<WebhookDeliveryRecord | undefined>;
   /** The endpoint's secret, for signing. */
   secretOf(endpointId: string): Promise<string>;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const sealingContext = (endpointId: string) => `webhook:${endpointId}`;
+const DELIVERY_LOG_OMITS = { payload: true, enqueuedAt: true } as const;
 const ENDPOINT_FIELDS = {
   id: true,
   connectionId: true,
@@ -79,6 +88,12 @@ const ENDPOINT_FIELDS = {
 
 function validEvents(events: readonly string[] | undefined): WebhookEventType[] {
   if (events === undefined || events.length === 0) return [...WEBHOOK_EVENT_TYPES];
+  if (events.includes(WEBHOOK_TEST_EVENT)) {
+    throw new WebhookTargetError(
+      `"${WEBHOOK_TEST_EVENT}" is not subscribed to: every endpoint gets it when a test is asked for; ` +
+        `the events are ${WEBHOOK_EVENT_TYPES.join(', ')}`,
+    );
+  }
   const unknown = events.find((e) => !(WEBHOOK_EVENT_TYPES as readonly string[]).includes(e));
   if (unknown !== undefined) {
     throw new WebhookTargetError(`no event "${unknown}"; the events are ${WEBHOOK_EVENT_TYPES.join(', ')}`);
@@ -107,6 +122,15 @@ export function createWebhookStore(
       : null;
     if (!found) throw new WebhookEndpointNotFoundError(endpointId);
     return found;
+  }
+
+  async function deliveryById(deliveryId: string): Promise<WebhookDeliveryRecord | undefined> {
+    if (!UUID.test(deliveryId)) return undefined;
+    const found = await prisma.webhookDelivery.findUnique({
+      where: { id: deliveryId },
+      omit: DELIVERY_LOG_OMITS,
+    });
+    return found ?? undefined;
   }
 
   return {
@@ -162,15 +186,26 @@ export function createWebhookStore(
       });
     },
 
+    async sendTestEvent(endpointId, now) {
+      await row(endpointId);
+      const deliveryId = await prisma.$transaction((tx) => recordTestEvent(tx, endpointId, now));
+      // Gone between the two statements: deleted meanwhile.
+      const delivery = deliveryId === undefined ? undefined : await deliveryById(deliveryId);
+      if (delivery === undefined) throw new WebhookEndpointNotFoundError(endpointId);
+      return delivery;
+    },
+
     async deliveries(endpointId, limit = 50) {
       if (!UUID.test(endpointId)) return [];
       return prisma.webhookDelivery.findMany({
         where: { endpointId },
         orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
         take: limit,
-        omit: { payload: true, enqueuedAt: true },
+        omit: DELIVERY_LOG_OMITS,
       });
     },
+
+    delivery: deliveryById,
 
     async secretOf(endpointId) {
       const found = await row(endpointId);

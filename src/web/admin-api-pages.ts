@@ -1,6 +1,7 @@
 // HTML of the admin's "API and webhooks" page (/admin/api): API keys with their scopes, webhook endpoints with
-// their state (a disabled one says why, with a button to enable it again) and their latest deliveries, and the
-// forms that make them. A new key or signing secret is shown once, on the page that follows its creation.
+// their state (a disabled one says why, with a button to enable it again), their latest deliveries and a
+// button that sends a test event, and the forms that make them. A new key or signing secret is shown once, on
+// the page that follows its creation.
 import type { FastifyReply } from 'fastify';
 import type { ApiKeyRecord } from '../store/api-keys.js';
 import type { WebhookDeliveryRecord, WebhookEndpointRecord } from '../store/webhooks.js';
@@ -8,7 +9,7 @@ import { WEBHOOK_EVENT_TYPES } from '../store/webhook-events.js';
 import { html, sendPage, type Raw } from './html.js';
 import { shownTime } from './time-html.js';
 import { postButton } from './post-button.js';
-import { deliveryLog } from './webhook-delivery-log.js';
+import { deliveryLog, testQueuedNotice } from './webhook-delivery-log.js';
 
 export const ADMIN_API = '/admin/api';
 
@@ -25,7 +26,11 @@ export interface AdminEndpoint {
   deliveries: WebhookDeliveryRecord[];
 }
 
-function endpointCard(item: AdminEndpoint, now: Date): Raw {
+/** Where "Send test event" leads: the page, opened on the endpoint tested. */
+export const testedLocation = (endpointId: string) =>
+  `${ADMIN_API}?tested=${endpointId}#endpoint-${endpointId}`;
+
+function endpointCard(item: AdminEndpoint, now: Date, tested: boolean): Raw {
   const { endpoint } = item;
   const state = endpoint.disabledAt
     ? html`<p class="error alert" role="alert" data-disabled-notice>
@@ -36,14 +41,16 @@ function endpointCard(item: AdminEndpoint, now: Date): Raw {
           Failing since ${shownTime(endpoint.failingSince, null, now)}; retried with backoff.
         </p>`
       : '';
-  return html`<li class="card" data-endpoint-id="${endpoint.id}">
+  return html`<li class="card" id="endpoint-${endpoint.id}" data-endpoint-id="${endpoint.id}">
     <p><strong>${item.ownerName}</strong> → <code>${endpoint.url}</code></p>
     <p class="muted small">
       ${endpoint.events.join(', ')}; since ${shownTime(endpoint.createdAt, null, now)}
     </p>
-    ${state} ${deliveryLog(endpoint.url, item.deliveries, now)}
+    ${state} ${tested ? testQueuedNotice(endpoint) : ''}
+    ${deliveryLog(endpoint.url, item.deliveries, now, { open: tested })}
     <div class="actions">
       ${endpoint.disabledAt ? postButton(`${ADMIN_API}/webhooks/${endpoint.id}/enable`, 'Enable again') : ''}
+      ${postButton(`${ADMIN_API}/webhooks/${endpoint.id}/test`, 'Send test event')}
       ${postButton(`${ADMIN_API}/webhooks/${endpoint.id}/delete`, 'Delete', {
         confirm:
           'Delete this webhook endpoint? Nothing more is sent to it, and its delivery log goes with it.',
@@ -88,6 +95,8 @@ export function adminApiPage(
     endpoints: AdminEndpoint[];
     teams: { id: string; name: string }[];
     notice?: string;
+    /** The endpoint a test event was just sent to. */
+    tested?: string;
     now: Date;
   },
 ): FastifyReply {
@@ -144,7 +153,7 @@ export function adminApiPage(
         input.endpoints.length === 0
           ? html`<p class="muted" id="no-endpoints">No webhook endpoints.</p>`
           : html`<ul class="list-plain" id="endpoints">
-              ${input.endpoints.map((e) => endpointCard(e, now))}
+              ${input.endpoints.map((e) => endpointCard(e, now, e.endpoint.id === input.tested))}
             </ul>`
       }
       <details class="card" id="new-endpoint">

@@ -1,12 +1,19 @@
 // The admin's "API and webhooks" page and its actions: API keys (create, shown once; revoke) and webhook
-// endpoints (create, secret shown once; delete; enable a disabled one again). Connections are named by e-mail
-// address or id, teams by name or id, as elsewhere on the admin's pages.
+// endpoints (create, secret shown once; delete; enable a disabled one again; send a test event, which the page
+// then shows queued in the endpoint's log). Connections are named by e-mail address or id, teams by name or id,
+// as elsewhere on the admin's pages.
 import type { FastifyInstance } from 'fastify';
 import { ApiKeyNotFoundError, InvalidApiKeyScopeError } from '../store/api-keys.js';
 import { ConnectionNotFoundError } from '../store/connections.js';
 import { TeamNotFoundError } from '../store/teams.js';
 import { WebhookEndpointNotFoundError, WebhookTargetError } from '../store/webhooks.js';
-import { ADMIN_API, adminApiPage, API_NOTICES, secretShownOncePage } from './admin-api-pages.js';
+import {
+  ADMIN_API,
+  adminApiPage,
+  API_NOTICES,
+  secretShownOncePage,
+  testedLocation,
+} from './admin-api-pages.js';
 import { field, fieldValues, formActions, seeOther } from './form-replies.js';
 import { html } from './html.js';
 import { asSentence, HttpError } from './http-error.js';
@@ -52,6 +59,7 @@ export function registerAdminApiRoutes(app: FastifyInstance, deps: WebDeps): voi
     const nameOf = (ids: string[], names: Map<string, string>) =>
       ids.map((id) => names.get(id) ?? `${id} (gone)`);
     const notice = API_NOTICES[field(request.query, 'notice')];
+    const tested = field(request.query, 'tested');
     return adminApiPage(reply, {
       keys: allKeys.map((key) => ({
         key,
@@ -73,6 +81,7 @@ export function registerAdminApiRoutes(app: FastifyInstance, deps: WebDeps): voi
       teams: allTeams.map((t) => ({ id: t.id, name: t.name })),
       now: deps.now(),
       ...(notice === undefined ? {} : { notice }),
+      ...(tested === '' ? {} : { tested }),
     });
   });
 
@@ -147,5 +156,14 @@ export function registerAdminApiRoutes(app: FastifyInstance, deps: WebDeps): voi
   action(`${ADMIN_API}/webhooks/:id/enable`, async (request, reply) => {
     await deps.webhooks.enable(request.params.id);
     return seeOther(reply, `${ADMIN_API}?notice=endpoint-enabled`);
+  });
+
+  action(`${ADMIN_API}/webhooks/:id/test`, async (request, reply) => {
+    const delivery = await deps.webhooks.sendTestEvent(request.params.id, deps.now());
+    request.log.info(
+      { webhookEndpointId: delivery.endpointId, webhookDeliveryId: delivery.id },
+      'admin sent a webhook test event',
+    );
+    return seeOther(reply, testedLocation(delivery.endpointId));
   });
 }

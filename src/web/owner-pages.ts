@@ -4,11 +4,10 @@
 // The feed cards, the teams section and the webhooks section have modules of their own (owner-*.ts).
 import type { FastifyReply } from 'fastify';
 import type { TeamRecord } from '../store/teams.js';
-import type { WebhookEndpointRecord } from '../store/webhooks.js';
 import { html, type Raw, sendPage } from './html.js';
 import { feedCard, newFeedForm, type OwnerFeed } from './owner-feed-cards.js';
 import { teamsSection } from './owner-teams-section.js';
-import { webhooksSection } from './owner-webhooks-section.js';
+import { webhooksSection, type OwnerWebhooks } from './owner-webhooks-section.js';
 import { shownTime } from './time-html.js';
 import { postButton } from './post-button.js';
 
@@ -46,7 +45,7 @@ export interface OwnerHomeInput {
   /** Each team's feeds, by team id: members subscribe to them here. */
   teamFeeds: Map<string, OwnerFeed[]>;
   /** The account's webhook endpoints. */
-  webhooks: WebhookEndpointRecord[];
+  webhooks: OwnerWebhooks;
   notice?: string;
   now: Date;
   /** PUBLIC_BASE_URL is this machine: cloud calendars cannot fetch from it. */

@@ -14,7 +14,11 @@ import {
 import { RedisUnavailableError, whileRedisAnswers } from '../lib/redis-errors.js';
 import { ConnectionNotFoundError } from '../store/connections.js';
 import { FeedNotFoundError, type FeedRecord } from '../store/feeds.js';
-import { WebhookTargetError } from '../store/webhooks.js';
+import {
+  WebhookEndpointNotFoundError,
+  WebhookTargetError,
+  type WebhookEndpointRecord,
+} from '../store/webhooks.js';
 import type { TeamRecord } from '../store/teams.js';
 import { noteForAccessLog } from './access-log.js';
 import { feedLinksFor, isLoopbackBaseUrl } from './feed-links.js';
@@ -23,7 +27,12 @@ import { asSentence, HttpError } from './http-error.js';
 import type { OwnerAuth } from './owner-auth.js';
 import { feedTitle, type OwnerFeed } from './owner-feed-cards.js';
 import { deletedPage, OWNER_NOTICES, ownerHomePage, signedOutPage } from './owner-pages.js';
-import { webhookSecretPage } from './owner-webhooks-section.js';
+import {
+  OWNER_DELIVERY_LOG_LENGTH,
+  testedWebhookLocation,
+  webhookSecretPage,
+  type OwnerWebhooks,
+} from './owner-webhooks-section.js';
 import { weekPreviewSection } from './week-preview.js';
 import type { WebDeps } from './web-deps.js';
 import { field, seeOther } from './form-replies.js';
@@ -103,6 +112,27 @@ export function registerOwnerRoutes(
     return new Map(entries);
   }
 
+  /** The owner's endpoints with their latest deliveries, for the page's webhooks section. */
+  async function ownerWebhooks(connectionId: string, tested: string): Promise<OwnerWebhooks> {
+    const endpoints = await deps.webhooks.list({ connectionId });
+    return {
+      endpoints: await Promise.all(
+        endpoints.map(async (endpoint) => ({
+          endpoint,
+          deliveries: await deps.webhooks.deliveries(endpoint.id, OWNER_DELIVERY_LOG_LENGTH),
+        })),
+      ),
+      ...(tested === '' ? {} : { tested }),
+    };
+  }
+
+  /** The owner's endpoint with this id; 404 for anyone else's or an unknown one. */
+  async function ownEndpoint(connectionId: string, endpointId: string): Promise<WebhookEndpointRecord> {
+    const own = (await deps.webhooks.list({ connectionId })).find((e) => e.id === endpointId);
+    if (!own) throw new HttpError(404, 'No such webhook endpoint on your account.');
+    return own;
+  }
+
   app.get('/me', async (request, reply) => {
     const connectionId = await owners.connectionOf(request);
     if (connectionId === undefined) return signedOutPage(reply, 200);
@@ -132,7 +162,7 @@ export function registerOwnerRoutes(
       eventTypes,
       teams: memberOf,
       teamFeeds,
-      webhooks: await deps.webhooks.list({ connectionId }),
+      webhooks: await ownerWebhooks(connectionId, field(request.query, 'tested')),
       now: deps.now(),
       loopback,
       preview:
@@ -246,10 +276,27 @@ export function registerOwnerRoutes(
 
   app.post<IdParams>('/me/webhooks/:id/delete', async (request, reply) => {
     const connectionId = await ownerActing(request);
-    const own = (await deps.webhooks.list({ connectionId })).find((e) => e.id === request.params.id);
-    if (!own) throw new HttpError(404, 'No such webhook endpoint on your account.');
+    const own = await ownEndpoint(connectionId, request.params.id);
     await deps.webhooks.delete(own.id);
     return seeOther(reply, '/me?notice=webhook-deleted#webhooks');
+  });
+
+  app.post<IdParams>('/me/webhooks/:id/test', async (request, reply) => {
+    const connectionId = await ownerActing(request);
+    const own = await ownEndpoint(connectionId, request.params.id);
+    try {
+      const delivery = await deps.webhooks.sendTestEvent(own.id, deps.now());
+      request.log.info(
+        { webhookEndpointId: own.id, webhookDeliveryId: delivery.id, connectionId },
+        'owner sent a webhook test event',
+      );
+    } catch (thrown: unknown) {
+      // Deleted since the look above (by the owner in another tab, or an administrator).
+      if (thrown instanceof WebhookEndpointNotFoundError)
+        throw new HttpError(404, 'No such webhook endpoint on your account.');
+      throw thrown;
+    }
+    return seeOther(reply, testedWebhookLocation(own.id));
   });
 
   app.post<IdParams>('/me/teams/:id/leave', async (request, reply) => {

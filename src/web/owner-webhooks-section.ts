@@ -1,36 +1,62 @@
-// The owner's webhook endpoints on "Your availability" (/me), and the page that shows a new one's secret once.
+// The owner's webhook endpoints on "Your availability" (/me), each with its latest deliveries and a button that
+// sends it a test event, and the page that shows a new one's secret once.
 import type { FastifyReply } from 'fastify';
-import type { WebhookEndpointRecord } from '../store/webhooks.js';
+import type { WebhookDeliveryRecord, WebhookEndpointRecord } from '../store/webhooks.js';
 import { html, sendPage, type Raw } from './html.js';
 import { postButton } from './post-button.js';
+import { deliveryLog, testQueuedNotice } from './webhook-delivery-log.js';
 
-/** For developers: endpoints that hear of changes to this account, signed; the secret is shown once. */
-export function webhooksSection(input: { webhooks: WebhookEndpointRecord[] }): Raw {
-  return html`<details class="card" id="webhooks">
+/** The owner's endpoints as the section shows them. */
+export interface OwnerWebhooks {
+  endpoints: { endpoint: WebhookEndpointRecord; deliveries: WebhookDeliveryRecord[] }[];
+  /** The endpoint a test event was just sent to: the section opens on it. */
+  tested?: string;
+}
+
+/** How many of an endpoint's latest deliveries its owner sees. */
+export const OWNER_DELIVERY_LOG_LENGTH = 10;
+
+/** Where "Send test event" leads: the owner's page, opened on the endpoint tested. */
+export const testedWebhookLocation = (endpointId: string) => `/me?tested=${endpointId}#webhook-${endpointId}`;
+
+function endpointItem(
+  { endpoint, deliveries }: OwnerWebhooks['endpoints'][number],
+  tested: boolean,
+  now: Date,
+): Raw {
+  return html`<li id="webhook-${endpoint.id}" data-endpoint-id="${endpoint.id}">
+    <code>${endpoint.url}</code>
+    <span class="muted small">${endpoint.events.join(', ')}</span>
+    ${endpoint.disabledAt ? html`<p class="error small">Disabled: ${endpoint.disabledReason ?? ''}</p>` : ''}
+    ${tested ? testQueuedNotice(endpoint) : ''}
+    ${deliveryLog(endpoint.url, deliveries, now, { open: tested })}
+    <div class="actions">
+      ${postButton(`/me/webhooks/${endpoint.id}/test`, 'Send test event')}
+      ${postButton(`/me/webhooks/${endpoint.id}/delete`, 'Delete', {
+        confirm: 'Delete this webhook endpoint? Nothing more is sent to it.',
+      })}
+    </div>
+  </li>`;
+}
+
+/**
+ * For developers: endpoints that hear of changes to this account, signed; the secret is shown once. Folded
+ * away unless a test was just sent.
+ */
+export function webhooksSection(input: { webhooks: OwnerWebhooks; now: Date }): Raw {
+  const { endpoints, tested } = input.webhooks;
+  const opened = endpoints.some((item) => item.endpoint.id === tested);
+  return html`<details class="card" id="webhooks" ${opened ? 'open' : ''}>
     <summary>Webhooks (for developers)</summary>
     <p class="muted small">
       slotfeed POSTs a signed JSON message (Standard Webhooks) to each address below when your availability
       changes, a booking is seen, or the account needs connecting again.
     </p>
     ${
-      input.webhooks.length === 0
+      endpoints.length === 0
         ? html`<p class="muted small">No webhook endpoints.</p>`
         : html`<ul class="list-plain">
-            ${input.webhooks.map(
-              (endpoint) =>
-                html`<li data-endpoint-id="${endpoint.id}">
-                  <code>${endpoint.url}</code>
-                  <span class="muted small">${endpoint.events.join(', ')}</span>
-                  ${
-                    endpoint.disabledAt
-                      ? html`<p class="error small">Disabled: ${endpoint.disabledReason ?? ''}</p>`
-                      : ''
-                  }
-                  ${postButton(`/me/webhooks/${endpoint.id}/delete`, 'Delete', {
-                    confirm: 'Delete this webhook endpoint? Nothing more is sent to it.',
-                  })}
-                </li>`,
-            )}
+            ${endpoints.map((item) => endpointItem(item, item.endpoint.id === tested, input.now))}
           </ul>`
     }
     <form method="post" action="/me/webhooks" class="inline-form">

@@ -1,6 +1,6 @@
-// An endpoint's delivery log, as the admin's "API and webhooks" page shows it under each endpoint: per delivery
-// its event, when it was made, its state (queued, retrying, delivered, given up), attempts, the last status,
-// latency and error.
+// An endpoint's delivery log, shown under each endpoint on the admin's "API and webhooks" page and on the
+// owner's page: per delivery its event, when it was made, its state (queued, retrying, delivered, given up),
+// attempts, the last status, latency and error; and, after "Send test event", the word that the test is queued.
 import type { WebhookDeliveryRecord } from '../store/webhooks.js';
 import { html, scrollBox, type Raw } from './html.js';
 import { shownTime } from './time-html.js';
@@ -12,10 +12,18 @@ function deliveryState(d: WebhookDeliveryRecord): Raw {
   return html`<span class="badge">queued</span>`;
 }
 
-/** An endpoint's latest deliveries (newest first): what each is, when it was made, how its attempts went. */
-export function deliveryLog(url: string, deliveries: readonly WebhookDeliveryRecord[], now: Date): Raw {
+/**
+ * An endpoint's latest deliveries (newest first): what each is, when it was made, how its attempts went.
+ * Folded away unless `open`.
+ */
+export function deliveryLog(
+  url: string,
+  deliveries: readonly WebhookDeliveryRecord[],
+  now: Date,
+  options: { open?: boolean } = {},
+): Raw {
   if (deliveries.length === 0) return html`<p class="muted small">No deliveries yet.</p>`;
-  return html`<details>
+  return html`<details ${options.open ? 'open' : ''}>
     <summary>Latest deliveries (${deliveries.length})</summary>
     ${scrollBox(
       `Deliveries to ${url}`,
@@ -48,4 +56,15 @@ export function deliveryLog(url: string, deliveries: readonly WebhookDeliveryRec
       </table>`,
     )}
   </details>`;
+}
+
+/**
+ * What the page says on the endpoint just tested. The delivery is queued, not sent yet: the worker sends it
+ * within a second or so, and the log says how it went once the page is loaded again.
+ */
+export function testQueuedNotice(endpoint: { disabledAt: Date | null }): Raw {
+  return html`<p class="notice small" role="status" data-test-queued>
+    Test event queued: its delivery is the newest in the log below. Reload the page to see how it went.
+    ${endpoint.disabledAt ? 'The endpoint stays disabled; the test gets one attempt, without retries.' : ''}
+  </p>`;
 }

@@ -3,12 +3,15 @@
 // with a timeout, redirects not followed. The attempt is recorded on the delivery row (status, latency, error,
 // attempts); a 2xx marks it delivered and clears the endpoint's failing streak. Anything else is a failure: the
 // queue retries it with exponential backoff, until the endpoint has failed for WEBHOOK_DISABLE_AFTER_SECONDS (a
-// day), when the endpoint is disabled and its pending deliveries given up.
+// day), when the endpoint is disabled and its pending deliveries given up. A disabled endpoint gets nothing but
+// the test events someone asks for, one attempt each: how a receiver is checked before its endpoint is enabled
+// again, without a day of retries to a receiver that is still broken.
 import http from 'node:http';
 import https from 'node:https';
 import { Webhook } from 'standardwebhooks';
 import { coerceError } from '../lib/coerce-error.js';
 import type { WebhookDeliveryStore } from '../store/webhook-deliveries.js';
+import { WEBHOOK_TEST_EVENT } from '../store/webhook-events.js';
 import { deliveryAgent } from './target-policy.js';
 
 export interface WebhookDeliverySettings {
@@ -79,7 +82,7 @@ export async function attemptDelivery(
   const { deliveries } = deps;
   const delivery = await deliveries.toAttempt(deliveryId);
   if (!delivery) return 'already-done';
-  if (delivery.endpointDisabled) {
+  if (delivery.endpointDisabled && delivery.eventType !== WEBHOOK_TEST_EVENT) {
     await deliveries.giveUp(deliveryId, deps.now(), 'the endpoint is disabled');
     return 'disabled';
   }
@@ -117,6 +120,11 @@ export async function attemptDelivery(
   if (ok) {
     await deliveries.endpointSucceeded(delivery.endpointId);
     return 'delivered';
+  }
+  if (delivery.endpointDisabled) {
+    // A test of a disabled endpoint: its one attempt is logged; the endpoint's streak is over already.
+    await deliveries.giveUp(deliveryId, now);
+    return 'disabled';
   }
   return (await noteFailure(deps, delivery.endpointId, now)) ? 'disabled' : 'failed';
 }

@@ -99,7 +99,7 @@ export function startWebhookWorker(options: {
         logger[outcome === 'disabled' ? 'warn' : 'info'](
           { deliveryId: job.data.deliveryId, attempt: job.attemptsMade + 1 },
           outcome === 'disabled'
-            ? 'webhook endpoint disabled after failing for too long'
+            ? 'webhook delivery given up: its endpoint is disabled after failing for too long'
             : 'webhook delivery failed; retried with backoff',
         );
       }

@@ -17,6 +17,9 @@ export interface ReceivedWebhook {
     sequence?: number;
     data: Record<string, unknown>;
   };
+  /** The body as sent, byte for byte, and the webhook-signature header: for checks of the signature's own. */
+  body: string;
+  signature: string;
   /** What the receiver answered. */
   status: number;
 }
@@ -94,6 +97,8 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
         timestamp: headers['webhook-timestamp'],
         type: payload.type,
         payload,
+        body,
+        signature: headers['webhook-signature'],
       };
       const answer = (status: number) => {
         const received: ReceivedWebhook = { ...arrived, status };

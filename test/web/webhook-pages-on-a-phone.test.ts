@@ -28,7 +28,7 @@ beforeAll(async () => {
       owner,
       url: 'https://hooks.example.com/front-desk/availability-changes',
     });
-    // A disabled one has every button there is: enable, test, delete.
+    // A disabled one has every button there is: enable again, send a test event, delete.
     await h.sync.db.prisma.webhookEndpoint.update({
       where: { id: endpoint.id },
       data: { disabledAt: h.sync.clock.now(), disabledReason: 'every delivery failed for 24 h' },
@@ -108,14 +108,22 @@ describe.each([390, 360])('at %d px', (width) => {
       '[data-key-id] button, [data-endpoint-id] button',
     );
     expect(buttons.map((b) => b.text).sort()).toEqual(
-      ['Delete', 'Delete', 'Enable again', 'Enable again', 'Revoke'].sort(),
+      [
+        'Delete',
+        'Delete',
+        'Enable again',
+        'Enable again',
+        'Revoke',
+        'Send test event',
+        'Send test event',
+      ].sort(),
     );
     expect(buttons.filter((b) => b.clipped || b.lines > 1)).toEqual([]);
   });
 
   it('the owner’s page shows every button of an endpoint whole', async () => {
     const buttons = await laidOut(owner, '/me', width, '#webhooks [data-endpoint-id] button');
-    expect(buttons.map((b) => b.text)).toEqual(['Delete']);
+    expect(buttons.map((b) => b.text)).toEqual(['Send test event', 'Delete']);
     expect(buttons.filter((b) => b.clipped || b.lines > 1)).toEqual([]);
   });
 });
