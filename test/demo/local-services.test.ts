@@ -1,7 +1,7 @@
 // The demo's (and the test setup's) choice of Postgres and Redis: a URL from the environment is used as given;
 // otherwise the default Redis when it answers, else a redis-server from PATH, else a message that says how to
 // get one; for Postgres an embedded server whose data survives a restart.
-import { chmod, mkdtemp, mkdir, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, mkdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -27,6 +27,12 @@ function isAlive(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/** The process group of `pid` (Linux /proc: the field after the state, which follows the command's name). */
+async function processGroupOf(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
 }
 
 beforeAll(async () => {
@@ -139,6 +145,9 @@ describe('resolveLocalPostgres', () => {
     try {
       expect(first.source).toBe('embedded');
       expect(first.server!.port).not.toBe(5432);
+      // Not in this process's group: a terminal's Ctrl-C (SIGINT to its foreground group) reaches the demo
+      // alone, and the server runs until the demo, having closed what uses it, stops it.
+      expect(await processGroupOf(pid)).not.toBe(await processGroupOf(process.pid));
       expect(first.url).toMatch(/^postgresql:\/\/postgres:[^@]+@127\.0\.0\.1:\d+\/slotfeed$/);
       const client = new pg.Client({ connectionString: first.url });
       await client.connect();
