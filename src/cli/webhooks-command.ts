@@ -1,6 +1,8 @@
-// `slotfeed webhooks list|create|delete|enable|deliveries`: webhook endpoints of connections and teams
+// `slotfeed webhooks list|create|delete|enable|deliveries|test`: webhook endpoints of connections and teams
 // (store/webhooks.ts). An endpoint's signing secret is printed once, at creation; making one needs
-// TOKEN_ENCRYPTION_KEY (secrets are kept sealed), listing does not.
+// TOKEN_ENCRYPTION_KEY (secrets are kept sealed), listing does not. `test` queues a webhook.test for a worker to
+// deliver (it signs, so this command needs no key), and with --wait reads the delivery's row until its first
+// attempt: exit 0 on a 2xx, 1 otherwise.
 import { Option, type Command } from 'commander';
 import { loadConfig } from '../config.js';
 import { Releasers } from '../lib/releasers.js';
@@ -8,7 +10,9 @@ import { formatTable, terminalWidth } from '../lib/text-table.js';
 import { createLoggerFor } from '../log.js';
 import { openCommandDatabase } from '../composition/command-stores.js';
 import { WEBHOOK_EVENT_TYPES } from '../store/webhook-events.js';
-import { OUTPUT_FORMATS, uuidOf, type OutputFormat } from './argument-parsers.js';
+import type { WebhookDeliveryRecord } from '../store/webhooks.js';
+import { firstAttemptOf, type FirstAttempt } from '../webhooks/first-attempt.js';
+import { OUTPUT_FORMATS, uuidOf, wholeNumber, type OutputFormat } from './argument-parsers.js';
 import type { Output } from './commands.js';
 
 type Env = Record<string, string | undefined>;
@@ -17,9 +21,39 @@ type Stdout = Output & { isTTY: boolean; columns?: number };
 export type WebhooksAction =
   | { kind: 'list'; format: OutputFormat }
   | { kind: 'create'; connectionId?: string; team?: string; url: string; events: string[] }
-  | { kind: 'delete' | 'enable' | 'deliveries'; endpointId: string };
+  | { kind: 'delete' | 'enable' | 'deliveries'; endpointId: string }
+  | { kind: 'test'; endpointId: string; wait: boolean; timeoutSeconds: number };
 
 const minute = (date: Date | null) => (date ? date.toISOString().replace(/:\d\d\.\d{3}Z$/, 'Z') : '—');
+
+/** What one attempt got: the receiver's status, or why there was none. */
+const answerOf = (d: WebhookDeliveryRecord) =>
+  d.lastStatus !== null ? `the receiver answered ${d.lastStatus}` : (d.lastError ?? 'no answer');
+
+/** How a test's first attempt went: said on stdout when it was delivered, else thrown (exit 1). */
+function reportFirstAttempt(out: Output, attempt: FirstAttempt, endpointId: string, waitedSeconds: number) {
+  const log = `see \`slotfeed webhooks deliveries ${endpointId}\``;
+  switch (attempt.kind) {
+    case 'gone':
+      throw new Error('the test delivery is gone: its endpoint was deleted meanwhile');
+    case 'waiting':
+      throw new Error(
+        `no attempt within ${waitedSeconds} s: is a worker (\`slotfeed worker\` or \`slotfeed start\`) running ` +
+          `on this database? The test event stays queued; ${log}`,
+      );
+    case 'done': {
+      const { delivery } = attempt;
+      if (delivery.deliveredAt !== null) {
+        out.write(`Delivered: ${answerOf(delivery)} in ${delivery.lastLatencyMs ?? '?'} ms.\n`);
+        return;
+      }
+      if (delivery.attempts === 0)
+        throw new Error(`the test event was given up: ${delivery.lastError ?? ''}; ${log}`);
+      const next = delivery.givenUpAt !== null ? 'not retried' : 'retried with backoff';
+      throw new Error(`the test event was not delivered: ${answerOf(delivery)}; ${next}, ${log}`);
+    }
+  }
+}
 
 export async function runWebhooks(env: Env, action: WebhooksAction, out: Stdout): Promise<void> {
   const config = loadConfig(
@@ -80,6 +114,20 @@ export async function runWebhooks(env: Env, action: WebhooksAction, out: Stdout)
         await webhooks.delete(action.endpointId);
         out.write(`Webhook endpoint ${action.endpointId} deleted.\n`);
         return;
+      case 'test': {
+        const { url } = await webhooks.get(action.endpointId);
+        const delivery = await webhooks.sendTestEvent(action.endpointId, new Date());
+        out.write(`Test event queued for ${url}: delivery ${delivery.id}.\n`);
+        if (!action.wait) {
+          out.write(`How it went: \`slotfeed webhooks deliveries ${action.endpointId}\`.\n`);
+          return;
+        }
+        const attempt = await firstAttemptOf(webhooks.delivery, delivery.id, {
+          timeoutMs: action.timeoutSeconds * 1000,
+        });
+        reportFirstAttempt(out, attempt, action.endpointId, action.timeoutSeconds);
+        return;
+      }
       case 'enable':
         await webhooks.enable(action.endpointId);
         out.write(`Webhook endpoint ${action.endpointId} enabled again.\n`);
@@ -116,7 +164,9 @@ export async function runWebhooks(env: Env, action: WebhooksAction, out: Stdout)
 export function registerWebhooksCommand(program: Command, env: Env, stdout: Stdout): void {
   const webhooks = program
     .command('webhooks')
-    .description('Webhook endpoints of connections and teams: list, create, delete, enable, deliveries.');
+    .description(
+      'Webhook endpoints of connections and teams: list, create, delete, enable, deliveries, test.',
+    );
   webhooks
     .command('list')
     .description('List webhook endpoints and their state.')
@@ -153,4 +203,22 @@ export function registerWebhooksCommand(program: Command, env: Env, stdout: Stdo
       .argument('<endpoint-id>', 'the endpoint', uuidOf('webhook endpoint'))
       .action(async (endpointId: string) => runWebhooks(env, { kind, endpointId }, stdout));
   }
+  webhooks
+    .command('test')
+    .description(
+      'Send an endpoint a webhook.test (signed, logged and retried like any delivery; a disabled endpoint gets ' +
+        'one attempt) and print its delivery id.',
+    )
+    .argument('<endpoint-id>', 'the endpoint', uuidOf('webhook endpoint'))
+    .option('--wait', 'wait for the first attempt: exit 0 when the receiver answered 2xx, 1 otherwise')
+    .addOption(
+      new Option('--timeout <seconds>', 'how long --wait waits').argParser(wholeNumber(1, 3600)).default(60),
+    )
+    .action(async (endpointId: string, o: { wait?: boolean; timeout: number }) =>
+      runWebhooks(
+        env,
+        { kind: 'test', endpointId, wait: o.wait ?? false, timeoutSeconds: o.timeout },
+        stdout,
+      ),
+    );
 }

@@ -1,13 +1,14 @@
-// "Send test event", as an integrator checking their receiver uses it: from the admin's "API and webhooks"
-// page and from the owner's page. Each sends one `webhook.test` through the real path: a delivery row
-// numbered in the endpoint's sequence, handed to the BullMQ queue by the dispatcher, POSTed by the worker
-// role to a receiver on loopback, signed as every delivery is (checked here with node:crypto's HMAC, not with
-// the library slotfeed signs with), and logged on the endpoint like any delivery. A disabled endpoint can be
-// tested before it is enabled again; no endpoint can subscribe to the test event; an owner tests only their
-// own endpoints.
+// "Send test event", as an integrator checking their receiver uses it: from the admin's "API and webhooks" page,
+// from the owner's page and with `slotfeed webhooks test <id>`. Each sends one `webhook.test` through the real
+// path: a delivery row numbered in the endpoint's sequence, handed to the BullMQ queue by the dispatcher, POSTed
+// by the worker role to a receiver on loopback, signed as every delivery is (checked here with node:crypto's
+// HMAC, not with the library slotfeed signs with), and logged on the endpoint like any delivery. A disabled
+// endpoint can be tested before it is enabled again; no endpoint can subscribe to the test event; an owner tests
+// only their own endpoints.
 import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { createTeamStore } from '../../src/store/teams.js';
+import { runCapturedCli } from '../support/cli-run.js';
 import { waitFor } from '../support/wait-for.js';
 import {
   startWebhookReceiver,
@@ -242,5 +243,52 @@ describe('on the owner’s page', () => {
     expect(foreign.status).toBe(404);
     expect(foreign.text).toContain('No such webhook endpoint on your account.');
     expect(await prisma().webhookDelivery.count({ where: { endpointId: id } })).toBe(0);
+  });
+});
+
+describe('slotfeed webhooks test', () => {
+  const slotfeed = (args: string[]) => runCapturedCli(h.sync.env, ['webhooks', 'test', ...args]);
+
+  it('prints the delivery it queued', async () => {
+    const { id, secret } = await newEndpoint();
+    const run = await slotfeed([id]);
+    expect(run).toMatchObject({ code: 0, stderr: '' });
+    const deliveryId = /delivery ([0-9a-f-]{36})/.exec(run.stdout)![1]!;
+    expect(run.stdout).toContain(receiver.url);
+    const [message] = await received(deliveryId);
+    expectSignedWith(secret, message!);
+    expect(message!.payload).toMatchObject({ type: 'webhook.test', data: { endpointId: id } });
+  });
+
+  it('with --wait, exits 0 once the receiver answered 2xx', async () => {
+    const { id, secret } = await newEndpoint();
+    const run = await slotfeed([id, '--wait']);
+    expect(run).toMatchObject({ code: 0, stderr: '' });
+    const deliveryId = /delivery ([0-9a-f-]{36})/.exec(run.stdout)![1]!;
+    expect(run.stdout).toMatch(/Delivered: the receiver answered 204 in \d+ ms/);
+    const [message] = await received(deliveryId);
+    expectSignedWith(secret, message!);
+  });
+
+  it('with --wait, exits 1 saying what the receiver answered, and the delivery is retried', async () => {
+    const { id, secret } = await newEndpoint();
+    receiver.failNext(1, 500);
+    const run = await slotfeed([id, '--wait']);
+    expect(run.code).toBe(1);
+    const deliveryId = /delivery ([0-9a-f-]{36})/.exec(run.stdout)![1]!;
+    expect(run.stderr).toContain('the receiver answered 500');
+    expect(run.stderr).toContain(`slotfeed webhooks deliveries ${id}`);
+    const [failed, retried] = await received(deliveryId, 2);
+    expect([failed!.status, retried!.status]).toEqual([500, 204]);
+    expectSignedWith(secret, retried!);
+  });
+
+  it('refuses an unknown endpoint (1) and a malformed id (2), queueing nothing', async () => {
+    const before = await prisma().webhookDelivery.count();
+    const unknown = await slotfeed(['00000000-0000-4000-8000-000000000000']);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('no webhook endpoint with id 00000000-0000-4000-8000-000000000000');
+    expect((await slotfeed(['not-an-id'])).code).toBe(2);
+    expect(await prisma().webhookDelivery.count()).toBe(before);
   });
 });
