@@ -56,7 +56,13 @@ function spawnOnce(executable: string, port: number): Promise<Started> {
       '--daemonize',
       'no',
     ],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
+    {
+      // A session, and so a process group, of its own: a terminal's Ctrl-C (SIGINT to its whole foreground
+      // group) would otherwise shut the server down at once, while the demo is still closing the roles that
+      // use it. It stops when stop() is called, or when this process exits (below).
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
   );
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   return new Promise((resolve) => {

@@ -104,6 +104,8 @@ describe('resolveLocalRedis', () => {
         expect(redis.url).not.toBe(deadRedisUrl);
         expect(await redisAnswers(redis.url)).toBe(true);
         expect(isAlive(redis.server!.pid)).toBe(true);
+        // Out of reach of a Ctrl-C meant for the demo, as the embedded Postgres below.
+        expect(await processGroupOf(redis.server!.pid)).not.toBe(await processGroupOf(process.pid));
       } finally {
         await redis.stop();
       }
