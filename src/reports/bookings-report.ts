@@ -100,11 +100,11 @@ export async function bookingsReport(reports: ReportStore, query: ReportQuery): 
       columns: [
         { key: 'connection_id', label: 'connection id', kind: 'text', inTable: false },
         { key: 'connection', label: 'connection', kind: 'text' },
-        { key: 'starts_at', label: 'starts', kind: 'text' },
+        { key: 'starts_at', label: 'starts', kind: 'instant' },
         { key: 'minutes', label: 'minutes', kind: 'integer' },
         { key: 'lead_hours', label: 'lead (h)', kind: 'hours' },
         { key: 'event_ids', label: 'event types', kind: 'text' },
-        { key: 'detected_at', label: 'seen', kind: 'text', inTable: false },
+        { key: 'detected_at', label: 'seen', kind: 'instant', inTable: false },
         { key: 'slots_closed', label: 'slots closed', kind: 'integer', inTable: false },
       ],
       rows: bookings.map((b) => ({

@@ -2,7 +2,7 @@
 // or as JSON. Pure functions of a ReportResult.
 import { secondsLabel } from '../lib/duration-label.js';
 import { formatTable } from '../lib/text-table.js';
-import type { ColumnKind, ReportResult, ReportValue } from './report-result.js';
+import { instantWording, type ColumnKind, type ReportResult, type ReportValue } from './report-result.js';
 
 export const REPORT_FORMATS = ['table', 'csv', 'json'] as const;
 export type ReportFormat = (typeof REPORT_FORMATS)[number];
@@ -10,6 +10,7 @@ export type ReportFormat = (typeof REPORT_FORMATS)[number];
 export function formatValue(value: ReportValue, kind: ColumnKind): string {
   if (value === null) return '—';
   if (typeof value === 'boolean') return value ? 'yes' : 'no';
+  if (kind === 'instant' && typeof value === 'string') return instantWording(new Date(value));
   if (typeof value === 'string') return value;
   switch (kind) {
     case 'percent':

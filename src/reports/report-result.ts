@@ -1,6 +1,7 @@
 // The one shape every report returns, whatever it is later rendered as (terminal table, CSV, JSON, admin
 // page). Values are plain: numbers already rounded as the report means them, days as 'YYYY-MM-DD', instants
 // as ISO strings, so the three renderings cannot disagree.
+import { localTime } from '../lib/local-time.js';
 import type { ReportName, ReportQuery } from './report-query.js';
 
 export type ReportValue = string | number | boolean | null;
@@ -8,10 +9,11 @@ export type ReportRow = Record<string, ReportValue>;
 
 /**
  * How a column reads in a table: `percent` holds a fraction (0.25 reads "25.0 %"), `hours` and `seconds`
- * one decimal, `duration` seconds read as a person reads them (45 s, 14 min, 1 h 2 min, 12 h). CSV and JSON
- * always carry the raw value.
+ * one decimal, `duration` seconds read as a person reads them (45 s, 14 min, 1 h 2 min, 12 h), `instant` an
+ * ISO instant read as instantWording reads it. CSV and JSON always carry the raw value.
  */
-export type ColumnKind = 'text' | 'integer' | 'percent' | 'hours' | 'seconds' | 'duration' | 'number';
+export type ColumnKind =
+  'text' | 'integer' | 'percent' | 'hours' | 'seconds' | 'duration' | 'number' | 'instant';
 
 export interface ReportColumn {
   key: string;
@@ -56,12 +58,15 @@ export function numberOrNull(value: unknown, decimals: number): number | null {
 export const dayString = (value: unknown): string =>
   value instanceof Date ? value.toISOString().slice(0, 10) : String(value);
 
-/** Where the report's days are: one zone for all, or each connection's own. */
-/** The instant a report is as of, as people read it: "2026-03-02 09:00 UTC" (the zone named, to the minute). */
+/**
+ * An instant as people read it, in the one format the pages use (lib/local-time.ts): "Mon 2 Mar 2026, 09:00
+ * UTC", the zone named, to the minute. Reports name their instants in UTC.
+ */
 export function instantWording(at: Date): string {
-  return `${at.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+  return localTime(at, 'UTC');
 }
 
+/** Where the report's days are: one zone for all, or each connection's own. */
 export function zoneWording(query: ReportQuery): string {
   return query.timezone ? `days in ${query.timezone}` : "days in each connection's time zone";
 }

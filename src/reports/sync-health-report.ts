@@ -6,6 +6,7 @@ import type { ReportStore } from '../store/reports.js';
 import { DATE_BANDS } from '../lib/date-bands.js';
 import type { ReportQuery } from './report-query.js';
 import {
+  instantWording,
   numberOrNull,
   rangeWording,
   roundTo,
@@ -41,7 +42,7 @@ export async function syncHealthReport(reports: ReportStore, query: ReportQuery)
   return {
     report: 'sync-health',
     title: 'Sync health',
-    caption: `sync runs started up to ${query.at.toISOString()}, ${zoneWording(query)}, ${rangeWording(query)}`,
+    caption: `sync runs started up to ${instantWording(query.at)}, ${zoneWording(query)}, ${rangeWording(query)}`,
     query,
     columns: [
       { key: 'connection_id', label: 'connection id', kind: 'text', inTable: false },
@@ -62,7 +63,7 @@ export async function syncHealthReport(reports: ReportStore, query: ReportQuery)
         kind: 'duration' as const,
         ...(i < 2 ? {} : { inTable: false }),
       })),
-      { key: 'last_error_at', label: 'last error at', kind: 'text', inTable: false },
+      { key: 'last_error_at', label: 'last error at', kind: 'instant', inTable: false },
       { key: 'last_error', label: 'last error', kind: 'text' },
     ],
     rows: out,

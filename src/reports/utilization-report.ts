@@ -5,6 +5,7 @@ import type { ReportStore } from '../store/reports.js';
 import type { ReportQuery } from './report-query.js';
 import {
   dayString,
+  instantWording,
   numberOrNull,
   rangeWording,
   roundTo,
@@ -30,7 +31,7 @@ export async function utilizationReport(reports: ReportStore, query: ReportQuery
   return {
     report: 'utilization',
     title: 'Utilization',
-    caption: `share of offered time booked, past days before ${query.at.toISOString()}, ${zoneWording(query)}, ${rangeWording(query)}`,
+    caption: `share of offered time booked, past days before ${instantWording(query.at)}, ${zoneWording(query)}, ${rangeWording(query)}`,
     query,
     columns: [
       { key: 'connection_id', label: 'connection id', kind: 'text', inTable: false },

@@ -55,7 +55,7 @@ describe('availability', () => {
     const pad = email.padEnd(Math.max(email.length, 'connection'.length));
     const dash = '-'.repeat(pad.length);
     expect(table.stdout).toBe(
-      `Availability — free slots as of 2026-03-30 06:00 UTC, days in each connection's time zone, all days\n` +
+      `Availability — free slots as of Mon 30 Mar 2026, 06:00 UTC, days in each connection's time zone, all days\n` +
         `${'connection'.padEnd(pad.length)}  event type  day         free slots  free minutes\n` +
         `${dash}  ----------  ----------  ----------  ------------\n` +
         `${pad}  Intro call  2026-03-30  2           120\n` +
@@ -142,7 +142,7 @@ describe('availability', () => {
       '2026-05-01',
     );
     expect(empty.code).toBe(0);
-    expect(empty.stdout).toContain(`No free slots as of 2026-03-30 06:00 UTC for this selection.`);
+    expect(empty.stdout).toContain(`No free slots as of Mon 30 Mar 2026, 06:00 UTC for this selection.`);
   });
 });
 

@@ -1,0 +1,72 @@
+// What the administrator reads on the report pages, on a phone (360 px, a mobile browser) in Chromium, over the
+// known history (test/reports/known-history.ts): every time under the filters named in the one format the
+// other pages use.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { Browser, Page } from 'playwright-core';
+import { localTime } from '../../src/lib/local-time.js';
+import { REPORT_NAMES } from '../../src/reports/report-query.js';
+import {
+  knownHistoryOptions,
+  scriptKnownHistory,
+  T0,
+  T3,
+  type KnownHistory,
+} from '../reports/known-history.js';
+import { launchChromium } from '../support/browser.js';
+import { FakeClock } from '../support/sync-harness.js';
+import { ADMIN_TOKEN, createWebHarness, type WebHarness } from '../support/web-harness.js';
+
+let k: KnownHistory;
+let web: WebHarness;
+let browser: Browser;
+let page: Page;
+
+beforeAll(async () => {
+  const clock = new FakeClock(new Date(T0));
+  web = await createWebHarness('report_pages_reading', knownHistoryOptions(clock));
+  k = await scriptKnownHistory(web.sync, clock);
+  browser = await launchChromium();
+  const context = await browser.newContext({
+    viewport: { width: 360, height: 800 },
+    isMobile: true,
+    hasTouch: true,
+    extraHTTPHeaders: { authorization: `Bearer ${ADMIN_TOKEN}` },
+  });
+  page = await context.newPage();
+}, 60_000);
+afterAll(async () => {
+  await browser?.close();
+  await web?.close();
+});
+
+/** What the page says under its filter form: the report itself (the form's hints show how to type an instant). */
+async function reportText(path: string): Promise<string> {
+  const response = await page.goto(`${web.url}${path}`);
+  expect(response?.status()).toBe(200);
+  // Evaluated as text: the test compiles without DOM types.
+  return page.evaluate<string>(`(() => {
+    document.querySelector('#report-filters').remove();
+    return document.querySelector('main').innerText;
+  })()`);
+}
+
+const ISO_INSTANT = /\d{4}-\d\d-\d\dT\d\d:\d\d/;
+
+describe('times on the report pages', () => {
+  const asOf = localTime(new Date(T3), 'UTC');
+
+  it.each([...REPORT_NAMES.map((name) => `/admin/reports/${name}`), '/admin/reports/bookings?by=booking'])(
+    '%s names the instant it is as of, and every other time, as the other pages do',
+    async (path) => {
+      const text = await reportText(path);
+      expect(text).toContain(asOf);
+      expect(text.match(new RegExp(ISO_INSTANT.source, 'g')) ?? []).toEqual([]);
+    },
+  );
+
+  it('lists each booking by when it starts, in the same format', async () => {
+    const text = await reportText(`/admin/reports/bookings?by=booking&connection=${k.berlin.connectionId}`);
+    // The first booking of the known history: Mar 28 10:00 in Berlin.
+    expect(text).toContain(localTime(new Date('2026-03-28T09:00:00Z'), 'UTC'));
+  });
+});
