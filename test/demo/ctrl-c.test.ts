@@ -3,13 +3,15 @@
 // a server that shared the demo's process group got the same SIGINT at the same moment and shut down while the
 // worker still used it, which printed Prisma errors from the webhook dispatcher. Each stop here must end with
 // exit code 0, "Stopped; nothing left running.", nothing on stderr but JSON log lines below error level, and no
-// server left.
+// server left. `npm run demo` is stopped the same way, through npm and sh with package.json's script as it is:
+// there the SIGINT reaches npm and sh as well, and npm passes one on to its child, so the demo must get one
+// Ctrl-C once (a second means "stop now", exit 130) and sh must not die of it (npm then exits 130 too).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { access, chmod, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DEFAULT_REDIS_URL, redisAnswers } from '../../src/demo/local-redis.js';
 import { createRedisConnection } from '../../src/lib/redis-connection.js';
@@ -180,4 +182,42 @@ describe('Ctrl-C on the demo', () => {
     }
     expect(stops).toEqual(stops.map(() => CLEAN_STOP));
   }, 300_000);
+
+  it('stops `npm run demo` (npm, sh, package.json’s script) with exit code 0', async () => {
+    // A project of the test's own with package.json's "demo" script as it is, whose build does nothing and
+    // whose dist/cli.js runs the sources through tsx: the test checks the code under test, and builds nothing.
+    const project = path.join(workDir, 'project');
+    await mkdir(path.join(project, 'dist'), { recursive: true });
+    const { scripts } = JSON.parse(await readFile(path.join(projectRoot, 'package.json'), 'utf8')) as {
+      scripts: Record<string, string>;
+    };
+    expect(scripts.demo).toMatch(/^npm run build && /);
+    await writeFile(
+      path.join(project, 'package.json'),
+      JSON.stringify({
+        name: 'ctrl-c-test',
+        private: true,
+        type: 'module',
+        scripts: { build: 'true', demo: scripts.demo },
+      }),
+    );
+    const tsxApi = path.join(projectRoot, 'node_modules', 'tsx', 'dist', 'esm', 'api', 'index.mjs');
+    await access(tsxApi);
+    await writeFile(
+      path.join(project, 'dist', 'cli.js'),
+      [
+        `import { register } from ${JSON.stringify(pathToFileURL(tsxApi).href)};`,
+        'register();',
+        `await import(${JSON.stringify(pathToFileURL(path.join(projectRoot, 'src', 'cli.ts')).href)});`,
+        '',
+      ].join('\n'),
+    );
+
+    const npm = startJob('npm', ['run', 'demo', '--', '--accounts', '1'], project, {
+      ...demoEnvironment(),
+      HOME: process.env.HOME ?? os.homedir(),
+    });
+    const stop = await pressCtrlCWhenReady(npm);
+    expect({ ...stop, unexpectedStderr: [] }).toEqual(CLEAN_STOP);
+  }, 180_000);
 });
