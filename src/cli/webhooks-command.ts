@@ -20,7 +20,14 @@ type Stdout = Output & { isTTY: boolean; columns?: number };
 
 export type WebhooksAction =
   | { kind: 'list'; format: OutputFormat }
-  | { kind: 'create'; connectionId?: string; team?: string; url: string; events: string[] }
+  | {
+      kind: 'create';
+      connectionId?: string;
+      team?: string;
+      url: string;
+      events: string[];
+      format?: OutputFormat;
+    }
   | { kind: 'delete' | 'enable' | 'deliveries'; endpointId: string }
   | { kind: 'test'; endpointId: string; wait: boolean; timeoutSeconds: number };
 
@@ -104,6 +111,11 @@ export async function runWebhooks(env: Env, action: WebhooksAction, out: Stdout)
             ? { teamId: (await teams.find(action.team)).id }
             : { connectionId: action.connectionId! };
         const { endpoint, secret } = await webhooks.create({ owner, url: action.url, events: action.events });
+        if (action.format === 'json') {
+          // For a script that hands the secret to its receiver: shown here once, as in the table format.
+          out.write(JSON.stringify({ endpoint, secret }, null, 2) + '\n');
+          return;
+        }
         out.write(
           `Webhook endpoint ${endpoint.id} → ${endpoint.url} (${endpoint.events.join(', ')})\n` +
             `Signing secret — shown only now; keep it secret:\n  ${secret}\n`,
@@ -185,12 +197,27 @@ export function registerWebhooksCommand(program: Command, env: Env, stdout: Stdo
       `one of ${WEBHOOK_EVENT_TYPES.join(', ')} (repeatable; default: all)`,
       (value: string, previous: string[] = []) => [...previous, value],
     )
-    .action(async (o: { connection?: string; team?: string; url: string; event?: string[] }) =>
-      runWebhooks(
-        env,
-        { kind: 'create', connectionId: o.connection, team: o.team, url: o.url, events: o.event ?? [] },
-        stdout,
-      ),
+    .addOption(new Option('--format <format>', 'output format').choices(OUTPUT_FORMATS).default('table'))
+    .action(
+      async (o: {
+        connection?: string;
+        team?: string;
+        url: string;
+        event?: string[];
+        format: OutputFormat;
+      }) =>
+        runWebhooks(
+          env,
+          {
+            kind: 'create',
+            connectionId: o.connection,
+            team: o.team,
+            url: o.url,
+            events: o.event ?? [],
+            format: o.format,
+          },
+          stdout,
+        ),
     );
   for (const [kind, description] of [
     ['delete', 'Delete an endpoint and its delivery log.'],

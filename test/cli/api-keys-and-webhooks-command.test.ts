@@ -131,6 +131,29 @@ describe('slotfeed webhooks', () => {
     expect((await slotfeed(['webhooks', 'delete', row.id])).stdout).toContain('deleted');
   });
 
+  it('prints the endpoint and its secret as JSON with --format json, for a script to hand to its receiver', async () => {
+    const made = await slotfeed(
+      [
+        'webhooks',
+        'create',
+        '--connection',
+        ada,
+        '--url',
+        'https://hooks.example.com/json',
+        '--format',
+        'json',
+      ],
+      { TOKEN_ENCRYPTION_KEY: KEY },
+    );
+    expect(made.code).toBe(0);
+    const printed = JSON.parse(made.stdout) as { endpoint: { id: string; url: string }; secret: string };
+    expect(printed.secret).toMatch(/^whsec_\S+$/);
+    expect(printed.endpoint.url).toBe('https://hooks.example.com/json');
+    const row = await db.prisma.webhookEndpoint.findUniqueOrThrow({ where: { id: printed.endpoint.id } });
+    expect(row.secretSealed).not.toContain(printed.secret.slice(6));
+    await slotfeed(['webhooks', 'delete', row.id]);
+  });
+
   it('needs the encryption key to make one, and refuses private targets and unknown events', async () => {
     const noKey = await slotfeed([
       'webhooks',
