@@ -41,6 +41,13 @@ const STATUS_LABEL: Record<ConnectionOverview['status'], string> = {
   disabled: 'disabled',
 };
 
+/** A connection's status as the admin's pages show it: its label on a badge of its colour. */
+export function statusBadge(status: string): Raw {
+  const known = status in STATUS_LABEL ? (status as ConnectionOverview['status']) : undefined;
+  const [badge, label] = known ? [STATUS_BADGE[known], STATUS_LABEL[known]] : ['', status];
+  return html`<span class="badge ${badge}">${label}</span>`;
+}
+
 export function loginPage(
   reply: FastifyReply,
   status: number,
@@ -165,7 +172,7 @@ function connectionRow(connection: ConnectionOverview, now: Date): Raw {
         ></span
       >
     </td>
-    <td><span class="badge ${STATUS_BADGE[connection.status]}">${STATUS_LABEL[connection.status]}</span></td>
+    <td>${statusBadge(connection.status)}</td>
     <td>${lastSync}</td>
     <td>
       ${connection.status === 'active' ? shownTime(connection.nextSyncAt, zone, now) : html`<span class="muted">—</span>`}

@@ -11,7 +11,8 @@ import {
 } from '../feeds/feed-options.js';
 import type { FeedRecord } from '../store/feeds.js';
 import type { TeamRecord } from '../store/teams.js';
-import { html, scrollBox, sendPage, type Raw } from './html.js';
+import { html, sendPage, type Raw } from './html.js';
+import { statusBadge } from './admin-pages.js';
 import { shownTime } from './time-html.js';
 import { daysAheadField, labelField } from './feed-form-fields.js';
 import { postButton } from './post-button.js';
@@ -61,40 +62,27 @@ function feedRow(feed: FeedRecord, now: Date): Raw {
   </li>`;
 }
 
-function membersTable({ team, emails }: AdminTeam): Raw {
+// A list rather than a table: on a phone a table's columns squeezed the names and e-mail addresses into
+// pieces a few letters wide and pushed the Remove buttons out of sight into a sideways scroll. Each member's
+// row wraps instead: who they are, then their status and the button, under it when the line is full.
+function membersList({ team, emails }: AdminTeam): Raw {
   if (team.members.length === 0) return html`<p class="muted">No members yet.</p>`;
-  return scrollBox(
-    `Members of ${team.name}`,
-    html`<table class="team-members">
-      <thead>
-        <tr>
-          <th scope="col">Member</th>
-          <th scope="col">Status</th>
-          <th scope="col"><span class="visually-hidden">Actions</span></th>
-        </tr>
-      </thead>
-      <tbody>
-        ${team.members.map(
-          (m) =>
-            html`<tr data-connection-id="${m.connectionId}">
-              <td>
-                <a href="/admin/connections/${m.connectionId}">${m.displayName ?? '(unnamed)'}</a><br />
-                <span class="muted small">${emails.get(m.connectionId) ?? ''}</span>
-              </td>
-              <td>
-                ${m.status === 'active' ? 'active' : m.status === 'needs_reauth' ? 'needs re-authorisation' : 'disabled'}
-              </td>
-              <td>
-                ${postButton(`${ADMIN_TEAMS}/${team.id}/members/${m.connectionId}/remove`, 'Remove', {
-                  confirm: `Remove ${m.displayName ?? 'this member'} from ${team.name}?`,
-                  attributes: html`data-action="remove-member"`,
-                })}
-              </td>
-            </tr>`,
-        )}
-      </tbody>
-    </table>`,
-  );
+  return html`<ul class="member-list" aria-label="Members of ${team.name}">
+    ${team.members.map(
+      (m) =>
+        html`<li data-connection-id="${m.connectionId}">
+          <span class="member-who">
+            <a href="/admin/connections/${m.connectionId}">${m.displayName ?? '(unnamed)'}</a>
+            <span class="muted small address">${emails.get(m.connectionId) ?? ''}</span>
+          </span>
+          ${statusBadge(m.status)}
+          ${postButton(`${ADMIN_TEAMS}/${team.id}/members/${m.connectionId}/remove`, 'Remove', {
+            confirm: `Remove ${m.displayName ?? 'this member'} from ${team.name}?`,
+            attributes: html`data-action="remove-member" aria-label="Remove ${m.displayName ?? 'this member'}"`,
+          })}
+        </li>`,
+    )}
+  </ul>`;
 }
 
 function addMemberForm(team: TeamRecord): Raw {
@@ -155,7 +143,7 @@ function teamCard(entry: AdminTeam, now: Date): Raw {
       ${team.members.length} member${team.members.length === 1 ? '' : 's'}; created
       ${shownTime(team.createdAt, null, now)}
     </p>
-    ${membersTable(entry)} ${addMemberForm(team)}
+    ${membersList(entry)} ${addMemberForm(team)}
     <h3>Feeds</h3>
     ${
       feeds.length === 0

@@ -55,7 +55,7 @@ describe('a team feed in the browser', () => {
       await team.locator('input[name="connection"]').fill(email);
       await submit('section[data-team-id] form.inline-form button[type="submit"]', /notice=member-added/);
     }
-    await expect(team.locator('tr[data-connection-id]').count()).resolves.toBe(3);
+    await expect(team.locator('li[data-connection-id]').count()).resolves.toBe(3);
     await team.locator('summary', { hasText: 'New team feed' }).click();
     await team.locator('select[name="mode"]').selectOption('any');
     await submit('section[data-team-id] form[action$="/feeds"] button[type="submit"]', /\/feeds$/);
