@@ -37,6 +37,8 @@ export interface ReportConnectionChoice {
   id: string;
   email: string | null;
   displayName: string | null;
+  /** The zone its report days and hours are counted in unless one is asked for (null: UTC, never synced). */
+  timezone: string | null;
 }
 
 /** How many connections the report pages offer to narrow a report to. */
@@ -87,7 +89,7 @@ export function createReportStore(prisma: PrismaClient): ReportStore {
       prisma.connection.findMany({
         orderBy: [{ email: 'asc' }, { id: 'asc' }],
         take: REPORT_CONNECTION_CHOICES,
-        select: { id: true, email: true, displayName: true },
+        select: { id: true, email: true, displayName: true, timezone: true },
       }),
   };
 }

@@ -38,6 +38,8 @@ export interface LineChart {
 
 export interface HeatMap {
   kind: 'heatmap';
+  /** Which zone its hours are in, as its caption ends: "in Europe/Berlin time". */
+  zone: string;
   /** bookings[weekday 1..7][hour 0..23]. */
   cells: { weekday: number; hour: number; bookings: number }[];
 }
@@ -154,40 +156,44 @@ function heatMapTable(map: HeatMap): Raw {
   const counts = new Map(map.cells.map((c) => [`${c.weekday}:${c.hour}`, c.bookings]));
   const max = Math.max(1, ...map.cells.map((c) => c.bookings));
   const hours = Array.from({ length: 24 }, (_, h) => h);
-  return scrollBox(
-    'Bookings by weekday and hour',
-    html`<table id="heatmap" class="heatmap">
-      <thead>
-        <tr>
-          <th></th>
-          ${hours.map((h) => html`<th>${String(h).padStart(2, '0')}</th>`)}
-        </tr>
-      </thead>
-      <tbody>
-        ${WEEKDAY_NAMES.map(
-          (day, i) =>
-            html`<tr>
-              <th>${day}</th>
-              ${hours.map((h) => {
-                const n = counts.get(`${i + 1}:${h}`) ?? 0;
-                const alpha = n === 0 ? 0 : 0.15 + (0.85 * n) / max;
-                // Solid colours (blue mixed into white), so the cells and their text read the same in dark mode.
-                const mix = (channel: number) => Math.round(255 - (255 - channel) * alpha);
-                return html`<td
-                  data-weekday="${i + 1}"
-                  data-hour="${h}"
-                  data-bookings="${n}"
-                  title="${day} ${String(h).padStart(2, '0')}:00 — ${n} booked"
-                  style="background:rgb(${mix(29)},${mix(91)},${mix(200)});color:${alpha > 0.5 ? '#fff' : '#1b1f24'}"
-                >
-                  ${n === 0 ? '' : n}
-                </td>`;
-              })}
-            </tr>`,
-        )}
-      </tbody>
-    </table>`,
-  );
+  // A caption above the box, not in the table: the table scrolls sideways on a phone, its caption would too.
+  return html`<figure class="chart-figure">
+    <figcaption id="heatmap-caption">Bookings by the weekday and hour they start, ${map.zone}</figcaption>
+    ${scrollBox(
+      'Bookings by weekday and hour',
+      html`<table id="heatmap" class="heatmap" aria-labelledby="heatmap-caption">
+        <thead>
+          <tr>
+            <th></th>
+            ${hours.map((h) => html`<th>${String(h).padStart(2, '0')}</th>`)}
+          </tr>
+        </thead>
+        <tbody>
+          ${WEEKDAY_NAMES.map(
+            (day, i) =>
+              html`<tr>
+                <th>${day}</th>
+                ${hours.map((h) => {
+                  const n = counts.get(`${i + 1}:${h}`) ?? 0;
+                  const alpha = n === 0 ? 0 : 0.15 + (0.85 * n) / max;
+                  // Solid colours (blue mixed into white), so the cells and their text read the same in dark mode.
+                  const mix = (channel: number) => Math.round(255 - (255 - channel) * alpha);
+                  return html`<td
+                    data-weekday="${i + 1}"
+                    data-hour="${h}"
+                    data-bookings="${n}"
+                    title="${day} ${String(h).padStart(2, '0')}:00 — ${n} booked"
+                    style="background:rgb(${mix(29)},${mix(91)},${mix(200)});color:${alpha > 0.5 ? '#fff' : '#1b1f24'}"
+                  >
+                    ${n === 0 ? '' : n}
+                  </td>`;
+                })}
+              </tr>`,
+          )}
+        </tbody>
+      </table>`,
+    )}
+  </figure>`;
 }
 
 // Drawn in the browser; the labels are days, so the axis runs in UTC whatever the browser's zone.

@@ -17,6 +17,7 @@ import type { ReportResult } from '../reports/report-result.js';
 import { ReportSubjectNotFoundError, runReport } from '../reports/run-report.js';
 import { HttpError } from './http-error.js';
 import { reportIndexPage, reportPage, type HeatMap, type LineChart } from './report-pages.js';
+import type { ReportConnectionChoice } from '../store/reports.js';
 import type { WebDeps } from './web-deps.js';
 
 const QUERY_KEYS = ['connection', 'event', 'from', 'to', 'at', 'tz', 'by'] as const;
@@ -109,12 +110,30 @@ export function lineChartOf(query: ReportQuery, result: ReportResult): LineChart
   return undefined;
 }
 
-async function chartFor(deps: WebDeps, query: ReportQuery, result: ReportResult) {
+/**
+ * Which zone the heat map's hours are in, as its caption says it: the store counts them in the zone asked for,
+ * else in each connection's own (UTC for one never synced), as report-sql.ts's zoneOf does.
+ */
+export function heatMapZone(query: ReportQuery, choices: readonly ReportConnectionChoice[]): string {
+  if (query.timezone !== undefined) return `in ${query.timezone} time`;
+  if (query.connectionId === undefined) return 'each in its connection’s own time zone';
+  const choice = choices.find((c) => c.id === query.connectionId);
+  if (choice === undefined) return 'in the connection’s own time zone';
+  return `in ${choice.timezone ?? 'UTC'} time`;
+}
+
+async function chartFor(
+  deps: WebDeps,
+  query: ReportQuery,
+  result: ReportResult,
+  choices: readonly ReportConnectionChoice[],
+) {
   const line = lineChartOf(query, result);
   if (line) return line;
   if (query.report === 'bookings') {
     const heat: HeatMap = {
       kind: 'heatmap',
+      zone: heatMapZone(query, choices),
       cells:
         query.by === 'weekday-hour'
           ? result.rows.map((r) => ({
@@ -164,14 +183,12 @@ export function registerReportRoutes(admin: FastifyInstance, deps: WebDeps): voi
   admin.get('/admin/reports/:name', async (request, reply) => {
     const name = reportNameOf(request);
     const raw = rawQueryOf(request);
-    const connections = (await deps.reports.connectionChoices()).map((c) => ({
-      id: c.id,
-      label: c.email ?? c.displayName ?? c.id,
-    }));
+    const choices = await deps.reports.connectionChoices();
+    const connections = choices.map((c) => ({ id: c.id, label: c.email ?? c.displayName ?? c.id }));
     try {
       const query = parseReportQuery(name, raw, deps.now());
       const result = await runReport(deps.reports, query);
-      const chart = await chartFor(deps, query, result);
+      const chart = await chartFor(deps, query, result, choices);
       return reportPage(reply, 200, {
         name,
         raw,

@@ -1,6 +1,6 @@
 // What the administrator reads on the report pages, on a phone (360 px, a mobile browser) in Chromium, over the
 // known history (test/reports/known-history.ts): every time under the filters named in the one format the
-// other pages use.
+// other pages use, and the bookings heat map captioned with what it counts and the zone its hours are in.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Browser, Page } from 'playwright-core';
 import { localTime } from '../../src/lib/local-time.js';
@@ -68,5 +68,33 @@ describe('times on the report pages', () => {
     const text = await reportText(`/admin/reports/bookings?by=booking&connection=${k.berlin.connectionId}`);
     // The first booking of the known history: Mar 28 10:00 in Berlin.
     expect(text).toContain(localTime(new Date('2026-03-28T09:00:00Z'), 'UTC'));
+  });
+});
+
+describe('the bookings heat map', () => {
+  /** Its caption, above it, which is also its table's name for a screen reader. */
+  async function caption(path: string): Promise<string> {
+    await page.goto(`${web.url}${path}`);
+    const text = await page.locator('#heatmap-caption').innerText({ timeout: 2000 });
+    await expect(page.getByRole('table', { name: text, exact: true }).count()).resolves.toBe(1);
+    return text;
+  }
+
+  it('says what it counts, in the hours of the one connection shown', async () => {
+    await expect(caption(`/admin/reports/bookings?connection=${k.berlin.connectionId}`)).resolves.toBe(
+      'Bookings by the weekday and hour they start, in Europe/Berlin time',
+    );
+  });
+
+  it('says so when its hours are in the zone asked for', async () => {
+    await expect(caption('/admin/reports/bookings?tz=UTC')).resolves.toBe(
+      'Bookings by the weekday and hour they start, in UTC time',
+    );
+  });
+
+  it('says so when each connection counts in its own zone', async () => {
+    await expect(caption('/admin/reports/bookings')).resolves.toBe(
+      'Bookings by the weekday and hour they start, each in its connection’s own time zone',
+    );
   });
 });
