@@ -1,8 +1,9 @@
 // What the administrator reads on the report pages, on a phone (360 px, a mobile browser) in Chromium, over the
 // known history (test/reports/known-history.ts): every time under the filters named in the one format the
-// other pages use, and the bookings heat map captioned with what it counts and the zone its hours are in.
+// other pages use, the bookings heat map captioned with what it counts and the zone its hours are in, and the
+// sync-health summary drawn inside its card.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { localTime } from '../../src/lib/local-time.js';
 import { REPORT_NAMES } from '../../src/reports/report-query.js';
 import {
@@ -19,6 +20,7 @@ import { ADMIN_TOKEN, createWebHarness, type WebHarness } from '../support/web-h
 let k: KnownHistory;
 let web: WebHarness;
 let browser: Browser;
+let context: BrowserContext;
 let page: Page;
 
 beforeAll(async () => {
@@ -26,7 +28,7 @@ beforeAll(async () => {
   web = await createWebHarness('report_pages_reading', knownHistoryOptions(clock));
   k = await scriptKnownHistory(web.sync, clock);
   browser = await launchChromium();
-  const context = await browser.newContext({
+  context = await browser.newContext({
     viewport: { width: 360, height: 800 },
     isMobile: true,
     hasTouch: true,
@@ -96,5 +98,48 @@ describe('the bookings heat map', () => {
     await expect(caption('/admin/reports/bookings')).resolves.toBe(
       'Bookings by the weekday and hour they start, each in its connection’s own time zone',
     );
+  });
+});
+
+/**
+ * Pixels drawn between the window's left edge and `selector`'s box, over the box's height, that differ from
+ * the page's background: none when nothing (a list's bullet) hangs out of the box. The screenshot is decoded
+ * in a blank tab, whose canvas no page's policy governs.
+ */
+async function inkLeftOf(selector: string): Promise<number> {
+  await page.evaluate('window.scrollTo(0, 0)');
+  const box = await page.locator(selector).boundingBox();
+  if (box === null) throw new Error(`${selector} is not shown`);
+  const strip = await page.screenshot({
+    fullPage: true,
+    clip: { x: 0, y: box.y, width: Math.floor(box.x), height: box.height },
+  });
+  const blank = await context.newPage();
+  try {
+    return await blank.evaluate<number>(`(async () => {
+      const image = new Image();
+      image.src = 'data:image/png;base64,${strip.toString('base64')}';
+      await image.decode();
+      const canvas = document.createElement('canvas');
+      canvas.width = image.width;
+      canvas.height = image.height;
+      const drawing = canvas.getContext('2d');
+      drawing.drawImage(image, 0, 0);
+      const pixels = drawing.getImageData(0, 0, image.width, image.height).data;
+      let ink = 0;
+      for (let i = 0; i < pixels.length; i += 4) {
+        if ([0, 1, 2].some((c) => Math.abs(pixels[i + c] - pixels[c]) > 24)) ink++;
+      }
+      return ink;
+    })()`);
+  } finally {
+    await blank.close();
+  }
+}
+
+describe('the sync-health summary', () => {
+  it('keeps its bullets inside its card', async () => {
+    await page.goto(`${web.url}/admin/reports/sync-health`);
+    await expect(inkLeftOf('#report-summary')).resolves.toBe(0);
   });
 });
