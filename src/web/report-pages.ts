@@ -10,7 +10,7 @@ import {
   type RawReportQuery,
   type ReportName,
 } from '../reports/report-query.js';
-import type { ReportResult } from '../reports/report-result.js';
+import type { ColumnKind, ReportResult } from '../reports/report-result.js';
 import { WEEKDAY_NAMES } from '../reports/bookings-report.js';
 import { ADMIN_HOME } from './admin-pages.js';
 import { html, newScriptNonce, Raw, renderPage, scrollBox, type PageOptions } from './html.js';
@@ -232,6 +232,14 @@ export function lineChart(chart: LineChart, nonce: string): Raw {
     </script>`;
 }
 
+// A value of one word (a day, an address, a number) or a time is never broken across lines, or a squeezed
+// column on a phone reads "2026-" over "03-27"; prose (an error message) wraps. The table scrolls sideways
+// in its box when its columns are wider than the screen.
+function resultCell(text: string, kind: ColumnKind): Raw {
+  const whole = kind !== 'text' || !/\s/.test(text);
+  return whole ? html`<td class="nowrap">${text}</td>` : html`<td>${text}</td>`;
+}
+
 function resultTable(result: ReportResult): Raw {
   const columns = result.columns.filter((c) => c.inTable !== false);
   if (result.rows.length === 0) return html`<p id="report-empty">${result.emptyMessage}</p>`;
@@ -247,7 +255,7 @@ function resultTable(result: ReportResult): Raw {
           ${result.rows.map(
             (row) =>
               html`<tr>
-                ${columns.map((c) => html`<td>${formatValue(row[c.key] ?? null, c.kind)}</td>`)}
+                ${columns.map((c) => resultCell(formatValue(row[c.key] ?? null, c.kind), c.kind))}
               </tr>`,
           )}
         </tbody>

@@ -73,6 +73,26 @@ describe('times on the report pages', () => {
   });
 });
 
+describe('the report rows', () => {
+  // Each line box of a cell's text: a value broken across lines has more than one.
+  const BROKEN_WORDS = `[...document.querySelectorAll('#report-rows td')]
+    .filter((cell) => !/\\s/.test(cell.innerText.trim()))
+    .filter((cell) => {
+      const range = document.createRange();
+      range.selectNodeContents(cell);
+      return new Set([...range.getClientRects()].map((r) => Math.round(r.top))).size > 1;
+    })
+    .map((cell) => cell.innerText.trim())`;
+
+  it.each(['availability', 'bookings', 'sync-health'])(
+    '%s: no one-word value (a day, an address) is broken across lines',
+    async (name) => {
+      await page.goto(`${web.url}/admin/reports/${name}`);
+      await expect(page.evaluate<string[]>(BROKEN_WORDS)).resolves.toEqual([]);
+    },
+  );
+});
+
 describe('the bookings heat map', () => {
   /** Its caption, above it, which is also its table's name for a screen reader. */
   async function caption(path: string): Promise<string> {
