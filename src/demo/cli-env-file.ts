@@ -56,7 +56,7 @@ export async function removeCliEnvFile(file: string): Promise<void> {
 const shellWord = (word: string) => (/^[\w./=:@%+,-]+$/.test(word) ? word : shellQuote(word));
 
 /** A path as typed from `cwd`: relative when it lies below it, absolute otherwise. */
-function fromCwd(file: string, cwd: string): string {
+export function fromCwd(file: string, cwd: string): string {
   const relative = path.relative(cwd, file);
   return relative !== '' && !relative.startsWith('..') && !path.isAbsolute(relative) ? relative : file;
 }

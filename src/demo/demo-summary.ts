@@ -85,7 +85,7 @@ export function formatDemoSummary(summary: DemoSummary): string {
   }
   lines.push(
     '',
-    'Use the CLI with this demo (README, "The CLI and the demo"):',
+    'Use the CLI with this demo (README, "Your first hour"):',
     `  ${summary.cli} connections list`,
   );
   lines.push('', 'feeds ready', 'slotfeed is running (scheduler, worker, web). Press Ctrl-C to stop.', '');

@@ -21,7 +21,7 @@ import { composeSlotfeed, startRoles } from '../main.js';
 import { startSimulator } from '../simulator/index.js';
 import { enqueueSyncs } from '../sync/queues.js';
 import { feedLinksFor } from '../web/feed-links.js';
-import { cliEnvFileText, cliInvocation, removeCliEnvFile, writeCliEnvFile } from './cli-env-file.js';
+import { cliEnvFileText, cliInvocation, fromCwd, removeCliEnvFile, writeCliEnvFile } from './cli-env-file.js';
 import { connectDemoAccount, type ConnectedAccount } from './connect-demo-account.js';
 import { createDemoClock } from './demo-clock.js';
 import {
@@ -136,7 +136,7 @@ export async function runDemo(
     out.write(
       `Calendbook simulator: ${simulator.origin} (${simulator.users.length} users, control API /__sim/; ` +
         `${simulatorHadState ? 'its bookings and changes restored from' : 'its world kept in'} ` +
-        `${path.relative(process.cwd(), paths.simulatorStateFile) || paths.simulatorStateFile})\n`,
+        `${fromCwd(paths.simulatorStateFile, process.cwd())})\n`,
     );
 
     const config = loadConfig(
@@ -175,7 +175,8 @@ export async function runDemo(
     // From here on the CLI can reach the demo; `npm run demo` built dist/, which is what a person runs.
     const cli = cliInvocation({
       dataDir: paths.dataDir,
-      cliScript: path.join(PROJECT_ROOT, 'dist', 'cli.js'),
+      // The script this demo was started with (dist/cli.js of the checkout `npm run demo` ran in).
+      cliScript: process.argv[1] ?? path.join(PROJECT_ROOT, 'dist', 'cli.js'),
       cwd: process.cwd(),
     });
     const cliEnvironment = {

@@ -1,0 +1,90 @@
+#!/usr/bin/env node
+// A webhook receiver to try slotfeed's webhooks with, on this machine: it verifies each delivery's signature
+// with the `standardwebhooks` package (the Standard Webhooks reference implementation, not slotfeed's own
+// code), prints one line per delivery, answers 204 to a good one and 401 to one whose signature fails.
+//
+//   node scripts/webhook-receiver.mjs --port 4999 --secret "whsec_…" [--until-closed <start>]
+//
+// With --until-closed it exits (0) once a verified availability.changed says the slot starting at <start>
+// (an ISO time, as the simulator's /__sim/slots lists it) closed: the README's first hour waits on it.
+// Plain JavaScript, so it runs with `node` alone, without the build.
+import http from 'node:http';
+import { parseArgs } from 'node:util';
+import { Webhook } from 'standardwebhooks';
+
+const { values } = parseArgs({
+  options: {
+    port: { type: 'string', default: '4999' },
+    host: { type: 'string', default: '127.0.0.1' },
+    secret: { type: 'string' },
+    'until-closed': { type: 'string' },
+  },
+});
+
+function usage(message) {
+  process.stderr.write(`webhook-receiver: ${message}\n`);
+  process.stderr.write('usage: node scripts/webhook-receiver.mjs --port 4999 --secret <signing secret>\n');
+  process.exit(2);
+}
+
+if (!values.secret) usage('--secret is required: the signing secret `slotfeed webhooks create` printed');
+const port = Number(values.port);
+if (!Number.isInteger(port) || port < 1 || port > 65_535) usage(`--port ${values.port} is not a port number`);
+let verifier;
+try {
+  verifier = new Webhook(values.secret);
+} catch (thrown) {
+  usage(`--secret is not a signing secret (${thrown instanceof Error ? thrown.message : thrown})`);
+}
+const untilClosed = values['until-closed'] === undefined ? undefined : Date.parse(values['until-closed']);
+if (Number.isNaN(untilClosed)) usage(`--until-closed ${values['until-closed']} is not a time`);
+
+const slots = (list) => (list ?? []).map((slot) => slot.start).join(' ');
+
+/** One line saying what the delivery was about. */
+function describe(payload) {
+  if (payload.type !== 'availability.changed') return payload.type;
+  const parts = (payload.data?.eventTypes ?? []).map(
+    (e) => `${e.eventTypeId}: closed [${slots(e.closed)}] opened [${slots(e.opened)}]`,
+  );
+  return `availability.changed #${payload.sequence} ${parts.join('; ')}`;
+}
+
+function closes(payload, startMs) {
+  if (payload.type !== 'availability.changed') return false;
+  return (payload.data?.eventTypes ?? []).some((e) =>
+    (e.closed ?? []).some((slot) => Date.parse(slot.start) === startMs),
+  );
+}
+
+const server = http.createServer((request, response) => {
+  const chunks = [];
+  request.on('data', (chunk) => chunks.push(chunk));
+  request.on('end', () => {
+    const body = Buffer.concat(chunks).toString('utf8');
+    let payload;
+    try {
+      payload = verifier.verify(body, request.headers);
+    } catch (thrown) {
+      process.stdout.write(`rejected: ${thrown instanceof Error ? thrown.message : thrown}\n`);
+      response.writeHead(401).end();
+      return;
+    }
+    process.stdout.write(`verified ${request.headers['webhook-id']}: ${describe(payload)}\n`);
+    response.writeHead(204).end();
+    if (untilClosed !== undefined && closes(payload, untilClosed)) {
+      process.stdout.write(`the slot at ${values['until-closed']} closed; stopping\n`);
+      server.close();
+      server.closeAllConnections();
+    }
+  });
+});
+
+server.on('error', (error) => {
+  process.stderr.write(`webhook-receiver: ${error.message}\n`);
+  process.exit(1);
+});
+server.listen(port, values.host, () => {
+  process.stdout.write(`webhook receiver listening on http://${values.host}:${port}/\n`);
+});
+process.on('SIGINT', () => server.close(() => process.exit(0)));
