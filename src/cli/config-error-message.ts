@@ -14,7 +14,11 @@ export function configErrorMessage(error: ConfigError, env: Env): string {
   // Unset (or empty, which counts as unset) and complained about: not a wrong value, a missing database.
   const databaseMissing =
     !env[DATABASE_URL] && error.problems.some((problem) => problem.startsWith(`${DATABASE_URL} `));
-  return [error.message, ...(databaseMissing ? [NO_DATABASE_HINT] : []), 'See README.md, "Configuration".']
+  return [
+    error.message,
+    ...(databaseMissing ? [NO_DATABASE_HINT] : []),
+    'See docs/configuration.md for every setting.',
+  ]
     .map((text) => `${text}\n`)
     .join('');
 }

@@ -1,6 +1,6 @@
 // What a failed command says. The failures a first run meets (Postgres not reachable, a database not migrated,
 // Redis not answering) are said plainly with what to do, instead of the driver's invocation dump; any other
-// failure keeps its own message. All of them exit 1 (README, "Commands"): the command line and the
+// failure keeps its own message. All of them exit 1 (docs/operating.md, "Commands"): the command line and the
 // configuration were valid, what they point at was not ready, and the same command may succeed once it is.
 import { variables } from '../config.js';
 import { coerceError } from '../lib/coerce-error.js';

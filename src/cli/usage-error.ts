@@ -1,6 +1,6 @@
 // A command line that cannot be run as given: a value a command refuses, a required option left out, options
 // that conflict. Thrown before anything is contacted; runCli prints it as commander prints its own usage errors
-// and exits 2 (README, "Commands"). Its message names the option, so the fix is on the line the user typed.
+// and exits 2 (docs/operating.md, "Commands"). Its message names the option, so the fix is on the line the user typed.
 import { InvalidArgumentError } from 'commander';
 
 export class UsageError extends Error {

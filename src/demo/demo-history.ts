@@ -25,7 +25,7 @@ const BOOKING_WINDOW_MS = 14 * DAY_MS;
 /** Chance that an account has one of its upcoming bookings cancelled between two syncs. */
 const CANCEL_CHANCE = 0.1;
 
-/** Three weeks, two syncs a day: about ten seconds on two cores (README, "Quick start"). */
+/** Three weeks, two syncs a day: its timings in docs/demo.md, "How long it takes". */
 export const DEMO_HISTORY = { days: 21, syncsPerDay: 2 } as const;
 
 export interface HistoryPlan {
