@@ -1,8 +1,10 @@
 // `npm run bench`: runs the benchmarks, prints one table and writes bench-results.json (git-ignored) with every
 // figure, its inputs, the machine's CPU count and the Node version. Never part of `npm test`.
-//   BENCH_ONLY=sync|commit|feeds|teams|webhooks|growth|partitions|reports|freshness|freshness-real
-//     (comma-separated; default: all). A run of some keeps the
-//     others' last figures in the file.
+//   BENCH_ONLY=sync|commit|feeds|teams|webhooks|growth|partitions|reports|freshness|freshness-real|demo-start
+//     (comma-separated; default: all but demo-start, which clones the checkout and runs npm ci, so runs only
+//     when named). A run of some keeps the others' last figures in the file.
+//   BENCH_DEMO_SCRIPT: demo-start runs this as the clone's "demo" script instead of the committed one;
+//     BENCH_KEEP=1: it leaves its temporary clone in place (the path is printed).
 //   BENCH_CONNECTIONS (default 1000), BENCH_RATE_LIMIT (default 200): the sync round's size and upstream limit.
 //   BENCH_FRESHNESS_CONNECTIONS (10000), BENCH_FRESHNESS_BUDGET (600 calls/s), BENCH_FRESHNESS_SHORT_BUDGET
 //     (120), BENCH_FRESHNESS_BANDS / _ADAPT: fixed versus bands; the bands' default is SYNC_BANDS's.
@@ -10,9 +12,11 @@
 //     docs/performance.md quotes full-size runs only.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
+import { fileURLToPath } from 'node:url';
 import { variables } from '../../src/config.js';
 import type { BenchSection } from './bench-result.js';
 import { benchCommitCost } from './commit-cost.js';
+import { benchDemoStart } from './demo-start.js';
 import { benchFeedServing } from './feed-serving.js';
 import { benchFreshness, type Schedule } from './freshness.js';
 import { benchRealFreshness } from './freshness-real.js';
@@ -98,6 +102,15 @@ const benches: [string, () => Promise<BenchSection[]>][] = [
         },
         bandsSchedule,
       ),
+  ],
+  [
+    'demo-start',
+    () =>
+      benchDemoStart({
+        source: fileURLToPath(new URL('../..', import.meta.url)),
+        demoScript: process.env.BENCH_DEMO_SCRIPT || undefined,
+        keep: process.env.BENCH_KEEP === '1',
+      }),
   ],
 ];
 const sections: (BenchSection & { bench: string })[] = [];
