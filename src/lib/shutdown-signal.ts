@@ -1,5 +1,5 @@
 // Waiting for the operator's signal to stop: the daemon roles and the demo shut down in order on the first
-// SIGINT or SIGTERM. Lives in lib/ so the demo and the CLI can both use it without one importing the other.
+// SIGINT, SIGTERM or SIGHUP. Lives in lib/ so the demo and the CLI can both use it without one importing the other.
 import type { Logger } from '../log.js';
 
 function memoryMiB(): Record<string, number> {
@@ -15,7 +15,7 @@ function memoryMiB(): Record<string, number> {
 }
 
 /**
- * Resolves on the first SIGINT or SIGTERM so the caller can shut down in order; a second signal means the
+ * Resolves on the first SIGINT, SIGTERM or SIGHUP so the caller can shut down in order; a second signal means the
  * operator will not wait, so the process exits at once.
  */
 export function untilShutdownSignal(logger: Logger): Promise<NodeJS.Signals> {
@@ -33,5 +33,8 @@ export function untilShutdownSignal(logger: Logger): Promise<NodeJS.Signals> {
     };
     process.on('SIGINT', onSignal);
     process.on('SIGTERM', onSignal);
+    // A closed terminal: without a handler Node dies at once, and the servers the demo started in process
+    // groups of their own (so that Ctrl-C reaches the demo alone) would be left running.
+    process.on('SIGHUP', onSignal);
   });
 }

@@ -121,8 +121,11 @@ const CLEAN_STOP: Stop = {
   serversLeft: [],
 };
 
-/** Waits for "feeds ready", then presses Ctrl-C: SIGINT to the job's whole process group. */
-async function pressCtrlCWhenReady(job: ForegroundJob): Promise<Stop> {
+/**
+ * Waits for "feeds ready", then presses Ctrl-C: SIGINT to the job's whole process group (or SIGHUP: the
+ * terminal closed).
+ */
+async function pressCtrlCWhenReady(job: ForegroundJob, signal: NodeJS.Signals = 'SIGINT'): Promise<Stop> {
   await waitFor(
     async () => job.stdout(),
     (out) => out.includes('\nfeeds ready\n') || job.child.exitCode !== null || job.child.signalCode !== null,
@@ -135,7 +138,7 @@ async function pressCtrlCWhenReady(job: ForegroundJob): Promise<Stop> {
   const servers = startedServers(job.stdout());
   expect(servers.length).toBeGreaterThan(0);
   serverPids.push(...servers);
-  process.kill(-job.child.pid!, 'SIGINT');
+  process.kill(-job.child.pid!, signal);
   const exit = await job.closed;
   return {
     exit,
@@ -191,14 +194,16 @@ describe('Ctrl-C on the demo', () => {
     const { scripts } = JSON.parse(await readFile(path.join(projectRoot, 'package.json'), 'utf8')) as {
       scripts: Record<string, string>;
     };
-    expect(scripts.demo).toMatch(/^npm run build && /);
+    expect(scripts.demo).toMatch(/^node scripts\/build-if-stale\.mjs && /);
+    await mkdir(path.join(project, 'scripts'));
+    await writeFile(path.join(project, 'scripts', 'build-if-stale.mjs'), '// This test builds nothing.\n');
     await writeFile(
       path.join(project, 'package.json'),
       JSON.stringify({
         name: 'ctrl-c-test',
         private: true,
         type: 'module',
-        scripts: { build: 'true', demo: scripts.demo },
+        scripts: { demo: scripts.demo },
       }),
     );
     const tsxApi = path.join(projectRoot, 'node_modules', 'tsx', 'dist', 'esm', 'api', 'index.mjs');
@@ -219,5 +224,15 @@ describe('Ctrl-C on the demo', () => {
     });
     const stop = await pressCtrlCWhenReady(npm);
     expect({ ...stop, unexpectedStderr: [] }).toEqual(CLEAN_STOP);
+  }, 180_000);
+
+  it('stops cleanly when its terminal closes (SIGHUP), leaving no server behind', async () => {
+    const demo = startJob(
+      process.execPath,
+      ['--import', 'tsx', 'src/cli.ts', 'demo', '--accounts', '1'],
+      projectRoot,
+      demoEnvironment(),
+    );
+    expect(await pressCtrlCWhenReady(demo, 'SIGHUP')).toEqual(CLEAN_STOP);
   }, 180_000);
 });
