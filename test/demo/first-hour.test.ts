@@ -181,7 +181,10 @@ describe("the README's first hour on a fresh copy", () => {
     const feedUrl = /^ {2}(http:\/\/\S+\/feeds\/[A-Za-z0-9_-]{43}\.ics)$/m.exec(stdout)?.[1];
     expect(feedUrl).toBeDefined();
     expect((await fetch(feedUrl!)).status).toBe(200);
-    expect(stdout).not.toContain('cannot be shown again');
+    const feedId = /^Feed ([0-9a-f-]{36}) /m.exec(stdout)?.[1];
+    const listed = await runShell('node dist/cli.js feeds list --format json');
+    const { feeds } = JSON.parse(listed.stdout) as { feeds: { id: string; tokenRecoverable: boolean }[] };
+    expect(feeds.find((f) => f.id === feedId)).toMatchObject({ tokenRecoverable: true });
     // The receiver verified the delivery that says the booked slot closed, and stopped.
     const booked = /^the slot at (\S+) closed; stopping$/m.exec(stdout)?.[1];
     expect(booked).toBeDefined();
