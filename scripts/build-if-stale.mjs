@@ -176,8 +176,15 @@ function staleness(layout, inputs, recorded) {
   return missing.length > 0 ? `${path.basename(layout.outDir)}/${some(missing)} missing` : undefined;
 }
 
-function compile(root) {
-  const tsc = createRequire(path.join(root, 'package.json')).resolve('typescript/bin/tsc');
+/** Runs the project's own tsc; false when it fails or is not installed. */
+function compile(root, warn) {
+  let tsc;
+  try {
+    tsc = createRequire(path.join(root, 'package.json')).resolve('typescript/bin/tsc');
+  } catch {
+    warn('TypeScript is not installed here: run npm ci first');
+    return false;
+  }
   return spawnSync(process.execPath, [tsc, '-p', BUILD_CONFIG], { cwd: root, stdio: 'inherit' }).status === 0;
 }
 
@@ -209,7 +216,7 @@ export function buildIfStale({ root, args, log = console.log, warn = console.err
   // With its build info, tsc emits only what changed since, and an output deleted by hand is not among them.
   if (layout.buildInfo && missingOutputs(layout, recorded).length > 0)
     rmSync(layout.buildInfo, { force: true });
-  if (!compile(root)) {
+  if (!compile(root, warn)) {
     warn(`build failed; ${outName}/ is not marked up to date, so the next run builds again`);
     return 1;
   }

@@ -199,6 +199,14 @@ describe('build-if-stale', () => {
     TIMEOUT_MS,
   );
 
+  it('says to run npm ci when TypeScript is not installed, and exits 1', () => {
+    rmSync(path.join(root, 'node_modules'));
+    const result = run();
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain('TypeScript is not installed here: run npm ci first');
+    expect(result.stderr).not.toContain('    at ');
+  });
+
   it(
     'builds when asked with --force, and exits 2 naming an argument it does not know',
     () => {
