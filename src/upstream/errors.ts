@@ -1,7 +1,7 @@
 import { sanitizedExcerpt } from './body-excerpt.js';
-import { parseRetryAfter } from './retry-after.js';
+import { parseRetryAfter } from '../lib/retry-after.js';
 
-export { parseRetryAfter } from './retry-after.js';
+export { parseRetryAfter } from '../lib/retry-after.js';
 
 export type UpstreamErrorCode =
   'auth' | 'rate_limited' | 'bad_request' | 'not_found' | 'unavailable' | 'invalid_payload';
