@@ -1,0 +1,476 @@
+// CalDAV destinations (issue 29): a feed written into a person's own CalDAV calendar. A destination belongs to
+// one feed; its password is kept sealed by the token vault, bound to the destination's id, and opened only for
+// a push (credentialsOf). Beside it: the events slotfeed wrote there (uid, href, etag, digest of what was
+// written), which is all a push compares the feed with, and a log of what happened to it.
+//
+// What is left to push is counted in Postgres: the triggers of the caldav_destinations migration move
+// pending_changes (and pending_since, the oldest change's commit) whenever what the feed shows changes,
+// whoever writes it; a push that went through takes off what it carried. The dispatcher asks `due` which
+// destinations to hand to the queue.
+import { randomUUID } from 'node:crypto';
+import type { PrismaClient } from '../generated/prisma/client.js';
+import { Prisma } from '../generated/prisma/client.js';
+import type { FeedConnectionState, FeedTeamState } from '../feeds/feed-inputs.js';
+import { ConnectionNotFoundError } from './connections.js';
+import { FEED_CONNECTION_SELECT, FEED_TEAM_SELECT, teamStateOf } from './feed-inputs.js';
+import { FeedNotFoundError } from './feeds.js';
+import { TeamNotFoundError } from './teams.js';
+import type { TokenVault } from './token-vault.js';
+
+export const CALDAV_DESTINATION_STATES = ['active', 'needs_credentials', 'failing', 'paused'] as const;
+export type CaldavDestinationState = (typeof CALDAV_DESTINATION_STATES)[number];
+
+/** A destination as callers see it: everything but the password. */
+export interface CaldavDestinationRecord {
+  id: string;
+  feedId: string;
+  /** The server's address as given. */
+  serverUrl: string;
+  /** The calendar found or made on the server, where the events are written. */
+  calendarUrl: string;
+  username: string;
+  calendarName: string;
+  state: CaldavDestinationState;
+  lastPushAt: Date | null;
+  /** What went wrong last, without secrets; null after a push that went through. */
+  lastError: string | null;
+  /** Changes to what the feed shows that no push has carried yet. */
+  pendingChanges: number;
+  /** When the oldest of them was committed. */
+  pendingSince: Date | null;
+  /** No push before this (backoff, or the server's Retry-After); null: any time. */
+  retryAt: Date | null;
+  consecutiveFailures: number;
+  lastReconciledAt: Date | null;
+  reconcileRequestedAt: Date | null;
+  createdAt: Date;
+}
+
+export interface CaldavCredentials {
+  username: string;
+  password: string;
+}
+
+/** An event slotfeed wrote into a destination. */
+export interface WrittenEvent {
+  uid: string;
+  href: string;
+  /** null when the server's answer named none. */
+  etag: string | null;
+  /** Of the bytes written (destinations/event-objects.ts). */
+  digest: string;
+  writtenAt: Date;
+}
+
+export interface DestinationLogEntry {
+  at: Date;
+  /** push, repair-created, repair-restored, repair-deleted, conflict, failure, credentials … */
+  kind: string;
+  uid: string | null;
+  message: string;
+}
+
+/** What a push carried, to be taken off the pending count when it went through. */
+export interface PushClaim {
+  /** pending_changes when the push read the feed. */
+  pendingChanges: number;
+  /** pending_since then. */
+  pendingSince: Date | null;
+  /** When the push read the feed: changes still pending afterwards were committed after it. */
+  readAt: Date;
+}
+
+export interface CaldavDestinationStore {
+  /**
+   * A destination of an active feed; pending from the start (its first push writes the whole feed). Throws
+   * FeedNotFoundError (unknown or revoked feed), CalendarTakenError (the calendar has a destination already).
+   */
+  create(
+    input: {
+      feedId: string;
+      serverUrl: string;
+      calendarUrl: string;
+      calendarName: string;
+      credentials: CaldavCredentials;
+    },
+    now: Date,
+  ): Promise<CaldavDestinationRecord>;
+  /** Throws CaldavDestinationNotFoundError. */
+  get(destinationId: string): Promise<CaldavDestinationRecord>;
+  /** Oldest first; the destinations of one feed, or of every feed of one connection or team. */
+  list(filter?: {
+    feedId?: string;
+    connectionId?: string;
+    teamId?: string;
+  }): Promise<CaldavDestinationRecord[]>;
+  /** Deletes the destination, its record of events written and its log. Throws CaldavDestinationNotFoundError. */
+  remove(destinationId: string): Promise<void>;
+  /** The username and the opened password, for a push. Throws CaldavDestinationNotFoundError. */
+  credentialsOf(destinationId: string): Promise<CaldavCredentials>;
+  /**
+   * New credentials: sealed, and the destination active again (out of needs_credentials and any backoff) with a
+   * push and a reconciliation asked for. A paused destination stays paused. Throws CaldavDestinationNotFoundError.
+   */
+  replaceCredentials(
+    destinationId: string,
+    credentials: CaldavCredentials,
+    now: Date,
+  ): Promise<CaldavDestinationRecord>;
+  /** Paused: nothing is pushed until resumed (resuming asks for a push). Throws CaldavDestinationNotFoundError. */
+  setPaused(destinationId: string, paused: boolean, now: Date): Promise<CaldavDestinationRecord>;
+  /** A push asked for now (push-now): one more pending change, out of any backoff. */
+  requestPush(destinationId: string, now: Date): Promise<CaldavDestinationRecord>;
+  /** A reconciliation asked for now (reconcile-now), out of any backoff. */
+  requestReconcile(destinationId: string, now: Date): Promise<CaldavDestinationRecord>;
+  /**
+   * Destinations a push is due for: active or failing, out of backoff, with changes pending, a reconciliation
+   * asked for, or none since `reconcileBefore`. Oldest change first.
+   */
+  due(now: Date, reconcileBefore: Date, limit: number): Promise<string[]>;
+  /** What the destination holds of slotfeed's, by UID. */
+  writtenEvents(destinationId: string): Promise<Map<string, WrittenEvent>>;
+  recordWritten(destinationId: string, event: WrittenEvent): Promise<void>;
+  forgetWritten(destinationId: string, uid: string): Promise<void>;
+  /** Read before a push reads the feed: what it will carry. Throws CaldavDestinationNotFoundError. */
+  claim(destinationId: string, now: Date): Promise<PushClaim>;
+  /**
+   * The push went through: what it carried comes off the pending count, the failure count and backoff clear,
+   * a failing destination is active again (paused and needs_credentials stay). `reconciled`: it was a
+   * reconciliation, which also answers one asked for before it began.
+   */
+  pushSucceeded(destinationId: string, claim: PushClaim, now: Date, reconciled: boolean): Promise<void>;
+  /**
+   * The push failed: the state it leaves (failing, or needs_credentials: no retries until credentials are
+   * replaced), why, and when to try again. A paused destination stays paused.
+   */
+  pushFailed(
+    destinationId: string,
+    failure: { state: 'failing' | 'needs_credentials'; error: string; retryAt: Date | null },
+    now: Date,
+  ): Promise<CaldavDestinationRecord>;
+  /** Appends to the destination's log (the oldest entries beyond LOG_KEPT are dropped). */
+  log(destinationId: string, entries: readonly Omit<DestinationLogEntry, 'at'>[], now: Date): Promise<void>;
+  /** The latest entries, newest first. */
+  logOf(destinationId: string, limit?: number): Promise<DestinationLogEntry[]>;
+  /** The state a feed's events are read with: its connection's, or its team's and members'. */
+  feedOwnerState(feed: {
+    connectionId: string | null;
+    teamId: string | null;
+  }): Promise<
+    { kind: 'connection'; connection: FeedConnectionState } | { kind: 'team'; team: FeedTeamState }
+  >;
+}
+
+export class CaldavDestinationNotFoundError extends Error {
+  constructor(readonly destinationId: string) {
+    super(`no CalDAV destination with id ${destinationId}`);
+    this.name = 'CaldavDestinationNotFoundError';
+  }
+}
+
+export class CalendarTakenError extends Error {
+  constructor(readonly calendarUrl: string) {
+    super(
+      `the calendar ${calendarUrl} is written by another slotfeed destination already; choose another calendar`,
+    );
+    this.name = 'CalendarTakenError';
+  }
+}
+
+/** Log entries kept per destination. */
+export const LOG_KEPT = 500;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** The associated data a destination's password is sealed with: a sealed copy moved to another row fails. */
+const sealingContext = (destinationId: string) => `caldav-destination:${destinationId}`;
+
+const RECORD_FIELDS = {
+  id: true,
+  feedId: true,
+  serverUrl: true,
+  calendarUrl: true,
+  username: true,
+  calendarName: true,
+  state: true,
+  lastPushAt: true,
+  lastError: true,
+  pendingChanges: true,
+  pendingSince: true,
+  retryAt: true,
+  consecutiveFailures: true,
+  lastReconciledAt: true,
+  reconcileRequestedAt: true,
+  createdAt: true,
+} as const satisfies Prisma.CaldavDestinationSelect;
+
+const isKnown = (error: unknown, code: string) =>
+  error instanceof Prisma.PrismaClientKnownRequestError && error.code === code;
+
+export function createCaldavDestinationStore(
+  prisma: PrismaClient,
+  vault: TokenVault,
+): CaldavDestinationStore {
+  async function get(destinationId: string): Promise<CaldavDestinationRecord> {
+    const row = UUID.test(destinationId)
+      ? await prisma.caldavDestination.findUnique({ where: { id: destinationId }, select: RECORD_FIELDS })
+      : null;
+    if (!row) throw new CaldavDestinationNotFoundError(destinationId);
+    return row;
+  }
+
+  /** An update of one destination's row; a row gone (removed meanwhile) is CaldavDestinationNotFoundError. */
+  async function update(
+    destinationId: string,
+    data: Prisma.CaldavDestinationUpdateInput,
+  ): Promise<CaldavDestinationRecord> {
+    if (!UUID.test(destinationId)) throw new CaldavDestinationNotFoundError(destinationId);
+    try {
+      return await prisma.caldavDestination.update({
+        where: { id: destinationId },
+        data,
+        select: RECORD_FIELDS,
+      });
+    } catch (error: unknown) {
+      if (isKnown(error, 'P2025')) throw new CaldavDestinationNotFoundError(destinationId);
+      throw error;
+    }
+  }
+
+  return {
+    async create(input, now) {
+      if (!UUID.test(input.feedId)) throw new FeedNotFoundError(input.feedId);
+      const feed = await prisma.feed.findUnique({ where: { id: input.feedId }, select: { revokedAt: true } });
+      if (!feed || feed.revokedAt !== null) throw new FeedNotFoundError(input.feedId);
+      const id = randomUUID();
+      try {
+        return await prisma.caldavDestination.create({
+          data: {
+            id,
+            feedId: input.feedId,
+            serverUrl: input.serverUrl,
+            calendarUrl: input.calendarUrl,
+            calendarName: input.calendarName,
+            username: input.credentials.username,
+            passwordSealed: vault.seal(input.credentials.password, sealingContext(id)),
+            // The whole feed is to be written: pending from the moment it was added.
+            pendingChanges: 1,
+            pendingSince: now,
+            createdAt: now,
+          },
+          select: RECORD_FIELDS,
+        });
+      } catch (error: unknown) {
+        if (isKnown(error, 'P2002')) throw new CalendarTakenError(input.calendarUrl);
+        if (isKnown(error, 'P2003')) throw new FeedNotFoundError(input.feedId);
+        throw error;
+      }
+    },
+
+    get,
+
+    async list(filter = {}) {
+      for (const id of [filter.feedId, filter.connectionId, filter.teamId]) {
+        if (id !== undefined && !UUID.test(id)) return [];
+      }
+      return prisma.caldavDestination.findMany({
+        where: {
+          ...(filter.feedId !== undefined ? { feedId: filter.feedId } : {}),
+          ...(filter.connectionId !== undefined ? { feed: { connectionId: filter.connectionId } } : {}),
+          ...(filter.teamId !== undefined ? { feed: { teamId: filter.teamId } } : {}),
+        },
+        orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+        select: RECORD_FIELDS,
+      });
+    },
+
+    async remove(destinationId) {
+      const { count } = UUID.test(destinationId)
+        ? await prisma.caldavDestination.deleteMany({ where: { id: destinationId } })
+        : { count: 0 };
+      if (count === 0) throw new CaldavDestinationNotFoundError(destinationId);
+    },
+
+    async credentialsOf(destinationId) {
+      const row = UUID.test(destinationId)
+        ? await prisma.caldavDestination.findUnique({
+            where: { id: destinationId },
+            select: { username: true, passwordSealed: true },
+          })
+        : null;
+      if (!row) throw new CaldavDestinationNotFoundError(destinationId);
+      return {
+        username: row.username,
+        password: vault.open(row.passwordSealed, sealingContext(destinationId)),
+      };
+    },
+
+    async replaceCredentials(destinationId, credentials, now) {
+      const current = await get(destinationId);
+      return update(destinationId, {
+        username: credentials.username,
+        passwordSealed: vault.seal(credentials.password, sealingContext(destinationId)),
+        state: current.state === 'paused' ? 'paused' : 'active',
+        lastError: null,
+        retryAt: null,
+        consecutiveFailures: 0,
+        pendingChanges: { increment: 1 },
+        pendingSince: current.pendingSince ?? now,
+        reconcileRequestedAt: now,
+      });
+    },
+
+    async setPaused(destinationId, paused, now) {
+      const current = await get(destinationId);
+      if (paused) return update(destinationId, { state: 'paused' });
+      if (current.state !== 'paused') return current;
+      return update(destinationId, {
+        state: 'active',
+        retryAt: null,
+        consecutiveFailures: 0,
+        pendingChanges: { increment: 1 },
+        pendingSince: current.pendingSince ?? now,
+      });
+    },
+
+    async requestPush(destinationId, now) {
+      const current = await get(destinationId);
+      return update(destinationId, {
+        retryAt: null,
+        pendingChanges: { increment: 1 },
+        pendingSince: current.pendingSince ?? now,
+      });
+    },
+
+    async requestReconcile(destinationId, now) {
+      return update(destinationId, { retryAt: null, reconcileRequestedAt: now });
+    },
+
+    async due(now, reconcileBefore, limit) {
+      const rows = await prisma.caldavDestination.findMany({
+        where: {
+          state: { in: ['active', 'failing'] },
+          OR: [{ retryAt: null }, { retryAt: { lte: now } }],
+          AND: [
+            {
+              OR: [
+                { pendingChanges: { gt: 0 } },
+                { reconcileRequestedAt: { not: null } },
+                { lastReconciledAt: null },
+                { lastReconciledAt: { lt: reconcileBefore } },
+              ],
+            },
+          ],
+        },
+        orderBy: [{ pendingSince: { sort: 'asc', nulls: 'last' } }, { id: 'asc' }],
+        select: { id: true },
+        take: limit,
+      });
+      return rows.map((row) => row.id);
+    },
+
+    async writtenEvents(destinationId) {
+      if (!UUID.test(destinationId)) return new Map();
+      const rows = await prisma.caldavEvent.findMany({
+        where: { destinationId },
+        select: { uid: true, href: true, etag: true, digest: true, writtenAt: true },
+      });
+      return new Map(rows.map((row) => [row.uid, row]));
+    },
+
+    async recordWritten(destinationId, event) {
+      await prisma.caldavEvent.upsert({
+        where: { destinationId_uid: { destinationId, uid: event.uid } },
+        create: { destinationId, ...event },
+        update: { href: event.href, etag: event.etag, digest: event.digest, writtenAt: event.writtenAt },
+      });
+    },
+
+    async forgetWritten(destinationId, uid) {
+      await prisma.caldavEvent.deleteMany({ where: { destinationId, uid } });
+    },
+
+    async claim(destinationId, now) {
+      const { pendingChanges, pendingSince } = await get(destinationId);
+      return { pendingChanges, pendingSince, readAt: now };
+    },
+
+    async pushSucceeded(destinationId, claim, now, reconciled) {
+      // One statement, so a change a trigger counts during the push is never lost: what stays pending was
+      // committed after the push read the feed, so its lag is counted from then at the earliest.
+      await prisma.$executeRaw`
+        UPDATE "caldav_destination"
+        SET "pending_since" = CASE WHEN "pending_changes" - ${claim.pendingChanges}::int > 0
+                                   THEN GREATEST(COALESCE("pending_since", ${claim.readAt}), ${claim.readAt})
+                              END,
+            "pending_changes" = GREATEST("pending_changes" - ${claim.pendingChanges}::int, 0),
+            "state" = CASE WHEN "state" = 'failing' THEN 'active'::caldav_destination_state ELSE "state" END,
+            "last_push_at" = ${now},
+            "last_error" = CASE WHEN "state" IN ('active', 'failing') THEN NULL ELSE "last_error" END,
+            "retry_at" = NULL,
+            "consecutive_failures" = 0,
+            "last_reconciled_at" = CASE WHEN ${reconciled} THEN ${now} ELSE "last_reconciled_at" END,
+            "reconcile_requested_at" = CASE
+              WHEN ${reconciled} AND "reconcile_requested_at" <= ${claim.readAt} THEN NULL
+              ELSE "reconcile_requested_at"
+            END
+        WHERE "id" = ${destinationId}::uuid`;
+    },
+
+    async pushFailed(destinationId, failure, now) {
+      const current = await get(destinationId);
+      return update(destinationId, {
+        state: current.state === 'paused' ? 'paused' : failure.state,
+        lastError: failure.error,
+        retryAt: failure.retryAt,
+        consecutiveFailures: { increment: 1 },
+        ...(failure.state === 'needs_credentials' ? { lastPushAt: now } : {}),
+      });
+    },
+
+    async log(destinationId, entries, now) {
+      if (entries.length === 0) return;
+      // The entries of one call a millisecond apart, so the log reads in the array's order.
+      await prisma.caldavDestinationLog.createMany({
+        data: entries.map((entry, i) => ({
+          id: randomUUID(),
+          destinationId,
+          at: new Date(now.getTime() + i),
+          kind: entry.kind,
+          uid: entry.uid,
+          message: entry.message,
+        })),
+      });
+      await prisma.$executeRaw`
+        DELETE FROM "caldav_destination_log"
+        WHERE "destination_id" = ${destinationId}::uuid AND "id" NOT IN (
+          SELECT "id" FROM "caldav_destination_log" WHERE "destination_id" = ${destinationId}::uuid
+          ORDER BY "at" DESC LIMIT ${LOG_KEPT}
+        )`;
+    },
+
+    async logOf(destinationId, limit = 50) {
+      if (!UUID.test(destinationId)) return [];
+      return prisma.caldavDestinationLog.findMany({
+        where: { destinationId },
+        orderBy: [{ at: 'desc' }],
+        take: limit,
+        select: { at: true, kind: true, uid: true, message: true },
+      });
+    },
+
+    async feedOwnerState(feed) {
+      if (feed.connectionId !== null) {
+        const connection = await prisma.connection.findUnique({
+          where: { id: feed.connectionId },
+          select: FEED_CONNECTION_SELECT,
+        });
+        if (!connection) throw new ConnectionNotFoundError(feed.connectionId);
+        return { kind: 'connection', connection };
+      }
+      const teamId = feed.teamId ?? '';
+      const team = await prisma.team.findUnique({ where: { id: teamId }, select: FEED_TEAM_SELECT });
+      if (!team) throw new TeamNotFoundError(teamId);
+      return { kind: 'team', team: teamStateOf(team) };
+    },
+  };
+}
