@@ -1,0 +1,365 @@
+// One person's CalDAV account, as slotfeed uses it: find the calendars, make one, and write, change, delete and list
+// slotfeed's own events there, each change conditional on the ETag slotfeed last saw (RFC 4791 §5.3.4, RFC 9110
+// §13), so a change the person or another device made in between is never overwritten unseen. Built on tsdav's
+// requests and discovery; every request goes through guarded-fetch.ts (policy, credentials, time limit, typed errors).
+import { randomUUID } from 'node:crypto';
+import {
+  calendarQuery,
+  createCalendarObject,
+  deleteCalendarObject,
+  fetchHomeUrl,
+  fetchPrincipalUrl,
+  makeCalendar,
+  propfind,
+  serviceDiscovery,
+  updateCalendarObject,
+  type DAVAccount,
+  type DAVResponse,
+} from 'tsdav';
+import { CalDavError, CalDavNotFoundError, CalDavNotSupportedError, CalDavRequestError } from './errors.js';
+import { FEED_MARKER_PROPERTY, readEventIdentity } from './event-marker.js';
+import { guardedFetch } from './guarded-fetch.js';
+import { nodeHttpTransport, type Fetch } from './http-transport.js';
+import { checkedCalDavUrl } from './target-policy.js';
+
+export const DEFAULT_CALDAV_TIMEOUT_MS = 20_000;
+/** A calendar-query answer holds every event of the feed: generous, but bounded. */
+const MAX_BODY_BYTES = 16 * 1024 * 1024;
+
+export interface CalDavAccountOptions {
+  /**
+   * The server's base URL, e.g. https://caldav.fastmail.com/ or https://cloud.example.com/remote.php/dav (found by
+   * /.well-known/caldav → current-user-principal → calendar-home-set, RFC 6764 and 4791), or one calendar
+   * collection's own URL (then that calendar is the only one, and none can be made). https; http only for a
+   * private target when those are allowed. No user name or password in it.
+   */
+  serverUrl: string;
+  username: string;
+  password: string;
+  /** Each request's time limit; DEFAULT_CALDAV_TIMEOUT_MS when not given. */
+  timeoutMs?: number | undefined;
+  /** Private, loopback and link-local targets (and plain http to them): refused unless true (tests, the demo). */
+  allowPrivateTargets?: boolean | undefined;
+  /**
+   * Replaces the HTTP transport (node:http(s) with the after-DNS check) for tests. The policy on each URL, the
+   * time limit and the typed errors still apply; the after-DNS check is then this fetch's business.
+   */
+  fetch?: Fetch | undefined;
+  /** Aborts the account's requests (shutdown); the abort's reason is thrown as it is. */
+  signal?: AbortSignal | undefined;
+  /** The clock a Retry-After HTTP date is read against. */
+  now?: (() => Date) | undefined;
+}
+
+export interface CalDavCalendar {
+  /** The collection's absolute URL, ending in '/'. */
+  url: string;
+  displayName: string;
+  /** Whether its supported-calendar-component-set admits VEVENT (a calendar that names none admits all). */
+  acceptsEvents: boolean;
+}
+
+/** An event as stored: where, and the ETag of the version slotfeed wrote or read. */
+export interface CalDavStoredEvent {
+  /** The event resource's absolute URL. */
+  href: string;
+  etag: string;
+}
+
+export interface CalDavFeedEvent extends CalDavStoredEvent {
+  uid: string;
+  /** The stored VCALENDAR text, as the server gives it. */
+  icalendar: string;
+}
+
+export interface CalDavAccount {
+  /** The calendar home (where makeCalendar makes one); undefined when opened on one calendar's own URL. */
+  readonly homeUrl: string | undefined;
+  /** The calendar the account was opened on, when opened on a calendar's own URL. */
+  readonly calendarUrl: string | undefined;
+  /** The calendars in the home (or the one it was opened on). */
+  listCalendars(): Promise<CalDavCalendar[]>;
+  /**
+   * MKCALENDAR in the home, for events only. `segment` is the new collection's last path segment
+   * ([A-Za-z0-9._-], default slotfeed-<random uuid>). CalDavNotSupportedError where the server refuses.
+   */
+  makeCalendar(input: { displayName: string; segment?: string }): Promise<CalDavCalendar>;
+  /**
+   * PUT a new event at <calendar>/<uid>.ics with If-None-Match: *: CalDavPreconditionError when it exists.
+   * `icalendar` is one VCALENDAR with a VEVENT of this UID carrying the feed marker (event-marker.ts).
+   */
+  createEvent(calendarUrl: string, event: { uid: string; icalendar: string }): Promise<CalDavStoredEvent>;
+  /** PUT with If-Match: the ETag last seen; CalDavPreconditionError when the event changed since. */
+  updateEvent(event: { href: string; etag: string; icalendar: string }): Promise<CalDavStoredEvent>;
+  /** DELETE with If-Match; CalDavPreconditionError when it changed since, CalDavNotFoundError when it is gone. */
+  deleteEvent(event: { href: string; etag: string }): Promise<void>;
+  /**
+   * The calendar's events whose marker is exactly this feed's id, by a calendar-query REPORT (RFC 4791 §7.8)
+   * filtered on the marker, each checked again here: CalDAV's text-match is a substring match, and a server might
+   * ignore a filter. A person's own events are never in it. sync-collection (RFC 6578) is not used: slotfeed reads
+   * its own few events whole on each push, which needs no sync token kept per calendar.
+   */
+  listFeedEvents(calendarUrl: string, feedId: string): Promise<CalDavFeedEvent[]>;
+}
+
+const withSlash = (url: string) => (url.endsWith('/') ? url : `${url}/`);
+
+/** A DAV property's text as tsdav's XML reading leaves it: a string, a number, or a CDATA/text object. */
+function textOf(value: unknown): string | undefined {
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  if (value && typeof value === 'object') {
+    const node = value as { _cdata?: unknown; _text?: unknown };
+    if (typeof node._cdata === 'string') return node._cdata;
+    if (typeof node._text === 'string' || typeof node._text === 'number') return String(node._text);
+  }
+  return undefined;
+}
+
+function componentNames(set: unknown): string[] {
+  const comp = (set as { comp?: unknown } | undefined)?.comp;
+  const comps = Array.isArray(comp) ? comp : comp === undefined ? [] : [comp];
+  return comps
+    .map((c) => (c as { _attributes?: { name?: unknown } } | undefined)?._attributes?.name)
+    .filter((name): name is string => typeof name === 'string');
+}
+
+function isCalendar(response: DAVResponse): boolean {
+  return Object.keys(response.props?.resourcetype ?? {}).includes('calendar');
+}
+
+function calendarOf(response: DAVResponse, requestUrl: string): CalDavCalendar {
+  const url = withSlash(new URL(response.href ?? requestUrl, requestUrl).href);
+  const segment = decodeURIComponent(new URL(url).pathname.split('/').filter(Boolean).at(-1) ?? '');
+  const components = componentNames(response.props?.supportedCalendarComponentSet);
+  return {
+    url,
+    displayName: textOf(response.props?.displayname)?.trim() || segment,
+    acceptsEvents: components.length === 0 || components.includes('VEVENT'),
+  };
+}
+
+const CALENDAR_PROPS = {
+  'd:resourcetype': {},
+  'd:displayname': {},
+  'c:supported-calendar-component-set': {},
+};
+
+/** An error tsdav made itself (no href where one belongs, a failed item): said in our terms, none of its text. */
+function asCalDavError(thrown: unknown, otherwise: () => CalDavError): CalDavError {
+  return thrown instanceof CalDavError ? thrown : otherwise();
+}
+
+/** Errors that say the account or the network is at fault, not that this was the wrong place to look. */
+const DECISIVE = new Set(['credentials', 'timeout', 'unreachable', 'retry_later', 'target_refused']);
+
+function requireEtag(etag: string): void {
+  // tsdav drops an empty ETag, which would turn a conditional request into an unconditional one.
+  if (etag.trim() === '')
+    throw new TypeError('an ETag is required: changes are conditional on the last one seen');
+}
+
+function requireMarkedEvent(icalendar: string, uid?: string): void {
+  const identity = readEventIdentity(icalendar);
+  if (!identity) throw new TypeError('the iCalendar text holds no VEVENT with a UID');
+  if (uid !== undefined && identity.uid !== uid) {
+    throw new TypeError(`the VEVENT's UID is ${identity.uid}, not ${uid}`);
+  }
+  if (identity.feedId === undefined) {
+    // Without the marker, slotfeed could never find the event again to change or remove it.
+    throw new TypeError(`the VEVENT carries no ${FEED_MARKER_PROPERTY}`);
+  }
+}
+
+/** Opens the account: checks the URL, finds the calendar home (or the calendar) and so the credentials too. */
+export async function openCalDavAccount(options: CalDavAccountOptions): Promise<CalDavAccount> {
+  if (options.username.includes(':')) {
+    throw new TypeError('a CalDAV user name cannot contain a colon (Basic authentication cannot carry it)');
+  }
+  const timeoutMs = options.timeoutMs ?? DEFAULT_CALDAV_TIMEOUT_MS;
+  if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new RangeError('timeoutMs is a positive number');
+  const policy = { allowPrivateTargets: options.allowPrivateTargets ?? false };
+  const serverUrl = checkedCalDavUrl(options.serverUrl, policy).href;
+  const fetch = guardedFetch({
+    transport: options.fetch ?? nodeHttpTransport({ ...policy, maxBodyBytes: MAX_BODY_BYTES }),
+    policy,
+    authorization: `Basic ${Buffer.from(`${options.username}:${options.password}`).toString('base64')}`,
+    timeoutMs,
+    signal: options.signal,
+    now: options.now ?? (() => new Date()),
+  });
+
+  const propfindCalendars = async (url: string, depth: '0' | '1') =>
+    (await propfind({ url, props: CALENDAR_PROPS, depth, fetch })).filter((r) => r.ok && isCalendar(r));
+
+  const located = await locate(serverUrl, fetch, propfindCalendars);
+
+  const readEtag = async (href: string): Promise<string> => {
+    const [answer] = await propfind({ url: href, props: { 'd:getetag': {} }, depth: '0', fetch });
+    const etag = textOf(answer?.props?.getetag);
+    if (!etag) throw new CalDavRequestError(`${href} has no ETag: its changes cannot be made conditional`);
+    return etag;
+  };
+  const stored = async (href: string, response: Response): Promise<CalDavStoredEvent> => {
+    await response.body?.cancel().catch(() => undefined);
+    // A server may store the event changed (normalised) and then send no ETag (RFC 4791 §5.3.4): read it back.
+    return { href, etag: response.headers.get('etag') ?? (await readEtag(href)) };
+  };
+
+  return {
+    homeUrl: located.homeUrl,
+    calendarUrl: located.calendarUrl,
+
+    async listCalendars() {
+      const url = located.calendarUrl ?? located.homeUrl ?? serverUrl;
+      const found = await propfindCalendars(url, located.calendarUrl ? '0' : '1');
+      return found.map((r) => calendarOf(r, url));
+    },
+
+    async makeCalendar({ displayName, segment = `slotfeed-${randomUUID()}` }) {
+      if (!located.homeUrl) {
+        throw new CalDavNotSupportedError(
+          `the account was opened on a calendar's own URL (${located.calendarUrl}): there is no calendar home to ` +
+            "make one in; open it on the server's base URL instead",
+        );
+      }
+      if (!/^[A-Za-z0-9._-]+$/.test(segment)) throw new TypeError('a calendar segment is [A-Za-z0-9._-]+');
+      const url = `${withSlash(located.homeUrl)}${segment}/`;
+      await makeCalendar({
+        url,
+        props: {
+          'd:displayname': displayName,
+          'c:supported-calendar-component-set': { 'c:comp': { _attributes: { name: 'VEVENT' } } },
+        },
+        fetch,
+      });
+      const [made] = await propfindCalendars(url, '0');
+      if (!made) throw new CalDavRequestError(`MKCALENDAR ${url} succeeded, but there is no calendar there`);
+      return calendarOf(made, url);
+    },
+
+    async createEvent(calendarUrl, { uid, icalendar }) {
+      requireMarkedEvent(icalendar, uid);
+      const filename = `${encodeURIComponent(uid)}.ics`;
+      const href = new URL(filename, withSlash(calendarUrl)).href;
+      const response = await createCalendarObject({
+        calendar: { url: calendarUrl },
+        iCalString: icalendar,
+        filename,
+        fetch,
+      });
+      return stored(href, response);
+    },
+
+    async updateEvent({ href, etag, icalendar }) {
+      requireEtag(etag);
+      requireMarkedEvent(icalendar);
+      const response = await updateCalendarObject({
+        calendarObject: { url: href, etag, data: icalendar },
+        fetch,
+      });
+      return stored(href, response);
+    },
+
+    async deleteEvent({ href, etag }) {
+      requireEtag(etag);
+      const response = await deleteCalendarObject({ calendarObject: { url: href, etag }, fetch });
+      await response.body?.cancel().catch(() => undefined);
+    },
+
+    async listFeedEvents(calendarUrl, feedId) {
+      if (!/^[^\p{Cc}]+$/u.test(feedId))
+        throw new TypeError('a feed id is non-empty text without control characters');
+      const answers = await calendarQuery({
+        url: calendarUrl,
+        props: { 'd:getetag': {}, 'c:calendar-data': {} },
+        filters: {
+          'comp-filter': {
+            _attributes: { name: 'VCALENDAR' },
+            'comp-filter': {
+              _attributes: { name: 'VEVENT' },
+              'prop-filter': {
+                _attributes: { name: FEED_MARKER_PROPERTY },
+                'text-match': { _attributes: { collation: 'i;octet' }, _text: feedId },
+              },
+            },
+          },
+        },
+        depth: '1',
+        fetch,
+      }).catch((thrown: unknown) => {
+        // tsdav refuses a multistatus in which any item failed; its message would repeat the raw answer.
+        throw asCalDavError(
+          thrown,
+          () =>
+            new CalDavRequestError(`REPORT ${calendarUrl} (calendar-query): the answer names a failed item`),
+        );
+      });
+      const events: CalDavFeedEvent[] = [];
+      for (const answer of answers) {
+        const icalendar = textOf(answer.props?.calendarData);
+        const etag = textOf(answer.props?.getetag);
+        if (!answer.ok || !answer.href || icalendar === undefined || !etag) continue;
+        const identity = readEventIdentity(icalendar);
+        if (identity?.feedId !== feedId) continue;
+        events.push({
+          href: new URL(answer.href, withSlash(calendarUrl)).href,
+          etag,
+          uid: identity.uid,
+          icalendar,
+        });
+      }
+      return events;
+    },
+  };
+}
+
+interface Located {
+  homeUrl: string | undefined;
+  calendarUrl: string | undefined;
+}
+
+/**
+ * Where the calendars are. The URL itself when it is a calendar; else RFC 6764: /.well-known/caldav (tsdav's
+ * serviceDiscovery, which follows its redirect), then current-user-principal at the found root, the URL given, or
+ * the server's root, then the principal's calendar-home-set. A refusal of the credentials, a timeout or an
+ * unreachable server ends the search at once; "not here" tries the next place.
+ */
+async function locate(
+  serverUrl: string,
+  fetch: Fetch,
+  propfindCalendars: (url: string, depth: '0') => Promise<DAVResponse[]>,
+): Promise<Located> {
+  try {
+    const [calendar] = await propfindCalendars(serverUrl, '0');
+    if (calendar) return { homeUrl: undefined, calendarUrl: calendarOf(calendar, serverUrl).url };
+  } catch (thrown: unknown) {
+    if (!(thrown instanceof CalDavError) || DECISIVE.has(thrown.code)) throw thrown;
+  }
+  const account: DAVAccount = { serverUrl, accountType: 'caldav' };
+  const rootUrl = await serviceDiscovery({ account, fetch });
+  const candidates = [...new Set([rootUrl, serverUrl, new URL('/', serverUrl).href])];
+  for (const candidate of candidates) {
+    const at: DAVAccount = { ...account, rootUrl: candidate };
+    let principalUrl: string;
+    try {
+      principalUrl = await fetchPrincipalUrl({ account: at, fetch });
+    } catch (thrown: unknown) {
+      if (thrown instanceof CalDavError && DECISIVE.has(thrown.code)) throw thrown;
+      continue;
+    }
+    try {
+      const homeUrl = await fetchHomeUrl({ account: { ...at, principalUrl }, fetch });
+      return { homeUrl: withSlash(homeUrl), calendarUrl: undefined };
+    } catch (thrown: unknown) {
+      throw asCalDavError(
+        thrown,
+        () =>
+          new CalDavNotFoundError(`the principal ${principalUrl} names no calendar home (calendar-home-set)`),
+      );
+    }
+  }
+  throw new CalDavNotFoundError(
+    `found no CalDAV service at ${serverUrl}: no current-user-principal at ${candidates.join(', ')}`,
+  );
+}
