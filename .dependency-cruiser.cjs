@@ -1,12 +1,13 @@
 // The walls of src/, checked in CI (`npm run lint` runs `npm run deps`). docs/architecture.md draws the layers;
 // these rules are that drawing, so a change that breaks a wall fails here with the rule's name and comment.
 //
-// Lowest first: lib and log → config → upstream (and the simulator, standing aside) → feeds (pure rendering) →
-// store (the only door to Postgres) → services (sync, serving, webhooks, reports) → web, cli, demo → the
+// Lowest first: lib and log → config → upstream and caldav (and the simulator, standing aside) → feeds (pure
+// rendering) → store (the only door to Postgres) → services (sync, serving, webhooks, reports) → web, cli, demo → the
 // composition root (src/main.ts, src/composition/, src/roles/), which the CLI's commands and the demo start.
 const LIB = '^src/(lib/|log\\.ts$)';
 const CONFIG = '^src/config(\\.ts$|/)';
 const UPSTREAM = '^src/upstream/';
+const CALDAV = '^src/caldav/';
 const SIMULATOR = '^src/simulator/';
 const FEEDS = '^src/feeds/';
 const STORE = '^src/store/';
@@ -50,6 +51,14 @@ module.exports = {
       to: { path: '^src/', pathNot: `${LIB}|${CONFIG}|${UPSTREAM}` },
     },
     {
+      name: 'caldav-knows-no-store',
+      comment:
+        'The CalDAV client knows nothing of Postgres, feeds, jobs or the roles: URLs, texts and ETags in and out.',
+      severity: 'error',
+      from: { path: CALDAV },
+      to: { path: '^src/', pathNot: `${LIB}|${CONFIG}|${CALDAV}` },
+    },
+    {
       name: 'simulator-stands-aside',
       comment: 'The simulator stands in for the scheduling service: it shares nothing with slotfeed but lib.',
       severity: 'error',
@@ -68,7 +77,7 @@ module.exports = {
       comment: 'store/ is the door to Postgres: it serves the services and knows none of them.',
       severity: 'error',
       from: { path: STORE },
-      to: { path: above(SERVICES, EDGES, ROOT, UPSTREAM, SIMULATOR) },
+      to: { path: above(SERVICES, EDGES, ROOT, UPSTREAM, CALDAV, SIMULATOR) },
     },
     {
       name: 'services-are-below-edges',
