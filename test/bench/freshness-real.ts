@@ -11,13 +11,16 @@ import { waitFor } from '../support/wait-for.js';
 import { check, type BenchSection } from './bench-result.js';
 import {
   activityRate,
+  adaptText,
   FIXED,
+  freshnessTargets,
   leadDays,
   type Schedule,
   type ScheduleResult,
   figuresOf,
   p95Within72h,
 } from './freshness.js';
+import { FRONTIER_INPUTS } from './frontier.js';
 import { DateTime } from 'luxon';
 
 export interface RealFreshnessOptions {
@@ -36,7 +39,7 @@ async function runReal(
   options: RealFreshnessOptions,
 ): Promise<ScheduleResult & { calls: number }> {
   const clock = new FakeClock(new Date(START));
-  const h: SyncHarness = await createSyncHarness(`freshness_${schedule.name}`, {
+  const h: SyncHarness = await createSyncHarness('freshness_real', {
     clock,
     simulator: { users: options.connections, eventTypesPerUser: 3, seed: 19 },
     env: {
@@ -140,45 +143,55 @@ async function runReal(
       staleness,
       unseen,
       peakMinuteShare: 0,
+      pullsByBand: {},
     };
   } finally {
     await h.close();
   }
 }
 
+/**
+ * Each configuration of `frontier` for real (the fixed schedule first, the reference), `chosen` with the
+ * issue's targets against it.
+ */
 export async function benchRealFreshness(
   options: RealFreshnessOptions,
-  adaptive: Schedule,
+  frontier: readonly Schedule[],
+  chosen: Schedule,
 ): Promise<BenchSection[]> {
-  const fixed = await runReal(FIXED, options);
-  const banded = await runReal(adaptive, options);
-  const inputs = {
+  const inputsOf = (schedule: Schedule) => ({
+    [FRONTIER_INPUTS.bands]: schedule.bands,
+    [FRONTIER_INPUTS.adapt]: adaptText(schedule.adapt),
+    [FRONTIER_INPUTS.run]: 'real syncs',
     connections: options.connections,
     'event types each': 3,
     'warm-up hours': options.warmupHours,
     'simulated hours measured': options.measureHours,
     'bookings per connection-day (mean)': options.bookingsPerDay,
     'budget calls/s': 'none (0)',
-  };
-  const figures = (result: ScheduleResult & { calls: number }) => {
+  });
+  const figures = (result: ScheduleResult & { calls: number }, fixed: ScheduleResult) => {
     const { 'busiest minute, share of the budget': _, ...rest } = figuresOf(result);
-    return { ...rest, 'upstream GET calls measured': result.calls };
+    return {
+      ...rest,
+      'upstream GET calls measured': result.calls,
+      'calls vs fixed':
+        Math.round((result.callsPerConnectionHour / fixed.callsPerConnectionHour) * 100) / 100,
+      'p95 within 72 h, min': Math.round((p95Within72h(result) / 60) * 10) / 10,
+    };
   };
-  const ratio = banded.callsPerConnectionHour / fixed.callsPerConnectionHour;
-  return [
-    {
-      benchmark: `freshness, real syncs: fixed (SYNC_BANDS=${FIXED.bands})`,
-      inputs,
-      figures: figures(fixed),
-    },
-    {
-      benchmark: `freshness, real syncs: bands (SYNC_BANDS=${adaptive.bands})`,
-      inputs,
-      figures: {
-        ...figures(banded),
-        'calls vs fixed': Math.round(ratio * 100) / 100,
-        'p95 within 72 h, min (fixed / bands)': `${Math.round((p95Within72h(fixed) / 60) * 10) / 10} / ${Math.round((p95Within72h(banded) / 60) * 10) / 10}`,
-      },
-    },
-  ];
+  const fixed = await runReal(FIXED, options);
+  const sections: BenchSection[] = [];
+  const same = (a: Schedule, b: Schedule) => a.bands === b.bands && adaptText(a.adapt) === adaptText(b.adapt);
+  for (const schedule of [FIXED, ...frontier.filter((s) => !same(s, FIXED))]) {
+    const result = schedule === FIXED ? fixed : await runReal(schedule, options);
+    const isChosen = same(schedule, chosen);
+    sections.push({
+      benchmark: `freshness, real syncs: ${schedule.name}${isChosen ? ', the default' : ''}`,
+      inputs: inputsOf(schedule),
+      figures: figures(result, fixed),
+      ...(isChosen ? { targets: freshnessTargets(result, fixed) } : {}),
+    });
+  }
+  return sections;
 }

@@ -7,7 +7,13 @@
 //     BENCH_KEEP=1: it leaves its temporary clone in place (the path is printed).
 //   BENCH_CONNECTIONS (default 1000), BENCH_RATE_LIMIT (default 200): the sync round's size and upstream limit.
 //   BENCH_FRESHNESS_CONNECTIONS (10000), BENCH_FRESHNESS_BUDGET (600 calls/s), BENCH_FRESHNESS_SHORT_BUDGET
-//     (120), BENCH_FRESHNESS_BANDS / _ADAPT: fixed versus bands; the bands' default is SYNC_BANDS's.
+//     (120): the counted run's size and budgets. BENCH_FRESHNESS_FRONTIER: the band configurations both
+//     freshness runs measure, `<SYNC_BANDS>@<SYNC_ADAPT_FACTORS>` separated by `;` (default FRONTIER below;
+//     the fixed `*=15m@1,1` and the configuration's defaults are always in it), BENCH_FRESHNESS_REAL_FRONTIER
+//     the real-sync run's (default: the fixed schedule, the defaults before issue 30, and today's).
+//     BENCH_FRESHNESS_BANDS / _ADAPT: the configuration held to the issue's targets (default: SYNC_BANDS's and
+//     SYNC_ADAPT_FACTORS's defaults). Both runs write bench-frontier.md and bench-frontier.svg (the frontier
+//     table and plot) beside bench-results.json.
 //   BENCH_QUICK=1: reduced sizes to try the benchmarks out (100 connections, 2 s loads, 1 day of growth); the
 //     docs/performance.md quotes full-size runs only.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -18,7 +24,8 @@ import type { BenchSection } from './bench-result.js';
 import { benchCommitCost } from './commit-cost.js';
 import { benchDemoStart } from './demo-start.js';
 import { benchFeedServing } from './feed-serving.js';
-import { benchFreshness, type Schedule } from './freshness.js';
+import { FIXED, benchFreshness, scheduleOf, type Schedule } from './freshness.js';
+import { frontierPoints, frontierSvg, frontierTable } from './frontier.js';
 import { benchRealFreshness } from './freshness-real.js';
 import { benchGrowth } from './growth.js';
 import { loadAverage } from './process-stats.js';
@@ -29,6 +36,8 @@ import { benchTeamFeeds } from './team-feeds.js';
 import { benchWebhooks } from './webhooks.js';
 
 const RESULTS = 'bench-results.json';
+const FRONTIER_TABLE = 'bench-frontier.md';
+const FRONTIER_PLOT = 'bench-frontier.svg';
 const quick = process.env.BENCH_QUICK === '1';
 const only = new Set(
   (
@@ -55,14 +64,40 @@ console.log(
     `1-minute load ${machine.loadAverage1mAtStart}${quick ? ', QUICK sizes' : ''}`,
 );
 
-// Fixed versus this: the configuration's defaults, unless the environment says otherwise.
-const bandsSchedule: Schedule = {
-  name: 'bands',
-  bands: process.env.BENCH_FRESHNESS_BANDS ?? variables.SYNC_BANDS.default!,
-  adapt: variables.SYNC_ADAPT_FACTORS.schema.parse(
+// Held to the issue's targets: the configuration's defaults, unless the environment says otherwise.
+const bandsSchedule: Schedule = scheduleOf(
+  process.env.BENCH_FRESHNESS_BANDS ?? variables.SYNC_BANDS.default!,
+  variables.SYNC_ADAPT_FACTORS.schema.parse(
     process.env.BENCH_FRESHNESS_ADAPT ?? variables.SYNC_ADAPT_FACTORS.default!,
   ),
-};
+);
+/** The defaults before issue 30 spent the bands' saving on nothing: the frontier's second reference. */
+const BEFORE = '4d=10m,7d=40m,*=3h@0.5,1.5';
+/** The configurations the frontier measures besides those two and the defaults. */
+const FRONTIER = [
+  BEFORE,
+  '2d=5m,4d=10m,7d=40m,*=3h@0.5,1.5',
+  '2d=3m,4d=10m,7d=1h,*=4h@0.5,1.5',
+  '2d=5m,4d=15m,7d=1h,*=4h@1,1',
+  '2d=4m,4d=10m,7d=1h,*=6h@1,1',
+].join(';');
+
+/** `<SYNC_BANDS>@<SYNC_ADAPT_FACTORS>;…` as configurations, each checked by the settings' own parsers. */
+function frontierOf(text: string): Schedule[] {
+  const listed = text
+    .split(';')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '')
+    .map((entry) => {
+      const [bands, adapt = variables.SYNC_ADAPT_FACTORS.default!] = entry.split('@');
+      variables.SYNC_BANDS.schema.parse(bands);
+      return scheduleOf(bands!, variables.SYNC_ADAPT_FACTORS.schema.parse(adapt));
+    });
+  const all = [FIXED, ...listed, bandsSchedule];
+  return all.filter((s, i) => all.findIndex((t) => t.name === s.name) === i);
+}
+const frontier = frontierOf(process.env.BENCH_FRESHNESS_FRONTIER ?? FRONTIER);
+const realFrontier = frontierOf(process.env.BENCH_FRESHNESS_REAL_FRONTIER ?? BEFORE);
 
 const benches: [string, () => Promise<BenchSection[]>][] = [
   ['sync', () => benchSyncRound({ connections, rateLimitPerSecond })],
@@ -86,6 +121,7 @@ const benches: [string, () => Promise<BenchSection[]>][] = [
           measureHours: quick ? 6 : 24,
           bookingsPerDay: 2,
         },
+        frontier,
         bandsSchedule,
       ),
   ],
@@ -100,6 +136,7 @@ const benches: [string, () => Promise<BenchSection[]>][] = [
           // Busier than the 10,000-connection run, so a hundred accounts make enough changes to measure.
           bookingsPerDay: 4,
         },
+        realFrontier,
         bandsSchedule,
       ),
   ],
@@ -148,4 +185,17 @@ const results = {
 };
 writeFileSync(RESULTS, `${JSON.stringify(results, null, 2)}\n`);
 console.log(`wrote ${RESULTS}`);
+
+// The freshness frontier, from this run's figures and those kept from the last run of the other freshness part.
+const points = frontierPoints(results.sections);
+if (ran.has('freshness') || ran.has('freshness-real')) {
+  const table = frontierTable(points);
+  console.log(`\nfreshness frontier (staleness in minutes)\n${table}`);
+  writeFileSync(FRONTIER_TABLE, `${table}\n`);
+  writeFileSync(
+    FRONTIER_PLOT,
+    frontierSvg(points, 'slotfeed freshness: p95 staleness by report band vs upstream calls'),
+  );
+  console.log(`wrote ${FRONTIER_TABLE} and ${FRONTIER_PLOT}`);
+}
 process.exit(0);
