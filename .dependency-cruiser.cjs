@@ -2,8 +2,9 @@
 // these rules are that drawing, so a change that breaks a wall fails here with the rule's name and comment.
 //
 // Lowest first: lib and log → config → upstream and caldav (and the simulator, standing aside) → feeds (pure
-// rendering) → store (the only door to Postgres) → services (sync, serving, webhooks, reports) → web, cli, demo → the
-// composition root (src/main.ts, src/composition/, src/roles/), which the CLI's commands and the demo start.
+// rendering) → store (the only door to Postgres) → services (sync, serving, webhooks, destinations, reports) →
+// web, cli, demo → the composition root (src/main.ts, src/composition/, src/roles/), which the CLI's commands and
+// the demo start.
 const LIB = '^src/(lib/|log\\.ts$)';
 const CONFIG = '^src/config(\\.ts$|/)';
 const UPSTREAM = '^src/upstream/';
@@ -11,7 +12,7 @@ const CALDAV = '^src/caldav/';
 const SIMULATOR = '^src/simulator/';
 const FEEDS = '^src/feeds/';
 const STORE = '^src/store/';
-const SERVICES = '^src/(sync|serving|webhooks|reports)/';
+const SERVICES = '^src/(sync|serving|webhooks|destinations|reports)/';
 const EDGES = '^src/(web|cli|demo)/';
 const ROOT = '^src/(main\\.ts$|cli\\.ts$|composition/|roles/)';
 const PRISMA = '(^src/generated/prisma/|^node_modules/(@prisma/|\\.prisma/|prisma/))';
@@ -82,7 +83,7 @@ module.exports = {
     {
       name: 'services-are-below-edges',
       comment:
-        'Sync, serving, webhooks and reports know nothing of HTTP routes, commands, the demo or the root.',
+        'Sync, serving, webhooks, destinations and reports know nothing of HTTP routes, commands, the demo or the root.',
       severity: 'error',
       from: { path: SERVICES },
       to: { path: above(EDGES, ROOT) },
@@ -90,9 +91,9 @@ module.exports = {
     {
       name: 'services-do-not-reach-into-sync',
       comment:
-        'Serving, webhooks and reports stand beside the sync pipeline: what they share with it belongs lower (lib, store).',
+        'Serving, webhooks, destinations and reports stand beside the sync pipeline: what they share with it belongs lower (lib, store).',
       severity: 'error',
-      from: { path: '^src/(serving|webhooks|reports)/' },
+      from: { path: '^src/(serving|webhooks|destinations|reports)/' },
       to: { path: '^src/sync/' },
     },
     {
