@@ -40,6 +40,12 @@ export interface Metrics {
   budgetCallsAllocated: Counter;
   /** Band pulls committed, by cadence band. */
   bandPulls: Counter<'band'>;
+  /** CalDAV destination pushes by outcome (pushed, reconciled, failed). */
+  caldavPushes: Counter<'outcome'>;
+  /** CalDAV push failures by cause (credentials, retry_later, timeout, unreachable, precondition, other …). */
+  caldavFailures: Counter<'cause'>;
+  /** From the commit that changed a feed to the CalDAV server's answer to the push that carried it. */
+  caldavPushLagSeconds: Histogram;
 }
 
 export function createMetrics(): Metrics {
@@ -138,6 +144,24 @@ export function createMetrics(): Metrics {
       name: 'slotfeed_sync_band_pulls_total',
       help: 'Band pulls committed, by cadence band.',
       labelNames: ['band'],
+      registers,
+    }),
+    caldavPushes: new Counter({
+      name: 'slotfeed_caldav_pushes_total',
+      help: 'Pushes of feeds into CalDAV destinations by outcome (pushed, reconciled, failed).',
+      labelNames: ['outcome'],
+      registers,
+    }),
+    caldavFailures: new Counter({
+      name: 'slotfeed_caldav_failures_total',
+      help: 'Failed CalDAV pushes and events left alone after a precondition failed twice, by cause.',
+      labelNames: ['cause'],
+      registers,
+    }),
+    caldavPushLagSeconds: new Histogram({
+      name: 'slotfeed_caldav_push_lag_seconds',
+      help: 'Time from the commit that changed a feed to the CalDAV server’s answer to the push that carried it.',
+      buckets: [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600],
       registers,
     }),
     errors: new Counter({

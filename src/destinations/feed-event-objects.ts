@@ -1,0 +1,28 @@
+// What a destination's feed shows now, as event resources: the feed resolved by id (its row and its owner's
+// state, as a token lookup resolves it), rendered by the feed route's own representation (serving/: the same
+// plan, revisions, cap and render cache), then cut into one resource per event. A revoked feed shows nothing.
+import type { FeedServingDeps } from '../serving/feed-representation.js';
+import { feedRepresentation } from '../serving/feed-representation.js';
+import type { CaldavDestinationStore } from '../store/caldav-destinations.js';
+import type { FeedStore, ResolvedFeed } from '../store/feeds.js';
+import { eventObjects, type EventObject } from './event-objects.js';
+
+export interface FeedEventObjectsDeps {
+  feeds: Pick<FeedStore, 'get'>;
+  owners: Pick<CaldavDestinationStore, 'feedOwnerState'>;
+  /** As the web role's feed serving has them; the render cache is the caller's own. */
+  representation: FeedServingDeps;
+}
+
+/** Throws FeedNotFoundError for a feed deleted meanwhile (its destinations go with it). */
+export async function feedEventObjects(deps: FeedEventObjectsDeps, feedId: string): Promise<EventObject[]> {
+  const feed = await deps.feeds.get(feedId);
+  if (feed.revokedAt !== null) return [];
+  const owner = await deps.owners.feedOwnerState(feed);
+  const resolved: ResolvedFeed =
+    owner.kind === 'connection'
+      ? { kind: 'connection', feed, connection: owner.connection }
+      : { kind: 'team', feed, team: owner.team };
+  const rendered = await feedRepresentation(deps.representation, resolved);
+  return eventObjects(rendered.body.toString('utf8'), feedId);
+}
