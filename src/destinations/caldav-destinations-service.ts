@@ -1,0 +1,209 @@
+// The service pages and commands use for CalDAV destinations: add one (its calendar found by name on the server,
+// or made there), list them and their log, remove one (its events with it), replace refused credentials, pause
+// and resume, and ask for a push or a reconciliation now. Every server failure is one of the CalDAV client's
+// typed errors (src/caldav/errors.ts), whose messages name no secret; the password is never returned.
+import type {
+  CaldavDestinationRecord,
+  CaldavDestinationStore,
+  DestinationLogEntry,
+} from '../store/caldav-destinations.js';
+import { FeedNotFoundError, type FeedStore } from '../store/feeds.js';
+import type { CalendarAccount, CalendarInfo, OpenCalendarAccount } from './calendar-port.js';
+
+/** The calendar a destination writes into when its adder names none. */
+export const DEFAULT_CALENDAR_NAME = 'Free time (slotfeed)';
+
+export class InvalidDestinationError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'InvalidDestinationError';
+  }
+}
+
+/** Asked to push a destination that is paused or whose credentials were refused. */
+export class DestinationNotPushableError extends Error {
+  constructor(
+    readonly destinationId: string,
+    readonly state: CaldavDestinationRecord['state'],
+  ) {
+    super(
+      state === 'paused'
+        ? `CalDAV destination ${destinationId} is paused: resume it first`
+        : `CalDAV destination ${destinationId} had its credentials refused: replace them first`,
+    );
+    this.name = 'DestinationNotPushableError';
+  }
+}
+
+export interface CaldavDestinationsDeps {
+  destinations: CaldavDestinationStore;
+  feeds: Pick<FeedStore, 'get'>;
+  openAccount: OpenCalendarAccount;
+  /** Queues a push of each destination (the caldav queue; one per destination). */
+  enqueue(destinationIds: string[]): Promise<void>;
+  now: () => Date;
+}
+
+export interface AddDestinationInput {
+  feedId: string;
+  /** The server's address (https://caldav.example.com/), or one calendar's own URL. */
+  serverUrl: string;
+  username: string;
+  password: string;
+  /** The calendar to write into, by its name: used when the server has one, made when not. */
+  calendarName?: string;
+}
+
+export interface CaldavDestinations {
+  /**
+   * Checks the credentials on the server, finds or makes the calendar, stores the destination and queues its
+   * first push (a reconciliation: it writes the whole feed). Throws InvalidDestinationError, FeedNotFoundError,
+   * CalendarTakenError, and the client's CalDavCredentialsError, CalDavTargetError, CalDavNotSupportedError,
+   * CalDavUnreachableError … as the server answers.
+   */
+  add(input: AddDestinationInput): Promise<CaldavDestinationRecord>;
+  list(filter?: {
+    feedId?: string;
+    connectionId?: string;
+    teamId?: string;
+  }): Promise<CaldavDestinationRecord[]>;
+  /** Throws CaldavDestinationNotFoundError. */
+  get(destinationId: string): Promise<CaldavDestinationRecord>;
+  /** The destination's latest log entries, newest first. */
+  log(destinationId: string, limit?: number): Promise<DestinationLogEntry[]>;
+  /**
+   * Pauses the destination, deletes the events of its feed from the calendar (unless `keepEvents`; a person's
+   * own events are never listed), then removes it. A server that cannot be reached leaves it paused and throws:
+   * remove it with `keepEvents` to leave the events there. Returns how many events were deleted.
+   */
+  remove(destinationId: string, options?: { keepEvents?: boolean }): Promise<{ deletedEvents: number }>;
+  /**
+   * Checks the new credentials on the server, then keeps them sealed: the destination is active again (a
+   * paused one stays paused) and pushed and reconciled at once. Throws CalDavCredentialsError when refused.
+   */
+  replaceCredentials(
+    destinationId: string,
+    credentials: { username: string; password: string },
+  ): Promise<CaldavDestinationRecord>;
+  /** Paused: nothing is pushed until resumed; resuming pushes at once. */
+  setPaused(destinationId: string, paused: boolean): Promise<CaldavDestinationRecord>;
+  /** A push now, out of any backoff. Throws DestinationNotPushableError when paused or needing credentials. */
+  pushNow(destinationId: string): Promise<CaldavDestinationRecord>;
+  /** A reconciliation now (also repairs edits and deletions in the calendar). Same refusals as pushNow. */
+  reconcileNow(destinationId: string): Promise<CaldavDestinationRecord>;
+}
+
+function required(value: string, what: string): string {
+  if (value.trim() === '') throw new InvalidDestinationError(`${what} is required`);
+  return value;
+}
+
+/** The calendar named `name` that takes events, else a new one; an account opened on one calendar uses it. */
+async function calendarFor(account: CalendarAccount, name: string): Promise<CalendarInfo> {
+  const calendars = await account.listCalendars();
+  if (account.calendarUrl !== undefined) {
+    const only = calendars.find((calendar) => calendar.url === account.calendarUrl);
+    if (only && !only.acceptsEvents)
+      throw new InvalidDestinationError(`the calendar ${only.url} does not take events`);
+    if (only) return only;
+  }
+  const named = calendars.find((calendar) => calendar.displayName === name && calendar.acceptsEvents);
+  return named ?? account.makeCalendar({ displayName: name });
+}
+
+export function createCaldavDestinations(deps: CaldavDestinationsDeps): CaldavDestinations {
+  const { destinations } = deps;
+
+  const pushable = async (destinationId: string) => {
+    const destination = await destinations.get(destinationId);
+    if (destination.state === 'paused' || destination.state === 'needs_credentials')
+      throw new DestinationNotPushableError(destinationId, destination.state);
+    return destination;
+  };
+
+  return {
+    async add(input) {
+      const username = required(input.username, 'a user name');
+      const password = required(input.password, 'a password');
+      const serverUrl = required(input.serverUrl, 'the server’s address').trim();
+      const calendarName = input.calendarName?.trim() || DEFAULT_CALENDAR_NAME;
+      const feed = await deps.feeds.get(input.feedId);
+      if (feed.revokedAt !== null) throw new FeedNotFoundError(feed.id, `feed ${feed.id} is revoked`);
+
+      const account = await deps.openAccount({ serverUrl, username, password });
+      const calendar = await calendarFor(account, calendarName);
+      const added = await destinations.create(
+        {
+          feedId: feed.id,
+          serverUrl,
+          calendarUrl: calendar.url,
+          calendarName: calendar.displayName,
+          credentials: { username, password },
+        },
+        deps.now(),
+      );
+      await deps.enqueue([added.id]);
+      return added;
+    },
+
+    list: (filter) => destinations.list(filter),
+    get: (destinationId) => destinations.get(destinationId),
+    log: (destinationId, limit) => destinations.logOf(destinationId, limit),
+
+    async remove(destinationId, options = {}) {
+      const destination = await destinations.setPaused(destinationId, true, deps.now());
+      let deletedEvents = 0;
+      if (!options.keepEvents) {
+        const credentials = await destinations.credentialsOf(destinationId);
+        const account = await deps.openAccount({ serverUrl: destination.calendarUrl, ...credentials });
+        for (const event of await account.listFeedEvents(destination.calendarUrl, destination.feedId)) {
+          await account.deleteEvent(event);
+          deletedEvents += 1;
+        }
+      }
+      await destinations.remove(destinationId);
+      return { deletedEvents };
+    },
+
+    async replaceCredentials(destinationId, credentials) {
+      const username = required(credentials.username, 'a user name');
+      const password = required(credentials.password, 'a password');
+      const destination = await destinations.get(destinationId);
+      // Refused again: nothing changes, and the caller says so.
+      const account = await deps.openAccount({ serverUrl: destination.calendarUrl, username, password });
+      await account.listFeedEvents(destination.calendarUrl, destination.feedId);
+      const replaced = await destinations.replaceCredentials(
+        destinationId,
+        { username, password },
+        deps.now(),
+      );
+      await destinations.log(
+        destinationId,
+        [{ kind: 'credentials', uid: null, message: 'credentials replaced' }],
+        deps.now(),
+      );
+      if (replaced.state === 'active') await deps.enqueue([destinationId]);
+      return replaced;
+    },
+
+    async setPaused(destinationId, paused) {
+      const updated = await destinations.setPaused(destinationId, paused, deps.now());
+      if (!paused && updated.state === 'active') await deps.enqueue([destinationId]);
+      return updated;
+    },
+
+    async pushNow(destinationId) {
+      await pushable(destinationId);
+      const updated = await destinations.requestPush(destinationId, deps.now());
+      await deps.enqueue([destinationId]);
+      return updated;
+    },
+
+    async reconcileNow(destinationId) {
+      await pushable(destinationId);
+      const updated = await destinations.requestReconcile(destinationId, deps.now());
+      await deps.enqueue([destinationId]);
+      return updated;
+    },
+  };
+}

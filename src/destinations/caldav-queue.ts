@@ -1,0 +1,177 @@
+// Pushes to CalDAV destinations through BullMQ: one job per destination in the `caldav` queue. Postgres, not
+// Redis, says what is to push (store/caldav-destinations.ts: changes pending, a reconciliation due, a retry's
+// time come), so a job carries the destination's id only and reads the feed when it runs: a job still waiting
+// when the feed changes again pushes the newer content, and one waiting job per destination is enough. Its id is
+// the destination's, so adding it again while it waits or runs adds nothing; it is removed when it ends, so the
+// next change queues a new one. A per-destination Redis lock keeps two pushes of one destination from ever
+// running at once (a stalled job handed to a second worker while the first still writes).
+//
+// The dispatcher asks Postgres for due destinations every CALDAV_DISPATCH_INTERVAL_MS and when kicked (an
+// on-demand push); a failed push is retried by the dispatcher once its backoff ends (push-policy.ts), never by
+// BullMQ.
+import { Queue, Worker, type ConnectionOptions, type JobsOptions } from 'bullmq';
+import { LockTimeoutError, withRedisLock } from '../lib/redis-lock.js';
+import type { RedisClient } from '../lib/redis-connection.js';
+import type { RepeatedErrorLog } from '../lib/repeated-errors.js';
+import { reportErrorsAndBackOff } from '../lib/worker-errors.js';
+import type { Logger } from '../log.js';
+import type { CaldavDestinationStore } from '../store/caldav-destinations.js';
+import { pushDestination, type PushDeps, type PushResult } from './push-destination.js';
+
+export const CALDAV_QUEUE = 'caldav';
+export const CALDAV_JOB = 'push';
+
+export interface CaldavJobData {
+  destinationId: string;
+}
+
+/** Destinations handed to the queue per dispatcher pass, oldest change first. */
+const DISPATCH_BATCH = 500;
+
+export function createCaldavQueue(settings: {
+  connection: ConnectionOptions;
+  prefix: string;
+  errors: RepeatedErrorLog;
+}): Queue<CaldavJobData> {
+  const queue = new Queue<CaldavJobData>(CALDAV_QUEUE, {
+    connection: settings.connection,
+    prefix: settings.prefix,
+  });
+  queue.on('error', (error) => settings.errors.report('caldav queue', error));
+  return queue;
+}
+
+/** BullMQ refuses ':' in custom ids. */
+export const caldavJobId = (destinationId: string) => `caldav-${destinationId}`;
+
+export function caldavJobOptions(destinationId: string): JobsOptions {
+  return {
+    jobId: caldavJobId(destinationId),
+    // The push records its own failures and the dispatcher retries it: BullMQ never does.
+    attempts: 1,
+    removeOnComplete: true,
+    removeOnFail: true,
+  };
+}
+
+/** Queues a push of each destination; one already waiting or running stays the only one. */
+export async function enqueuePushes(
+  queue: Queue<CaldavJobData>,
+  destinationIds: readonly string[],
+): Promise<void> {
+  if (destinationIds.length === 0) return;
+  await queue.addBulk(
+    destinationIds.map((destinationId) => ({
+      name: CALDAV_JOB,
+      data: { destinationId },
+      opts: caldavJobOptions(destinationId),
+    })),
+  );
+}
+
+/** Hands every due destination to the queue; how many. */
+export async function dispatchDuePushes(
+  destinations: Pick<CaldavDestinationStore, 'due'>,
+  queue: Queue<CaldavJobData>,
+  reconcileIntervalMs: number,
+  now: Date,
+): Promise<number> {
+  const due = await destinations.due(now, new Date(now.getTime() - reconcileIntervalMs), DISPATCH_BATCH);
+  await enqueuePushes(queue, due);
+  return due.length;
+}
+
+export interface RunningCaldavWorker {
+  /** Dispatch now rather than at the next interval. */
+  kick(): void;
+  close(): Promise<void>;
+}
+
+export function startCaldavWorker(options: {
+  queue: Queue<CaldavJobData>;
+  connection: ConnectionOptions;
+  /** For the per-destination locks. */
+  redis: RedisClient;
+  prefix: string;
+  concurrency: number;
+  lockSeconds: number;
+  dispatchIntervalMs: number;
+  push: PushDeps;
+  errors: RepeatedErrorLog;
+  logger: Logger;
+}): RunningCaldavWorker {
+  const { push, logger } = options;
+  const lockKey = (destinationId: string) => `${options.prefix}:caldav-push:${destinationId}`;
+  const worker = new Worker<CaldavJobData, PushResult>(
+    CALDAV_QUEUE,
+    async (job) => {
+      try {
+        return await withRedisLock(
+          options.redis,
+          lockKey(job.data.destinationId),
+          { ttlMs: options.lockSeconds * 1000, waitMs: 0 },
+          () => pushDestination(push, job.data.destinationId),
+        );
+      } catch (error: unknown) {
+        // Another worker is pushing it: what is still pending afterwards is dispatched again.
+        if (error instanceof LockTimeoutError) return 'skipped';
+        throw error;
+      }
+    },
+    {
+      connection: options.connection,
+      prefix: options.prefix,
+      concurrency: options.concurrency,
+      lockDuration: options.lockSeconds * 1000,
+      stalledInterval: options.lockSeconds * 1000,
+    },
+  );
+  worker.on('failed', (job, error) => {
+    logger.warn(
+      { err: error, destinationId: job?.data.destinationId },
+      'CalDAV push job failed; the dispatcher queues it again while it is due',
+    );
+  });
+  const errorHandling = reportErrorsAndBackOff(worker, {
+    source: 'caldav worker',
+    errors: options.errors,
+    logger,
+  });
+
+  let running: Promise<void> | undefined;
+  let again = false;
+  let closed = false;
+  const dispatch = () => {
+    if (closed) return running;
+    if (running) {
+      again = true;
+      return running;
+    }
+    running = (async () => {
+      do {
+        again = false;
+        try {
+          await dispatchDuePushes(push.destinations, options.queue, push.reconcileIntervalMs, push.now());
+        } catch (error: unknown) {
+          options.errors.report('caldav dispatcher', error);
+        }
+      } while (again && !closed);
+    })().finally(() => {
+      running = undefined;
+    });
+    return running;
+  };
+  const timer = setInterval(() => void dispatch(), options.dispatchIntervalMs);
+  void dispatch();
+
+  return {
+    kick: () => void dispatch(),
+    async close() {
+      closed = true;
+      clearInterval(timer);
+      errorHandling.stop();
+      await running;
+      await worker.close();
+    },
+  };
+}
