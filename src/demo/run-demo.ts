@@ -213,6 +213,7 @@ export async function runDemo(
           progress,
           syncQueue: clients.syncQueue,
           maxAttempts: config.sync.maxAttempts,
+          bands: config.sync.bands,
           out,
           stopRequested,
           seed: SIMULATOR_SEED,

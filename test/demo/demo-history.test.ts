@@ -11,7 +11,9 @@ import {
   type Offer,
 } from '../../src/demo/booking-pattern.js';
 import { createDemoClock } from '../../src/demo/demo-clock.js';
+import { loadConfig } from '../../src/config.js';
 import {
+  bandsOfRound,
   DEMO_HISTORY,
   describeHistory,
   describeHistoryPlan,
@@ -52,6 +54,26 @@ describe('planHistory', () => {
 
   it('covers several weeks by default', () => {
     expect(DEMO_HISTORY.days).toBeGreaterThanOrEqual(21);
+  });
+
+  it('pulls the week ahead every round and every band on each day’s first round', () => {
+    const { bands } = loadConfig({ SYNC_BANDS: '4d=10m,7d=40m,*=3h', SYNC_HORIZON_DAYS: '28' }, [
+      'sync',
+    ]).sync;
+    const rounds = Array.from({ length: 6 }, (_, i) => bandsOfRound(bands, i + 1, 2));
+    expect(rounds).toEqual([
+      ['days 0-3', 'days 4-6'],
+      undefined,
+      ['days 0-3', 'days 4-6'],
+      undefined,
+      ['days 0-3', 'days 4-6'],
+      undefined,
+    ]);
+    // Bands that all lie in the week ahead, or none that does: every round is whole.
+    const near = loadConfig({ SYNC_BANDS: '3d=10m,*=30m', SYNC_HORIZON_DAYS: '7' }, ['sync']).sync.bands;
+    expect(bandsOfRound(near, 1, 2)).toBeUndefined();
+    const far = loadConfig({ SYNC_BANDS: '*=1h', SYNC_HORIZON_DAYS: '28' }, ['sync']).sync.bands;
+    expect(bandsOfRound(far, 1, 2)).toBeUndefined();
   });
 });
 
