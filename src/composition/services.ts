@@ -55,6 +55,7 @@ export function composeServices(
       overviewWindowDays: config.sync.overviewWindowDays,
       fetchConcurrency: config.sync.fetchConcurrency,
       bands: config.sync.bands,
+      accountIntervalSeconds: config.sync.accountIntervalSeconds,
       adapt: config.sync.adapt,
       intervalSeconds: config.sync.intervalSeconds,
       jitterRatio: config.sync.jitterRatio,
@@ -75,6 +76,7 @@ export function composeServices(
     maxAttempts: config.sync.maxAttempts,
     bands: config.sync.bands,
     horizonDays: config.sync.horizonDays,
+    accountIntervalSeconds: config.sync.accountIntervalSeconds,
     budget: createRedisCallBudget(
       clients.redis,
       `${prefix}:sync-call-budget`,

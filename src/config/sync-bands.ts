@@ -46,6 +46,18 @@ export function bandName(fromDay: number, toDay: number): string {
   return toDay - fromDay === 1 ? `day ${fromDay}` : `days ${fromDay}-${toDay - 1}`;
 }
 
+const INTERVAL_RULE = 'must be 60s to 24h, written like 90s, 10m or 2h';
+
+/** An interval of 60 s to 24 h written like 90s, 10m or 2h, in seconds (SYNC_ACCOUNT_INTERVAL). */
+export const intervalSchema = z.string().transform((text, context) => {
+  const seconds = parseDuration(text.trim());
+  if (seconds === undefined || seconds < 60 || seconds > 86_400) {
+    context.addIssue({ code: 'custom', message: INTERVAL_RULE });
+    return z.NEVER;
+  }
+  return seconds;
+});
+
 /** Parses SYNC_BANDS; errors say which entry is wrong and what it should look like. */
 export function parseCadenceBands(
   text: string,
@@ -65,7 +77,7 @@ export function parseCadenceBands(
     const last = index === entries.length - 1;
     const intervalSeconds = parseDuration(every);
     if (intervalSeconds === undefined || intervalSeconds < 60 || intervalSeconds > 86_400) {
-      return { ok: false, error: `"${entry}": the interval must be 60s to 24h, written like 90s, 10m or 2h` };
+      return { ok: false, error: `"${entry}": the interval ${INTERVAL_RULE}` };
     }
     if (until === '*') {
       if (!last)

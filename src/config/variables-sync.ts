@@ -1,7 +1,7 @@
 // The sync pipeline: bands and their cadence, the call budget and rate limit, retries, the worker's pool,
 // retention, and the health port of a process without the web role.
 import { z } from 'zod';
-import { bandsWithin, cadenceBandsSchema, type AdaptBounds } from './sync-bands.js';
+import { bandsWithin, cadenceBandsSchema, intervalSchema, type AdaptBounds } from './sync-bands.js';
 import { positiveInt, timeoutMs } from './value-schemas.js';
 import { section, variable } from './variable.js';
 
@@ -48,6 +48,13 @@ export const syncSection = section({
         'How far a connection’s own activity moves its band intervals: `<fastest>,<slowest>` as factors of SYNC_BANDS (a band that saw changes goes faster, one that saw none slower); `1,1` turns adaptation off.',
       default: '0.5,1.5',
       schema: adaptFactors,
+    }),
+    accountIntervalSeconds: variable({
+      name: 'SYNC_ACCOUNT_INTERVAL',
+      description:
+        'How often a scheduled sync also reads the profile and event types (GET /users/me, GET /events): by the first sync after this has passed, and at once when a slot list answers 404 or a stored slot went missing. A first sync and one asked for always read them.',
+      default: '15m',
+      schema: intervalSchema,
     }),
     callBudgetPerSecond: variable({
       name: 'SYNC_CALL_BUDGET_PER_SECOND',

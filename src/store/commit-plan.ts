@@ -22,9 +22,13 @@ export interface EventTypeSnapshot {
 }
 
 export interface SnapshotInput {
-  profile: { payload: unknown; email: string; name: string; timezone: string };
-  /** Every event type the account has, enabled or not; an event type missing here was deleted. */
-  eventTypes: EventTypeSnapshot[];
+  /** Absent: the pull did not read the profile (sync/pull-plan.ts); the stored one stands. */
+  profile?: { payload: unknown; email: string; name: string; timezone: string };
+  /**
+   * Every event type the account has, enabled or not; an event type missing here was deleted. Absent: the
+   * pull did not read them, and the stored ones stand (what the slots it pulled were asked for).
+   */
+  eventTypes?: EventTypeSnapshot[];
   /** Overviews of the enabled event types over each band pulled. */
   overviews: { upstreamEventId: string; band: string; payload: unknown }[];
   /** Every open slot on the dates pulled; an open slot missing here is gone. */
@@ -81,7 +85,7 @@ export type ChangeStaleness = { band: DateBand; boundSeconds: number; changes: n
 /** What the commit read of the connection's current state, under its lock. */
 export interface CommitPrevious {
   profile: { id: bigint; contentHash: string } | null;
-  eventTypes: readonly { id: bigint; upstreamEventId: string; contentHash: string }[];
+  eventTypes: readonly { id: bigint; upstreamEventId: string; contentHash: string; enabled: boolean }[];
   overviews: readonly { id: bigint; upstreamEventId: string; band: string; contentHash: string }[];
   openSlots: readonly StoredOpenSlot[];
   pullCoverage: PullCoverage;

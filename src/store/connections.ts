@@ -70,7 +70,11 @@ export interface ConnectionStore {
   markNeedsReauth(id: string, reason: string, now: Date, readAs?: string): Promise<boolean>;
   /** Active connections whose next sync is due, soonest first. */
   /** Active connections due at `now` (earliest first), with their band state as stored. */
-  findDue(now: Date, limit: number): Promise<{ id: string; bandState: unknown; nextSyncAt: Date }[]>;
+  /** Active connections due by `now`, with what the tick budgets by (band state, pull coverage). */
+  findDue(
+    now: Date,
+    limit: number,
+  ): Promise<{ id: string; bandState: unknown; pullCoverage: unknown; nextSyncAt: Date }[]>;
 }
 
 export function createConnectionStore(prisma: PrismaClient, vault: TokenVault): ConnectionStore {
@@ -214,7 +218,7 @@ export function createConnectionStore(prisma: PrismaClient, vault: TokenVault): 
         where: { status: 'active', nextSyncAt: { lte: now } },
         orderBy: { nextSyncAt: 'asc' },
         take: limit,
-        select: { id: true, bandState: true, nextSyncAt: true },
+        select: { id: true, bandState: true, pullCoverage: true, nextSyncAt: true },
       });
     },
   };

@@ -40,15 +40,22 @@ export function planCommit(
   context: CommitContext,
 ): CommitPlan {
   const { now } = context;
-  const profile = newVersions(previous.profile ? [{ ...previous.profile, key: '' }] : [], [
-    { key: '', contentHash: contentHash(pulled.profile.payload), payload: pulled.profile.payload },
-  ]);
-  const eventTypes = newVersions(
-    previous.eventTypes.map((row) => ({ ...row, key: row.upstreamEventId })),
-    pulled.eventTypes.map((e) => ({ ...e, key: e.upstreamEventId, contentHash: contentHash(e.payload) })),
-  );
+  // What the pull did not read (sync/pull-plan.ts) keeps its stored versions.
+  const profile = pulled.profile
+    ? newVersions(previous.profile ? [{ ...previous.profile, key: '' }] : [], [
+        { key: '', contentHash: contentHash(pulled.profile.payload), payload: pulled.profile.payload },
+      ])
+    : UNCHANGED;
+  const eventTypes = pulled.eventTypes
+    ? newVersions(
+        previous.eventTypes.map((row) => ({ ...row, key: row.upstreamEventId })),
+        pulled.eventTypes.map((e) => ({ ...e, key: e.upstreamEventId, contentHash: contentHash(e.payload) })),
+      )
+    : UNCHANGED;
   const overviews = newVersions(
-    previous.overviews.filter(overviewReplacedBy(pulled)).map((row) => ({ ...row, key: overviewKey(row) })),
+    previous.overviews
+      .filter(overviewReplacedBy(pulled, previous))
+      .map((row) => ({ ...row, key: overviewKey(row) })),
     pulled.overviews.map((o) => ({ ...o, key: overviewKey(o), contentHash: contentHash(o.payload) })),
   );
   const slots = planSlots(previous, pulled, context);
@@ -79,7 +86,13 @@ export function planCommit(
     },
     // Pulls are dated by when they began: a change after the pull read a date may have been missed.
     pullCoverage: storedPullCoverage(
-      coverageAfterPull(previous.pullCoverage, ranges, context.pullStartedAt, now),
+      coverageAfterPull(
+        previous.pullCoverage,
+        ranges,
+        context.pullStartedAt,
+        now,
+        pulled.eventTypes !== undefined,
+      ),
     ),
   };
 }
@@ -104,7 +117,7 @@ function planSlots(previous: CommitPrevious, pulled: SnapshotInput, context: Com
   const { now, connectionId } = context;
   const storedById = new Map(previous.openSlots.map((slot) => [slot.id, slot]));
   const diff = diffSlots(previous.openSlots, pulled.slots);
-  const closeContext = closeContextOf(pulled, now);
+  const closeContext = closeContextOf(pulled, previous, now);
   const close = diff.toClose.flatMap((id) => {
     const reason = closeReasonOf(storedById.get(id)!, closeContext);
     return reason === null ? [] : [{ id, reason }];
@@ -170,11 +183,18 @@ function countChanges(
   return { changedByBand, changedByPulledBand, changeStaleness: [...staleness.values()] };
 }
 
-function closeContextOf(pulled: SnapshotInput, now: Date): CloseContext {
+/** The event types a commit decides by: those the pull read, else the stored ones (what it pulled slots for). */
+function eventTypesOf(pulled: SnapshotInput, previous: CommitPrevious) {
+  return pulled.eventTypes ?? previous.eventTypes;
+}
+
+function closeContextOf(pulled: SnapshotInput, previous: CommitPrevious, now: Date): CloseContext {
   const { horizon } = pulled;
   return {
     now,
-    eventTypes: new Map(pulled.eventTypes.map((e) => [e.upstreamEventId, { enabled: e.enabled }])),
+    eventTypes: new Map(
+      eventTypesOf(pulled, previous).map((e) => [e.upstreamEventId, { enabled: e.enabled }]),
+    ),
     ...(horizon
       ? {
           horizon: {
@@ -209,20 +229,27 @@ function pulledRanges(pulled: SnapshotInput): PulledRange[] {
 const overviewKey = (o: { upstreamEventId: string; band: string }) => `${o.upstreamEventId}\u0000${o.band}`;
 
 /**
- * An overview is kept per event type and band. A partial sync replaces the overviews of the bands it pulled
- * and of event types now gone or disabled, and those of bands no longer configured; the other bands' overviews
- * stay current.
+ * An overview is kept per event type and band. A sync replaces the overviews it read (a band asked for by its
+ * slot lists instead keeps the last one read, sync/pull-plan.ts), those of event types now gone or disabled, and
+ * those of bands no longer configured; the others stay current.
  */
-function overviewReplacedBy(pulled: SnapshotInput) {
-  const pulledBands = new Set(pulled.overviews.map((o) => o.band));
-  const enabledEvents = new Set(pulled.eventTypes.filter((e) => e.enabled).map((e) => e.upstreamEventId));
+function overviewReplacedBy(pulled: SnapshotInput, previous: CommitPrevious) {
+  const read = new Set(pulled.overviews.map(overviewKey));
+  const enabledEvents = new Set(
+    eventTypesOf(pulled, previous)
+      .filter((e) => e.enabled)
+      .map((e) => e.upstreamEventId),
+  );
   const configuredBands = new Set(pulled.horizon?.bandNames ?? []);
   return (row: { upstreamEventId: string; band: string }) =>
     !pulled.horizon ||
-    pulledBands.has(row.band) ||
+    read.has(overviewKey(row)) ||
     !configuredBands.has(row.band) ||
     !enabledEvents.has(row.upstreamEventId);
 }
+
+/** No new version and none closed: what a pull that did not read a part plans for it. */
+const UNCHANGED = { close: [], create: [], changed: 0 };
 
 /**
  * A new version of each item whose hash differs from the current one's, and the current versions of changed and

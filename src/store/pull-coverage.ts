@@ -117,14 +117,16 @@ export function oldestPulledAt(coverage: PullCoverage, ranges: readonly PulledRa
 
 /**
  * The coverage after a successful pull that began at `pulledAt` and looked at `ranges`: those instants are
- * now last pulled then, the rest as before. Steps that ended by `now` are dropped, and neighbours pulled at the
- * same time merged.
+ * now last pulled then, the rest as before; the event types too when it read them (a scheduled pull reads
+ * them on their own cadence, sync/pull-plan.ts). Steps that ended by `now` are dropped, and neighbours pulled
+ * at the same time merged.
  */
 export function coverageAfterPull(
   previous: PullCoverage,
   ranges: readonly PulledRange[],
   pulledAt: Date,
   now: Date,
+  readEventTypes = true,
 ): PullCoverage {
   const at = pulledAt.getTime();
   // Every boundary of the old steps and the new ranges; each piece between two takes one value.
@@ -144,7 +146,7 @@ export function coverageAfterPull(
     else steps.push({ untilMs, pulledAtMs });
     fromMs = untilMs;
   }
-  return { eventTypesPulledAtMs: at, steps };
+  return { eventTypesPulledAtMs: readEventTypes ? at : previous.eventTypesPulledAtMs, steps };
 }
 
 /** One slot change a pull found: its start, and whether the event type list showed it (disabled, removed). */

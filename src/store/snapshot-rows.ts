@@ -18,7 +18,7 @@ export async function readPrevious(
   const profile = await tx.profile.findFirst({ where: current, select: versionFields });
   const eventTypes = await tx.eventType.findMany({
     where: current,
-    select: { ...versionFields, upstreamEventId: true },
+    select: { ...versionFields, upstreamEventId: true, enabled: true },
   });
   const overviews = await tx.overview.findMany({
     where: current,

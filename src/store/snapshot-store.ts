@@ -1,11 +1,12 @@
 // What a sync attempt writes and reads of its connection's snapshot, as one object the sync pipeline is given
-// (SyncDeps.snapshots): the pull's ticket, the event types stored as enabled, the commit of a successful pull,
-// and the run rows of an interrupted or failed one. The SQL and the commit's transaction are snapshots.ts's.
+// (SyncDeps.snapshots): the pull's ticket, what a scheduled pull plans by (pull-basis.ts), the commit of a
+// successful pull, and the run rows of an interrupted or failed one. The SQL and the commit's transaction are
+// snapshots.ts's.
 import type { PrismaClient } from '../generated/prisma/client.js';
+import { readOpenSlotsBetween, readPullBasis, type PullBasis, type StoredOpenSlot } from './pull-basis.js';
 import {
   beginPull,
   commitSuccessfulSync,
-  enabledEventTypeIds,
   recordFailedSync,
   recordInterruptedSync,
   type FailedSync,
@@ -17,8 +18,10 @@ import {
 export interface SnapshotStore {
   /** A ticket for a pull about to start (beginPull): commits are ordered by it. */
   beginPull(connectionId: string): Promise<number>;
-  /** The upstream ids of the connection's event types stored as enabled now. */
-  enabledEventTypeIds(connectionId: string): Promise<Set<string>>;
+  /** What a scheduled pull plans by: the stored zone, event types, and when the account was last read. */
+  pullBasis(connectionId: string): Promise<PullBasis>;
+  /** The open slots starting in [from, until): which dates a pull may ask for directly, what went missing. */
+  openSlotsBetween(connectionId: string, from: Date, until: Date): Promise<StoredOpenSlot[]>;
   /** Commits what a successful pull saw, in one transaction (commitSuccessfulSync). */
   commit(sync: SuccessfulSync): Promise<SnapshotChanges>;
   /** Writes a failed attempt's run row and the connection's last-sync status. */
@@ -30,7 +33,8 @@ export interface SnapshotStore {
 export function createSnapshotStore(prisma: PrismaClient): SnapshotStore {
   return {
     beginPull: (connectionId) => beginPull(prisma, connectionId),
-    enabledEventTypeIds: (connectionId) => enabledEventTypeIds(prisma, connectionId),
+    pullBasis: (connectionId) => readPullBasis(prisma, connectionId),
+    openSlotsBetween: (connectionId, from, until) => readOpenSlotsBetween(prisma, connectionId, from, until),
     commit: (sync) => commitSuccessfulSync(prisma, sync),
     recordFailed: (failure) => recordFailedSync(prisma, failure),
     recordInterrupted: (interrupted) => recordInterruptedSync(prisma, interrupted),

@@ -39,15 +39,6 @@ export async function beginPull(prisma: PrismaClient, connectionId: string): Pro
   return row.pull_sequence;
 }
 
-/** The upstream ids of the connection's event types stored as enabled now. */
-export async function enabledEventTypeIds(prisma: PrismaClient, connectionId: string): Promise<Set<string>> {
-  const rows = await prisma.eventType.findMany({
-    where: { connectionId, validTo: null, enabled: true },
-    select: { upstreamEventId: true },
-  });
-  return new Set(rows.map((row) => row.upstreamEventId));
-}
-
 export interface SuccessfulSync {
   connectionId: string;
   snapshot: SnapshotInput;
@@ -169,9 +160,14 @@ export async function commitSuccessfulSync(
       await tx.connection.update({
         where: { id: connectionId },
         data: {
-          email: snapshot.profile.email,
-          displayName: snapshot.profile.name,
-          timezone: snapshot.profile.timezone,
+          // A pull that did not read the profile leaves the stored identity and zone as they are.
+          ...(snapshot.profile
+            ? {
+                email: snapshot.profile.email,
+                displayName: snapshot.profile.name,
+                timezone: snapshot.profile.timezone,
+              }
+            : {}),
           nextSyncAt: next.nextSyncAt,
           bandState: next.bandState as Prisma.InputJsonValue,
           pullCoverage: plan.pullCoverage,

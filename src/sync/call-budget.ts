@@ -10,9 +10,7 @@ import type { RedisClient } from '../lib/redis-connection.js';
 import { dueBands, type BandState } from './band-schedule.js';
 import type { CadenceBand } from '../config/sync-bands.js';
 import { bandRank } from './cadence-bands.js';
-
-/** Every sync asks for the profile and the event types before any band. */
-export const CALLS_PER_SYNC = 2;
+import { ACCOUNT_CALLS } from './pull-plan.js';
 
 export interface DueConnection {
   id: string;
@@ -24,6 +22,11 @@ export interface DueConnection {
    * would be dropped at enqueue, and a round stopped behind it would leave everyone else waiting.
    */
   queued?: boolean;
+  /**
+   * What a sync of it asks before any band: the profile and the event types (ACCOUNT_CALLS) when their
+   * cadence has come or it was never synced, else nothing (pull-plan.ts). Absent: ACCOUNT_CALLS.
+   */
+  accountCalls?: number;
 }
 
 export interface BandPick {
@@ -44,8 +47,10 @@ export interface Deferred {
 export interface WaitingPull {
   connectionId: string;
   band: string;
-  /** The band's expected calls (without the per-sync calls of a connection not picked). */
+  /** The band's expected calls (without the account's calls of a connection not picked). */
   calls: number;
+  /** The account's calls a sync of the connection would add (DueConnection.accountCalls). */
+  accountCalls: number;
 }
 
 export interface Allocation {
@@ -64,6 +69,8 @@ interface Candidate {
   /** How late the band is in units of its own interval; Infinity for a band never pulled. */
   lateness: number;
   calls: number;
+  /** The connection's calls before any band, paid once by its first band picked. */
+  accountCalls: number;
 }
 
 /**
@@ -124,6 +131,7 @@ export function allocateCalls(
             ? Infinity
             : (now.getTime() - dueSinceMs(connection, band.name, now)) / 1000 / band.intervalSeconds,
         calls: expectedCalls(band, connection.bandState, horizonDays),
+        accountCalls: connection.accountCalls ?? ACCOUNT_CALLS,
       })),
     );
   candidates.sort((a, b) => b.lateness - a.lateness || a.dueMs - b.dueMs || a.rank - b.rank);
@@ -138,7 +146,7 @@ export function allocateCalls(
   let overdrawn = false;
   for (const candidate of candidates) {
     const pick = picks.get(candidate.connectionId);
-    const cost = candidate.calls + (pick ? 0 : CALLS_PER_SYNC);
+    const cost = candidate.calls + (pick ? 0 : candidate.accountCalls);
     const fits = spent + cost <= available;
     // A full bank may go below zero once, for a pull dearer than all it can hold.
     const overdraws: boolean = !fits && !overdrawn && available >= capacity;
@@ -158,7 +166,12 @@ export function allocateCalls(
       continue;
     }
     stopped = true;
-    waiting.push({ connectionId: candidate.connectionId, band: candidate.band.name, calls: candidate.calls });
+    waiting.push({
+      connectionId: candidate.connectionId,
+      band: candidate.band.name,
+      calls: candidate.calls,
+      accountCalls: candidate.accountCalls,
+    });
     const ofBand = deferred[candidate.band.name]!;
     ofBand.count += 1;
     ofBand.oldestOverdueSeconds = Math.max(

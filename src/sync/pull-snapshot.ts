@@ -1,24 +1,31 @@
-// What one sync asks the scheduling service, and nothing more: the profile (for the account's time zone), the
-// event types, and for each enabled event type and each band pulled (config/sync-bands.ts) the overview windows
-// covering the band's dates and the slots of every date those overviews call available. So a sync costs
-// 2 + Σ(windows + available dates) calls, the minimum the API allows for the dates it pulls; a band is asked
-// for in windows of its own, so each band's overview is stored, and replaced, whole. Every payload has been
+// What one sync asks the scheduling service, and nothing more: the account (the profile, for the time zone,
+// and the event types), and for each enabled event type and each band pulled the slots of the band's dates:
+// through the overview windows covering them and the slots of every date those overviews call available, or
+// (a scheduled pull, when the store says that is fewer calls) each date's slot list directly. A first sync
+// and one asked for read everything through the overviews: 2 + Σ(windows + available dates) calls, the
+// minimum the API allows for the dates they pull. A scheduled pull reads the account on its own cadence and
+// when what it pulled calls for it (pull-plan.ts says when, and why nothing is missed). A band is asked for
+// in windows of its own, so each band's overview is stored, and replaced, whole. Every payload has been
 // validated by the upstream client before it reaches this module.
 import { DateTime } from 'luxon';
 import pLimit, { type LimitFunction } from 'p-limit';
 import type { SnapshotInput } from '../store/snapshots.js';
 import type { FetchedSlot } from '../store/slot-diff.js';
+import type { StoredEventType, StoredOpenSlot } from '../store/pull-basis.js';
 import {
   formatIssuePath,
+  UpstreamError,
   UpstreamInvalidPayloadError,
   type ApiClient,
   type EventType,
   type Overview,
+  type Profile,
 } from '../upstream/index.js';
 import { isSameZone } from '../upstream/iso-values.js';
 import { bandsWithin, type CadenceBand } from '../config/sync-bands.js';
 import { datesOfBand } from './cadence-bands.js';
-import { horizonFrom, windowsCovering, type OverviewWindow } from './horizon-windows.js';
+import { horizonFrom, windowsCovering, type Horizon, type OverviewWindow } from './horizon-windows.js';
+import { segmentCalls, segmentMode, type SegmentMode } from './pull-plan.js';
 import type { UpstreamSession } from './upstream-session.js';
 
 export interface PullSettings {
@@ -79,27 +86,58 @@ interface BandSegment {
   windows: OverviewWindow[];
 }
 
+/** What one event type's part of one band brought back. */
 interface SegmentPull {
-  overviewPayload: unknown;
-  slots: FetchedSlot[];
+  /** The overviews read, as stored; absent when the dates were asked for directly. */
+  overviewPayload?: unknown;
+  /** Slot starts, `YYYY-MM-DDTHH:mm:ss.sssZ`. */
+  starts: string[];
   calls: number;
+}
+
+type Schedule = <T>(task: () => Promise<T>) => Promise<T>;
+
+/** The slot lists of `dates`, each checked inside its scheduled call (a stray slot stops the pull like a failure). */
+function slotListsOf(
+  session: UpstreamSession,
+  api: ApiClient,
+  schedule: Schedule,
+  eventId: string,
+  zone: string,
+  dates: readonly string[],
+): Promise<string[][]> {
+  return Promise.all(
+    dates.map((date) =>
+      schedule(async () => {
+        const list = await session.call('GET /calendars/{event_id}/slots', (token) =>
+          api.getSlots(token, eventId, { date, timezone: zone }),
+        );
+        checkSlotsNearDate(list.starts, date, zone);
+        return list.starts;
+      }),
+    ),
+  );
 }
 
 async function pullSegment(
   session: UpstreamSession,
   api: ApiClient,
-  schedule: <T>(task: () => Promise<T>) => Promise<T>,
-  eventType: EventType,
+  schedule: Schedule,
+  eventId: string,
   zone: string,
   segment: BandSegment,
+  mode: SegmentMode,
 ): Promise<SegmentPull> {
-  const id = eventType.event_id;
+  if (mode === 'direct') {
+    const lists = await slotListsOf(session, api, schedule, eventId, zone, segment.dates);
+    return { starts: lists.flat(), calls: segmentCalls('direct', segment.dates.length, 0, 0) };
+  }
   const { windows } = segment;
   const overviews: Overview[] = await Promise.all(
     windows.map((w) =>
       schedule(async () => {
         const overview = await session.call('GET /calendars/{event_id}', (token) =>
-          api.getOverview(token, id, { startDate: w.startDate, timezone: zone, period: w.period }),
+          api.getOverview(token, eventId, { startDate: w.startDate, timezone: zone, period: w.period }),
         );
         checkOverviewZone(overview, zone);
         return overview;
@@ -111,31 +149,17 @@ async function pullSegment(
   const availableDates = [
     ...new Set(overviews.flatMap((o) => o.availability.available_dates).filter((d) => segmentDates.has(d))),
   ].sort();
-  const slotLists = await Promise.all(
-    availableDates.map((date) =>
-      // Checked inside the scheduled call, so a stray slot stops the rest of the pull like any failed call.
-      schedule(async () => {
-        const list = await session.call('GET /calendars/{event_id}/slots', (token) =>
-          api.getSlots(token, id, { date, timezone: zone }),
-        );
-        checkSlotsNearDate(list.starts, date, zone);
-        return list;
-      }),
-    ),
-  );
-  const durationMs = eventType.duration_minutes * 60_000;
-  const slots = slotLists.flatMap((list) =>
-    list.starts.map((start) => {
-      const startsAt = new Date(start);
-      return { eventId: id, startsAt, endsAt: new Date(startsAt.getTime() + durationMs) };
-    }),
-  );
+  const lists = await slotListsOf(session, api, schedule, eventId, zone, availableDates);
   // The overviews as the service sent them (their schema transforms nothing), in the zone they were asked in.
   const overviewPayload = {
     timezone: zone,
     windows: windows.map((w, i) => ({ startDate: w.startDate, period: w.period, overview: overviews[i] })),
   };
-  return { overviewPayload, slots, calls: windows.length + availableDates.length };
+  return {
+    overviewPayload,
+    starts: lists.flat(),
+    calls: segmentCalls('overview', segment.dates.length, windows.length, availableDates.length),
+  };
 }
 
 /**
@@ -144,7 +168,7 @@ async function pullSegment(
  * nothing, after its job was already reported failed. Queued calls are dropped instead; calls already in
  * flight finish on their own.
  */
-function stopOnFirstFailure(limit: LimitFunction): <T>(task: () => Promise<T>) => Promise<T> {
+function stopOnFirstFailure(limit: LimitFunction): Schedule {
   let failed = false;
   // The flag is set inside the limited function, before p-limit starts the next queued call.
   return (task) =>
@@ -166,13 +190,26 @@ class PullAbandonedError extends Error {
   }
 }
 
+/** What the store holds that a scheduled pull plans by (store/pull-basis.ts). */
+export interface StoredAccount {
+  /** The zone the account was last read in. */
+  zone: string;
+  /** The event types as last read, enabled or not. */
+  eventTypes: readonly StoredEventType[];
+  /** Whether this pull reads the account anyway: its cadence has come (pull-plan.ts, accountReadDue). */
+  readAccount: boolean;
+  /** The stored open slots starting in [from, until). */
+  openSlotsBetween(from: Date, until: Date): Promise<StoredOpenSlot[]>;
+}
+
 /**
- * What to pull: every band (a first or a forced sync), or the bands named (a scheduled partial sync), given
- * the event types the store holds enabled. A partial pull whose list of event types enables another set (one
- * new or enabled again, one disabled or removed) pulls every band all the same: a newly enabled type's slots
- * would otherwise open on the pulled bands' dates only, and on the rest hours later.
+ * What to pull: every band, the account and every overview (a first or a forced sync), or the bands named (a
+ * scheduled partial sync), planned by what the store holds. A partial pull whose read of the account finds
+ * another zone or another set of enabled event types (one new or enabled again, one disabled or removed) pulls
+ * as a whole sync does: a newly enabled type's slots would otherwise open on the pulled bands' dates only,
+ * and on the rest hours later.
  */
-export type PullScope = 'all' | { bands: readonly string[]; storedEnabledEventIds: ReadonlySet<string> };
+export type PullScope = 'all' | { bands: readonly string[]; stored: StoredAccount };
 
 /**
  * The bands a pull covers: of `bands`, those asked for (all of them for 'all') that the horizon holds. The
@@ -188,10 +225,29 @@ export function bandsPulled(
   return asked === 'all' ? inHorizon : inHorizon.filter((band) => asked.includes(band.name));
 }
 
-function enabledSetChanged(stored: ReadonlySet<string>, pulled: readonly EventType[]): boolean {
-  const enabled = new Set(pulled.filter((e) => e.enabled).map((e) => e.event_id));
-  return enabled.size !== stored.size || [...enabled].some((id) => !stored.has(id));
+interface Account {
+  profile: Profile;
+  eventTypes: EventType[];
 }
+
+/** The event types a pull asks slots for: id and duration (a slot's end). */
+interface PulledEventType {
+  id: string;
+  durationMinutes: number;
+}
+
+/** Whether the account as read differs from the stored one in what a partial pull is planned on. */
+function accountMoved(stored: StoredAccount, account: Account): boolean {
+  const storedEnabled = new Set(stored.eventTypes.filter((e) => e.enabled).map((e) => e.upstreamEventId));
+  const enabled = new Set(account.eventTypes.filter((e) => e.enabled).map((e) => e.event_id));
+  return (
+    !isSameZone(account.profile.timezone, stored.zone) ||
+    enabled.size !== storedEnabled.size ||
+    [...enabled].some((id) => !storedEnabled.has(id))
+  );
+}
+
+const isNotFound = (error: unknown) => error instanceof UpstreamError && error.code === 'not_found';
 
 export async function pullSnapshot(
   session: UpstreamSession,
@@ -200,17 +256,94 @@ export async function pullSnapshot(
   now: Date,
   scope: PullScope = 'all',
 ): Promise<SnapshotInput> {
-  const profile = await session.call('GET /users/me', (token) => api.getProfile(token));
-  const eventTypes = await session.call('GET /events', (token) => api.listEventTypes(token));
+  const readAccount = async (): Promise<Account> => ({
+    profile: await session.call('GET /users/me', (token) => api.getProfile(token)),
+    eventTypes: await session.call('GET /events', (token) => api.listEventTypes(token)),
+  });
+  const whole = async (account: Account) => {
+    const horizon = horizonFrom(now, account.profile.timezone, settings.horizonDays);
+    const segments = segmentsOf(settings, horizon, bandsPulled(settings.bands, settings.horizonDays, 'all'));
+    const pulled = await pullSegments(
+      session,
+      api,
+      settings,
+      account.profile.timezone,
+      segments,
+      () => 'overview',
+      {
+        eventTypes: enabledOf(account),
+      },
+    );
+    const zone = account.profile.timezone;
+    return snapshotOf(settings, { account, zone, horizon, segments, asked: enabledOf(account), pulled });
+  };
+  if (scope === 'all') return whole(await readAccount());
 
-  const zone = profile.timezone;
+  const { stored } = scope;
+  let account = stored.readAccount ? await readAccount() : undefined;
+  if (account && accountMoved(stored, account)) return whole(account);
+  const zone = stored.zone;
+  const eventTypes = account
+    ? enabledOf(account)
+    : stored.eventTypes
+        .filter((e) => e.enabled)
+        .map((e) => ({ id: e.upstreamEventId, durationMinutes: e.durationMinutes }));
   const horizon = horizonFrom(now, zone, settings.horizonDays);
-  const chosen = bandsPulled(
-    settings.bands,
-    settings.horizonDays,
-    scope === 'all' || enabledSetChanged(scope.storedEnabledEventIds, eventTypes) ? 'all' : scope.bands,
+  const segments = segmentsOf(
+    settings,
+    horizon,
+    bandsPulled(settings.bands, settings.horizonDays, scope.bands),
   );
-  const segments: BandSegment[] = chosen.map((band) => {
+  const pulledDates = segments.flatMap((segment) => segment.dates);
+  const open =
+    pulledDates.length === 0
+      ? []
+      : await stored.openSlotsBetween(
+          DateTime.fromISO(pulledDates[0]!, { zone }).toJSDate(),
+          DateTime.fromISO(pulledDates.at(-1)!, { zone }).plus({ days: 1 }).toJSDate(),
+        );
+  // The dates of each event type the store knows hold a slot still to come: inside the overview's range, and
+  // available when last pulled.
+  const future = open.filter((slot) => slot.startsAt.getTime() > now.getTime());
+  const knownDates = new Map<string, Set<string>>();
+  for (const slot of future) {
+    const date = DateTime.fromJSDate(slot.startsAt, { zone }).toISODate()!;
+    const dates = knownDates.get(slot.eventId) ?? new Set<string>();
+    knownDates.set(slot.eventId, dates.add(date));
+  }
+  const modeOf = (eventId: string, segment: BandSegment) => {
+    const known = knownDates.get(eventId);
+    const available = known ? segment.dates.filter((date) => known.has(date)).length : 0;
+    return segmentMode(segment.dates.length, segment.windows.length, available);
+  };
+
+  let pulled: SegmentPull[][];
+  try {
+    pulled = await pullSegments(session, api, settings, zone, segments, modeOf, { eventTypes });
+  } catch (error: unknown) {
+    // A 404 for an event type the store knows: it may have been removed. Only the list of event types says.
+    if (account || !isNotFound(error)) throw error;
+    account = await readAccount();
+    if (accountMoved(stored, account)) return whole(account);
+    throw error;
+  }
+  if (!account && missedAny(future, eventTypes, segments, pulled, zone)) {
+    // A stored slot missing from its date's fresh list was booked, or its event type was disabled or removed:
+    // only the list of event types tells which, so it is read before the commit says why the slot closed.
+    account = await readAccount();
+    if (accountMoved(stored, account)) return whole(account);
+  }
+  return snapshotOf(settings, { account, zone, horizon, segments, asked: eventTypes, pulled });
+}
+
+function enabledOf(account: Account): PulledEventType[] {
+  return account.eventTypes
+    .filter((e) => e.enabled)
+    .map((e) => ({ id: e.event_id, durationMinutes: e.duration_minutes }));
+}
+
+function segmentsOf(settings: PullSettings, horizon: Horizon, bands: readonly CadenceBand[]): BandSegment[] {
+  return bands.map((band) => {
     const dates = datesOfBand(horizon, band);
     const windows = windowsCovering(
       { firstDate: dates[0]!, lastDate: dates.at(-1)!, dates },
@@ -218,35 +351,109 @@ export async function pullSnapshot(
     );
     return { band: band.name, dates, windows };
   });
-  const schedule = stopOnFirstFailure(pLimit(settings.fetchConcurrency));
+}
 
-  const enabled = eventTypes.filter((e) => e.enabled);
-  const pulls = await Promise.all(
-    enabled.map((e) =>
-      Promise.all(segments.map((segment) => pullSegment(session, api, schedule, e, zone, segment))),
+/** Per event type (in order), per segment (in order), what its part of the pull brought back. */
+function pullSegments(
+  session: UpstreamSession,
+  api: ApiClient,
+  settings: PullSettings,
+  zone: string,
+  segments: readonly BandSegment[],
+  modeOf: (eventId: string, segment: BandSegment) => SegmentMode,
+  what: { eventTypes: readonly PulledEventType[] },
+): Promise<SegmentPull[][]> {
+  const schedule = stopOnFirstFailure(pLimit(settings.fetchConcurrency));
+  return Promise.all(
+    what.eventTypes.map((e) =>
+      Promise.all(
+        segments.map((segment) =>
+          pullSegment(session, api, schedule, e.id, zone, segment, modeOf(e.id, segment)),
+        ),
+      ),
     ),
   );
+}
 
-  return {
-    profile: { payload: profile, email: profile.email, name: profile.name, timezone: zone },
-    eventTypes: eventTypes.map((e) => ({
-      upstreamEventId: e.event_id,
-      title: e.title,
-      durationMinutes: e.duration_minutes,
-      enabled: e.enabled,
-      secret: e.is_secret === true,
-      url: e.url,
-      color: e.color,
-      payload: e,
-    })),
-    overviews: enabled.flatMap((e, i) =>
-      segments.map((segment, j) => ({
-        upstreamEventId: e.event_id,
-        band: segment.band,
-        payload: pulls[i]?.[j]?.overviewPayload,
-      })),
+/** Whether a stored slot still to come, on a date the pull asked for, is missing from what it fetched. */
+function missedAny(
+  future: readonly StoredOpenSlot[],
+  eventTypes: readonly PulledEventType[],
+  segments: readonly BandSegment[],
+  pulled: readonly SegmentPull[][],
+  zone: string,
+): boolean {
+  const pulledDates = new Set(segments.flatMap((segment) => segment.dates));
+  const fetched = new Set(
+    eventTypes.flatMap((e, i) =>
+      (pulled[i] ?? []).flatMap((segment) => segment.starts.map((start) => `${e.id} ${Date.parse(start)}`)),
     ),
-    slots: pulls.flatMap((perSegment) => perSegment.flatMap((p) => p.slots)),
+  );
+  const asked = new Set(eventTypes.map((e) => e.id));
+  return future.some(
+    (slot) =>
+      asked.has(slot.eventId) &&
+      pulledDates.has(DateTime.fromJSDate(slot.startsAt, { zone }).toISODate()!) &&
+      !fetched.has(`${slot.eventId} ${slot.startsAt.getTime()}`),
+  );
+}
+
+/**
+ * The snapshot to commit. Slot ends come from the account's durations when the pull read it (one that read it
+ * late, because a slot went missing, found the same enabled set), else the stored ones it asked by.
+ */
+function snapshotOf(
+  settings: PullSettings,
+  pull: {
+    account: Account | undefined;
+    /** The zone the horizon's dates are in, the one the pull asked in. */
+    zone: string;
+    horizon: Horizon;
+    segments: readonly BandSegment[];
+    /** The event types asked for, in the order of `pulled`. */
+    asked: readonly PulledEventType[];
+    pulled: readonly SegmentPull[][];
+  },
+): SnapshotInput {
+  const { account, zone, horizon, segments, asked, pulled } = pull;
+  const durations = new Map((account ? enabledOf(account) : asked).map((e) => [e.id, e.durationMinutes]));
+  const slots: FetchedSlot[] = asked.flatMap((e, i) => {
+    const durationMs = (durations.get(e.id) ?? e.durationMinutes) * 60_000;
+    return (pulled[i] ?? []).flatMap((segment) =>
+      segment.starts.map((start) => {
+        const startsAt = new Date(start);
+        return { eventId: e.id, startsAt, endsAt: new Date(startsAt.getTime() + durationMs) };
+      }),
+    );
+  });
+  return {
+    ...(account
+      ? {
+          profile: {
+            payload: account.profile,
+            email: account.profile.email,
+            name: account.profile.name,
+            timezone: account.profile.timezone,
+          },
+          eventTypes: account.eventTypes.map((e) => ({
+            upstreamEventId: e.event_id,
+            title: e.title,
+            durationMinutes: e.duration_minutes,
+            enabled: e.enabled,
+            secret: e.is_secret === true,
+            url: e.url,
+            color: e.color,
+            payload: e,
+          })),
+        }
+      : {}),
+    overviews: asked.flatMap((e, i) =>
+      segments.flatMap((segment, j) => {
+        const payload = pulled[i]?.[j]?.overviewPayload;
+        return payload === undefined ? [] : [{ upstreamEventId: e.id, band: segment.band, payload }];
+      }),
+    ),
+    slots,
     // A stored slot dated outside the horizon was not looked for: it closed because the window moved. One
     // dated inside it but outside the pulled bands was not looked at either, and stays as it was.
     horizon: {
@@ -256,7 +463,7 @@ export async function pullSnapshot(
       bands: segments.map((segment, j) => ({
         name: segment.band,
         dates: segment.dates,
-        calls: pulls.reduce((sum, perSegment) => sum + (perSegment[j]?.calls ?? 0), 0),
+        calls: pulled.reduce((sum, perSegment) => sum + (perSegment[j]?.calls ?? 0), 0),
       })),
     },
   };

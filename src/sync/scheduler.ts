@@ -11,7 +11,9 @@ import type { ConnectionStore } from '../store/connections.js';
 import type { Metrics } from '../lib/metrics.js';
 import { readBandState } from './band-schedule.js';
 import type { CadenceBand } from '../config/sync-bands.js';
+import { readPullCoverage } from '../store/pull-coverage.js';
 import { allocateCalls, type Allocation, type CallBudget } from './call-budget.js';
+import { ACCOUNT_CALLS, accountReadDue } from './pull-plan.js';
 import {
   connectionsWithQueuedSync,
   enqueueBandSyncs,
@@ -37,6 +39,8 @@ export interface SchedulerDeps {
   /** SYNC_BANDS and SYNC_HORIZON_DAYS: which bands exist and how far ahead they reach. */
   bands: readonly CadenceBand[];
   horizonDays: number;
+  /** SYNC_ACCOUNT_INTERVAL: a sync reads the profile and event types when this has passed (pull-plan.ts). */
+  accountIntervalSeconds: number;
   /** The upstream calls the scheduler may spend (SYNC_CALL_BUDGET_PER_SECOND). */
   budget: CallBudget;
   /** Most connections one tick considers; the rest are due still and go next tick. */
@@ -72,6 +76,7 @@ export type TickDeps = Pick<
   | 'maxAttempts'
   | 'bands'
   | 'horizonDays'
+  | 'accountIntervalSeconds'
   | 'budget'
   | 'batchSize'
   | 'now'
@@ -95,6 +100,13 @@ export async function enqueueDueSyncs(deps: TickDeps): Promise<TickResult> {
     bandState: readBandState(row.bandState),
     dueSince: row.nextSyncAt,
     queued: queued.has(row.id),
+    accountCalls: accountReadDue(
+      readPullCoverage(row.pullCoverage).eventTypesPulledAtMs,
+      now.getTime(),
+      deps.accountIntervalSeconds,
+    )
+      ? ACCOUNT_CALLS
+      : 0,
   }));
   const available = await deps.budget.available(now);
   const allocation = allocateCalls(deps.bands, deps.horizonDays, due, available, deps.budget.capacity, now);

@@ -13,11 +13,14 @@ import type { ApiClient, OAuthClient } from '../upstream/index.js';
 import type { AdaptBounds } from '../config/sync-bands.js';
 import { readBandState, scheduleAfterPull } from './band-schedule.js';
 import { classifySyncFailure, nextSyncTime, retryDelayMs, type FailureVerdict } from './failure-policy.js';
-import { pullSnapshot, type PullSettings } from './pull-snapshot.js';
+import { accountReadDue } from './pull-plan.js';
+import { pullSnapshot, type PullScope, type PullSettings } from './pull-snapshot.js';
 import { refreshIfExpiring } from './token-refresh.js';
 import { createUpstreamSession } from './upstream-session.js';
 
 export interface SyncSettings extends PullSettings {
+  /** SYNC_ACCOUNT_INTERVAL: how often a scheduled pull also reads the profile and event types. */
+  accountIntervalSeconds: number;
   /** After a sync that failed for good, when to try again: the nearest band's interval. */
   intervalSeconds: number;
   /** How far a connection's own activity may move its bands' intervals. */
@@ -80,6 +83,29 @@ export class SyncFailedError extends Error {
   }
 }
 
+/**
+ * A scheduled pull of some bands is planned by what the store holds (pull-plan.ts); a first sync (nothing
+ * stored to plan by) and one asked for pull everything.
+ */
+async function scopeOf(deps: SyncDeps, attempt: SyncAttempt, startedAt: Date): Promise<PullScope> {
+  if (!attempt.bands) return 'all';
+  const basis = await deps.snapshots.pullBasis(attempt.connectionId);
+  if (basis.zone === null || basis.accountReadAt === null) return 'all';
+  return {
+    bands: attempt.bands,
+    stored: {
+      zone: basis.zone,
+      eventTypes: basis.eventTypes,
+      readAccount: accountReadDue(
+        basis.accountReadAt.getTime(),
+        startedAt.getTime(),
+        deps.settings.accountIntervalSeconds,
+      ),
+      openSlotsBetween: (from, until) => deps.snapshots.openSlotsBetween(attempt.connectionId, from, until),
+    },
+  };
+}
+
 export async function syncConnection(deps: SyncDeps, attempt: SyncAttempt): Promise<SnapshotChanges> {
   const run: RunRecord = {
     id: randomUUID(),
@@ -123,12 +149,7 @@ export async function syncConnection(deps: SyncDeps, attempt: SyncAttempt): Prom
       logger,
       signal: attempt.signal,
     });
-    const scope = attempt.bands
-      ? {
-          bands: attempt.bands,
-          storedEnabledEventIds: await deps.snapshots.enabledEventTypeIds(attempt.connectionId),
-        }
-      : 'all';
+    const scope = await scopeOf(deps, attempt, run.startedAt);
     const snapshot = await pullSnapshot(session, api, deps.settings, run.startedAt, scope);
     const now = deps.now();
     const pulledBands = snapshot.horizon?.bands ?? [];

@@ -10,6 +10,7 @@ import { createSyncHarness, FakeClock, type SyncHarness } from '../support/sync-
 import { waitFor } from '../support/wait-for.js';
 import { check, type BenchSection } from './bench-result.js';
 import {
+  accountText,
   activityRate,
   adaptText,
   FIXED,
@@ -44,7 +45,8 @@ async function runReal(
     simulator: { users: options.connections, eventTypesPerUser: 3, seed: 19 },
     env: {
       SYNC_BANDS: schedule.bands,
-      SYNC_ADAPT_FACTORS: `${schedule.adapt.fastest},${schedule.adapt.slowest}`,
+      SYNC_ADAPT_FACTORS: adaptText(schedule.adapt),
+      SYNC_ACCOUNT_INTERVAL: accountText(schedule.accountIntervalSeconds),
       SYNC_CALL_BUDGET_PER_SECOND: '0',
       WORKER_CONCURRENCY: '8',
       SYNC_FETCH_CONCURRENCY: '4',
@@ -162,6 +164,7 @@ export async function benchRealFreshness(
   const inputsOf = (schedule: Schedule) => ({
     [FRONTIER_INPUTS.bands]: schedule.bands,
     [FRONTIER_INPUTS.adapt]: adaptText(schedule.adapt),
+    [FRONTIER_INPUTS.account]: accountText(schedule.accountIntervalSeconds),
     [FRONTIER_INPUTS.run]: 'real syncs',
     connections: options.connections,
     'event types each': 3,
@@ -182,10 +185,9 @@ export async function benchRealFreshness(
   };
   const fixed = await runReal(FIXED, options);
   const sections: BenchSection[] = [];
-  const same = (a: Schedule, b: Schedule) => a.bands === b.bands && adaptText(a.adapt) === adaptText(b.adapt);
-  for (const schedule of [FIXED, ...frontier.filter((s) => !same(s, FIXED))]) {
+  for (const schedule of [FIXED, ...frontier.filter((s) => s.name !== FIXED.name)]) {
     const result = schedule === FIXED ? fixed : await runReal(schedule, options);
-    const isChosen = same(schedule, chosen);
+    const isChosen = schedule.name === chosen.name;
     sections.push({
       benchmark: `freshness, real syncs: ${schedule.name}${isChosen ? ', the default' : ''}`,
       inputs: inputsOf(schedule),

@@ -12,13 +12,20 @@ export interface FrontierPoint {
   run: FrontierRun;
   bands: string;
   adapt: string;
+  /** SYNC_ACCOUNT_INTERVAL; '' for a run from before the setting. */
+  account: string;
   callsPerConnectionHour: number;
   /** Per report band: p50 and p95 in minutes (null: no change measured there) and how many changes. */
   staleness: Record<string, { p50: number | null; p95: number | null; changes: number }>;
 }
 
 /** The inputs a freshness section names its configuration by, and its kind of run. */
-export const FRONTIER_INPUTS = { bands: 'SYNC_BANDS', adapt: 'SYNC_ADAPT_FACTORS', run: 'frontier run' };
+export const FRONTIER_INPUTS = {
+  bands: 'SYNC_BANDS',
+  adapt: 'SYNC_ADAPT_FACTORS',
+  account: 'SYNC_ACCOUNT_INTERVAL',
+  run: 'frontier run',
+};
 
 export const FIXED_BANDS = '*=15m';
 
@@ -42,7 +49,8 @@ export function frontierPoints(sections: readonly BenchSection[]): FrontierPoint
         },
       ]),
     );
-    return [{ run, bands, adapt: String(adapt ?? ''), callsPerConnectionHour: calls, staleness }];
+    const account = String(section.inputs[FRONTIER_INPUTS.account] ?? '');
+    return [{ run, bands, adapt: String(adapt ?? ''), account, callsPerConnectionHour: calls, staleness }];
   });
 }
 
@@ -57,6 +65,7 @@ export function frontierTable(points: readonly FrontierPoint[]): string {
     'run',
     'SYNC_BANDS',
     'SYNC_ADAPT_FACTORS',
+    'SYNC_ACCOUNT_INTERVAL',
     'calls / connection-hour',
     '× fixed',
     ...DATE_BANDS.map((band) => `${band.name} p50 / p95 min`),
@@ -68,6 +77,7 @@ export function frontierTable(points: readonly FrontierPoint[]): string {
       point.run,
       `\`${point.bands}\``,
       point.adapt,
+      point.account,
       format(point.callsPerConnectionHour),
       ratio === null ? '—' : ratio.toFixed(2),
       ...DATE_BANDS.map((band) => {
@@ -109,9 +119,9 @@ interface Panel {
  * schedule's calls a dashed line, and 5 minutes (the 0–24 h target) a dotted one.
  */
 export function frontierSvg(points: readonly FrontierPoint[], title: string): string {
-  const configurations = [...new Map(points.map((p) => [`${p.bands}|${p.adapt}`, p])).values()];
-  const numberOf = (p: FrontierPoint) =>
-    configurations.findIndex((c) => c.bands === p.bands && c.adapt === p.adapt) + 1;
+  const keyOf = (p: FrontierPoint) => `${p.bands}|${p.adapt}|${p.account}`;
+  const configurations = [...new Map(points.map((p) => [keyOf(p), p])).values()];
+  const numberOf = (p: FrontierPoint) => configurations.findIndex((c) => keyOf(c) === keyOf(p)) + 1;
   const runs = (['counted', 'real syncs'] as const).filter((run) => points.some((p) => p.run === run));
   const width = 760;
   const left = 64;
@@ -200,7 +210,8 @@ export function frontierSvg(points: readonly FrontierPoint[], title: string): st
     lx += 80;
   }
   configurations.forEach((c, i) => {
-    const label = `${i + 1}  SYNC_BANDS=${c.bands}  SYNC_ADAPT_FACTORS=${c.adapt}${c.bands === FIXED_BANDS ? '  (fixed reference)' : ''}`;
+    const account = c.account === '' ? '' : `  SYNC_ACCOUNT_INTERVAL=${c.account}`;
+    const label = `${i + 1}  SYNC_BANDS=${c.bands}  SYNC_ADAPT_FACTORS=${c.adapt}${account}${c.bands === FIXED_BANDS ? '  (fixed reference)' : ''}`;
     out.push(`<text x="${left}" y="${legendTop + 30 + i * 18}">${escapeXml(label)}</text>`);
   });
   out.push('</svg>');

@@ -8,11 +8,11 @@
 //   BENCH_CONNECTIONS (default 1000), BENCH_RATE_LIMIT (default 200): the sync round's size and upstream limit.
 //   BENCH_FRESHNESS_CONNECTIONS (10000), BENCH_FRESHNESS_BUDGET (600 calls/s), BENCH_FRESHNESS_SHORT_BUDGET
 //     (120): the counted run's size and budgets. BENCH_FRESHNESS_FRONTIER: the band configurations both
-//     freshness runs measure, `<SYNC_BANDS>@<SYNC_ADAPT_FACTORS>` separated by `;` (default FRONTIER below;
-//     the fixed `*=15m@1,1` and the configuration's defaults are always in it), BENCH_FRESHNESS_REAL_FRONTIER
-//     the real-sync run's (default: the fixed schedule, the defaults before issue 30, and today's).
-//     BENCH_FRESHNESS_BANDS / _ADAPT: the configuration held to the issue's targets (default: SYNC_BANDS's and
-//     SYNC_ADAPT_FACTORS's defaults). Both runs write bench-frontier.md and bench-frontier.svg (the frontier
+//     freshness runs measure, `<SYNC_BANDS>@<SYNC_ADAPT_FACTORS>@<SYNC_ACCOUNT_INTERVAL>` separated by `;`
+//     (the last two may be left out for their defaults; default FRONTIER below; the fixed reference and the
+//     configuration's defaults are always in it), BENCH_FRESHNESS_REAL_FRONTIER the real-sync run's (default:
+//     the fixed reference, the bands before issue 30, and today's defaults). BENCH_FRESHNESS_BANDS / _ADAPT /
+//     _ACCOUNT: the configuration held to the issue's targets (default: the settings' defaults). Both runs write bench-frontier.md and bench-frontier.svg (the frontier
 //     table and plot) beside bench-results.json.
 //   BENCH_QUICK=1: reduced sizes to try the benchmarks out (100 connections, 2 s loads, 1 day of growth); the
 //     docs/performance.md quotes full-size runs only.
@@ -70,6 +70,9 @@ const bandsSchedule: Schedule = scheduleOf(
   variables.SYNC_ADAPT_FACTORS.schema.parse(
     process.env.BENCH_FRESHNESS_ADAPT ?? variables.SYNC_ADAPT_FACTORS.default!,
   ),
+  variables.SYNC_ACCOUNT_INTERVAL.schema.parse(
+    process.env.BENCH_FRESHNESS_ACCOUNT ?? variables.SYNC_ACCOUNT_INTERVAL.default!,
+  ),
 );
 /** The defaults before issue 30 spent the bands' saving on nothing: the frontier's second reference. */
 const BEFORE = '4d=10m,7d=40m,*=3h@0.5,1.5';
@@ -82,16 +85,24 @@ const FRONTIER = [
   '2d=4m,4d=10m,7d=1h,*=6h@1,1',
 ].join(';');
 
-/** `<SYNC_BANDS>@<SYNC_ADAPT_FACTORS>;…` as configurations, each checked by the settings' own parsers. */
+/** `<SYNC_BANDS>@<SYNC_ADAPT_FACTORS>@<SYNC_ACCOUNT_INTERVAL>;…` as configurations, checked by the settings' parsers. */
 function frontierOf(text: string): Schedule[] {
   const listed = text
     .split(';')
     .map((entry) => entry.trim())
     .filter((entry) => entry !== '')
     .map((entry) => {
-      const [bands, adapt = variables.SYNC_ADAPT_FACTORS.default!] = entry.split('@');
+      const [
+        bands,
+        adapt = variables.SYNC_ADAPT_FACTORS.default!,
+        account = variables.SYNC_ACCOUNT_INTERVAL.default!,
+      ] = entry.split('@');
       variables.SYNC_BANDS.schema.parse(bands);
-      return scheduleOf(bands!, variables.SYNC_ADAPT_FACTORS.schema.parse(adapt));
+      return scheduleOf(
+        bands!,
+        variables.SYNC_ADAPT_FACTORS.schema.parse(adapt),
+        variables.SYNC_ACCOUNT_INTERVAL.schema.parse(account),
+      );
     });
   const all = [FIXED, ...listed, bandsSchedule];
   return all.filter((s, i) => all.findIndex((t) => t.name === s.name) === i);

@@ -164,7 +164,7 @@ describe('planCommit over random partial pulls', () => {
           expect(reason).toBe(
             closeReasonOf(slot, {
               now: NOW,
-              eventTypes: new Map(pulled.eventTypes.map((e) => [e.upstreamEventId, e])),
+              eventTypes: new Map((pulled.eventTypes ?? []).map((e) => [e.upstreamEventId, e])),
               horizon: { zone: ZONE, dates: new Set(DATES), pulled: pulledDates },
             }),
           );
@@ -255,7 +255,9 @@ describe('planCommit', () => {
     expect(first.changes).toMatchObject({ profileChanged: true, eventTypesChanged: 1, overviewsChanged: 1 });
     const previous = nothingStored({
       profile: { id: 1n, contentHash: first.profile.create[0]!.contentHash },
-      eventTypes: [{ id: 2n, upstreamEventId: 'a', contentHash: first.eventTypes.create[0]!.contentHash }],
+      eventTypes: [
+        { id: 2n, upstreamEventId: 'a', contentHash: first.eventTypes.create[0]!.contentHash, enabled: true },
+      ],
       overviews: [
         { id: 3n, upstreamEventId: 'a', band: '', contentHash: first.overviews.create[0]!.contentHash },
       ],
@@ -276,8 +278,8 @@ describe('planCommit', () => {
   it('versions an event type whose content changed and closes one that vanished', () => {
     const previous = nothingStored({
       eventTypes: [
-        { id: 7n, upstreamEventId: 'a', contentHash: 'old' },
-        { id: 8n, upstreamEventId: 'gone', contentHash: 'x' },
+        { id: 7n, upstreamEventId: 'a', contentHash: 'old', enabled: true },
+        { id: 8n, upstreamEventId: 'gone', contentHash: 'x', enabled: true },
       ],
     });
     const plan = planCommit(previous, pulledWhole(), CONTEXT);

@@ -4,7 +4,8 @@ import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { loadConfig } from '../../src/config.js';
 import { dueBands, earliestDue, scheduleAfterPull, type BandState } from '../../src/sync/band-schedule.js';
-import { allocateCalls, CALLS_PER_SYNC, type DueConnection } from '../../src/sync/call-budget.js';
+import { allocateCalls, type DueConnection } from '../../src/sync/call-budget.js';
+import { ACCOUNT_CALLS } from '../../src/sync/pull-plan.js';
 import { parseCadenceBands, type CadenceBand } from '../../src/config/sync-bands.js';
 import { datesOfBand } from '../../src/sync/cadence-bands.js';
 import { horizonFrom } from '../../src/sync/horizon-windows.js';
@@ -196,8 +197,8 @@ describe('a budget, not a schedule', () => {
     const due = [connection('a', 1), connection('b', 2)];
     const allocation = allocateCalls(BANDS, 28, due, 1000, 1000, NOW);
     expect(allocation.picks).toEqual([
-      { connectionId: 'b', bands: ['days 0-2', 'days 3-6', 'days 7+'], calls: CALLS_PER_SYNC + 31 },
-      { connectionId: 'a', bands: ['days 0-2', 'days 3-6', 'days 7+'], calls: CALLS_PER_SYNC + 31 },
+      { connectionId: 'b', bands: ['days 0-2', 'days 3-6', 'days 7+'], calls: ACCOUNT_CALLS + 31 },
+      { connectionId: 'a', bands: ['days 0-2', 'days 3-6', 'days 7+'], calls: ACCOUNT_CALLS + 31 },
     ]);
     expect(Object.values(allocation.deferred).every((d) => d.count === 0)).toBe(true);
   });
@@ -272,7 +273,7 @@ describe('a budget, not a schedule', () => {
       dueSince: at(-1),
     };
     expect(allocateCalls(BANDS, 28, [notYet], 1000, 1000, NOW).picks).toEqual([
-      { connectionId: 'reconnected', bands: ['days 0-2', 'days 3-6', 'days 7+'], calls: CALLS_PER_SYNC + 31 },
+      { connectionId: 'reconnected', bands: ['days 0-2', 'days 3-6', 'days 7+'], calls: ACCOUNT_CALLS + 31 },
     ]);
   });
 

@@ -1,4 +1,4 @@
-// A sync of some bands pulls only their dates (overview windows and slot lists) and commits a partial
+// A sync of some bands pulls only their dates (slot lists, through the overview or directly) and commits a partial
 // snapshot: on the dates it pulled the store equals the simulator, on the horizon's other dates nothing moves,
 // however the account's midnight and a DST change fall between syncs, and whatever the account's zone does
 // to the UTC date of a slot.
@@ -146,8 +146,10 @@ describe('a partial sync', () => {
     expect(await openOn(id, near, zone)).toEqual(offeredOn(user.email, near, zone));
     expect(changes.changedByPulledBand).toEqual({ 'days 0-2': expect.any(Number) });
 
-    // The calls: the profile, the event types, one overview window per enabled event type over the near
-    // dates, and a slot list for each of those dates it calls available. Nothing of the other bands.
+    // The calls: a slot list per near date and enabled event type, and no overview: the store knew every near
+    // date of each of them holds slots, so asking each date costs less than the overview and those lists. And
+    // the profile and event types, read at once though their interval has not passed: a stored slot went
+    // missing (the booking), and only the list of event types says whether that was a booking.
     const enabled = simUser(h.sim, user.email).event_types.filter((e) => e.enabled);
     const availableNear = enabled.reduce((sum, e) => {
       const offered = offeredOn(user.email, near, zone).filter((line) => line.startsWith(`${e.event_id} `));
@@ -155,9 +157,11 @@ describe('a partial sync', () => {
         sum + new Set(offered.map((line) => DateTime.fromISO(line.split(' ')[1]!, { zone }).toISODate())).size
       );
     }, 0);
+    expect(availableNear).toBe(near.length * enabled.length);
     const calls = h.sim.control.callCounts();
-    expect(calls['GET /calendars/{event_id}']).toBe(enabled.length);
-    expect(calls['GET /calendars/{event_id}/slots']).toBe(availableNear);
+    expect(calls['GET /calendars/{event_id}']).toBeUndefined();
+    expect(calls['GET /calendars/{event_id}/slots']).toBe(near.length * enabled.length);
+    expect([calls['GET /users/me'], calls['GET /events']]).toEqual([1, 1]);
     const run = await h.clients.prisma.syncRun.findFirstOrThrow({
       where: { connectionId: id },
       orderBy: { startedAt: 'desc' },
@@ -215,7 +219,7 @@ describe('a partial sync', () => {
     },
   );
 
-  it('after an event type is re-enabled, pulls every band: its slots are open on far dates at once', async () => {
+  it('after an event type is re-enabled, pulls every band once the account is read: its slots are open on far dates at once', async () => {
     const user = h.sim.users[0]!;
     const details = simUser(h.sim, user.email);
     const zone = details.timezone;
@@ -225,15 +229,22 @@ describe('a partial sync', () => {
     const openOf = async (dates: string[]) =>
       (await openOn(id, dates, zone)).filter((line) => line.startsWith(`${event.event_id} `));
 
-    // Disabling closes its slots on every date, whatever bands the sync pulls.
+    // Disabling closes its slots on every date, whatever bands the sync pulls: its near slots went missing,
+    // so the pull read the event types at once.
     h.sim.control.updateEventType(details.id, event.event_id, { enabled: false });
     clock.advance(600);
     await sync(id, ['days 0-2']);
     const horizon = horizonFrom(clock.now(), zone, h.config.sync.horizonDays).dates.slice(1);
     expect(await openOf(horizon)).toEqual([]);
+    const disabledAt = clock.now();
 
+    // Enabled again: nothing of it is missing, so it is seen when the event types are next read, at
+    // SYNC_ACCOUNT_INTERVAL; until then nothing of it opens.
     h.sim.control.updateEventType(details.id, event.event_id, { enabled: true });
     clock.advance(600);
+    await sync(id, ['days 0-2']);
+    expect(await openOf(horizon)).toEqual([]);
+    clock.set(new Date(disabledAt.getTime() + h.config.sync.accountIntervalSeconds * 1000).toISOString());
     const reenabledAt = clock.now();
     await sync(id, ['days 0-2']);
     const far = datesOf(['days 7+'], clock.now(), zone);

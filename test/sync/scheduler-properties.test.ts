@@ -9,13 +9,8 @@ import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { loadConfig } from '../../src/config.js';
 import { dueBands, scheduleAfterPull, type BandState } from '../../src/sync/band-schedule.js';
-import {
-  allocateCalls,
-  bankedCalls,
-  bankCapacity,
-  CALLS_PER_SYNC,
-  type DueConnection,
-} from '../../src/sync/call-budget.js';
+import { allocateCalls, bankedCalls, bankCapacity, type DueConnection } from '../../src/sync/call-budget.js';
+import { ACCOUNT_CALLS, accountReadDue } from '../../src/sync/pull-plan.js';
 import { parseCadenceBands } from '../../src/config/sync-bands.js';
 import { bandsPulled } from '../../src/sync/pull-snapshot.js';
 
@@ -51,6 +46,8 @@ const connectionArb = fc.record({
   calls: fc.array(fc.integer({ min: 0, max: 40 }), { minLength: 4, maxLength: 4 }),
   /** A job of it is in the queue when the simulation starts (ticks until a worker takes it). */
   queuedFor: fc.option(fc.integer({ min: 0, max: 4 })),
+  /** When its profile and event types were last read (if it was pulled before). */
+  accountReadMinutesAgo: fc.integer({ min: 0, max: 120 }),
 });
 
 /** What each job does, taken in turn: fail (and back off) or succeed, after waiting for a worker. */
@@ -64,6 +61,8 @@ interface SimConnection {
   id: string;
   state: BandState;
   nextSyncAt: number;
+  /** When a pull last read its account (SYNC_ACCOUNT_INTERVAL's cadence); null: never. */
+  accountReadAt: number | null;
 }
 
 interface SimJob {
@@ -95,13 +94,15 @@ describe('the scheduler, over random bands, budgets, queued jobs and failures', 
         fc.array(connectionArb, { minLength: 1, maxLength: 10 }),
         fc.array(outcomeArb, { minLength: 1, maxLength: 20 }),
         fc.integer(),
-        (bandsEnv, horizonDays, perSecond, tickSeconds, connectionSpecs, outcomes, seed) => {
+        fc.constantFrom('1m', '15m', '2h'),
+        (bandsEnv, horizonDays, perSecond, tickSeconds, connectionSpecs, outcomes, seed, accountInterval) => {
           const { sync } = loadConfig(
             {
               ...BASE_ENV,
               SYNC_BANDS: bandsEnv,
               SYNC_HORIZON_DAYS: String(horizonDays),
               SYNC_CALL_BUDGET_PER_SECOND: String(perSecond),
+              SYNC_ACCOUNT_INTERVAL: accountInterval,
             },
             ['sync'],
           );
@@ -128,7 +129,12 @@ describe('the scheduler, over random bands, budgets, queued jobs and failures', 
                 )
               : {},
             nextSyncAt: START + Math.min(0, ...spec.offsetsMinutes) * 60_000,
+            accountReadAt: spec.pulledBefore ? START - spec.accountReadMinutesAgo * 60_000 : null,
           }));
+          const accountCallsOf = (connection: SimConnection, at: Date) =>
+            accountReadDue(connection.accountReadAt, at.getTime(), sync.accountIntervalSeconds)
+              ? ACCOUNT_CALLS
+              : 0;
           const queue = new Map<string, SimJob>();
           connectionSpecs.forEach((spec, i) => {
             if (spec.queuedFor !== null) {
@@ -185,6 +191,10 @@ describe('the scheduler, over random bands, budgets, queued jobs and failures', 
               }
               connection.state = next.state;
               connection.nextSyncAt = next.nextSyncAt.getTime();
+              // A whole sync reads the account, and so does one whose cadence for it has come.
+              if (job.bands === undefined || accountCallsOf(connection, now) > 0) {
+                connection.accountReadAt = now.getTime();
+              }
             }
 
             // The tick.
@@ -203,6 +213,7 @@ describe('the scheduler, over random bands, budgets, queued jobs and failures', 
                 bandState: c.state,
                 dueSince: new Date(c.nextSyncAt),
                 queued: queue.has(c.id),
+                accountCalls: accountCallsOf(c, now),
               }));
             const queuedAtTick = new Set(queue.keys());
             const available = bankedCalls(stored, now, sync.callBudgetPerSecond, capacity);
@@ -239,7 +250,7 @@ describe('the scheduler, over random bands, budgets, queued jobs and failures', 
             const head = allocation.waiting[0];
             if (head !== undefined) {
               const picked = allocation.picks.some((p) => p.connectionId === head.connectionId);
-              const headCost = head.calls + (picked ? 0 : CALLS_PER_SYNC);
+              const headCost = head.calls + (picked ? 0 : head.accountCalls);
               expect(available - spent).toBeLessThan(headCost);
               expect(available < capacity || spent > available).toBe(true);
             }

@@ -7,7 +7,8 @@
 // connection whose job was gone but whose key stayed (BullMQ clears such a key only when a job is added).
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { readBandState } from '../../src/sync/band-schedule.js';
-import { CALLS_PER_SYNC, createRedisCallBudget } from '../../src/sync/call-budget.js';
+import { createRedisCallBudget } from '../../src/sync/call-budget.js';
+import { ACCOUNT_CALLS } from '../../src/sync/pull-plan.js';
 import { SYNC_JOB, syncJobOptions } from '../../src/sync/queues.js';
 import { createSyncHarness, FakeClock, type SyncHarness } from '../support/sync-harness.js';
 import { tickAndWaitForSyncs } from '../support/scheduler-ticks.js';
@@ -75,7 +76,7 @@ describe('a connection whose sync job is already queued', () => {
     // and cannot be overdrawn.
     const costs = await Promise.all(
       ids.map(
-        async (id) => CALLS_PER_SYNC + readBandState((await connection(id)).bandState)['days 0-3']!.calls,
+        async (id) => ACCOUNT_CALLS + readBandState((await connection(id)).bandState)['days 0-3']!.calls,
       ),
     );
     const bank = Math.max(...costs) + 1;

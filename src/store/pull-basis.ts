@@ -1,0 +1,58 @@
+// What a scheduled pull reads of the stored snapshot before it asks the upstream anything: the account's zone
+// and event types as last read (a pull that does not read the account again asks in that zone, for those event
+// types), when the account was last read (pull_coverage's event types), and the open slots on the dates it is
+// about to pull (which dates it may ask for directly, and whether a slot went missing). Outside the commit's
+// transaction: a plan, not a decision; the commit reads what it decides by again under the connection's lock.
+import type { PrismaClient } from '../generated/prisma/client.js';
+import { readPullCoverage } from './pull-coverage.js';
+
+export interface StoredEventType {
+  upstreamEventId: string;
+  enabled: boolean;
+  durationMinutes: number;
+}
+
+export interface PullBasis {
+  /** The zone the account was last read in; null when it never was. */
+  zone: string | null;
+  /** The event types as last read (current versions), enabled or not. */
+  eventTypes: StoredEventType[];
+  /** When the pull that last read the account (profile and event types) began; null: never. */
+  accountReadAt: Date | null;
+}
+
+export interface StoredOpenSlot {
+  eventId: string;
+  startsAt: Date;
+}
+
+export async function readPullBasis(prisma: PrismaClient, connectionId: string): Promise<PullBasis> {
+  const connection = await prisma.connection.findUnique({
+    where: { id: connectionId },
+    select: { timezone: true, pullCoverage: true },
+  });
+  const eventTypes = await prisma.eventType.findMany({
+    where: { connectionId, validTo: null },
+    select: { upstreamEventId: true, enabled: true, durationMinutes: true },
+  });
+  const readAtMs = readPullCoverage(connection?.pullCoverage).eventTypesPulledAtMs;
+  return {
+    zone: connection?.timezone ?? null,
+    eventTypes,
+    accountReadAt: readAtMs === null ? null : new Date(readAtMs),
+  };
+}
+
+/** The connection's open slots starting in [from, until). */
+export async function readOpenSlotsBetween(
+  prisma: PrismaClient,
+  connectionId: string,
+  from: Date,
+  until: Date,
+): Promise<StoredOpenSlot[]> {
+  const rows = await prisma.slot.findMany({
+    where: { connectionId, goneAt: null, startsAt: { gte: from, lt: until } },
+    select: { upstreamEventId: true, startsAt: true },
+  });
+  return rows.map((row) => ({ eventId: row.upstreamEventId, startsAt: row.startsAt }));
+}
