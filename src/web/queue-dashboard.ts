@@ -44,6 +44,18 @@ export function withoutExternalLinks(page: string): string {
   return page.replace(EXTERNAL_LINK, '');
 }
 
+// Bull Board's status tabs (Latest, Active, Waiting, …, Paused) are one strip that scrolls sideways with its
+// scrollbar hidden and its ends faded out: on a phone (and at times at 1280 px) the last tabs were out of sight
+// with nothing saying so. Wrapped onto more lines, every tab is in view. Its class names carry a hash after the
+// prefix, hence the attribute selector.
+const WRAPPED_STATUS_TABS =
+  '<style>[class^="statusTabs-"]{flex-wrap:wrap!important;overflow:visible!important;' +
+  '-webkit-mask-image:none!important;mask-image:none!important}</style>';
+
+export function withWrappedStatusTabs(page: string): string {
+  return page.replace('</head>', `${WRAPPED_STATUS_TABS}</head>`);
+}
+
 async function boardHeaders(
   request: FastifyRequest,
   reply: FastifyReply,
@@ -53,7 +65,7 @@ async function boardHeaders(
   // Our own pages (the login form the guard answers with) come with a stricter CSP already.
   if (type.startsWith('text/html') && !reply.hasHeader('content-security-policy')) {
     reply.headers(pageSecurityHeaders(BOARD_CSP));
-    return typeof payload === 'string' ? withoutExternalLinks(payload) : payload;
+    return typeof payload === 'string' ? withWrappedStatusTabs(withoutExternalLinks(payload)) : payload;
   }
   reply.header('x-content-type-options', 'nosniff').header('referrer-policy', 'same-origin');
   // The API's answers are live queue data; the static files have hashed names and may be cached.
