@@ -5,6 +5,7 @@
 // missing value stops start-up with a message that names the variable.
 import { readSection, variablesOf } from './config/read-section.js';
 import type { Env, VariableSpec, VariableTree } from './config/variable.js';
+import { caldavSection } from './config/variables-caldav.js';
 import { databaseSection } from './config/variables-database.js';
 import { logSection } from './config/variables-log.js';
 import { redisSection } from './config/variables-redis.js';
@@ -23,6 +24,7 @@ const sections = {
   sync: syncSection,
   web: webSection,
   webhooks: webhooksSection,
+  caldav: caldavSection,
 };
 
 type Sections = typeof sections;

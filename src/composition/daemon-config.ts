@@ -11,6 +11,7 @@ export const DAEMON_SECTIONS = [
   'sync',
   'web',
   'webhooks',
+  'caldav',
 ] as const;
 
 export type DaemonConfig = Pick<Config, (typeof DAEMON_SECTIONS)[number]>;

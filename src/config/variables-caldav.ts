@@ -1,0 +1,37 @@
+// CalDAV destinations (src/destinations/): how often each calendar is checked against its feed, how pushes are
+// handed out, and which servers may be written to.
+import { z } from 'zod';
+import { positiveInt } from './value-schemas.js';
+import { section, variable } from './variable.js';
+
+export const caldavSection = section({
+  variables: {
+    reconcileIntervalMinutes: variable({
+      name: 'CALDAV_RECONCILE_INTERVAL_MINUTES',
+      description:
+        'How often each CalDAV destination is compared with what its calendar holds: events deleted or edited there are written again, strays of its feed deleted (also on demand).',
+      default: '180',
+      schema: positiveInt(7 * 24 * 60),
+    }),
+    allowPrivateTargets: variable({
+      name: 'CALDAV_ALLOW_PRIVATE_TARGETS',
+      description:
+        'true: CalDAV servers on private, loopback and link-local addresses (and plain http to them) are allowed (a server on this network, tests); false refuses them (SSRF).',
+      default: 'false',
+      schema: z.enum(['true', 'false']).transform((v) => v === 'true'),
+    }),
+    dispatchIntervalMs: variable({
+      name: 'CALDAV_DISPATCH_INTERVAL_MS',
+      description:
+        'How often a worker looks for CalDAV destinations whose feed changed (or whose reconciliation or retry is due) and queues their push.',
+      default: '2000',
+      schema: positiveInt(60_000),
+    }),
+    concurrency: variable({
+      name: 'CALDAV_CONCURRENCY',
+      description: 'CalDAV destinations one worker process pushes at the same time.',
+      default: '4',
+      schema: positiveInt(100),
+    }),
+  },
+});
