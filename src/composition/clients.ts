@@ -6,6 +6,7 @@ import type { RedisClient } from '../lib/redis-connection.js';
 import pg from 'pg';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import type { Logger } from '../log.js';
+import { createCaldavQueue, type CaldavJobData } from '../destinations/caldav-queue.js';
 import { createMetrics, type Metrics } from '../lib/metrics.js';
 import { createRedisConnection, redisTargetOf } from '../lib/redis-connection.js';
 import type { Releasers } from '../lib/releasers.js';
@@ -39,6 +40,7 @@ export interface Clients {
   syncQueue: Queue<SyncJobData>;
   tickQueue: Queue;
   webhookQueue: Queue<WebhookJobData>;
+  caldavQueue: Queue<CaldavJobData>;
 }
 
 /** A Prisma pool on `databaseUrl`, disconnected with the process. */
@@ -90,6 +92,8 @@ export function openClients(config: DaemonConfig, releasers: Releasers, logger: 
   releasers.add('tick queue', () => tickQueue.close());
   const webhookQueue = createWebhookQueue(queueSettings);
   releasers.add('webhook queue', () => webhookQueue.close());
+  const caldavQueue = createCaldavQueue(queueSettings);
+  releasers.add('caldav queue', () => caldavQueue.close());
   return {
     logger,
     prisma,
@@ -102,6 +106,7 @@ export function openClients(config: DaemonConfig, releasers: Releasers, logger: 
     syncQueue,
     tickQueue,
     webhookQueue,
+    caldavQueue,
   };
 }
 

@@ -89,6 +89,18 @@ export function composeRoles(
           logger: clients.logger.child({ role: 'webhooks' }),
         },
         webhookWrites: services.webhookWrites,
+        caldav: {
+          queue: clients.caldavQueue,
+          connection: clients.bullRedis,
+          redis: clients.redis,
+          prefix,
+          concurrency: config.caldav.concurrency,
+          lockSeconds: config.sync.workerLockSeconds,
+          dispatchIntervalMs: config.caldav.dispatchIntervalMs,
+          push: services.caldavPush,
+          errors: clients.errors,
+          logger: clients.logger.child({ role: 'caldav' }),
+        },
       }),
     );
     if (postgresProbe) roleReadiness.worker = workerReadiness(postgresProbe, clients.redis);
@@ -142,7 +154,7 @@ export function composeRoles(
             connectionsByStatus: () => stores.connectionAdmin.countsByStatus(),
             async queueJobs() {
               const states = ['waiting', 'delayed', 'active', 'failed'] as const;
-              const queues = [clients.syncQueue, clients.webhookQueue];
+              const queues = [clients.syncQueue, clients.webhookQueue, clients.caldavQueue];
               const counts = await Promise.all(queues.map((queue) => queue.getJobCounts(...states)));
               return queues.flatMap((queue, i) =>
                 states.map((state) => ({ queue: queue.name, state, count: counts[i]?.[state] ?? 0 })),

@@ -1,6 +1,18 @@
 // The services over the clients and stores: the sync pipeline's dependencies (the worker runs it), what a
-// scheduler tick needs, and the signal by which a commit tells the webhook dispatcher to look.
+// scheduler tick needs, the signal by which a commit tells the webhook dispatcher to look, and the CalDAV
+// destinations' push (the worker runs it) and service (pages and commands use it).
+import { openCalDavAccount } from '../caldav/index.js';
+import { enqueuePushes } from '../destinations/caldav-queue.js';
+import {
+  createCaldavDestinations,
+  type CaldavDestinations,
+} from '../destinations/caldav-destinations-service.js';
+import type { OpenCalendarAccount } from '../destinations/calendar-port.js';
+import { feedEventObjects } from '../destinations/feed-event-objects.js';
+import type { PushDeps } from '../destinations/push-destination.js';
 import { createRedisRateLimiter } from '../lib/redis-rate-limiter.js';
+import { createEventRevisions } from '../serving/event-revisions.js';
+import { createRenderCache } from '../serving/render-cache.js';
 import { createSignal, type Signal } from '../lib/signal.js';
 import { createRedisCallBudget } from '../sync/call-budget.js';
 import type { TickDeps } from '../sync/scheduler.js';
@@ -18,12 +30,28 @@ export interface Services {
   tickDeps: TickDeps;
   /** Raised when a commit in this process wrote webhook deliveries. */
   webhookWrites: Signal;
+  /** What one push of a CalDAV destination runs on (destinations/push-destination.ts): the worker's, and tests'. */
+  caldavPush: PushDeps;
+  /** Add, list, remove, replace credentials, push and reconcile now: for pages and commands. */
+  caldavDestinations: CaldavDestinations;
 }
+
+/** Bytes of rendered feeds a worker keeps for its pushes (the web role's cache is its own). */
+const PUSH_RENDER_CACHE_BYTES = 16 * 1024 * 1024;
 
 export function composeServices(
   config: DaemonConfig,
   clients: Clients,
-  stores: Pick<Stores, 'connections' | 'syncConnections' | 'snapshots'>,
+  stores: Pick<
+    Stores,
+    | 'connections'
+    | 'syncConnections'
+    | 'snapshots'
+    | 'feeds'
+    | 'feedContent'
+    | 'eventRevisions'
+    | 'caldavDestinations'
+  >,
   clock: Clock = systemClock,
 ): Services {
   const { metrics } = clients;
@@ -86,5 +114,44 @@ export function composeServices(
     logger: clients.logger.child({ role: 'scheduler' }),
     metrics,
   };
-  return { syncDeps, tickDeps, webhookWrites };
+  const openAccount: OpenCalendarAccount = (target) =>
+    openCalDavAccount({
+      ...target,
+      allowPrivateTargets: config.caldav.allowPrivateTargets,
+      now: clock.now,
+    });
+  // The feed as its .ics shows it: the same settings, revisions and rendering as the web role's feed route.
+  const pushedFeeds = {
+    feeds: stores.feeds,
+    owners: stores.caldavDestinations,
+    representation: {
+      content: stores.feedContent,
+      revisions: createEventRevisions(stores.eventRevisions),
+      cache: createRenderCache(PUSH_RENDER_CACHE_BYTES),
+      settings: {
+        feedDefaultDays: config.web.feedDefaultDays,
+        feedMaxEvents: config.web.feedMaxEvents,
+        feedGzip: false,
+        refreshIntervalSeconds: config.sync.intervalSeconds,
+      },
+      now: clock.now,
+    },
+  };
+  const caldavPush: PushDeps = {
+    destinations: stores.caldavDestinations,
+    openAccount,
+    feedEvents: (feedId) => feedEventObjects(pushedFeeds, feedId),
+    reconcileIntervalMs: config.caldav.reconcileIntervalMinutes * 60_000,
+    now: clock.now,
+    metrics,
+    logger: clients.logger.child({ role: 'caldav' }),
+  };
+  const caldavDestinations = createCaldavDestinations({
+    destinations: stores.caldavDestinations,
+    feeds: stores.feeds,
+    openAccount,
+    enqueue: (ids) => enqueuePushes(clients.caldavQueue, ids),
+    now: clock.now,
+  });
+  return { syncDeps, tickDeps, webhookWrites, caldavPush, caldavDestinations };
 }

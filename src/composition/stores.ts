@@ -2,6 +2,7 @@
 // to whatever needs it. Stores hold no state of their own: what they know is in Postgres.
 import type { Config } from '../config.js';
 import { createApiKeyStore, type ApiKeyStore } from '../store/api-keys.js';
+import { createCaldavDestinationStore, type CaldavDestinationStore } from '../store/caldav-destinations.js';
 import { createConnectionAdminStore, type ConnectionAdminStore } from '../store/connection-admin.js';
 import { createConnectionDetailStore, type ConnectionDetailStore } from '../store/connection-detail.js';
 import { createConnectionStore, type ConnectionStore } from '../store/connections.js';
@@ -33,6 +34,8 @@ export interface Stores {
   apiKeys: ApiKeyStore;
   webhooks: WebhookStore;
   webhookDeliveries: WebhookDeliveryStore;
+  /** CalDAV destinations of feeds, their record of events written and their log. */
+  caldavDestinations: CaldavDestinationStore;
   reports: ReportStore;
   retention: RetentionStore;
   /** What the demo reads to follow its accounts' syncs. */
@@ -66,6 +69,7 @@ export function createStores(
     apiKeys: createApiKeyStore(prisma),
     webhooks: createWebhookStore(prisma, vault, { allowPrivateTargets: config.webhooks.allowPrivateTargets }),
     webhookDeliveries: createWebhookDeliveryStore(prisma),
+    caldavDestinations: createCaldavDestinationStore(prisma, vault),
     reports: createReportStore(prisma),
     retention: createRetentionStore(prisma),
     syncProgress: createSyncProgressStore(prisma),

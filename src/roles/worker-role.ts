@@ -1,7 +1,8 @@
 // The worker role: the sync worker, which runs the syncs the scheduler and operators enqueue, and beside it the
 // webhook worker (deliveries, the dispatcher that hands new ones to it, the lost-job sweep), which a commit in
-// this process wakes at once.
+// this process wakes at once, and the CalDAV worker (pushes to destinations, and their dispatcher).
 import type { Queue } from 'bullmq';
+import { startCaldavWorker } from '../destinations/caldav-queue.js';
 import type { Signal } from '../lib/signal.js';
 import type { Logger } from '../log.js';
 import type { SyncJobData } from '../sync/queues.js';
@@ -15,6 +16,7 @@ export interface WorkerRoleDeps {
   webhooks: Parameters<typeof startWebhookWorker>[0];
   /** Raised when a commit in this process wrote webhook deliveries: the dispatcher looks at once. */
   webhookWrites: Signal;
+  caldav: Parameters<typeof startCaldavWorker>[0];
 }
 
 export function createWorkerRole(deps: WorkerRoleDeps): Role {
@@ -32,6 +34,8 @@ export function createWorkerRole(deps: WorkerRoleDeps): Role {
         stopListening();
         await webhookWorker.close();
       });
+      const caldavWorker = startCaldavWorker(deps.caldav);
+      parts.add('caldav worker', () => caldavWorker.close());
     },
     close: parts.close,
   };
