@@ -190,6 +190,25 @@ describe.each(CALDAV_SERVER_KINDS)('CalDAV destinations against %s', (kind) => {
     });
   });
 
+  it('a team feed (who is free, over a few days) is written as its .ics shows it', async () => {
+    const team = await h.sync.stores.teams.create(`team-${kind}`);
+    await h.sync.stores.teams.addMembers(team.id, [connectionId]);
+    const { feed, token } = await h.feeds.createTeamFeed({
+      teamId: team.id,
+      options: { mode: 'any', days: 7 },
+    });
+    const destination = await service().add({
+      feedId: feed.id,
+      serverUrl: server.baseUrl,
+      calendarName: 'Team',
+      ...credentials(),
+    });
+    await settled(destination.id);
+    const expected = await feedAsServed(token);
+    expect(expected.length).toBeGreaterThan(0);
+    expect(await pushed(destination)).toEqual(expected);
+  });
+
   it('a server stopped mid-push: once it is back, no event is lost or written twice', async () => {
     const proxy = await startOutageProxy(server.baseUrl);
     const unreachableBefore = await metricValue('caldavFailures', { cause: 'unreachable' });
