@@ -27,29 +27,34 @@ export function deliveryLog(
     <summary>Latest deliveries (${deliveries.length})</summary>
     ${scrollBox(
       `Deliveries to ${url}`,
-      html`<table class="deliveries">
-        <thead>
-          <tr>
-            <th scope="col">Event</th>
-            <th scope="col">Created</th>
-            <th scope="col">State</th>
-            <th scope="col" class="num">Attempts</th>
-            <th scope="col" class="num">Last status</th>
-            <th scope="col" class="num">Latency</th>
-            <th scope="col">Last error</th>
+      // On a phone each delivery is a block of its own (stack-on-phone in the stylesheet), how it went in
+      // sight; in seven columns its state, status and error sat out of sight in a sideways scroll, and its
+      // event broke into pieces. The explicit roles keep it a table for screen readers all the same.
+      html`<table class="deliveries stack-on-phone" role="table">
+        <thead role="rowgroup">
+          <tr role="row">
+            <th scope="col" role="columnheader">Event</th>
+            <th scope="col" role="columnheader">Created</th>
+            <th scope="col" role="columnheader">State</th>
+            <th scope="col" role="columnheader" class="num">Attempts</th>
+            <th scope="col" role="columnheader" class="num">Last status</th>
+            <th scope="col" role="columnheader" class="num">Latency</th>
+            <th scope="col" role="columnheader">Last error</th>
           </tr>
         </thead>
-        <tbody>
+        <tbody role="rowgroup">
           ${deliveries.map(
             (d) =>
-              html`<tr data-delivery-id="${d.id}">
-                <td><code>${d.eventType}</code></td>
-                <td>${shownTime(d.createdAt, null, now)}</td>
-                <td>${deliveryState(d)}</td>
-                <td class="num">${d.attempts}</td>
-                <td class="num">${d.lastStatus ?? '—'}</td>
-                <td class="num">${d.lastLatencyMs === null ? '—' : `${d.lastLatencyMs} ms`}</td>
-                <td class="small">${d.lastError ?? ''}</td>
+              html`<tr role="row" data-delivery-id="${d.id}">
+                <td role="cell" data-label="Event"><code>${d.eventType}</code></td>
+                <td role="cell" data-label="Created">${shownTime(d.createdAt, null, now)}</td>
+                <td role="cell" data-label="State">${deliveryState(d)}</td>
+                <td role="cell" data-label="Attempts" class="num">${d.attempts}</td>
+                <td role="cell" data-label="Last status" class="num">${d.lastStatus ?? '—'}</td>
+                <td role="cell" data-label="Latency" class="num">
+                  ${d.lastLatencyMs === null ? '—' : `${d.lastLatencyMs} ms`}
+                </td>
+                <td role="cell" data-label="Last error" class="small">${d.lastError ?? ''}</td>
               </tr>`,
           )}
         </tbody>

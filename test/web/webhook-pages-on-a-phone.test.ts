@@ -1,7 +1,9 @@
 // The admin's "API and webhooks" page and the owner's webhooks on a phone (390 and 360 px wide), in Chromium,
 // as their reader sees them: an API key's id reads as one piece (not broken into bits of five to seven
 // characters), and every button of a key or an endpoint is wholly on the screen, none hidden in a box the
-// reader would have to scroll sideways to find it.
+// reader would have to scroll sideways to find it; in an endpoint's delivery log, each delivery's event reads
+// whole and how it went (its state, status and error) is in sight.
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { createApiKeyStore } from '../../src/store/api-keys.js';
@@ -32,6 +34,22 @@ beforeAll(async () => {
     await h.sync.db.prisma.webhookEndpoint.update({
       where: { id: endpoint.id },
       data: { disabledAt: h.sync.clock.now(), disabledReason: 'every delivery failed for 24 h' },
+    });
+    // Its log: a delivery that failed, handed over and given up (no worker runs here).
+    await h.sync.db.prisma.webhookDelivery.create({
+      data: {
+        id: randomUUID(),
+        endpointId: endpoint.id,
+        eventType: 'availability.changed',
+        payload: {},
+        createdAt: h.sync.clock.now(),
+        enqueuedAt: h.sync.clock.now(),
+        givenUpAt: h.sync.clock.now(),
+        attempts: 15,
+        lastStatus: 503,
+        lastLatencyMs: 41,
+        lastError: 'answered 503',
+      },
     });
   }
   browser = await launchChromium();
@@ -125,5 +143,21 @@ describe.each([390, 360])('at %d px', (width) => {
     const buttons = await laidOut(owner, '/me', width, '#webhooks [data-endpoint-id] button');
     expect(buttons.map((b) => b.text)).toEqual(['Send test event', 'Delete']);
     expect(buttons.filter((b) => b.clipped || b.lines > 1)).toEqual([]);
+  });
+
+  it.each([
+    ['the admin page', () => admin, '/admin/api'],
+    ['the owner’s page', () => owner, '/me'],
+  ] as const)('%s shows each delivery’s event whole and how it went', async (_page, context, path) => {
+    const log = '[data-delivery-id]';
+    const events = await laidOut(context(), path, width, `${log} code`);
+    expect(events.length).toBeGreaterThan(0);
+    expect(events.filter((e) => e.text !== 'availability.changed' || e.lines > 1 || e.clipped)).toEqual([]);
+    // Its state, the receiver's last status and the error: the cells that say how it went.
+    const outcome = (await laidOut(context(), path, width, `${log} td`)).filter((cell) =>
+      ['given up', '503', 'answered 503'].includes(cell.text),
+    );
+    expect(outcome).toHaveLength(3 * events.length);
+    expect(outcome.filter((cell) => cell.clipped)).toEqual([]);
   });
 });

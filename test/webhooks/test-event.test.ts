@@ -93,7 +93,7 @@ function expectSignedWith(secret: string, message: ReceivedWebhook) {
 
 /** The endpoint's row in a delivery log on a page. */
 const logRow = (page: string, deliveryId: string) =>
-  new RegExp(`<tr data-delivery-id="${deliveryId}">([\\s\\S]*?)</tr>`).exec(page)?.[1];
+  new RegExp(`<tr [^>]*data-delivery-id="${deliveryId}"[^>]*>([\\s\\S]*?)</tr>`).exec(page)?.[1];
 
 const bearer = { authorization: `Bearer ${ADMIN_TOKEN}` };
 const adminPost = (path: string) =>
