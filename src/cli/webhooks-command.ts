@@ -10,8 +10,7 @@ import { formatTable, terminalWidth } from '../lib/text-table.js';
 import { createLoggerFor } from '../log.js';
 import { openCommandDatabase } from '../composition/command-stores.js';
 import { WEBHOOK_EVENT_TYPES } from '../store/webhook-events.js';
-import type { WebhookDeliveryRecord } from '../store/webhooks.js';
-import { firstAttemptOf, type FirstAttempt } from '../webhooks/first-attempt.js';
+import { attemptAnswer, firstAttemptOf, type FirstAttempt } from '../webhooks/first-attempt.js';
 import { OUTPUT_FORMATS, uuidOf, wholeNumber, type OutputFormat } from './argument-parsers.js';
 import type { Output } from './commands.js';
 
@@ -33,10 +32,6 @@ export type WebhooksAction =
 
 const minute = (date: Date | null) => (date ? date.toISOString().replace(/:\d\d\.\d{3}Z$/, 'Z') : '—');
 
-/** What one attempt got: the receiver's status, or why there was none. */
-const answerOf = (d: WebhookDeliveryRecord) =>
-  d.lastStatus !== null ? `the receiver answered ${d.lastStatus}` : (d.lastError ?? 'no answer');
-
 /** How a test's first attempt went: said on stdout when it was delivered, else thrown (exit 1). */
 function reportFirstAttempt(out: Output, attempt: FirstAttempt, endpointId: string, waitedSeconds: number) {
   const log = `see \`slotfeed webhooks deliveries ${endpointId}\``;
@@ -51,13 +46,13 @@ function reportFirstAttempt(out: Output, attempt: FirstAttempt, endpointId: stri
     case 'done': {
       const { delivery } = attempt;
       if (delivery.deliveredAt !== null) {
-        out.write(`Delivered: ${answerOf(delivery)} in ${delivery.lastLatencyMs ?? '?'} ms.\n`);
+        out.write(`Delivered: ${attemptAnswer(delivery)} in ${delivery.lastLatencyMs ?? '?'} ms.\n`);
         return;
       }
       if (delivery.attempts === 0)
         throw new Error(`the test event was given up: ${delivery.lastError ?? ''}; ${log}`);
       const next = delivery.givenUpAt !== null ? 'not retried' : 'retried with backoff';
-      throw new Error(`the test event was not delivered: ${answerOf(delivery)}; ${next}, ${log}`);
+      throw new Error(`the test event was not delivered: ${attemptAnswer(delivery)}; ${next}, ${log}`);
     }
   }
 }

@@ -9,7 +9,7 @@ import { WEBHOOK_EVENT_TYPES } from '../store/webhook-events.js';
 import { html, sendPage, type Raw } from './html.js';
 import { shownTime } from './time-html.js';
 import { postButton } from './post-button.js';
-import { deliveryLog, testQueuedNotice } from './webhook-delivery-log.js';
+import { deliveryLog, testNotice } from './webhook-delivery-log.js';
 
 export const ADMIN_API = '/admin/api';
 
@@ -46,7 +46,7 @@ function endpointCard(item: AdminEndpoint, now: Date, tested: boolean): Raw {
     <p class="muted small">
       ${endpoint.events.join(', ')}; since ${shownTime(endpoint.createdAt, null, now)}
     </p>
-    ${state} ${tested ? testQueuedNotice(endpoint) : ''}
+    ${state} ${tested ? testNotice(endpoint, item.deliveries) : ''}
     ${deliveryLog(endpoint.url, item.deliveries, now, { open: tested })}
     <div class="actions">
       ${endpoint.disabledAt ? postButton(`${ADMIN_API}/webhooks/${endpoint.id}/enable`, 'Enable again') : ''}

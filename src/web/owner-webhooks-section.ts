@@ -4,7 +4,7 @@ import type { FastifyReply } from 'fastify';
 import type { WebhookDeliveryRecord, WebhookEndpointRecord } from '../store/webhooks.js';
 import { html, sendPage, type Raw } from './html.js';
 import { postButton } from './post-button.js';
-import { deliveryLog, testQueuedNotice } from './webhook-delivery-log.js';
+import { deliveryLog, testNotice } from './webhook-delivery-log.js';
 
 /** The owner's endpoints as the section shows them. */
 export interface OwnerWebhooks {
@@ -28,7 +28,7 @@ function endpointItem(
     <code>${endpoint.url}</code>
     <span class="muted small">${endpoint.events.join(', ')}</span>
     ${endpoint.disabledAt ? html`<p class="error small">Disabled: ${endpoint.disabledReason ?? ''}</p>` : ''}
-    ${tested ? testQueuedNotice(endpoint) : ''}
+    ${tested ? testNotice(endpoint, deliveries) : ''}
     ${deliveryLog(endpoint.url, deliveries, now, { open: tested })}
     <div class="actions">
       ${postButton(`/me/webhooks/${endpoint.id}/test`, 'Send test event')}

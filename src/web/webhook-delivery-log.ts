@@ -1,7 +1,9 @@
 // An endpoint's delivery log, shown under each endpoint on the admin's "API and webhooks" page and on the
 // owner's page: per delivery its event, when it was made, its state (queued, retrying, delivered, given up),
-// attempts, the last status, latency and error; and, after "Send test event", the word that the test is queued.
+// attempts, the last status, latency and error; and, after "Send test event", how the test went.
 import type { WebhookDeliveryRecord } from '../store/webhooks.js';
+import { WEBHOOK_TEST_EVENT } from '../store/webhook-events.js';
+import { attemptAnswer } from '../webhooks/first-attempt.js';
 import { html, scrollBox, type Raw } from './html.js';
 import { shownTime } from './time-html.js';
 
@@ -64,12 +66,34 @@ export function deliveryLog(
 }
 
 /**
- * What the page says on the endpoint just tested. The delivery is queued, not sent yet: the worker sends it
- * within a second or so, and the log says how it went once the page is loaded again.
+ * What the page says on the endpoint just tested, from its newest test delivery in the log: queued (the worker
+ * sends it within a second or so; a reload shows how it went), delivered, or not, with what the receiver
+ * answered and whether it is retried.
  */
-export function testQueuedNotice(endpoint: { disabledAt: Date | null }): Raw {
-  return html`<p class="notice small" role="status" data-test-queued>
-    Test event queued: its delivery is the newest in the log below. Reload the page to see how it went.
-    ${endpoint.disabledAt ? 'The endpoint stays disabled; the test gets one attempt, without retries.' : ''}
-  </p>`;
+export function testNotice(
+  endpoint: { disabledAt: Date | null },
+  deliveries: readonly WebhookDeliveryRecord[],
+): Raw {
+  const test = deliveries.find((d) => d.eventType === WEBHOOK_TEST_EVENT);
+  const say = (kind: 'notice' | 'warning', text: string) =>
+    html`<p class="${kind} small" role="status" data-test-outcome>${text}</p>`;
+  if (test?.deliveredAt) {
+    return say('notice', `Test event delivered: ${attemptAnswer(test)} in ${test.lastLatencyMs ?? '?'} ms.`);
+  }
+  if (test !== undefined && (test.attempts > 0 || test.givenUpAt !== null)) {
+    const next =
+      test.givenUpAt !== null
+        ? endpoint.disabledAt
+          ? 'not retried: the endpoint is disabled.'
+          : 'given up.'
+        : 'retried with backoff; reload the page to see the next attempt.';
+    return say('warning', `Test event not delivered: ${attemptAnswer(test)}; ${next}`);
+  }
+  return say(
+    'notice',
+    'Test event queued: its delivery is the newest in the log below. Reload the page to see how it went.' +
+      (endpoint.disabledAt
+        ? ' The endpoint stays disabled; the test gets one attempt, without retries.'
+        : ''),
+  );
 }

@@ -21,6 +21,13 @@ export interface FirstAttemptOptions {
   clock?: () => number;
 }
 
+/** What the last attempt got, in words: the receiver's status, or why there was none (refused, timed out). */
+export function attemptAnswer(delivery: WebhookDeliveryRecord): string {
+  return delivery.lastStatus !== null
+    ? `the receiver answered ${delivery.lastStatus}`
+    : (delivery.lastError ?? 'no answer');
+}
+
 const done = (delivery: WebhookDeliveryRecord) =>
   delivery.attempts > 0 || delivery.deliveredAt !== null || delivery.givenUpAt !== null;
 

@@ -115,10 +115,24 @@ const ownerPost = (path: string, cookie = ownerCookie) =>
 describe('on the admin page', () => {
   it('queues a signed webhook.test, says so, and logs its delivery with the result', async () => {
     const { id, secret } = await newEndpoint();
+    // The receiver holds the request open: the test is on its way, its attempt not written yet.
+    const holding = receiver.hold((r) => r.type === 'webhook.test');
     const sent = await adminPost(`/admin/api/webhooks/${id}/test`);
     expect(sent.status).toBe(303);
     expect(sent.headers.location).toBe(`/admin/api?tested=${id}#endpoint-${id}`);
+    const cardShown = async () => {
+      const page = await h.get(String(sent.headers.location), { ...bearer, accept: 'text/html' });
+      return new RegExp(`<li class="card" id="endpoint-${id}"[\\s\\S]*?</li>`).exec(page.text)![0];
+    };
+    const held = await holding;
+    const queued = await cardShown();
+    expect(queued).toMatch(/role="status"[^>]*>\s*Test event queued/);
+    expect(queued).toContain('<details open>');
+    const [deliveryId] = /data-delivery-id="([0-9a-f-]{36})"/.exec(queued)!.slice(1);
+    expect(held.received.id).toBe(messageIdOf(deliveryId!));
+    expect(logRow(queued, deliveryId!)).toMatch(/<code>webhook\.test<\/code>[\s\S]*>queued</);
 
+    held.release();
     const delivery = await testDeliveryOf(id);
     const [message] = await received(delivery.id);
     expectSignedWith(secret, message!);
@@ -139,10 +153,8 @@ describe('on the admin page', () => {
     expect(done).toMatchObject({ attempts: 1, lastStatus: 204, givenUpAt: null });
     expect(done.enqueuedAt).not.toBeNull();
 
-    const page = await h.get(String(sent.headers.location), { ...bearer, accept: 'text/html' });
-    const card = new RegExp(`<li class="card" id="endpoint-${id}"[\\s\\S]*?</li>`).exec(page.text)![0];
-    expect(card).toMatch(/role="status"[^>]*>\s*Test event queued/);
-    expect(card).toContain('<details open>');
+    const card = await cardShown();
+    expect(card).toMatch(/role="status"[^>]*>\s*Test event delivered: the receiver answered 204 in \d+ ms\./);
     const row = logRow(card, delivery.id)!;
     expect(row).toContain('<code>webhook.test</code>');
     expect(row).toContain('delivered');
@@ -188,6 +200,10 @@ describe('on the admin page', () => {
     });
     expect(await received(failed.id)).toHaveLength(1);
     expect((await h.sync.stores.webhooks.get(id)).disabledAt).toEqual(disabledAt);
+    const page = await h.get(`/admin/api?tested=${id}`, { ...bearer, accept: 'text/html' });
+    expect(page.text).toMatch(
+      /role="status"[^>]*>\s*Test event not delivered: the receiver answered 503; not retried: the endpoint is disabled\./,
+    );
   });
 
   it('answers 404 for an endpoint that does not exist', async () => {
@@ -231,7 +247,7 @@ describe('on the owner’s page', () => {
     const page = await h.get(String(sent.headers.location), { cookie: ownerCookie, accept: 'text/html' });
     expect(page.text).toMatch(/<details class="card" id="webhooks" open>/);
     const item = new RegExp(`<li id="webhook-${id}"[\\s\\S]*?</li>`).exec(page.text)![0];
-    expect(item).toMatch(/role="status"[^>]*>\s*Test event queued/);
+    expect(item).toMatch(/role="status"[^>]*>\s*Test event delivered: the receiver answered 204/);
     const row = logRow(item, delivery.id)!;
     expect(row).toContain('<code>webhook.test</code>');
     expect(row).toContain('delivered');
