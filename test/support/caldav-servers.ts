@@ -24,6 +24,11 @@ export interface CalDavTestServer {
   homeUrl: string;
   /** Whether a wrong password is refused: Radicale checks, Xandikos has no authentication. */
   checksPasswords: boolean;
+  /**
+   * The user's password changes on the server's side (a person made a new app password): what a client still
+   * holding the old one is refused from the next request on. `password` is the new one after it. Radicale only.
+   */
+  changePassword(): Promise<void>;
   /** Stops the process (SIGTERM, then SIGKILL after 5 s); the data stays. */
   stop(): Promise<void>;
   /** Starts it again on the same port and data, and waits until it answers. */
@@ -125,7 +130,7 @@ export async function startCalDavServer(kind: CalDavServerKind): Promise<CalDavT
     throw new Error(`${EXECUTABLES[kind]} is missing: apt-get install ${kind} (see .ci/run)`);
   const dir = await mkdtemp(path.join(tmpdir(), `slotfeed-${kind}-`));
   const username = 'alice';
-  const password = `pw-${Math.random().toString(36).slice(2)}`;
+  let password = `pw-${Math.random().toString(36).slice(2)}`;
   let port = 0;
   let launch: Launch | undefined;
   let child: ChildProcess | undefined;
@@ -169,9 +174,17 @@ export async function startCalDavServer(kind: CalDavServerKind): Promise<CalDavT
     kind,
     baseUrl,
     username,
-    password,
+    get password() {
+      return password;
+    },
     homeUrl: new URL(launch?.homePath ?? '/', baseUrl).href,
     checksPasswords: launch?.checksPasswords ?? false,
+    async changePassword() {
+      if (kind !== 'radicale') throw new Error(`${kind} has no passwords to change`);
+      password = `pw-${Math.random().toString(36).slice(2)}`;
+      // Radicale reads its htpasswd file at every login: the new password holds from the next request on.
+      await writeFile(path.join(dir, 'users'), `${username}:${password}\n`);
+    },
     stop,
     start: async () => {
       await stop();
