@@ -16,6 +16,8 @@ import { FEED_CONNECTION_SELECT, FEED_TEAM_SELECT, teamStateOf } from './feed-in
 import { FeedNotFoundError } from './feeds.js';
 import { TeamNotFoundError } from './teams.js';
 import type { TokenVault } from './token-vault.js';
+import { destinationNeedsCredentials } from './webhook-events.js';
+import { recordOwnerWebhookEvents } from './webhook-outbox.js';
 
 export const CALDAV_DESTINATION_STATES = ['active', 'needs_credentials', 'failing', 'paused'] as const;
 export type CaldavDestinationState = (typeof CALDAV_DESTINATION_STATES)[number];
@@ -141,7 +143,8 @@ export interface CaldavDestinationStore {
   pushSucceeded(destinationId: string, claim: PushClaim, now: Date, reconciled: boolean): Promise<void>;
   /**
    * The push failed: the state it leaves (failing, or needs_credentials: no retries until credentials are
-   * replaced), why, and when to try again. A paused destination stays paused.
+   * replaced), why, and when to try again. A paused destination stays paused. Moving into needs_credentials
+   * writes a destination.needs_credentials webhook event for the feed's owner, in the same transaction.
    */
   pushFailed(
     destinationId: string,
@@ -417,13 +420,46 @@ export function createCaldavDestinationStore(
     },
 
     async pushFailed(destinationId, failure, now) {
-      const current = await get(destinationId);
-      return update(destinationId, {
-        state: current.state === 'paused' ? 'paused' : failure.state,
-        lastError: failure.error,
-        retryAt: failure.retryAt,
-        consecutiveFailures: { increment: 1 },
-        ...(failure.state === 'needs_credentials' ? { lastPushAt: now } : {}),
+      if (!UUID.test(destinationId)) throw new CaldavDestinationNotFoundError(destinationId);
+      return prisma.$transaction(async (tx) => {
+        // The row locked while its state is read and changed: of two refusals at once, one sees the other's.
+        const [current] = await tx.$queryRaw<
+          { state: CaldavDestinationState; connectionId: string | null; teamId: string | null }[]
+        >`
+          SELECT d."state"::text AS "state", f."connection_id"::text AS "connectionId",
+                 f."team_id"::text AS "teamId"
+          FROM "caldav_destination" d JOIN "feed" f ON f."id" = d."feed_id"
+          WHERE d."id" = ${destinationId}::uuid
+          FOR UPDATE OF d`;
+        if (!current) throw new CaldavDestinationNotFoundError(destinationId);
+        const state = current.state === 'paused' ? 'paused' : failure.state;
+        const updated = await tx.caldavDestination.update({
+          where: { id: destinationId },
+          data: {
+            state,
+            lastError: failure.error,
+            retryAt: failure.retryAt,
+            consecutiveFailures: { increment: 1 },
+            ...(failure.state === 'needs_credentials' ? { lastPushAt: now } : {}),
+          },
+          select: RECORD_FIELDS,
+        });
+        // Webhook endpoints hear it once, when the state changes, in the same transaction (the outbox, last).
+        if (state === 'needs_credentials' && current.state !== 'needs_credentials') {
+          const owner =
+            current.connectionId !== null
+              ? { connectionId: current.connectionId }
+              : { teamId: current.teamId ?? '' };
+          const event = destinationNeedsCredentials({
+            destinationId,
+            feedId: updated.feedId,
+            connectionId: current.connectionId,
+            reason: failure.error,
+            at: now,
+          });
+          await recordOwnerWebhookEvents(tx, owner, [event], now);
+        }
+        return updated;
       });
     },
 

@@ -12,6 +12,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'availability.changed',
   'booking.inferred',
   'connection.needs_reauth',
+  'destination.needs_credentials',
 ] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 export const WEBHOOK_PAYLOAD_VERSION = 1;
@@ -95,6 +96,31 @@ export function bookingsInferred(input: {
 
 export function needsReauth(input: { connectionId: string; at: Date }): WebhookEvent {
   return { type: 'connection.needs_reauth', at: input.at, data: { connectionId: input.connectionId } };
+}
+
+/**
+ * destination.needs_credentials: a CalDAV destination's server refused its credentials, so nothing is pushed to
+ * it until someone replaces them. Sent once per change into that state, to the endpoints of the feed's owner:
+ * its connection's (with `connectionId`), or its team's (the team's id is added as for every team endpoint).
+ * `reason` is the destination's last error, which never holds a password.
+ */
+export function destinationNeedsCredentials(input: {
+  destinationId: string;
+  feedId: string;
+  connectionId: string | null;
+  reason: string;
+  at: Date;
+}): WebhookEvent {
+  return {
+    type: 'destination.needs_credentials',
+    at: input.at,
+    data: {
+      destinationId: input.destinationId,
+      feedId: input.feedId,
+      ...(input.connectionId === null ? {} : { connectionId: input.connectionId }),
+      reason: input.reason,
+    },
+  };
 }
 
 /**

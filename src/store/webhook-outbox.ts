@@ -1,12 +1,13 @@
 // The webhook outbox: a transaction that changes something writes, in the same transaction, one delivery row
-// per event and interested endpoint (the connection's own, and those of every team it is in, not disabled,
-// subscribed to the event's type). The delivery queue works them off (src/webhooks/webhook-queue.ts), so
-// a commit's events are delivered even if the process dies right after it, and a transaction that rolls back
-// sends nothing. Each row is numbered in its endpoint's sequence (webhook_endpoint.last_sequence), so receivers
-// can order deliveries that arrive out of order. Numbering locks the endpoint's row until the transaction ends,
-// and a team's endpoint is shared by every member's commits: callers write the outbox as their transaction's
-// last statement, so that lock is held for an instant. A test event asked for (recordTestEvent) is written the
-// same way, to the one endpoint tested, and from then on is a delivery like any.
+// per event and interested endpoint (the connection's own, and those of every team it is in; for what one
+// connection or team owns, such as a feed's CalDAV destination, the owner's own), not disabled, subscribed to
+// the event's type. The delivery queue works them off (src/webhooks/webhook-queue.ts), so a commit's events are
+// delivered even if the process dies right after it, and a transaction that rolls back sends nothing. Each row
+// is numbered in its endpoint's sequence (webhook_endpoint.last_sequence), so receivers can order deliveries
+// that arrive out of order. Numbering locks the endpoint's row until the transaction ends, and a team's endpoint
+// is shared by every member's commits: callers write the outbox as their transaction's last statement, so that
+// lock is held for an instant. A test event asked for (recordTestEvent) is written the same way, to the one
+// endpoint tested, and from then on is a delivery like any.
 import { randomUUID } from 'node:crypto';
 import type { Prisma } from '../generated/prisma/client.js';
 import { testEvent, webhookPayload, type WebhookEvent } from './webhook-events.js';
@@ -20,14 +21,39 @@ export async function recordWebhookEvents(
   events: readonly WebhookEvent[],
   now: Date,
 ): Promise<string[]> {
+  return writeDeliveries(
+    tx,
+    { OR: [{ connectionId }, { team: { members: { some: { connectionId } } } }] },
+    events,
+    now,
+  );
+}
+
+/**
+ * Events about something one connection or one team owns (a feed's CalDAV destination), for that owner's own
+ * endpoints only: a team's endpoints hear nothing of a member's own feeds, nor a member's of its team's feeds.
+ * The ids of the deliveries written. To be called last in the transaction (see above).
+ */
+export async function recordOwnerWebhookEvents(
+  tx: Tx,
+  owner: { connectionId: string } | { teamId: string },
+  events: readonly WebhookEvent[],
+  now: Date,
+): Promise<string[]> {
+  return writeDeliveries(tx, owner, events, now);
+}
+
+/** One delivery per event and endpoint of `whose` (not disabled) subscribed to the event's type. */
+async function writeDeliveries(
+  tx: Tx,
+  whose: Prisma.WebhookEndpointWhereInput,
+  events: readonly WebhookEvent[],
+  now: Date,
+): Promise<string[]> {
   if (events.length === 0) return [];
   const types = [...new Set(events.map((e) => e.type))];
   const endpoints = await tx.webhookEndpoint.findMany({
-    where: {
-      disabledAt: null,
-      events: { hasSome: types },
-      OR: [{ connectionId }, { team: { members: { some: { connectionId } } } }],
-    },
+    where: { disabledAt: null, events: { hasSome: types }, ...whose },
     select: { id: true, teamId: true, events: true },
     orderBy: { id: 'asc' },
   });
