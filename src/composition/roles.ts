@@ -120,6 +120,7 @@ export function composeRoles(
             config,
             clients,
             stores,
+            services,
             { postgresProbe, feedChanges, roleReadiness, logger },
             clock,
           ),

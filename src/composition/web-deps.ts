@@ -1,4 +1,4 @@
-// Everything the web role is given (web/web-deps.ts), from the shared clients and the stores.
+// Everything the web role is given (web/web-deps.ts), from the shared clients, the stores and the services.
 import type { Logger } from '../log.js';
 import type { ReadinessCheck } from '../lib/readiness.js';
 import type { FeedChangeListener } from '../store/feed-change-listener.js';
@@ -8,6 +8,7 @@ import type { WebDeps } from '../web/web-deps.js';
 import type { Clients } from './clients.js';
 import { systemClock, type Clock } from './clock.js';
 import type { DaemonConfig } from './daemon-config.js';
+import type { Services } from './services.js';
 import type { Stores } from './stores.js';
 import { countUpstreamCall, createUpstreamClients } from './upstream-clients.js';
 
@@ -25,6 +26,7 @@ export function composeWebDeps(
   config: DaemonConfig,
   clients: Clients,
   stores: Stores,
+  services: Pick<Services, 'caldavDestinations'>,
   parts: WebParts,
   clock: Clock = systemClock,
 ): WebDeps {
@@ -48,6 +50,7 @@ export function composeWebDeps(
     eventRevisions: stores.eventRevisions,
     apiKeys: stores.apiKeys,
     webhooks: stores.webhooks,
+    caldavDestinations: services.caldavDestinations,
     reports: stores.reports,
     feedChanges: parts.feedChanges,
     ...createUpstreamClients(config.upstream, clock, countUpstreamCall(clients.metrics)),

@@ -3,6 +3,7 @@
 import type { Queue } from 'bullmq';
 import type { RedisClient } from '../lib/redis-connection.js';
 import type { Config } from '../config.js';
+import type { CaldavDestinations } from '../destinations/caldav-destinations-service.js';
 import type { Metrics } from '../lib/metrics.js';
 import type { ReadinessCheck } from '../lib/readiness.js';
 import type { Logger } from '../log.js';
@@ -60,6 +61,8 @@ export interface WebDeps {
   apiKeys: ApiKeyStore;
   /** Webhook endpoints, registered on the admin's and the owner's pages. */
   webhooks: WebhookStore;
+  /** CalDAV destinations of feeds: the owner's and the admin's pages list, add and act on them. */
+  caldavDestinations: CaldavDestinations;
   /** The admin's report pages read the history through it. */
   reports: ReportStore;
   /** Postgres's notices of feed changes: feed token lookups are remembered only while it is live. */

@@ -141,6 +141,7 @@ export async function createWebHarness(label: string, options: WebHarnessOptions
     { ...sync.config, web },
     sync.clients,
     sync.stores,
+    sync.services,
     { postgresProbe, feedChanges, roleReadiness: {}, logger },
     sync.clock,
   );
