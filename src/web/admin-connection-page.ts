@@ -1,15 +1,27 @@
 // The administrator's page for one connection: who it is and how its syncing goes (status, times in the
 // account's zone), its recent runs with their errors, the upstream calls they made per endpoint, its feeds
-// (never a token), and its open slots over the last weeks as a chart. Its actions are the list's own forms.
-import type { FastifyInstance, FastifyReply } from 'fastify';
+// (never a token), its open slots over the last weeks as a chart, and its feeds' CalDAV destinations with their
+// actions (caldav-destination-actions.ts). Its other actions are the list's own forms.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { VIEW_NAMES, viewOf } from '../feeds/feed-options.js';
 import { ConnectionNotFoundError } from '../store/connections.js';
 import type { RecentRun } from '../store/connection-detail.js';
-import type { FeedRecord } from '../store/feeds.js';
+import { FeedNotFoundError, type FeedRecord } from '../store/feeds.js';
 import { describeInterval } from '../feeds/describe-feed.js';
 import { readBandState } from '../sync/band-schedule.js';
 import type { CadenceBand } from '../config/sync-bands.js';
 import { ADMIN_HOME } from './admin-pages.js';
+import { ADMIN_TEAMS } from './admin-team-pages.js';
+import { registerCaldavActions } from './caldav-destination-actions.js';
+import {
+  ADMIN_CALDAV_PATHS,
+  CALDAV_NOTICES,
+  caldavSection,
+  destinationViewsByFeed,
+  type CaldavFormState,
+  type DestinationView,
+} from './caldav-destinations-section.js';
+import { field } from './form-replies.js';
 import { html, newScriptNonce, scrollBox, sendPage, type Raw } from './html.js';
 import { HttpError } from './http-error.js';
 import { lineChart } from './report-pages.js';
@@ -129,19 +141,56 @@ function postButton(action: string, label: string, dataAction: string): Raw {
   </form>`;
 }
 
+/** The connection's active feeds, each with its CalDAV destinations and the form that adds one. */
+function caldavFeeds(
+  feeds: FeedRecord[],
+  titles: Map<string, string>,
+  destinations: Map<string, DestinationView[]>,
+  input: { zone: string | null; now: Date; form?: CaldavFormState | undefined },
+): Raw {
+  const active = feeds.filter((feed) => feed.revokedAt === null);
+  if (active.length === 0) return html`<p class="muted">No active feeds.</p>`;
+  return html`${active.map(
+    (feed) =>
+      html`<section class="card" data-caldav-feed-id="${feed.id}" aria-labelledby="caldav-title-${feed.id}">
+        <h3 id="caldav-title-${feed.id}">
+          ${feed.label ?? 'Feed'}
+          <span class="muted small"
+            >${feed.upstreamEventId === null ? 'all event types' : (titles.get(feed.upstreamEventId) ?? feed.upstreamEventId)}</span
+          >
+        </h3>
+        ${caldavSection({
+          feedId: feed.id,
+          title: 'Written into calendars (CalDAV)',
+          destinations: destinations.get(feed.id) ?? [],
+          paths: ADMIN_CALDAV_PATHS,
+          ...input,
+        })}
+      </section>`,
+  )}`;
+}
+
+export const connectionPagePath = (connectionId: string) => `/admin/connections/${connectionId}`;
+
 export function registerAdminConnectionPage(app: FastifyInstance, deps: WebDeps): void {
-  app.get<{ Params: { id: string } }>('/admin/connections/:id', async (request, reply: FastifyReply) => {
+  /** The page; with `failed`, a CalDAV form that failed shown again as typed, answering `failed.status`. */
+  async function showConnectionPage(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    connectionId: string,
+    failed?: { status: number; form: CaldavFormState },
+  ): Promise<FastifyReply> {
     let connection;
     try {
       // connectionAdmin.require first: it answers "not found" for an id that is not even a uuid.
-      connection = await deps.connections.get((await deps.connectionAdmin.require(request.params.id)).id);
+      connection = await deps.connections.get((await deps.connectionAdmin.require(connectionId)).id);
     } catch (thrown: unknown) {
       if (thrown instanceof ConnectionNotFoundError) throw new HttpError(404, 'No such connection.');
       throw thrown;
     }
     const now = deps.now();
     const zone = connection.timezone;
-    const [runs, lastDay, lastWeek, openByDay, feeds, eventTypes] = await Promise.all([
+    const [runs, lastDay, lastWeek, openByDay, feeds, eventTypes, destinations] = await Promise.all([
       deps.connectionDetail.recentRuns(connection.id),
       deps.connectionDetail.callsByEndpointSince(connection.id, new Date(now.getTime() - DAY_SECONDS * 1000)),
       deps.connectionDetail.callsByEndpointSince(
@@ -151,7 +200,9 @@ export function registerAdminConnectionPage(app: FastifyInstance, deps: WebDeps)
       deps.connectionDetail.openSlotsByDay(connection.id, now, CHART_DAYS),
       deps.feeds.list({ connectionId: connection.id, includeRevoked: true }),
       deps.connectionAdmin.currentEventTypes(connection.id),
+      destinationViewsByFeed(deps.caldavDestinations, { connectionId: connection.id }),
     ]);
+    const notice = CALDAV_NOTICES[field(request.query, 'notice')];
     const titles = new Map(eventTypes.map((e) => [e.id, e.title]));
     const nonce = newScriptNonce();
     const chart = {
@@ -163,12 +214,13 @@ export function registerAdminConnectionPage(app: FastifyInstance, deps: WebDeps)
     };
     const name = connection.displayName ?? connection.email ?? connection.id;
     const status = connection.status;
-    return sendPage(reply, 200, {
+    return sendPage(reply, failed?.status ?? 200, {
       title: name,
       nav: 'admin',
       scriptNonce: nonce,
       body: html`<p class="small"><a href="${ADMIN_HOME}">Connections</a> › ${name}</p>
         <h1>${name}</h1>
+        ${notice ? html`<p class="notice" role="status" id="notice">${notice}</p>` : ''}
         <section class="card" id="account">
           <dl class="facts">
             <dt>Status</dt>
@@ -214,7 +266,35 @@ export function registerAdminConnectionPage(app: FastifyInstance, deps: WebDeps)
         <h2>Recent sync runs</h2>
         ${runsTable(runs, zone, now)}
         <h2>Feeds</h2>
-        <section class="card">${feedsList(feeds, titles, zone, now)}</section>`,
+        <section class="card">${feedsList(feeds, titles, zone, now)}</section>
+        <h2 id="caldav">Written into calendars (CalDAV)</h2>
+        ${caldavFeeds(feeds, titles, destinations, { zone, now, form: failed?.form })}`,
     });
+  }
+
+  app.get<{ Params: { id: string } }>('/admin/connections/:id', (request, reply) =>
+    showConnectionPage(request, reply, request.params.id),
+  );
+
+  // The administrator manages every feed's destinations; a team feed's lead back to the teams page.
+  registerCaldavActions(app, deps.caldavDestinations, {
+    actor: 'admin',
+    paths: ADMIN_CALDAV_PATHS,
+    // The guard (admin-auth.ts requireAdmin) has checked the credential and the form's origin.
+    acting: async () => ({
+      async feedFor(feedId, forAdding) {
+        const feed = await deps.feeds.get(feedId).catch((thrown: unknown) => {
+          if (thrown instanceof FeedNotFoundError) throw new HttpError(404, 'No such feed.');
+          throw thrown;
+        });
+        if (forAdding && feed.revokedAt !== null) throw new HttpError(404, 'No such feed, or it is revoked.');
+        return feed;
+      },
+    }),
+    pageOf: (feed) => (feed.connectionId === null ? ADMIN_TEAMS : connectionPagePath(feed.connectionId)),
+    showAgain: async (request, reply, feed, status, form) => {
+      if (feed.connectionId === null) throw new HttpError(status, form.error);
+      return showConnectionPage(request, reply, feed.connectionId, { status, form });
+    },
   });
 }

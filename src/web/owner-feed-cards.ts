@@ -123,7 +123,8 @@ export function subscribeBlock(item: OwnerFeed, input: { loopback: boolean }): R
   }`;
 }
 
-export function feedCard(item: OwnerFeed, input: { loopback: boolean }): Raw {
+/** `caldav`: the feed's CalDAV destinations section (caldav-destinations-section.ts), below its actions. */
+export function feedCard(item: OwnerFeed, input: { loopback: boolean; caldav?: Raw }): Raw {
   const { feed } = item;
   const days = feed.options.days === undefined ? 'the usual days ahead' : `${feed.options.days} days ahead`;
   const description = `${VIEW_LABELS[viewOf(feed.options)]}; ${item.eventTitle ?? 'all event types'}; ${days}`;
@@ -145,6 +146,7 @@ export function feedCard(item: OwnerFeed, input: { loopback: boolean }): Raw {
         id: `revoke-${feed.id}`,
       })}
     </div>
+    ${input.caldav ?? ''}
   </section>`;
 }
 

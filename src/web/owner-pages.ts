@@ -4,6 +4,13 @@
 // The feed cards, the teams section and the webhooks section have modules of their own (owner-*.ts).
 import type { FastifyReply } from 'fastify';
 import type { TeamRecord } from '../store/teams.js';
+import {
+  CALDAV_NOTICES,
+  caldavSection,
+  OWNER_CALDAV_PATHS,
+  type CaldavFormState,
+  type DestinationView,
+} from './caldav-destinations-section.js';
 import { html, type Raw, sendPage } from './html.js';
 import { feedCard, newFeedForm, type OwnerFeed } from './owner-feed-cards.js';
 import { teamsSection } from './owner-teams-section.js';
@@ -25,6 +32,7 @@ export const OWNER_NOTICES: Record<string, string> = {
   'webhook-deleted': 'Webhook endpoint deleted: nothing more is sent to it.',
   'view-changed':
     'Changed what the feed shows. Its address is the same; calendars show the change at their next refresh.',
+  ...CALDAV_NOTICES,
 };
 
 export interface OwnerHomeInput {
@@ -52,6 +60,12 @@ export interface OwnerHomeInput {
   loopback: boolean;
   /** The week preview, or an empty fragment when no feed's URL can be shown. */
   preview: Raw;
+  /** The CalDAV destinations of the owner's feeds, by feed id. */
+  caldav: Map<string, DestinationView[]>;
+  /** A CalDAV form shown again after it failed (the page then answers `status`). */
+  caldavForm?: CaldavFormState;
+  /** 200 unless a form failed. */
+  status?: number;
 }
 
 const STATUS: Record<OwnerHomeInput['connection']['status'], { label: string; badge: string; help: string }> =
@@ -74,7 +88,7 @@ export function ownerHomePage(reply: FastifyReply, input: OwnerHomeInput): Fasti
   const zone = connection.timezone;
   const status = STATUS[connection.status];
   const name = connection.displayName ?? connection.email ?? 'your Calendbook account';
-  return sendPage(reply, 200, {
+  return sendPage(reply, input.status ?? 200, {
     title: 'Your availability',
     nav: 'owner',
     body: html`<h1>Your availability</h1>
@@ -112,7 +126,20 @@ export function ownerHomePage(reply: FastifyReply, input: OwnerHomeInput): Fasti
       ${
         input.feeds.length === 0
           ? html`<p class="muted" id="no-feeds">No feeds: make one below.</p>`
-          : input.feeds.map((item) => feedCard(item, input))
+          : input.feeds.map((item) =>
+              feedCard(item, {
+                loopback: input.loopback,
+                caldav: caldavSection({
+                  feedId: item.feed.id,
+                  title: 'Write into my calendar (CalDAV)',
+                  destinations: input.caldav.get(item.feed.id) ?? [],
+                  paths: OWNER_CALDAV_PATHS,
+                  zone,
+                  now,
+                  form: input.caldavForm,
+                }),
+              }),
+            )
       }
       ${newFeedForm(input)} ${input.preview} ${teamsSection(input)} ${webhooksSection(input)}
       <section class="card" id="delete">

@@ -2,7 +2,7 @@
 // our own origin answered with 303 back to /me and a notice (POST/redirect/GET), so a reload never repeats
 // one. An owner acts only on their own connection: a feed or team of anyone else's is a 404, as an unknown
 // one is, so ids cannot be probed.
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import QRCode from 'qrcode';
 import { feedCalendarName } from '../feeds/describe-feed.js';
 import {
@@ -21,6 +21,12 @@ import {
 } from '../store/webhooks.js';
 import type { TeamRecord } from '../store/teams.js';
 import { noteForAccessLog } from './access-log.js';
+import { registerCaldavActions } from './caldav-destination-actions.js';
+import {
+  destinationViewsByFeed,
+  OWNER_CALDAV_PATHS,
+  type CaldavFormState,
+} from './caldav-destinations-section.js';
 import { feedLinksFor, isLoopbackBaseUrl } from './feed-links.js';
 import { html } from './html.js';
 import { asSentence, HttpError } from './http-error.js';
@@ -133,7 +139,15 @@ export function registerOwnerRoutes(
     return own;
   }
 
-  app.get('/me', async (request, reply) => {
+  /**
+   * "Your availability" for a signed-in owner (the signed-out page without a session). With `failed`: a CalDAV
+   * form that failed is shown again as typed, and the page answers `failed.status`.
+   */
+  async function showOwnerHome(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    failed?: { status: number; form: CaldavFormState },
+  ): Promise<FastifyReply> {
     const connectionId = await owners.connectionOf(request);
     if (connectionId === undefined) return signedOutPage(reply, 200);
     let connection;
@@ -174,8 +188,24 @@ export function registerOwnerRoutes(
               feedTitle: feedTitle(shown),
               now: deps.now(),
             }),
+      caldav: await destinationViewsByFeed(deps.caldavDestinations, { connectionId }),
+      ...(failed === undefined ? {} : { caldavForm: failed.form, status: failed.status }),
       ...(notice === undefined ? {} : { notice }),
     });
+  }
+
+  app.get('/me', (request, reply) => showOwnerHome(request, reply));
+
+  registerCaldavActions(app, deps.caldavDestinations, {
+    actor: 'owner',
+    paths: OWNER_CALDAV_PATHS,
+    async acting(request) {
+      const connectionId = await ownerActing(request);
+      // Team feeds are the administrator's to change (owner-teams-section.ts): an owner manages their own.
+      return { feedFor: (feedId) => ownFeed(connectionId, feedId) };
+    },
+    pageOf: () => '/me',
+    showAgain: (request, reply, _feed, status, form) => showOwnerHome(request, reply, { status, form }),
   });
 
   app.post('/me/feeds', async (request, reply) => {
