@@ -1,13 +1,15 @@
 // A realistic site for looking at in a browser: the web role on a real socket (web-harness.ts: real Postgres,
 // Redis, the simulator), a worker running the syncs the pages queue, two simulated accounts connected through
 // the web flow and synced so the pages have data, and Chromium with a signed-in context per kind of visitor.
-// The two accounts are a team with a feed of its own. Used by the in-browser page checks and by scripts/screenshots.ts, so both see the same site.
+// The two accounts are a team with a feed of its own; the owner's feed is written into CalDAV calendars in every
+// state a destination can be in. Used by the in-browser page checks and by scripts/screenshots.ts, so both see the same site.
 import type { Browser, BrowserContext, Page, Response } from 'playwright-core';
 import { launchChromium } from './browser.js';
 import { ADMIN_HOME, type SiteFacts, type SitePage, type SiteViewport, type Viewer } from './site-pages.js';
 import { randomUUID } from 'node:crypto';
 import { createApiKeyStore } from '../../src/store/api-keys.js';
 import { createTeamStore } from '../../src/store/teams.js';
+import { addDestinationsInEachState } from './prepared-caldav-destinations.js';
 import { ADMIN_TOKEN, createWebHarness, type WebHarness } from './web-harness.js';
 
 /** Accounts connected before any page is shown; the first is the owner who signs in. */
@@ -86,6 +88,14 @@ export async function prepareSite(label: string): Promise<PreparedSite> {
         lastError: 'answered 503',
       },
     });
+    // CalDAV destinations in every state on the owner's feed, so /me and the admin's connection page show them.
+    const ownerFeed = await harness.feeds.findByToken(feedToken);
+    if (ownerFeed === undefined) throw new Error('the owner’s feed was not found by its token');
+    await addDestinationsInEachState(
+      harness.sync.stores.caldavDestinations,
+      ownerFeed.id,
+      harness.sync.clock.now(),
+    );
     await moveDatabaseDatesToClock(harness);
     browser = await launchChromium();
     return sitePreparedWith(harness, browser, {
@@ -117,6 +127,15 @@ async function moveDatabaseDatesToClock(harness: WebHarness): Promise<void> {
   }
 }
 
+// Runs in the page (a string: the project's TypeScript has no DOM types): fills the form's fields by name and
+// sends it as its submit button would.
+const SUBMIT_SCRIPT = `({ form, fields }) => {
+  const element = document.querySelector(form);
+  if (element === null) throw new Error('no form ' + form);
+  for (const [name, value] of Object.entries(fields)) element.elements.namedItem(name).value = value;
+  element.requestSubmit();
+}`;
+
 function sitePreparedWith(
   harness: WebHarness,
   browser: Browser,
@@ -144,11 +163,21 @@ function sitePreparedWith(
     },
     async visit(tab, sitePage) {
       const path = await sitePage.path(site);
+      const ready = async () => {
+        if (sitePage.readyWhen !== undefined)
+          await tab.waitForSelector(sitePage.readyWhen, { timeout: 20_000 });
+      };
       const response = await tab.goto(/^https?:/.test(path) ? path : `${url}${path}`);
       if (response === null) throw new Error(`${sitePage.name}: no response`);
-      if (sitePage.readyWhen !== undefined)
-        await tab.waitForSelector(sitePage.readyWhen, { timeout: 20_000 });
-      return response;
+      await ready();
+      if (sitePage.submit === undefined) return response;
+      const [answer] = await Promise.all([
+        tab.waitForResponse((r) => r.request().isNavigationRequest() && r.request().method() === 'POST'),
+        tab.evaluate(`(${SUBMIT_SCRIPT})(${JSON.stringify(sitePage.submit)})`),
+      ]);
+      await tab.waitForLoadState('load');
+      await ready();
+      return answer;
     },
     async signInAsAdmin(page) {
       await page.goto(`${url}/admin/login`);

@@ -37,11 +37,25 @@ export interface SitePage {
   /** A selector present once the page has finished drawing (client-side rendering, polling). */
   readyWhen?: string;
   /**
+   * A state reached by sending one of the page's forms (a failed form shown again): the form's selector (the
+   * first match) and its fields by name. The page checked is the answer to it. The form is sent as its button
+   * would send it (constraint validation included), also when folded away in a <details>.
+   */
+  submit?: { form: string; fields: Record<string, string> };
+  /**
    * Another project's page we serve but do not write (Bull Board): the axe rules it is known to break. The
    * check then fails on any other rule, so a new problem, or one of ours in its frame, still shows.
    */
   knownAxeViolations?: readonly string[];
 }
+
+/** A CalDAV server on a private address: refused before any request, so no server is needed to see it. */
+const REFUSED_CALDAV_FORM = {
+  serverUrl: 'http://192.168.1.20:5232/',
+  username: 'ada@example.com',
+  password: 'app-password-for-slotfeed',
+  calendarName: 'Free time at work',
+};
 
 /** The administrator's home; moving it is this one edit. */
 export const ADMIN_HOME = '/admin';
@@ -55,6 +69,16 @@ export const SITE_PAGES: readonly SitePage[] = [
     viewer: 'admin',
     path: (site) => `/admin/connections/${site.connectionId}`,
     readyWhen: '#chart[data-ready="true"]',
+  },
+  // A CalDAV destination refused (the prepared site allows no private CalDAV server): the form shown again with
+  // the reason, on a page that also lists destinations in every state.
+  {
+    name: 'admin-connection-caldav-refused',
+    viewer: 'admin',
+    path: (site) => `/admin/connections/${site.connectionId}`,
+    readyWhen: '#chart[data-ready="true"]',
+    submit: { form: 'form.caldav-add', fields: REFUSED_CALDAV_FORM },
+    status: 400,
   },
   { name: 'admin-teams', viewer: 'admin', path: () => '/admin/teams' },
   { name: 'admin-api', viewer: 'admin', path: () => '/admin/api' },
@@ -82,6 +106,14 @@ export const SITE_PAGES: readonly SitePage[] = [
     viewer: 'owner',
     path: (site) => `/me?preview=${site.teamFeedId}`,
     readyWhen: '#week-preview[data-ready="true"]',
+  },
+  {
+    name: 'owner-caldav-refused',
+    viewer: 'owner',
+    path: () => '/me',
+    readyWhen: '#week-preview[data-ready="true"]',
+    submit: { form: 'form.caldav-add', fields: REFUSED_CALDAV_FORM },
+    status: 400,
   },
   { name: 'owner-signed-out', viewer: 'public', path: () => '/me' },
   { name: 'owner-not-connected', viewer: 'public', path: (site) => site.newSignInCallbackPath() },
