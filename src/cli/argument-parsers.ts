@@ -20,6 +20,7 @@ const LISTED_BY = {
   feed: 'feeds',
   'API key': 'api-keys',
   'webhook endpoint': 'webhooks',
+  'CalDAV destination': 'destinations',
 } as const;
 
 export function uuidOf(what: keyof typeof LISTED_BY) {

@@ -10,6 +10,7 @@ import { registerTeamsCommand } from './teams-command.js';
 import { registerApiKeysCommand } from './api-keys-command.js';
 import { registerWebhooksCommand } from './webhooks-command.js';
 import { registerFeedsCommand } from './feeds-command.js';
+import { registerDestinationsCommand, type PasswordInput } from './destinations-command.js';
 import { plainFailureMessage } from './plain-errors.js';
 import { registerReportCommand } from './report-command.js';
 import { registerSyncCommand } from './sync-command.js';
@@ -19,7 +20,20 @@ export interface CliIo {
   /** `columns`: the terminal's width, when stdout is one (tables are fitted to it). */
   stdout: Output & { isTTY: boolean; columns?: number };
   stderr: Output;
+  /** Where `--password-stdin` reads from (the process's stdin when absent). */
+  stdin?: PasswordInput;
 }
+
+const processStdin: PasswordInput = {
+  get isTTY() {
+    return process.stdin.isTTY === true;
+  },
+  async readAll() {
+    const chunks: Buffer[] = [];
+    for await (const chunk of process.stdin) chunks.push(Buffer.from(chunk as Uint8Array));
+    return Buffer.concat(chunks).toString('utf8');
+  },
+};
 
 const processIo: CliIo = {
   stdout: {
@@ -195,6 +209,7 @@ export function buildProgram(env: Record<string, string | undefined>, io: CliIo 
   registerTeamsCommand(program, env, stdout);
   registerApiKeysCommand(program, env, stdout);
   registerWebhooksCommand(program, env, stdout);
+  registerDestinationsCommand(program, env, { stdout, stdin: io.stdin ?? processStdin });
   registerReportCommand(program, env, io);
 
   return program;

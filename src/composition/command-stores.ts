@@ -1,11 +1,17 @@
-// What the CLI's commands over stored data open: a pool and the stores over it, and for `slotfeed sync` the
-// sync queue on a fail-fast connection of its own.
+// What the CLI's commands over stored data open: a pool and the stores over it, for `slotfeed sync` the sync
+// queue on a fail-fast connection of its own, and for `slotfeed destinations` the CalDAV destinations service.
 import type { Queue } from 'bullmq';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
+import { openCalDavAccount } from '../caldav/index.js';
+import {
+  createCaldavDestinations,
+  type CaldavDestinations,
+} from '../destinations/caldav-destinations-service.js';
 import { createRedisConnection, redisTargetOf, type RedisClient } from '../lib/redis-connection.js';
 import type { Releasers } from '../lib/releasers.js';
 import { createApiKeyStore } from '../store/api-keys.js';
+import { createCaldavDestinationStore } from '../store/caldav-destinations.js';
 import { createConnectionAdminStore } from '../store/connection-admin.js';
 import { createFeedNameStore } from '../store/feed-names.js';
 import { createFeedStore } from '../store/feeds.js';
@@ -65,4 +71,28 @@ export function openSyncQueue(
   const syncQueue = createSyncQueue({ connection: redis, prefix: config.redis.prefix, errors: quiet });
   releasers.add('sync queue', () => syncQueue.close());
   return { redis, syncQueue };
+}
+
+/**
+ * `slotfeed destinations`: the CalDAV destinations service over a pool of its own, with the token vault (the
+ * passwords are sealed) and the daemon's target policy (CALDAV_ALLOW_PRIVATE_TARGETS). It queues nothing: what
+ * a command asks for (a new destination, a push or reconciliation, a resume, new credentials) is due in
+ * Postgres, and the workers' dispatcher queues it within CALDAV_DISPATCH_INTERVAL_MS, so the command needs no
+ * Redis.
+ */
+export function openCommandDestinations(
+  config: Pick<Config, 'database' | 'vault' | 'caldav'>,
+  releasers: Releasers,
+  logger: Logger,
+): CaldavDestinations {
+  const prisma = openDatabase(config.database.url, releasers);
+  const vault = tokenVaultFor(config.vault);
+  return createCaldavDestinations({
+    destinations: createCaldavDestinationStore(prisma, vault),
+    feeds: createFeedStore(prisma, logger, vault),
+    openAccount: (target) =>
+      openCalDavAccount({ ...target, allowPrivateTargets: config.caldav.allowPrivateTargets }),
+    enqueue: async () => undefined,
+    now: () => new Date(),
+  });
 }
