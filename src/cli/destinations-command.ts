@@ -8,7 +8,10 @@ import { Option, type Command } from 'commander';
 import { CalDavError } from '../caldav/index.js';
 import { loadConfig } from '../config.js';
 import { openCommandDestinations } from '../composition/command-stores.js';
-import { InvalidDestinationError } from '../destinations/caldav-destinations-service.js';
+import {
+  DEFAULT_CALENDAR_NAME,
+  InvalidDestinationError,
+} from '../destinations/caldav-destinations-service.js';
 import { Releasers } from '../lib/releasers.js';
 import { formatTable, terminalWidth } from '../lib/text-table.js';
 import { createLoggerFor } from '../log.js';
@@ -245,7 +248,7 @@ export function registerDestinationsCommand(
     .argument('<feed-id>', 'the feed', uuidOf('feed'))
     .requiredOption('--server <url>', 'the CalDAV server’s address (or one calendar’s own address)')
     .requiredOption('--username <name>', 'the account’s user name')
-    .option('--calendar <name>', 'the calendar’s name (default "Free time (slotfeed)")')
+    .option('--calendar <name>', `the calendar’s name (default "${DEFAULT_CALENDAR_NAME}")`)
     .option('--password-stdin', 'read the (app) password from stdin instead of ' + PASSWORD_ENV)
     .addOption(format())
     .addHelpText('after', `\n${PASSWORD_HELP}\n`)
