@@ -103,5 +103,9 @@ describe('the Markdown reader these checks rely on', () => {
       'notes',
       'notes-1',
     ]);
+    // An explicit anchor marks a point that is not a heading; one in a code block is no anchor.
+    expect([...anchorsOf('- <a id="one-point"></a>**One point.**\n```\n<a id="code"></a>\n```')]).toEqual([
+      'one-point',
+    ]);
   });
 });

@@ -56,11 +56,15 @@ export function slugOf(heading: string): string {
     .replace(/ /g, '-');
 }
 
-/** Every anchor the page's headings give, a repeated heading's with -1, -2, … as GitHub numbers them. */
+/**
+ * Every anchor the page's headings give, a repeated heading's with -1, -2, … as GitHub numbers them, and every
+ * explicit `<a id="…">` (for a point that is not a heading, such as one bullet of a list).
+ */
 export function anchorsOf(markdown: string): Set<string> {
   const anchors = new Set<string>();
   const seen = new Map<string, number>();
   for (const line of unfencedLines(markdown)) {
+    for (const explicit of line.matchAll(/<a\s+(?:id|name)="([^"]+)"\s*>/g)) anchors.add(explicit[1]!);
     const heading = /^ {0,3}#{1,6}\s+(.*?)\s*#*\s*$/.exec(line);
     if (!heading) continue;
     const slug = slugOf(heading[1]!);
