@@ -98,6 +98,13 @@ function required(value: string, what: string): string {
   return value;
 }
 
+/** HTTP Basic authentication (RFC 7617) cannot carry a user name with a colon: it ends the name. */
+function userName(value: string): string {
+  const name = required(value, 'a user name');
+  if (name.includes(':')) throw new InvalidDestinationError('a user name cannot contain ":"');
+  return name;
+}
+
 /** The calendar named `name` that takes events, else a new one; an account opened on one calendar uses it. */
 async function calendarFor(account: CalendarAccount, name: string): Promise<CalendarInfo> {
   const calendars = await account.listCalendars();
@@ -123,7 +130,7 @@ export function createCaldavDestinations(deps: CaldavDestinationsDeps): CaldavDe
 
   return {
     async add(input) {
-      const username = required(input.username, 'a user name');
+      const username = userName(input.username);
       const password = required(input.password, 'a password');
       const serverUrl = required(input.serverUrl, 'the server’s address').trim();
       const calendarName = input.calendarName?.trim() || DEFAULT_CALENDAR_NAME;
@@ -142,7 +149,9 @@ export function createCaldavDestinations(deps: CaldavDestinationsDeps): CaldavDe
         },
         deps.now(),
       );
-      await deps.enqueue([added.id]);
+      // Queued for a first push at once; if the queue cannot take it (Redis down), the destination is stored
+      // as due (its whole feed pending) and the dispatcher, which reads Postgres, queues it once Redis is back.
+      await deps.enqueue([added.id]).catch(() => undefined);
       return added;
     },
 
@@ -166,7 +175,7 @@ export function createCaldavDestinations(deps: CaldavDestinationsDeps): CaldavDe
     },
 
     async replaceCredentials(destinationId, credentials) {
-      const username = required(credentials.username, 'a user name');
+      const username = userName(credentials.username);
       const password = required(credentials.password, 'a password');
       const destination = await destinations.get(destinationId);
       // Refused again: nothing changes, and the caller says so.

@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Counter, Histogram } from 'prom-client';
 import { openCalDavAccount, CalDavCredentialsError } from '../../src/caldav/index.js';
+import { InvalidDestinationError } from '../../src/destinations/caldav-destinations-service.js';
 import { caldavJobId, dispatchDuePushes } from '../../src/destinations/caldav-queue.js';
 import type { CaldavDestinationRecord } from '../../src/store/caldav-destinations.js';
 import { eventsOf } from '../feeds/feed-fixtures.js';
@@ -256,6 +257,19 @@ describe.each(CALDAV_SERVER_KINDS)('CalDAV destinations against %s', (kind) => {
     } finally {
       await proxy.close();
     }
+  });
+
+  it('refuses a user name with a colon (Basic authentication cannot carry it) before asking the server', async () => {
+    const refused = service().add({
+      feedId,
+      serverUrl: server.baseUrl,
+      calendarName: 'Colon',
+      username: 'ada:lovelace',
+      password: 'irrelevant',
+    });
+    await expect(refused).rejects.toThrow(InvalidDestinationError);
+    await expect(refused).rejects.toThrow('a user name cannot contain ":"');
+    expect((await service().list()).some((d) => d.calendarName === 'Colon')).toBe(false);
   });
 
   it('refuses a destination whose password the server refuses; new wrong credentials stop pushes until replaced', async () => {
