@@ -18,6 +18,8 @@ export interface CliEnvironment {
   TOKEN_ENCRYPTION_KEY: string;
   /** The demo allows webhook receivers on loopback; so must the CLI that registers them. */
   WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true';
+  /** The demo's CalDAV server is on loopback; a destination the CLI adds there must be allowed too. */
+  CALDAV_ALLOW_PRIVATE_TARGETS?: 'true';
   /** The demo's process: while it is gone, the file is a leftover of a demo that was killed. */
   SLOTFEED_DEMO_PID: string;
   /** The simulator's origin, for the person trying its control API (/__sim/); the CLI does not read it. */

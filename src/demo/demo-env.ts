@@ -91,5 +91,7 @@ export function demoEnvironment(input: DemoEnvInput): Env {
     ADMIN_TOKEN: input.secrets.adminToken,
     // A receiver on this machine is what a person trying webhooks has; only the demo allows it by default.
     WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+    // The demo's own CalDAV server is on loopback (local-caldav.ts); so is a person's Radicale or Nextcloud here.
+    CALDAV_ALLOW_PRIVATE_TARGETS: 'true',
   };
 }

@@ -1,7 +1,9 @@
 // The demo's own secrets, kept in `.slotfeed/demo.json` (git-ignored): the token encryption key must survive a
 // restart, or the OAuth tokens stored in the demo's database could no longer be decrypted; the admin token
 // stays the same so a browser that logged in once stays logged in; the Postgres password is the embedded
-// cluster's, set when it was created.
+// cluster's, set when it was created; the CalDAV password is the demo's user's on the CalDAV server it starts
+// (local-caldav.ts), which keeps its calendars in the data directory too. A file written before the CalDAV
+// password existed still loads, and gets one.
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -11,12 +13,14 @@ export interface DemoSecrets {
   tokenEncryptionKey: string;
   adminToken: string;
   postgresPassword: string;
+  caldavPassword: string;
 }
 
 const storedSecrets = z.object({
   tokenEncryptionKey: z.string().refine((v) => Buffer.from(v, 'base64').length === 32),
   adminToken: z.string().min(16),
   postgresPassword: z.string().min(8),
+  caldavPassword: z.string().min(8).optional(),
 });
 
 export function newDemoSecrets(): DemoSecrets {
@@ -24,7 +28,20 @@ export function newDemoSecrets(): DemoSecrets {
     tokenEncryptionKey: randomBytes(32).toString('base64'),
     adminToken: randomBytes(24).toString('base64url'),
     postgresPassword: randomBytes(18).toString('hex'),
+    caldavPassword: newCaldavPassword(),
   };
+}
+
+function newCaldavPassword(): string {
+  return randomBytes(12).toString('hex');
+}
+
+/** Written aside and renamed, so an interrupted run never leaves half a file behind; owner-only. */
+async function writeSecrets(file: string, secrets: DemoSecrets): Promise<void> {
+  await mkdir(path.dirname(file), { recursive: true });
+  const partial = `${file}.${process.pid}.tmp`;
+  await writeFile(partial, `${JSON.stringify(secrets, null, 2)}\n`, { mode: 0o600 });
+  await rename(partial, file);
 }
 
 /** The stored secrets, or new ones written with owner-only permissions; `created` says which. */
@@ -51,13 +68,14 @@ export async function loadOrCreateDemoSecrets(
         `${file} is damaged. Delete the demo's data directory (${path.dirname(file)}) to start the demo afresh.`,
       );
     }
-    return { secrets: checked.data, created: false };
+    const { caldavPassword, ...kept } = checked.data;
+    if (caldavPassword !== undefined) return { secrets: { ...kept, caldavPassword }, created: false };
+    // A file from before the demo started a CalDAV server: the same secrets, and one more.
+    const upgraded = { ...kept, caldavPassword: newCaldavPassword() };
+    await writeSecrets(file, upgraded);
+    return { secrets: upgraded, created: false };
   }
   const secrets = newDemoSecrets();
-  await mkdir(path.dirname(file), { recursive: true });
-  // Written aside and renamed, so an interrupted run never leaves half a file behind.
-  const partial = `${file}.${process.pid}.tmp`;
-  await writeFile(partial, `${JSON.stringify(secrets, null, 2)}\n`, { mode: 0o600 });
-  await rename(partial, file);
+  await writeSecrets(file, secrets);
   return { secrets, created: true };
 }
