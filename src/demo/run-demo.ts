@@ -5,8 +5,10 @@
 // command line that points the CLI at the demo (through .slotfeed/demo.env, cli-env-file.ts). On a fresh
 // database the accounts connect weeks in the past, and a history is recorded up to the present through the real
 // syncs (one clock for the simulator and slotfeed, demo-clock.ts; demo-history.ts), so that the reports have
-// something to show. It then runs until SIGINT/SIGTERM and releases everything it started, newest first: web,
-// workers, scheduler, clients, simulator, then the Redis and Postgres servers it started itself.
+// something to show. When Radicale or Xandikos is installed, one starts beside Postgres and the first account's
+// free time is written into its calendar (local-caldav.ts). It then runs until SIGINT/SIGTERM and releases
+// everything it started, newest first: web, workers, scheduler, clients, simulator, then the Redis, Postgres and
+// CalDAV servers it started itself.
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { pino } from 'pino';
@@ -32,6 +34,12 @@ import {
   replayHistory,
 } from './demo-history.js';
 import { loadOrCreateDemoSecrets } from './demo-secrets.js';
+import {
+  DEMO_CALDAV_USER,
+  describeLocalCalDav,
+  resolveLocalCalDav,
+  setUpDemoCalendar,
+} from './local-caldav.js';
 import { DEMO_REDIS_PREFIX, demoEnvironment, demoPaths, PROJECT_ROOT } from './demo-env.js';
 import { describePostgres, describeRedis, formatDemoSummary } from './demo-summary.js';
 import { waitForFirstSyncs } from './first-syncs.js';
@@ -94,6 +102,19 @@ export async function runDemo(
     }
     out.write(`Starting the slotfeed demo (data in ${paths.dataDir})\n`);
 
+    // Started now and awaited once Postgres is up: a Python server's start-up then costs the demo no time.
+    const caldavStarting = resolveLocalCalDav({
+      pathEnv: env.PATH,
+      dir: path.join(paths.dataDir, 'caldav'),
+      username: DEMO_CALDAV_USER,
+      password: secrets.caldavPassword,
+      logger,
+    });
+    releasers.add('caldav server', async () => {
+      const local = await caldavStarting;
+      if (local.state === 'started') await local.server.stop();
+    });
+
     // Redis first: it is quick to find, and when there is none the demo stops before initialising Postgres.
     const redis = await resolveLocalRedis({ env, logger });
     releasers.add('redis server', () => redis.stop());
@@ -110,6 +131,8 @@ export async function runDemo(
     });
     releasers.add('postgres server', () => postgres.stop());
     out.write(`${describePostgres(postgres)}\n`);
+    const caldav = await caldavStarting;
+    out.write(`${describeLocalCalDav(caldav)}\n`);
     if (stopRequested()) return;
 
     const { port: webPort, warning: portWarning } = await chooseDemoWebPort({
@@ -186,6 +209,7 @@ export async function runDemo(
       PUBLIC_BASE_URL: config.web.publicBaseUrl,
       TOKEN_ENCRYPTION_KEY: secrets.tokenEncryptionKey,
       WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' as const,
+      CALDAV_ALLOW_PRIVATE_TARGETS: 'true' as const,
       SLOTFEED_DEMO_PID: String(process.pid),
       // Not read by the CLI: for a person's curl to the simulator's control API (docs/simulator.md).
       SIMULATOR_URL: simulator.origin,
@@ -232,6 +256,18 @@ export async function runDemo(
         config.sync.maxAttempts,
       );
     }
+    // The calendar is added while the first syncs run; its first push follows within seconds.
+    const first = connected[0];
+    const calendar =
+      caldav.state === 'started' && first !== undefined
+        ? setUpDemoCalendar({
+            local: caldav,
+            destinations: slotfeed.services.caldavDestinations,
+            feeds: stores.feeds,
+            account: { name: first.account.name, connectionId: first.connectionId },
+            cli,
+          })
+        : undefined;
     const { rows, complete } = await waitForFirstSyncs({
       progress,
       targets: connected.map((c) => ({ connectionId: c.connectionId, label: c.account.name })),
@@ -242,6 +278,7 @@ export async function runDemo(
     });
     if (stopRequested()) return;
     if (!complete) out.write('Not every first sync succeeded; the feeds below fill in once they do.\n');
+    if (calendar !== undefined) out.write(`${await calendar}\n`);
 
     out.write(
       formatDemoSummary({

@@ -211,7 +211,10 @@ export interface ReadbackEvent {
 
 const READBACK = new URL('./caldav-readback.py', import.meta.url).pathname;
 
-function runReadback(server: CalDavTestServer, args: string[]): Promise<string> {
+/** Whose calendar is read: a test server's user, or any user and password of a server (the demo's). */
+type ReadbackLogin = Pick<CalDavTestServer, 'username' | 'password'>;
+
+function runReadback(server: ReadbackLogin, args: string[]): Promise<string> {
   return new Promise((resolve, reject) => {
     // Debian's Python: python3-caldav is installed for it, not for another python3 on PATH (pyenv).
     const child = spawn('/usr/bin/python3', [READBACK, ...args], {
@@ -236,7 +239,7 @@ function runReadback(server: CalDavTestServer, args: string[]): Promise<string> 
 }
 
 /** The calendar's events as python3-caldav reads them, sorted by UID. */
-export async function readBack(server: CalDavTestServer, calendarUrl: string): Promise<ReadbackEvent[]> {
+export async function readBack(server: ReadbackLogin, calendarUrl: string): Promise<ReadbackEvent[]> {
   return JSON.parse(await runReadback(server, ['list', calendarUrl])) as ReadbackEvent[];
 }
 
