@@ -116,6 +116,7 @@ const benches: [string, () => Promise<BenchSection[]>][] = [
   ['feeds', () => benchFeedServing({ seconds: quick ? 2 : 10 })],
   ['teams', () => benchTeamFeeds({ seconds: quick ? 2 : 5 })],
   ['webhooks', () => benchWebhooks({ connections: quick ? 100 : 1000 })],
+  ['caldav-push', async () => (await import('./caldav-push.js')).benchCaldavPush(connections)],
   ['growth', () => benchGrowth({ days: quick ? 1 : 3 })],
   ['partitions', () => benchRetentionStrategies({ connections: quick ? 100 : 1000, days: quick ? 35 : 120 })],
   ['reports', () => benchReports()],
