@@ -8,7 +8,7 @@
 // Ctrl-C once (a second means "stop now", exit 130) and sh must not die of it (npm then exits 130 too).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { access, chmod, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { access, chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -16,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DEFAULT_REDIS_URL, redisAnswers } from '../../src/demo/local-redis.js';
 import { createRedisConnection } from '../../src/lib/redis-connection.js';
 import { waitFor } from '../support/wait-for.js';
+import { isAlive, processesMentioning } from '../support/processes.js';
 
 const projectRoot = fileURLToPath(new URL('../..', import.meta.url));
 const redisPrefix = `slotfeed-ctrl-c-test-${randomBytes(4).toString('hex')}`;
@@ -61,27 +62,6 @@ function demoEnvironment(): Record<string, string> {
     // in which the worker still runs and Postgres is already going then shows in nearly every stop.
     WEBHOOK_DISPATCH_INTERVAL_MS: '10',
   };
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** Pids of processes whose command line mentions `needle` (Linux /proc; empty elsewhere). */
-async function processesMentioning(needle: string): Promise<number[]> {
-  const entries = await readdir('/proc').catch(() => [] as string[]);
-  const found: number[] = [];
-  for (const entry of entries) {
-    if (!/^\d+$/.test(entry)) continue;
-    const cmdline = await readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '');
-    if (cmdline.includes(needle)) found.push(Number(entry));
-  }
-  return found;
 }
 
 /** The pids of the servers the demo says it started (Postgres, and redis-server when it started one). */

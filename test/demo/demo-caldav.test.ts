@@ -6,7 +6,7 @@
 // again, the demo finds its destination there already: the same calendar URL, each event once.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,6 +16,7 @@ import { createRedisConnection } from '../../src/lib/redis-connection.js';
 import { eventsOf } from '../feeds/feed-fixtures.js';
 import { readBack } from '../support/caldav-servers.js';
 import { waitFor } from '../support/wait-for.js';
+import { isAlive, processesMentioning } from '../support/processes.js';
 
 const projectRoot = fileURLToPath(new URL('../..', import.meta.url));
 const redisPrefix = `slotfeed-demo-caldav-test-${randomBytes(4).toString('hex')}`;
@@ -68,26 +69,6 @@ async function untilFeedsReady(job: Job): Promise<string> {
   if (!job.stdout().includes('\nfeeds ready\n'))
     throw new Error(`the demo did not get ready:\n${job.stdout()}\n${job.stderr()}`);
   return job.stdout();
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** Pids of processes whose command line mentions `needle` (Linux /proc). */
-async function processesMentioning(needle: string): Promise<number[]> {
-  const found: number[] = [];
-  for (const entry of await readdir('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    const cmdline = await readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '');
-    if (cmdline.includes(needle)) found.push(Number(entry));
-  }
-  return found;
 }
 
 /** What the demo printed about its calendar. */

@@ -5,7 +5,7 @@
 // The first start records weeks of history (src/demo/demo-history.ts), which every report and chart shows;
 // the restart keeps it and adds none.
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -15,6 +15,7 @@ import { createRedisConnection } from '../../src/lib/redis-connection.js';
 import { spawnSlotfeed, type SlotfeedProcess } from '../support/child-process.js';
 import { assertStrictIcs } from '../support/ics-checks.js';
 import { waitFor } from '../support/wait-for.js';
+import { isAlive, processesMentioning } from '../support/processes.js';
 
 let workDir: string;
 let dataDir: string;
@@ -47,27 +48,6 @@ function parseOutput(text: string): DemoOutput {
     feeds: https.map((url, i) => ({ https: url, webcal: webcal[i] ?? '' })),
     curl: curl[1]!,
   };
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** Pids of processes whose command line mentions `needle` (Linux /proc; empty elsewhere). */
-async function processesMentioning(needle: string): Promise<number[]> {
-  const entries = await readdir('/proc').catch(() => [] as string[]);
-  const found: number[] = [];
-  for (const entry of entries) {
-    if (!/^\d+$/.test(entry)) continue;
-    const cmdline = await readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '');
-    if (cmdline.includes(needle)) found.push(Number(entry));
-  }
-  return found;
 }
 
 async function startDemo(): Promise<{ demo: SlotfeedProcess; printed: DemoOutput }> {

@@ -19,24 +19,10 @@ import {
   type LocalCalDav,
 } from '../../src/demo/local-caldav.js';
 import { createLogger } from '../../src/log.js';
+import { isAlive, processGroupOf } from '../support/processes.js';
 
 const logger = createLogger({ level: 'silent' });
 let workDir: string;
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** The process group of `pid` (Linux /proc: the field after the state, which follows the command's name). */
-async function processGroupOf(pid: number): Promise<number> {
-  const text = await readFile(`/proc/${pid}/stat`, 'utf8');
-  return Number(text.slice(text.lastIndexOf(')') + 2).split(' ')[2]);
-}
 
 /** A PROPFIND of the user's home as a CalDAV client sends it: its status. */
 async function propfindStatus(baseUrl: string, user: string, password: string): Promise<number> {

@@ -1,7 +1,7 @@
 // The demo's (and the test setup's) choice of Postgres and Redis: a URL from the environment is used as given;
 // otherwise the default Redis when it answers, else a redis-server from PATH, else a message that says how to
 // get one; for Postgres an embedded server whose data survives a restart.
-import { chmod, mkdtemp, mkdir, readFile, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, mkdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -13,27 +13,13 @@ import { findExecutable } from '../../src/demo/redis-server-process.js';
 import { createLogger } from '../../src/log.js';
 import { createTestDatabase, MIGRATIONS_DIR, TEST_DATABASE_ADMIN_URL } from '../support/db.js';
 import { TEST_REDIS_URL } from '../support/redis.js';
+import { isAlive, processGroupOf } from '../support/processes.js';
 
 const logger = createLogger({ level: 'silent' });
 let workDir: string;
 /** redis:// and postgresql:// URLs where nothing listens. */
 let deadRedisUrl: string;
 let deadPostgresUrl: string;
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** The process group of `pid` (Linux /proc: the field after the state, which follows the command's name). */
-async function processGroupOf(pid: number): Promise<number> {
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
-}
 
 beforeAll(async () => {
   workDir = await mkdtemp(path.join(os.tmpdir(), 'slotfeed-local-services-'));
