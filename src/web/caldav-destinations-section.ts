@@ -92,6 +92,34 @@ const STATES: Record<CaldavDestinationRecord['state'], { label: string; badge: s
  * Why a form failed, where it failed: focused when the page loads (autofocus), so the page opens scrolled to it
  * and a screen reader reads it first, rather than at the top of a long page.
  */
+
+/** The user name and app password fields of the add and replace forms; the password is never filled in. */
+function credentialFields(id: string, username: string, passwordHint?: string): Raw {
+  return html`<div class="field">
+      <label for="${id}-username">User name</label>
+      <input
+        id="${id}-username"
+        name="username"
+        required
+        maxlength="300"
+        autocomplete="off"
+        value="${username}"
+      />
+    </div>
+    <div class="field">
+      <label for="${id}-password">App password</label>
+      <input
+        id="${id}-password"
+        name="password"
+        type="password"
+        required
+        maxlength="1000"
+        autocomplete="new-password"
+      />
+      ${passwordHint ? html`<span class="hint">${passwordHint}</span>` : ''}
+    </div>`;
+}
+
 function failureAlert(id: string, sentence: string): Raw {
   return html`<p class="error alert small" role="alert" id="${id}" tabindex="-1" autofocus>${sentence}</p>`;
 }
@@ -152,30 +180,7 @@ function credentialsForm(
     <summary>Replace credentials</summary>
     ${failed ? failureAlert(`${id}-error`, failed.error) : ''}
     <form method="post" action="${paths.destination(destination.id)}/credentials">
-      <div class="form-grid">
-        <div class="field">
-          <label for="${id}-username">User name</label>
-          <input
-            id="${id}-username"
-            name="username"
-            required
-            maxlength="300"
-            autocomplete="off"
-            value="${failed?.username ?? destination.username}"
-          />
-        </div>
-        <div class="field">
-          <label for="${id}-password">App password</label>
-          <input
-            id="${id}-password"
-            name="password"
-            type="password"
-            required
-            maxlength="1000"
-            autocomplete="new-password"
-          />
-        </div>
-      </div>
+      <div class="form-grid">${credentialFields(id, failed?.username ?? destination.username)}</div>
       <button type="submit" class="button small primary">Check and replace</button>
     </form>
   </details>`;
@@ -275,29 +280,7 @@ function addForm(input: {
         />
         <span class="hint">Your provider’s CalDAV address, or one calendar’s own address.</span>
       </div>
-      <div class="field">
-        <label for="${id}-username">User name</label>
-        <input
-          id="${id}-username"
-          name="username"
-          required
-          maxlength="300"
-          autocomplete="off"
-          value="${failed?.username ?? ''}"
-        />
-      </div>
-      <div class="field">
-        <label for="${id}-password">App password</label>
-        <input
-          id="${id}-password"
-          name="password"
-          type="password"
-          required
-          maxlength="1000"
-          autocomplete="new-password"
-        />
-        <span class="hint">Kept encrypted, never shown again.</span>
-      </div>
+      ${credentialFields(id, failed?.username ?? '', 'Kept encrypted, never shown again.')}
       <div class="field">
         <label for="${id}-calendar">Calendar name</label>
         <input
