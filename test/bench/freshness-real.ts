@@ -187,6 +187,7 @@ export async function benchRealFreshness(
   const sections: BenchSection[] = [];
   for (const schedule of [FIXED, ...frontier.filter((s) => s.name !== FIXED.name)]) {
     const result = schedule === FIXED ? fixed : await runReal(schedule, options);
+    console.log(`freshness-real: ${schedule.name} done`);
     const isChosen = schedule.name === chosen.name;
     sections.push({
       benchmark: `freshness, real syncs: ${schedule.name}${isChosen ? ', the default' : ''}`,

@@ -513,6 +513,7 @@ export async function benchFreshness(
   const fixed = await runSchedule(world, FIXED, ample);
   for (const schedule of schedules) {
     const result = schedule === FIXED ? fixed : await runSchedule(world, schedule, ample);
+    console.log(`freshness: ${schedule.name} done (${Math.round((performance.now() - started) / 1000)} s)`);
     const isChosen = schedule.name === chosen.name;
     sections.push({
       benchmark: `freshness at ${options.budgetPerSecond} calls/s: ${schedule.name}${isChosen ? ', the default' : ''}`,

@@ -14,6 +14,8 @@ export interface FrontierPoint {
   adapt: string;
   /** SYNC_ACCOUNT_INTERVAL; '' for a run from before the setting. */
   account: string;
+  /** The configuration held to the issue's targets: the settings' defaults when the bench ran. */
+  isDefault: boolean;
   callsPerConnectionHour: number;
   /** Per report band: p50 and p95 in minutes (null: no change measured there) and how many changes. */
   staleness: Record<string, { p50: number | null; p95: number | null; changes: number }>;
@@ -50,7 +52,18 @@ export function frontierPoints(sections: readonly BenchSection[]): FrontierPoint
       ]),
     );
     const account = String(section.inputs[FRONTIER_INPUTS.account] ?? '');
-    return [{ run, bands, adapt: String(adapt ?? ''), account, callsPerConnectionHour: calls, staleness }];
+    const isDefault = section.targets !== undefined;
+    return [
+      {
+        run,
+        bands,
+        adapt: String(adapt ?? ''),
+        account,
+        isDefault,
+        callsPerConnectionHour: calls,
+        staleness,
+      },
+    ];
   });
 }
 
@@ -75,7 +88,7 @@ export function frontierTable(points: readonly FrontierPoint[]): string {
     const ratio = fixed ? point.callsPerConnectionHour / fixed.callsPerConnectionHour : null;
     return [
       point.run,
-      `\`${point.bands}\``,
+      `\`${point.bands}\`${point.isDefault ? ' (default)' : ''}`,
       point.adapt,
       point.account,
       format(point.callsPerConnectionHour),
@@ -131,7 +144,7 @@ export function frontierSvg(points: readonly FrontierPoint[], title: string): st
   const titleHeight = 40;
   const panels: Panel[] = runs.map((run, i) => ({ run, top: titleHeight + i * (panelHeight + gap) }));
   const legendTop = titleHeight + runs.length * (panelHeight + gap) - 16;
-  const height = legendTop + 28 + configurations.length * 18 + 12;
+  const height = legendTop + 48 + configurations.length * 18 + 12;
   const p95s = points.flatMap((p) =>
     Object.values(p.staleness).flatMap((s) => (s.p95 === null ? [] : [s.p95])),
   );
@@ -195,6 +208,11 @@ export function frontierSvg(points: readonly FrontierPoint[], title: string): st
           `<circle cx="${px}" cy="${y(p95)}" r="4" fill="${BAND_COLOURS[band.name]}" stroke="#333" stroke-width="0.5"><title>${escapeXml(`${point.bands} (${point.adapt}): ${band.name} p95 ${p95} min at ${point.callsPerConnectionHour} calls`)}</title></circle>`,
         );
       }
+      if (point.isDefault) {
+        out.push(
+          `<rect x="${px - 8}" y="${panel.top + 4}" width="16" height="${panelHeight - 8}" fill="none" stroke="#333" stroke-dasharray="2 2"/>`,
+        );
+      }
       if (near !== null && near !== undefined) {
         out.push(`<text x="${px + 6}" y="${y(near) + 14}" font-size="11">${numberOf(point)}</text>`);
       }
@@ -209,10 +227,14 @@ export function frontierSvg(points: readonly FrontierPoint[], title: string): st
     );
     lx += 80;
   }
+  out.push(
+    `<text x="${left}" y="${legendTop + 30}">configurations (SYNC_BANDS, SYNC_ADAPT_FACTORS, SYNC_ACCOUNT_INTERVAL):</text>`,
+  );
   configurations.forEach((c, i) => {
-    const account = c.account === '' ? '' : `  SYNC_ACCOUNT_INTERVAL=${c.account}`;
-    const label = `${i + 1}  SYNC_BANDS=${c.bands}  SYNC_ADAPT_FACTORS=${c.adapt}${account}${c.bands === FIXED_BANDS ? '  (fixed reference)' : ''}`;
-    out.push(`<text x="${left}" y="${legendTop + 30 + i * 18}">${escapeXml(label)}</text>`);
+    const account = c.account === '' ? '' : `, account ${c.account}`;
+    const role = c.bands === FIXED_BANDS ? ' (fixed reference)' : c.isDefault ? ' (the default, boxed)' : '';
+    const label = `${i + 1}   ${c.bands}, adapt ${c.adapt}${account}${role}`;
+    out.push(`<text x="${left}" y="${legendTop + 48 + i * 18}">${escapeXml(label)}</text>`);
   });
   out.push('</svg>');
   return `${out.join('\n')}\n`;

@@ -1,6 +1,6 @@
 // `npm run bench`: runs the benchmarks, prints one table and writes bench-results.json (git-ignored) with every
 // figure, its inputs, the machine's CPU count and the Node version. Never part of `npm test`.
-//   BENCH_ONLY=sync|commit|feeds|teams|webhooks|growth|partitions|reports|freshness|freshness-real|demo-start
+//   BENCH_ONLY=sync|commit|feeds|teams|webhooks|growth|partitions|reports|freshness|freshness-real|demo-start|frontier
 //     (comma-separated; default: all but demo-start, which clones the checkout and runs npm ci, so runs only
 //     when named). A run of some keeps the others' last figures in the file.
 //   BENCH_DEMO_SCRIPT: demo-start runs this as the clone's "demo" script instead of the committed one;
@@ -12,8 +12,9 @@
 //     (the last two may be left out for their defaults; default FRONTIER below; the fixed reference and the
 //     configuration's defaults are always in it), BENCH_FRESHNESS_REAL_FRONTIER the real-sync run's (default:
 //     the fixed reference, the bands before issue 30, and today's defaults). BENCH_FRESHNESS_BANDS / _ADAPT /
-//     _ACCOUNT: the configuration held to the issue's targets (default: the settings' defaults). Both runs write bench-frontier.md and bench-frontier.svg (the frontier
-//     table and plot) beside bench-results.json.
+//     _ACCOUNT: the configuration held to the issue's targets (default: the settings' defaults). Both runs
+//     write bench-frontier.md and bench-frontier.svg (the frontier table and plot) beside bench-results.json;
+//     BENCH_ONLY=frontier runs nothing and writes them again from the figures kept there.
 //   BENCH_QUICK=1: reduced sizes to try the benchmarks out (100 connections, 2 s loads, 1 day of growth); the
 //     docs/performance.md quotes full-size runs only.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -80,9 +81,12 @@ const BEFORE = '4d=10m,7d=40m,*=3h@0.5,1.5';
 const FRONTIER = [
   BEFORE,
   '2d=5m,4d=10m,7d=40m,*=3h@0.5,1.5',
-  '2d=3m,4d=10m,7d=1h,*=4h@0.5,1.5',
-  '2d=5m,4d=15m,7d=1h,*=4h@1,1',
-  '2d=4m,4d=10m,7d=1h,*=6h@1,1',
+  '2d=3m,4d=10m,7d=40m,*=3h@0.5,1.5',
+  '2d=3m,4d=8m,7d=30m,*=2h@0.5,1.5',
+  '2d=4m,4d=12m,7d=40m,*=3h@1,1',
+  '2d=4m,4d=10m,7d=30m,*=2h@1,1',
+  '2d=4m,5d=10m,*=2h@1,1',
+  '2d=3m,4d=10m,7d=30m,*=2h@1,1',
 ].join(';');
 
 /** `<SYNC_BANDS>@<SYNC_ADAPT_FACTORS>@<SYNC_ACCOUNT_INTERVAL>;…` as configurations, checked by the settings' parsers. */
@@ -200,7 +204,7 @@ console.log(`wrote ${RESULTS}`);
 
 // The freshness frontier, from this run's figures and those kept from the last run of the other freshness part.
 const points = frontierPoints(results.sections);
-if (ran.has('freshness') || ran.has('freshness-real')) {
+if (ran.has('freshness') || ran.has('freshness-real') || only.has('frontier')) {
   const table = frontierTable(points);
   console.log(`\nfreshness frontier (staleness in minutes)\n${table}`);
   writeFileSync(FRONTIER_TABLE, `${table}\n`);
