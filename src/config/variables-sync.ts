@@ -38,15 +38,19 @@ export const syncSection = section({
     bands: variable({
       name: 'SYNC_BANDS',
       description:
-        'Cadence by date band: comma-separated `<days ahead>=<interval>`, nearest first, the last `*` (the rest of the horizon). `4d=10m,7d=40m,*=3h` pulls today and the next three days every 10 minutes, the rest of the week every 40, the rest every 3 hours; `*=15m` pulls everything every 15 minutes.',
-      default: '4d=10m,7d=40m,*=3h',
+        'Cadence by date band: comma-separated `<days ahead>=<interval>`, nearest first, the last `*` (the rest of the horizon). `2d=4m,4d=10m,7d=30m,*=2h` pulls today and tomorrow every 4 minutes, the next two days every 10, the rest of the week every 30, the rest every 2 hours; `*=15m` pulls everything every 15 minutes.',
+      // Chosen from the freshness frontier (docs/performance.md): 0-24 h p95 4.1 minutes at 0.76× the calls of
+      // a fixed 15-minute schedule, every report band fresher than the bands before.
+      default: '2d=4m,4d=10m,7d=30m,*=2h',
       schema: cadenceBandsSchema,
     }),
     adapt: variable({
       name: 'SYNC_ADAPT_FACTORS',
       description:
-        'How far a connection’s own activity moves its band intervals: `<fastest>,<slowest>` as factors of SYNC_BANDS (a band that saw changes goes faster, one that saw none slower); `1,1` turns adaptation off.',
-      default: '0.5,1.5',
+        'How far a connection’s own activity moves its band intervals: `<fastest>,<slowest>` as factors of SYNC_BANDS (a band that saw changes goes faster, one that saw none slower); `1,1`, the default, turns adaptation off.',
+      // Off: a booking's wait is set by the interval its band has when it happens, and adaptation mostly slows
+      // quiet accounts to the slow bound, past the near band's target (the frontier, docs/performance.md).
+      default: '1,1',
       schema: adaptFactors,
     }),
     accountIntervalSeconds: variable({

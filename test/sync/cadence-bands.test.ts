@@ -62,6 +62,9 @@ describe('SYNC_BANDS', () => {
       'SYNC_BANDS=*=900s',
     );
     expect(() => loadConfig({ ...base, SYNC_ADAPT_FACTORS: '2,1' }, ['sync'])).toThrow(/SYNC_ADAPT_FACTORS/);
+    expect(() => loadConfig({ ...base, SYNC_ACCOUNT_INTERVAL: '30s' }, ['sync'])).toThrow(
+      /SYNC_ACCOUNT_INTERVAL .*must be 60s to 24h, written like 90s, 10m or 2h/,
+    );
     expect(() => loadConfig({ ...base, SYNC_CALL_BUDGET_PER_SECOND: 'lots' }, ['sync'])).toThrow(
       /SYNC_CALL_BUDGET_PER_SECOND must be a number of calls per second/,
     );
@@ -70,7 +73,8 @@ describe('SYNC_BANDS', () => {
     expect(loadConfig({ ...base, SYNC_CALL_BUDGET_PER_SECOND: '0' }, ['sync']).sync.callBudgetPerSecond).toBe(
       0,
     );
-    expect(config.sync.intervalSeconds).toBe(600);
+    expect(config.sync.intervalSeconds).toBe(240);
+    expect(config.sync.accountIntervalSeconds).toBe(900);
   });
 
   it('leaves out, once for every user of them, bands that start beyond SYNC_HORIZON_DAYS', () => {
@@ -81,14 +85,15 @@ describe('SYNC_BANDS', () => {
       CALENDBOOK_CLIENT_ID: 'id',
       CALENDBOOK_CLIENT_SECRET: 'secret',
     };
+    // The default SYNC_BANDS, 2d=4m,4d=10m,7d=30m,*=2h.
     const week = loadConfig({ ...env, SYNC_HORIZON_DAYS: '7' }, ['sync']).sync;
-    expect(week.bands.map((band) => band.name)).toEqual(['days 0-3', 'days 4-6']);
+    expect(week.bands.map((band) => band.name)).toEqual(['days 0-1', 'days 2-3', 'days 4-6']);
     expect(week.bandsBeyondHorizon).toEqual(['days 7+']);
     const short = loadConfig({ ...env, SYNC_HORIZON_DAYS: '3' }, ['sync']).sync;
-    expect(short.bands.map((band) => band.name)).toEqual(['days 0-3']);
+    expect(short.bands.map((band) => band.name)).toEqual(['days 0-1', 'days 2-3']);
     expect(short.bandsBeyondHorizon).toEqual(['days 4-6', 'days 7+']);
     const month = loadConfig(env, ['sync']).sync;
-    expect(month.bands.map((band) => band.name)).toEqual(['days 0-3', 'days 4-6', 'days 7+']);
+    expect(month.bands.map((band) => band.name)).toEqual(['days 0-1', 'days 2-3', 'days 4-6', 'days 7+']);
     expect(month.bandsBeyondHorizon).toEqual([]);
   });
 

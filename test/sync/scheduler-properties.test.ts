@@ -7,7 +7,7 @@
 // (a longer horizon) left behind, which must neither be due nor come back after a pull.
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig, variables } from '../../src/config.js';
 import { dueBands, scheduleAfterPull, type BandState } from '../../src/sync/band-schedule.js';
 import { allocateCalls, bankedCalls, bankCapacity, type DueConnection } from '../../src/sync/call-budget.js';
 import { ACCOUNT_CALLS, accountReadDue } from '../../src/sync/pull-plan.js';
@@ -87,14 +87,15 @@ describe('the scheduler, over random bands, budgets, queued jobs and failures', 
   it('never makes a band beyond the horizon due, never blocks on a queued job, and never overspends', () => {
     fc.assert(
       fc.property(
-        bandsText,
+        // The defaults, as shipped, and random bands.
+        fc.oneof(fc.constant(variables.SYNC_BANDS.default!), bandsText),
         fc.integer({ min: 1, max: 30 }),
         fc.oneof(fc.constant(0), fc.double({ min: 0.05, max: 6, noNaN: true })),
         fc.integer({ min: 10, max: 120 }),
         fc.array(connectionArb, { minLength: 1, maxLength: 10 }),
         fc.array(outcomeArb, { minLength: 1, maxLength: 20 }),
         fc.integer(),
-        fc.constantFrom('1m', '15m', '2h'),
+        fc.constantFrom(variables.SYNC_ACCOUNT_INTERVAL.default!, '1m', '2h'),
         (bandsEnv, horizonDays, perSecond, tickSeconds, connectionSpecs, outcomes, seed, accountInterval) => {
           const { sync } = loadConfig(
             {

@@ -1,5 +1,5 @@
 // Who a scheduler tick considers, with the worker running on an injected clock. Two ways it went wrong (issue
-// 26): with SYNC_HORIZON_DAYS=7 the default SYNC_BANDS has a band (days 7+) no date of the horizon falls in; it was
+// 26): with SYNC_HORIZON_DAYS=7 the SYNC_BANDS default then had a band (days 7+) no date of the horizon falls in; it was
 // never pulled, so counted as due, and every commit set next_sync_at to now: each connection was pulled whole at
 // every tick. And a connection whose job already waited in the queue (a retry in backoff, a busy pool) was still
 // budgeted for: its pick was dropped at enqueue, and the round had stopped behind it, so nobody else went.
@@ -18,11 +18,11 @@ let ids: string[];
 const clock = new FakeClock(new Date('2026-03-02T09:00:00Z'));
 
 beforeAll(async () => {
-  // The default SYNC_BANDS (4d=10m,7d=40m,*=3h) over a week's horizon.
+  // Bands whose last starts a week ahead (the defaults before issue 30), over a week's horizon.
   h = await createSyncHarness('tick_candidates', {
     clock,
     simulator: { users: 3 },
-    env: { SYNC_HORIZON_DAYS: '7' },
+    env: { SYNC_BANDS: '4d=10m,7d=40m,*=3h', SYNC_HORIZON_DAYS: '7' },
   });
   ids = [];
   for (const user of h.sim.users) ids.push(await h.connect(user.email));

@@ -80,7 +80,7 @@ describe('a served feed', () => {
     expect(response.headers['cache-control']).toBe(
       `private, max-age=${h.sync.config.sync.intervalSeconds / 2}`,
     );
-    expect(h.sync.config.sync.intervalSeconds).toBe(600);
+    expect(h.sync.config.sync.intervalSeconds).toBe(240);
     expect(response.headers['content-encoding']).toBeUndefined();
     const events = eventsOf(response.text);
     const windowEnd = new Date(Date.parse('2026-03-02T00:00:00Z') + 29 * 86_400_000);
@@ -100,8 +100,8 @@ describe('a served feed', () => {
     const uids = new Set(open.map((s) => slotUid(connectionId, s.upstreamEventId, s.startsAt)));
     expect(slots.length).toBeGreaterThan(events.length);
     expect(slots.every((e) => uids.has(e.uid))).toBe(true);
-    expect(response.text).toContain('REFRESH-INTERVAL;VALUE=DURATION:PT10M');
-    expect(response.text).toContain('X-PUBLISHED-TTL:PT10M');
+    expect(response.text).toContain('REFRESH-INTERVAL;VALUE=DURATION:PT4M');
+    expect(response.text).toContain('X-PUBLISHED-TTL:PT4M');
   });
 
   it('is byte-identical across fetches and across a re-sync that changed nothing, and is rendered once', async () => {
