@@ -31,12 +31,15 @@ export interface KnownHistory {
 const sync = (h: SyncHarness, connectionId: string) =>
   syncConnection(h.services.syncDeps, { connectionId, jobId: null, attempt: 1, maxAttempts: 1 });
 
-/** Harness options the script expects: its clock, two simulated users, 3-hour access tokens. */
+/**
+ * Harness options the script expects: its clock, two simulated users, 3-hour access tokens, and the bands its
+ * call counts were written for (the defaults before issue 30: a 7-day horizon in two bands).
+ */
 export function knownHistoryOptions(clock: FakeClock) {
   return {
     clock,
     simulator: { users: 2, seed: 11, accessTokenTtlSeconds: 3 * 3600 },
-    env: { SYNC_HORIZON_DAYS: '7' },
+    env: { SYNC_HORIZON_DAYS: '7', SYNC_BANDS: '4d=10m,7d=40m,*=3h' },
   };
 }
 
