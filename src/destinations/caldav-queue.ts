@@ -9,9 +9,11 @@
 // The dispatcher asks Postgres for due destinations every CALDAV_DISPATCH_INTERVAL_MS and when kicked (an
 // on-demand push); a failed push is retried by the dispatcher once its backoff ends (push-policy.ts), never by
 // BullMQ.
-import { Queue, Worker, type ConnectionOptions, type JobsOptions } from 'bullmq';
+import type { Queue } from 'bullmq';
+import { Worker, type ConnectionOptions, type JobsOptions } from 'bullmq';
 import { LockTimeoutError, withRedisLock } from '../lib/redis-lock.js';
 import type { RedisClient } from '../lib/redis-connection.js';
+import { createObservedQueue, type QueueSettings } from '../lib/observed-queue.js';
 import type { RepeatedErrorLog } from '../lib/repeated-errors.js';
 import { reportErrorsAndBackOff } from '../lib/worker-errors.js';
 import type { Logger } from '../log.js';
@@ -28,17 +30,8 @@ export interface CaldavJobData {
 /** Destinations handed to the queue per dispatcher pass, oldest change first. */
 const DISPATCH_BATCH = 500;
 
-export function createCaldavQueue(settings: {
-  connection: ConnectionOptions;
-  prefix: string;
-  errors: RepeatedErrorLog;
-}): Queue<CaldavJobData> {
-  const queue = new Queue<CaldavJobData>(CALDAV_QUEUE, {
-    connection: settings.connection,
-    prefix: settings.prefix,
-  });
-  queue.on('error', (error) => settings.errors.report('caldav queue', error));
-  return queue;
+export function createCaldavQueue(settings: QueueSettings): Queue<CaldavJobData> {
+  return createObservedQueue<CaldavJobData>(CALDAV_QUEUE, settings);
 }
 
 /** BullMQ refuses ':' in custom ids. */

@@ -2,9 +2,9 @@
 // it in Redis as clear text.
 // A queue is a producer: main.ts gives it the fail-fast command connection, as BullMQ advises for producers,
 // so adding a job while Redis is down fails within seconds instead of waiting for Redis to come back.
-import { Queue, type ConnectionOptions, type Job, type JobsOptions } from 'bullmq';
+import type { Job, JobsOptions, Queue } from 'bullmq';
 import { z } from 'zod';
-import type { RepeatedErrorLog } from '../lib/repeated-errors.js';
+import { createObservedQueue, type QueueSettings } from '../lib/observed-queue.js';
 
 export const SYNC_QUEUE = 'sync';
 export const TICK_QUEUE = 'tick';
@@ -20,27 +20,14 @@ export const syncJobDataSchema = z.object({
 });
 export type SyncJobData = z.infer<typeof syncJobDataSchema>;
 
-export interface QueueSettings {
-  connection: ConnectionOptions;
-  /** Redis key prefix of every queue (REDIS_PREFIX). */
-  prefix: string;
-  /** A queue re-emits its connection's errors; without a listener BullMQ prints each one with console.error. */
-  errors: RepeatedErrorLog;
-}
+export type { QueueSettings };
 
 export function createSyncQueue(settings: QueueSettings): Queue<SyncJobData> {
-  const queue = new Queue<SyncJobData>(SYNC_QUEUE, {
-    connection: settings.connection,
-    prefix: settings.prefix,
-  });
-  queue.on('error', (error) => settings.errors.report('sync queue', error));
-  return queue;
+  return createObservedQueue<SyncJobData>(SYNC_QUEUE, settings);
 }
 
 export function createTickQueue(settings: QueueSettings): Queue {
-  const queue = new Queue(TICK_QUEUE, { connection: settings.connection, prefix: settings.prefix });
-  queue.on('error', (error) => settings.errors.report('tick queue', error));
-  return queue;
+  return createObservedQueue(TICK_QUEUE, settings);
 }
 
 function syncDeduplicationId(connectionId: string): string {

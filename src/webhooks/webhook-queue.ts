@@ -2,9 +2,11 @@
 // worker attempts each, retrying failures with exponential backoff (webhook-jobs.ts declares the policy).
 // Delivery is at least once: a receiver drops repeats by webhook-id. Postgres, not Redis, says what is left to
 // deliver: the lost-job sweep (lost-deliveries.ts) deals with the rows whose job the queue has lost.
-import { Queue, Worker, type ConnectionOptions } from 'bullmq';
+import type { Queue } from 'bullmq';
+import { Worker, type ConnectionOptions } from 'bullmq';
 import type { Metrics } from '../lib/metrics.js';
 import type { RedisClient } from '../lib/redis-connection.js';
+import { createObservedQueue, type QueueSettings } from '../lib/observed-queue.js';
 import type { RepeatedErrorLog } from '../lib/repeated-errors.js';
 import type { Logger } from '../log.js';
 import type { WebhookDeliveryStore } from '../store/webhook-deliveries.js';
@@ -21,17 +23,8 @@ import {
 
 export { WEBHOOK_QUEUE, type WebhookJobData, type WebhookRetrySettings };
 
-export function createWebhookQueue(settings: {
-  connection: ConnectionOptions;
-  prefix: string;
-  errors: RepeatedErrorLog;
-}): Queue<WebhookJobData> {
-  const queue = new Queue<WebhookJobData>(WEBHOOK_QUEUE, {
-    connection: settings.connection,
-    prefix: settings.prefix,
-  });
-  queue.on('error', (error) => settings.errors.report('webhook queue', error));
-  return queue;
+export function createWebhookQueue(settings: QueueSettings): Queue<WebhookJobData> {
+  return createObservedQueue<WebhookJobData>(WEBHOOK_QUEUE, settings, 'webhook queue');
 }
 
 /** Hands every outbox row not handed over yet to the queue; the number handed over. */
