@@ -4,8 +4,10 @@
 // requests and discovery; every request goes through guarded-fetch.ts (policy, credentials, time limit, typed errors).
 import { randomUUID } from 'node:crypto';
 import {
-  calendarQuery,
   createCalendarObject,
+  davRequest,
+  DAVNamespace,
+  getDAVAttribute,
   deleteCalendarObject,
   fetchHomeUrl,
   fetchPrincipalUrl,
@@ -16,11 +18,17 @@ import {
   type DAVAccount,
   type DAVResponse,
 } from 'tsdav';
-import { CalDavError, CalDavNotFoundError, CalDavNotSupportedError, CalDavRequestError } from './errors.js';
+import {
+  CalDavError,
+  CalDavNotFoundError,
+  CalDavNotSupportedError,
+  CalDavRequestError,
+  CalDavTargetError,
+} from './errors.js';
 import { FEED_MARKER_PROPERTY, readEventIdentity } from './event-marker.js';
-import { guardedFetch } from './guarded-fetch.js';
+import { anotherSite, guardedFetch } from './guarded-fetch.js';
 import { nodeHttpTransport, type Fetch } from './http-transport.js';
-import { checkedCalDavUrl } from './target-policy.js';
+import { checkedCalDavUrl, credentialScope } from './target-policy.js';
 
 export const DEFAULT_CALDAV_TIMEOUT_MS = 20_000;
 /** A calendar-query answer holds every event of the feed: generous, but bounded. */
@@ -70,6 +78,20 @@ export interface CalDavFeedEvent extends CalDavStoredEvent {
   uid: string;
   /** The stored VCALENDAR text, as the server gives it. */
   icalendar: string;
+  /** The event's proof (X-SLOTFEED-PROOF), when it carries one: whether it fits its UID is the caller's to check. */
+  proof: string | undefined;
+}
+
+/** What a calendar-query found of one feed's events. */
+export interface CalDavFeedListing {
+  events: CalDavFeedEvent[];
+  /**
+   * False when the server said the answer is cut short (507 on the collection, RFC 4918 §11.5 / RFC 5323) or an
+   * item could not be read (an item's 403, 5xx …): absence from `events` then proves nothing.
+   */
+  complete: boolean;
+  /** Items the server answered with a failure, skipped: their href and status. */
+  failedItems: { href: string; status: number }[];
 }
 
 export interface CalDavAccount {
@@ -96,10 +118,14 @@ export interface CalDavAccount {
   /**
    * The calendar's events whose marker is exactly this feed's id, by a calendar-query REPORT (RFC 4791 §7.8)
    * filtered on the marker, each checked again here: CalDAV's text-match is a substring match, and a server might
-   * ignore a filter. A person's own events are never in it. sync-collection (RFC 6578) is not used: slotfeed reads
-   * its own few events whole on each push, which needs no sync token kept per calendar.
+   * ignore a filter. A person's own events are never in it (copies of slotfeed's aside: see the proof). Every good
+   * item of the multistatus is read; a failed one is skipped and named, and makes the listing incomplete.
+   * sync-collection (RFC 6578) is not used: slotfeed reads its own few events whole on each push, which needs no
+   * sync token kept per calendar. CalDavNotFoundError when the calendar itself is gone.
    */
-  listFeedEvents(calendarUrl: string, feedId: string): Promise<CalDavFeedEvent[]>;
+  listFeedEvents(calendarUrl: string, feedId: string): Promise<CalDavFeedListing>;
+  /** Whether the calendar collection is still there (a 404 or 410 to PROPFIND: false). */
+  calendarExists(calendarUrl: string): Promise<boolean>;
 }
 
 const withSlash = (url: string) => (url.endsWith('/') ? url : `${url}/`);
@@ -179,8 +205,11 @@ export async function openCalDavAccount(options: CalDavAccountOptions): Promise<
   const timeoutMs = options.timeoutMs ?? DEFAULT_CALDAV_TIMEOUT_MS;
   if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new RangeError('timeoutMs is a positive number');
   const policy = { allowPrivateTargets: options.allowPrivateTargets ?? false };
-  const serverUrl = checkedCalDavUrl(options.serverUrl, policy).href;
+  const server = checkedCalDavUrl(options.serverUrl, policy);
+  const serverUrl = server.href;
+  const mayCarryCredentials = credentialScope(server);
   const fetch = guardedFetch({
+    mayCarryCredentials,
     transport: options.fetch ?? nodeHttpTransport({ ...policy, maxBodyBytes: MAX_BODY_BYTES }),
     policy,
     authorization: `Basic ${Buffer.from(`${options.username}:${options.password}`).toString('base64')}`,
@@ -192,7 +221,7 @@ export async function openCalDavAccount(options: CalDavAccountOptions): Promise<
   const propfindCalendars = async (url: string, depth: '0' | '1') =>
     (await propfind({ url, props: CALENDAR_PROPS, depth, fetch })).filter((r) => r.ok && isCalendar(r));
 
-  const located = await locate(serverUrl, fetch, propfindCalendars);
+  const located = await locate(serverUrl, fetch, propfindCalendars, mayCarryCredentials);
 
   const readEtag = async (href: string): Promise<string> => {
     const [answer] = await propfind({ url: href, props: { 'd:getetag': {} }, depth: '0', fetch });
@@ -270,46 +299,77 @@ export async function openCalDavAccount(options: CalDavAccountOptions): Promise<
     async listFeedEvents(calendarUrl, feedId) {
       if (!/^[^\p{Cc}]+$/u.test(feedId))
         throw new TypeError('a feed id is non-empty text without control characters');
-      const answers = await calendarQuery({
+      // davRequest, not tsdav's calendarQuery: that one throws away a whole answer for one failed item.
+      const answers = await davRequest({
         url: calendarUrl,
-        props: { 'd:getetag': {}, 'c:calendar-data': {} },
-        filters: {
-          'comp-filter': {
-            _attributes: { name: 'VCALENDAR' },
-            'comp-filter': {
-              _attributes: { name: 'VEVENT' },
-              'prop-filter': {
-                _attributes: { name: FEED_MARKER_PROPERTY },
-                'text-match': { _attributes: { collation: 'i;octet' }, _text: feedId },
+        init: {
+          method: 'REPORT',
+          headers: { depth: '1' },
+          namespace: 'c',
+          body: {
+            'calendar-query': {
+              _attributes: getDAVAttribute([DAVNamespace.CALDAV, DAVNamespace.DAV]),
+              'd:prop': { 'd:getetag': {}, 'c:calendar-data': {} },
+              filter: {
+                'comp-filter': {
+                  _attributes: { name: 'VCALENDAR' },
+                  'comp-filter': {
+                    _attributes: { name: 'VEVENT' },
+                    'prop-filter': {
+                      _attributes: { name: FEED_MARKER_PROPERTY },
+                      'text-match': { _attributes: { collation: 'i;octet' }, _text: feedId },
+                    },
+                  },
+                },
               },
             },
           },
         },
-        depth: '1',
         fetch,
       }).catch((thrown: unknown) => {
-        // tsdav refuses a multistatus in which any item failed; its message would repeat the raw answer.
         throw asCalDavError(
           thrown,
           () =>
-            new CalDavRequestError(`REPORT ${calendarUrl} (calendar-query): the answer names a failed item`),
+            new CalDavRequestError(`REPORT ${calendarUrl} (calendar-query): the answer could not be read`),
         );
       });
-      const events: CalDavFeedEvent[] = [];
+      const collection = new URL(withSlash(calendarUrl)).pathname;
+      const listing: CalDavFeedListing = { events: [], complete: true, failedItems: [] };
       for (const answer of answers) {
+        const href = answer.href ? new URL(answer.href, withSlash(calendarUrl)).href : undefined;
+        const failed = !answer.ok || (answer.status !== undefined && answer.status >= 400);
+        if (href === undefined || withSlash(new URL(href).pathname) === collection) {
+          // The collection's own entry: 507 says the server cut the answer short.
+          if (failed) listing.complete = false;
+          continue;
+        }
+        if (failed) {
+          listing.failedItems.push({ href, status: answer.status ?? 0 });
+          // A 404 item is gone; anything else may be one of slotfeed's events that could not be read.
+          if (answer.status !== 404) listing.complete = false;
+          continue;
+        }
         const icalendar = textOf(answer.props?.calendarData);
         const etag = textOf(answer.props?.getetag);
-        if (!answer.ok || !answer.href || icalendar === undefined || !etag) continue;
+        if (icalendar === undefined || !etag) {
+          listing.complete = false;
+          continue;
+        }
         const identity = readEventIdentity(icalendar);
         if (identity?.feedId !== feedId) continue;
-        events.push({
-          href: new URL(answer.href, withSlash(calendarUrl)).href,
-          etag,
-          uid: identity.uid,
-          icalendar,
-        });
+        listing.events.push({ href, etag, uid: identity.uid, icalendar, proof: identity.proof });
       }
-      return events;
+      return listing;
+    },
+
+    async calendarExists(calendarUrl) {
+      try {
+        await propfind({ url: calendarUrl, props: { 'd:resourcetype': {} }, depth: '0', fetch });
+        return true;
+      } catch (thrown: unknown) {
+        if (thrown instanceof CalDavNotFoundError) return false;
+        throw thrown;
+      }
     },
   };
 }
@@ -329,6 +389,7 @@ async function locate(
   serverUrl: string,
   fetch: Fetch,
   propfindCalendars: (url: string, depth: '0') => Promise<DAVResponse[]>,
+  mayCarryCredentials: (url: URL) => boolean,
 ): Promise<Located> {
   try {
     const [calendar] = await propfindCalendars(serverUrl, '0');
@@ -338,7 +399,10 @@ async function locate(
   }
   const account: DAVAccount = { serverUrl, accountType: 'caldav' };
   const rootUrl = await serviceDiscovery({ account, fetch });
-  const candidates = [...new Set([rootUrl, serverUrl, new URL('/', serverUrl).href])];
+  // A /.well-known/caldav redirect to another site is not followed: the password stays with the server's own.
+  const candidates = [...new Set([rootUrl, serverUrl, new URL('/', serverUrl).href])].filter((candidate) =>
+    mayCarryCredentials(new URL(candidate)),
+  );
   for (const candidate of candidates) {
     const at: DAVAccount = { ...account, rootUrl: candidate };
     let principalUrl: string;
@@ -350,6 +414,7 @@ async function locate(
     }
     try {
       const homeUrl = await fetchHomeUrl({ account: { ...at, principalUrl }, fetch });
+      if (!mayCarryCredentials(new URL(homeUrl))) throw new CalDavTargetError(anotherSite(new URL(homeUrl)));
       return { homeUrl: withSlash(homeUrl), calendarUrl: undefined };
     } catch (thrown: unknown) {
       throw asCalDavError(

@@ -8,6 +8,7 @@ import { parseRetryAfter } from '../lib/retry-after.js';
 export type CalDavErrorCode =
   | 'credentials'
   | 'precondition'
+  | 'uid_conflict'
   | 'retry_later'
   | 'not_found'
   | 'not_supported'
@@ -56,11 +57,23 @@ export class CalDavCredentialsError extends CalDavError {
 }
 
 /**
- * 412 (If-Match: the event changed since its ETag was read; If-None-Match: *: it exists already), or a 403 naming
- * CALDAV:no-uid-conflict (another event in the calendar has the UID). Re-read the calendar, then decide again.
+ * 412: If-Match: the event changed since its ETag was read; If-None-Match: *: it exists already. Re-read the
+ * calendar, then decide again.
  */
 export class CalDavPreconditionError extends CalDavError {
   readonly code = 'precondition' as const;
+  readonly retryable = false;
+  constructor(message: string, init: ErrorInit) {
+    super(message, init);
+  }
+}
+
+/**
+ * The calendar holds another resource with this UID (RFC 4791 §5.3.2.1: CALDAV:no-uid-conflict, which servers
+ * answer with 403 or 409, and 409 Conflict alone): someone else's event. It is theirs; leave it alone.
+ */
+export class CalDavUidConflictError extends CalDavError {
+  readonly code = 'uid_conflict' as const;
   readonly retryable = false;
   constructor(message: string, init: ErrorInit) {
     super(message, init);
@@ -174,9 +187,10 @@ export function caldavErrorFor(
     );
   }
   if (status === 401) return new CalDavCredentialsError(`${answered}: the credentials were refused`, init);
-  if (status === 412 || (status === 403 && condition === 'no-uid-conflict')) {
-    return new CalDavPreconditionError(`${answered}: a precondition failed`, init);
+  if (condition === 'no-uid-conflict' || (status === 409 && request.method === 'PUT')) {
+    return new CalDavUidConflictError(`${answered}: the calendar holds another event with this UID`, init);
   }
+  if (status === 412) return new CalDavPreconditionError(`${answered}: a precondition failed`, init);
   if (status === 403) {
     return condition === undefined || condition === 'need-privileges'
       ? new CalDavCredentialsError(`${answered}: this account may not do that`, init)

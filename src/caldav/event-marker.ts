@@ -7,11 +7,19 @@
 
 /** The property, in each VEVENT slotfeed writes, that names the feed the event comes from. */
 export const FEED_MARKER_PROPERTY = 'X-SLOTFEED-FEED';
+/**
+ * Binds the marker to the event's UID: slotfeed's keyed proof of (feed, UID). Calendar apps keep X- properties
+ * when a person duplicates an event, but give the copy a UID of its own, so a copy carries a proof that does not
+ * fit its UID: slotfeed can tell its own events from a person's copies of them.
+ */
+export const EVENT_PROOF_PROPERTY = 'X-SLOTFEED-PROOF';
 
 export interface EventIdentity {
   uid: string;
   /** The marker's value: the feed the event comes from; undefined for an event slotfeed did not write. */
   feedId: string | undefined;
+  /** The proof's value, when the event carries one. */
+  proof: string | undefined;
 }
 
 /** RFC 5545 §3.3.11 TEXT: backslash escapes. */
@@ -40,6 +48,7 @@ export function readEventIdentity(icalendar: string): EventIdentity | undefined 
   const open: string[] = [];
   let uid: string | undefined;
   let feedId: string | undefined;
+  let proof: string | undefined;
   for (const line of lines) {
     const parsed = contentLine(line);
     if (!parsed) continue;
@@ -47,11 +56,12 @@ export function readEventIdentity(icalendar: string): EventIdentity | undefined 
     if (name === 'BEGIN') {
       open.push(value.trim().toUpperCase());
     } else if (name === 'END') {
-      if (open.pop() === 'VEVENT' && uid !== undefined) return { uid, feedId };
-      if (!open.includes('VEVENT')) [uid, feedId] = [undefined, undefined];
+      if (open.pop() === 'VEVENT' && uid !== undefined) return { uid, feedId, proof };
+      if (!open.includes('VEVENT')) [uid, feedId, proof] = [undefined, undefined, undefined];
     } else if (open.at(-1) === 'VEVENT') {
       if (name === 'UID') uid = unescapeText(value);
       else if (name === FEED_MARKER_PROPERTY) feedId = unescapeText(value);
+      else if (name === EVENT_PROOF_PROPERTY) proof = value.trim();
     }
   }
   return undefined;

@@ -6,6 +6,7 @@ import {
   CalDavError,
   caldavErrorFor,
   CalDavRequestError,
+  CalDavTargetError,
   CalDavTimeoutError,
   CalDavUnreachableError,
 } from './errors.js';
@@ -15,8 +16,13 @@ import { checkedCalDavUrl, type TargetPolicy } from './target-policy.js';
 export interface GuardSettings {
   transport: Fetch;
   policy: TargetPolicy;
-  /** The Authorization header's value: sent to every URL, dropped on a redirect to another origin. */
+  /** The Authorization header's value, sent with every request. */
   authorization: string;
+  /**
+   * Where the credentials may go (target-policy.ts's credentialScope): a request or redirect anywhere else is
+   * refused before it is sent, so the password never reaches another site.
+   */
+  mayCarryCredentials: (url: URL) => boolean;
   timeoutMs: number;
   /** The caller's abort (shutdown): passed on as it is, not as a CalDAV error. */
   signal?: AbortSignal | undefined;
@@ -48,11 +54,23 @@ async function errorBody(response: Response): Promise<string> {
   }
 }
 
+/** Said when a URL lies outside the credentials' scope. */
+export function anotherSite(url: URL): string {
+  return (
+    `${url.origin} is not the site of the server's address: slotfeed does not send the password there ` +
+    '(give that server’s address itself to use it)'
+  );
+}
+
 export function guardedFetch(settings: GuardSettings): Fetch {
   const { policy, timeoutMs } = settings;
+  const inScope = (url: URL): URL => {
+    if (!settings.mayCarryCredentials(url)) throw new CalDavTargetError(anotherSite(url));
+    return url;
+  };
   return async (input, init = {}) => {
     if (input instanceof Request) throw new TypeError('the CalDAV client fetches URLs, not Requests');
-    let url = checkedCalDavUrl(String(input), policy);
+    let url = inScope(checkedCalDavUrl(String(input), policy));
     let method = (init.method ?? 'GET').toUpperCase();
     let body = init.body;
     const headers = new Headers(init.headers);
@@ -85,9 +103,9 @@ export function guardedFetch(settings: GuardSettings): Fetch {
             status: response.status,
           });
         }
-        const next = checkedCalDavUrl(new URL(location, url).href, policy);
-        // As browsers do: the password goes to the origin it was given for, not to wherever a redirect points.
-        if (next.origin !== url.origin) headers.delete('authorization');
+        // Only within the server's own site: a redirect elsewhere is refused, not followed without the password
+        // (a CalDAV request without it is refused there anyway) nor with it.
+        const next = inScope(checkedCalDavUrl(new URL(location, url).href, policy));
         if (response.status === 303 && method !== 'HEAD') {
           method = 'GET';
           body = undefined;

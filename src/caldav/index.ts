@@ -10,13 +10,14 @@ export type {
   CalDavFeedEvent,
   CalDavStoredEvent,
 } from './account.js';
-export { FEED_MARKER_PROPERTY, readEventIdentity } from './event-marker.js';
+export { EVENT_PROOF_PROPERTY, FEED_MARKER_PROPERTY, readEventIdentity } from './event-marker.js';
 export type { EventIdentity } from './event-marker.js';
 export {
   caldavErrorFor,
   CalDavError,
   CalDavCredentialsError,
   CalDavPreconditionError,
+  CalDavUidConflictError,
   CalDavRetryLaterError,
   CalDavNotFoundError,
   CalDavNotSupportedError,

@@ -4,6 +4,7 @@
 // (lib/private-hosts.ts) for every request and redirect, and after DNS by the transport (http-transport.ts), unless
 // the operator allows private targets (tests, the demo, a server on the same network). And as every request carries
 // the password, plain http is for those allowed private targets only.
+import { getDomain } from 'tldts';
 import { isPrivateHost } from '../lib/private-hosts.js';
 import { CalDavTargetError } from './errors.js';
 
@@ -43,4 +44,22 @@ export function checkedCalDavUrl(raw: string, policy: TargetPolicy): URL {
     }
   }
   return url;
+}
+
+/**
+ * Where the password may go, given the server's address the person typed: that origin, the same host over https,
+ * and other https hosts of the same registrable domain (iCloud's caldav.icloud.com sends its users on to
+ * pNN-caldav.icloud.com), decided by the Public Suffix List (tldts), so that example.co.uk never vouches for
+ * another.co.uk. Never another site, and never another host when the one typed is an IP literal or a name with no
+ * registrable domain (localhost). Every request and redirect is held to it (guarded-fetch.ts), discovery included.
+ */
+export function credentialScope(serverUrl: URL): (url: URL) => boolean {
+  const site = getDomain(serverUrl.hostname, { allowPrivateDomains: true });
+  return (url) => {
+    if (url.origin === serverUrl.origin) return true;
+    if (url.protocol !== 'https:') return false;
+    if (url.hostname === serverUrl.hostname) return true;
+    if (site === null || serverUrl.protocol !== 'https:') return false;
+    return getDomain(url.hostname, { allowPrivateDomains: true }) === site;
+  };
 }

@@ -156,13 +156,14 @@ export async function runDestinations(
         return;
       }
       case 'remove': {
-        const { deletedEvents } = await destinations.remove(action.destinationId, {
+        const { eventsToDelete } = await destinations.remove(action.destinationId, {
           keepEvents: action.keepEvents,
         });
         out.write(
           action.keepEvents
             ? `CalDAV destination ${action.destinationId} removed; the events it wrote were left in the calendar.\n`
-            : `CalDAV destination ${action.destinationId} removed, and the ${deletedEvents} event(s) it wrote deleted from the calendar.\n`,
+            : `CalDAV destination ${action.destinationId} removed. A worker deletes the ${eventsToDelete} event(s) it ` +
+                'wrote from the calendar (and none of the person’s own); `slotfeed destinations list` shows it until done.\n',
         );
         return;
       }

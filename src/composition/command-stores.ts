@@ -11,6 +11,7 @@ import {
 import { createRedisConnection, redisTargetOf, type RedisClient } from '../lib/redis-connection.js';
 import type { Releasers } from '../lib/releasers.js';
 import { createApiKeyStore } from '../store/api-keys.js';
+import { createCaldavCleanupStore } from '../store/caldav-cleanups.js';
 import { createCaldavDestinationStore } from '../store/caldav-destinations.js';
 import { createConnectionAdminStore } from '../store/connection-admin.js';
 import { createFeedNameStore } from '../store/feed-names.js';
@@ -89,10 +90,12 @@ export function openCommandDestinations(
   const vault = tokenVaultFor(config.vault);
   return createCaldavDestinations({
     destinations: createCaldavDestinationStore(prisma, vault),
+    cleanups: createCaldavCleanupStore(prisma, vault),
     feeds: createFeedStore(prisma, logger, vault),
     openAccount: (target) =>
       openCalDavAccount({ ...target, allowPrivateTargets: config.caldav.allowPrivateTargets }),
     enqueue: async () => undefined,
+    enqueueCleanup: async () => undefined,
     now: () => new Date(),
   });
 }

@@ -98,6 +98,7 @@ export function composeRoles(
           lockSeconds: config.sync.workerLockSeconds,
           dispatchIntervalMs: config.caldav.dispatchIntervalMs,
           push: services.caldavPush,
+          cleanUp: services.caldavCleanUp,
           errors: clients.errors,
           logger: clients.logger.child({ role: 'caldav' }),
         },

@@ -2,7 +2,8 @@
 // scheduler tick needs, the signal by which a commit tells the webhook dispatcher to look, and the CalDAV
 // destinations' push (the worker runs it) and service (pages and commands use it).
 import { openCalDavAccount } from '../caldav/index.js';
-import { enqueuePushes } from '../destinations/caldav-queue.js';
+import { enqueueCleanups, enqueuePushes } from '../destinations/caldav-queue.js';
+import type { CleanUpDeps } from '../destinations/clean-up.js';
 import {
   createCaldavDestinations,
   type CaldavDestinations,
@@ -32,6 +33,7 @@ export interface Services {
   webhookWrites: Signal;
   /** What one push of a CalDAV destination runs on (destinations/push-destination.ts): the worker's, and tests'. */
   caldavPush: PushDeps;
+  caldavCleanUp: CleanUpDeps;
   /** Add, list, remove, replace credentials, push and reconcile now: for pages and commands. */
   caldavDestinations: CaldavDestinations;
 }
@@ -51,6 +53,8 @@ export function composeServices(
     | 'feedContent'
     | 'eventRevisions'
     | 'caldavDestinations'
+    | 'caldavCleanups'
+    | 'eventProofs'
   >,
   clock: Clock = systemClock,
 ): Services {
@@ -122,6 +126,7 @@ export function composeServices(
     });
   // The feed as its .ics shows it: the same settings, revisions and rendering as the web role's feed route.
   const pushedFeeds = {
+    proofs: stores.eventProofs,
     feeds: stores.feeds,
     owners: stores.caldavDestinations,
     representation: {
@@ -141,17 +146,27 @@ export function composeServices(
     destinations: stores.caldavDestinations,
     openAccount,
     feedEvents: (feedId) => feedEventObjects(pushedFeeds, feedId),
+    proofs: stores.eventProofs,
     reconcileIntervalMs: config.caldav.reconcileIntervalMinutes * 60_000,
     now: clock.now,
     metrics,
     logger: clients.logger.child({ role: 'caldav' }),
   };
+  const caldavCleanUp: CleanUpDeps = {
+    cleanups: stores.caldavCleanups,
+    openAccount,
+    proofs: stores.eventProofs,
+    now: clock.now,
+    logger: clients.logger.child({ role: 'caldav' }),
+  };
   const caldavDestinations = createCaldavDestinations({
     destinations: stores.caldavDestinations,
+    cleanups: stores.caldavCleanups,
     feeds: stores.feeds,
     openAccount,
     enqueue: (ids) => enqueuePushes(clients.caldavQueue, ids),
+    enqueueCleanup: (ids) => enqueueCleanups(clients.caldavQueue, ids),
     now: clock.now,
   });
-  return { syncDeps, tickDeps, webhookWrites, caldavPush, caldavDestinations };
+  return { syncDeps, tickDeps, webhookWrites, caldavPush, caldavCleanUp, caldavDestinations };
 }

@@ -16,6 +16,8 @@ import { createSnapshotStore, type SnapshotStore } from '../store/snapshot-store
 import { createSyncProgressStore, type SyncProgressStore } from '../store/sync-progress.js';
 import { createTeamStore, type TeamStore } from '../store/teams.js';
 import { createTokenVault, vaultKeyFromBase64, type TokenVault } from '../store/token-vault.js';
+import { createCaldavCleanupStore, type CaldavCleanupStore } from '../store/caldav-cleanups.js';
+import { eventProofs, type EventProofs } from '../destinations/event-proofs.js';
 import { createWebhookDeliveryStore, type WebhookDeliveryStore } from '../store/webhook-deliveries.js';
 import { createWebhookStore, type WebhookStore } from '../store/webhooks.js';
 import type { Clients } from './clients.js';
@@ -36,6 +38,9 @@ export interface Stores {
   webhookDeliveries: WebhookDeliveryStore;
   /** CalDAV destinations of feeds, their record of events written and their log. */
   caldavDestinations: CaldavDestinationStore;
+  caldavCleanups: CaldavCleanupStore;
+  /** Binds each event slotfeed writes into a calendar to its UID (destinations/event-proofs.ts). */
+  eventProofs: EventProofs;
   reports: ReportStore;
   retention: RetentionStore;
   /** What the demo reads to follow its accounts' syncs. */
@@ -70,6 +75,8 @@ export function createStores(
     webhooks: createWebhookStore(prisma, vault, { allowPrivateTargets: config.webhooks.allowPrivateTargets }),
     webhookDeliveries: createWebhookDeliveryStore(prisma),
     caldavDestinations: createCaldavDestinationStore(prisma, vault),
+    caldavCleanups: createCaldavCleanupStore(prisma, vault),
+    eventProofs: eventProofs(vault),
     reports: createReportStore(prisma),
     retention: createRetentionStore(prisma),
     syncProgress: createSyncProgressStore(prisma),

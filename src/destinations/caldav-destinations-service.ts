@@ -1,7 +1,10 @@
 // The service pages and commands use for CalDAV destinations: add one (its calendar found by name on the server,
-// or made there), list them and their log, remove one (its events with it), replace refused credentials, pause
-// and resume, and ask for a push or a reconciliation now. Every server failure is one of the CalDAV client's
-// typed errors (src/caldav/errors.ts), whose messages name no secret; the password is never returned.
+// or made there), list them and their log, remove one (a worker deletes its events after it), replace refused
+// credentials, pause and resume, and ask for a push or a reconciliation now; and the cleanups ended destinations
+// left, with what a person can do about one stuck on refused credentials. Every server failure is one of the
+// CalDAV client's typed errors (src/caldav/errors.ts), whose messages name no secret; the password is never
+// returned.
+import type { CaldavCleanupRecord, CaldavCleanupStore } from '../store/caldav-cleanups.js';
 import type {
   CaldavDestinationRecord,
   CaldavDestinationStore,
@@ -37,11 +40,21 @@ export class DestinationNotPushableError extends Error {
 
 export interface CaldavDestinationsDeps {
   destinations: CaldavDestinationStore;
+  cleanups: CaldavCleanupStore;
   feeds: Pick<FeedStore, 'get'>;
   openAccount: OpenCalendarAccount;
   /** Queues a push of each destination (the caldav queue; one per destination). */
   enqueue(destinationIds: string[]): Promise<void>;
+  /** Queues the cleanup of each ended destination (the same queue, under the destination's lock). */
+  enqueueCleanup(destinationIds: string[]): Promise<void>;
   now: () => Date;
+}
+
+/** What a removal leaves to do in the calendar. */
+export interface Removal {
+  /** Events slotfeed recorded writing there, which a worker deletes now; 0 when asked to keep them. */
+  eventsToDelete: number;
+  keptEvents: boolean;
 }
 
 export interface AddDestinationInput {
@@ -72,11 +85,17 @@ export interface CaldavDestinations {
   /** The destination's latest log entries, newest first. */
   log(destinationId: string, limit?: number): Promise<DestinationLogEntry[]>;
   /**
-   * Pauses the destination, deletes the events of its feed from the calendar (unless `keepEvents`; a person's
-   * own events are never listed), then removes it. A server that cannot be reached leaves it paused and throws:
-   * remove it with `keepEvents` to leave the events there. Returns how many events were deleted.
+   * Removes the destination at once; unless `keepEvents`, a worker then deletes the events slotfeed wrote into the
+   * calendar (those it can prove it wrote: a person's own events and copies stay), retried until done or the
+   * credentials are refused (then listed by `cleanups` for someone to act on).
    */
-  remove(destinationId: string, options?: { keepEvents?: boolean }): Promise<{ deletedEvents: number }>;
+  remove(destinationId: string, options?: { keepEvents?: boolean }): Promise<Removal>;
+  /** Ended destinations whose events are still being deleted from their calendars. */
+  cleanups(filter?: { connectionId?: string; teamId?: string }): Promise<CaldavCleanupRecord[]>;
+  /** New credentials for a cleanup the server refused: checked on the server, then tried again at once. */
+  replaceCleanupCredentials(id: string, credentials: { username: string; password: string }): Promise<void>;
+  /** The person deletes the events themselves (or keeps them): the cleanup ends without touching the calendar. */
+  abandonCleanup(id: string): Promise<void>;
   /**
    * Checks the new credentials on the server, then keeps them sealed: the destination is active again (a
    * paused one stays paused) and pushed and reconciled at once. Throws CalDavCredentialsError when refused.
@@ -105,6 +124,14 @@ function userName(value: string): string {
   return name;
 }
 
+/** Said when the calendar found is on another server than the one typed. */
+export function movedMessage(serverUrl: string, calendarUrl: string): string {
+  return (
+    `${new URL(serverUrl).host} sent slotfeed on to ${new URL(calendarUrl).host}: the calendar is ${calendarUrl}. ` +
+    'Paused until you resume it, so that nothing is written there before you have seen where'
+  );
+}
+
 /** The calendar named `name` that takes events, else a new one; an account opened on one calendar uses it. */
 async function calendarFor(account: CalendarAccount, name: string): Promise<CalendarInfo> {
   const calendars = await account.listCalendars();
@@ -128,6 +155,26 @@ export function createCaldavDestinations(deps: CaldavDestinationsDeps): CaldavDe
     return destination;
   };
 
+  /**
+   * Resuming a destination paused because its calendar was deleted on the server makes the calendar again, at the
+   * same URL, under the same name: the person asked for it by resuming.
+   */
+  const calendarAgainIfGone = async (destinationId: string) => {
+    const destination = await destinations.get(destinationId);
+    if (destination.state !== 'paused') return;
+    const credentials = await destinations.credentialsOf(destinationId);
+    const account = await deps.openAccount({ serverUrl: destination.serverUrl, ...credentials });
+    if (await account.calendarExists(destination.calendarUrl)) return;
+    const segment = decodeURIComponent(
+      new URL(destination.calendarUrl).pathname.split('/').filter(Boolean).at(-1) ?? '',
+    );
+    const made = await account.makeCalendar({ displayName: destination.calendarName, segment });
+    if (made.url !== destination.calendarUrl)
+      throw new InvalidDestinationError(
+        `the calendar ${destination.calendarUrl} could not be made again there: remove this destination and add another`,
+      );
+  };
+
   return {
     async add(input) {
       const username = userName(input.username);
@@ -149,6 +196,17 @@ export function createCaldavDestinations(deps: CaldavDestinationsDeps): CaldavDe
         },
         deps.now(),
       );
+      if (new URL(calendar.url).origin !== new URL(serverUrl).origin) {
+        // Discovery led to another server of the same site (credentialScope): nothing is written there until the
+        // person has seen where and resumed it.
+        const held = await destinations.setPaused(added.id, true, deps.now());
+        await destinations.log(
+          added.id,
+          [{ kind: 'confirm', uid: null, message: movedMessage(serverUrl, calendar.url) }],
+          deps.now(),
+        );
+        return held;
+      }
       // Queued for a first push at once; if the queue cannot take it (Redis down), the destination is stored
       // as due (its whole feed pending) and the dispatcher, which reads Postgres, queues it once Redis is back.
       await deps.enqueue([added.id]).catch(() => undefined);
@@ -160,18 +218,33 @@ export function createCaldavDestinations(deps: CaldavDestinationsDeps): CaldavDe
     log: (destinationId, limit) => destinations.logOf(destinationId, limit),
 
     async remove(destinationId, options = {}) {
-      const destination = await destinations.setPaused(destinationId, true, deps.now());
-      let deletedEvents = 0;
-      if (!options.keepEvents) {
-        const credentials = await destinations.credentialsOf(destinationId);
-        const account = await deps.openAccount({ serverUrl: destination.calendarUrl, ...credentials });
-        for (const event of await account.listFeedEvents(destination.calendarUrl, destination.feedId)) {
-          await account.deleteEvent(event);
-          deletedEvents += 1;
-        }
-      }
-      await destinations.remove(destinationId);
-      return { deletedEvents };
+      const keepEvents = options.keepEvents ?? false;
+      await destinations.retire(destinationId, {
+        keepEvents,
+        reason: 'the destination was removed',
+      });
+      if (keepEvents) return { eventsToDelete: 0, keptEvents: true };
+      const cleanup = await deps.cleanups.find(destinationId);
+      // Queued now; if the queue cannot take it, the cleanup is due in Postgres and the dispatcher queues it.
+      await deps.enqueueCleanup([destinationId]).catch(() => undefined);
+      return { eventsToDelete: cleanup?.events.length ?? 0, keptEvents: false };
+    },
+
+    cleanups: (filter) => deps.cleanups.list(filter),
+
+    async replaceCleanupCredentials(id, credentials) {
+      const username = userName(credentials.username);
+      const password = required(credentials.password, 'a password');
+      const cleanup = await deps.cleanups.find(id);
+      if (cleanup === null) throw new InvalidDestinationError('that calendar’s cleanup is done already');
+      const account = await deps.openAccount({ serverUrl: cleanup.calendarUrl, username, password });
+      await account.listFeedEvents(cleanup.calendarUrl, cleanup.feedId);
+      await deps.cleanups.replaceCredentials(id, { username, password });
+      await deps.enqueueCleanup([id]).catch(() => undefined);
+    },
+
+    async abandonCleanup(id) {
+      await deps.cleanups.done(id);
     },
 
     async replaceCredentials(destinationId, credentials) {
@@ -196,6 +269,7 @@ export function createCaldavDestinations(deps: CaldavDestinationsDeps): CaldavDe
     },
 
     async setPaused(destinationId, paused) {
+      if (!paused) await calendarAgainIfGone(destinationId);
       const updated = await destinations.setPaused(destinationId, paused, deps.now());
       if (!paused && updated.state === 'active') await deps.enqueue([destinationId]);
       return updated;

@@ -8,7 +8,8 @@
 //
 // The dispatcher asks Postgres for due destinations every CALDAV_DISPATCH_INTERVAL_MS and when kicked (an
 // on-demand push); a failed push is retried by the dispatcher once its backoff ends (push-policy.ts), never by
-// BullMQ.
+// BullMQ. The cleanups ended destinations leave (clean-up.ts) are jobs of the same queue under the same lock, so
+// a cleanup never runs beside a push of the destination it ends.
 import type { Queue } from 'bullmq';
 import { Worker, type ConnectionOptions, type JobsOptions } from 'bullmq';
 import { LockTimeoutError, withRedisLock } from '../lib/redis-lock.js';
@@ -17,11 +18,14 @@ import { createObservedQueue, type QueueSettings } from '../lib/observed-queue.j
 import type { RepeatedErrorLog } from '../lib/repeated-errors.js';
 import { reportErrorsAndBackOff } from '../lib/worker-errors.js';
 import type { Logger } from '../log.js';
+import type { CaldavCleanupStore } from '../store/caldav-cleanups.js';
 import type { CaldavDestinationStore } from '../store/caldav-destinations.js';
+import { cleanUpDestination, type CleanUpDeps, type CleanUpResult } from './clean-up.js';
 import { pushDestination, type PushDeps, type PushResult } from './push-destination.js';
 
 export const CALDAV_QUEUE = 'caldav';
 export const CALDAV_JOB = 'push';
+export const CALDAV_CLEANUP_JOB = 'cleanup';
 
 export interface CaldavJobData {
   destinationId: string;
@@ -36,10 +40,11 @@ export function createCaldavQueue(settings: QueueSettings): Queue<CaldavJobData>
 
 /** BullMQ refuses ':' in custom ids. */
 export const caldavJobId = (destinationId: string) => `caldav-${destinationId}`;
+export const caldavCleanupJobId = (destinationId: string) => `caldav-cleanup-${destinationId}`;
 
-export function caldavJobOptions(destinationId: string): JobsOptions {
+export function caldavJobOptions(jobId: string): JobsOptions {
   return {
-    jobId: caldavJobId(destinationId),
+    jobId,
     // The push records its own failures and the dispatcher retries it: BullMQ never does.
     attempts: 1,
     removeOnComplete: true,
@@ -57,21 +62,39 @@ export async function enqueuePushes(
     destinationIds.map((destinationId) => ({
       name: CALDAV_JOB,
       data: { destinationId },
-      opts: caldavJobOptions(destinationId),
+      opts: caldavJobOptions(caldavJobId(destinationId)),
     })),
   );
 }
 
-/** Hands every due destination to the queue; how many. */
+/** Queues the cleanup of each ended destination; one already waiting or running stays the only one. */
+export async function enqueueCleanups(
+  queue: Queue<CaldavJobData>,
+  destinationIds: readonly string[],
+): Promise<void> {
+  if (destinationIds.length === 0) return;
+  await queue.addBulk(
+    destinationIds.map((destinationId) => ({
+      name: CALDAV_CLEANUP_JOB,
+      data: { destinationId },
+      opts: caldavJobOptions(caldavCleanupJobId(destinationId)),
+    })),
+  );
+}
+
+/** Hands every due destination and cleanup to the queue; how many. */
 export async function dispatchDuePushes(
   destinations: Pick<CaldavDestinationStore, 'due'>,
   queue: Queue<CaldavJobData>,
   reconcileIntervalMs: number,
   now: Date,
+  cleanups?: Pick<CaldavCleanupStore, 'due'>,
 ): Promise<number> {
   const due = await destinations.due(now, new Date(now.getTime() - reconcileIntervalMs), DISPATCH_BATCH);
   await enqueuePushes(queue, due);
-  return due.length;
+  const ended = cleanups ? await cleanups.due(now, DISPATCH_BATCH) : [];
+  await enqueueCleanups(queue, ended);
+  return due.length + ended.length;
 }
 
 export interface RunningCaldavWorker {
@@ -90,20 +113,26 @@ export function startCaldavWorker(options: {
   lockSeconds: number;
   dispatchIntervalMs: number;
   push: PushDeps;
+  cleanUp: CleanUpDeps;
   errors: RepeatedErrorLog;
   logger: Logger;
 }): RunningCaldavWorker {
   const { push, logger } = options;
   const lockKey = (destinationId: string) => `${options.prefix}:caldav-push:${destinationId}`;
-  const worker = new Worker<CaldavJobData, PushResult>(
+  const worker = new Worker<CaldavJobData, PushResult | CleanUpResult>(
     CALDAV_QUEUE,
     async (job) => {
+      const { destinationId } = job.data;
       try {
+        // One lock for a destination's pushes and its cleanup: the cleanup starts once the push has stopped.
         return await withRedisLock(
           options.redis,
-          lockKey(job.data.destinationId),
+          lockKey(destinationId),
           { ttlMs: options.lockSeconds * 1000, waitMs: 0 },
-          () => pushDestination(push, job.data.destinationId),
+          () =>
+            job.name === CALDAV_CLEANUP_JOB
+              ? cleanUpDestination(options.cleanUp, destinationId)
+              : pushDestination(push, destinationId),
         );
       } catch (error: unknown) {
         // Another worker is pushing it: what is still pending afterwards is dispatched again.
@@ -144,7 +173,13 @@ export function startCaldavWorker(options: {
       do {
         again = false;
         try {
-          await dispatchDuePushes(push.destinations, options.queue, push.reconcileIntervalMs, push.now());
+          await dispatchDuePushes(
+            push.destinations,
+            options.queue,
+            push.reconcileIntervalMs,
+            push.now(),
+            options.cleanUp.cleanups,
+          );
         } catch (error: unknown) {
           options.errors.report('caldav dispatcher', error);
         }

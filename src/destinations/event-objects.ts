@@ -3,8 +3,9 @@
 // slotfeed's marker naming the feed added, so a calendar app shows exactly what a subscriber of the .ics sees, and
 // slotfeed can tell its own events from a person's. Nothing here renders an event: that is feeds/render-feed.ts.
 import { createHash } from 'node:crypto';
-import { FEED_MARKER_PROPERTY } from '../caldav/event-marker.js';
+import { EVENT_PROOF_PROPERTY, FEED_MARKER_PROPERTY } from '../caldav/event-marker.js';
 import { normalizeContentLines } from '../feeds/ics-text.js';
+import type { EventProofs } from './event-proofs.js';
 
 /** One event as it is written to the calendar. */
 export interface EventObject {
@@ -25,9 +26,14 @@ export const eventObjectDigest = (icalendar: string): string =>
 
 /**
  * The events of a rendered feed (feeds/render-feed.ts's output), in its order, each with the marker naming
- * `feedId`. Throws for text that is no rendered feed (a VEVENT without a UID, or one left open).
+ * `feedId` and the proof that binds it to the event's UID (event-proofs.ts). Throws for text that is no rendered
+ * feed (a VEVENT without a UID, or one left open).
  */
-export function eventObjects(calendarText: string, feedId: string): EventObject[] {
+export function eventObjects(
+  calendarText: string,
+  feedId: string,
+  proofs: Pick<EventProofs, 'sign'>,
+): EventObject[] {
   const lines = calendarText.replace(/\r?\n[ \t]/g, '').split(/\r?\n/);
   const head: string[] = [];
   const objects: EventObject[] = [];
@@ -44,21 +50,19 @@ export function eventObjects(calendarText: string, feedId: string): EventObject[
     }
     const uidLine = event.find((l) => nameOf(l) === 'UID');
     if (uidLine === undefined) throw new Error('a rendered feed has a VEVENT without a UID');
+    const uid = uidLine.slice(uidLine.indexOf(':') + 1);
     const icalendar = normalizeContentLines(
       [
         'BEGIN:VCALENDAR',
         ...head,
         ...event,
         `${FEED_MARKER_PROPERTY}:${feedId}`,
+        `${EVENT_PROOF_PROPERTY}:${proofs.sign(feedId, uid)}`,
         'END:VEVENT',
         'END:VCALENDAR',
       ].join('\r\n'),
     );
-    objects.push({
-      uid: uidLine.slice(uidLine.indexOf(':') + 1),
-      icalendar,
-      digest: eventObjectDigest(icalendar),
-    });
+    objects.push({ uid, icalendar, digest: eventObjectDigest(icalendar) });
     event = undefined;
   }
   if (event !== undefined) throw new Error('a rendered feed ends inside a VEVENT');

@@ -6,12 +6,14 @@ import { feedRepresentation } from '../serving/feed-representation.js';
 import type { CaldavDestinationStore } from '../store/caldav-destinations.js';
 import type { FeedStore, ResolvedFeed } from '../store/feeds.js';
 import { eventObjects, type EventObject } from './event-objects.js';
+import type { EventProofs } from './event-proofs.js';
 
 export interface FeedEventObjectsDeps {
   feeds: Pick<FeedStore, 'get'>;
   owners: Pick<CaldavDestinationStore, 'feedOwnerState'>;
   /** As the web role's feed serving has them; the render cache is the caller's own. */
   representation: FeedServingDeps;
+  proofs: Pick<EventProofs, 'sign'>;
 }
 
 /** Throws FeedNotFoundError for a feed deleted meanwhile (its destinations go with it). */
@@ -24,5 +26,5 @@ export async function feedEventObjects(deps: FeedEventObjectsDeps, feedId: strin
       ? { kind: 'connection', feed, connection: owner.connection }
       : { kind: 'team', feed, team: owner.team };
   const rendered = await feedRepresentation(deps.representation, resolved);
-  return eventObjects(rendered.body.toString('utf8'), feedId);
+  return eventObjects(rendered.body.toString('utf8'), feedId, deps.proofs);
 }

@@ -4,16 +4,30 @@
 // doubling an event. A reconciliation (due every CALDAV_RECONCILE_INTERVAL_MINUTES, asked for, or a destination's
 // first push) lists the feed's events on the server first and repairs what differs.
 //
+// Each write's record says the destination's state as it is recorded (store: recordWritten), so a push stops
+// before its next write once the destination is paused or removed; a removal waits for the record under way and
+// then holds every write the push made, and the cleanup that deletes them runs under the push's own lock
+// (caldav-queue.ts), so nothing a push writes is left behind by a removal.
+//
 // A precondition failure (412: the event changed or appeared since slotfeed last saw it) re-reads the feed's
-// events on the server and retries that event once; a second one, or a UID held by an event slotfeed did not
-// write, leaves the event alone and says so in the destination's log. Any other failure ends the push:
-// push-policy.ts decides the state and the retry.
+// events on the server and retries that event once. A UID the calendar holds as someone else's event (409 or
+// no-uid-conflict, or a 412 to a create while no event of the feed's has the UID) is that person's: left alone,
+// said once in the log, recorded so that no push writes or deletes it, and the rest is pushed. A calendar deleted
+// on the server pauses the destination and says so. Any other failure ends the push: push-policy.ts decides the
+// state and the retry.
 import type { Metrics } from '../lib/metrics.js';
 import type { Logger } from '../log.js';
-import type { CaldavDestinationRecord, CaldavDestinationStore } from '../store/caldav-destinations.js';
-import type { CalendarAccount, OpenCalendarAccount, StoredEvent } from './calendar-port.js';
+import {
+  keepsPushing,
+  type CaldavDestinationRecord,
+  type CaldavDestinationStore,
+  type StateAtWrite,
+  type WrittenEvent,
+} from '../store/caldav-destinations.js';
+import type { CalendarAccount, FeedEventListing, OpenCalendarAccount, StoredEvent } from './calendar-port.js';
 import type { EventObject } from './event-objects.js';
-import { planPush, planReconcile, type PushOperation } from './push-plan.js';
+import type { EventProofs } from './event-proofs.js';
+import { planPush, planReconcile, uidOf, type Listing, type PushOperation } from './push-plan.js';
 import { failureOutcome, type FailureCause } from './push-policy.js';
 
 export interface PushDeps {
@@ -21,22 +35,21 @@ export interface PushDeps {
   openAccount: OpenCalendarAccount;
   /** What the feed shows now (feed-event-objects.ts). */
   feedEvents(feedId: string): Promise<EventObject[]>;
+  proofs: Pick<EventProofs, 'fits'>;
   reconcileIntervalMs: number;
   now: () => Date;
   metrics: Pick<Metrics, 'caldavPushes' | 'caldavFailures' | 'caldavPushLagSeconds'>;
   logger: Pick<Logger, 'info' | 'warn'>;
 }
 
-export type PushResult = 'pushed' | 'reconciled' | 'failed' | 'skipped';
+/** 'interrupted': paused or removed while it wrote; what is left is pushed on resume or cleaned up. */
+export type PushResult = 'pushed' | 'reconciled' | 'failed' | 'skipped' | 'interrupted' | 'calendar-gone';
 
 /** Events written at the same time; the rest wait their turn. */
 const WRITE_CONCURRENCY = 4;
 
 const codeOf = (error: unknown): string | undefined =>
   error instanceof Error ? (error as { code?: unknown }).code?.toString() : undefined;
-
-const uidOf = (operation: PushOperation) =>
-  operation.kind === 'delete' ? operation.uid : operation.event.uid;
 
 /** Due for a reconciliation: asked for, never done, or done longer ago than the interval. */
 export function reconciliationDue(
@@ -51,12 +64,48 @@ export function reconciliationDue(
   );
 }
 
+/** The calendar is gone from the server: said to the person as the destination's last error. */
+class CalendarGoneError extends Error {
+  constructor(calendarUrl: string) {
+    super(
+      `the calendar ${calendarUrl} is no longer on the server (deleted there?): paused, nothing is written ` +
+        'into it; resume to make it again, or remove the destination',
+    );
+    this.name = 'CalendarGoneError';
+  }
+}
+
+/** Stops a push: its destination was paused or removed while it wrote. */
+class PushStopped extends Error {
+  constructor(readonly state: StateAtWrite) {
+    super(`the destination is ${state}`);
+    this.name = 'PushStopped';
+  }
+}
+
 interface Tally {
   created: number;
   changed: number;
   deleted: number;
-  /** Events left alone after a second precondition failure, or whose UID someone else's event holds. */
-  conflicts: { uid: string; message: string }[];
+  /** Events left alone: a second precondition failure, or a UID someone else's event holds (newly). */
+  conflicts: { uid: string; message: string; cause: 'uid_conflict' | 'precondition' }[];
+}
+
+/** The listing as the plan reads it: each event proven slotfeed's or not. */
+export function listingForPlan(
+  listing: FeedEventListing,
+  feedId: string,
+  proofs: PushDeps['proofs'],
+): Listing {
+  return {
+    complete: listing.complete,
+    events: listing.events.map((event) => ({
+      uid: event.uid,
+      href: event.href,
+      etag: event.etag,
+      proven: proofs.fits(feedId, event.uid, event.proof),
+    })),
+  };
 }
 
 /** Applies the plan's operations to the calendar, recording each as the server answers it. */
@@ -68,18 +117,43 @@ async function applyOperations(
 ): Promise<Tally> {
   const { destinations } = deps;
   const tally: Tally = { created: 0, changed: 0, deleted: 0, conflicts: [] };
-  const recordWrite = async (event: EventObject, stored: StoredEvent) => {
-    await destinations.recordWritten(destination.id, {
-      uid: event.uid,
-      href: stored.href,
-      etag: stored.etag,
-      digest: event.digest,
-      writtenAt: deps.now(),
-    });
+  /** The destination's state as the last record said it: no write starts once it says stop. */
+  let stopped: StateAtWrite | undefined;
+  const heed = (state: StateAtWrite) => {
+    if (!keepsPushing(state)) stopped ??= state;
   };
+  const recordWrite = async (event: EventObject, stored: StoredEvent) =>
+    heed(
+      await destinations.recordWritten(destination.id, {
+        uid: event.uid,
+        href: stored.href,
+        etag: stored.etag,
+        digest: event.digest,
+        writtenAt: deps.now(),
+      }),
+    );
+  const forget = async (uid: string) => heed(await destinations.forgetWritten(destination.id, uid));
   /** The event as the server has it under this feed's marker now, or undefined. */
   const reread = async (uid: string) =>
-    (await account.listFeedEvents(destination.calendarUrl, destination.feedId)).find((e) => e.uid === uid);
+    (await account.listFeedEvents(destination.calendarUrl, destination.feedId)).events.find(
+      (e) => e.uid === uid,
+    );
+  let calendarChecked = false;
+  /** A create refused as a clash or not found: is it the calendar itself that is gone? Asked once a push. */
+  const calendarIsGone = async () => {
+    if (calendarChecked) return false;
+    calendarChecked = true;
+    return !(await account.calendarExists(destination.calendarUrl));
+  };
+  const clash = async (operation: Extract<PushOperation, { kind: 'create' }>) => {
+    heed(await destinations.recordClash(destination.id, operation.event.uid, deps.now()));
+    if (operation.clashBefore) return;
+    tally.conflicts.push({
+      uid: operation.event.uid,
+      message: 'the calendar holds an event with this UID that slotfeed did not write: left alone',
+      cause: 'uid_conflict',
+    });
+  };
 
   const attempt = async (operation: PushOperation): Promise<void> => {
     if (operation.kind === 'create') {
@@ -95,7 +169,7 @@ async function applyOperations(
       tally.changed += 1;
     } else {
       await account.deleteEvent({ href: operation.href, etag: operation.etag ?? '' });
-      await destinations.forgetWritten(destination.id, operation.uid);
+      await forget(operation.uid);
       tally.deleted += 1;
     }
   };
@@ -105,16 +179,13 @@ async function applyOperations(
     const now = await reread(uidOf(operation));
     if (operation.kind === 'delete') {
       if (now !== undefined) return { ...operation, href: now.href, etag: now.etag };
-      await destinations.forgetWritten(destination.id, operation.uid);
+      await forget(operation.uid);
       return undefined;
     }
     if (now !== undefined) return { kind: 'update', event: operation.event, href: now.href, etag: now.etag };
     if (operation.kind === 'update') return { kind: 'create', event: operation.event };
     // A create refused while no event of this feed has the UID: the calendar holds someone else's.
-    tally.conflicts.push({
-      uid: operation.event.uid,
-      message: 'the calendar holds an event with this UID that slotfeed did not write: left alone',
-    });
+    await clash(operation);
     return undefined;
   };
 
@@ -126,11 +197,16 @@ async function applyOperations(
         return await attempt(operation);
       } catch (error: unknown) {
         const code = codeOf(error);
-        if (code === 'not_found' && operation.kind === 'delete') {
-          await destinations.forgetWritten(destination.id, operation.uid);
-          return;
+        if (operation.kind === 'create' && (code === 'uid_conflict' || code === 'not_found')) {
+          // A server answers a PUT into a deleted collection with 404 or 409, as it answers a clash with 409.
+          if (await calendarIsGone()) throw new CalendarGoneError(destination.calendarUrl);
+          if (code === 'uid_conflict') return clash(operation);
         }
-        if (code !== 'precondition' && !(code === 'not_found' && operation.kind === 'update')) throw error;
+        // Gone where it was recorded (deleted there, or the server moved it): looked for by its UID first.
+        const retried =
+          code === 'precondition' ||
+          (code === 'not_found' && (operation.kind === 'update' || operation.kind === 'delete'));
+        if (!retried) throw error;
       }
     }
     const retry = await against(operation);
@@ -138,19 +214,24 @@ async function applyOperations(
     try {
       await attempt(retry);
     } catch (error: unknown) {
-      if (codeOf(error) !== 'precondition') throw error;
+      const code = codeOf(error);
+      if (retry.kind === 'create' && code === 'uid_conflict') return clash(retry);
+      if (code === 'not_found' && retry.kind === 'delete') return forget(retry.uid);
+      if (code !== 'precondition') throw error;
       tally.conflicts.push({
         uid: uidOf(operation),
         message: 'changed in the calendar again while slotfeed wrote it: left for the next push',
+        cause: 'precondition',
       });
     }
   };
 
-  // A few at a time; the first failure stops new writes, lets those under way finish, and ends the push.
+  // A few at a time; the first failure, or a record saying the destination was paused or removed, stops new
+  // writes, lets those under way finish and be recorded, and ends the push.
   let next = 0;
   let failure: { error: unknown } | undefined;
   const lane = async () => {
-    while (failure === undefined && next < operations.length) {
+    while (failure === undefined && stopped === undefined && next < operations.length) {
       const operation = operations[next++]!;
       try {
         await applyOne(operation);
@@ -161,6 +242,7 @@ async function applyOperations(
   };
   await Promise.all(Array.from({ length: Math.min(WRITE_CONCURRENCY, operations.length) }, lane));
   if (failure !== undefined) throw failure.error;
+  if (stopped !== undefined) throw new PushStopped(stopped);
   return tally;
 }
 
@@ -171,6 +253,25 @@ function pushSummary(tally: Tally): string | undefined {
     tally.deleted > 0 ? `${tally.deleted} deleted` : '',
   ].filter((part) => part !== '');
   return parts.length === 0 ? undefined : `pushed: ${parts.join(', ')}`;
+}
+
+/** The plan's adoptions and forgettings, recorded before any write. */
+async function recordPlanned(
+  deps: PushDeps,
+  destinationId: string,
+  written: ReadonlyMap<string, WrittenEvent>,
+  plan: { forget: string[]; adopt: { uid: string; href: string; etag: string }[] },
+) {
+  for (const uid of plan.forget) await deps.destinations.forgetWritten(destinationId, uid);
+  for (const adopted of plan.adopt) {
+    const record = written.get(adopted.uid);
+    if (record)
+      await deps.destinations.recordWritten(destinationId, {
+        ...record,
+        href: adopted.href,
+        etag: adopted.etag,
+      });
+  }
 }
 
 /** One push of the destination; never throws for the server's or the feed's failures (they are recorded). */
@@ -184,7 +285,7 @@ export async function pushDestination(deps: PushDeps, destinationId: string): Pr
     if (error instanceof Error && error.name === 'CaldavDestinationNotFoundError') return 'skipped';
     throw error;
   }
-  if (destination.state !== 'active' && destination.state !== 'failing') return 'skipped';
+  if (!keepsPushing(destination.state)) return 'skipped';
   if (destination.retryAt !== null && destination.retryAt > startedAt) return 'skipped';
 
   const reconcile = reconciliationDue(destination, startedAt, deps.reconcileIntervalMs);
@@ -194,23 +295,20 @@ export async function pushDestination(deps: PushDeps, destinationId: string): Pr
     const account = await deps.openAccount({ serverUrl: destination.calendarUrl, ...credentials });
     const desired = await deps.feedEvents(destination.feedId);
     const written = await destinations.writtenEvents(destinationId);
-    const plan = reconcile
-      ? planReconcile(
-          desired,
-          written,
-          await account.listFeedEvents(destination.calendarUrl, destination.feedId),
-        )
-      : planPush(desired, written);
-    for (const uid of plan.forget) await destinations.forgetWritten(destinationId, uid);
-    for (const adopted of plan.adopt) {
-      const record = written.get(adopted.uid);
-      if (record)
-        await destinations.recordWritten(destinationId, {
-          ...record,
-          href: adopted.href,
-          etag: adopted.etag,
-        });
+    let listing: FeedEventListing | undefined;
+    if (reconcile) {
+      try {
+        listing = await account.listFeedEvents(destination.calendarUrl, destination.feedId);
+      } catch (error: unknown) {
+        if (codeOf(error) === 'not_found' && !(await account.calendarExists(destination.calendarUrl)))
+          throw new CalendarGoneError(destination.calendarUrl);
+        throw error;
+      }
     }
+    const plan = listing
+      ? planReconcile(desired, written, listingForPlan(listing, destination.feedId, deps.proofs))
+      : planPush(desired, written);
+    await recordPlanned(deps, destinationId, written, plan);
     const tally = await applyOperations(deps, destination, account, plan.operations);
 
     const answeredAt = deps.now();
@@ -218,15 +316,30 @@ export async function pushDestination(deps: PushDeps, destinationId: string): Pr
     await destinations.log(
       destinationId,
       [
+        ...(listing?.failedItems ?? []).map((item) => ({
+          kind: 'listing',
+          uid: null,
+          message: `the server could not give ${item.href} (${item.status}) in its listing: skipped`,
+        })),
+        ...(listing?.complete === false
+          ? [
+              {
+                kind: 'listing',
+                uid: null,
+                message:
+                  'the server’s listing was incomplete: nothing was deleted or forgotten on its strength',
+              },
+            ]
+          : []),
         ...plan.repairs,
-        ...tally.conflicts.map((conflict) => ({ kind: 'conflict', ...conflict })),
+        ...tally.conflicts.map(({ uid, message }) => ({ kind: 'conflict', uid, message })),
         ...(summary === undefined ? [] : [{ kind: 'push', uid: null, message: summary }]),
       ],
       answeredAt,
     );
     await destinations.pushSucceeded(destinationId, claim, answeredAt, reconcile);
     deps.metrics.caldavPushes.inc({ outcome: reconcile ? 'reconciled' : 'pushed' });
-    for (const _ of tally.conflicts) deps.metrics.caldavFailures.inc({ cause: 'precondition' });
+    for (const { cause } of tally.conflicts) deps.metrics.caldavFailures.inc({ cause });
     if (claim.pendingChanges > 0 && claim.pendingSince !== null) {
       deps.metrics.caldavPushLagSeconds.observe(
         Math.max(0, answeredAt.getTime() - claim.pendingSince.getTime()) / 1000,
@@ -234,7 +347,22 @@ export async function pushDestination(deps: PushDeps, destinationId: string): Pr
     }
     return reconcile ? 'reconciled' : 'pushed';
   } catch (error: unknown) {
+    if (error instanceof PushStopped) {
+      deps.logger.info(
+        { destinationId, state: error.state },
+        'CalDAV push stopped: destination paused or removed',
+      );
+      return 'interrupted';
+    }
     const failedAt = deps.now();
+    if (error instanceof CalendarGoneError) {
+      await destinations.calendarGone(destinationId, error.message, failedAt).catch(() => undefined);
+      await destinations
+        .log(destinationId, [{ kind: 'calendar-gone', uid: null, message: error.message }], failedAt)
+        .catch(() => undefined);
+      deps.logger.warn({ destinationId }, 'CalDAV destination’s calendar is gone: paused');
+      return 'calendar-gone';
+    }
     const outcome = failureOutcome(error, destination.consecutiveFailures + 1, failedAt);
     try {
       await destinations.pushFailed(

@@ -62,7 +62,17 @@ export interface WrittenEvent {
   /** Of the bytes written (destinations/event-objects.ts). */
   digest: string;
   writtenAt: Date;
+  /** The calendar holds someone else's event with this UID: slotfeed left it alone and writes none there. */
+  clash: boolean;
 }
+
+/**
+ * A destination's state as a write is recorded, or 'gone' once it was removed (the write then went into its
+ * cleanup): a push carries on only while it is active or failing.
+ */
+export type StateAtWrite = CaldavDestinationState | 'gone';
+
+export const keepsPushing = (state: StateAtWrite): boolean => state === 'active' || state === 'failing';
 
 export interface DestinationLogEntry {
   at: Date;
@@ -105,8 +115,13 @@ export interface CaldavDestinationStore {
     connectionId?: string;
     teamId?: string;
   }): Promise<CaldavDestinationRecord[]>;
-  /** Deletes the destination, its record of events written and its log. Throws CaldavDestinationNotFoundError. */
-  remove(destinationId: string): Promise<void>;
+  /**
+   * Ends the destination: its row, record and log go, and (unless `keepEvents`) a cleanup is left with what it
+   * wrote, which a worker deletes from the calendar (store/caldav-cleanups.ts). Whatever else deletes a
+   * destination (its feed, connection or team deleted) leaves one too, by the migration's trigger. Throws
+   * CaldavDestinationNotFoundError.
+   */
+  retire(destinationId: string, options: { keepEvents: boolean; reason: string }): Promise<void>;
   /** The username and the opened password, for a push. Throws CaldavDestinationNotFoundError. */
   credentialsOf(destinationId: string): Promise<CaldavCredentials>;
   /**
@@ -129,10 +144,22 @@ export interface CaldavDestinationStore {
    * asked for, or none since `reconcileBefore`. Oldest change first.
    */
   due(now: Date, reconcileBefore: Date, limit: number): Promise<string[]>;
-  /** What the destination holds of slotfeed's, by UID. */
+  /** What the destination holds of slotfeed's, by UID (and the UIDs it left to someone else's events). */
   writtenEvents(destinationId: string): Promise<Map<string, WrittenEvent>>;
-  recordWritten(destinationId: string, event: WrittenEvent): Promise<void>;
-  forgetWritten(destinationId: string, uid: string): Promise<void>;
+  /**
+   * Records a write as the server answered it, and says the destination's state now, in one statement: a push
+   * stops before its next write once it is paused or removed. Removed meanwhile, the write is added to the
+   * destination's cleanup, so the event is deleted with the rest.
+   */
+  recordWritten(destinationId: string, event: Omit<WrittenEvent, 'clash'>): Promise<StateAtWrite>;
+  /** The UID is someone else's event's in the calendar: never written, changed or deleted there. */
+  recordClash(destinationId: string, uid: string, now: Date): Promise<StateAtWrite>;
+  forgetWritten(destinationId: string, uid: string): Promise<StateAtWrite>;
+  /**
+   * The calendar is gone from the server (deleted there): the record of its events goes with it, and the
+   * destination is paused with `message` until a person resumes (the calendar is made again) or removes it.
+   */
+  calendarGone(destinationId: string, message: string, now: Date): Promise<void>;
   /** Read before a push reads the feed: what it will carry. Throws CaldavDestinationNotFoundError. */
   claim(destinationId: string, now: Date): Promise<PushClaim>;
   /**
@@ -286,11 +313,15 @@ export function createCaldavDestinationStore(
       });
     },
 
-    async remove(destinationId) {
-      const { count } = UUID.test(destinationId)
-        ? await prisma.caldavDestination.deleteMany({ where: { id: destinationId } })
-        : { count: 0 };
-      if (count === 0) throw new CaldavDestinationNotFoundError(destinationId);
+    async retire(destinationId, { keepEvents, reason }) {
+      if (!UUID.test(destinationId)) throw new CaldavDestinationNotFoundError(destinationId);
+      const [, , deleted] = await prisma.$transaction([
+        // Read by the migration's trigger as the row goes: keep the events, or why they are deleted.
+        prisma.$executeRaw`SELECT set_config('slotfeed.caldav_keep_events', ${keepEvents ? 'on' : 'off'}, true)`,
+        prisma.$executeRaw`SELECT set_config('slotfeed.caldav_removal_reason', ${reason}, true)`,
+        prisma.caldavDestination.deleteMany({ where: { id: destinationId } }),
+      ]);
+      if (deleted.count === 0) throw new CaldavDestinationNotFoundError(destinationId);
     },
 
     async credentialsOf(destinationId) {
@@ -375,21 +406,70 @@ export function createCaldavDestinationStore(
       if (!UUID.test(destinationId)) return new Map();
       const rows = await prisma.caldavEvent.findMany({
         where: { destinationId },
-        select: { uid: true, href: true, etag: true, digest: true, writtenAt: true },
+        select: { uid: true, href: true, etag: true, digest: true, writtenAt: true, clash: true },
       });
       return new Map(rows.map((row) => [row.uid, row]));
     },
 
     async recordWritten(destinationId, event) {
-      await prisma.caldavEvent.upsert({
-        where: { destinationId_uid: { destinationId, uid: event.uid } },
-        create: { destinationId, ...event },
-        update: { href: event.href, etag: event.etag, digest: event.digest, writtenAt: event.writtenAt },
-      });
+      // The destination's row is share-locked while the write is recorded: a removal waits for it (and then
+      // finds it in the record), or has committed before it (then the write goes into the cleanup, below).
+      const [row] = await prisma.$queryRaw<{ state: CaldavDestinationState | null }[]>`
+        WITH d AS (SELECT "id", "state" FROM "caldav_destination" WHERE "id" = ${destinationId}::uuid FOR SHARE),
+        written AS (
+          INSERT INTO "caldav_event" ("destination_id", "uid", "href", "etag", "digest", "written_at", "clash")
+          SELECT d."id", ${event.uid}, ${event.href}, ${event.etag}, ${event.digest}, ${event.writtenAt}, false
+          FROM d
+          ON CONFLICT ("destination_id", "uid") DO UPDATE
+          SET "href" = EXCLUDED."href", "etag" = EXCLUDED."etag", "digest" = EXCLUDED."digest",
+              "written_at" = EXCLUDED."written_at", "clash" = false
+          RETURNING 1
+        )
+        SELECT (SELECT "state"::text FROM d) AS "state", (SELECT count(*) FROM written) AS "written"`;
+      if (row?.state != null) return row.state;
+      // Removed: the cleanup it left (committed before this statement began, or it would have waited above)
+      // takes the event, so it is deleted with the others.
+      await prisma.$executeRaw`
+        UPDATE "caldav_cleanup"
+        SET "events" = "events" || jsonb_build_array(jsonb_build_object(
+          'uid', ${event.uid}::text, 'href', ${event.href}::text, 'etag', ${event.etag}::text))
+        WHERE "id" = ${destinationId}::uuid`;
+      return 'gone';
+    },
+
+    async recordClash(destinationId, uid, now) {
+      const [row] = await prisma.$queryRaw<{ state: CaldavDestinationState | null }[]>`
+        WITH d AS (SELECT "id", "state" FROM "caldav_destination" WHERE "id" = ${destinationId}::uuid FOR SHARE),
+        marked AS (
+          INSERT INTO "caldav_event" ("destination_id", "uid", "href", "etag", "digest", "written_at", "clash")
+          SELECT d."id", ${uid}, '', NULL, '', ${now}, true FROM d
+          ON CONFLICT ("destination_id", "uid") DO UPDATE SET "clash" = true, "etag" = NULL, "href" = ''
+          RETURNING 1
+        )
+        SELECT (SELECT "state"::text FROM d) AS "state", (SELECT count(*) FROM marked) AS "marked"`;
+      return row?.state ?? 'gone';
     },
 
     async forgetWritten(destinationId, uid) {
-      await prisma.caldavEvent.deleteMany({ where: { destinationId, uid } });
+      const [row] = await prisma.$queryRaw<{ state: CaldavDestinationState | null }[]>`
+        WITH forgotten AS (
+          DELETE FROM "caldav_event" WHERE "destination_id" = ${destinationId}::uuid AND "uid" = ${uid}
+          RETURNING 1
+        )
+        SELECT (SELECT "state"::text FROM "caldav_destination" WHERE "id" = ${destinationId}::uuid) AS "state",
+               (SELECT count(*) FROM forgotten) AS "forgotten"`;
+      return row?.state ?? 'gone';
+    },
+
+    async calendarGone(destinationId, message, now) {
+      if (!UUID.test(destinationId)) throw new CaldavDestinationNotFoundError(destinationId);
+      await prisma.$transaction([
+        prisma.caldavEvent.deleteMany({ where: { destinationId } }),
+        prisma.caldavDestination.updateMany({
+          where: { id: destinationId },
+          data: { state: 'paused', lastError: message, lastPushAt: now, retryAt: null },
+        }),
+      ]);
     },
 
     async claim(destinationId, now) {

@@ -2,7 +2,14 @@
 // data, so a sealed token copied onto another connection's row fails to open instead of authenticating as
 // the wrong account. Each envelope names its key id, so keys can be rotated: new tokens are sealed with the
 // current key while older keys stay configured for opening only.
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import {
+  createCipheriv,
+  createDecipheriv,
+  createHash,
+  createHmac,
+  randomBytes,
+  timingSafeEqual,
+} from 'node:crypto';
 
 const VERSION = 'v1';
 const IV_BYTES = 12;
@@ -33,6 +40,21 @@ export interface TokenVault {
   open(sealed: string, connectionId: string): string;
   /** True when the envelope was sealed with a key other than the current one (re-seal it on next write). */
   needsReseal(sealed: string): boolean;
+  /**
+   * A proof that slotfeed made `text` for `purpose`: an HMAC under a key derived from the current key. Public
+   * (it may be written where others read it); only a holder of the key can make one.
+   */
+  prove(purpose: string, text: string): string;
+  /** Whether `proof` is one `prove(purpose, text)` made under the current key or an older configured one. */
+  proves(purpose: string, text: string, proof: string): boolean;
+}
+
+const PROOF_BYTES = 16;
+
+/** A key of its own for each purpose, so a proof is never also a valid MAC of anything else. */
+function proofOf(key: Buffer, purpose: string, text: string): Buffer {
+  const derived = createHmac('sha256', key).update(`slotfeed proof key: ${purpose}`).digest();
+  return createHmac('sha256', derived).update(text, 'utf8').digest().subarray(0, PROOF_BYTES);
 }
 
 export function createTokenVault(current: VaultKey, decryptOnly: VaultKey[] = []): TokenVault {
@@ -77,6 +99,16 @@ export function createTokenVault(current: VaultKey, decryptOnly: VaultKey[] = []
 
     needsReseal(sealed) {
       return sealed.split('.')[1] !== current.id;
+    },
+
+    prove(purpose, text) {
+      return proofOf(current.key, purpose, text).toString('base64url');
+    },
+
+    proves(purpose, text, proof) {
+      const given = Buffer.from(proof, 'base64url');
+      if (given.length !== PROOF_BYTES) return false;
+      return [...keys.values()].some((key) => timingSafeEqual(proofOf(key, purpose, text), given));
     },
   };
 }

@@ -5,6 +5,7 @@ import {
   CalDavNotFoundError,
   CalDavNotSupportedError,
   CalDavPreconditionError,
+  CalDavUidConflictError,
   CalDavRequestError,
   CalDavRetryLaterError,
   caldavErrorFor,
@@ -36,13 +37,22 @@ describe('caldavErrorFor', () => {
     expect(error.message).toContain('need-privileges');
   });
 
-  it('412, and a 403 for a UID another event already has: a precondition failed', () => {
+  it('412: a precondition failed', () => {
     expect(answer('PUT', 412)).toBeInstanceOf(CalDavPreconditionError);
+  });
+
+  it('a UID another event already has, as RFC 4791 lets a server say it (403 or 409 naming no-uid-conflict, or 409 alone): the UID clash, not a failure to retry', () => {
     const conflict =
       '<error xmlns="DAV:"><no-uid-conflict xmlns="urn:ietf:params:xml:ns:caldav"><href>/a/b.ics</href></no-uid-conflict></error>';
-    const error = answer('PUT', 403, {}, conflict);
-    expect(error).toBeInstanceOf(CalDavPreconditionError);
-    expect(error).toMatchObject({ code: 'precondition', condition: 'no-uid-conflict', retryable: false });
+    for (const error of [
+      answer('PUT', 403, {}, conflict),
+      answer('PUT', 409, {}, conflict),
+      answer('PUT', 409),
+    ]) {
+      expect(error).toBeInstanceOf(CalDavUidConflictError);
+      expect(error).toMatchObject({ code: 'uid_conflict', retryable: false });
+    }
+    expect(answer('PUT', 409, {}, conflict).condition).toBe('no-uid-conflict');
   });
 
   it('403 naming another condition (data the server refuses): the request was refused, not the password', () => {

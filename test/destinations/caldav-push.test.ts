@@ -151,7 +151,9 @@ describe.each(CALDAV_SERVER_KINDS)('CalDAV destinations against %s', (kind) => {
         ...credentials(),
         allowPrivateTargets: true,
       });
-      const [edited, deleted] = await elsewhere.listFeedEvents(destination.calendarUrl, feedId);
+      const {
+        events: [edited, deleted],
+      } = await elsewhere.listFeedEvents(destination.calendarUrl, feedId);
       await elsewhere.updateEvent({
         ...edited!,
         icalendar: edited!.icalendar.replace(/^SUMMARY:.*$/m, 'SUMMARY:Moved by hand\r'),
@@ -181,13 +183,18 @@ describe.each(CALDAV_SERVER_KINDS)('CalDAV destinations against %s', (kind) => {
       ]);
     });
 
-    it('removing the destination deletes the feed’s events and leaves the person’s own', async () => {
-      const { deletedEvents } = await service().remove(destination.id);
-      expect(deletedEvents).toBe((await feedAsServed()).length);
+    it('removing the destination removes it at once; a worker then deletes the feed’s events and leaves the person’s own', async () => {
+      const { eventsToDelete } = await service().remove(destination.id);
+      expect(eventsToDelete).toBe((await feedAsServed()).length);
+      expect(await service().list({ feedId })).toEqual([]);
+      await waitFor(
+        () => service().cleanups(),
+        (left) => left.length === 0,
+        { what: 'the removed destination’s cleanup done' },
+      );
       expect(await readBack(server, destination.calendarUrl)).toEqual([
         expect.objectContaining({ uid: dentist.uid, marker: null }),
       ]);
-      expect(await service().list({ feedId })).toEqual([]);
     });
   });
 
