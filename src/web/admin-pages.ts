@@ -1,5 +1,7 @@
 // HTML of the admin pages: sign-in, the connections overview with its actions, and the page that shows a
 // new feed URL once (after create or rotate).
+import { CALDAV_CLEANUP_NOTICES, cleanupsSection } from './caldav-cleanups-section.js';
+import type { CaldavCleanupRecord } from '../store/caldav-cleanups.js';
 import { FEED_VIEWS, VIEW_NAMES, viewOf } from '../feeds/feed-options.js';
 import type { FastifyReply } from 'fastify';
 import type { FeedRecord } from '../store/feeds.js';
@@ -16,8 +18,11 @@ import { postButton } from './post-button.js';
 
 /** The administrator's home: the connections list. */
 export const ADMIN_HOME = '/admin';
+/** Where the admin's cleanup actions post (caldav-cleanups-section.ts); they lead back to ADMIN_HOME. */
+export const ADMIN_CLEANUP_PATHS = { path: (id: string) => `/admin/caldav-cleanups/${id}` };
 
 export const ADMIN_NOTICES: Record<string, string> = {
+  ...CALDAV_CLEANUP_NOTICES,
   'sync-queued': 'Sync queued; it runs as soon as a worker is free.',
   disabled: 'Connection disabled: it is no longer synced, and its feeds keep serving the last snapshot.',
   enabled: 'Connection enabled; a sync is queued.',
@@ -244,6 +249,8 @@ export function adminPage(
     notice?: string;
     filter: ConnectionFilter;
     now: Date;
+    /** Every ended destination whose events are still being deleted from a calendar. */
+    cleanups: CaldavCleanupRecord[];
   },
 ): FastifyReply {
   const { connections, total, filter } = input;
@@ -256,6 +263,7 @@ export function adminPage(
       <p class="muted">
         Accounts connected to this installation. New ones connect at <a href="/connect">/connect</a>.
       </p>
+      ${cleanupsSection({ cleanups: input.cleanups, scope: ADMIN_CLEANUP_PATHS, zone: null, now: input.now })}
       ${filterForm(filter)}
       <h2 id="connections-heading">${filtered ? `${total} matching` : `${total} in all`}</h2>
       ${total > connections.length ? html`<p class="muted">Showing the first ${connections.length}.</p>` : ''}

@@ -1,5 +1,6 @@
 // The admin page and its actions. Every action is a POST form (the guard checks Origin/Referer for cookie
 // sessions) answered with 303 back to the page, except create and rotate, whose new URL is shown once.
+import { registerCaldavCleanupActions } from './caldav-cleanups-section.js';
 import type { FastifyInstance } from 'fastify';
 import { DEFAULT_FEED_VIEW, feedOptionsSchema } from '../feeds/feed-options.js';
 import { RedisUnavailableError, whileRedisAnswers } from '../lib/redis-errors.js';
@@ -9,7 +10,14 @@ import { TeamNameTakenError, TeamNotFoundError, InvalidTeamNameError } from '../
 import { noteForAccessLog } from './access-log.js';
 import { ADMIN_DISABLED, type AdminAuth } from './admin-auth.js';
 import { CONNECTION_STATUSES, type ConnectionFilter } from '../store/connection-admin.js';
-import { ADMIN_HOME, ADMIN_NOTICES, adminPage, loginPage, newFeedUrlPage } from './admin-pages.js';
+import {
+  ADMIN_CLEANUP_PATHS,
+  ADMIN_HOME,
+  ADMIN_NOTICES,
+  adminPage,
+  loginPage,
+  newFeedUrlPage,
+} from './admin-pages.js';
 import { ADMIN_TEAMS } from './admin-team-pages.js';
 import { feedLinksFor, isLoopbackBaseUrl } from './feed-links.js';
 import { asSentence, HttpError } from './http-error.js';
@@ -126,11 +134,20 @@ export function registerAdminRoutes(app: FastifyInstance, deps: WebDeps): void {
       ...overview,
       filter,
       now: deps.now(),
+      cleanups: await deps.caldavDestinations.cleanups(),
       ...(notice === undefined ? {} : { notice }),
     });
   });
 
   const action = formActions(app, asHttpError);
+
+  // The guard has checked the credential and the form's origin: the administrator acts on any cleanup.
+  registerCaldavCleanupActions(app, deps.caldavDestinations, {
+    actor: 'admin',
+    path: ADMIN_CLEANUP_PATHS.path,
+    mayManage: async () => true,
+    page: () => ADMIN_HOME,
+  });
 
   action('/admin/connections/:id/sync', async (request, reply) => {
     const connection = await deps.connectionAdmin.require(request.params.id);

@@ -16,7 +16,7 @@ import {
   type CaldavDestinationRecord,
 } from '../store/caldav-destinations.js';
 import { FeedNotFoundError, type FeedRecord } from '../store/feeds.js';
-import { caldavFailureOf, CREDENTIALS_REFUSED } from './caldav-failure.js';
+import { caldavFailureOf } from './caldav-failure.js';
 import { caldavAnchor, type CaldavFormState, type CaldavPaths } from './caldav-destinations-section.js';
 import { field, seeOther } from './form-replies.js';
 import { asSentence, HttpError } from './http-error.js';
@@ -176,24 +176,10 @@ export function registerCaldavActions(
   });
 
   destinationAction('remove', async (request, reply, { destination, feed }) => {
-    // An unchecked checkbox sends nothing: only a form that says so deletes the events.
+    // An unchecked checkbox sends nothing: only a form that says so deletes the events. The removal itself
+    // cannot fail at the server: a worker deletes the events afterwards (caldav-cleanups-section.ts shows it).
     const keepEvents = field(request.body, 'deleteEvents') !== 'true';
-    try {
-      await service.remove(destination.id, { keepEvents });
-    } catch (thrown: unknown) {
-      const failure = caldavFailureOf(thrown);
-      if (failure === undefined) throw thrown;
-      // The service paused it and kept it: say why, and what removes it all the same.
-      const why =
-        failure.sentence === CREDENTIALS_REFUSED
-          ? 'The server refused the stored credentials.'
-          : failure.sentence;
-      return scope.showAgain(request, reply, feed, failure.status, {
-        kind: 'remove',
-        destinationId: destination.id,
-        error: `The events slotfeed wrote could not be deleted, so the calendar is kept here, paused. ${why} Remove it without deleting the events to leave them in the calendar.`,
-      });
-    }
+    await service.remove(destination.id, { keepEvents });
     request.log.info(
       { caldavDestinationId: destination.id, feedId: feed.id, keepEvents },
       `${scope.actor} removed a CalDAV destination`,

@@ -44,9 +44,7 @@ export type CaldavFormState =
       calendarName: string;
       error: string;
     }
-  | { kind: 'credentials'; destinationId: string; username: string; error: string }
-  /** Removing failed (its events could not be deleted): said at the destination. */
-  | { kind: 'remove'; destinationId: string; error: string };
+  | { kind: 'credentials'; destinationId: string; username: string; error: string };
 
 /** Where a section's forms post: `${destinationsPath}/<id>/push` …, and the feed's add form. */
 export interface CaldavPaths {
@@ -68,13 +66,14 @@ export const ADMIN_CALDAV_PATHS: CaldavPaths = {
 export const CALDAV_NOTICES: Record<string, string> = {
   'caldav-added':
     'Calendar added: slotfeed is writing this feed’s events into it now, and keeps them up to date.',
-  'caldav-pushed': 'Push queued: the calendar gets what changed within a minute.',
+  'caldav-pushed': 'Push queued: the calendar gets what changed within seconds.',
   'caldav-reconciled':
     'Reconciliation queued: slotfeed compares the calendar with the feed and repairs what differs.',
   'caldav-paused': 'Paused: nothing is written into that calendar until you resume.',
   'caldav-resumed': 'Resumed: what changed meanwhile is being written now.',
   'caldav-credentials': 'New credentials accepted by the server; slotfeed writes into the calendar again.',
-  'caldav-removed': 'Calendar removed, and the events slotfeed wrote there deleted.',
+  'caldav-removed':
+    'Calendar removed: slotfeed is deleting the events it wrote there (only those: your own events stay).',
   'caldav-removed-kept': 'Calendar removed; the events slotfeed wrote there were left as they are.',
 };
 
@@ -208,11 +207,6 @@ function destinationItem(
     <p class="muted small caldav-where">
       <span class="address">${destination.calendarUrl}</span> as ${destination.username}
     </p>
-    ${
-      input.form?.kind === 'remove' && input.form.destinationId === destination.id
-        ? failureAlert(`caldav-remove-${destination.id}-error`, input.form.error)
-        : ''
-    }
     ${stateHelp(destination, zone, now)}
     <dl class="facts small">
       <dt>Last push</dt>

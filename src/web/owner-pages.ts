@@ -11,6 +11,8 @@ import {
   type CaldavFormState,
   type DestinationView,
 } from './caldav-destinations-section.js';
+import { CALDAV_CLEANUP_NOTICES, cleanupsSection } from './caldav-cleanups-section.js';
+import type { CaldavCleanupRecord } from '../store/caldav-cleanups.js';
 import { html, type Raw, sendPage } from './html.js';
 import { feedCard, newFeedForm, type OwnerFeed } from './owner-feed-cards.js';
 import { teamsSection } from './owner-teams-section.js';
@@ -33,6 +35,7 @@ export const OWNER_NOTICES: Record<string, string> = {
   'view-changed':
     'Changed what the feed shows. Its address is the same; calendars show the change at their next refresh.',
   ...CALDAV_NOTICES,
+  ...CALDAV_CLEANUP_NOTICES,
 };
 
 export interface OwnerHomeInput {
@@ -62,11 +65,20 @@ export interface OwnerHomeInput {
   preview: Raw;
   /** The CalDAV destinations of the owner's feeds, by feed id. */
   caldav: Map<string, DestinationView[]>;
+  /** Ended destinations whose events slotfeed still deletes from the owner's calendars. */
+  cleanups: CaldavCleanupRecord[];
   /** A CalDAV form shown again after it failed (the page then answers `status`). */
   caldavForm?: CaldavFormState;
   /** 200 unless a form failed. */
   status?: number;
 }
+
+/** Where the owner's cleanup actions post. */
+export const OWNER_CLEANUP_PATHS = { path: (id: string) => `/me/caldav-cleanups/${id}` };
+
+/** How many calendars slotfeed writes into for the owner. */
+const pushedCalendars = (input: Pick<OwnerHomeInput, 'caldav'>) =>
+  [...input.caldav.values()].reduce((sum, views) => sum + views.length, 0);
 
 const STATUS: Record<OwnerHomeInput['connection']['status'], { label: string; badge: string; help: string }> =
   {
@@ -141,6 +153,7 @@ export function ownerHomePage(reply: FastifyReply, input: OwnerHomeInput): Fasti
               }),
             )
       }
+      ${cleanupsSection({ cleanups: input.cleanups, scope: OWNER_CLEANUP_PATHS, zone, now })}
       ${newFeedForm(input)} ${input.preview} ${teamsSection(input)} ${webhooksSection(input)}
       <section class="card" id="delete">
         <h2>Disconnect and delete</h2>
@@ -148,6 +161,15 @@ export function ownerHomePage(reply: FastifyReply, input: OwnerHomeInput): Fasti
           Removes your connection and everything slotfeed stored for it: snapshots, history, feeds (their
           addresses stop working) and Calendbook tokens. It cannot be undone.
         </p>
+        ${
+          pushedCalendars(input) > 0
+            ? html`<p id="delete-caldav">
+                slotfeed then deletes the free time it wrote into your calendars (${pushedCalendars(input)}
+                written over CalDAV) and nothing else there: your own events stay. If a server refuses the
+                stored password, the administrator sees it and the events stay until someone deletes them.
+              </p>`
+            : ''
+        }
         ${postButton('/me/delete', 'Disconnect and delete my data', {
           confirm:
             'Delete everything slotfeed stored for your account? Your feed addresses stop working at once. This cannot be undone.',

@@ -22,6 +22,7 @@ import {
 import type { TeamRecord } from '../store/teams.js';
 import { noteForAccessLog } from './access-log.js';
 import { registerCaldavActions } from './caldav-destination-actions.js';
+import { registerCaldavCleanupActions } from './caldav-cleanups-section.js';
 import {
   destinationViewsByFeed,
   OWNER_CALDAV_PATHS,
@@ -32,7 +33,13 @@ import { html } from './html.js';
 import { asSentence, HttpError } from './http-error.js';
 import type { OwnerAuth } from './owner-auth.js';
 import { feedTitle, type OwnerFeed } from './owner-feed-cards.js';
-import { deletedPage, OWNER_NOTICES, ownerHomePage, signedOutPage } from './owner-pages.js';
+import {
+  deletedPage,
+  OWNER_CLEANUP_PATHS,
+  OWNER_NOTICES,
+  ownerHomePage,
+  signedOutPage,
+} from './owner-pages.js';
 import {
   OWNER_DELIVERY_LOG_LENGTH,
   testedWebhookLocation,
@@ -189,6 +196,7 @@ export function registerOwnerRoutes(
               now: deps.now(),
             }),
       caldav: await destinationViewsByFeed(deps.caldavDestinations, { connectionId }),
+      cleanups: await deps.caldavDestinations.cleanups({ connectionId }),
       ...(failed === undefined ? {} : { caldavForm: failed.form, status: failed.status }),
       ...(notice === undefined ? {} : { notice }),
     });
@@ -206,6 +214,15 @@ export function registerOwnerRoutes(
     },
     pageOf: () => '/me',
     showAgain: (request, reply, _feed, status, form) => showOwnerHome(request, reply, { status, form }),
+  });
+
+  registerCaldavCleanupActions(app, deps.caldavDestinations, {
+    actor: 'owner',
+    path: OWNER_CLEANUP_PATHS.path,
+    async mayManage(request, cleanup) {
+      return cleanup.ownerConnectionId === (await ownerActing(request));
+    },
+    page: () => '/me',
   });
 
   app.post('/me/feeds', async (request, reply) => {
