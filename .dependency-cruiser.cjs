@@ -15,6 +15,9 @@ const STORE = '^src/store/';
 const SERVICES = '^src/(sync|serving|webhooks|destinations|reports)/';
 const EDGES = '^src/(web|cli|demo)/';
 const ROOT = '^src/(main\\.ts$|cli\\.ts$|composition/|roles/)';
+// src/web/ gives each audience a room of its own; what several of them use (HTML, time formatting, errors, rate
+// limits, the CalDAV section shown to owners and admins) stands beside the rooms.
+const WEB_ROOMS = ['admin', 'owner', 'feeds', 'api', 'share'];
 const PRISMA = '(^src/generated/prisma/|^node_modules/(@prisma/|\\.prisma/|prisma/))';
 
 /** Everything above `layer`: what it must not import. */
@@ -102,6 +105,24 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/web/' },
       to: { path: above('^src/(cli|demo)/', ROOT) },
+    },
+    ...WEB_ROOMS.map((room) => ({
+      name: `web-${room}-keeps-to-its-room`,
+      comment: `The ${room} pages import no other audience's pages: what two audiences share stands beside the rooms in src/web/.`,
+      severity: 'error',
+      from: { path: `^src/web/${room}/` },
+      to: { path: `^src/web/(${WEB_ROOMS.filter((r) => r !== room).join('|')})/` },
+    })),
+    {
+      name: 'web-shared-pieces-know-no-room',
+      comment:
+        'What the audiences share knows none of them; app.ts composes the rooms and the landing page links to the admin sign-in.',
+      severity: 'error',
+      from: {
+        path: '^src/web/',
+        pathNot: `^src/web/((${WEB_ROOMS.join('|')})/|app\\.ts$|landing-page\\.ts$)`,
+      },
+      to: { path: `^src/web/(${WEB_ROOMS.join('|')})/` },
     },
     {
       name: 'only-store-touches-prisma',

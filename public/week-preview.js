@@ -1,4 +1,4 @@
-// Draws the owner's week preview (src/web/week-preview.ts) with FullCalendar, from the feed URL itself.
+// Draws the owner's week preview (src/web/owner/week-preview.ts) with FullCalendar, from the feed URL itself.
 // Seven days on wide screens, three on a phone, from today in the account's zone (the feed's window starts
 // today: days before it would be empty). The status line says how many events the shown days have, or why the
 // feed could not be read; data-ready and data-events are set for tests and screenshots.

@@ -16,7 +16,7 @@ import { Releasers } from '../lib/releasers.js';
 import { formatTable, terminalWidth } from '../lib/text-table.js';
 import { createLoggerFor } from '../log.js';
 import type { CaldavDestinationRecord } from '../store/caldav-destinations.js';
-import { caldavFailureOf } from '../web/caldav-failure.js';
+import { caldavFailureOf } from '../web/caldav/caldav-failure.js';
 import { OUTPUT_FORMATS, uuidOf, wholeNumber, type OutputFormat } from './argument-parsers.js';
 import type { Output } from './commands.js';
 import { UsageError } from './usage-error.js';

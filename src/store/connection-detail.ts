@@ -1,4 +1,4 @@
-// One connection as its administrator's page shows it (src/web/admin-connection-page.ts): its recent sync
+// One connection as its administrator's page shows it (src/web/admin/admin-connection-page.ts): its recent sync
 // runs, the upstream calls they made per endpoint, and how many slots it had open on each of the last days.
 import type { PrismaClient } from '../generated/prisma/client.js';
 

@@ -2,7 +2,7 @@
 // two ways in (connect an account, sign in to one already connected). The administrator's pages live under
 // /admin and are only linked from the footer of this page.
 import type { FastifyInstance } from 'fastify';
-import { ADMIN_HOME } from './admin-pages.js';
+import { ADMIN_HOME } from './admin/admin-pages.js';
 import { html, sendPage } from './html.js';
 
 export function registerLandingPage(app: FastifyInstance): void {

@@ -5,9 +5,9 @@
 // period is checked on the injected clock; after the restart, feeds come from the database again.
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { OUTAGE_SETTLE_MS } from '../../src/web/database-outage.js';
+import { OUTAGE_SETTLE_MS } from '../../src/web/feeds/database-outage.js';
 import { DATABASE_RETRY_AFTER_SECONDS } from '../../src/web/error-handler.js';
-import { FEEDS_UNAVAILABLE } from '../../src/web/feed-routes.js';
+import { FEEDS_UNAVAILABLE } from '../../src/web/feeds/feed-routes.js';
 import type { FakeClock } from '../support/sync-harness.js';
 import { waitFor } from '../support/wait-for.js';
 import { createWebHarness, type RawResponse, type WebHarness } from '../support/web-harness.js';

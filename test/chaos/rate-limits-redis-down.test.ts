@@ -8,7 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import type { RedisClient } from '../../src/lib/redis-connection.js';
 import { createRedisConnection } from '../../src/lib/redis-connection.js';
 import { buildWebApp } from '../../src/web/app.js';
-import { MAX_FAILURES } from '../../src/web/sign-in-lockout.js';
+import { MAX_FAILURES } from '../../src/web/admin/sign-in-lockout.js';
 import { waitFor } from '../support/wait-for.js';
 import { ADMIN_TOKEN, createWebHarness, type WebHarness } from '../support/web-harness.js';
 import { startOwnRedis, type OwnRedis } from './chaos-support.js';

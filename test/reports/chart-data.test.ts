@@ -4,8 +4,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { parseReportQuery } from '../../src/reports/report-query.js';
 import type { ReportResult } from '../../src/reports/report-result.js';
-import type { LineChart } from '../../src/web/report-pages.js';
-import { everyDay, lineChartOf, MAX_CHART_DAYS } from '../../src/web/report-routes.js';
+import type { LineChart } from '../../src/web/admin/report-pages.js';
+import { everyDay, lineChartOf, MAX_CHART_DAYS } from '../../src/web/admin/report-routes.js';
 import { FakeClock } from '../support/sync-harness.js';
 import { ADMIN_TOKEN, createWebHarness, type WebHarness } from '../support/web-harness.js';
 import { knownHistoryOptions, scriptKnownHistory, T0, type KnownHistory } from './known-history.js';

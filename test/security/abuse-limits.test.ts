@@ -4,9 +4,9 @@
 // Board's page has our security headers, no external font and a link back. Each scenario comes from client
 // addresses of its own, through the loopback "proxy" (TRUST_PROXY=127.0.0.1).
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { OAUTH_STATES_PER_ADDRESS } from '../../src/web/oauth-state.js';
+import { OAUTH_STATES_PER_ADDRESS } from '../../src/web/owner/oauth-state.js';
 import { buildWebApp } from '../../src/web/app.js';
-import { MAX_FAILURES } from '../../src/web/sign-in-lockout.js';
+import { MAX_FAILURES } from '../../src/web/admin/sign-in-lockout.js';
 import { ADMIN_TOKEN, createWebHarness, type RawResponse, type WebHarness } from '../support/web-harness.js';
 
 let h: WebHarness;

@@ -3,7 +3,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { CalDavCredentialsError, CalDavRequestError, openCalDavAccount } from '../../src/caldav/index.js';
 import { InvalidDestinationError } from '../../src/destinations/caldav-destinations-service.js';
-import { caldavFailureOf } from '../../src/web/caldav-failure.js';
+import { caldavFailureOf } from '../../src/web/caldav/caldav-failure.js';
 
 const refusal = (serverUrl: string) =>
   openCalDavAccount({ serverUrl, username: 'ada', password: 'secret' }).then(

@@ -9,7 +9,7 @@ import {
   OUTAGE_SETTLE_MS,
   type DatabaseOutage,
   type OutageAnswerKind,
-} from '../../src/web/database-outage.js';
+} from '../../src/web/feeds/database-outage.js';
 import { FakeClock } from '../support/sync-harness.js';
 
 let lines: { level: number; msg: string; [key: string]: unknown }[];

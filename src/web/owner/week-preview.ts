@@ -2,8 +2,8 @@
 // draws is what a subscribed calendar gets from the same bytes (it is a consumer of the feed, not a second
 // rendering of the data). Scripts are same-origin files (src/web/assets.ts), loaded in dependency order; the
 // page's CSP allows them and FullCalendar's injected <style>. Without scripts, the feed links still work.
-import { assetUrl } from './assets.js';
-import { html, type Raw } from './html.js';
+import { assetUrl } from '../assets.js';
+import { html, type Raw } from '../html.js';
 
 export interface WeekPreviewInput {
   /** The feed's same-origin path, /feeds/<token>.ics. */

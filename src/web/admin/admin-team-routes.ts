@@ -2,14 +2,14 @@
 // delete a team). Each action is a POST form answered with 303 back to the page, except a new feed, whose URL
 // is shown once. Rotating and revoking a team feed are the feed actions every feed has (admin-routes.ts).
 import type { FastifyInstance } from 'fastify';
-import { feedOptionsSchema } from '../feeds/feed-options.js';
+import { feedOptionsSchema } from '../../feeds/feed-options.js';
 import { newFeedUrlPage } from './admin-pages.js';
 import { asHttpError } from './admin-routes.js';
 import { ADMIN_TEAMS, adminTeamsPage, TEAM_NOTICES } from './admin-team-pages.js';
-import { feedLinksFor, isLoopbackBaseUrl } from './feed-links.js';
-import { field, formActions, seeOther } from './form-replies.js';
-import { HttpError } from './http-error.js';
-import type { WebDeps } from './web-deps.js';
+import { feedLinksFor, isLoopbackBaseUrl } from '../feed-links.js';
+import { field, formActions, seeOther } from '../form-replies.js';
+import { HttpError } from '../http-error.js';
+import type { WebDeps } from '../web-deps.js';
 
 /** The new team feed form: only what was filled in; the store fills in the defaults. */
 function teamFeedOptionsFrom(form: unknown): unknown {

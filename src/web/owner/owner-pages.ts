@@ -3,22 +3,22 @@
 // the pages around it (signed out, not connected, deleted). Every destructive form asks first (data-confirm).
 // The feed cards, the teams section and the webhooks section have modules of their own (owner-*.ts).
 import type { FastifyReply } from 'fastify';
-import type { TeamRecord } from '../store/teams.js';
+import type { TeamRecord } from '../../store/teams.js';
 import {
   CALDAV_NOTICES,
   caldavSection,
   OWNER_CALDAV_PATHS,
   type CaldavFormState,
   type DestinationView,
-} from './caldav-destinations-section.js';
-import { CALDAV_CLEANUP_NOTICES, cleanupsSection } from './caldav-cleanups-section.js';
-import type { CaldavCleanupRecord } from '../store/caldav-cleanups.js';
-import { html, type Raw, sendPage } from './html.js';
+} from '../caldav/caldav-destinations-section.js';
+import { html, type Raw, sendPage } from '../html.js';
+import { CALDAV_CLEANUP_NOTICES, cleanupsSection } from '../caldav/caldav-cleanups-section.js';
+import type { CaldavCleanupRecord } from '../../store/caldav-cleanups.js';
 import { feedCard, newFeedForm, type OwnerFeed } from './owner-feed-cards.js';
 import { teamsSection } from './owner-teams-section.js';
 import { webhooksSection, type OwnerWebhooks } from './owner-webhooks-section.js';
-import { shownTime } from './time-html.js';
-import { postButton } from './post-button.js';
+import { shownTime } from '../time-html.js';
+import { postButton } from '../post-button.js';
 
 export const OWNER_NOTICES: Record<string, string> = {
   connected: 'Connected. Your free time is now a calendar feed: subscribe to it below.',

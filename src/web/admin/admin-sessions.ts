@@ -6,8 +6,8 @@
 // cannot be replayed as a cookie. While Redis does not answer, every step fails at once (RedisUnavailableError)
 // rather than waiting for it.
 import { createHash, randomBytes } from 'node:crypto';
-import type { RedisClient } from '../lib/redis-connection.js';
-import { whileRedisAnswers } from '../lib/redis-errors.js';
+import type { RedisClient } from '../../lib/redis-connection.js';
+import { whileRedisAnswers } from '../../lib/redis-errors.js';
 
 export interface AdminSessions {
   /** A new live session id. */

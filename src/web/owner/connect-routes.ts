@@ -6,16 +6,16 @@
 // refusal is a 400 page that says what happened, and nothing is written before the code exchange succeeded. Both routes are limited per client
 // address (rate-limits.ts), and so are the unfinished sign-ins one address may hold (oauth-state.ts).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { coerceError } from '../lib/coerce-error.js';
-import { RedisUnavailableError, whileRedisAnswers } from '../lib/redis-errors.js';
-import { UpstreamAuthError, UpstreamError, type TokenSet } from '../upstream/index.js';
-import { HttpError } from './http-error.js';
+import { coerceError } from '../../lib/coerce-error.js';
+import { RedisUnavailableError, whileRedisAnswers } from '../../lib/redis-errors.js';
+import { UpstreamAuthError, UpstreamError, type TokenSet } from '../../upstream/index.js';
+import { HttpError } from '../http-error.js';
 import { createOAuthStateStore } from './oauth-state.js';
-import { clientAddressOf, perAddressLimit } from './rate-limits.js';
+import { clientAddressOf, perAddressLimit } from '../rate-limits.js';
 import type { OwnerAuth } from './owner-auth.js';
 import { notConnectedPage } from './owner-pages.js';
-import type { WebDeps } from './web-deps.js';
-import { seeOther } from './form-replies.js';
+import type { WebDeps } from '../web-deps.js';
+import { seeOther } from '../form-replies.js';
 
 interface CallbackQuery {
   code?: unknown;

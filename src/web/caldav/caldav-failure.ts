@@ -12,10 +12,10 @@ import {
   CalDavTimeoutError,
   CalDavUnreachableError,
   PRIVATE_CALDAV_TARGET_REFUSED,
-} from '../caldav/index.js';
-import { InvalidDestinationError } from '../destinations/caldav-destinations-service.js';
-import { CalendarTakenError } from '../store/caldav-destinations.js';
-import { asSentence } from './http-error.js';
+} from '../../caldav/index.js';
+import { InvalidDestinationError } from '../../destinations/caldav-destinations-service.js';
+import { CalendarTakenError } from '../../store/caldav-destinations.js';
+import { asSentence } from '../http-error.js';
 
 export interface CaldavFailure {
   status: 400 | 502 | 503;

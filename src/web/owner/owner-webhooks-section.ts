@@ -1,10 +1,10 @@
 // The owner's webhook endpoints on "Your availability" (/me), each with its latest deliveries and a button that
 // sends it a test event, and the page that shows a new one's secret once.
 import type { FastifyReply } from 'fastify';
-import type { WebhookDeliveryRecord, WebhookEndpointRecord } from '../store/webhooks.js';
-import { html, sendPage, type Raw } from './html.js';
-import { postButton } from './post-button.js';
-import { deliveryLog, testNotice } from './webhook-delivery-log.js';
+import type { WebhookDeliveryRecord, WebhookEndpointRecord } from '../../store/webhooks.js';
+import { html, sendPage, type Raw } from '../html.js';
+import { postButton } from '../post-button.js';
+import { deliveryLog, testNotice } from '../webhook-delivery-log.js';
 
 /** The owner's endpoints as the section shows them. */
 export interface OwnerWebhooks {

@@ -4,14 +4,14 @@
 // person can do: give new credentials (checked on the server first), or leave the events where they are (the
 // person deletes them, or keeps them). Each action is a POST form answered with 303 and a notice.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { CaldavDestinations } from '../destinations/caldav-destinations-service.js';
-import type { CaldavCleanupRecord } from '../store/caldav-cleanups.js';
+import type { CaldavDestinations } from '../../destinations/caldav-destinations-service.js';
+import type { CaldavCleanupRecord } from '../../store/caldav-cleanups.js';
 import { caldavFailureOf } from './caldav-failure.js';
-import { field, seeOther } from './form-replies.js';
-import { html, type Raw } from './html.js';
-import { HttpError } from './http-error.js';
-import { postButton } from './post-button.js';
-import { shownTime } from './time-html.js';
+import { field, seeOther } from '../form-replies.js';
+import { html, type Raw } from '../html.js';
+import { HttpError } from '../http-error.js';
+import { postButton } from '../post-button.js';
+import { shownTime } from '../time-html.js';
 
 /** The notices the actions lead to (`?notice=…`). */
 export const CALDAV_CLEANUP_NOTICES: Record<string, string> = {

@@ -7,9 +7,9 @@
 // 20 s, 34 MB held for ten minutes. A finished sign-in frees its place at once.
 // While Redis does not answer, both steps fail at once with RedisUnavailableError (a 503 page), instead of
 // waiting for it: /connect used to answer 500 after 7 s.
-import type { RedisClient } from '../lib/redis-connection.js';
+import type { RedisClient } from '../../lib/redis-connection.js';
 import { z } from 'zod';
-import { whileRedisAnswers } from '../lib/redis-errors.js';
+import { whileRedisAnswers } from '../../lib/redis-errors.js';
 
 export const OAUTH_STATE_TTL_SECONDS = 10 * 60;
 /** An office behind one address where 50 people are mid-sign-in within ten minutes is already unusual. */

@@ -1,15 +1,15 @@
 // The admin page and its actions. Every action is a POST form (the guard checks Origin/Referer for cookie
 // sessions) answered with 303 back to the page, except create and rotate, whose new URL is shown once.
-import { registerCaldavCleanupActions } from './caldav-cleanups-section.js';
+import { registerCaldavCleanupActions } from '../caldav/caldav-cleanups-section.js';
 import type { FastifyInstance } from 'fastify';
-import { DEFAULT_FEED_VIEW, feedOptionsSchema } from '../feeds/feed-options.js';
-import { RedisUnavailableError, whileRedisAnswers } from '../lib/redis-errors.js';
-import { ConnectionNotFoundError } from '../store/connections.js';
-import { FeedNotFoundError, InvalidFeedOptionsError, type FeedRecord } from '../store/feeds.js';
-import { TeamNameTakenError, TeamNotFoundError, InvalidTeamNameError } from '../store/teams.js';
-import { noteForAccessLog } from './access-log.js';
+import { DEFAULT_FEED_VIEW, feedOptionsSchema } from '../../feeds/feed-options.js';
+import { RedisUnavailableError, whileRedisAnswers } from '../../lib/redis-errors.js';
+import { ConnectionNotFoundError } from '../../store/connections.js';
+import { FeedNotFoundError, InvalidFeedOptionsError, type FeedRecord } from '../../store/feeds.js';
+import { TeamNameTakenError, TeamNotFoundError, InvalidTeamNameError } from '../../store/teams.js';
+import { noteForAccessLog } from '../access-log.js';
 import { ADMIN_DISABLED, type AdminAuth } from './admin-auth.js';
-import { CONNECTION_STATUSES, type ConnectionFilter } from '../store/connection-admin.js';
+import { CONNECTION_STATUSES, type ConnectionFilter } from '../../store/connection-admin.js';
 import {
   ADMIN_CLEANUP_PATHS,
   ADMIN_HOME,
@@ -19,11 +19,11 @@ import {
   newFeedUrlPage,
 } from './admin-pages.js';
 import { ADMIN_TEAMS } from './admin-team-pages.js';
-import { feedLinksFor, isLoopbackBaseUrl } from './feed-links.js';
-import { asSentence, HttpError } from './http-error.js';
-import { perAddressLimit, SIGN_IN_FORM_PER_MINUTE } from './rate-limits.js';
-import type { WebDeps } from './web-deps.js';
-import { field, formActions, seeOther } from './form-replies.js';
+import { feedLinksFor, isLoopbackBaseUrl } from '../feed-links.js';
+import { asSentence, HttpError } from '../http-error.js';
+import { perAddressLimit, SIGN_IN_FORM_PER_MINUTE } from '../rate-limits.js';
+import type { WebDeps } from '../web-deps.js';
+import { field, formActions, seeOther } from '../form-replies.js';
 
 /** The list's filter from the query; an unknown status is ignored (a stale bookmark still shows the list). */
 function connectionFilterFrom(query: unknown): ConnectionFilter {

@@ -1,20 +1,20 @@
 // HTML of the admin pages: sign-in, the connections overview with its actions, and the page that shows a
 // new feed URL once (after create or rotate).
-import { CALDAV_CLEANUP_NOTICES, cleanupsSection } from './caldav-cleanups-section.js';
-import type { CaldavCleanupRecord } from '../store/caldav-cleanups.js';
-import { FEED_VIEWS, VIEW_NAMES, viewOf } from '../feeds/feed-options.js';
+import { FEED_VIEWS, VIEW_NAMES, viewOf } from '../../feeds/feed-options.js';
+import { CALDAV_CLEANUP_NOTICES, cleanupsSection } from '../caldav/caldav-cleanups-section.js';
+import type { CaldavCleanupRecord } from '../../store/caldav-cleanups.js';
 import type { FastifyReply } from 'fastify';
-import type { FeedRecord } from '../store/feeds.js';
-import type { FeedLinks } from './feed-links.js';
+import type { FeedRecord } from '../../store/feeds.js';
+import type { FeedLinks } from '../feed-links.js';
 import {
   CONNECTION_STATUSES,
   type ConnectionFilter,
   type ConnectionOverview,
-} from '../store/connection-admin.js';
-import { html, scrollBox, sendPage, type Raw } from './html.js';
-import { shownTime } from './time-html.js';
+} from '../../store/connection-admin.js';
+import { html, scrollBox, sendPage, type Raw } from '../html.js';
+import { shownTime } from '../time-html.js';
 import { daysAheadField, labelField } from './feed-form-fields.js';
-import { postButton } from './post-button.js';
+import { postButton } from '../post-button.js';
 
 /** The administrator's home: the connections list. */
 export const ADMIN_HOME = '/admin';

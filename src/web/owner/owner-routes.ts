@@ -4,33 +4,33 @@
 // one is, so ids cannot be probed.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import QRCode from 'qrcode';
-import { feedCalendarName } from '../feeds/describe-feed.js';
+import { feedCalendarName } from '../../feeds/describe-feed.js';
 import {
   DEFAULT_FEED_VIEW,
   FEED_VIEWS,
   feedOptionsSchema,
   normalizeFeedOptions,
-} from '../feeds/feed-options.js';
-import { RedisUnavailableError, whileRedisAnswers } from '../lib/redis-errors.js';
-import { ConnectionNotFoundError } from '../store/connections.js';
-import { FeedNotFoundError, type FeedRecord } from '../store/feeds.js';
+} from '../../feeds/feed-options.js';
+import { RedisUnavailableError, whileRedisAnswers } from '../../lib/redis-errors.js';
+import { ConnectionNotFoundError } from '../../store/connections.js';
+import { FeedNotFoundError, type FeedRecord } from '../../store/feeds.js';
 import {
   WebhookEndpointNotFoundError,
   WebhookTargetError,
   type WebhookEndpointRecord,
-} from '../store/webhooks.js';
-import type { TeamRecord } from '../store/teams.js';
-import { noteForAccessLog } from './access-log.js';
-import { registerCaldavActions } from './caldav-destination-actions.js';
-import { registerCaldavCleanupActions } from './caldav-cleanups-section.js';
+} from '../../store/webhooks.js';
+import type { TeamRecord } from '../../store/teams.js';
+import { noteForAccessLog } from '../access-log.js';
+import { registerCaldavActions } from '../caldav/caldav-destination-actions.js';
+import { registerCaldavCleanupActions } from '../caldav/caldav-cleanups-section.js';
 import {
   destinationViewsByFeed,
   OWNER_CALDAV_PATHS,
   type CaldavFormState,
-} from './caldav-destinations-section.js';
-import { feedLinksFor, isLoopbackBaseUrl } from './feed-links.js';
-import { html } from './html.js';
-import { asSentence, HttpError } from './http-error.js';
+} from '../caldav/caldav-destinations-section.js';
+import { feedLinksFor, isLoopbackBaseUrl } from '../feed-links.js';
+import { html } from '../html.js';
+import { asSentence, HttpError } from '../http-error.js';
 import type { OwnerAuth } from './owner-auth.js';
 import { feedTitle, type OwnerFeed } from './owner-feed-cards.js';
 import {
@@ -47,8 +47,8 @@ import {
   type OwnerWebhooks,
 } from './owner-webhooks-section.js';
 import { weekPreviewSection } from './week-preview.js';
-import type { WebDeps } from './web-deps.js';
-import { field, seeOther } from './form-replies.js';
+import type { WebDeps } from '../web-deps.js';
+import { field, seeOther } from '../form-replies.js';
 
 type IdParams = { Params: { id: string } };
 

@@ -1,7 +1,7 @@
 // Form fields the feed forms share (the admin's, a team's, the owner's), with the bounds the options schema
 // declares (feeds/feed-options.ts), so a browser refuses what the server would.
-import { FEED_DAYS_MAX } from '../feeds/feed-options.js';
-import { html, type Raw } from './html.js';
+import { FEED_DAYS_MAX } from '../../feeds/feed-options.js';
+import { html, type Raw } from '../html.js';
 
 export function daysAheadField(id: string): Raw {
   return html`<div class="field">

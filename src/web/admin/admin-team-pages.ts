@@ -8,14 +8,14 @@ import {
   TEAM_MINIMUM_MAX_MINUTES,
   TEAM_MODES,
   type TeamMode,
-} from '../feeds/feed-options.js';
-import type { FeedRecord } from '../store/feeds.js';
-import type { TeamRecord } from '../store/teams.js';
-import { html, sendPage, type Raw } from './html.js';
+} from '../../feeds/feed-options.js';
+import type { FeedRecord } from '../../store/feeds.js';
+import type { TeamRecord } from '../../store/teams.js';
+import { html, sendPage, type Raw } from '../html.js';
 import { statusBadge } from './admin-pages.js';
-import { shownTime } from './time-html.js';
+import { shownTime } from '../time-html.js';
 import { daysAheadField, labelField } from './feed-form-fields.js';
-import { postButton } from './post-button.js';
+import { postButton } from '../post-button.js';
 
 export const ADMIN_TEAMS = '/admin/teams';
 

@@ -3,10 +3,10 @@
 // then shows queued in the endpoint's log). Connections are named by e-mail address or id, teams by name or id,
 // as elsewhere on the admin's pages.
 import type { FastifyInstance } from 'fastify';
-import { ApiKeyNotFoundError, InvalidApiKeyScopeError } from '../store/api-keys.js';
-import { ConnectionNotFoundError } from '../store/connections.js';
-import { TeamNotFoundError } from '../store/teams.js';
-import { WebhookEndpointNotFoundError, WebhookTargetError } from '../store/webhooks.js';
+import { ApiKeyNotFoundError, InvalidApiKeyScopeError } from '../../store/api-keys.js';
+import { ConnectionNotFoundError } from '../../store/connections.js';
+import { TeamNotFoundError } from '../../store/teams.js';
+import { WebhookEndpointNotFoundError, WebhookTargetError } from '../../store/webhooks.js';
 import {
   ADMIN_API,
   adminApiPage,
@@ -14,10 +14,10 @@ import {
   secretShownOncePage,
   testedLocation,
 } from './admin-api-pages.js';
-import { field, fieldValues, formActions, seeOther } from './form-replies.js';
-import { html } from './html.js';
-import { asSentence, HttpError } from './http-error.js';
-import type { WebDeps } from './web-deps.js';
+import { field, fieldValues, formActions, seeOther } from '../form-replies.js';
+import { html } from '../html.js';
+import { asSentence, HttpError } from '../http-error.js';
+import type { WebDeps } from '../web-deps.js';
 
 function asHttpError(thrown: unknown): unknown {
   if (thrown instanceof ApiKeyNotFoundError) return new HttpError(404, 'No such API key.');

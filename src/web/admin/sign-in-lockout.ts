@@ -10,9 +10,9 @@
 // the check before any was counted. Counts live in Redis, so every web process sees the same ones, and in this
 // process's memory while Redis cannot answer (as rate-limit-store.ts does for the request limits).
 import type { FastifyRequest } from 'fastify';
-import type { RedisClient } from '../lib/redis-connection.js';
+import type { RedisClient } from '../../lib/redis-connection.js';
 import { LRUCache } from 'lru-cache';
-import { clientAddressOf } from './rate-limits.js';
+import { clientAddressOf } from '../rate-limits.js';
 
 export const MAX_FAILURES = 5;
 export const LOCKOUT_MS = 15 * 60 * 1000;

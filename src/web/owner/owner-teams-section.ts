@@ -1,9 +1,9 @@
 // The owner's teams on "Your availability" (/me): who is in each, the team's feeds to subscribe to, and leaving.
-import { describeTeamFeedOptions } from '../feeds/feed-options.js';
-import type { TeamRecord } from '../store/teams.js';
-import { html, type Raw } from './html.js';
+import { describeTeamFeedOptions } from '../../feeds/feed-options.js';
+import type { TeamRecord } from '../../store/teams.js';
+import { html, type Raw } from '../html.js';
 import { feedTitle, previewLink, subscribeBlock, type OwnerFeed } from './owner-feed-cards.js';
-import { postButton } from './post-button.js';
+import { postButton } from '../post-button.js';
 
 function teamFeedCard(item: OwnerFeed, input: { loopback: boolean }): Raw {
   return html`<div class="team-feed" data-feed-id="${item.feed.id}">

@@ -3,13 +3,13 @@
 // button that sends a test event, and the forms that make them. A new key or signing secret is shown once, on
 // the page that follows its creation.
 import type { FastifyReply } from 'fastify';
-import type { ApiKeyRecord } from '../store/api-keys.js';
-import type { WebhookDeliveryRecord, WebhookEndpointRecord } from '../store/webhooks.js';
-import { WEBHOOK_EVENT_TYPES } from '../store/webhook-events.js';
-import { html, sendPage, type Raw } from './html.js';
-import { shownTime } from './time-html.js';
-import { postButton } from './post-button.js';
-import { deliveryLog, testNotice } from './webhook-delivery-log.js';
+import type { ApiKeyRecord } from '../../store/api-keys.js';
+import type { WebhookDeliveryRecord, WebhookEndpointRecord } from '../../store/webhooks.js';
+import { WEBHOOK_EVENT_TYPES } from '../../store/webhook-events.js';
+import { html, sendPage, type Raw } from '../html.js';
+import { shownTime } from '../time-html.js';
+import { postButton } from '../post-button.js';
+import { deliveryLog, testNotice } from '../webhook-delivery-log.js';
 
 export const ADMIN_API = '/admin/api';
 

@@ -1,10 +1,10 @@
 // The owner's feeds on "Your availability" (/me): each feed's card with its address in every form calendar apps
 // take, what it shows and the actions on it (preview, replace, revoke), and the form that makes another.
-import { FEED_DAYS_MAX, FEED_VIEWS, viewOf, type FeedView } from '../feeds/feed-options.js';
-import type { FeedRecord } from '../store/feeds.js';
-import type { FeedLinks } from './feed-links.js';
-import { html, Raw } from './html.js';
-import { postButton } from './post-button.js';
+import { FEED_DAYS_MAX, FEED_VIEWS, viewOf, type FeedView } from '../../feeds/feed-options.js';
+import type { FeedRecord } from '../../store/feeds.js';
+import type { FeedLinks } from '../feed-links.js';
+import { html, Raw } from '../html.js';
+import { postButton } from '../post-button.js';
 
 export const VIEW_LABELS: Record<FeedView, string> = {
   free: 'Free time (blocks)',

@@ -3,16 +3,16 @@
 // (never a token), its open slots over the last weeks as a chart, and its feeds' CalDAV destinations with their
 // actions (caldav-destination-actions.ts). Its other actions are the list's own forms.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { VIEW_NAMES, viewOf } from '../feeds/feed-options.js';
-import { ConnectionNotFoundError } from '../store/connections.js';
-import type { RecentRun } from '../store/connection-detail.js';
-import { FeedNotFoundError, type FeedRecord } from '../store/feeds.js';
-import { describeInterval } from '../feeds/describe-feed.js';
-import { readBandState } from '../sync/band-schedule.js';
-import type { CadenceBand } from '../config/sync-bands.js';
+import { VIEW_NAMES, viewOf } from '../../feeds/feed-options.js';
+import { ConnectionNotFoundError } from '../../store/connections.js';
+import type { RecentRun } from '../../store/connection-detail.js';
+import { FeedNotFoundError, type FeedRecord } from '../../store/feeds.js';
+import { describeInterval } from '../../feeds/describe-feed.js';
+import { readBandState } from '../../sync/band-schedule.js';
+import type { CadenceBand } from '../../config/sync-bands.js';
 import { ADMIN_HOME } from './admin-pages.js';
 import { ADMIN_TEAMS } from './admin-team-pages.js';
-import { registerCaldavActions } from './caldav-destination-actions.js';
+import { registerCaldavActions } from '../caldav/caldav-destination-actions.js';
 import {
   ADMIN_CALDAV_PATHS,
   CALDAV_NOTICES,
@@ -20,13 +20,13 @@ import {
   destinationViewsByFeed,
   type CaldavFormState,
   type DestinationView,
-} from './caldav-destinations-section.js';
-import { field } from './form-replies.js';
-import { html, newScriptNonce, scrollBox, sendPage, type Raw } from './html.js';
-import { HttpError } from './http-error.js';
+} from '../caldav/caldav-destinations-section.js';
+import { field } from '../form-replies.js';
+import { html, newScriptNonce, scrollBox, sendPage, type Raw } from '../html.js';
+import { HttpError } from '../http-error.js';
 import { lineChart } from './report-pages.js';
-import { shownTime } from './time-html.js';
-import type { WebDeps } from './web-deps.js';
+import { shownTime } from '../time-html.js';
+import type { WebDeps } from '../web-deps.js';
 
 export const CHART_DAYS = 28;
 const DAY_SECONDS = 24 * 3600;

@@ -4,7 +4,7 @@
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { reportAsCsv } from '../reports/report-format.js';
+import { reportAsCsv } from '../../reports/report-format.js';
 import {
   isReportName,
   parseReportQuery,
@@ -12,13 +12,13 @@ import {
   type RawReportQuery,
   type ReportName,
   type ReportQuery,
-} from '../reports/report-query.js';
-import type { ReportResult } from '../reports/report-result.js';
-import { ReportSubjectNotFoundError, runReport } from '../reports/run-report.js';
-import { HttpError } from './http-error.js';
+} from '../../reports/report-query.js';
+import type { ReportResult } from '../../reports/report-result.js';
+import { ReportSubjectNotFoundError, runReport } from '../../reports/run-report.js';
+import { HttpError } from '../http-error.js';
 import { reportIndexPage, reportPage, type HeatMap, type LineChart } from './report-pages.js';
-import type { ReportConnectionChoice } from '../store/reports.js';
-import type { WebDeps } from './web-deps.js';
+import type { ReportConnectionChoice } from '../../store/reports.js';
+import type { WebDeps } from '../web-deps.js';
 
 const QUERY_KEYS = ['connection', 'event', 'from', 'to', 'at', 'tz', 'by'] as const;
 

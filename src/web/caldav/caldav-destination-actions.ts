@@ -6,20 +6,20 @@
 // feed the one acting may not manage is a 404, as an unknown one is. The password is read from the form and
 // handed to the service only: it is in no log line, no redirect and no page.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { CalDavError } from '../caldav/index.js';
+import { CalDavError } from '../../caldav/index.js';
 import {
   DestinationNotPushableError,
   type CaldavDestinations,
-} from '../destinations/caldav-destinations-service.js';
+} from '../../destinations/caldav-destinations-service.js';
 import {
   CaldavDestinationNotFoundError,
   type CaldavDestinationRecord,
-} from '../store/caldav-destinations.js';
-import { FeedNotFoundError, type FeedRecord } from '../store/feeds.js';
+} from '../../store/caldav-destinations.js';
+import { FeedNotFoundError, type FeedRecord } from '../../store/feeds.js';
 import { caldavFailureOf } from './caldav-failure.js';
 import { caldavAnchor, type CaldavFormState, type CaldavPaths } from './caldav-destinations-section.js';
-import { field, seeOther } from './form-replies.js';
-import { asSentence, HttpError } from './http-error.js';
+import { field, seeOther } from '../form-replies.js';
+import { asSentence, HttpError } from '../http-error.js';
 
 export const NO_SUCH_DESTINATION = 'No such calendar destination, or it is not yours.';
 

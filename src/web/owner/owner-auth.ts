@@ -4,7 +4,7 @@
 // a cross-site navigation (the way back from Calendbook) started. Lax still keeps it off other sites' form
 // posts, and every unsafe request must also come from our own origin (the admin's check).
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { HttpError } from './http-error.js';
+import { HttpError } from '../http-error.js';
 import { OWNER_COOKIE, type OwnerSessions } from './owner-sessions.js';
 
 export interface OwnerAuth {

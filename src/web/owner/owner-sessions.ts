@@ -4,8 +4,8 @@
 // and the hashes of a connection's sessions are kept in a set of their own, so "delete my data" can end every
 // one of them, on every device, in one step.
 import { createHash, randomBytes } from 'node:crypto';
-import type { RedisClient } from '../lib/redis-connection.js';
-import { whileRedisAnswers } from '../lib/redis-errors.js';
+import type { RedisClient } from '../../lib/redis-connection.js';
+import { whileRedisAnswers } from '../../lib/redis-errors.js';
 
 export const OWNER_COOKIE = 'slotfeed_owner';
 const SESSION_ID = /^[A-Za-z0-9_-]{32}$/;

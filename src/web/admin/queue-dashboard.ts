@@ -13,11 +13,11 @@ import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { FastifyAdapter } from '@bull-board/fastify';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { noteForAccessLog } from './access-log.js';
-import { REDIS_RETRY_AFTER_SECONDS, REDIS_UNAVAILABLE_MESSAGE, sendError } from './error-handler.js';
+import { noteForAccessLog } from '../access-log.js';
+import { REDIS_RETRY_AFTER_SECONDS, REDIS_UNAVAILABLE_MESSAGE, sendError } from '../error-handler.js';
 import { ADMIN_HOME } from './admin-pages.js';
-import { pageSecurityHeaders } from './html.js';
-import type { WebDeps } from './web-deps.js';
+import { pageSecurityHeaders } from '../html.js';
+import type { WebDeps } from '../web-deps.js';
 
 type BoardServerAdapter = Parameters<typeof createBullBoard>[0]['serverAdapter'];
 

@@ -6,11 +6,11 @@
 import {
   DEFAULT_CALENDAR_NAME,
   type CaldavDestinations,
-} from '../destinations/caldav-destinations-service.js';
-import type { CaldavDestinationRecord, DestinationLogEntry } from '../store/caldav-destinations.js';
-import { html, type Raw } from './html.js';
-import { postButton } from './post-button.js';
-import { shownTime } from './time-html.js';
+} from '../../destinations/caldav-destinations-service.js';
+import type { CaldavDestinationRecord, DestinationLogEntry } from '../../store/caldav-destinations.js';
+import { html, type Raw } from '../html.js';
+import { postButton } from '../post-button.js';
+import { shownTime } from '../time-html.js';
 
 /** A destination as the section shows it: the record and its latest log entries. */
 export interface DestinationView {

@@ -3,17 +3,17 @@
 // cells), the report's rows and a CSV link. Chart data travels as inert JSON and is drawn by one inline
 // script carrying the page's nonce.
 import type { FastifyReply } from 'fastify';
-import { formatValue } from '../reports/report-format.js';
+import { formatValue } from '../../reports/report-format.js';
 import {
   BOOKINGS_GROUPINGS,
   REPORT_NAMES,
   type RawReportQuery,
   type ReportName,
-} from '../reports/report-query.js';
-import type { ColumnKind, ReportResult } from '../reports/report-result.js';
-import { WEEKDAY_NAMES } from '../reports/bookings-report.js';
+} from '../../reports/report-query.js';
+import type { ColumnKind, ReportResult } from '../../reports/report-result.js';
+import { WEEKDAY_NAMES } from '../../reports/bookings-report.js';
 import { ADMIN_HOME } from './admin-pages.js';
-import { html, newScriptNonce, Raw, renderPage, scrollBox, type PageOptions } from './html.js';
+import { html, newScriptNonce, Raw, renderPage, scrollBox, type PageOptions } from '../html.js';
 
 export const REPORT_DESCRIPTIONS: Record<ReportName, string> = {
   availability: 'Free slots and free minutes per event type and day, now or as of a past instant.',

@@ -8,17 +8,17 @@
 // validators included (serving/last-good-feeds.ts), any other token a 503; the outage is logged once
 // (database-outage.ts).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { hashedToken } from '../serving/feed-lookup.js';
-import type { FeedServing } from '../serving/feed-serving.js';
-import type { RenderedFeed } from '../serving/render-cache.js';
-import { databaseUnavailableReason } from '../store/database-errors.js';
-import { feedOwnerId } from '../store/feeds.js';
-import { acceptsGzip } from './accept-encoding.js';
-import { isNotModified } from './conditional-get.js';
+import { hashedToken } from '../../serving/feed-lookup.js';
+import type { FeedServing } from '../../serving/feed-serving.js';
+import type { RenderedFeed } from '../../serving/render-cache.js';
+import { databaseUnavailableReason } from '../../store/database-errors.js';
+import { feedOwnerId } from '../../store/feeds.js';
+import { acceptsGzip } from '../accept-encoding.js';
+import { isNotModified } from '../conditional-get.js';
 import { createDatabaseOutage } from './database-outage.js';
-import { DATABASE_RETRY_AFTER_SECONDS, sendError } from './error-handler.js';
-import { HttpError, NO_SUCH_FEED } from './http-error.js';
-import type { WebDeps } from './web-deps.js';
+import { DATABASE_RETRY_AFTER_SECONDS, sendError } from '../error-handler.js';
+import { HttpError, NO_SUCH_FEED } from '../http-error.js';
+import type { WebDeps } from '../web-deps.js';
 
 const FEED_ROUTE = '/feeds/:token.ics';
 /** The 503 body: like NO_SUCH_FEED, it never depends on the token. */

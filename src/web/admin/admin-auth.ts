@@ -9,11 +9,11 @@
 // alone would not do: it does not cover a sibling subdomain, which counts as the same site.
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { redisUnavailableReason } from '../lib/redis-errors.js';
-import { noteForAccessLog } from './access-log.js';
+import { redisUnavailableReason } from '../../lib/redis-errors.js';
+import { noteForAccessLog } from '../access-log.js';
 import type { AdminSessions } from './admin-sessions.js';
-import { sendError } from './error-handler.js';
-import { HttpError } from './http-error.js';
+import { sendError } from '../error-handler.js';
+import { HttpError } from '../http-error.js';
 import type { SignInLockout } from './sign-in-lockout.js';
 
 export const ADMIN_COOKIE = 'slotfeed_admin';
