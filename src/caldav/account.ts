@@ -176,7 +176,10 @@ function asCalDavError(thrown: unknown, otherwise: () => CalDavError): CalDavErr
   return thrown instanceof CalDavError ? thrown : otherwise();
 }
 
-/** Errors that say the account or the network is at fault, not that this was the wrong place to look. */
+/**
+ * Errors that say the account or the network is at fault, not that this was the wrong place to look; so does any
+ * retryable one (a 5xx: the server is failing, and asking it elsewhere only multiplies the requests).
+ */
 const DECISIVE = new Set(['credentials', 'timeout', 'unreachable', 'retry_later', 'target_refused']);
 
 function requireEtag(etag: string): void {
@@ -395,7 +398,7 @@ async function locate(
     const [calendar] = await propfindCalendars(serverUrl, '0');
     if (calendar) return { homeUrl: undefined, calendarUrl: calendarOf(calendar, serverUrl).url };
   } catch (thrown: unknown) {
-    if (!(thrown instanceof CalDavError) || DECISIVE.has(thrown.code)) throw thrown;
+    if (!(thrown instanceof CalDavError) || (DECISIVE.has(thrown.code) || thrown.retryable)) throw thrown;
   }
   const account: DAVAccount = { serverUrl, accountType: 'caldav' };
   const rootUrl = await serviceDiscovery({ account, fetch });
@@ -409,7 +412,7 @@ async function locate(
     try {
       principalUrl = await fetchPrincipalUrl({ account: at, fetch });
     } catch (thrown: unknown) {
-      if (thrown instanceof CalDavError && DECISIVE.has(thrown.code)) throw thrown;
+      if (thrown instanceof CalDavError && (DECISIVE.has(thrown.code) || thrown.retryable)) throw thrown;
       continue;
     }
     try {

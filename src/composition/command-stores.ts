@@ -93,7 +93,11 @@ export function openCommandDestinations(
     cleanups: createCaldavCleanupStore(prisma, vault),
     feeds: createFeedStore(prisma, logger, vault),
     openAccount: (target) =>
-      openCalDavAccount({ ...target, allowPrivateTargets: config.caldav.allowPrivateTargets }),
+      openCalDavAccount({
+        ...target,
+        allowPrivateTargets: config.caldav.allowPrivateTargets,
+        timeoutMs: config.caldav.timeoutSeconds * 1000,
+      }),
     enqueue: async () => undefined,
     enqueueCleanup: async () => undefined,
     now: () => new Date(),

@@ -122,6 +122,7 @@ export function composeServices(
     openCalDavAccount({
       ...target,
       allowPrivateTargets: config.caldav.allowPrivateTargets,
+      timeoutMs: config.caldav.timeoutSeconds * 1000,
       now: clock.now,
     });
   // The feed as its .ics shows it: the same settings, revisions and rendering as the web role's feed route.

@@ -27,6 +27,13 @@ export const caldavSection = section({
       default: '2000',
       schema: positiveInt(60_000),
     }),
+    timeoutSeconds: variable({
+      name: 'CALDAV_TIMEOUT_SECONDS',
+      description:
+        'Time limit of each request to a CalDAV server; a request without an answer by then fails the push, which is tried again after the backoff.',
+      default: '20',
+      schema: positiveInt(300),
+    }),
     concurrency: variable({
       name: 'CALDAV_CONCURRENCY',
       description: 'CalDAV destinations one worker process pushes at the same time.',

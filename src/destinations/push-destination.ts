@@ -197,6 +197,12 @@ async function applyOperations(
         return await attempt(operation);
       } catch (error: unknown) {
         const code = codeOf(error);
+        if (operation.kind === 'update' && code === 'uid_conflict' && operation.etag !== null) {
+          // The server keeps another UID at slotfeed's href (it rewrote the one given) and refuses to change a
+          // resource's UID: the event is replaced whole.
+          await account.deleteEvent({ href: operation.href, etag: operation.etag });
+          return attempt({ kind: 'create', event: operation.event });
+        }
         if (operation.kind === 'create' && (code === 'uid_conflict' || code === 'not_found')) {
           // A server answers a PUT into a deleted collection with 404 or 409, as it answers a clash with 409.
           if (await calendarIsGone()) throw new CalendarGoneError(destination.calendarUrl);
@@ -290,21 +296,15 @@ export async function pushDestination(deps: PushDeps, destinationId: string): Pr
 
   const reconcile = reconciliationDue(destination, startedAt, deps.reconcileIntervalMs);
   const claim = await destinations.claim(destinationId, startedAt);
+  let account: CalendarAccount | undefined;
   try {
     const credentials = await destinations.credentialsOf(destinationId);
-    const account = await deps.openAccount({ serverUrl: destination.calendarUrl, ...credentials });
+    account = await deps.openAccount({ serverUrl: destination.calendarUrl, ...credentials });
     const desired = await deps.feedEvents(destination.feedId);
     const written = await destinations.writtenEvents(destinationId);
-    let listing: FeedEventListing | undefined;
-    if (reconcile) {
-      try {
-        listing = await account.listFeedEvents(destination.calendarUrl, destination.feedId);
-      } catch (error: unknown) {
-        if (codeOf(error) === 'not_found' && !(await account.calendarExists(destination.calendarUrl)))
-          throw new CalendarGoneError(destination.calendarUrl);
-        throw error;
-      }
-    }
+    const listing = reconcile
+      ? await account.listFeedEvents(destination.calendarUrl, destination.feedId)
+      : undefined;
     const plan = listing
       ? planReconcile(desired, written, listingForPlan(listing, destination.feedId, deps.proofs))
       : planPush(desired, written);
@@ -355,10 +355,18 @@ export async function pushDestination(deps: PushDeps, destinationId: string): Pr
       return 'interrupted';
     }
     const failedAt = deps.now();
-    if (error instanceof CalendarGoneError) {
-      await destinations.calendarGone(destinationId, error.message, failedAt).catch(() => undefined);
+    // Anything not found (a listing, a write, a re-read): is it the calendar itself that is gone?
+    const gone =
+      error instanceof CalendarGoneError ||
+      (codeOf(error) === 'not_found' &&
+        account !== undefined &&
+        !(await account.calendarExists(destination.calendarUrl).catch(() => true)));
+    if (gone) {
+      const calendarGone =
+        error instanceof CalendarGoneError ? error : new CalendarGoneError(destination.calendarUrl);
+      await destinations.calendarGone(destinationId, calendarGone.message, failedAt).catch(() => undefined);
       await destinations
-        .log(destinationId, [{ kind: 'calendar-gone', uid: null, message: error.message }], failedAt)
+        .log(destinationId, [{ kind: 'calendar-gone', uid: null, message: calendarGone.message }], failedAt)
         .catch(() => undefined);
       deps.logger.warn({ destinationId }, 'CalDAV destination’s calendar is gone: paused');
       return 'calendar-gone';
