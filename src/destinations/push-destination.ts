@@ -20,6 +20,7 @@ import type { Logger } from '../log.js';
 import {
   keepsPushing,
   type CaldavDestinationRecord,
+  type PushClaim,
   type CaldavDestinationStore,
   type StateAtWrite,
   type WrittenEvent,
@@ -285,17 +286,19 @@ export async function pushDestination(deps: PushDeps, destinationId: string): Pr
   const { destinations } = deps;
   const startedAt = deps.now();
   let destination: CaldavDestinationRecord;
+  let claim: PushClaim;
   try {
     destination = await destinations.get(destinationId);
+    if (!keepsPushing(destination.state)) return 'skipped';
+    if (destination.retryAt !== null && destination.retryAt > startedAt) return 'skipped';
+    claim = await destinations.claim(destinationId, startedAt);
   } catch (error: unknown) {
+    // Removed before the push began (its cleanup, not a push, deals with the calendar now).
     if (error instanceof Error && error.name === 'CaldavDestinationNotFoundError') return 'skipped';
     throw error;
   }
-  if (!keepsPushing(destination.state)) return 'skipped';
-  if (destination.retryAt !== null && destination.retryAt > startedAt) return 'skipped';
 
   const reconcile = reconciliationDue(destination, startedAt, deps.reconcileIntervalMs);
-  const claim = await destinations.claim(destinationId, startedAt);
   let account: CalendarAccount | undefined;
   try {
     const credentials = await destinations.credentialsOf(destinationId);
