@@ -398,7 +398,7 @@ async function locate(
     const [calendar] = await propfindCalendars(serverUrl, '0');
     if (calendar) return { homeUrl: undefined, calendarUrl: calendarOf(calendar, serverUrl).url };
   } catch (thrown: unknown) {
-    if (!(thrown instanceof CalDavError) || (DECISIVE.has(thrown.code) || thrown.retryable)) throw thrown;
+    if (!(thrown instanceof CalDavError) || DECISIVE.has(thrown.code) || thrown.retryable) throw thrown;
   }
   const account: DAVAccount = { serverUrl, accountType: 'caldav' };
   const rootUrl = await serviceDiscovery({ account, fetch });

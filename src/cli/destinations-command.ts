@@ -113,8 +113,13 @@ export async function runDestinations(
     switch (action.kind) {
       case 'list': {
         const list = await destinations.list(action.feedId === undefined ? {} : { feedId: action.feedId });
+        // Ended destinations whose events are still being deleted from their calendars (or wait for new
+        // credentials to be): an operator sees them beside the live ones.
+        const leaving = (await destinations.cleanups()).filter(
+          (c) => action.feedId === undefined || c.feedId === action.feedId,
+        );
         if (action.format === 'json') {
-          out.write(JSON.stringify({ destinations: list }, null, 2) + '\n');
+          out.write(JSON.stringify({ destinations: list, leaving }, null, 2) + '\n');
           return;
         }
         const rows = list.map((d) => [
@@ -135,6 +140,24 @@ export async function runDestinations(
             { width: terminalWidth(out), keepWhole: [0, 1] },
           ),
         );
+        if (leaving.length > 0) {
+          out.write('\nCalendars being left (slotfeed deletes the events it wrote there):\n');
+          out.write(
+            formatTable(
+              ['destination', 'calendar', 'user', 'state', 'events on record', 'last error'],
+              leaving.map((c) => [
+                c.id,
+                c.calendarName,
+                c.username,
+                c.state === 'needs_credentials' ? 'needs new credentials' : 'deleting',
+                String(c.events.length),
+                c.lastError ?? '—',
+              ]),
+              '',
+              { width: terminalWidth(out), keepWhole: [0] },
+            ),
+          );
+        }
         return;
       }
       case 'add': {

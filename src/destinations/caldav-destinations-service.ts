@@ -222,6 +222,7 @@ export function createCaldavDestinations(deps: CaldavDestinationsDeps): CaldavDe
       await destinations.retire(destinationId, {
         keepEvents,
         reason: 'the destination was removed',
+        now: deps.now(),
       });
       if (keepEvents) return { eventsToDelete: 0, keptEvents: true };
       const cleanup = await deps.cleanups.find(destinationId);

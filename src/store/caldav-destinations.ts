@@ -121,7 +121,7 @@ export interface CaldavDestinationStore {
    * destination (its feed, connection or team deleted) leaves one too, by the migration's trigger. Throws
    * CaldavDestinationNotFoundError.
    */
-  retire(destinationId: string, options: { keepEvents: boolean; reason: string }): Promise<void>;
+  retire(destinationId: string, options: { keepEvents: boolean; reason: string; now: Date }): Promise<void>;
   /** The username and the opened password, for a push. Throws CaldavDestinationNotFoundError. */
   credentialsOf(destinationId: string): Promise<CaldavCredentials>;
   /**
@@ -313,12 +313,13 @@ export function createCaldavDestinationStore(
       });
     },
 
-    async retire(destinationId, { keepEvents, reason }) {
+    async retire(destinationId, { keepEvents, reason, now }) {
       if (!UUID.test(destinationId)) throw new CaldavDestinationNotFoundError(destinationId);
-      const [, , deleted] = await prisma.$transaction([
+      const [, , , deleted] = await prisma.$transaction([
         // Read by the migration's trigger as the row goes: keep the events, or why they are deleted.
         prisma.$executeRaw`SELECT set_config('slotfeed.caldav_keep_events', ${keepEvents ? 'on' : 'off'}, true)`,
         prisma.$executeRaw`SELECT set_config('slotfeed.caldav_removal_reason', ${reason}, true)`,
+        prisma.$executeRaw`SELECT set_config('slotfeed.caldav_removed_at', ${now.toISOString()}, true)`,
         prisma.caldavDestination.deleteMany({ where: { id: destinationId } }),
       ]);
       if (deleted.count === 0) throw new CaldavDestinationNotFoundError(destinationId);

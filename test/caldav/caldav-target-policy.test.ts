@@ -12,6 +12,7 @@ import {
   openCalDavAccount,
   type CalDavAccountOptions,
 } from '../../src/caldav/index.js';
+import { credentialScope } from '../../src/caldav/target-policy.js';
 
 const PASSWORD = 'correct horse battery staple';
 
@@ -151,5 +152,70 @@ describe('a server that accepts the connection and never answers', () => {
     });
     controller.abort(new Error('shutting down'));
     await expect(opening).rejects.toThrow('shutting down');
+  });
+});
+
+describe('where the password may go (credentialScope, the Public Suffix List by tldts)', () => {
+  const scope = credentialScope(new URL('https://caldav.icloud.com/'));
+  it('the typed origin, and other https hosts of its registrable domain (iCloud sends users to pNN-caldav.icloud.com)', () => {
+    expect(scope(new URL('https://caldav.icloud.com/123/calendars/'))).toBe(true);
+    expect(scope(new URL('https://p42-caldav.icloud.com/123/calendars/'))).toBe(true);
+  });
+  it('never another site, plain http, or a domain that only shares a public suffix', () => {
+    expect(scope(new URL('https://caldav.icloud.example.net/'))).toBe(false);
+    expect(scope(new URL('http://p42-caldav.icloud.com/'))).toBe(false);
+    const uk = credentialScope(new URL('https://dav.example.co.uk/'));
+    expect(uk(new URL('https://dav.another.co.uk/'))).toBe(false);
+    expect(uk(new URL('https://cal.example.co.uk/'))).toBe(true);
+  });
+  it('an IP literal or a name without a registrable domain vouches for nothing but itself', () => {
+    const ip = credentialScope(new URL('http://127.0.0.1:5232/'));
+    expect(ip(new URL('http://127.0.0.1:5232/alice/'))).toBe(true);
+    expect(ip(new URL('http://127.0.0.1:5233/'))).toBe(false);
+    expect(ip(new URL('http://localhost:5232/'))).toBe(false);
+    const local = credentialScope(new URL('https://localhost/'));
+    expect(local(new URL('https://other.localhost/'))).toBe(false);
+  });
+});
+
+describe('a redirect is followed with the password only within the server’s site', () => {
+  function redirectingFetch(location: string) {
+    const seen: { url: string; authorized: boolean }[] = [];
+    const fetchSpy: typeof fetch = async (input, init) => {
+      const url = String(input);
+      seen.push({ url, authorized: new Headers(init?.headers).has('authorization') });
+      if (url.startsWith('https://caldav.example.com/'))
+        return new Response(null, { status: 301, headers: { location } });
+      return new Response('<?xml version="1.0"?><multistatus xmlns="DAV:"/>', {
+        status: 207,
+        headers: { 'content-type': 'application/xml' },
+      });
+    };
+    return { seen, fetchSpy };
+  }
+
+  it('to another site: refused before a request is sent there', async () => {
+    const { seen, fetchSpy } = redirectingFetch('https://attacker.example.net/dav/');
+    const error = await openCalDavAccount({
+      serverUrl: 'https://caldav.example.com/',
+      username: 'ada',
+      password: PASSWORD,
+      fetch: fetchSpy,
+    }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(CalDavTargetError);
+    expect((error as Error).message).toMatch(/attacker\.example\.net is not the site of the server/);
+    expect((error as Error).message).not.toContain(PASSWORD);
+    expect(seen.filter((request) => !request.url.startsWith('https://caldav.example.com/'))).toEqual([]);
+  });
+
+  it('to another host of the same site: followed, with the password', async () => {
+    const { seen, fetchSpy } = redirectingFetch('https://p07-caldav.example.com/dav/');
+    await openCalDavAccount({
+      serverUrl: 'https://caldav.example.com/',
+      username: 'ada',
+      password: PASSWORD,
+      fetch: fetchSpy,
+    }).catch(() => undefined);
+    expect(seen).toContainEqual({ url: 'https://p07-caldav.example.com/dav/', authorized: true });
   });
 });

@@ -1,7 +1,8 @@
 // CalDAV destinations in each state a page shows (active with a push and a log, failing, needing new credentials,
-// paused), made through the store on a feed of the prepared site: no CalDAV server is needed to look at them. None
+// paused, and one being left whose cleanup waits for new credentials), made through the store on a feed of the prepared site: no CalDAV server is needed to look at them. None
 // is due for a push while the pages are looked at (the active one is pushed up to date, the failing one waits out
 // its backoff, the others are never pushed), so the site's worker leaves them as they are.
+import type { CaldavCleanupStore } from '../../src/store/caldav-cleanups.js';
 import type { CaldavDestinationStore } from '../../src/store/caldav-destinations.js';
 
 const SERVER = 'https://caldav.example.com/';
@@ -9,6 +10,7 @@ const calendar = (name: string) => `${SERVER}dav/calendars/user/ada@example.com/
 
 export async function addDestinationsInEachState(
   store: CaldavDestinationStore,
+  cleanups: CaldavCleanupStore,
   feedId: string,
   now: Date,
 ): Promise<void> {
@@ -59,4 +61,12 @@ export async function addDestinationsInEachState(
   );
   const paused = await add('holidays', 'Holidays');
   await store.setPaused(paused.id, true, now);
+  // A calendar being left whose server refused the stored credentials: its events wait for new ones.
+  const left = await add('old-free-time', 'Old free time');
+  await store.retire(left.id, { keepEvents: false, reason: 'the destination was removed', now });
+  await cleanups.failed(left.id, {
+    state: 'needs_credentials',
+    error: `REPORT ${calendar('old-free-time')} answered 401: the credentials were refused`,
+    retryAt: null,
+  });
 }

@@ -93,6 +93,7 @@ export async function prepareSite(label: string): Promise<PreparedSite> {
     if (ownerFeed === undefined) throw new Error('the owner’s feed was not found by its token');
     await addDestinationsInEachState(
       harness.sync.stores.caldavDestinations,
+      harness.sync.stores.caldavCleanups,
       ownerFeed.id,
       harness.sync.clock.now(),
     );

@@ -55,8 +55,9 @@ CREATE INDEX "caldav_cleanup_owner_connection_id_idx" ON "caldav_cleanup"("owner
 CREATE INDEX "caldav_cleanup_owner_team_id_idx" ON "caldav_cleanup"("owner_team_id");
 
 -- Before the row goes (its events' records are deleted by the cascade after this), unless the one who removes it
--- asked to keep the events (SET LOCAL slotfeed.caldav_keep_events = 'on'). The reason is the remover's
--- (slotfeed.caldav_removal_reason), else the destination went with its feed, connection or team.
+-- asked to keep the events (SET LOCAL slotfeed.caldav_keep_events = 'on'). The reason and time are the remover's
+-- (slotfeed.caldav_removal_reason, slotfeed.caldav_removed_at: slotfeed's clock), else the destination went with
+-- its feed, connection or team, now.
 CREATE FUNCTION "slotfeed_caldav_destination_cleanup"() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
@@ -77,7 +78,7 @@ BEGIN
     ),
     COALESCE(NULLIF(current_setting('slotfeed.caldav_removal_reason', true), ''),
              'its feed, connection or team was deleted'),
-    now()
+    COALESCE(NULLIF(current_setting('slotfeed.caldav_removed_at', true), '')::timestamptz, now())
   )
   ON CONFLICT ("id") DO NOTHING;
   RETURN OLD;

@@ -36,6 +36,10 @@ export interface CleanupScope {
 
 const anchor = 'caldav-cleanups';
 
+/** The events it recorded writing; those it wrote unrecorded carry its proof and are found by it. */
+const eventCount = (cleanup: CaldavCleanupRecord) =>
+  cleanup.events.length === 1 ? '1 event on record' : `${cleanup.events.length} events on record`;
+
 function cleanupItem(
   cleanup: CaldavCleanupRecord,
   scope: Pick<CleanupScope, 'path'>,
@@ -63,10 +67,10 @@ function cleanupItem(
       ${shownTime(cleanup.createdAt, zone, now, { lead: 'relative' })}.
       ${
         refused
-          ? html`The server refused the stored credentials, so the ${cleanup.events.length} event(s) slotfeed
-            wrote there are still in the calendar and no longer update. Give new credentials to delete them,
-            or leave them there.`
-          : html`slotfeed is deleting the ${cleanup.events.length} event(s) it wrote there (only those).`
+          ? html`The server refused the stored credentials, so what slotfeed wrote there
+            (${eventCount(cleanup)}) is still in the calendar and no longer updates. Give new credentials to
+            delete it, or leave it there.`
+          : html`slotfeed is deleting what it wrote there (${eventCount(cleanup)}), and nothing else.`
       }
     </p>
     ${cleanup.lastError ? html`<p class="small caldav-error">${cleanup.lastError}</p>` : ''}
@@ -123,7 +127,7 @@ export function cleanupsSection(input: {
     <p class="muted">
       Calendars slotfeed no longer writes into, where it still has events of its own to delete.
     </p>
-    <ul class="plain caldav-destinations">
+    <ul class="list-plain caldav-destinations">
       ${input.cleanups.map((cleanup) => cleanupItem(cleanup, input.scope, input.zone, input.now))}
     </ul>
   </section>`;
