@@ -89,6 +89,7 @@ export function composeRoles(
           logger: clients.logger.child({ role: 'webhooks' }),
         },
         webhookWrites: services.webhookWrites,
+        feedCommits: services.feedCommits,
         caldav: {
           queue: clients.caldavQueue,
           connection: clients.bullRedis,

@@ -31,6 +31,8 @@ export interface Services {
   tickDeps: TickDeps;
   /** Raised when a commit in this process wrote webhook deliveries. */
   webhookWrites: Signal;
+  /** Raised when a commit in this process changed a feed: the CalDAV dispatcher looks for due pushes at once. */
+  feedCommits: Signal;
   /** What one push of a CalDAV destination runs on (destinations/push-destination.ts): the worker's, and tests'. */
   caldavPush: PushDeps;
   caldavCleanUp: CleanUpDeps;
@@ -61,6 +63,7 @@ export function composeServices(
   const { metrics } = clients;
   const prefix = config.redis.prefix;
   const webhookWrites = createSignal();
+  const feedCommits = createSignal();
   const limiter = createRedisRateLimiter(clients.redis, `${prefix}:upstream-rate`, config.sync.rateLimit);
   const upstream = config.upstream;
 
@@ -101,6 +104,7 @@ export function composeServices(
     // The worker role's dispatcher listens (roles/worker-role.ts); a process without it leaves them to the
     // dispatcher's interval.
     onWebhookDeliveries: () => webhookWrites.notify(),
+    onFeedChanged: () => feedCommits.notify(),
   };
   const tickDeps: TickDeps = {
     connections: stores.connections,
@@ -169,5 +173,5 @@ export function composeServices(
     enqueueCleanup: (ids) => enqueueCleanups(clients.caldavQueue, ids),
     now: clock.now,
   });
-  return { syncDeps, tickDeps, webhookWrites, caldavPush, caldavCleanUp, caldavDestinations };
+  return { syncDeps, tickDeps, webhookWrites, feedCommits, caldavPush, caldavCleanUp, caldavDestinations };
 }

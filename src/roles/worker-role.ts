@@ -1,6 +1,7 @@
 // The worker role: the sync worker, which runs the syncs the scheduler and operators enqueue, and beside it the
 // webhook worker (deliveries, the dispatcher that hands new ones to it, the lost-job sweep), which a commit in
-// this process wakes at once, and the CalDAV worker (pushes to destinations, and their dispatcher).
+// this process wakes at once, and the CalDAV worker (pushes to destinations, and their dispatcher, which a commit
+// in this process that changed a feed wakes at once: its poll is only the safety net).
 import type { Queue } from 'bullmq';
 import { startCaldavWorker } from '../destinations/caldav-queue.js';
 import type { Signal } from '../lib/signal.js';
@@ -17,6 +18,8 @@ export interface WorkerRoleDeps {
   /** Raised when a commit in this process wrote webhook deliveries: the dispatcher looks at once. */
   webhookWrites: Signal;
   caldav: Parameters<typeof startCaldavWorker>[0];
+  /** Raised when a commit in this process changed a feed: the CalDAV dispatcher looks at once. */
+  feedCommits: Signal;
 }
 
 export function createWorkerRole(deps: WorkerRoleDeps): Role {
@@ -35,7 +38,11 @@ export function createWorkerRole(deps: WorkerRoleDeps): Role {
         await webhookWorker.close();
       });
       const caldavWorker = startCaldavWorker(deps.caldav);
-      parts.add('caldav worker', () => caldavWorker.close());
+      const stopWaking = deps.feedCommits.on(() => caldavWorker.kick());
+      parts.add('caldav worker', async () => {
+        stopWaking();
+        await caldavWorker.close();
+      });
     },
     close: parts.close,
   };

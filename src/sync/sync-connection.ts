@@ -51,6 +51,8 @@ export interface SyncDeps {
   metrics?: Pick<Metrics, 'syncRuns' | 'syncJobDuration' | 'changeStalenessBound' | 'bandPulls'>;
   /** Told when a commit wrote webhook deliveries (the worker's dispatcher hands them over at once). */
   onWebhookDeliveries?: () => void;
+  /** Told when a commit changed what the connection's feeds show (the CalDAV dispatcher looks at once). */
+  onFeedChanged?: () => void;
 }
 
 export interface SyncAttempt {
@@ -194,6 +196,7 @@ export async function syncConnection(deps: SyncDeps, attempt: SyncAttempt): Prom
       'sync committed',
     );
     if (changes.webhookDeliveries > 0) deps.onWebhookDeliveries?.();
+    if (changes.feedVersionMoved) deps.onFeedChanged?.();
     for (const band of pulledBands) deps.metrics?.bandPulls.inc({ band: band.name });
     for (const { band, boundSeconds, changes: count } of changes.changeStaleness) {
       for (let i = 0; i < count; i++) deps.metrics?.changeStalenessBound.observe({ band }, boundSeconds);
