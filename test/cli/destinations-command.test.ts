@@ -193,9 +193,18 @@ describe('a destination through its life', () => {
   it('remove deletes the events it wrote; --keep-events leaves them', async () => {
     const removed = await slotfeed(['destinations', 'remove', destination.id]);
     expect(removed.code).toBe(0);
-    expect(removed.stdout).toContain(`and the ${(await feedUids()).length} event(s) it wrote deleted`);
-    expect(await calendarUids(destination)).toEqual([]);
+    expect(removed.stdout).toContain(`A worker deletes the ${(await feedUids()).length} event(s) it wrote`);
     expect(await service().list({ feedId })).toEqual([]);
+    // Until the worker is done, `list` shows the calendar being left; then it is gone, and so are the events.
+    await waitFor(
+      async () =>
+        JSON.parse((await slotfeed(['destinations', 'list', '--format', 'json'])).stdout) as {
+          leaving: unknown[];
+        },
+      (listed) => listed.leaving.length === 0,
+      { what: 'the cleanup done' },
+    );
+    expect(await calendarUids(destination)).toEqual([]);
 
     const again = await slotfeed(addArgs('--calendar', 'Kept'), {
       env: { SLOTFEED_CALDAV_PASSWORD: server.password },

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { launchChromium } from '../support/browser.js';
 import { eventsOf } from '../feeds/feed-fixtures.js';
 import { readBack, startCalDavServer, type CalDavTestServer } from '../support/caldav-servers.js';
+import type { FakeClock } from '../support/sync-harness.js';
 import { waitFor } from '../support/wait-for.js';
 import { ADMIN_TOKEN, createWebHarness, type WebHarness } from '../support/web-harness.js';
 import { freeLoopbackPort } from '../../src/demo/free-port.js';
@@ -228,30 +229,37 @@ describe('the owner adds a calendar on /me', () => {
     expect(await service().list({ feedId: alice.feedId })).toHaveLength(1);
   });
 
-  it('a server out of reach when removing: the page says the events could not be deleted, and keeps it paused', async () => {
+  it('removing it takes it off at once; a worker deletes the events it wrote, even from a server out of reach at the time, and the page says so meanwhile', async () => {
+    const { calendarUrl } = await service().get(destinationId);
     await server.stop();
     try {
-      const refused = await post(`/me/caldav/${destinationId}/remove`, alice.cookie, {
+      const removed = await post(`/me/caldav/${destinationId}/remove`, alice.cookie, {
         deleteEvents: 'true',
       });
-      expect(refused.status).toBe(502);
-      expect(refused.text).toMatch(
-        new RegExp(
-          `id="caldav-remove-${destinationId}-error"[^>]*>\\s*The events slotfeed wrote could not be deleted, so the calendar is kept here, paused. The server could not be reached`,
-        ),
+      expect(removed.headers.location).toBe(`/me?notice=caldav-removed#caldav-${alice.feedId}`);
+      expect(await service().list({ feedId: alice.feedId })).toEqual([]);
+      const page = (await ownerPage(alice.cookie)).text;
+      expect(page).toMatch(/<h2>Leaving calendars<\/h2>/);
+      expect(page).toContain(`data-cleanup-id="${destinationId}"`);
+      // The worker tried, and could not reach the server.
+      const [failed] = await waitFor(
+        () => service().cleanups({ connectionId: alice.connectionId }),
+        ([cleanup]) => (cleanup?.attempts ?? 0) >= 1,
+        { what: 'a first try of the cleanup' },
       );
-      expect(itemOf(refused.text, destinationId)).toContain('data-state="paused"');
+      expect(failed!.lastError).toMatch(/could not reach the server/);
+      expect(await service().list({ feedId: alice.feedId })).toEqual([]);
     } finally {
       await server.start();
     }
-    expect(await service().get(destinationId)).toMatchObject({ state: 'paused' });
-  });
-
-  it('removing it deletes the events it wrote by default', async () => {
-    const { calendarUrl } = await service().get(destinationId);
-    const removed = await post(`/me/caldav/${destinationId}/remove`, alice.cookie, { deleteEvents: 'true' });
-    expect(removed.headers.location).toBe(`/me?notice=caldav-removed#caldav-${alice.feedId}`);
-    expect(await service().list({ feedId: alice.feedId })).toEqual([]);
+    // Tried again after its backoff: the harness's clock moves past it.
+    const [left] = await service().cleanups({ connectionId: alice.connectionId });
+    (h.sync.clock as FakeClock).set(left!.retryAt!.toISOString());
+    await waitFor(
+      () => service().cleanups({ connectionId: alice.connectionId }),
+      (cleanups) => cleanups.length === 0,
+      { what: 'the cleanup done' },
+    );
     expect(await calendarUids(calendarUrl, alice.feedId)).toEqual([]);
     expect((await ownerPage(alice.cookie)).text).not.toContain(destinationId);
   });
@@ -321,6 +329,11 @@ describe('the admin’s connection page', () => {
     const removed = await post(`/admin/caldav/${destination!.id}/remove`, 'admin', { deleteEvents: 'true' });
     expect(removed.headers.location).toBe(
       `/admin/connections/${bobConnection}?notice=caldav-removed#caldav-${bob.feedId}`,
+    );
+    await waitFor(
+      () => service().cleanups(),
+      (cleanups) => cleanups.every((c) => c.id !== destination!.id),
+      { what: 'the cleanup done' },
     );
     expect(await calendarUids(destination!.calendarUrl, bob.feedId)).toEqual([]);
   });
