@@ -31,6 +31,9 @@ export interface CaldavJobData {
   destinationId: string;
 }
 
+/** How often a worker trims the logs of the destinations it pushed. */
+const LOG_TRIM_INTERVAL_MS = 60_000;
+
 /** Destinations handed to the queue per dispatcher pass, oldest change first. */
 const DISPATCH_BATCH = 500;
 
@@ -148,6 +151,17 @@ export function startCaldavWorker(options: {
       stalledInterval: options.lockSeconds * 1000,
     },
   );
+  // Logs are trimmed in batches: the destinations pushed since the last trim, once a minute.
+  const logged = new Set<string>();
+  worker.on('completed', (job) => logged.add(job.data.destinationId));
+  const trimLogs = async () => {
+    const ids = [...logged];
+    logged.clear();
+    await push.destinations
+      .trimLogs(ids)
+      .catch((error: unknown) => options.errors.report('caldav log trim', error));
+  };
+  const trimTimer = setInterval(() => void trimLogs(), LOG_TRIM_INTERVAL_MS);
   worker.on('failed', (job, error) => {
     logger.warn(
       { err: error, destinationId: job?.data.destinationId },
@@ -197,6 +211,7 @@ export function startCaldavWorker(options: {
     async close() {
       closed = true;
       clearInterval(timer);
+      clearInterval(trimTimer);
       errorHandling.stop();
       await running;
       await worker.close();

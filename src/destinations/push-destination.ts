@@ -20,7 +20,7 @@ import type { Logger } from '../log.js';
 import {
   keepsPushing,
   type CaldavDestinationRecord,
-  type PushClaim,
+  type OpenedPush,
   type CaldavDestinationStore,
   type StateAtWrite,
   type WrittenEvent,
@@ -285,26 +285,23 @@ async function recordPlanned(
 export async function pushDestination(deps: PushDeps, destinationId: string): Promise<PushResult> {
   const { destinations } = deps;
   const startedAt = deps.now();
-  let destination: CaldavDestinationRecord;
-  let claim: PushClaim;
+  let opened: OpenedPush;
   try {
-    destination = await destinations.get(destinationId);
-    if (!keepsPushing(destination.state)) return 'skipped';
-    if (destination.retryAt !== null && destination.retryAt > startedAt) return 'skipped';
-    claim = await destinations.claim(destinationId, startedAt);
+    opened = await destinations.openPush(destinationId, startedAt);
   } catch (error: unknown) {
     // Removed before the push began (its cleanup, not a push, deals with the calendar now).
     if (error instanceof Error && error.name === 'CaldavDestinationNotFoundError') return 'skipped';
     throw error;
   }
+  const { destination, claim, credentials, written } = opened;
+  if (!keepsPushing(destination.state)) return 'skipped';
+  if (destination.retryAt !== null && destination.retryAt > startedAt) return 'skipped';
 
   const reconcile = reconciliationDue(destination, startedAt, deps.reconcileIntervalMs);
   let account: CalendarAccount | undefined;
   try {
-    const credentials = await destinations.credentialsOf(destinationId);
     account = await deps.openAccount({ serverUrl: destination.calendarUrl, ...credentials });
     const desired = await deps.feedEvents(destination.feedId);
-    const written = await destinations.writtenEvents(destinationId);
     const listing = reconcile
       ? await account.listFeedEvents(destination.calendarUrl, destination.feedId)
       : undefined;
@@ -316,31 +313,26 @@ export async function pushDestination(deps: PushDeps, destinationId: string): Pr
 
     const answeredAt = deps.now();
     const summary = pushSummary(tally);
-    await destinations.log(
-      destinationId,
-      [
-        ...(listing?.failedItems ?? []).map((item) => ({
-          kind: 'listing',
-          uid: null,
-          message: `the server could not give ${item.href} (${item.status}) in its listing: skipped`,
-        })),
-        ...(listing?.complete === false
-          ? [
-              {
-                kind: 'listing',
-                uid: null,
-                message:
-                  'the server’s listing was incomplete: nothing was deleted or forgotten on its strength',
-              },
-            ]
-          : []),
-        ...plan.repairs,
-        ...tally.conflicts.map(({ uid, message }) => ({ kind: 'conflict', uid, message })),
-        ...(summary === undefined ? [] : [{ kind: 'push', uid: null, message: summary }]),
-      ],
-      answeredAt,
-    );
-    await destinations.pushSucceeded(destinationId, claim, answeredAt, reconcile);
+    await destinations.pushSucceeded(destinationId, claim, answeredAt, reconcile, [
+      ...(listing?.failedItems ?? []).map((item) => ({
+        kind: 'listing',
+        uid: null,
+        message: `the server could not give ${item.href} (${item.status}) in its listing: skipped`,
+      })),
+      ...(listing?.complete === false
+        ? [
+            {
+              kind: 'listing',
+              uid: null,
+              message:
+                'the server’s listing was incomplete: nothing was deleted or forgotten on its strength',
+            },
+          ]
+        : []),
+      ...plan.repairs,
+      ...tally.conflicts.map(({ uid, message }) => ({ kind: 'conflict', uid, message })),
+      ...(summary === undefined ? [] : [{ kind: 'push', uid: null, message: summary }]),
+    ]);
     deps.metrics.caldavPushes.inc({ outcome: reconcile ? 'reconciled' : 'pushed' });
     for (const { cause } of tally.conflicts) deps.metrics.caldavFailures.inc({ cause });
     if (claim.pendingChanges > 0 && claim.pendingSince !== null) {

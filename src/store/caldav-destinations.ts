@@ -92,6 +92,13 @@ export interface PushClaim {
   readAt: Date;
 }
 
+export interface OpenedPush {
+  destination: CaldavDestinationRecord;
+  claim: PushClaim;
+  credentials: CaldavCredentials;
+  written: Map<string, WrittenEvent>;
+}
+
 export interface CaldavDestinationStore {
   /**
    * A destination of an active feed; pending from the start (its first push writes the whole feed). Throws
@@ -163,11 +170,25 @@ export interface CaldavDestinationStore {
   /** Read before a push reads the feed: what it will carry. Throws CaldavDestinationNotFoundError. */
   claim(destinationId: string, now: Date): Promise<PushClaim>;
   /**
+   * All a push reads of its destination, in one round trip: the record, what it carries (its claim), the opened
+   * credentials and the events written there. Throws CaldavDestinationNotFoundError.
+   */
+  openPush(destinationId: string, now: Date): Promise<OpenedPush>;
+  /**
    * The push went through: what it carried comes off the pending count, the failure count and backoff clear,
    * a failing destination is active again (paused and needs_credentials stay). `reconciled`: it was a
    * reconciliation, which also answers one asked for before it began.
    */
-  pushSucceeded(destinationId: string, claim: PushClaim, now: Date, reconciled: boolean): Promise<void>;
+  pushSucceeded(
+    destinationId: string,
+    claim: PushClaim,
+    now: Date,
+    reconciled: boolean,
+    /** Written to the log in the same statement. */
+    logEntries?: readonly Omit<DestinationLogEntry, 'at'>[],
+  ): Promise<void>;
+  /** Drops these destinations' log entries beyond their newest LOG_KEPT, in one statement (a worker's chore). */
+  trimLogs(destinationIds: readonly string[]): Promise<number>;
   /**
    * The push failed: the state it leaves (failing, or needs_credentials: no retries until credentials are
    * replaced), why, and when to try again. A paused destination stays paused. Moving into needs_credentials
@@ -178,7 +199,7 @@ export interface CaldavDestinationStore {
     failure: { state: 'failing' | 'needs_credentials'; error: string; retryAt: Date | null },
     now: Date,
   ): Promise<CaldavDestinationRecord>;
-  /** Appends to the destination's log (the oldest entries beyond LOG_KEPT are dropped). */
+  /** Appends to the destination's log (trimLogs drops the oldest beyond LOG_KEPT). */
   log(destinationId: string, entries: readonly Omit<DestinationLogEntry, 'at'>[], now: Date): Promise<void>;
   /** The latest entries, newest first. */
   logOf(destinationId: string, limit?: number): Promise<DestinationLogEntry[]>;
@@ -478,10 +499,66 @@ export function createCaldavDestinationStore(
       return { pendingChanges, pendingSince, readAt: now };
     },
 
-    async pushSucceeded(destinationId, claim, now, reconciled) {
+    async openPush(destinationId, now) {
+      if (!UUID.test(destinationId)) throw new CaldavDestinationNotFoundError(destinationId);
+      const [row] = await prisma.$queryRaw<
+        (CaldavDestinationRecord & { passwordSealed: string; written: unknown })[]
+      >`
+        SELECT d."id"::text AS "id", d."feed_id"::text AS "feedId", d."server_url" AS "serverUrl",
+               d."calendar_url" AS "calendarUrl", d."username", d."calendar_name" AS "calendarName",
+               d."state"::text AS "state", d."last_push_at" AS "lastPushAt", d."last_error" AS "lastError",
+               d."pending_changes" AS "pendingChanges", d."pending_since" AS "pendingSince",
+               d."retry_at" AS "retryAt", d."consecutive_failures" AS "consecutiveFailures",
+               d."last_reconciled_at" AS "lastReconciledAt",
+               d."reconcile_requested_at" AS "reconcileRequestedAt", d."created_at" AS "createdAt",
+               d."password_sealed" AS "passwordSealed",
+               COALESCE((SELECT json_agg(json_build_object(
+                          'uid', e."uid", 'href', e."href", 'etag', e."etag", 'digest', e."digest",
+                          'writtenAt', e."written_at", 'clash', e."clash"))
+                         FROM "caldav_event" e WHERE e."destination_id" = d."id"), '[]'::json) AS "written"
+        FROM "caldav_destination" d WHERE d."id" = ${destinationId}::uuid`;
+      if (!row) throw new CaldavDestinationNotFoundError(destinationId);
+      const { passwordSealed, written, ...destination } = row;
+      const events = (written as (Omit<WrittenEvent, 'writtenAt'> & { writtenAt: string })[]).map((e) => ({
+        ...e,
+        writtenAt: new Date(e.writtenAt),
+      }));
+      return {
+        destination,
+        claim: {
+          pendingChanges: destination.pendingChanges,
+          pendingSince: destination.pendingSince,
+          readAt: now,
+        },
+        credentials: {
+          username: destination.username,
+          password: vault.open(passwordSealed, sealingContext(destinationId)),
+        },
+        written: new Map(events.map((event) => [event.uid, event])),
+      };
+    },
+
+    async pushSucceeded(destinationId, claim, now, reconciled, logEntries = []) {
       // One statement, so a change a trigger counts during the push is never lost: what stays pending was
-      // committed after the push read the feed, so its lag is counted from then at the earliest.
+      // committed after the push read the feed, so its lag is counted from then at the earliest. The log's
+      // entries go in with it (a millisecond apart, so they read in the array's order).
+      const entries = JSON.stringify(
+        logEntries.map((entry, i) => ({
+          id: randomUUID(),
+          at: new Date(now.getTime() + i).toISOString(),
+          kind: entry.kind,
+          uid: entry.uid,
+          message: entry.message,
+        })),
+      );
       await prisma.$executeRaw`
+        WITH logged AS (
+          INSERT INTO "caldav_destination_log" ("id", "destination_id", "at", "kind", "uid", "message")
+          SELECT e."id", ${destinationId}::uuid, e."at", e."kind", e."uid", e."message"
+          FROM jsonb_to_recordset(${entries}::jsonb)
+               AS e("id" uuid, "at" timestamptz, "kind" text, "uid" text, "message" text)
+          WHERE EXISTS (SELECT 1 FROM "caldav_destination" WHERE "id" = ${destinationId}::uuid)
+        )
         UPDATE "caldav_destination"
         SET "pending_since" = CASE WHEN "pending_changes" - ${claim.pendingChanges}::int > 0
                                    THEN GREATEST(COALESCE("pending_since", ${claim.readAt}), ${claim.readAt})
@@ -498,6 +575,20 @@ export function createCaldavDestinationStore(
               ELSE "reconcile_requested_at"
             END
         WHERE "id" = ${destinationId}::uuid`;
+    },
+
+    async trimLogs(destinationIds) {
+      const ids = destinationIds.filter((id) => UUID.test(id));
+      if (ids.length === 0) return 0;
+      return prisma.$executeRaw`
+        DELETE FROM "caldav_destination_log" l
+        USING (
+          SELECT "id" FROM (
+            SELECT "id", row_number() OVER (PARTITION BY "destination_id" ORDER BY "at" DESC) AS "rank"
+            FROM "caldav_destination_log" WHERE "destination_id" = ANY(${ids}::uuid[])
+          ) ranked WHERE ranked."rank" > ${LOG_KEPT}
+        ) old
+        WHERE l."id" = old."id"`;
     },
 
     async pushFailed(destinationId, failure, now) {
@@ -546,7 +637,8 @@ export function createCaldavDestinationStore(
 
     async log(destinationId, entries, now) {
       if (entries.length === 0) return;
-      // The entries of one call a millisecond apart, so the log reads in the array's order.
+      // The entries of one call a millisecond apart, so the log reads in the array's order. Trimmed to
+      // LOG_KEPT in batches (trimLogs), not here: a push writes no more than one statement for its log.
       await prisma.caldavDestinationLog.createMany({
         data: entries.map((entry, i) => ({
           id: randomUUID(),
@@ -557,12 +649,6 @@ export function createCaldavDestinationStore(
           message: entry.message,
         })),
       });
-      await prisma.$executeRaw`
-        DELETE FROM "caldav_destination_log"
-        WHERE "destination_id" = ${destinationId}::uuid AND "id" NOT IN (
-          SELECT "id" FROM "caldav_destination_log" WHERE "destination_id" = ${destinationId}::uuid
-          ORDER BY "at" DESC LIMIT ${LOG_KEPT}
-        )`;
     },
 
     async logOf(destinationId, limit = 50) {

@@ -6,6 +6,7 @@ import {
   CalendarTakenError,
   CaldavDestinationNotFoundError,
   createCaldavDestinationStore,
+  LOG_KEPT,
   type CaldavDestinationStore,
 } from '../../src/store/caldav-destinations.js';
 import { createFeedStore, FeedNotFoundError, type FeedStore } from '../../src/store/feeds.js';
@@ -228,5 +229,26 @@ describe('the destination’s log', () => {
       'b@slotfeed',
       'a@slotfeed',
     ]);
+  });
+});
+
+describe('the log, trimmed in batches', () => {
+  it('keeps each destination’s newest LOG_KEPT entries when its worker trims, and leaves other destinations’ logs alone', async () => {
+    const { feed } = await feeds.create({ connectionId: await newConnection() });
+    const busy = await newDestination(feed.id);
+    const quietOne = await newDestination(feed.id);
+    const entries = (n: number) =>
+      Array.from({ length: n }, (_, i) => ({ kind: 'push', uid: null, message: `push ${i}` }));
+    await destinations.log(busy.id, entries(LOG_KEPT + 25), NOW);
+    await destinations.log(quietOne.id, entries(LOG_KEPT + 5), NOW);
+    // A push writes its entries without trimming: the log grows until the trim.
+    expect(await destinations.logOf(busy.id, LOG_KEPT * 2)).toHaveLength(LOG_KEPT + 25);
+
+    expect(await destinations.trimLogs([busy.id])).toBe(25);
+    const kept = await destinations.logOf(busy.id, LOG_KEPT * 2);
+    expect(kept).toHaveLength(LOG_KEPT);
+    expect(kept[0]!.message).toBe(`push ${LOG_KEPT + 24}`);
+    expect(kept.at(-1)!.message).toBe('push 25');
+    expect(await destinations.logOf(quietOne.id, LOG_KEPT * 2)).toHaveLength(LOG_KEPT + 5);
   });
 });
