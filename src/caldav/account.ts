@@ -57,6 +57,8 @@ export interface CalDavAccountOptions {
   signal?: AbortSignal | undefined;
   /** The clock a Retry-After HTTP date is read against. */
   now?: (() => Date) | undefined;
+  /** Waited for before each request: the host's rate limit (destinations/host-limits.ts). */
+  beforeRequest?: ((url: URL, signal?: AbortSignal) => Promise<void>) | undefined;
 }
 
 export interface CalDavCalendar {
@@ -218,6 +220,7 @@ export async function openCalDavAccount(options: CalDavAccountOptions): Promise<
     authorization: `Basic ${Buffer.from(`${options.username}:${options.password}`).toString('base64')}`,
     timeoutMs,
     signal: options.signal,
+    beforeRequest: options.beforeRequest,
     now: options.now ?? (() => new Date()),
   });
 

@@ -26,6 +26,8 @@ export interface GuardSettings {
   timeoutMs: number;
   /** The caller's abort (shutdown): passed on as it is, not as a CalDAV error. */
   signal?: AbortSignal | undefined;
+  /** Waited for before each request (a host's rate limit), redirects included. */
+  beforeRequest?: ((url: URL, signal?: AbortSignal) => Promise<void>) | undefined;
   now: () => Date;
 }
 
@@ -82,6 +84,7 @@ export function guardedFetch(settings: GuardSettings): Fetch {
       const timeout = AbortSignal.timeout(timeoutMs);
       const signal = settings.signal ? AbortSignal.any([settings.signal, timeout]) : timeout;
       let response: Response;
+      await settings.beforeRequest?.(url, settings.signal);
       try {
         response = await settings.transport(url.href, { method, headers, body, redirect: 'manual', signal });
       } catch (thrown: unknown) {

@@ -4,6 +4,7 @@
 import { openCalDavAccount } from '../caldav/index.js';
 import { enqueueCleanups, enqueuePushes } from '../destinations/caldav-queue.js';
 import type { CleanUpDeps } from '../destinations/clean-up.js';
+import { createHostLimits } from '../destinations/host-limits.js';
 import {
   createCaldavDestinations,
   type CaldavDestinations,
@@ -122,12 +123,20 @@ export function composeServices(
     logger: clients.logger.child({ role: 'scheduler' }),
     metrics,
   };
+  // Fair to every CalDAV server: slots and a rate per host, shared by every worker through Redis.
+  const hostLimits = createHostLimits(clients.redis, {
+    concurrency: config.caldav.hostConcurrency,
+    perSecond: config.caldav.hostRatePerSecond,
+    slotTimeoutMs: config.sync.workerLockSeconds * 1000,
+    keyPrefix: `${prefix}:caldav-host`,
+  });
   const openAccount: OpenCalendarAccount = (target) =>
     openCalDavAccount({
       ...target,
       allowPrivateTargets: config.caldav.allowPrivateTargets,
       timeoutMs: config.caldav.timeoutSeconds * 1000,
       now: clock.now,
+      beforeRequest: (url, signal) => hostLimits.pace(url.host, signal),
     });
   // The feed as its .ics shows it: the same settings, revisions and rendering as the web role's feed route.
   const pushedFeeds = {
@@ -152,6 +161,7 @@ export function composeServices(
     openAccount,
     feedEvents: (feedId) => feedEventObjects(pushedFeeds, feedId),
     proofs: stores.eventProofs,
+    hosts: hostLimits,
     reconcileIntervalMs: config.caldav.reconcileIntervalMinutes * 60_000,
     now: clock.now,
     metrics,

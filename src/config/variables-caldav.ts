@@ -34,6 +34,20 @@ export const caldavSection = section({
       default: '20',
       schema: positiveInt(300),
     }),
+    hostConcurrency: variable({
+      name: 'CALDAV_HOST_CONCURRENCY',
+      description:
+        'Requests under way at one CalDAV host, across every worker: a slow or busy server holds no more than this many, and pushes to other hosts go on.',
+      default: '4',
+      schema: positiveInt(100),
+    }),
+    hostRatePerSecond: variable({
+      name: 'CALDAV_HOST_RATE_PER_SECOND',
+      description:
+        'Requests a second to one CalDAV host, across every worker (0: no limit). A 429 or 503 with Retry-After holds back the whole host until the time given.',
+      default: '100',
+      schema: z.coerce.number().int().min(0).max(10_000),
+    }),
     concurrency: variable({
       name: 'CALDAV_CONCURRENCY',
       description: 'CalDAV destinations one worker process pushes at the same time.',

@@ -11,7 +11,7 @@
 // BullMQ. The cleanups ended destinations leave (clean-up.ts) are jobs of the same queue under the same lock, so
 // a cleanup never runs beside a push of the destination it ends.
 import type { Queue } from 'bullmq';
-import { Worker, type ConnectionOptions, type JobsOptions } from 'bullmq';
+import { DelayedError, Worker, type ConnectionOptions, type JobsOptions } from 'bullmq';
 import { LockTimeoutError, withRedisLock } from '../lib/redis-lock.js';
 import type { RedisClient } from '../lib/redis-connection.js';
 import { createObservedQueue, type QueueSettings } from '../lib/observed-queue.js';
@@ -21,7 +21,7 @@ import type { Logger } from '../log.js';
 import type { CaldavCleanupStore } from '../store/caldav-cleanups.js';
 import type { CaldavDestinationStore } from '../store/caldav-destinations.js';
 import { cleanUpDestination, type CleanUpDeps, type CleanUpResult } from './clean-up.js';
-import { pushDestination, type PushDeps, type PushResult } from './push-destination.js';
+import { HostWaitError, pushDestination, type PushDeps, type PushResult } from './push-destination.js';
 
 export const CALDAV_QUEUE = 'caldav';
 export const CALDAV_JOB = 'push';
@@ -124,7 +124,7 @@ export function startCaldavWorker(options: {
   const lockKey = (destinationId: string) => `${options.prefix}:caldav-push:${destinationId}`;
   const worker = new Worker<CaldavJobData, PushResult | CleanUpResult>(
     CALDAV_QUEUE,
-    async (job) => {
+    async (job, token) => {
       const { destinationId } = job.data;
       try {
         // One lock for a destination's pushes and its cleanup: the cleanup starts once the push has stopped.
@@ -140,6 +140,12 @@ export function startCaldavWorker(options: {
       } catch (error: unknown) {
         // Another worker is pushing it: what is still pending afterwards is dispatched again.
         if (error instanceof LockTimeoutError) return 'skipped';
+        // Its host is busy or held back: the job waits in the delayed set, not in this worker's slot, so the
+        // slot goes to a push to another host meanwhile; the job's id keeps the dispatcher from adding another.
+        if (error instanceof HostWaitError && token !== undefined) {
+          await job.moveToDelayed(Date.now() + error.retryInMs, token);
+          throw new DelayedError();
+        }
         throw error;
       }
     },

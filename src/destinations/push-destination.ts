@@ -29,6 +29,7 @@ import type { CalendarAccount, FeedEventListing, OpenCalendarAccount, StoredEven
 import type { EventObject } from './event-objects.js';
 import type { EventProofs } from './event-proofs.js';
 import { planPush, planReconcile, uidOf, type Listing, type PushOperation } from './push-plan.js';
+import { isHostWait, type HostLimits, type HostWait } from './host-limits.js';
 import { failureOutcome, type FailureCause } from './push-policy.js';
 
 export interface PushDeps {
@@ -37,6 +38,8 @@ export interface PushDeps {
   /** What the feed shows now (feed-event-objects.ts). */
   feedEvents(feedId: string): Promise<EventObject[]>;
   proofs: Pick<EventProofs, 'fits'>;
+  /** Per-host slots, rate and hold-backs; absent: no limit but WRITE_CONCURRENCY (tests of one push). */
+  hosts?: Pick<HostLimits, 'enter' | 'holdBack'>;
   reconcileIntervalMs: number;
   now: () => Date;
   metrics: Pick<Metrics, 'caldavPushes' | 'caldavFailures' | 'caldavPushLagSeconds'>;
@@ -73,6 +76,21 @@ class CalendarGoneError extends Error {
         'into it; resume to make it again, or remove the destination',
     );
     this.name = 'CalendarGoneError';
+  }
+}
+
+/**
+ * The push did not start: its host's slots are all taken, or the host asked to come back later. Nothing was sent;
+ * the caldav queue delays the job by `retryInMs`, freeing the worker for other hosts' pushes.
+ */
+export class HostWaitError extends Error {
+  constructor(
+    readonly host: string,
+    readonly retryInMs: number,
+    readonly reason: HostWait['reason'],
+  ) {
+    super(`${host} is ${reason}: the push waits ${retryInMs} ms`);
+    this.name = 'HostWaitError';
   }
 }
 
@@ -115,6 +133,7 @@ async function applyOperations(
   destination: CaldavDestinationRecord,
   account: CalendarAccount,
   operations: readonly PushOperation[],
+  lanes: number,
 ): Promise<Tally> {
   const { destinations } = deps;
   const tally: Tally = { created: 0, changed: 0, deleted: 0, conflicts: [] };
@@ -247,7 +266,7 @@ async function applyOperations(
       }
     }
   };
-  await Promise.all(Array.from({ length: Math.min(WRITE_CONCURRENCY, operations.length) }, lane));
+  await Promise.all(Array.from({ length: Math.min(lanes, operations.length) }, lane));
   if (failure !== undefined) throw failure.error;
   if (stopped !== undefined) throw new PushStopped(stopped);
   return tally;
@@ -293,10 +312,32 @@ export async function pushDestination(deps: PushDeps, destinationId: string): Pr
     if (error instanceof Error && error.name === 'CaldavDestinationNotFoundError') return 'skipped';
     throw error;
   }
-  const { destination, claim, credentials, written } = opened;
+  const { destination } = opened;
   if (!keepsPushing(destination.state)) return 'skipped';
   if (destination.retryAt !== null && destination.retryAt > startedAt) return 'skipped';
 
+  const host = new URL(destination.calendarUrl).host;
+  const slots = deps.hosts
+    ? await deps.hosts.enter(host, WRITE_CONCURRENCY)
+    : { lanes: WRITE_CONCURRENCY, release: async () => undefined };
+  if (isHostWait(slots)) throw new HostWaitError(host, slots.retryInMs, slots.reason);
+  try {
+    return await pushWithin(deps, opened, slots.lanes, startedAt);
+  } finally {
+    await slots.release();
+  }
+}
+
+/** The push itself, within the slots its host gave it. */
+async function pushWithin(
+  deps: PushDeps,
+  { destination, claim, credentials, written }: OpenedPush,
+  lanes: number,
+  startedAt: Date,
+): Promise<PushResult> {
+  const { destinations } = deps;
+  const destinationId = destination.id;
+  const host = new URL(destination.calendarUrl).host;
   const reconcile = reconciliationDue(destination, startedAt, deps.reconcileIntervalMs);
   let account: CalendarAccount | undefined;
   try {
@@ -309,7 +350,7 @@ export async function pushDestination(deps: PushDeps, destinationId: string): Pr
       ? planReconcile(desired, written, listingForPlan(listing, destination.feedId, deps.proofs))
       : planPush(desired, written);
     await recordPlanned(deps, destinationId, written, plan);
-    const tally = await applyOperations(deps, destination, account, plan.operations);
+    const tally = await applyOperations(deps, destination, account, plan.operations, lanes);
 
     const answeredAt = deps.now();
     const summary = pushSummary(tally);
@@ -367,6 +408,11 @@ export async function pushDestination(deps: PushDeps, destinationId: string): Pr
       return 'calendar-gone';
     }
     const outcome = failureOutcome(error, destination.consecutiveFailures + 1, failedAt);
+    const retryAfterMs = (error as { retryAfterMs?: unknown }).retryAfterMs;
+    if (outcome.cause === 'retry_later' && typeof retryAfterMs === 'number' && deps.hosts) {
+      // The server asked every client of it to wait: the host, not only this destination, is held back.
+      await deps.hosts.holdBack(host, retryAfterMs).catch(() => undefined);
+    }
     try {
       await destinations.pushFailed(
         destinationId,

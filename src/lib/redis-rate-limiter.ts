@@ -30,6 +30,11 @@ local current = tonumber(redis.call('GET', KEYS[1]) or '0')
 if untilMs > current then redis.call('SET', KEYS[1], tostring(untilMs), 'PX', tonumber(ARGV[1]) + 1000) end
 return untilMs`;
 
+const PAUSED_FOR = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+return math.ceil(tonumber(redis.call('GET', KEYS[1]) or '0') - now)`;
+
 export interface RateLimiterOptions {
   /** Calls per second across all processes; 0 disables the limit (pauses after a 429 still apply). */
   perSecond: number;
@@ -47,6 +52,8 @@ export interface RateLimiter {
   acquire(signal?: AbortSignal): Promise<void>;
   /** Stops every process's calls for `ms` (the upstream answered 429). */
   pauseAll(ms: number): Promise<void>;
+  /** How long the calls are still paused for (0: not paused), by Redis's clock. */
+  pausedForMs(): Promise<number>;
 }
 
 const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -64,6 +71,7 @@ export function createRedisRateLimiter(
   const auditKey = options.audit ? `${keyPrefix}:grants` : '';
   const acquireScript = redisScript(redis, 'slotfeedRateLimitAcquire', ACQUIRE, 2);
   const pauseScript = redisScript(redis, 'slotfeedRateLimitPause', PAUSE, 1);
+  const pausedForScript = redisScript(redis, 'slotfeedRateLimitPausedFor', PAUSED_FOR, 1);
 
   return {
     async acquire(signal) {
@@ -76,6 +84,9 @@ export function createRedisRateLimiter(
     },
     async pauseAll(ms) {
       if (ms > 0) await pauseScript([pauseKey], [Math.ceil(ms)]);
+    },
+    async pausedForMs() {
+      return Math.max(0, Number(await pausedForScript([pauseKey], [])));
     },
   };
 }

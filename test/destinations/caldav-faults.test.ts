@@ -59,10 +59,17 @@ const settled = () =>
     (d) => d.state === 'active' && d.pendingChanges === 0 && d.reconcileRequestedAt === null,
     'the destination pushed and active',
   );
-/** The destination's next try, now: the clock moved to the end of its backoff. */
+/**
+ * The destination's next try, now: the clock moved to the end of its backoff. A Retry-After also held back the
+ * whole host in Redis, by Redis's own clock, and delayed its queued push there: both end now too.
+ */
 async function retryNow() {
   const { retryAt } = await current();
   if (retryAt !== null) clock().set(retryAt.toISOString());
+  const redis = h.sync.clients.redis;
+  const holds = await redis.keys(`${h.sync.redis.prefix}:caldav-host:rate:*:paused-until`);
+  if (holds.length > 0) await redis.del(...holds);
+  for (const job of await h.sync.clients.caldavQueue.getDelayed()) await job.promote();
 }
 
 /** The feed as its .ics shows it, against the calendar as python3-caldav reads it. */
@@ -156,6 +163,13 @@ describe('CalDAV push through server faults (Radicale behind a fault-injecting p
       failed = await until((d) => d.consecutiveFailures === 3, 'a 503 with Retry-After');
       expect(failed.retryAt!.getTime() - clock().now().getTime()).toBe(120_000);
       expect(failed.lastError).toMatch(/503.*retry after 120 s/);
+      // The host as a whole is held back (by Redis's clock): no push to any of its calendars until then.
+      const heldFor = Number(
+        await h.sync.clients.redis.get(
+          `${h.sync.redis.prefix}:caldav-host:rate:${new URL(proxy.url).host}:paused-until`,
+        ),
+      );
+      expect(heldFor).toBeGreaterThan(Date.now() + 60_000);
 
       proxy.clear();
       proxy.install(() => ({ kind: 'answer', status: 503 }));

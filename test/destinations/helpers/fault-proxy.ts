@@ -44,6 +44,8 @@ export interface FaultProxy {
   clear(): void;
   /** Requests received since the last reset, as `METHOD path`. */
   requests(): string[];
+  /** The most requests it had under way at once (received, not yet answered) since the last reset. */
+  mostAtOnce(): number;
   resetCount(): void;
   close(): Promise<void>;
 }
@@ -53,6 +55,8 @@ export async function startFaultProxy(targetUrl: string): Promise<FaultProxy> {
   const target = new URL(targetUrl);
   let faults: Fault[] = [];
   let seen: string[] = [];
+  let underWay = 0;
+  let most = 0;
   const sockets = new Set<net.Socket>();
 
   const forward = (request: ProxiedRequest): Promise<ServerAnswer> =>
@@ -93,6 +97,11 @@ export async function startFaultProxy(targetUrl: string): Promise<FaultProxy> {
   };
 
   const server = http.createServer((incoming, response) => {
+    underWay += 1;
+    most = Math.max(most, underWay);
+    response.on('close', () => {
+      underWay -= 1;
+    });
     const chunks: Buffer[] = [];
     incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
     incoming.on('end', () => {
@@ -165,8 +174,10 @@ export async function startFaultProxy(targetUrl: string): Promise<FaultProxy> {
       faults = [];
     },
     requests: () => [...seen],
+    mostAtOnce: () => most,
     resetCount() {
       seen = [];
+      most = underWay;
     },
     async close() {
       for (const socket of sockets) socket.destroy();

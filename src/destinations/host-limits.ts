@@ -1,0 +1,90 @@
+// Fair to every CalDAV server (issue 35): how many requests slotfeed has under way at one host, and how fast it
+// sends them, across every worker process (Redis). A push takes one slot at its host for each lane it writes
+// with (redis-semaphore, one sorted set per host: slots time out if a worker dies), at least one or none: a host
+// whose slots are all taken, or that asked slotfeed to come back later (a 429 or 503 with Retry-After), gets no
+// push at all for a while, and the worker's slot goes to another host's push meanwhile (caldav-queue.ts delays
+// the job). Each request is paced by the host's own rate limit (the project's Redis GCRA, lib/redis-rate-limiter.ts),
+// which also holds the Retry-After pause.
+import { Semaphore } from 'redis-semaphore';
+import type { RedisClient } from '../lib/redis-connection.js';
+import { createRedisRateLimiter, type RateLimiter } from '../lib/redis-rate-limiter.js';
+
+export interface HostLimitSettings {
+  /** Requests under way at one host, across every worker. */
+  concurrency: number;
+  /** Requests a second to one host, across every worker; 0: no rate limit. */
+  perSecond: number;
+  /** How long a slot outlives a worker that died holding it. */
+  slotTimeoutMs: number;
+  keyPrefix: string;
+}
+
+/** The slots a push holds at its host. */
+export interface HostSlots {
+  /** How many lanes the push may write with (1 to the lanes asked for). */
+  lanes: number;
+  release(): Promise<void>;
+}
+
+export interface HostWait {
+  retryInMs: number;
+  reason: 'busy' | 'held back';
+}
+
+export interface HostLimits {
+  /** Up to `lanes` slots at `host`, or how long to wait before asking again. */
+  enter(host: string, lanes: number): Promise<HostSlots | HostWait>;
+  /** Before each request to the host: its rate limit (and a Retry-After pause). */
+  pace(host: string, signal?: AbortSignal): Promise<void>;
+  /** The host answered 429 or 503 with Retry-After: no request to it for `ms`. */
+  holdBack(host: string, ms: number): Promise<void>;
+}
+
+/** How soon a push that found its host busy asks again: a slot frees when one of its requests is answered. */
+export const HOST_BUSY_RETRY_MS = 250;
+
+export const isHostWait = (entered: HostSlots | HostWait): entered is HostWait => 'retryInMs' in entered;
+
+export function createHostLimits(redis: RedisClient, settings: HostLimitSettings): HostLimits {
+  const limiters = new Map<string, RateLimiter>();
+  const limiterOf = (host: string) => {
+    let limiter = limiters.get(host);
+    if (!limiter) {
+      limiter = createRedisRateLimiter(redis, `${settings.keyPrefix}:rate:${host}`, {
+        perSecond: settings.perSecond,
+        burst: settings.concurrency,
+      });
+      limiters.set(host, limiter);
+    }
+    return limiter;
+  };
+  const slotKey = (host: string) => `${settings.keyPrefix}:slots:${host}`;
+
+  return {
+    async enter(host, lanes) {
+      const pausedForMs = await limiterOf(host).pausedForMs();
+      if (pausedForMs > 0) return { retryInMs: pausedForMs, reason: 'held back' };
+      const held: Semaphore[] = [];
+      for (let lane = 0; lane < lanes; lane++) {
+        const slot = new Semaphore(redis, slotKey(host), settings.concurrency, {
+          lockTimeout: settings.slotTimeoutMs,
+          refreshInterval: Math.max(1, Math.floor(settings.slotTimeoutMs / 3)),
+          acquireAttemptsLimit: 1,
+          // A slot lost to a stalled process only lets one more request through: nothing to stop for.
+          onLockLost: () => undefined,
+        });
+        if (!(await slot.tryAcquire())) break;
+        held.push(slot);
+      }
+      if (held.length === 0) return { retryInMs: HOST_BUSY_RETRY_MS, reason: 'busy' };
+      return {
+        lanes: held.length,
+        release: async () => {
+          await Promise.all(held.map((slot) => slot.release().catch(() => undefined)));
+        },
+      };
+    },
+    pace: (host, signal) => limiterOf(host).acquire(signal),
+    holdBack: (host, ms) => limiterOf(host).pauseAll(ms),
+  };
+}

@@ -1,0 +1,60 @@
+// The per-host limits on a real Redis (issue 35): slots shared by every worker, none left for a host whose slots
+// are all taken, and a host that asked to come back later (Retry-After) held back as a whole until then.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import {
+  createHostLimits,
+  isHostWait,
+  type HostLimits,
+  type HostSlots,
+} from '../../src/destinations/host-limits.js';
+import { createTestRedis, type TestRedis } from '../support/redis.js';
+
+let redis: TestRedis;
+/** Two workers' views of the same limits: what one holds, the other cannot take. */
+let workerA: HostLimits;
+let workerB: HostLimits;
+
+beforeAll(async () => {
+  redis = await createTestRedis('host_limits');
+  const settings = {
+    concurrency: 3,
+    perSecond: 0,
+    slotTimeoutMs: 60_000,
+    keyPrefix: `${redis.prefix}:caldav-host`,
+  };
+  workerA = createHostLimits(redis.connection, settings);
+  workerB = createHostLimits(redis.connection, settings);
+});
+afterAll(async () => {
+  await redis?.cleanup();
+});
+
+describe('per-host slots', () => {
+  it('share one limit across workers: a push gets the lanes left, the next none until one is released', async () => {
+    const first = (await workerA.enter('dav.example.com', 2)) as HostSlots;
+    expect(first.lanes).toBe(2);
+    const second = (await workerB.enter('dav.example.com', 4)) as HostSlots;
+    expect(second.lanes).toBe(1);
+    const third = await workerA.enter('dav.example.com', 4);
+    expect(isHostWait(third) && third.reason).toBe('busy');
+    // Another host is not touched by this one's slots.
+    const elsewhere = await workerB.enter('cal.example.org', 4);
+    expect(isHostWait(elsewhere) ? 0 : elsewhere.lanes).toBe(3);
+
+    await first.release();
+    const after = (await workerB.enter('dav.example.com', 4)) as HostSlots;
+    expect(after.lanes).toBe(2);
+    await Promise.all([second.release(), after.release(), (elsewhere as HostSlots).release()]);
+  });
+
+  it('a host held back (a 429 or 503 with Retry-After) gets no push, for any worker, until the time given', async () => {
+    await workerA.holdBack('busy.example.net', 30_000);
+    const held = await workerB.enter('busy.example.net', 4);
+    expect(isHostWait(held)).toBe(true);
+    if (!isHostWait(held)) return;
+    expect(held.reason).toBe('held back');
+    expect(held.retryInMs).toBeGreaterThan(25_000);
+    expect(held.retryInMs).toBeLessThanOrEqual(30_000);
+    expect(isHostWait(await workerB.enter('other.example.net', 1))).toBe(false);
+  });
+});
