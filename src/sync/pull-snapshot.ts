@@ -30,7 +30,7 @@ import type { UpstreamSession } from './upstream-session.js';
 
 export interface PullSettings {
   horizonDays: number;
-  /** SYNC_BANDS: the horizon cut into bands by days ahead, each pulled on its own interval. */
+  /** SYNC_BANDS: the horizon cut into bands by bookable days (cadence-bands.ts), each pulled on its own interval. */
   bands: readonly CadenceBand[];
   overviewWindowDays: number;
   fetchConcurrency: number;

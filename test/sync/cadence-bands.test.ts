@@ -40,7 +40,7 @@ describe('SYNC_BANDS', () => {
     ['7d=10m,3d=1h,*=2h', 'grow from band to band'],
     ['3d=10x,*=2h', 'the interval must be 60s to 24h'],
     ['3d=30s,*=2h', 'the interval must be 60s to 24h'],
-    ['3d:10m,*=2h', 'is not <days ahead>=<interval>'],
+    ['3d:10m,*=2h', 'is not <bookable days>=<interval>'],
   ])('refuses %j with a message that says what is wrong', (text, message) => {
     const parsed = parseCadenceBands(text);
     expect(parsed.ok).toBe(false);
