@@ -1,9 +1,10 @@
 // The values of SYNC_BANDS and SYNC_ADAPT_FACTORS: cadence by date band. The horizon's dates are cut into bands
-// by how many days ahead they are (in the account's zone), and each band is pulled on its own interval. Near
-// dates, where bookings happen, are pulled often; far ones, which rarely change, seldom. SYNC_BANDS declares
-// them once, e.g. `4d=10m,7d=40m,*=3h`: today and the next three days every 10 minutes, the rest of the week
-// every 40, the rest of the horizon every 3 hours. A single `*=15m` is the fixed schedule: the whole horizon
-// every time. Kept with the settings (not in sync/) because config parses and clips them at start-up.
+// by how many bookable days ahead they are (in the account's zone: dates with an open slot, counted from today;
+// sync/cadence-bands.ts cuts them, a date with nothing open by its calendar distance), and each band is pulled
+// on its own interval. The first days people can book are pulled often; far ones, which rarely change, seldom.
+// SYNC_BANDS declares them once, e.g. `4d=10m,7d=40m,*=3h`: the first four bookable days every 10 minutes, the
+// next three every 40, the rest of the horizon every 3 hours. A single `*=15m` is the fixed schedule: the whole
+// horizon every time. Kept with the settings (not in sync/) because config parses and clips them at start-up.
 //
 // Bands are measured in dates, not hours: a pull asks for whole dates (overview windows and slot lists are
 // per date), so a band is exactly the set of dates one partial pull fetches, whatever DST does to the day.
@@ -12,9 +13,9 @@ import { z } from 'zod';
 export interface CadenceBand {
   /** How the band appears in metrics, job data and stored state: "days 0-3", "days 4-6", "days 7+" (bandName). */
   name: string;
-  /** First day ahead in the band (0 = today), inclusive. */
+  /** First bookable day in the band (0 = the first date with an open slot), inclusive. */
   fromDay: number;
-  /** Day ahead the band stops before; Infinity for the last band (the rest of the horizon). */
+  /** Bookable day the band stops before; Infinity for the last band (the rest of the horizon). */
   toDay: number;
   intervalSeconds: number;
 }
@@ -37,7 +38,8 @@ function parseDuration(text: string): number | undefined {
 }
 
 /**
- * A band's label: the days ahead it covers (0 is today), last one included: "days 0-3", "day 4", "days 7+". Words
+ * A band's label: the bookable days it covers (0 is the first), last one included: "days 0-3", "day 4", "days 7+".
+ * (The names were given when bands counted calendar days; kept, so stored band state and dashboards carry over.) Words
  * and dates, so no label is ever one of the report bands', which count hours ahead ("0-24h" … "7d+",
  * lib/date-bands.ts) and share the dashboards (test/config/band-labels.test.ts).
  */
@@ -72,7 +74,7 @@ export function parseCadenceBands(
   for (const [index, entry] of entries.entries()) {
     const [until, every, extra] = entry.split('=');
     if (until === undefined || every === undefined || extra !== undefined) {
-      return { ok: false, error: `"${entry}" is not <days ahead>=<interval>, e.g. "3d=10m"` };
+      return { ok: false, error: `"${entry}" is not <bookable days>=<interval>, e.g. "3d=10m"` };
     }
     const last = index === entries.length - 1;
     const intervalSeconds = parseDuration(every);
@@ -88,7 +90,7 @@ export function parseCadenceBands(
     const days = /^(\d+)d$/.exec(until);
     const toDay = days ? Number(days[1]) : NaN;
     if (!Number.isInteger(toDay) || toDay <= fromDay) {
-      return { ok: false, error: `"${entry}": the days ahead must be like 3d and grow from band to band` };
+      return { ok: false, error: `"${entry}": the bookable days must be like 3d and grow from band to band` };
     }
     if (last) return { ok: false, error: `"${entry}": the last band must be "*" (the rest of the horizon)` };
     bands.push({ name: bandName(fromDay, toDay), fromDay, toDay, intervalSeconds });

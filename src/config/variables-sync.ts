@@ -38,7 +38,7 @@ export const syncSection = section({
     bands: variable({
       name: 'SYNC_BANDS',
       description:
-        'Cadence by date band: comma-separated `<days ahead>=<interval>`, nearest first, the last `*` (the rest of the horizon). `2d=4m,4d=10m,7d=30m,*=2h` pulls today and tomorrow every 4 minutes, the next two days every 10, the rest of the week every 30, the rest every 2 hours; `*=15m` pulls everything every 15 minutes.',
+        'Cadence by date band: comma-separated `<days>=<interval>`, nearest first, the last `*` (the rest of the horizon). Days are bookable days: dates with an open slot, counted from today (a date with nothing open stays in the band of its calendar distance). `2d=4m,4d=10m,7d=30m,*=2h` pulls the first two bookable days every 4 minutes, the next two every 10, the next three every 30, the rest every 2 hours; `*=15m` pulls everything every 15 minutes.',
       // Chosen from the freshness frontier (docs/performance.md): 0-24 h p95 4.1 minutes at 0.76× the calls of
       // a fixed 15-minute schedule, every report band fresher than the bands before.
       default: '2d=4m,4d=10m,7d=30m,*=2h',

@@ -219,11 +219,15 @@ function pulledBandOfStart(pulled: SnapshotInput): (startsAt: Date) => string | 
   };
 }
 
-/** The slot starts a snapshot looked at: its pulled bands' dates, or everything when it is the whole picture. */
+/**
+ * The slot starts a snapshot looked at: its pulled bands' dates, or everything when it is the whole picture. A
+ * band's dates need not be consecutive (bands count open dates, sync/cadence-bands.ts), so each date is its own
+ * range; coverageAfterPull merges neighbours pulled at the same time.
+ */
 function pulledRanges(pulled: SnapshotInput): PulledRange[] {
   const { horizon } = pulled;
   if (!horizon) return [EVERY_SLOT_START];
-  return horizon.bands.map((band) => rangeOfDates(horizon.zone, band.dates));
+  return horizon.bands.flatMap((band) => band.dates.map((date) => rangeOfDates(horizon.zone, [date])));
 }
 
 const overviewKey = (o: { upstreamEventId: string; band: string }) => `${o.upstreamEventId}\u0000${o.band}`;

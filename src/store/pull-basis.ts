@@ -1,7 +1,8 @@
 // What a scheduled pull reads of the stored snapshot before it asks the upstream anything: the account's zone
 // and event types as last read (a pull that does not read the account again asks in that zone, for those event
 // types), when the account was last read (pull_coverage's event types), and the open slots on the dates it is
-// about to pull (which dates it may ask for directly, and whether a slot went missing). Outside the commit's
+// about to pull (which dates it may ask for directly, and whether a slot went missing), and which dates of the
+// horizon hold an open slot at all (bands count those dates, sync/cadence-bands.ts). Outside the commit's
 // transaction: a plan, not a decision; the commit reads what it decides by again under the connection's lock.
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { readPullCoverage } from './pull-coverage.js';
@@ -55,4 +56,22 @@ export async function readOpenSlotsBetween(
     select: { upstreamEventId: true, startsAt: true },
   });
   return rows.map((row) => ({ eventId: row.upstreamEventId, startsAt: row.startsAt }));
+}
+
+/**
+ * The dates (YYYY-MM-DD in `zone`) holding an open slot that starts in [from, until): the dates people can book,
+ * as the last pulls left them. One row per date, not per slot: near bands ask this every few minutes.
+ */
+export async function readOpenDates(
+  prisma: PrismaClient,
+  connectionId: string,
+  zone: string,
+  from: Date,
+  until: Date,
+): Promise<Set<string>> {
+  const rows = await prisma.$queryRaw<{ date: string }[]>`
+    SELECT DISTINCT to_char(starts_at AT TIME ZONE ${zone}, 'YYYY-MM-DD') AS date
+    FROM slot
+    WHERE connection_id = ${connectionId}::uuid AND gone_at IS NULL AND starts_at >= ${from} AND starts_at < ${until}`;
+  return new Set(rows.map((row) => row.date));
 }

@@ -3,7 +3,13 @@
 // successful pull, and the run rows of an interrupted or failed one. The SQL and the commit's transaction are
 // snapshots.ts's.
 import type { PrismaClient } from '../generated/prisma/client.js';
-import { readOpenSlotsBetween, readPullBasis, type PullBasis, type StoredOpenSlot } from './pull-basis.js';
+import {
+  readOpenDates,
+  readOpenSlotsBetween,
+  readPullBasis,
+  type PullBasis,
+  type StoredOpenSlot,
+} from './pull-basis.js';
 import {
   beginPull,
   commitSuccessfulSync,
@@ -22,6 +28,8 @@ export interface SnapshotStore {
   pullBasis(connectionId: string): Promise<PullBasis>;
   /** The open slots starting in [from, until): which dates a pull may ask for directly, what went missing. */
   openSlotsBetween(connectionId: string, from: Date, until: Date): Promise<StoredOpenSlot[]>;
+  /** The dates (in `zone`) holding an open slot that starts in [from, until): what bands count (readOpenDates). */
+  openDates(connectionId: string, zone: string, from: Date, until: Date): Promise<Set<string>>;
   /** Commits what a successful pull saw, in one transaction (commitSuccessfulSync). */
   commit(sync: SuccessfulSync): Promise<SnapshotChanges>;
   /** Writes a failed attempt's run row and the connection's last-sync status. */
@@ -35,6 +43,7 @@ export function createSnapshotStore(prisma: PrismaClient): SnapshotStore {
     beginPull: (connectionId) => beginPull(prisma, connectionId),
     pullBasis: (connectionId) => readPullBasis(prisma, connectionId),
     openSlotsBetween: (connectionId, from, until) => readOpenSlotsBetween(prisma, connectionId, from, until),
+    openDates: (connectionId, zone, from, until) => readOpenDates(prisma, connectionId, zone, from, until),
     commit: (sync) => commitSuccessfulSync(prisma, sync),
     recordFailed: (failure) => recordFailedSync(prisma, failure),
     recordInterrupted: (interrupted) => recordInterruptedSync(prisma, interrupted),

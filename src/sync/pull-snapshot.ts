@@ -23,14 +23,14 @@ import {
 } from '../upstream/index.js';
 import { isSameZone } from '../upstream/iso-values.js';
 import { bandsWithin, type CadenceBand } from '../config/sync-bands.js';
-import { datesOfBand } from './cadence-bands.js';
+import { datesByBand, spanOf } from './cadence-bands.js';
 import { horizonFrom, windowsCovering, type Horizon, type OverviewWindow } from './horizon-windows.js';
 import { segmentCalls, segmentMode, type SegmentMode } from './pull-plan.js';
 import type { UpstreamSession } from './upstream-session.js';
 
 export interface PullSettings {
   horizonDays: number;
-  /** SYNC_BANDS: the horizon cut into bands by days ahead, each pulled on its own interval. */
+  /** SYNC_BANDS: the horizon cut into bands by bookable days (cadence-bands.ts), each pulled on its own interval. */
   bands: readonly CadenceBand[];
   overviewWindowDays: number;
   fetchConcurrency: number;
@@ -128,6 +128,8 @@ async function pullSegment(
   segment: BandSegment,
   mode: SegmentMode,
 ): Promise<SegmentPull> {
+  // A band with no date this time (cadence-bands.ts) asks nothing and keeps its stored overview.
+  if (segment.dates.length === 0) return { starts: [], calls: 0 };
   if (mode === 'direct') {
     const lists = await slotListsOf(session, api, schedule, eventId, zone, segment.dates);
     return { starts: lists.flat(), calls: segmentCalls('direct', segment.dates.length, 0, 0) };
@@ -200,6 +202,8 @@ export interface StoredAccount {
   readAccount: boolean;
   /** The stored open slots starting in [from, until). */
   openSlotsBetween(from: Date, until: Date): Promise<StoredOpenSlot[]>;
+  /** The dates (in `zone`) holding a stored open slot that starts in [from, until): what bands count. */
+  openDates(from: Date, until: Date): Promise<Set<string>>;
 }
 
 /**
@@ -289,12 +293,18 @@ export async function pullSnapshot(
         .filter((e) => e.enabled)
         .map((e) => ({ id: e.upstreamEventId, durationMinutes: e.durationMinutes }));
   const horizon = horizonFrom(now, zone, settings.horizonDays);
+  // Bands count the dates people can book (cadence-bands.ts): those holding an open slot still to come.
+  const bookable = await stored.openDates(
+    now,
+    DateTime.fromISO(horizon.lastDate, { zone }).plus({ days: 1 }).toJSDate(),
+  );
   const segments = segmentsOf(
     settings,
     horizon,
     bandsPulled(settings.bands, settings.horizonDays, scope.bands),
+    bookable,
   );
-  const pulledDates = segments.flatMap((segment) => segment.dates);
+  const pulledDates = segments.flatMap((segment) => segment.dates).sort();
   const open =
     pulledDates.length === 0
       ? []
@@ -342,13 +352,29 @@ function enabledOf(account: Account): PulledEventType[] {
     .map((e) => ({ id: e.event_id, durationMinutes: e.duration_minutes }));
 }
 
-function segmentsOf(settings: PullSettings, horizon: Horizon, bands: readonly CadenceBand[]): BandSegment[] {
+/**
+ * Each band's part of the pull: its dates (counted in open dates when `bookable` says which they are), and the
+ * overview windows spanning them. A band's dates need not be consecutive (a weekend with nothing open between
+ * two bookable days stays in the band of its calendar distance); its windows span the gap, and only the band's
+ * own dates are asked for. A band may have no date at all (fewer open dates than it starts at): it costs nothing.
+ */
+function segmentsOf(
+  settings: PullSettings,
+  horizon: Horizon,
+  bands: readonly CadenceBand[],
+  bookable?: ReadonlySet<string>,
+): BandSegment[] {
+  const byBand = datesByBand(horizon, bandsWithin(settings.bands, settings.horizonDays), bookable);
   return bands.map((band) => {
-    const dates = datesOfBand(horizon, band);
-    const windows = windowsCovering(
-      { firstDate: dates[0]!, lastDate: dates.at(-1)!, dates },
-      settings.overviewWindowDays,
-    );
+    const dates = byBand.get(band.name) ?? [];
+    const span = spanOf(horizon, dates);
+    const windows =
+      span.length === 0
+        ? []
+        : windowsCovering(
+            { firstDate: span[0]!, lastDate: span.at(-1)!, dates: span },
+            settings.overviewWindowDays,
+          );
     return { band: band.name, dates, windows };
   });
 }

@@ -92,11 +92,12 @@ export class SyncFailedError extends Error {
 async function scopeOf(deps: SyncDeps, attempt: SyncAttempt, startedAt: Date): Promise<PullScope> {
   if (!attempt.bands) return 'all';
   const basis = await deps.snapshots.pullBasis(attempt.connectionId);
-  if (basis.zone === null || basis.accountReadAt === null) return 'all';
+  const zone = basis.zone;
+  if (zone === null || basis.accountReadAt === null) return 'all';
   return {
     bands: attempt.bands,
     stored: {
-      zone: basis.zone,
+      zone,
       eventTypes: basis.eventTypes,
       readAccount: accountReadDue(
         basis.accountReadAt.getTime(),
@@ -104,6 +105,7 @@ async function scopeOf(deps: SyncDeps, attempt: SyncAttempt, startedAt: Date): P
         deps.settings.accountIntervalSeconds,
       ),
       openSlotsBetween: (from, until) => deps.snapshots.openSlotsBetween(attempt.connectionId, from, until),
+      openDates: (from, until) => deps.snapshots.openDates(attempt.connectionId, zone, from, until),
     },
   };
 }

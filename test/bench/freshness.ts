@@ -13,7 +13,7 @@
 import { DateTime } from 'luxon';
 import { createRedisConnection } from '../../src/lib/redis-connection.js';
 import { derivePrng, startSimulator, type Prng } from '../../src/simulator/index.js';
-import { WEEKDAYS } from '../../src/simulator/types.js';
+import { WEEKDAYS, type WeeklyHours } from '../../src/simulator/types.js';
 import {
   bandsWithin,
   parseCadenceBands,
@@ -23,7 +23,7 @@ import {
 import { readBandState, scheduleAfterPull, type BandState } from '../../src/sync/band-schedule.js';
 import { allocateCalls, createRedisCallBudget } from '../../src/sync/call-budget.js';
 import { ACCOUNT_CALLS, accountReadDue, segmentCalls, segmentMode } from '../../src/sync/pull-plan.js';
-import { datesOfBand } from '../../src/sync/cadence-bands.js';
+import { datesByBand, spanOf } from '../../src/sync/cadence-bands.js';
 import { DATE_BANDS, dateBandOf, type DateBand } from '../../src/lib/date-bands.js';
 import { horizonFrom, windowsCovering, type Horizon } from '../../src/sync/horizon-windows.js';
 import { check, type BenchSection } from './bench-result.js';
@@ -37,6 +37,12 @@ export interface FreshnessOptions {
   measureHours: number;
   /** Mean bookings per connection per day (activity differs widely between accounts: log-normal). */
   bookingsPerDay: number;
+  /**
+   * The accounts' weekly hours: the simulator's own five templates (default), or realistic ones (issue 38: most
+   * Monday to Friday, some six days, some night shifts across midnight), where guests book the earliest open
+   * days (a lead counted in days with an open slot, not calendar days).
+   */
+  hours?: 'simulator' | 'realistic';
 }
 
 const HORIZON_DAYS = 28;
@@ -52,6 +58,11 @@ export interface Schedule {
   adapt: AdaptBounds;
   /** SYNC_ACCOUNT_INTERVAL in seconds. */
   accountIntervalSeconds: number;
+  /**
+   * What the bands count: the days people can book (the worker's, since issue 38: dates with an open slot, the
+   * others by calendar distance), or calendar days (the bands before it). Default: bookable.
+   */
+  counting?: 'bookable' | 'calendar';
 }
 
 /**
@@ -72,6 +83,8 @@ interface Account {
   eventTypes: { id: string; maxDaysAhead: number }[];
   /** Weekday indexes (0 = Monday) with working hours. */
   workdays: Set<number>;
+  /** By weekday index, the minute of the day the last working range ends (-1: none). */
+  lastEndMinute: number[];
   disabledDays: Set<string>;
   disabledMonths: Set<number>;
 }
@@ -83,10 +96,14 @@ interface Booking {
   /** The slot's date in the account's zone. */
   date: string;
   band: DateBand;
+  /** Its date's rank among the dates open when it was booked (0: the first day people could book); -1: none. */
+  openRank: number;
+  /** The weekday (0 = Monday) it was booked on, in the account's zone. */
+  bookedWeekday: number;
 }
 
 /** The accounts and one booking history, made once through the simulator and replayed for each schedule. */
-interface World {
+export interface World {
   accounts: Account[];
   bookings: Booking[];
 }
@@ -113,7 +130,7 @@ export function leadDays(prng: Prng): number {
   return d;
 }
 
-async function makeWorld(options: FreshnessOptions): Promise<World> {
+export async function makeWorld(options: FreshnessOptions): Promise<World> {
   let nowMs = START;
   const sim = await startSimulator({
     now: () => new Date(nowMs),
@@ -122,6 +139,11 @@ async function makeWorld(options: FreshnessOptions): Promise<World> {
     seed: 19,
   });
   try {
+    const prng = derivePrng(19, 'freshness-bench');
+    if (options.hours === 'realistic') {
+      const hoursPrng = derivePrng(19, 'freshness-bench-hours');
+      for (const u of sim.control.listUsers()) sim.control.setWeeklyHours(u.id, realisticHours(hoursPrng));
+    }
     const users = sim.control.listUsers();
     const accounts: Account[] = users.map((u) => ({
       userId: u.id,
@@ -131,10 +153,12 @@ async function makeWorld(options: FreshnessOptions): Promise<World> {
         maxDaysAhead: u.max_days_ahead[e.event_id] ?? 60,
       })),
       workdays: new Set(WEEKDAYS.flatMap((day, i) => ((u.weekly_hours[day] ?? []).length > 0 ? [i] : []))),
+      lastEndMinute: WEEKDAYS.map((day) =>
+        Math.max(-1, ...(u.weekly_hours[day] ?? []).map((r) => minuteOf(r.end))),
+      ),
       disabledDays: new Set(u.disabled_days),
       disabledMonths: new Set(u.disabled_months),
     }));
-    const prng = derivePrng(19, 'freshness-bench');
     const endMs = START + (options.warmupHours + options.measureHours) * HOUR_MS;
     const times: { atMs: number; userIndex: number }[] = [];
     accounts.forEach((_, userIndex) => {
@@ -150,14 +174,23 @@ async function makeWorld(options: FreshnessOptions): Promise<World> {
       nowMs = atMs; // the simulator's clock: the booking is recorded at this time
       const account = accounts[userIndex]!;
       const eventType = prng.pick(account.eventTypes);
-      const day = DateTime.fromMillis(atMs, { zone: account.zone })
-        .startOf('day')
-        .plus({ days: leadDays(prng) });
-      const offered = sim.control.slotsFor(
-        eventType.id,
-        day.toUTC().toISO()!,
-        day.plus({ days: 1 }).toUTC().toISO()!,
-      );
+      const today = DateTime.fromMillis(atMs, { zone: account.zone }).startOf('day');
+      const offeredOn = (day: DateTime) =>
+        sim.control.slotsFor(eventType.id, day.toUTC().toISO()!, day.plus({ days: 1 }).toUTC().toISO()!);
+      let offered: string[] = [];
+      if (options.hours === 'realistic') {
+        // The lead counts days with an open slot: people book the earliest days they can.
+        let left = leadDays(prng);
+        for (let ahead = 0; ahead < HORIZON_DAYS; ahead++) {
+          const found = offeredOn(today.plus({ days: ahead }));
+          if (found.length > 0 && left-- === 0) {
+            offered = found;
+            break;
+          }
+        }
+      } else {
+        offered = offeredOn(today.plus({ days: leadDays(prng) }));
+      }
       if (offered.length === 0) continue;
       const start = prng.pick(offered);
       sim.control.book(eventType.id, start);
@@ -167,12 +200,21 @@ async function makeWorld(options: FreshnessOptions): Promise<World> {
     for (const change of sim.control.changes()) {
       if (change.kind !== 'booked') continue;
       const userIndex = userIndexById.get(change.userId)!;
+      const account = accounts[userIndex]!;
+      const date = DateTime.fromMillis(change.startMs, { zone: account.zone }).toISODate()!;
+      const open = openDatesAt(
+        account,
+        horizonFrom(new Date(change.atMs), account.zone, HORIZON_DAYS),
+        change.atMs,
+      );
       bookings.push({
         userIndex,
         atMs: change.atMs,
         startMs: change.startMs,
-        date: DateTime.fromMillis(change.startMs, { zone: accounts[userIndex]!.zone }).toISODate()!,
+        date,
         band: dateBandOf(new Date(change.startMs), new Date(change.atMs)),
+        openRank: [...open].sort().indexOf(date),
+        bookedWeekday: DateTime.fromMillis(change.atMs, { zone: account.zone }).weekday - 1,
       });
     }
     return { accounts, bookings };
@@ -183,6 +225,61 @@ async function makeWorld(options: FreshnessOptions): Promise<World> {
 
 function weekdayIndex(date: string): number {
   return (new Date(`${date}T00:00:00Z`).getUTCDay() + 6) % 7;
+}
+
+const minuteOf = (hhmm: string) => Number(hhmm.slice(0, 2)) * 60 + Number(hhmm.slice(3, 5));
+
+const range = (start: string, end: string) => ({ start, end });
+const week = (days: readonly string[], ranges: { start: string; end: string }[]): WeeklyHours =>
+  Object.fromEntries(WEEKDAYS.map((day) => [day, days.includes(day) ? ranges : []])) as WeeklyHours;
+const MON_FRI = ['mon', 'tue', 'wed', 'thu', 'fri'];
+
+/**
+ * Realistic weekly hours (issue 38): seven in ten accounts Monday to Friday (office hours of a few shapes), two
+ * in ten six days (Monday to Saturday, or Tuesday to Sunday), one in ten night shifts across midnight (evenings
+ * Monday to Friday running into the early hours of Tuesday to Saturday).
+ */
+export function realisticHours(prng: Prng): WeeklyHours {
+  const draw = prng.next();
+  if (draw < 0.7) {
+    return prng.pick([
+      () => week(MON_FRI, [range('09:00', '12:00'), range('13:00', '17:00')]),
+      () => week(MON_FRI, [range('08:00', '16:00')]),
+      () => week(MON_FRI, [range('10:00', '13:00'), range('14:00', '18:30')]),
+    ])();
+  }
+  if (draw < 0.9) {
+    return prng.pick([
+      () => week([...MON_FRI, 'sat'], [range('08:30', '12:30'), range('14:00', '18:00')]),
+      () => week(['tue', 'wed', 'thu', 'fri', 'sat', 'sun'], [range('11:00', '19:00')]),
+    ])();
+  }
+  const evening = week(MON_FRI, [range('20:00', '24:00')]);
+  const early = week(['tue', 'wed', 'thu', 'fri', 'sat'], [range('00:00', '03:00')]);
+  return Object.fromEntries(WEEKDAYS.map((day) => [day, [...early[day], ...evening[day]]])) as WeeklyHours;
+}
+
+/**
+ * The horizon's dates an account can be booked on at `nowMs`, as the store's open slots say them (what the
+ * worker counts bands in): a date it works, has not disabled and some event type books that far ahead; today
+ * only while a working range is still to end. (Nothing here is ever fully booked: a booking takes one slot.)
+ */
+function openDatesAt(account: Account, horizon: Horizon, nowMs: number): Set<string> {
+  const local = DateTime.fromMillis(nowMs, { zone: account.zone });
+  const nowMinute = local.hour * 60 + local.minute;
+  const furthest = Math.max(...account.eventTypes.map((e) => e.maxDaysAhead));
+  return new Set(
+    horizon.dates.filter((date, ahead) => {
+      const weekday = weekdayIndex(date);
+      return (
+        ahead <= furthest &&
+        account.workdays.has(weekday) &&
+        !account.disabledDays.has(date) &&
+        !account.disabledMonths.has(Number(date.slice(5, 7))) &&
+        (ahead > 0 || account.lastEndMinute[weekday]! > nowMinute)
+      );
+    }),
+  );
 }
 
 /**
@@ -198,18 +295,14 @@ function bandCalls(
   today: string,
   windows: number,
   whole: boolean,
+  open: ReadonlySet<string>,
 ): number {
   const todayMs = Date.parse(`${today}T00:00:00Z`);
   let calls = 0;
   for (const eventType of account.eventTypes) {
     const available = dates.filter((date) => {
       const ahead = (Date.parse(`${date}T00:00:00Z`) - todayMs) / DAY_MS;
-      return (
-        ahead <= eventType.maxDaysAhead &&
-        account.workdays.has(weekdayIndex(date)) &&
-        !account.disabledDays.has(date) &&
-        !account.disabledMonths.has(Number(date.slice(5, 7)))
-      );
+      return ahead <= eventType.maxDaysAhead && open.has(date);
     }).length;
     const mode = whole ? 'overview' : segmentMode(dates.length, windows, available);
     calls += segmentCalls(mode, dates.length, windows, available);
@@ -262,6 +355,11 @@ export interface ScheduleResult {
   peakMinuteShare: number;
   /** Pulls of each cadence band in the measured hours (a band with none stopped). */
   pullsByBand: Record<string, number>;
+  /**
+   * Staleness of bookings on the first two days people could book when they were made, by the weekday they
+   * were made on (0 = Monday, in the account's zone), sorted. (The counted run's; the real-sync run has none.)
+   */
+  firstTwoOpenDays?: number[][];
 }
 
 export function percentile(sorted: number[], p: number): number | null {
@@ -269,7 +367,7 @@ export function percentile(sorted: number[], p: number): number | null {
   return sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)]!;
 }
 
-async function runSchedule(
+export async function runSchedule(
   world: World,
   schedule: Schedule,
   options: FreshnessOptions,
@@ -291,6 +389,12 @@ async function runSchedule(
   >;
   let unseen = 0;
   let measuredCalls = 0;
+  const firstTwoOpenDays: number[][] = WEEKDAYS.map(() => []);
+  const counting = schedule.counting ?? 'bookable';
+  /** Per account: the open dates and the bands' dates, by today and whether today is still open. */
+  const cuts = world.accounts.map(
+    () => new Map<string, { open: Set<string>; byBand: Map<string, string[]> }>(),
+  );
   const pullsByBand: Record<string, number> = Object.fromEntries(bands.map((band) => [band.name, 0]));
   let nextBooking = 0;
   const minuteCalls = new Map<number, number>();
@@ -336,19 +440,33 @@ async function runSchedule(
         if (!horizon) horizons.set(horizonKey, (horizon = horizonFrom(nowDate, account.zone, HORIZON_DAYS)));
         // A first sync reads everything, the account and every band through its overviews.
         const whole = Object.keys(states[index]!).length === 0;
+        const local = DateTime.fromMillis(now, { zone: account.zone });
+        const todayOpen = account.lastEndMinute[local.weekday - 1]! > local.hour * 60 + local.minute;
+        const cutKey = `${today}|${todayOpen}|${whole}`;
+        let cut = cuts[index]!.get(cutKey);
+        if (!cut) {
+          const open = openDatesAt(account, horizon, now);
+          // A first sync knows no open date yet: it cuts by calendar, as the worker does.
+          const byBand = datesByBand(horizon, bands, counting === 'bookable' && !whole ? open : undefined);
+          cuts[index]!.set(cutKey, (cut = { open, byBand }));
+        }
         let readAccount =
           whole || accountReadDue(accountReadAt[index]!, now, schedule.accountIntervalSeconds);
         let calls = readAccount ? ACCOUNT_CALLS : 0;
         const pulled = new Map<string, string>();
         const results = pick.bands.map((name) => {
           const band = bands.find((b) => b.name === name)!;
-          const dates = datesOfBand(horizon, band);
+          const dates = cut.byBand.get(band.name) ?? [];
           for (const date of dates) pulled.set(date, name);
-          const cacheKey = `${today}|${name}|${whole}`;
+          const cacheKey = `${cutKey}|${name}`;
           let cost = costCache[index]!.get(cacheKey);
           if (cost === undefined) {
-            const windows = windowsCovering({ firstDate: dates[0]!, lastDate: dates.at(-1)!, dates }).length;
-            cost = bandCalls(account, dates, today, windows, whole);
+            const span = spanOf(horizon, dates);
+            const windows =
+              span.length === 0
+                ? 0
+                : windowsCovering({ firstDate: span[0]!, lastDate: span.at(-1)!, dates: span }).length;
+            cost = dates.length === 0 ? 0 : bandCalls(account, dates, today, windows, whole, cut.open);
             costCache[index]!.set(cacheKey, cost);
           }
           calls += cost;
@@ -359,7 +477,12 @@ async function runSchedule(
         for (const booking of pending[index]!) {
           const band = pulled.get(booking.date);
           if (band !== undefined) {
-            if (booking.atMs >= measureFrom) staleness[booking.band].push((now - booking.atMs) / 1000);
+            if (booking.atMs >= measureFrom) {
+              staleness[booking.band].push((now - booking.atMs) / 1000);
+              if (booking.openRank >= 0 && booking.openRank < 2) {
+                firstTwoOpenDays[booking.bookedWeekday]!.push((now - booking.atMs) / 1000);
+              }
+            }
             const result = results.find((r) => r.name === band)!;
             result.changes = (result.changes ?? 0) + 1;
           } else if (booking.startMs <= now) {
@@ -402,7 +525,9 @@ async function runSchedule(
     redis.disconnect();
   }
   for (const values of Object.values(staleness)) values.sort((a, b) => a - b);
+  for (const values of firstTwoOpenDays) values.sort((a, b) => a - b);
   return {
+    firstTwoOpenDays,
     callsPerConnectionHour: measuredCalls / (world.accounts.length * options.measureHours),
     staleness,
     unseen,

@@ -1,6 +1,7 @@
 // `npm run bench`: runs the benchmarks, prints one table and writes bench-results.json (git-ignored) with every
 // figure, its inputs, the machine's CPU count and the Node version. Never part of `npm test`.
-//   BENCH_ONLY=sync|commit|feeds|teams|webhooks|growth|partitions|reports|freshness|freshness-real|demo-start|frontier
+//   BENCH_ONLY=sync|commit|feeds|teams|webhooks|growth|partitions|reports|freshness|freshness-real|freshness-week|
+//     demo-start|frontier
 //     (comma-separated; default: all but demo-start, which clones the checkout and runs npm ci, so runs only
 //     when named). A run of some keeps the others' last figures in the file.
 //   BENCH_DEMO_SCRIPT: demo-start runs this as the clone's "demo" script instead of the committed one;
@@ -15,6 +16,9 @@
 //     _ACCOUNT: the configuration held to the issue's targets (default: the settings' defaults). Both runs
 //     write bench-frontier.md and bench-frontier.svg (the frontier table and plot) beside bench-results.json;
 //     BENCH_ONLY=frontier runs nothing and writes them again from the figures kept there.
+//   BENCH_FRESHNESS_WEEK_CONNECTIONS (500), BENCH_FRESHNESS_WEEK_BUDGET (35 calls/s): freshness-week's size,
+//     the counted run over a whole simulated week with realistic weekly hours (issue 38), the configuration
+//     held to the targets counted in bookable days and in calendar days, beside the fixed schedule.
 //   BENCH_QUICK=1: reduced sizes to try the benchmarks out (100 connections, 2 s loads, 1 day of growth); the
 //     docs/performance.md quotes full-size runs only.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -28,6 +32,7 @@ import { benchFeedServing } from './feed-serving.js';
 import { FIXED, benchFreshness, scheduleOf, type Schedule } from './freshness.js';
 import { frontierPoints, frontierSvg, frontierTable } from './frontier.js';
 import { benchRealFreshness } from './freshness-real.js';
+import { benchFreshnessWeek } from './freshness-week.js';
 import { benchGrowth } from './growth.js';
 import { loadAverage } from './process-stats.js';
 import { benchReports } from './reports.js';
@@ -43,7 +48,7 @@ const quick = process.env.BENCH_QUICK === '1';
 const only = new Set(
   (
     process.env.BENCH_ONLY ||
-    'sync,commit,feeds,teams,webhooks,growth,partitions,reports,freshness,freshness-real'
+    'sync,commit,feeds,teams,webhooks,growth,partitions,reports,freshness,freshness-real,freshness-week'
   )
     .split(',')
     .map((name) => name.trim()),
@@ -138,6 +143,19 @@ const benches: [string, () => Promise<BenchSection[]>][] = [
           bookingsPerDay: 2,
         },
         frontier,
+        bandsSchedule,
+      ),
+  ],
+  [
+    'freshness-week',
+    () =>
+      benchFreshnessWeek(
+        {
+          connections: Number(process.env.BENCH_FRESHNESS_WEEK_CONNECTIONS ?? (quick ? 100 : 500)),
+          // Ample for the fixed schedule (~31 calls/s at 500 connections), as the counted run's 600 at 10,000.
+          budgetPerSecond: Number(process.env.BENCH_FRESHNESS_WEEK_BUDGET ?? (quick ? 7 : 35)),
+          bookingsPerDay: 2,
+        },
         bandsSchedule,
       ),
   ],

@@ -5,6 +5,9 @@ import { variables } from '../../src/config.js';
 import type { PrismaClient } from '../../src/generated/prisma/client.js';
 import { bandsWithin, parseCadenceBands, type CadenceBand } from '../../src/config/sync-bands.js';
 import type { RunningSimulator, SimUserDetails } from '../../src/simulator/index.js';
+import { readOpenDates } from '../../src/store/pull-basis.js';
+import { datesByBand } from '../../src/sync/cadence-bands.js';
+import { horizonFrom } from '../../src/sync/horizon-windows.js';
 
 export function simUser(sim: RunningSimulator, email: string): SimUserDetails {
   const user = sim.control.listUsers().find((u) => u.email === email);
@@ -100,4 +103,24 @@ export function apiCallsOf(sim: RunningSimulator, userId: string): number {
   return Object.entries(counts)
     .filter(([endpoint]) => endpoint.startsWith('GET /') && endpoint !== 'GET /login')
     .reduce((sum, [, n]) => sum + n, 0);
+}
+
+/**
+ * The dates of `bandNames` as a scheduled pull at `now` cuts them (sync/cadence-bands.ts): counted in the
+ * dates the store holds an open slot on, the rest by calendar distance.
+ */
+export async function bandDatesNow(
+  prisma: PrismaClient,
+  connectionId: string,
+  bands: readonly CadenceBand[],
+  horizonDays: number,
+  bandNames: readonly string[],
+  now: Date,
+  zone: string,
+): Promise<string[]> {
+  const horizon = horizonFrom(now, zone, horizonDays);
+  const until = DateTime.fromISO(horizon.lastDate, { zone }).plus({ days: 1 }).toJSDate();
+  const open = await readOpenDates(prisma, connectionId, zone, now, until);
+  const byBand = datesByBand(horizon, bandsWithin(bands, horizonDays), open);
+  return bandNames.flatMap((name) => byBand.get(name) ?? []).sort();
 }

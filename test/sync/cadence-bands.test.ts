@@ -7,7 +7,7 @@ import { dueBands, earliestDue, scheduleAfterPull, type BandState } from '../../
 import { allocateCalls, type DueConnection } from '../../src/sync/call-budget.js';
 import { ACCOUNT_CALLS } from '../../src/sync/pull-plan.js';
 import { parseCadenceBands, type CadenceBand } from '../../src/config/sync-bands.js';
-import { datesOfBand } from '../../src/sync/cadence-bands.js';
+import { datesByBand, datesOfBand } from '../../src/sync/cadence-bands.js';
 import { horizonFrom } from '../../src/sync/horizon-windows.js';
 
 function bandsOf(text: string): CadenceBand[] {
@@ -40,7 +40,7 @@ describe('SYNC_BANDS', () => {
     ['7d=10m,3d=1h,*=2h', 'grow from band to band'],
     ['3d=10x,*=2h', 'the interval must be 60s to 24h'],
     ['3d=30s,*=2h', 'the interval must be 60s to 24h'],
-    ['3d:10m,*=2h', 'is not <days ahead>=<interval>'],
+    ['3d:10m,*=2h', 'is not <bookable days>=<interval>'],
   ])('refuses %j with a message that says what is wrong', (text, message) => {
     const parsed = parseCadenceBands(text);
     expect(parsed.ok).toBe(false);
@@ -110,6 +110,30 @@ describe('SYNC_BANDS', () => {
         },
       ),
     );
+  });
+});
+
+describe('bands counted in bookable days', () => {
+  const DEFAULT = bandsOf('2d=4m,4d=10m,7d=30m,*=2h');
+  // Saturday 2026-03-07 in Berlin; open Monday to Friday, the next three weeks.
+  const horizon = horizonFrom(new Date('2026-03-07T11:00:00Z'), 'Europe/Berlin', 14);
+  const weekdays = new Set(horizon.dates.filter((date) => ![0, 6].includes(new Date(date).getUTCDay())));
+
+  it('puts the first two open dates in the near band, and closed ones in the band of their calendar distance', () => {
+    const byBand = datesByBand(horizon, DEFAULT, weekdays);
+    expect(Object.fromEntries(byBand)).toEqual({
+      // Saturday and Sunday (closed, days 0 and 1) stay near, as before; Monday and Tuesday join them.
+      'days 0-1': ['2026-03-07', '2026-03-08', '2026-03-09', '2026-03-10'],
+      'days 2-3': ['2026-03-11', '2026-03-12'],
+      // The next weekend, closed, 7 and 8 calendar days away: the far band, as before.
+      'days 4-6': ['2026-03-13', '2026-03-16', '2026-03-17'],
+      'days 7+': ['2026-03-14', '2026-03-15', '2026-03-18', '2026-03-19', '2026-03-20'],
+    });
+  });
+
+  it('counts calendar days when no date is known open', () => {
+    expect(datesByBand(horizon, DEFAULT, new Set()).get('days 0-1')).toEqual(['2026-03-07', '2026-03-08']);
+    expect(datesByBand(horizon, DEFAULT).get('days 2-3')).toEqual(['2026-03-09', '2026-03-10']);
   });
 });
 

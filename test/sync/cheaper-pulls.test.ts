@@ -6,11 +6,10 @@
 // 404 (its event type removed), so a close is never called a booking that was not one.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { DateTime } from 'luxon';
-import { datesOfBand } from '../../src/sync/cadence-bands.js';
 import { horizonFrom } from '../../src/sync/horizon-windows.js';
 import { syncConnection } from '../../src/sync/sync-connection.js';
 import { createSyncHarness, FakeClock, type SyncHarness } from '../support/sync-harness.js';
-import { simUser } from '../support/sync-truth.js';
+import { bandDatesNow, simUser } from '../support/sync-truth.js';
 
 let h: SyncHarness;
 const clock = new FakeClock(new Date('2026-03-02T09:00:00Z'));
@@ -48,12 +47,10 @@ async function connected(index: number) {
   return { id, details, zone: details.timezone };
 }
 
-function nearDates(zone: string): string[] {
-  const horizon = horizonFrom(clock.now(), zone, h.config.sync.horizonDays);
-  return datesOfBand(
-    horizon,
-    h.config.sync.bands.find((band) => band.name === NEAR)!,
-  );
+/** The near band's dates now, as the worker cuts them (counted in the dates the store knows open). */
+function nearDates(connectionId: string, zone: string): Promise<string[]> {
+  const { bands, horizonDays } = h.config.sync;
+  return bandDatesNow(h.clients.prisma, connectionId, bands, horizonDays, [NEAR], clock.now(), zone);
 }
 
 /** What the simulator offers on `dates` (local to `zone`) of its enabled event types, as "event start" lines. */
@@ -96,7 +93,7 @@ const calls = () => h.sim.control.callCounts();
 describe('a near band asked for by its slot lists', () => {
   it('asks no overview, and stores every booking and cancellation on its dates as the simulator has them', async () => {
     const { id, details, zone } = await connected(0);
-    const [today, tomorrow] = nearDates(zone) as [string, string];
+    const [today, tomorrow] = (await nearDates(id, zone)) as [string, string];
     const [first, second] = details.event_types;
     const bookedToday = (await openSlotsOn(id, today, zone, first!.event_id))[0]!;
     const bookedTomorrow = (await openSlotsOn(id, tomorrow, zone, second!.event_id))[0]!;
@@ -137,7 +134,7 @@ describe('a near band asked for by its slot lists', () => {
 
   it('goes through the overview for an event type whose date the store knows full, and finds it reopen', async () => {
     const { id, details, zone } = await connected(1);
-    const [today, tomorrow] = nearDates(zone) as [string, string];
+    const [, tomorrow] = (await nearDates(id, zone)) as [string, string];
     const full = details.event_types[0]!;
     // Every slot of one event type tomorrow booked: the store then knows no slot of it that day.
     const tomorrows = await openSlotsOn(id, tomorrow, zone, full.event_id);
@@ -156,33 +153,37 @@ describe('a near band asked for by its slot lists', () => {
       .changes()
       .findLast((c) => c.kind === 'booked' && c.eventId === full.event_id)!;
     h.sim.control.free(full.event_id, new Date(booking.startMs).toISOString());
-    // Of the two near dates, those the store knows hold a slot of each event type (the booking blocked every
-    // event type's slots over it, so others may have lost a date too).
+    // The near band's dates now (a date left with no open slot of any event type is no longer counted, so the
+    // band may reach a date further), and of those, the ones the store knows hold a slot of each event type
+    // (the booking blocked every event type's slots over it, so others may have lost a date too).
+    const near = await nearDates(id, zone);
+    expect(near).toContain(tomorrow);
     const knownDates = await Promise.all(
       details.event_types.map(async (e) => {
-        const perDate = await Promise.all([today, tomorrow].map((d) => openSlotsOn(id, d, zone, e.event_id)));
+        const perDate = await Promise.all(near.map((d) => openSlotsOn(id, d, zone, e.event_id)));
         return perDate.filter((slots) => slots.length > 0).length;
       }),
     );
-    expect(knownDates[0]).toBeLessThan(2);
+    expect(knownDates[0]).toBeLessThan(near.length);
     clock.advance(5 * 60);
     h.sim.control.resetCallCounts();
     await sync(id, [NEAR]);
-    expect(await openOn(id, [today, tomorrow], zone)).toEqual(
-      offeredOn(details.email, [today, tomorrow], zone),
-    );
-    // Directly (two slot lists) only where both dates were known to hold slots; else the overview, then the
-    // slot lists of the dates it calls available.
+    expect(await openOn(id, near, zone)).toEqual(offeredOn(details.email, near, zone));
+    // Directly (a slot list per date) only where every date was known to hold slots; else the overview, then
+    // the slot lists of the dates it calls available.
     const offeredDates = (eventId: string) =>
       new Set(
-        offeredOn(details.email, [today, tomorrow], zone)
+        offeredOn(details.email, near, zone)
           .filter((line) => line.startsWith(`${eventId} `))
           .map((line) => DateTime.fromISO(line.split(' ')[1]!, { zone }).toISODate()),
       ).size;
-    const direct = details.event_types.map((_, i) => knownDates[i] === 2);
+    const direct = details.event_types.map((_, i) => knownDates[i] === near.length);
     expect(calls()['GET /calendars/{event_id}']).toBe(direct.filter((d) => !d).length);
     expect(calls()['GET /calendars/{event_id}/slots']).toBe(
-      details.event_types.reduce((sum, e, i) => sum + (direct[i] ? 2 : offeredDates(e.event_id)), 0),
+      details.event_types.reduce(
+        (sum, e, i) => sum + (direct[i] ? near.length : offeredDates(e.event_id)),
+        0,
+      ),
     );
   });
 });
@@ -263,7 +264,7 @@ describe('the profile and event types on their own cadence', () => {
 
   it('are read at once when a stored slot went missing by a booking, and the close is a booking', async () => {
     const { id, zone } = await connected(5);
-    const dates = nearDates(zone);
+    const dates = await nearDates(id, zone);
     const slot = (await Promise.all(dates.map((date) => openSlotsOn(id, date, zone)))).flat()[0]!;
     h.sim.control.book(slot.upstreamEventId, slot.startsAt.toISOString());
     clock.advance(5 * 60);

@@ -4,11 +4,11 @@
 // to the UTC date of a slot.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DateTime } from 'luxon';
-import { datesOfBand } from '../../src/sync/cadence-bands.js';
 import { horizonFrom } from '../../src/sync/horizon-windows.js';
 import { syncConnection } from '../../src/sync/sync-connection.js';
 import { createSyncHarness, FakeClock, type SyncHarness } from '../support/sync-harness.js';
-import { simUser } from '../support/sync-truth.js';
+import { bandDatesNow, simUser } from '../support/sync-truth.js';
+import { WEEKDAYS } from '../../src/simulator/types.js';
 
 let h: SyncHarness;
 const clock = new FakeClock(new Date('2026-03-02T09:00:00Z'));
@@ -59,12 +59,10 @@ const sync = (connectionId: string, bands?: string[]) =>
     ...(bands ? { bands } : {}),
   });
 
-/** The dates of `bandNames` at `now` in `zone`, as the worker cuts them from SYNC_BANDS. */
-function datesOf(bandNames: string[], now: Date, zone: string): string[] {
-  const horizon = horizonFrom(now, zone, h.config.sync.horizonDays);
-  return h.config.sync.bands
-    .filter((b) => bandNames.includes(b.name))
-    .flatMap((b) => datesOfBand(horizon, b));
+/** The dates of `bandNames` at `now` in `zone`, as the worker cuts them from SYNC_BANDS and the stored open dates. */
+function datesOf(connectionId: string, bandNames: string[], now: Date, zone: string): Promise<string[]> {
+  const { bands, horizonDays } = h.config.sync;
+  return bandDatesNow(h.clients.prisma, connectionId, bands, horizonDays, bandNames, now, zone);
 }
 
 /** What the simulator offers on `dates` (local to `zone`), as "event start" lines. */
@@ -128,10 +126,10 @@ describe('a partial sync', () => {
     await sync(id);
     const now = clock.now();
     const horizon = horizonFrom(now, zone, h.config.sync.horizonDays).dates;
-    const near = datesOf(['days 0-2'], now, zone);
+    const near = await datesOf(id, ['days 0-2'], now, zone);
     const nearSlot = await bookOn(id, near.slice(1), zone);
-    const weekSlot = await bookOn(id, datesOf(['days 3-6'], now, zone), zone);
-    const farSlot = await bookOn(id, datesOf(['days 7+'], now, zone).slice(3), zone);
+    const weekSlot = await bookOn(id, await datesOf(id, ['days 3-6'], now, zone), zone);
+    const farSlot = await bookOn(id, (await datesOf(id, ['days 7+'], now, zone)).slice(3), zone);
 
     clock.advance(600);
     h.sim.control.resetCallCounts();
@@ -186,21 +184,35 @@ describe('a partial sync', () => {
     'across the account’s midnight and a DST change ($zoneIs), touches only the dates it pulled',
     async ({ user: index, zoneIs, lateEvening }) => {
       const user = h.sim.users[index]!;
-      const zone = simUser(h.sim, user.email).timezone;
+      const details = simUser(h.sim, user.email);
+      const zone = details.timezone;
       expect(zone).toBe(zoneIs);
+      // Open every day (each closed day given the account's own working hours), so the near band holds the DST
+      // change's date with slots on it. Closed days are bookable-bands.test.ts's.
+      const worked = WEEKDAYS.map((day) => details.weekly_hours[day]).find((ranges) => ranges.length > 0)!;
+      h.sim.control.setWeeklyHours(
+        details.id,
+        Object.fromEntries(
+          WEEKDAYS.map((day) => [
+            day,
+            details.weekly_hours[day].length > 0 ? details.weekly_hours[day] : worked,
+          ]),
+        ),
+      );
       clock.set(DateTime.fromISO(lateEvening, { zone }).toUTC().toISO()!);
       const id = await h.connect(user.email);
       await sync(id);
-      const firstNear = datesOf(['days 0-2'], clock.now(), zone);
+      const firstNear = await datesOf(id, ['days 0-2'], clock.now(), zone);
 
-      clock.advance(20 * 60); // past the account's midnight: every band moved on by a date
+      clock.advance(20 * 60); // past the account's midnight
       const now = clock.now();
-      const near = datesOf(['days 0-2'], now, zone);
-      expect(near[0]).toBe(firstNear[1]);
-      const newlyNear = near.at(-1)!; // a week-band date at the first sync
-      expect(firstNear).not.toContain(newlyNear);
+      const near = await datesOf(id, ['days 0-2'], now, zone);
+      // Bands count open dates: at 23:50 the day's last slot had passed, so the near band counted its three open
+      // dates from tomorrow already (today stayed in it by calendar distance); midnight only drops yesterday.
+      expect(near).toEqual(firstNear.slice(1));
+      const newlyNear = near.at(-1)!; // the third open date, across the DST change
       const newlyNearSlot = await bookOn(id, [newlyNear], zone);
-      const weekSlot = await bookOn(id, datesOf(['days 3-6'], now, zone), zone);
+      const weekSlot = await bookOn(id, await datesOf(id, ['days 3-6'], now, zone), zone);
 
       const before = await storedRows(id, zone);
       await sync(id, ['days 0-2']);
@@ -247,7 +259,7 @@ describe('a partial sync', () => {
     clock.set(new Date(disabledAt.getTime() + h.config.sync.accountIntervalSeconds * 1000).toISOString());
     const reenabledAt = clock.now();
     await sync(id, ['days 0-2']);
-    const far = datesOf(['days 7+'], clock.now(), zone);
+    const far = await datesOf(id, ['days 7+'], clock.now(), zone);
     const offeredFar = offeredOn(user.email, far, zone).filter((line) =>
       line.startsWith(`${event.event_id} `),
     );

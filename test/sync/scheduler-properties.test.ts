@@ -4,7 +4,10 @@
 // behaves for them (a connection has at most one job; a pick for a connection with one is dropped; a failed
 // attempt waits out a backoff and leaves the band state as it was). A connection pulled before starts with a
 // state for every band of SYNC_BANDS as written, those beyond the horizon too: the band_state an older config
-// (a longer horizon) left behind, which must neither be due nor come back after a pull.
+// (a longer horizon) left behind, which must neither be due nor come back after a pull. Each connection's
+// account has weekly hours of any shape (any days, ranges crossing midnight, disabled dates): each pull cuts its
+// bands' dates as the worker does (cadence-bands.ts, counted in the dates with hours still to come), and the
+// first N of those dates are always in the N-day near band.
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { loadConfig, variables } from '../../src/config.js';
@@ -13,6 +16,9 @@ import { allocateCalls, bankedCalls, bankCapacity, type DueConnection } from '..
 import { ACCOUNT_CALLS, accountReadDue } from '../../src/sync/pull-plan.js';
 import { parseCadenceBands } from '../../src/config/sync-bands.js';
 import { bandsPulled } from '../../src/sync/pull-snapshot.js';
+import { datesByBand } from '../../src/sync/cadence-bands.js';
+import { horizonFrom, type Horizon } from '../../src/sync/horizon-windows.js';
+import { DateTime } from 'luxon';
 
 const START = new Date('2026-03-02T09:00:00Z').getTime();
 const MAX_ATTEMPTS = 3;
@@ -39,6 +45,15 @@ const bandsText = fc
     return [...entries, `*=${restMinutes}m`].join(',');
   });
 
+/** Weekly hours of any shape: ranges by weekday (0 = Monday), start and length in minutes; a range may cross midnight. */
+const weeklyHoursArb = fc.array(
+  fc.record({
+    weekday: fc.integer({ min: 0, max: 6 }),
+    startMinute: fc.integer({ min: 0, max: 1439 }),
+    minutes: fc.integer({ min: 15, max: 1440 }),
+  }),
+  { maxLength: 8 },
+);
 const connectionArb = fc.record({
   /** Never synced (a new connection), or with a state for each band as written, as if pulled before. */
   pulledBefore: fc.boolean(),
@@ -48,6 +63,10 @@ const connectionArb = fc.record({
   queuedFor: fc.option(fc.integer({ min: 0, max: 4 })),
   /** When its profile and event types were last read (if it was pulled before). */
   accountReadMinutesAgo: fc.integer({ min: 0, max: 120 }),
+  hours: weeklyHoursArb,
+  /** Days ahead the account disabled (days off, holidays). */
+  disabledDays: fc.uniqueArray(fc.integer({ min: 0, max: 40 }), { maxLength: 6 }),
+  zone: fc.constantFrom('Europe/Berlin', 'America/New_York', 'Pacific/Auckland', 'UTC'),
 });
 
 /** What each job does, taken in turn: fail (and back off) or succeed, after waiting for a worker. */
@@ -57,12 +76,51 @@ const outcomeArb = fc.record({
   changes: fc.integer({ min: 0, max: 3 }),
 });
 
+type WeeklyRanges = { weekday: number; startMinute: number; minutes: number }[];
+
+/**
+ * The horizon's dates people can still book at `now`: those some range covers (a range crossing midnight
+ * covers the next date too) after `now`, and not disabled. What the store's open slots say, in a world where
+ * nothing is fully booked.
+ */
+function openDatesOf(
+  hours: WeeklyRanges,
+  disabled: ReadonlySet<number>,
+  horizon: Horizon,
+  now: Date,
+  zone: string,
+) {
+  const local = DateTime.fromJSDate(now, { zone });
+  const nowMinute = local.hour * 60 + local.minute;
+  const open = new Set<string>();
+  horizon.dates.forEach((date, day) => {
+    if (disabled.has(day)) return;
+    const weekday = DateTime.fromISO(date).weekday - 1;
+    const previous = (weekday + 6) % 7;
+    // The minutes of this date each range covers: [from, until).
+    const pieces = hours.flatMap((r) => {
+      const own = r.weekday === weekday ? [[r.startMinute, Math.min(1440, r.startMinute + r.minutes)]] : [];
+      const spill =
+        r.weekday === previous && r.startMinute + r.minutes > 1440
+          ? [[0, r.startMinute + r.minutes - 1440]]
+          : [];
+      return [...own, ...spill];
+    });
+    if (pieces.some(([, until]) => day > 0 || until! > nowMinute)) open.add(date);
+  });
+  return open;
+}
+
 interface SimConnection {
   id: string;
   state: BandState;
   nextSyncAt: number;
   /** When a pull last read its account (SYNC_ACCOUNT_INTERVAL's cadence); null: never. */
   accountReadAt: number | null;
+  hours: WeeklyRanges;
+  zone: string;
+  /** Disabled dates, YYYY-MM-DD in its zone. */
+  disabled: Set<string>;
 }
 
 interface SimJob {
@@ -83,8 +141,8 @@ function seededRandom(seed: number): () => number {
   };
 }
 
-describe('the scheduler, over random bands, budgets, queued jobs and failures', () => {
-  it('never makes a band beyond the horizon due, never blocks on a queued job, and never overspends', () => {
+describe('the scheduler, over random bands, budgets, queued jobs, failures and weekly hours', () => {
+  it('never makes a band beyond the horizon due, never blocks on a queued job, never overspends, and keeps the first bookable days near', () => {
     fc.assert(
       fc.property(
         // The defaults, as shipped, and random bands.
@@ -131,6 +189,13 @@ describe('the scheduler, over random bands, budgets, queued jobs and failures', 
               : {},
             nextSyncAt: START + Math.min(0, ...spec.offsetsMinutes) * 60_000,
             accountReadAt: spec.pulledBefore ? START - spec.accountReadMinutesAgo * 60_000 : null,
+            hours: spec.hours,
+            zone: spec.zone,
+            disabled: new Set(
+              spec.disabledDays.map((d) =>
+                DateTime.fromMillis(START, { zone: spec.zone }).plus({ days: d }).toISODate()!,
+              ),
+            ),
           }));
           const accountCallsOf = (connection: SimConnection, at: Date) =>
             accountReadDue(connection.accountReadAt, at.getTime(), sync.accountIntervalSeconds)
@@ -169,15 +234,40 @@ describe('the scheduler, over random bands, budgets, queued jobs and failures', 
                 continue;
               }
               queue.delete(id);
-              // The worker pulls the bands asked for that the horizon holds, as pull-snapshot.ts chooses them.
+              // The worker pulls the bands asked for that the horizon holds, as pull-snapshot.ts chooses them,
+              // each on its dates: counted in the dates the account can still be booked on (a whole sync: by
+              // calendar, as it knows none yet).
               const pulled = bandsPulled(sync.bands, sync.horizonDays, job.bands ?? 'all');
+              const horizon = horizonFrom(now, connection.zone, sync.horizonDays);
+              const dayOf = new Map(horizon.dates.map((date, day) => [date, day]));
+              const disabledDays = new Set([...connection.disabled].flatMap((d) => dayOf.get(d) ?? []));
+              const open = openDatesOf(connection.hours, disabledDays, horizon, now, connection.zone);
+              const byBand = datesByBand(horizon, sync.bands, job.bands === undefined ? undefined : open);
+              // Every date of the horizon in exactly one band, and no date in a band beyond it.
+              expect([...byBand.values()].flat().sort()).toEqual(horizon.dates);
+              // The first N dates people can book are in the N-day near band; each open date in the band of
+              // its rank among them, each other date in the band of its calendar distance.
+              const near = sync.bands[0]!;
+              const firstOpen = horizon.dates.filter((date) => open.has(date)).slice(0, near.toDay);
+              if (job.bands !== undefined) {
+                for (const date of firstOpen)
+                  expect({ date, near: byBand.get(near.name)!.includes(date) }).toEqual({ date, near: true });
+              }
+              let rank = 0;
+              for (const [day, date] of horizon.dates.entries()) {
+                const counted = job.bands !== undefined && open.size > 0 && open.has(date) ? rank : day;
+                if (job.bands !== undefined && open.has(date)) rank += 1;
+                const band = sync.bands.find((b) => counted >= b.fromDay && counted < b.toDay)!;
+                expect({ date, band: byBand.get(band.name)!.includes(date) }).toEqual({ date, band: true });
+              }
               const next = scheduleAfterPull(
                 sync.bands,
                 connection.state,
                 pulled.map((band) => ({
                   name: band.name,
                   changes: result.changes,
-                  calls: result.busyTicks * 3,
+                  // What its dates cost asked for directly, one event type: what the budget expects next time.
+                  calls: byBand.get(band.name)!.length,
                 })),
                 now,
                 sync.adapt,
