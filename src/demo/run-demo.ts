@@ -41,6 +41,7 @@ import {
   setUpDemoCalendar,
 } from './local-caldav.js';
 import { DEMO_REDIS_PREFIX, demoEnvironment, demoPaths, PROJECT_ROOT } from './demo-env.js';
+import { DEMO_WORLD } from './demo-world.js';
 import { describePostgres, describeRedis, formatDemoSummary } from './demo-summary.js';
 import { waitForFirstSyncs } from './first-syncs.js';
 import { chooseDemoWebPort, requestedWebPort } from './demo-port.js';
@@ -59,10 +60,6 @@ export interface DemoOptions {
   /** Days of history recorded on a fresh database (demo-history.ts); 0 for none. Default 21. */
   historyDays?: number;
 }
-
-/** Simulated users: a few more than are connected, so the admin page and the simulator show the difference. */
-const SIMULATOR_USERS = 5;
-const SIMULATOR_SEED = 1;
 
 const exists = (file: string) =>
   stat(file).then(
@@ -149,8 +146,8 @@ export async function runDemo(
     const simulator = await startSimulator({
       stateFile: paths.simulatorStateFile,
       port: 0,
-      users: SIMULATOR_USERS,
-      seed: SIMULATOR_SEED,
+      users: DEMO_WORLD.users,
+      seed: DEMO_WORLD.seed,
       now: clock.now,
       redirectUris: [`${publicBaseUrl}/oauth/callback`],
       logger: logger.child({ role: 'simulator' }),
@@ -217,7 +214,7 @@ export async function runDemo(
     await writeCliEnvFile(paths.cliEnvFile, cliEnvFileText(cliEnvironment, `${cli} connections list`));
     releasers.add('CLI env file', () => removeCliEnvFile(paths.cliEnvFile));
 
-    const accounts = simulator.users.slice(0, options.accounts ?? 3);
+    const accounts = simulator.users.slice(0, options.accounts ?? DEMO_WORLD.accounts);
     out.write(
       `Connecting ${accounts.length} accounts through /connect → Calendbook sign-in → /oauth/callback\n`,
     );
@@ -240,7 +237,7 @@ export async function runDemo(
           bands: config.sync.bands,
           out,
           stopRequested,
-          seed: SIMULATOR_SEED,
+          seed: DEMO_WORLD.seed,
         },
         plan,
         connected.map((c) => ({ userId: c.account.id, connectionId: c.connectionId })),
