@@ -59,7 +59,7 @@ describe('webhook-receiver.mjs', () => {
       const id = 'msg_receiver_test';
       const at = new Date();
       const signature = new Webhook(SECRET).sign(id, at, body);
-      const response = await fetch(url![1], {
+      const response = await fetch(url![1]!, {
         method: 'POST',
         headers: {
           'webhook-id': id,
