@@ -11,6 +11,7 @@ import { createSyncHarness, type SyncHarness } from '../support/sync-harness.js'
 import { expectedSync, simUser, snapshotRowCounts, storedOpenSlots } from '../support/sync-truth.js';
 import { waitFor } from '../support/wait-for.js';
 import { duplicateOpenSlots } from './chaos-support.js';
+import { patient } from '../support/patience.js';
 
 const EVENTS = 'GET /events';
 const PROFILE = 'GET /users/me';
@@ -33,7 +34,7 @@ beforeAll(async () => {
   user = simUser(h.sim, h.sim.users[0]!.email);
   connectionId = await h.connect(user.email);
   worker = await startWorkerProcess({ ...h.env, LOG_LEVEL: 'info' });
-}, 60_000);
+}, patient(60_000));
 afterAll(async () => {
   if (worker && worker.child.exitCode === null && worker.child.signalCode === null)
     worker.child.kill('SIGKILL');
@@ -186,7 +187,7 @@ describe('hostile upstream payloads', () => {
     const after = await runOneSync(1);
     expect(after.state).toBe('completed');
     expect(after.run.outcome).toBe('succeeded');
-  }, 120_000);
+  }, patient(120_000));
 
   it('merges duplicate slot keys (two spellings of one instant, or a repeated key) into one slot', async () => {
     // The first slots call asks for the first available date of the first enabled event type.

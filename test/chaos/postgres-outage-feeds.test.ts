@@ -12,6 +12,7 @@ import type { FakeClock } from '../support/sync-harness.js';
 import { waitFor } from '../support/wait-for.js';
 import { createWebHarness, type RawResponse, type WebHarness } from '../support/web-harness.js';
 import { startOwnPostgres, type OwnPostgres } from './chaos-support.js';
+import { patient } from '../support/patience.js';
 
 const GRACE_SECONDS = 3600;
 /** Polls answered while Postgres is down: enough to cover several of the listener's reconnect attempts. */
@@ -110,7 +111,7 @@ beforeAll(async () => {
   // Created (an INSERT sends no notice), never served.
   for (const connectionId of [first, second])
     cold.push(feedPath((await h.feeds.create({ connectionId })).token));
-}, 120_000);
+}, patient(120_000));
 
 afterAll(async () => {
   try {
@@ -214,7 +215,7 @@ describe('Postgres stopped under the web role', () => {
     expect(await counterValue('slotfeed_feed_outage_answers_total', { answer: 'unavailable' })).toBe(
       cold.length + 1,
     );
-  }, 120_000);
+  }, patient(120_000));
 
   it('keeps serving for the grace period after the token was last confirmed, then answers 503', async () => {
     const clock = h.sync.clock as FakeClock;
@@ -271,5 +272,5 @@ describe('Postgres stopped under the web role', () => {
       answeredUnavailable: cold.length + 1 + 2,
     });
     expect(after.filter((line) => line.level >= 40)).toEqual([]);
-  }, 60_000);
+  }, patient(60_000));
 });

@@ -9,6 +9,7 @@ import { createSyncHarness, type SyncHarness } from '../support/sync-harness.js'
 import { expectedSync, storedOpenSlots } from '../support/sync-truth.js';
 import { waitFor } from '../support/wait-for.js';
 import { duplicateOpenSlots } from './chaos-support.js';
+import { patient } from '../support/patience.js';
 
 const HORIZON_DAYS = 28;
 let h: SyncHarness;
@@ -120,5 +121,5 @@ describe('Postgres connections terminated mid-commit', () => {
     expect((await h.clients.syncQueue.getJob(job!.id!))?.attemptsMade ?? 0).toBeGreaterThan(1);
     const connection = await h.clients.prisma.connection.findUniqueOrThrow({ where: { id } });
     expect(connection.lastSyncOutcome).toBe('succeeded');
-  }, 90_000);
+  }, patient(90_000));
 });

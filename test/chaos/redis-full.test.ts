@@ -14,6 +14,7 @@ import { createSyncHarness, type SyncHarness } from '../support/sync-harness.js'
 import { waitFor } from '../support/wait-for.js';
 import { ADMIN_TOKEN, rawRequest } from '../support/web-harness.js';
 import { freePort, startOwnRedis, type OwnRedis } from './chaos-support.js';
+import { patient } from '../support/patience.js';
 
 /** Refusals of the tick worker to wait for: with pauses of 1, 2, 4 and 8 s, some 15 s of a full Redis. */
 const REFUSALS = 5;
@@ -55,7 +56,7 @@ beforeAll(async () => {
     { timeoutMs: 60_000, what: 'slotfeed start' },
   );
   if (daemon.child.exitCode !== null) throw new Error(`slotfeed start exited:\n${daemon.output()}`);
-}, 120_000);
+}, patient(120_000));
 
 afterAll(async () => {
   if (daemon) await killProcesses([daemon]);
@@ -148,7 +149,7 @@ describe('Redis full under a running slotfeed', () => {
     expect(refused).toBeLessThan(10 + 3 * seconds);
     expect(parsed.length).toBeLessThan(25);
     expect(parsed.some((line) => line.msg.includes("Redis refuses the tick worker's commands"))).toBe(true);
-  }, 120_000);
+  }, patient(120_000));
 
   it('recovers once Redis has memory again: ticks, syncs, /connect works', async () => {
     const offset = daemon.output().length;
@@ -168,5 +169,5 @@ describe('Redis full under a running slotfeed', () => {
       (found) => found.length === 1,
       { timeoutMs: 30_000, what: 'the tick worker to say it works again' },
     );
-  }, 120_000);
+  }, patient(120_000));
 });

@@ -16,6 +16,7 @@ import { waitFor } from '../support/wait-for.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 import { ADMIN_TOKEN, rawRequest } from '../support/web-harness.js';
 import { freePort, startOwnRedis, type OwnRedis } from './chaos-support.js';
+import { patient } from '../support/patience.js';
 
 const TICK_SECONDS = 1;
 const clock = new FakeClock(new Date('2026-03-02T09:00:00Z'));
@@ -54,7 +55,7 @@ beforeAll(async () => {
   const made = await h.stores.webhooks.create({ owner: { connectionId }, url: receiver.url });
   receiver.setSecret(made.secret);
   await h.startRoles(['scheduler', 'worker', 'web']);
-}, 60_000);
+}, patient(60_000));
 
 afterAll(async () => {
   await h?.close();
@@ -142,7 +143,7 @@ describe('every Redis key deleted under running scheduler, worker and web roles'
     clock.advance(TICK_SECONDS);
     await clock.timersSettled();
     expect(tickRestoredLines()).toHaveLength(1);
-  }, 120_000);
+  }, patient(120_000));
 
   it('still delivers the webhook whose queued retry vanished with the keys', async () => {
     await waitFor(
@@ -155,7 +156,7 @@ describe('every Redis key deleted under running scheduler, worker and web roles'
       where: { id: pendingDeliveryId },
     });
     expect(row.deliveredAt).not.toBeNull();
-  }, 60_000);
+  }, patient(60_000));
 });
 
 // Only the job the tick's scheduler fires next, or only its place in the delayed set (the set evicted while
@@ -204,5 +205,5 @@ describe.each([
       what: 'a sync after the next tick vanished',
     });
     expect((await readiness('/readyz/scheduler')).status).toBe(200);
-  }, 60_000);
+  }, patient(60_000));
 });

@@ -15,6 +15,7 @@ import { createSyncHarness, type SyncHarness } from '../support/sync-harness.js'
 import { waitFor } from '../support/wait-for.js';
 import { ADMIN_TOKEN, rawRequest, type RawResponse } from '../support/web-harness.js';
 import { freePort, startOwnRedis, type OwnRedis } from './chaos-support.js';
+import { patient } from '../support/patience.js';
 
 /** Failed reconnects of each process's Redis connection before the outage ends (~12 s of ioredis backoff). */
 const RECONNECT_ATTEMPTS = 8;
@@ -61,7 +62,7 @@ beforeAll(async () => {
     startChild(['worker'], { HEALTH_PORT: String(workerPort) }),
     startChild(['scheduler'], { HEALTH_PORT: String(schedulerPort) }),
   ]);
-}, 120_000);
+}, patient(120_000));
 
 afterAll(async () => {
   await killProcesses(Object.values(children).filter(Boolean));
@@ -202,7 +203,7 @@ describe('Redis killed under web, worker and scheduler processes', () => {
       );
     }
     expect(projectedPerMinute).toBeLessThan(50);
-  }, 120_000);
+  }, patient(120_000));
 
   it('once Redis is back (empty): everything works again, and each process says so once', async () => {
     const offsets = Object.fromEntries(
@@ -236,5 +237,5 @@ describe('Redis killed under web, worker and scheduler processes', () => {
         { timeoutMs: 30_000, what: `${role} to log that Redis works again` },
       );
     }
-  }, 120_000);
+  }, patient(120_000));
 });

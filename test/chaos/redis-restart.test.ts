@@ -6,6 +6,7 @@ import { createSyncHarness, type SyncHarness } from '../support/sync-harness.js'
 import { expectedSync, storedOpenSlots } from '../support/sync-truth.js';
 import { waitFor } from '../support/wait-for.js';
 import { duplicateOpenSlots, overlappingRuns, startOwnRedis, type OwnRedis } from './chaos-support.js';
+import { patient } from '../support/patience.js';
 
 const HORIZON_DAYS = 14;
 let redis: OwnRedis;
@@ -76,5 +77,5 @@ describe('Redis killed and restarted mid-round', () => {
       timeoutMs: 20_000,
       what: 'the scheduler to enqueue a due connection after the restart',
     });
-  }, 120_000);
+  }, patient(120_000));
 });

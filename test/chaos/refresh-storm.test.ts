@@ -7,6 +7,7 @@ import { killProcesses, startWorkerProcess, type SlotfeedProcess } from '../supp
 import { createSyncHarness, type SyncHarness } from '../support/sync-harness.js';
 import { waitFor } from '../support/wait-for.js';
 import { duplicateOpenSlots } from './chaos-support.js';
+import { patient } from '../support/patience.js';
 
 const CONNECTIONS = 200;
 let h: SyncHarness;
@@ -37,7 +38,7 @@ beforeAll(async () => {
     },
   });
   for (const user of h.sim.users) ids.push(await h.connect(user.email));
-}, 120_000);
+}, patient(120_000));
 afterAll(async () => {
   await killProcesses(children);
   await h?.close();
@@ -85,5 +86,5 @@ describe('200 connections whose tokens expire mid-round, two workers, rotation o
     const succeeded = await h.clients.prisma.connection.count({ where: { lastSyncOutcome: 'succeeded' } });
     expect(succeeded).toBe(CONNECTIONS);
     expect(await duplicateOpenSlots(h.clients.prisma)).toBe(0);
-  }, 180_000);
+  }, patient(180_000));
 });

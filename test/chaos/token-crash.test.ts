@@ -9,6 +9,7 @@ import { TEST_DATABASE_ADMIN_URL } from '../support/db.js';
 import { killProcesses, startWorkerProcess, type SlotfeedProcess } from '../support/child-process.js';
 import { createSyncHarness, type SyncHarness } from '../support/sync-harness.js';
 import { waitFor } from '../support/wait-for.js';
+import { patient } from '../support/patience.js';
 
 let h: SyncHarness;
 let locker: pg.Client;
@@ -117,5 +118,5 @@ describe('crash between the token endpoint answer and the commit of the new toke
     });
     expect(tokenCalls(user.id)).toBe(afterConnect + 2);
     expect(await h.stores.connections.findDue(new Date(Date.now() + 86_400_000), 10)).toEqual([]);
-  }, 150_000);
+  }, patient(150_000));
 });

@@ -12,6 +12,7 @@ import { createSyncHarness, type SyncHarness } from '../support/sync-harness.js'
 import { waitFor } from '../support/wait-for.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 import { startOwnRedis, type OwnRedis } from './chaos-support.js';
+import { patient } from '../support/patience.js';
 
 let redis: OwnRedis;
 let h: SyncHarness;
@@ -48,7 +49,7 @@ beforeAll(async () => {
   const made = await h.stores.webhooks.create({ owner: { teamId: team.id }, url: receiver.url });
   receiver.setSecret(made.secret);
   survivor = await startChildWorker();
-}, 60_000);
+}, patient(60_000));
 afterAll(async () => {
   await killProcesses(children);
   await receiver?.close();
@@ -119,7 +120,7 @@ describe('the delivery queue’s Redis lost with deliveries pending', () => {
 
     const rows = await expectEachFinished(written, 'every delivery delivered after Redis came back empty');
     expect(rows.filter((r) => r.deliveredAt === null)).toEqual([]);
-  }, 120_000);
+  }, patient(120_000));
 
   it('its keys deleted under a running worker (no reconnect): every delivery is handed over again', async () => {
     receiver.failNext(Infinity, 503);
@@ -141,7 +142,7 @@ describe('the delivery queue’s Redis lost with deliveries pending', () => {
 
     const rows = await expectEachFinished(written, 'every delivery delivered after the keys were deleted');
     expect(rows.filter((r) => r.deliveredAt === null)).toEqual([]);
-  }, 120_000);
+  }, patient(120_000));
 });
 
 /** Starts a worker, lets it take the delivery (the receiver holds the request open) and SIGKILLs it. */
@@ -168,7 +169,7 @@ describe('worker processes killed mid-delivery', () => {
       'the killed worker’s delivery delivered by the survivor',
     );
     expect(rows.filter((r) => r.deliveredAt === null)).toEqual([]);
-  }, 120_000);
+  }, patient(120_000));
 
   it('its workers killed mid-delivery three times: the queue fails the job, and the row is given up with why', async () => {
     survivor.child.kill('SIGSTOP');
@@ -183,5 +184,5 @@ describe('worker processes killed mid-delivery', () => {
     const [row] = await expectEachFinished([written!], 'the delivery given up after its third worker died');
     expect(row).toMatchObject({ deliveredAt: null, lastError: expect.stringMatching(/stalled/) });
     expect(receiver.effects.has(messageIdOf(written!))).toBe(false);
-  }, 180_000);
+  }, patient(180_000));
 });

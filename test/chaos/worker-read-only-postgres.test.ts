@@ -12,6 +12,7 @@ import { createSyncHarness, type SyncHarness } from '../support/sync-harness.js'
 import { waitFor } from '../support/wait-for.js';
 import { rawRequest } from '../support/web-harness.js';
 import { freePort } from './chaos-support.js';
+import { patient } from '../support/patience.js';
 
 let h: SyncHarness;
 let worker: SlotfeedProcess | undefined;
@@ -29,7 +30,7 @@ beforeAll(async () => {
   const port = await freePort();
   health = `http://127.0.0.1:${port}`;
   worker = await startWorkerProcess({ ...h.env, HEALTH_PORT: String(port), LOG_LEVEL: 'info' });
-}, 60_000);
+}, patient(60_000));
 
 afterAll(async () => {
   if (worker) await killProcesses([worker]);
@@ -92,5 +93,5 @@ describe('a worker whose Postgres turns read-only', () => {
       (state) => state === 'completed',
       { timeoutMs: 60_000, what: 'the sync to complete once Postgres takes writes' },
     );
-  }, 120_000);
+  }, patient(120_000));
 });

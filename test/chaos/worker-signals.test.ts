@@ -9,6 +9,7 @@ import { createSyncHarness, type SyncHarness } from '../support/sync-harness.js'
 import { expectedSync, storedOpenSlots } from '../support/sync-truth.js';
 import { waitFor } from '../support/wait-for.js';
 import { duplicateOpenSlots, overlappingRuns } from './chaos-support.js';
+import { patient } from '../support/patience.js';
 
 const HORIZON_DAYS = 14;
 let h: SyncHarness;
@@ -28,7 +29,7 @@ beforeAll(async () => {
     },
   });
   for (const user of h.sim.users) ids.push(await h.connect(user.email));
-}, 60_000);
+}, patient(60_000));
 afterAll(async () => {
   await killProcesses(children);
   await h?.close();
@@ -92,7 +93,7 @@ describe('worker processes killed and stopped with jobs in flight', () => {
     const recovered = await Promise.all(jobs.map((j) => h.clients.syncQueue.getJob(j.id!)));
     expect(recovered.some((j) => (j?.stalledCounter ?? 0) > 0)).toBe(true);
     await expectEachJobCommittedOnce(jobs);
-  }, 120_000);
+  }, patient(120_000));
 
   it('SIGTERM with jobs in flight: exits within its grace period; the interrupted jobs complete later', async () => {
     h.sim.control.setFaults({ latencyMs: 400 });
@@ -137,5 +138,5 @@ describe('worker processes killed and stopped with jobs in flight', () => {
     } finally {
       if (alive(survivor)) survivor.child.kill('SIGCONT');
     }
-  }, 120_000);
+  }, patient(120_000));
 });

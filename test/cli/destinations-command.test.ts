@@ -11,6 +11,7 @@ import { readBack, startCalDavServer, type CalDavTestServer } from '../support/c
 import { runCapturedCli } from '../support/cli-run.js';
 import { waitFor } from '../support/wait-for.js';
 import { createWebHarness, type WebHarness } from '../support/web-harness.js';
+import { patient } from '../support/patience.js';
 
 let server: CalDavTestServer;
 let h: WebHarness;
@@ -39,7 +40,7 @@ beforeAll(async () => {
     CALDAV_ALLOW_PRIVATE_TARGETS: 'true',
     LOG_LEVEL: 'silent',
   };
-}, 60_000);
+}, patient(60_000));
 afterAll(async () => {
   await h?.close();
   await server?.close();
@@ -141,7 +142,7 @@ describe('a destination through its life', () => {
     const expected = await feedUids();
     expect(expected.length).toBeGreaterThan(3);
     expect(await calendarUids(destination)).toEqual(expected);
-  }, 60_000);
+  }, patient(60_000));
 
   it('list shows it with its state, as a table and as JSON, and never a password', async () => {
     const table = await slotfeed(['destinations', 'list']);

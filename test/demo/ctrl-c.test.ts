@@ -17,6 +17,7 @@ import { DEFAULT_REDIS_URL, redisAnswers } from '../../src/demo/local-redis.js';
 import { createRedisConnection } from '../../src/lib/redis-connection.js';
 import { waitFor } from '../support/wait-for.js';
 import { isAlive, processesMentioning } from '../support/processes.js';
+import { patient } from '../support/patience.js';
 
 const projectRoot = fileURLToPath(new URL('../..', import.meta.url));
 const redisPrefix = `slotfeed-ctrl-c-test-${randomBytes(4).toString('hex')}`;
@@ -164,7 +165,7 @@ describe('Ctrl-C on the demo', () => {
       stops.push(await pressCtrlCWhenReady(demo));
     }
     expect(stops).toEqual(stops.map(() => CLEAN_STOP));
-  }, 300_000);
+  }, patient(300_000));
 
   it('stops `npm run demo` (npm, sh, package.json’s script) with exit code 0', async () => {
     // A project of the test's own with package.json's "demo" script as it is, whose build does nothing and
@@ -204,7 +205,7 @@ describe('Ctrl-C on the demo', () => {
     });
     const stop = await pressCtrlCWhenReady(npm);
     expect({ ...stop, unexpectedStderr: [] }).toEqual(CLEAN_STOP);
-  }, 180_000);
+  }, patient(180_000));
 
   it('stops cleanly when its terminal closes (SIGHUP), leaving no server behind', async () => {
     const demo = startJob(
@@ -214,5 +215,5 @@ describe('Ctrl-C on the demo', () => {
       demoEnvironment(),
     );
     expect(await pressCtrlCWhenReady(demo, 'SIGHUP')).toEqual(CLEAN_STOP);
-  }, 180_000);
+  }, patient(180_000));
 });

@@ -17,6 +17,7 @@ import { eventsOf } from '../feeds/feed-fixtures.js';
 import { readBack } from '../support/caldav-servers.js';
 import { waitFor } from '../support/wait-for.js';
 import { isAlive, processesMentioning } from '../support/processes.js';
+import { patient } from '../support/patience.js';
 
 const projectRoot = fileURLToPath(new URL('../..', import.meta.url));
 const redisPrefix = `slotfeed-demo-caldav-test-${randomBytes(4).toString('hex')}`;
@@ -180,7 +181,7 @@ describe('the demo with Radicale installed', () => {
     expect(calendar).toEqual(feed);
 
     expect(await pressCtrlC(demo, first)).toEqual(CLEAN);
-  }, 240_000);
+  }, patient(240_000));
 
   it('started again: the same calendar, its destination already there, each event once', async () => {
     const demo = startDemo();
@@ -201,5 +202,5 @@ describe('the demo with Radicale installed', () => {
     expect(listing.match(/Free time \(slotfeed\)/g)).toHaveLength(1);
 
     expect(await pressCtrlC(demo, again)).toEqual(CLEAN);
-  }, 180_000);
+  }, patient(180_000));
 });

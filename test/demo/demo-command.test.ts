@@ -16,6 +16,7 @@ import { spawnSlotfeed, type SlotfeedProcess } from '../support/child-process.js
 import { assertStrictIcs } from '../support/ics-checks.js';
 import { waitFor } from '../support/wait-for.js';
 import { isAlive, processesMentioning } from '../support/processes.js';
+import { patient } from '../support/patience.js';
 
 let workDir: string;
 let dataDir: string;
@@ -236,7 +237,7 @@ describe('slotfeed demo', () => {
     expect(chart!.y.filter((share) => share === 0).length).toBeGreaterThanOrEqual(2);
 
     await stopWithSigint(demo, printed);
-  }, 180_000);
+  }, patient(180_000));
 
   it('on a restart reconnects the same accounts (no duplicates) and prints the same feed URLs again', async () => {
     const { demo, printed } = await startDemo();
@@ -255,5 +256,5 @@ describe('slotfeed demo', () => {
     assertStrictIcs(await fresh.text());
 
     await stopWithSigint(demo, printed);
-  }, 160_000);
+  }, patient(160_000));
 });

@@ -17,6 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DEFAULT_REDIS_URL, redisAnswers } from '../../src/demo/local-redis.js';
 import { createRedisConnection } from '../../src/lib/redis-connection.js';
 import { waitFor } from '../support/wait-for.js';
+import { patient } from '../support/patience.js';
 
 const projectRoot = fileURLToPath(new URL('../..', import.meta.url));
 const redisPrefix = `slotfeed-first-hour-test-${randomBytes(4).toString('hex')}`;
@@ -213,5 +214,5 @@ describe("the README's first hour on a fresh copy", () => {
     expect(offered).toEqual([]);
     expect(nonJsonLines(running.stderr())).toEqual([]);
     await stopDemo(running);
-  }, 400_000);
+  }, patient(400_000));
 });

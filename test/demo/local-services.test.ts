@@ -14,6 +14,7 @@ import { createLogger } from '../../src/log.js';
 import { createTestDatabase, MIGRATIONS_DIR, TEST_DATABASE_ADMIN_URL } from '../support/db.js';
 import { TEST_REDIS_URL } from '../support/redis.js';
 import { isAlive, processGroupOf } from '../support/processes.js';
+import { patient } from '../support/patience.js';
 
 const logger = createLogger({ level: 'silent' });
 let workDir: string;
@@ -158,5 +159,5 @@ describe('resolveLocalPostgres', () => {
       await second.stop();
     }
     expect(isAlive(pid)).toBe(false);
-  }, 40_000);
+  }, patient(40_000));
 });

@@ -26,6 +26,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { dependencyClosure } from '../../src/demo/installed-packages.js';
 import { stageInstalledPackage, stageProblem } from '../../src/demo/package-stage.js';
+import { patient } from '../support/patience.js';
 
 const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const CHILD = fileURLToPath(new URL('./helpers/postgres-from-checkout.ts', import.meta.url));
@@ -170,7 +171,7 @@ async function symlinkTargets(dir: string): Promise<string[]> {
     await rename(checkout, moved);
     const afterMove = await startFromCheckout(moved, 'third-clone-password', ['SELECT clone FROM origin']);
     expect(afterMove).toMatchObject({ dataDir: third.dataDir, results: [[{ clone: 'third' }]] });
-  }, 120_000);
+  }, patient(120_000));
 });
 
 describe('stageInstalledPackage', () => {

@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { FakeClock } from '../support/sync-harness.js';
 import { ADMIN_TOKEN, createWebHarness, type RawResponse, type WebHarness } from '../support/web-harness.js';
+import { patient } from '../support/patience.js';
 
 let h: WebHarness;
 let connectionId: string;
@@ -155,7 +156,7 @@ describe('without valid credentials', () => {
     }
     expect(h.enqueued.length).toBe(enqueued);
     await nothingHappened();
-  }, 60_000);
+  }, patient(60_000));
 
   it('path tricks end at the guard or at a 404, never at data', async () => {
     for (const path of tricks()) {

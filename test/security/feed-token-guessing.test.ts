@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { NO_SUCH_FEED } from '../../src/web/http-error.js';
 import { createWebHarness, type WebHarness } from '../support/web-harness.js';
 import { randomToken, timedGet } from './support/feed-probes.js';
+import { patient } from '../support/patience.js';
 
 let h: WebHarness;
 const agent = new http.Agent({ keepAlive: true, maxSockets: 16 });
@@ -44,5 +45,5 @@ describe('random feed tokens', () => {
     );
     expect([...statuses]).toEqual([[404, 10_000]]);
     expect([...bodies]).toEqual([JSON.stringify({ error: 'not_found', message: NO_SUCH_FEED })]);
-  }, 120_000);
+  }, patient(120_000));
 });

@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createWebHarness, type WebHarness } from '../support/web-harness.js';
 import { median, nearMiss, probabilityOfSuperiority, randomToken, timedGet } from './support/feed-probes.js';
+import { patient } from '../support/patience.js';
 
 let h: WebHarness;
 let liveTokens: string[];
@@ -71,5 +72,5 @@ describe('timing', () => {
     expect({ report, ok: Math.abs(nearVsRandom - 0.5) < 0.08 }).toEqual({ report, ok: true });
     // The control: skipping the database lookup is plainly visible to the same measurement.
     expect({ report, ok: lookupVsNone > 0.75 }).toEqual({ report, ok: true });
-  }, 60_000);
+  }, patient(60_000));
 });

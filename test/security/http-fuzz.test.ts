@@ -11,6 +11,7 @@ import fc from 'fast-check';
 import { ADMIN_TOKEN, createWebHarness, type WebHarness } from '../support/web-harness.js';
 import { describeRequest, hostileRequest, type Knowns } from './support/hostile-requests.js';
 import { sendRaw, type RawAnswer } from './support/raw-http.js';
+import { patient } from '../support/patience.js';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20260302);
 const RUNS = Number(process.env.FUZZ_RUNS ?? 1200);
@@ -199,7 +200,7 @@ describe('hostile requests', () => {
     // The 5xx handler logs every failure; none may have happened even where a client saw something else.
     expect(logLines.filter((line) => line.includes('"request failed"'))).toEqual([]);
     expect(logLines.filter((line) => /"level":(50|60)/.test(line))).toEqual([]);
-  }, 120_000);
+  }, patient(120_000));
 
   it('exercised the routes rather than bouncing off the parser', () => {
     const total = [...statuses.values()].reduce((a, b) => a + b, 0);

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { enqueueBandSyncs, enqueueSyncs } from '../../src/sync/queues.js';
 import { createSyncHarness, type SyncHarness } from '../support/sync-harness.js';
 import { waitFor } from '../support/wait-for.js';
+import { patient } from '../support/patience.js';
 
 let h: SyncHarness;
 let connectionId: string;
@@ -49,7 +50,7 @@ describe('a sync asked for now', () => {
       outcome: 'succeeded',
       bands: h.config.sync.bands.map((band) => band.name),
     });
-  }, 60_000);
+  }, patient(60_000));
 
   it('runs now when the connection has a retry waiting out its backoff', async () => {
     h.sim.control.setFaults({ errorRate: 1 });
@@ -67,5 +68,5 @@ describe('a sync asked for now', () => {
     await waitFor(lastRun, (run) => run?.outcome === 'succeeded', { what: 'the sync asked for' });
     expect(await h.clients.syncQueue.getDelayedCount()).toBe(0);
     expect((await lastRun())?.bands).toEqual(h.config.sync.bands.map((band) => band.name));
-  }, 60_000);
+  }, patient(60_000));
 });

@@ -4,6 +4,7 @@ import { killProcesses, startWorkerProcess, type SlotfeedProcess } from '../supp
 import { createSyncHarness, type SyncHarness } from '../support/sync-harness.js';
 import { expectedSync, storedOpenSlots } from '../support/sync-truth.js';
 import { waitFor } from '../support/wait-for.js';
+import { patient } from '../support/patience.js';
 
 // Real processes and the real clock: the child worker cannot share a fake one.
 let h: SyncHarness;
@@ -78,7 +79,7 @@ describe('worker processes', () => {
     await stopAllWorkers();
     // Two worker processes start (through tsx) and a stalled check must pass: on a loaded 2-core machine that
     // outlasts jest's default; the bound only guards against hanging.
-  }, 90_000);
+  }, patient(90_000));
 
   it('exits within its grace period on SIGTERM, and the interrupted sync completes later', async () => {
     const user = h.sim.users[1]!;
@@ -111,5 +112,5 @@ describe('worker processes', () => {
     );
     const connection = await h.clients.prisma.connection.findUniqueOrThrow({ where: { id: connectionId } });
     expect(connection.lastSyncOutcome).toBe('succeeded');
-  }, 90_000);
+  }, patient(90_000));
 });

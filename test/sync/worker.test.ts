@@ -4,6 +4,7 @@ import { enqueueDueSyncs } from '../../src/sync/scheduler.js';
 import { createSyncHarness, type SyncHarness } from '../support/sync-harness.js';
 import { expectedSync, storedOpenSlots } from '../support/sync-truth.js';
 import { waitFor } from '../support/wait-for.js';
+import { patient } from '../support/patience.js';
 
 let h: SyncHarness;
 let ids: string[];
@@ -81,5 +82,5 @@ describe('scheduler and worker', () => {
       where: { outcome: 'failed', errorCode: { in: ['unavailable', 'rate_limited'] } },
     });
     expect(rateLimitedOrUnavailable).toBe(failedRuns);
-  }, 90_000);
+  }, patient(90_000));
 });

@@ -13,6 +13,7 @@ import { createApiKeyStore } from '../../src/store/api-keys.js';
 import { createTeamStore } from '../../src/store/teams.js';
 import { buildWebApp } from '../../src/web/app.js';
 import { createWebHarness, type WebHarness } from '../support/web-harness.js';
+import { patient } from '../support/patience.js';
 
 interface Operation {
   parameters?: { name: string; in: string }[];
@@ -196,7 +197,7 @@ beforeAll(async () => {
     settings: { ...h.deps.settings, rateLimits: { ...h.deps.settings.rateLimits, apiPerMinute: 0 } },
   });
   document = (await app.inject({ url: '/api/openapi.json' })).json();
-}, 120_000);
+}, patient(120_000));
 
 afterAll(async () => {
   await app?.close();
@@ -536,4 +537,4 @@ it('every documented route, with every credential and every widening parameter, 
   const showNothing = (c: Credential) => c.scope.kind === 'feed' && c.scope.named === typeIds.disabled;
   expect(credentials.filter((c) => !showNothing(c) && !withData.has(c.name)).map((c) => c.name)).toEqual([]);
   expect(requests).toBe(calls.length);
-}, 600_000);
+}, patient(600_000));

@@ -11,6 +11,7 @@ import { readBack, startCalDavServer, type CalDavTestServer } from '../support/c
 import { waitFor } from '../support/wait-for.js';
 import { ADMIN_TOKEN, createWebHarness, type WebHarness } from '../support/web-harness.js';
 import { freeLoopbackPort } from '../../src/demo/free-port.js';
+import { patient } from '../support/patience.js';
 
 let server: CalDavTestServer;
 let h: WebHarness;
@@ -36,7 +37,7 @@ beforeAll(async () => {
   alice = owners[0]!;
   bob = owners[1]!;
   await h.sync.startRoles(['worker']);
-}, 60_000);
+}, patient(60_000));
 afterAll(async () => {
   await h?.close();
   await server?.close();
@@ -353,5 +354,5 @@ describe('in a browser on a phone', () => {
     } finally {
       await browser.close();
     }
-  }, 60_000);
+  }, patient(60_000));
 });

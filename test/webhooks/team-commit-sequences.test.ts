@@ -11,6 +11,7 @@ import type { FetchedSlot } from '../../src/store/slot-diff.js';
 import { createTeamStore } from '../../src/store/teams.js';
 import { createSyncHarness, type FakeClock, type SyncHarness } from '../support/sync-harness.js';
 import { waitFor } from '../support/wait-for.js';
+import { patient } from '../support/patience.js';
 
 let h: SyncHarness;
 const members: string[] = [];
@@ -88,7 +89,7 @@ beforeAll(async () => {
     url: 'http://127.0.0.1:9/hook',
   });
   endpointId = made.endpoint.id;
-}, 60_000);
+}, patient(60_000));
 afterAll(async () => {
   await h?.close();
 });
@@ -160,7 +161,7 @@ it('two members commit at once: the second is not held behind the first, and the
   expect([...ofB, ...ofA]).toEqual([...ofB, ...ofA].map((_, i) => i + 1));
   const endpoint = await h.clients.prisma.webhookEndpoint.findUniqueOrThrow({ where: { id: endpointId } });
   expect(Number(endpoint.lastSequence)).toBe(ofB.length + ofA.length);
-}, 60_000);
+}, patient(60_000));
 
 it('many commits of both members at once: every one succeeds and the numbers go on 1…n, none skipped', async () => {
   const [a, b] = members as [string, string];
@@ -183,4 +184,4 @@ it('many commits of both members at once: every one succeeds and the numbers go 
   expect(later.length).toBeGreaterThan(0);
   expect(later).toEqual(later.map((_, i) => before + i + 1));
   expect(await lastSequence()).toBe(before + later.length);
-}, 60_000);
+}, patient(60_000));
