@@ -40,7 +40,7 @@ import {
   resolveLocalCalDav,
   setUpDemoCalendar,
 } from './local-caldav.js';
-import { DEMO_REDIS_PREFIX, demoEnvironment, demoPaths, PROJECT_ROOT } from './demo-env.js';
+import { demoEnvironment, demoRedisPrefix, demoPaths, PROJECT_ROOT } from './demo-env.js';
 import { DEMO_WORLD } from './demo-world.js';
 import { describePostgres, describeRedis, formatDemoSummary } from './demo-summary.js';
 import { waitForFirstSyncs } from './first-syncs.js';
@@ -115,7 +115,7 @@ export async function runDemo(
     // Redis first: it is quick to find, and when there is none the demo stops before initialising Postgres.
     const redis = await resolveLocalRedis({ env, logger });
     releasers.add('redis server', () => redis.stop());
-    const redisPrefix = env.REDIS_PREFIX || DEMO_REDIS_PREFIX;
+    const redisPrefix = env.REDIS_PREFIX || demoRedisPrefix(paths.dataDir);
     out.write(`${describeRedis(redis, redisPrefix)}\n`);
     if (stopRequested()) return;
 
