@@ -30,6 +30,8 @@ export interface DemoPaths {
   webPortFile: string;
   /** The simulator's bookings, changes and grants (simulator state file). */
   simulatorStateFile: string;
+  /** How far the first run's history got, so a history stopped half way is finished (history-record.ts). */
+  historyFile: string;
   postgresDir: string;
   migrationsDir: string;
 }
@@ -42,6 +44,7 @@ export function demoPaths(env: Env, projectRoot: string = PROJECT_ROOT): DemoPat
     cliEnvFile: path.join(dataDir, CLI_ENV_FILE_NAME),
     webPortFile: path.join(dataDir, 'web-port'),
     simulatorStateFile: path.join(dataDir, 'simulator.json'),
+    historyFile: path.join(dataDir, 'history.json'),
     postgresDir: path.join(dataDir, 'postgres'),
     migrationsDir: path.join(projectRoot, 'prisma', 'migrations'),
   };

@@ -30,9 +30,13 @@ import {
   DEMO_HISTORY,
   describeHistory,
   describeHistoryPlan,
+  historyResumesAt,
+  type HistoryPlan,
   planHistory,
   replayHistory,
+  resumeHistoryPlan,
 } from './demo-history.js';
+import { readHistoryRecord, writeHistoryRecord, type HistoryRecord } from './history-record.js';
 import { loadOrCreateDemoSecrets } from './demo-secrets.js';
 import {
   DEMO_CALDAV_USER,
@@ -71,6 +75,17 @@ const exists = (file: string) =>
 async function hasCluster(postgresDir: string): Promise<boolean> {
   const moved = await recordedRelocation(postgresDir);
   return exists(path.join(moved ?? postgresDir, 'PG_VERSION'));
+}
+
+function historyRecordOf(plan: HistoryPlan, roundsDone: number): HistoryRecord {
+  return {
+    startsAt: plan.startsAt.toISOString(),
+    stepMs: plan.stepMs,
+    syncsPerDay: plan.syncsPerDay,
+    days: plan.days,
+    roundsDone,
+    finished: roundsDone >= plan.rounds + 1,
+  };
 }
 
 export async function runDemo(
@@ -176,14 +191,23 @@ export async function runDemo(
     const slotfeed = composeSlotfeed(config, releasers, logger, clock);
     const { clients, stores } = slotfeed;
     const progress = stores.syncProgress;
-    // A database that has never seen a connection gets a history; a re-run keeps the one it has.
+    // A database that has never seen a connection gets a history; a re-run keeps the one it has, and finishes
+    // it when an earlier run stopped half way (history-record.ts).
     const historyDays = options.historyDays ?? DEMO_HISTORY.days;
+    const unfinished = await readHistoryRecord(paths.historyFile).then((r) => (r?.finished ? undefined : r));
     const plan =
       historyDays > 0 && (await progress.connectionCount()) === 0
         ? planHistory(clock.now(), historyDays, DEMO_HISTORY.syncsPerDay)
-        : undefined;
+        : unfinished && (await progress.connectionCount()) > 0
+          ? resumeHistoryPlan(unfinished, clock.now())
+          : undefined;
+    const record = (roundsDone: number): Promise<void> =>
+      plan === undefined
+        ? Promise.resolve()
+        : writeHistoryRecord(paths.historyFile, historyRecordOf(plan, roundsDone));
+    await record(plan?.roundsDone ?? 0);
     // Travelled before the roles start, so that no part of slotfeed sees its clock go backwards.
-    if (plan) clock.travelTo(plan.startsAt);
+    if (plan) clock.travelTo(historyResumesAt(plan));
     await startRoles(['scheduler', 'worker', 'web'], config, slotfeed, releasers, clock);
     out.write(`slotfeed: web on ${publicBaseUrl}, sync worker and scheduler running\n`);
     if (config.webhooks.allowPrivateTargets) {
@@ -238,6 +262,7 @@ export async function runDemo(
           out,
           stopRequested,
           seed: DEMO_WORLD.seed,
+          recorded: record,
         },
         plan,
         connected.map((c) => ({ userId: c.account.id, connectionId: c.connectionId })),
