@@ -17,6 +17,8 @@ export function formatValue(value: ReportValue, kind: ColumnKind): string {
       return `${(value * 100).toFixed(1)} %`;
     case 'hours':
     case 'seconds':
+    // One precision down a column (sync-health's calls/run printed 48.57 beside 29.7); CSV and JSON keep more.
+    case 'number':
       return value.toFixed(1);
     case 'duration':
       return secondsLabel(value);
