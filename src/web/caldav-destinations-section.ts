@@ -68,7 +68,7 @@ export const ADMIN_CALDAV_PATHS: CaldavPaths = {
 export const CALDAV_NOTICES: Record<string, string> = {
   'caldav-added':
     'Calendar added: slotfeed is writing this feed’s events into it now, and keeps them up to date.',
-  'caldav-pushed': 'Push queued: the calendar gets what changed within a minute.',
+  'caldav-pushed': 'Push queued: the calendar gets what changed within seconds.',
   'caldav-reconciled':
     'Reconciliation queued: slotfeed compares the calendar with the feed and repairs what differs.',
   'caldav-paused': 'Paused: nothing is written into that calendar until you resume.',
@@ -321,7 +321,7 @@ export function caldavSection(input: {
     </summary>
     <p class="muted small">
       slotfeed writes this feed’s events into a CalDAV calendar (iCloud, Fastmail, Nextcloud, mailbox.org,
-      Posteo …) within a minute of each change, so every device that calendar syncs to shows them. It touches
+      Posteo …) within seconds of each change, so every device that calendar syncs to shows them. It touches
       only the events it wrote there; give it an app password made for it.
     </p>
     ${
