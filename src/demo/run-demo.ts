@@ -164,6 +164,9 @@ export async function runDemo(
       users: DEMO_WORLD.users,
       seed: DEMO_WORLD.seed,
       now: clock.now,
+      // The sign-in page marks the accounts the demo connects: signing in as one of them shows their feeds.
+      signInNote: (_user, index) =>
+        index < (options.accounts ?? DEMO_WORLD.accounts) ? 'connected by the demo' : undefined,
       redirectUris: [`${publicBaseUrl}/oauth/callback`],
       logger: logger.child({ role: 'simulator' }),
     });
