@@ -18,24 +18,32 @@ afterAll(async () => {
 const POOL_SIZE = 10;
 
 describe('createPrismaClient’s transactions', () => {
-  it('start once a connection frees up, though every one is held for 3 s', async () => {
-    const holders = Array.from({ length: POOL_SIZE }, () =>
-      db.prisma.$transaction(async (tx) => {
-        await tx.$executeRaw`SELECT pg_sleep(3)`;
-      }),
-    );
-    // Given a moment to take every connection first.
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    const waited = db.prisma.$transaction(async (tx) => tx.$queryRaw<{ one: number }[]>`SELECT 1 AS one`);
-    await expect(waited).resolves.toEqual([{ one: 1 }]);
-    await Promise.all(holders);
-  }, patient(30_000));
+  it(
+    'start once a connection frees up, though every one is held for 3 s',
+    async () => {
+      const holders = Array.from({ length: POOL_SIZE }, () =>
+        db.prisma.$transaction(async (tx) => {
+          await tx.$executeRaw`SELECT pg_sleep(3)`;
+        }),
+      );
+      // Given a moment to take every connection first.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const waited = db.prisma.$transaction(async (tx) => tx.$queryRaw<{ one: number }[]>`SELECT 1 AS one`);
+      await expect(waited).resolves.toEqual([{ one: 1 }]);
+      await Promise.all(holders);
+    },
+    patient(30_000),
+  );
 
-  it('finish when their work takes 6 s', async () => {
-    const slow = db.prisma.$transaction(async (tx) => {
-      await tx.$executeRaw`SELECT pg_sleep(6)`;
-      return tx.$queryRaw<{ one: number }[]>`SELECT 1 AS one`;
-    });
-    await expect(slow).resolves.toEqual([{ one: 1 }]);
-  }, patient(30_000));
+  it(
+    'finish when their work takes 6 s',
+    async () => {
+      const slow = db.prisma.$transaction(async (tx) => {
+        await tx.$executeRaw`SELECT pg_sleep(6)`;
+        return tx.$queryRaw<{ one: number }[]>`SELECT 1 AS one`;
+      });
+      await expect(slow).resolves.toEqual([{ one: 1 }]);
+    },
+    patient(30_000),
+  );
 });
