@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from '@jest/globals';
 import { demoRedisPrefix } from '../../src/demo/demo-env.js';
 import { describeRedis } from '../../src/demo/demo-summary.js';
+import { PROGRESS_LINE_INTERVAL_MS } from '../../src/demo/demo-history.js';
 import { describeLocalCalDav } from '../../src/demo/local-caldav.js';
 import type { LocalRedis } from '../../src/demo/local-redis.js';
 import {
@@ -61,6 +62,19 @@ describe('the README’s sample of the demo’s output', () => {
     expect(section).not.toContain('within a minute');
     expect(CALDAV_NOTICES['caldav-pushed']).toBe(
       'Push queued: the calendar gets what changed within seconds.',
+    );
+  });
+});
+
+describe('docs/demo.md on the history’s progress', () => {
+  it('says how often a line comes off a terminal, and shows one as the demo prints it', async () => {
+    const demoDoc = (
+      await readFile(fileURLToPath(new URL('../../docs/demo.md', import.meta.url)), 'utf8')
+    ).replace(/\s+/g, ' ');
+    expect(demoDoc).toContain(`a line every ${PROGRESS_LINE_INTERVAL_MS / 1000} seconds`);
+    const example = /`(Recording the history: [^`]+)`/.exec(demoDoc)?.[1];
+    expect(example).toMatch(
+      /^Recording the history: \d{4}-\d{2}-\d{2} \(sync round \d+ of 42\), \d+ s so far$/,
     );
   });
 });
