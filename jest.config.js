@@ -1,5 +1,10 @@
 // Tests run as native ES modules (the project is "type": "module"); SWC strips types only, `npm run typecheck`
 // is what checks them.
+
+// Ceilings are safety nets stretched for a loaded machine (test/support/patience.ts, which reads TEST_SLACK the
+// same way): a test that passes never waits for its timeout.
+const slack = Number(process.env.TEST_SLACK) >= 1 ? Number(process.env.TEST_SLACK) : 4;
+
 /** @type {import('jest').Config} */
 export default {
   testEnvironment: 'node',
@@ -16,7 +21,9 @@ export default {
       },
     ],
   },
-  testTimeout: 30000,
+  testTimeout: 30_000 * slack,
+  // jest's own summary, and a line per finished file and a minute when not in a terminal (a long run is not silent).
+  reporters: ['default', '<rootDir>/test/support/progress-reporter.js'],
   // Checks that Postgres and Redis answer; starts embedded fallbacks when they do not (test/support).
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',

@@ -2,7 +2,9 @@
 // (`.slotfeed/`, or wherever SLOTFEED_DATA_DIR points), it reads `demo.env` (demo/cli-env-file.ts) under the
 // variables of the caller's shell, as `node --env-file` would, so `node dist/cli.js connections list` reaches
 // the demo with nothing to paste. Only the commands that operate an installation read it: a daemon role
-// started here must never attach itself to a demo by accident.
+// started here must never attach itself to a demo by accident, and a shell whose DATABASE_URL names another
+// database (production's, say) gets none of the demo's settings: its token key, Redis prefix and loopback
+// allowances would otherwise be mixed with that database, sealing secrets with a key it cannot open.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseEnv } from 'node:util';
@@ -36,10 +38,21 @@ export function demoEnvFileFor(env: Env, cwd: string): string {
   return path.join(dataDir, CLI_ENV_FILE_NAME);
 }
 
+/** The server and database a Postgres URL names (user and password aside), or the URL itself if it is none. */
+function databaseNamed(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.hostname}:${parsed.port || '5432'}${parsed.pathname}`;
+  } catch {
+    return url;
+  }
+}
+
 /**
  * `env` with a running demo's settings under it, when `argv` names an operator command and the demo's env file
  * is there; else `env` unchanged. A file whose demo is no longer running (killed before it could remove it)
- * is ignored, with a note.
+ * is ignored, with a note; so is the whole file when the shell's DATABASE_URL names a database other than the
+ * demo's.
  */
 export function withRunningDemo(
   argv: readonly string[],
@@ -63,6 +76,16 @@ export function withRunningDemo(
     return {
       env,
       note: `slotfeed: ignoring ${shown}: the demo that wrote it (pid ${fromFile.SLOTFEED_DEMO_PID ?? '?'}) is no longer running`,
+    };
+  }
+  if (
+    env.DATABASE_URL &&
+    fromFile.DATABASE_URL &&
+    databaseNamed(env.DATABASE_URL) !== databaseNamed(fromFile.DATABASE_URL)
+  ) {
+    return {
+      env,
+      note: `slotfeed: not reading ${shown}: DATABASE_URL names another database than the running demo's`,
     };
   }
   const { SLOTFEED_DEMO_PID: _pid, ...settings } = fromFile;

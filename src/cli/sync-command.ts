@@ -69,7 +69,7 @@ export async function runSync(
     if (!request.wait || jobs.length === 0) return { failed: 0 };
     if ((await syncQueue.getWorkers()).length === 0) {
       // Workers are found under REDIS_PREFIX: a worker of another installation (or of the demo, whose prefix
-      // is slotfeed-demo) does not count.
+      // is slotfeed-demo-<hash of its data directory>) does not count.
       out.write(
         `No worker is running under REDIS_PREFIX "${config.redis.prefix}": start one with \`slotfeed worker\` ` +
           '(or `slotfeed start`).\n',

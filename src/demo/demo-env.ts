@@ -1,6 +1,7 @@
 // The environment the demo's daemon is configured from: the caller's own variables (so SYNC_*, FEED_* and the
 // like can still be tuned), with everything that ties the pieces of the demo together set by the demo. It goes
 // through the same loadConfig as `slotfeed start`, so the demo runs the configuration code it shows off.
+import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CLI_ENV_FILE_NAME, DEFAULT_DATA_DIR_NAME } from './cli-env-file.js';
@@ -11,7 +12,13 @@ type Env = Record<string, string | undefined>;
 /** The checkout (or install) the CLI runs from: two levels above this file in src/demo and in dist/demo. */
 export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
-export const DEMO_REDIS_PREFIX = 'slotfeed-demo';
+/**
+ * The demo's Redis key prefix: one per data directory, so two checkouts' demos on one Redis keep their queues,
+ * locks and limits apart, and a restart of one finds its own again. REDIS_PREFIX, when set, wins.
+ */
+export function demoRedisPrefix(dataDir: string): string {
+  return `slotfeed-demo-${createHash('sha256').update(path.resolve(dataDir)).digest('hex').slice(0, 8)}`;
+}
 
 export interface DemoPaths {
   /** `.slotfeed/` in the project, or SLOTFEED_DATA_DIR. */
@@ -23,6 +30,8 @@ export interface DemoPaths {
   webPortFile: string;
   /** The simulator's bookings, changes and grants (simulator state file). */
   simulatorStateFile: string;
+  /** How far the first run's history got, so a history stopped half way is finished (history-record.ts). */
+  historyFile: string;
   postgresDir: string;
   migrationsDir: string;
 }
@@ -35,6 +44,7 @@ export function demoPaths(env: Env, projectRoot: string = PROJECT_ROOT): DemoPat
     cliEnvFile: path.join(dataDir, CLI_ENV_FILE_NAME),
     webPortFile: path.join(dataDir, 'web-port'),
     simulatorStateFile: path.join(dataDir, 'simulator.json'),
+    historyFile: path.join(dataDir, 'history.json'),
     postgresDir: path.join(dataDir, 'postgres'),
     migrationsDir: path.join(projectRoot, 'prisma', 'migrations'),
   };

@@ -44,6 +44,13 @@ export interface HistoryPlan {
   stepMs: number;
   /** Sync rounds after the first, one every stepMs. The live daemon's sync at the present comes next. */
   rounds: number;
+  /**
+   * Rounds an earlier run recorded (the accounts' first syncs included) before it stopped: a history resumed
+   * from its record (history-record.ts) goes on from the last of them. 0 for a fresh history.
+   */
+  roundsDone: number;
+  /** Resumed from a record rather than planned afresh: its accounts connected in an earlier run. */
+  resumed: boolean;
 }
 
 export function planHistory(now: Date, days: number, syncsPerDay: number): HistoryPlan {
@@ -54,7 +61,35 @@ export function planHistory(now: Date, days: number, syncsPerDay: number): Histo
     startsAt: new Date(now.getTime() - days * DAY_MS),
     stepMs,
     rounds: days * syncsPerDay - 1,
+    roundsDone: 0,
+    resumed: false,
   };
+}
+
+/**
+ * The rest of a history an earlier run left unfinished after `roundsDone` rounds: the same start and step, its
+ * rounds up to `now` (a day later, a day's more of them), resumed from the last round it recorded.
+ */
+export function resumeHistoryPlan(
+  record: { startsAt: string; stepMs: number; syncsPerDay: number; days: number; roundsDone: number },
+  now: Date,
+): HistoryPlan {
+  const startsAt = new Date(record.startsAt);
+  const stepsToNow = Math.floor((now.getTime() - startsAt.getTime()) / record.stepMs);
+  return {
+    days: record.days,
+    syncsPerDay: record.syncsPerDay,
+    startsAt,
+    stepMs: record.stepMs,
+    rounds: Math.max(stepsToNow - 1, record.roundsDone - 1, 0),
+    roundsDone: record.roundsDone,
+    resumed: true,
+  };
+}
+
+/** Where the clock stands when a history begins: when the accounts connect, or its last recorded round. */
+export function historyResumesAt(plan: HistoryPlan): Date {
+  return new Date(plan.startsAt.getTime() + Math.max(plan.roundsDone - 1, 0) * plan.stepMs);
 }
 
 export interface HistoryDeps {
@@ -70,6 +105,8 @@ export interface HistoryDeps {
   seed: number;
   /** Longest one sync round may take before the history stops where it is. Default 60 s. */
   roundTimeoutMs?: number;
+  /** Told after each round how many are recorded, the accounts' first syncs included (history-record.ts). */
+  recorded?: (roundsDone: number) => Promise<void>;
 }
 
 export interface HistoryAccount {
@@ -182,10 +219,30 @@ async function untilSynced(deps: HistoryDeps, connectionIds: string[], at: Date)
   }
 }
 
-function showProgress(deps: HistoryDeps, at: Date, round: number, rounds: number): void {
-  if (!deps.out.isTTY) return;
-  const line = `Recording the history: ${at.toISOString().slice(0, 10)} (sync round ${round} of ${rounds})`;
-  deps.out.write(`\r\u001b[2K${line.slice(0, Math.max(20, (deps.out.columns ?? 100) - 1))}`);
+/** Seconds between two progress lines when the output is not a terminal (a log, CI, a pipe). */
+export const PROGRESS_LINE_INTERVAL_MS = 5_000;
+
+/**
+ * A terminal gets one line rewritten in place every round; other output a whole line on the first round and
+ * then one every PROGRESS_LINE_INTERVAL_MS, so a log shows the history moving without a line per round.
+ */
+function progressReporter(
+  deps: HistoryDeps,
+  startedAt: number,
+  now: () => number = performance.now.bind(performance),
+) {
+  let lastLineAt: number | undefined;
+  return (at: Date, round: number, rounds: number) => {
+    const line = `Recording the history: ${at.toISOString().slice(0, 10)} (sync round ${round} of ${rounds})`;
+    if (deps.out.isTTY) {
+      deps.out.write(`\r\u001b[2K${line.slice(0, Math.max(20, (deps.out.columns ?? 100) - 1))}`);
+      return;
+    }
+    const t = now();
+    if (lastLineAt !== undefined && t - lastLineAt < PROGRESS_LINE_INTERVAL_MS) return;
+    lastLineAt = t;
+    deps.out.write(`${line}, ${((t - startedAt) / 1000).toFixed(0)} s so far\n`);
+  };
 }
 
 /**
@@ -205,15 +262,21 @@ export async function replayHistory(
     return user ? [bookerFor(user, prng, plan.stepMs)] : [];
   });
   const connectionIds = accounts.map((a) => a.connectionId);
-  const summary: HistorySummary = { rounds: 0, booked: 0, cancelled: 0, inferred: 0 };
+  const summary: HistorySummary = { rounds: plan.roundsDone, booked: 0, cancelled: 0, inferred: 0 };
+  const showProgress = progressReporter(deps, performance.now());
 
   try {
-    await untilSynced(deps, connectionIds, plan.startsAt);
-    summary.rounds = 1;
-    for (let round = 1; round <= plan.rounds && !deps.stopRequested(); round++) {
+    if (plan.roundsDone === 0) {
+      // A fresh history's first round is the connect flow's syncs; a resumed one that never saw them asks.
+      if (plan.resumed) await enqueueSyncs(deps.syncQueue, connectionIds, deps.maxAttempts);
+      await untilSynced(deps, connectionIds, plan.startsAt);
+      summary.rounds = 1;
+      await deps.recorded?.(summary.rounds);
+    }
+    for (let round = summary.rounds; round <= plan.rounds && !deps.stopRequested(); round++) {
       const fromMs = plan.startsAt.getTime() + (round - 1) * plan.stepMs;
       const at = new Date(fromMs + plan.stepMs);
-      showProgress(deps, at, round + 1, plan.rounds + 1);
+      showProgress(at, round + 1, plan.rounds + 1);
       // Everyone's bookings and cancellations of this step, in the order they happen.
       const actions = bookers
         .flatMap((booker) => [
@@ -238,6 +301,7 @@ export async function replayHistory(
       clock.travelTo(at);
       await syncRound(deps, connectionIds, at, bandsOfRound(deps.bands, round, plan.syncsPerDay));
       summary.rounds = round + 1;
+      await deps.recorded?.(summary.rounds);
     }
   } catch (thrown: unknown) {
     // A control call refused (the slot rule is the simulator's) or a round that hung: what was recorded
@@ -259,6 +323,12 @@ export function describeHistoryPlan(plan: HistoryPlan | undefined, days: number)
       ? 'History: the database already holds connections; its history is kept, none is added'
       : 'History: none asked for';
   }
+  if (plan.resumed) {
+    return (
+      `History: the last run stopped after ${plan.roundsDone} sync rounds of ${plan.rounds + 1}; recording the ` +
+      `rest, from ${minute(historyResumesAt(plan))} UTC up to now`
+    );
+  }
   const often = plan.syncsPerDay === 2 ? 'twice' : `${plan.syncsPerDay} times`;
   return (
     `History: a fresh database, so the accounts connect ${plan.days} days back, at ${minute(plan.startsAt)} UTC ` +
@@ -268,11 +338,19 @@ export function describeHistoryPlan(plan: HistoryPlan | undefined, days: number)
 
 /** The demo's line once the history is recorded (or ended early). */
 export function describeHistory(plan: HistoryPlan, history: HistorySummary, elapsedMs: number): string {
+  const total = plan.rounds + 1;
+  const thisRun = plan.resumed ? ` (${history.rounds - plan.roundsDone} in this run)` : '';
   const recorded =
     `History recorded in ${(elapsedMs / 1000).toFixed(1)} s: ${history.rounds} sync rounds of ` +
-    `${plan.rounds + 1}, ${history.booked} simulated bookings (${history.cancelled} cancelled), ` +
+    `${total}${thisRun}, ${history.booked} simulated bookings (${history.cancelled} cancelled), ` +
     `${history.inferred} inferred by the syncs; the clock is back at the present.`;
-  return history.stoppedEarly === undefined
-    ? recorded
-    : `${recorded}\nThe history ended early: ${history.stoppedEarly}`;
+  const lines = [recorded];
+  if (history.stoppedEarly !== undefined) lines.push(`The history ended early: ${history.stoppedEarly}`);
+  if (history.rounds < total) {
+    lines.push(
+      'The history is unfinished: the next run of the demo records the rest (delete its data directory to ' +
+        'start afresh).',
+    );
+  }
+  return lines.join('\n');
 }

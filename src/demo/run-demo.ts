@@ -30,9 +30,13 @@ import {
   DEMO_HISTORY,
   describeHistory,
   describeHistoryPlan,
+  historyResumesAt,
+  type HistoryPlan,
   planHistory,
   replayHistory,
+  resumeHistoryPlan,
 } from './demo-history.js';
+import { readHistoryRecord, writeHistoryRecord, type HistoryRecord } from './history-record.js';
 import { loadOrCreateDemoSecrets } from './demo-secrets.js';
 import {
   DEMO_CALDAV_USER,
@@ -40,7 +44,8 @@ import {
   resolveLocalCalDav,
   setUpDemoCalendar,
 } from './local-caldav.js';
-import { DEMO_REDIS_PREFIX, demoEnvironment, demoPaths, PROJECT_ROOT } from './demo-env.js';
+import { demoEnvironment, demoRedisPrefix, demoPaths, PROJECT_ROOT } from './demo-env.js';
+import { DEMO_WORLD } from './demo-world.js';
 import { describePostgres, describeRedis, formatDemoSummary } from './demo-summary.js';
 import { waitForFirstSyncs } from './first-syncs.js';
 import { chooseDemoWebPort, requestedWebPort } from './demo-port.js';
@@ -60,10 +65,6 @@ export interface DemoOptions {
   historyDays?: number;
 }
 
-/** Simulated users: a few more than are connected, so the admin page and the simulator show the difference. */
-const SIMULATOR_USERS = 5;
-const SIMULATOR_SEED = 1;
-
 const exists = (file: string) =>
   stat(file).then(
     () => true,
@@ -74,6 +75,17 @@ const exists = (file: string) =>
 async function hasCluster(postgresDir: string): Promise<boolean> {
   const moved = await recordedRelocation(postgresDir);
   return exists(path.join(moved ?? postgresDir, 'PG_VERSION'));
+}
+
+function historyRecordOf(plan: HistoryPlan, roundsDone: number): HistoryRecord {
+  return {
+    startsAt: plan.startsAt.toISOString(),
+    stepMs: plan.stepMs,
+    syncsPerDay: plan.syncsPerDay,
+    days: plan.days,
+    roundsDone,
+    finished: roundsDone >= plan.rounds + 1,
+  };
 }
 
 export async function runDemo(
@@ -118,7 +130,7 @@ export async function runDemo(
     // Redis first: it is quick to find, and when there is none the demo stops before initialising Postgres.
     const redis = await resolveLocalRedis({ env, logger });
     releasers.add('redis server', () => redis.stop());
-    const redisPrefix = env.REDIS_PREFIX || DEMO_REDIS_PREFIX;
+    const redisPrefix = env.REDIS_PREFIX || demoRedisPrefix(paths.dataDir);
     out.write(`${describeRedis(redis, redisPrefix)}\n`);
     if (stopRequested()) return;
 
@@ -149,9 +161,12 @@ export async function runDemo(
     const simulator = await startSimulator({
       stateFile: paths.simulatorStateFile,
       port: 0,
-      users: SIMULATOR_USERS,
-      seed: SIMULATOR_SEED,
+      users: DEMO_WORLD.users,
+      seed: DEMO_WORLD.seed,
       now: clock.now,
+      // The sign-in page marks the accounts the demo connects: signing in as one of them shows their feeds.
+      signInNote: (_user, index) =>
+        index < (options.accounts ?? DEMO_WORLD.accounts) ? 'connected by the demo' : undefined,
       redirectUris: [`${publicBaseUrl}/oauth/callback`],
       logger: logger.child({ role: 'simulator' }),
     });
@@ -179,14 +194,23 @@ export async function runDemo(
     const slotfeed = composeSlotfeed(config, releasers, logger, clock);
     const { clients, stores } = slotfeed;
     const progress = stores.syncProgress;
-    // A database that has never seen a connection gets a history; a re-run keeps the one it has.
+    // A database that has never seen a connection gets a history; a re-run keeps the one it has, and finishes
+    // it when an earlier run stopped half way (history-record.ts).
     const historyDays = options.historyDays ?? DEMO_HISTORY.days;
+    const unfinished = await readHistoryRecord(paths.historyFile).then((r) => (r?.finished ? undefined : r));
     const plan =
       historyDays > 0 && (await progress.connectionCount()) === 0
         ? planHistory(clock.now(), historyDays, DEMO_HISTORY.syncsPerDay)
-        : undefined;
+        : unfinished && (await progress.connectionCount()) > 0
+          ? resumeHistoryPlan(unfinished, clock.now())
+          : undefined;
+    const record = (roundsDone: number): Promise<void> =>
+      plan === undefined
+        ? Promise.resolve()
+        : writeHistoryRecord(paths.historyFile, historyRecordOf(plan, roundsDone));
+    await record(plan?.roundsDone ?? 0);
     // Travelled before the roles start, so that no part of slotfeed sees its clock go backwards.
-    if (plan) clock.travelTo(plan.startsAt);
+    if (plan) clock.travelTo(historyResumesAt(plan));
     await startRoles(['scheduler', 'worker', 'web'], config, slotfeed, releasers, clock);
     out.write(`slotfeed: web on ${publicBaseUrl}, sync worker and scheduler running\n`);
     if (config.webhooks.allowPrivateTargets) {
@@ -217,7 +241,7 @@ export async function runDemo(
     await writeCliEnvFile(paths.cliEnvFile, cliEnvFileText(cliEnvironment, `${cli} connections list`));
     releasers.add('CLI env file', () => removeCliEnvFile(paths.cliEnvFile));
 
-    const accounts = simulator.users.slice(0, options.accounts ?? 3);
+    const accounts = simulator.users.slice(0, options.accounts ?? DEMO_WORLD.accounts);
     out.write(
       `Connecting ${accounts.length} accounts through /connect → Calendbook sign-in → /oauth/callback\n`,
     );
@@ -240,7 +264,8 @@ export async function runDemo(
           bands: config.sync.bands,
           out,
           stopRequested,
-          seed: SIMULATOR_SEED,
+          seed: DEMO_WORLD.seed,
+          recorded: record,
         },
         plan,
         connected.map((c) => ({ userId: c.account.id, connectionId: c.connectionId })),

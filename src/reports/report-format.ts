@@ -15,8 +15,10 @@ export function formatValue(value: ReportValue, kind: ColumnKind): string {
   switch (kind) {
     case 'percent':
       return `${(value * 100).toFixed(1)} %`;
+    // One precision down a column (sync-health's calls/run printed 48.57 beside 29.7); CSV and JSON keep more.
     case 'hours':
     case 'seconds':
+    case 'number':
       return value.toFixed(1);
     case 'duration':
       return secondsLabel(value);

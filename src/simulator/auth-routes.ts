@@ -120,7 +120,7 @@ export function registerAuthRoutes(app: FastifyInstance, ctx: SimContext): void 
     const hint = str(params.login_hint)?.toLowerCase();
     const hinted = hint ? ctx.users.find((u) => u.profile.email.toLowerCase() === hint) : undefined;
     if (hinted) return approve(ctx, reply, fields, hinted);
-    const page = consentPageHtml(fields, ctx.users, '/auth/login/approve');
+    const page = consentPageHtml(fields, ctx.users, '/auth/login/approve', ctx.signInNote);
     return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').send(page);
   });
 

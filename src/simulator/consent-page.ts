@@ -8,6 +8,7 @@ const HEAD = `<meta charset="utf-8"><meta name="viewport" content="width=device-
 body { font: 16px/1.5 system-ui, sans-serif; margin: 0 auto; padding: 1rem; max-width: 40rem; overflow-wrap: anywhere; }
 ul { list-style: none; padding: 0; }
 li + li { margin-top: 0.5rem; border-top: 1px solid #d3d9e0; padding-top: 0.5rem; }
+.note { color: #1a5e20; font-weight: 600; }
 button { font: inherit; min-height: 2.5rem; padding: 0.3rem 0.9rem; margin-left: 0.25rem; }
 </style>`;
 
@@ -34,17 +35,20 @@ export function consentPageHtml(
   fields: ConsentFields,
   users: readonly SimUser[],
   approveAction: string,
+  noteFor: (user: SimUser, index: number) => string | undefined = () => undefined,
 ): string {
   const rows = users
-    .map(
-      (u) =>
-        `<li><form method="post" action="${escapeHtml(approveAction)}">${hiddenInputs(fields, {
-          user_id: u.id,
-          decision: 'approve',
-        })}<strong>${escapeHtml(u.profile.name)}</strong> &lt;${escapeHtml(u.profile.email)}&gt; (${escapeHtml(
-          u.profile.timezone,
-        )}) <button type="submit" name="approve" data-user-id="${escapeHtml(u.id)}">Approve</button></form></li>`,
-    )
+    .map((u, i) => {
+      const note = noteFor(u, i);
+      return `<li><form method="post" action="${escapeHtml(approveAction)}">${hiddenInputs(fields, {
+        user_id: u.id,
+        decision: 'approve',
+      })}<strong>${escapeHtml(u.profile.name)}</strong>${
+        note === undefined ? '' : ` <span class="note">(${escapeHtml(note)})</span>`
+      } &lt;${escapeHtml(u.profile.email)}&gt; (${escapeHtml(
+        u.profile.timezone,
+      )}) <button type="submit" name="approve" data-user-id="${escapeHtml(u.id)}">Approve</button></form></li>`;
+    })
     .join('\n');
   const deny = `<form method="post" action="${escapeHtml(approveAction)}">${hiddenInputs(fields, {
     decision: 'deny',

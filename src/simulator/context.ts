@@ -41,6 +41,8 @@ export interface SimContext {
   /** Tells the state file, if there is one, that the world changed: called by every change to it. */
   stateChanged(): void;
   logger: SimLogger;
+  /** Words the sign-in page shows beside a user (SimulatorOptions.signInNote). */
+  signInNote: (user: SimUser, index: number) => string | undefined;
   /** Aborted by close(): ends injected latency and hanging requests. */
   shutdown: AbortSignal;
   /** Set once the server listens. */
@@ -115,6 +117,11 @@ export function createSimContext(
     world,
     stateChanged,
     logger: options.logger ?? silentLogger,
+    signInNote: (user, index) =>
+      options.signInNote?.(
+        { id: user.id, email: user.profile.email, name: user.profile.name, timezone: user.profile.timezone },
+        index,
+      ),
     shutdown,
     origin: '',
   };

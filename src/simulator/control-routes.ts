@@ -18,6 +18,16 @@ function requiredString(body: Body, name: string): string {
 }
 
 export function registerControlRoutes(app: FastifyInstance, control: SimulatorControl): void {
+  // These answers are read with curl in a terminal (README, docs/simulator.md): a JSON body ends with a newline,
+  // so the shell's next prompt starts a line of its own rather than after `{"booked":true}`.
+  app.addHook('onSend', async (_request, reply, payload) =>
+    typeof payload === 'string' &&
+    payload !== '' &&
+    !payload.endsWith('\n') &&
+    String(reply.getHeader('content-type') ?? '').startsWith('application/json')
+      ? `${payload}\n`
+      : payload,
+  );
   app.get('/users', () => control.listUsers());
 
   app.post('/bookings', (request, reply) => {

@@ -140,6 +140,18 @@ function disabledDaysFor(prng: Prng, timezone: string, startMs: number): string[
   return [...days].sort();
 }
 
+/**
+ * The first OPEN_ALL_YEAR users (the three the demo connects, and the ones tests lean on) never have a whole
+ * month off: a demo started in any month shows free time. A later user may have one. Users 1 and 2 still draw,
+ * so that every value drawn after theirs (later users, bookings) is what the same seed always gave.
+ */
+const OPEN_ALL_YEAR = 3;
+function disabledMonthsFor(prng: Prng, userIndex: number): number[] {
+  if (userIndex === 0) return [];
+  const drawn = prng.pick([[], [], [12], [1, 8]]);
+  return userIndex < OPEN_ALL_YEAR ? [] : drawn;
+}
+
 export interface GenerateUsersOptions {
   /** Exactly this many enabled event types per user (see SimulatorOptions.eventTypesPerUser). */
   eventTypesPerUser?: number;
@@ -185,7 +197,7 @@ export function generateUsers(
       eventTypes: eventTypesFor(prng, i, { name: `${first} ${last}`, slug: userSlug }, perUser),
       weeklyHours: (template ?? HOUR_TEMPLATES[0]!)(),
       disabledDays: disabledDaysFor(prng, timezone, startMs),
-      disabledMonths: i === 0 ? [8] : prng.pick([[], [], [12], [1, 8]]),
+      disabledMonths: disabledMonthsFor(prng, i),
       bookings: [],
     });
   }

@@ -247,6 +247,11 @@ export interface SimulatorOptions {
    */
   onCredentialIssued?: (credential: IssuedCredential) => void;
   /**
+   * A few words the sign-in page shows beside a user, or undefined for none: the demo marks the users it
+   * connected, so a person signing in picks one that has feeds.
+   */
+  signInNote?: (user: SimUserSummary, index: number) => string | undefined;
+  /**
    * Keeps the simulated world in this file (JSON, owner-only): loaded at start when it exists, else a fresh world
    * from the seed is written there, then rewritten after every change and by close(). What it keeps is listed
    * in state-format.ts. A file that cannot be used (damaged, another format version, another seed, user count

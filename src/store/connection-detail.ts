@@ -18,8 +18,10 @@ export interface RecentRun {
 }
 
 export interface ConnectionDetailStore {
-  /** The connection's latest runs, newest first. */
-  recentRuns(connectionId: string, limit?: number): Promise<RecentRun[]>;
+  /** The connection's latest runs, newest first, `offset` of them skipped (a page further back). */
+  recentRuns(connectionId: string, limit?: number, offset?: number): Promise<RecentRun[]>;
+  /** How many runs the connection has had. */
+  runCount(connectionId: string): Promise<number>;
   /** Upstream calls per endpoint made by the runs that started at or after `since`, most called first. */
   callsByEndpointSince(connectionId: string, since: Date): Promise<{ endpoint: string; calls: number }[]>;
   /**
@@ -32,17 +34,24 @@ export interface ConnectionDetailStore {
 
 export function createConnectionDetailStore(prisma: PrismaClient): ConnectionDetailStore {
   return {
-    recentRuns: (connectionId, limit) => recentRuns(prisma, connectionId, limit),
+    recentRuns: (connectionId, limit, offset) => recentRuns(prisma, connectionId, limit, offset),
+    runCount: (connectionId) => prisma.syncRun.count({ where: { connectionId } }),
     callsByEndpointSince: (connectionId, since) => callsByEndpointSince(prisma, connectionId, since),
     openSlotsByDay: (connectionId, now, days) => openSlotsByDay(prisma, connectionId, now, days),
   };
 }
 
-async function recentRuns(prisma: PrismaClient, connectionId: string, limit = 50): Promise<RecentRun[]> {
+async function recentRuns(
+  prisma: PrismaClient,
+  connectionId: string,
+  limit = 50,
+  offset = 0,
+): Promise<RecentRun[]> {
   return prisma.syncRun.findMany({
     where: { connectionId },
     orderBy: [{ startedAt: 'desc' }, { id: 'desc' }],
     take: limit,
+    skip: offset,
     select: {
       id: true,
       startedAt: true,

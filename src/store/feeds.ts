@@ -84,6 +84,11 @@ export interface FeedStore {
    */
   updateOptions(feedId: string, options: FeedOptions, now: Date): Promise<FeedRecord>;
   /**
+   * An active feed's name for its owner (shown first wherever the feed is listed; null: none, the feed is
+   * then called by what it shows). Not part of the feed's content. Throws FeedNotFoundError.
+   */
+  rename(feedId: string, label: string | null): Promise<FeedRecord>;
+  /**
    * Idempotent: revoking again keeps the first revocation time. Returns that time, and whether the feed was
    * revoked before this call. Throws FeedNotFoundError.
    */
@@ -303,6 +308,16 @@ export function createFeedStore(
         throw new FeedNotFoundError(feedId, `feed ${row.id} is revoked; create a new one instead`);
       }
       return { feed: toRecord(await findRow(feedId)), token };
+    },
+
+    async rename(feedId, label) {
+      const row = await findRow(feedId);
+      const updated = await prisma.feed.updateMany({
+        where: { id: row.id, revokedAt: null },
+        data: { label: label?.trim().slice(0, 100) || null },
+      });
+      if (updated.count === 0) throw new FeedNotFoundError(feedId, `feed ${row.id} is revoked`);
+      return toRecord(await findRow(feedId));
     },
 
     async updateOptions(feedId, options, now) {

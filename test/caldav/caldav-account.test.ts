@@ -19,6 +19,7 @@ import {
   type CalDavServerKind,
   type CalDavTestServer,
 } from '../support/caldav-servers.js';
+import { patient } from '../support/patience.js';
 
 function freeEvent(input: { uid: string; feedId: string; start: string; end: string; summary?: string }) {
   const stamp = (iso: string) => iso.replace(/[-:]/g, '').replace(/\.\d+/, '');
@@ -61,7 +62,7 @@ describe.each(SERVERS)('CalDAV client against $kind', ({ kind, checksPasswords }
     server = await startCalDavServer(kind);
     account = await openCalDavAccount(options());
     calendarUrl = (await account.makeCalendar({ displayName: 'Free time (slotfeed)' })).url;
-  }, 60_000);
+  }, patient(60_000));
 
   afterAll(async () => {
     await server?.close();

@@ -11,6 +11,7 @@ import { createSyncHarness, type SyncHarness } from '../support/sync-harness.js'
 import { expectedSync, simUser, snapshotRowCounts, storedOpenSlots } from '../support/sync-truth.js';
 import { waitFor } from '../support/wait-for.js';
 import { duplicateOpenSlots } from './chaos-support.js';
+import { patient } from '../support/patience.js';
 
 const EVENTS = 'GET /events';
 const PROFILE = 'GET /users/me';
@@ -33,7 +34,7 @@ beforeAll(async () => {
   user = simUser(h.sim, h.sim.users[0]!.email);
   connectionId = await h.connect(user.email);
   worker = await startWorkerProcess({ ...h.env, LOG_LEVEL: 'info' });
-}, 60_000);
+}, patient(60_000));
 afterAll(async () => {
   if (worker && worker.child.exitCode === null && worker.child.signalCode === null)
     worker.child.kill('SIGKILL');
@@ -159,34 +160,38 @@ async function lastGood() {
 }
 
 describe('hostile upstream payloads', () => {
-  it('fails each run clearly, keeps the last good snapshot and the worker alive', async () => {
-    expect((await runOneSync(1)).state).toBe('completed');
-    const good = await lastGood();
-    expect(good.slots.length).toBeGreaterThan(0);
+  it(
+    'fails each run clearly, keeps the last good snapshot and the worker alive',
+    async () => {
+      expect((await runOneSync(1)).state).toBe('completed');
+      const good = await lastGood();
+      expect(good.slots.length).toBeGreaterThan(0);
 
-    const kinds = hostileKinds();
-    expect(kinds.length).toBeGreaterThanOrEqual(20);
-    const outcomes: Record<string, string> = {};
-    for (const [name, outcome] of kinds) {
-      h.sim.control.setFaults({ queue: [outcome] });
-      const { state, run } = await runOneSync(1);
-      outcomes[name] = `${state} ${run.errorCode ?? ''}: ${run.errorMessage ?? ''}`;
-      expect({ name, state, code: run.errorCode }).toEqual({
-        name,
-        state: 'failed',
-        code: 'invalid_payload',
-      });
-      expect(run.errorMessage).toContain(outcome.endpoint);
-      expect(h.sim.control.getFaults().queue).toEqual([]);
-      expect(await lastGood()).toEqual(good);
-    }
-    expect(worker.child.exitCode).toBeNull();
-    expect(worker.child.signalCode).toBeNull();
-    // Alive and well: the next ordinary sync goes through on the same process.
-    const after = await runOneSync(1);
-    expect(after.state).toBe('completed');
-    expect(after.run.outcome).toBe('succeeded');
-  }, 120_000);
+      const kinds = hostileKinds();
+      expect(kinds.length).toBeGreaterThanOrEqual(20);
+      const outcomes: Record<string, string> = {};
+      for (const [name, outcome] of kinds) {
+        h.sim.control.setFaults({ queue: [outcome] });
+        const { state, run } = await runOneSync(1);
+        outcomes[name] = `${state} ${run.errorCode ?? ''}: ${run.errorMessage ?? ''}`;
+        expect({ name, state, code: run.errorCode }).toEqual({
+          name,
+          state: 'failed',
+          code: 'invalid_payload',
+        });
+        expect(run.errorMessage).toContain(outcome.endpoint);
+        expect(h.sim.control.getFaults().queue).toEqual([]);
+        expect(await lastGood()).toEqual(good);
+      }
+      expect(worker.child.exitCode).toBeNull();
+      expect(worker.child.signalCode).toBeNull();
+      // Alive and well: the next ordinary sync goes through on the same process.
+      const after = await runOneSync(1);
+      expect(after.state).toBe('completed');
+      expect(after.run.outcome).toBe('succeeded');
+    },
+    patient(120_000),
+  );
 
   it('merges duplicate slot keys (two spellings of one instant, or a repeated key) into one slot', async () => {
     // The first slots call asks for the first available date of the first enabled event type.

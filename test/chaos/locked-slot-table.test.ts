@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type pg from 'pg';
 import { ADMIN_TOKEN, createWebHarness, type RawResponse, type WebHarness } from '../support/web-harness.js';
+import { patient } from '../support/patience.js';
 
 const LOCK_TIMEOUT_MS = 500;
 const SYNC_LOCK_TIMEOUT_MS = 800;
@@ -99,8 +100,9 @@ describe('a lock held on slot', () => {
     for (const feed of results.feeds) {
       expect(feed.response.status).toBe(503);
       expect(Number(feed.response.headers['retry-after'])).toBeGreaterThan(0);
-      // Waiting for one of the pool's ten connections (at most the lock timeout), then for the lock.
-      expect(feed.ms).toBeLessThan(2 * LOCK_TIMEOUT_MS + 1500);
+      // Waiting for one of the pool's ten connections (at most the lock timeout), then for the lock; the rest is
+      // the machine's own time, which a loaded one stretches (2.8 s beside stress-ng at a load of 15).
+      expect(feed.ms).toBeLessThan(2 * LOCK_TIMEOUT_MS + patient(1500));
     }
     const firstFeed = Math.min(...results.feeds.map((f) => f.seq));
     expect(results.healthz.response.status).toBe(200);

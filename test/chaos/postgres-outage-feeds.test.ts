@@ -12,6 +12,7 @@ import type { FakeClock } from '../support/sync-harness.js';
 import { waitFor } from '../support/wait-for.js';
 import { createWebHarness, type RawResponse, type WebHarness } from '../support/web-harness.js';
 import { startOwnPostgres, type OwnPostgres } from './chaos-support.js';
+import { patient } from '../support/patience.js';
 
 const GRACE_SECONDS = 3600;
 /** Polls answered while Postgres is down: enough to cover several of the listener's reconnect attempts. */
@@ -110,7 +111,7 @@ beforeAll(async () => {
   // Created (an INSERT sends no notice), never served.
   for (const connectionId of [first, second])
     cold.push(feedPath((await h.feeds.create({ connectionId })).token));
-}, 120_000);
+}, patient(120_000));
 
 afterAll(async () => {
   try {
@@ -127,94 +128,98 @@ describe('Postgres stopped under the web role', () => {
   let outageTo: number;
   let servedFromMemory = 0;
 
-  it('serves every feed it served from memory, with its validators; others 503; revoked ones 404', async () => {
-    expect(h.deps.feedChanges.isLive()).toBe(true);
-    outageFrom = lines.length;
-    const stoppedAt = performance.now();
-    await postgres.stop();
-    await waitFor(
-      async () => h.deps.feedChanges.isLive(),
-      (live) => !live,
-      { what: 'the listener to notice the stop' },
-    );
+  it(
+    'serves every feed it served from memory, with its validators; others 503; revoked ones 404',
+    async () => {
+      expect(h.deps.feedChanges.isLive()).toBe(true);
+      outageFrom = lines.length;
+      const stoppedAt = performance.now();
+      await postgres.stop();
+      await waitFor(
+        async () => h.deps.feedChanges.isLive(),
+        (live) => !live,
+        { what: 'the listener to notice the stop' },
+      );
 
-    const statuses = new Map<number, number>();
-    const latencies: number[] = [];
-    let polls = 0;
-    let scanned = outageFrom;
-    let failedReconnects = 0;
-    const reconnectAttempts = () => {
-      for (; scanned < lines.length; scanned += 1) {
-        if (lines[scanned]!.includes('feed change listener could not reconnect')) failedReconnects += 1;
+      const statuses = new Map<number, number>();
+      const latencies: number[] = [];
+      let polls = 0;
+      let scanned = outageFrom;
+      let failedReconnects = 0;
+      const reconnectAttempts = () => {
+        for (; scanned < lines.length; scanned += 1) {
+          if (lines[scanned]!.includes('feed change listener could not reconnect')) failedReconnects += 1;
+        }
+        return failedReconnects;
+      };
+      // "Through the stop": polls keep coming while the listener fails to reconnect again and again.
+      while (polls < OUTAGE_POLLS || reconnectAttempts() < RECONNECT_ATTEMPTS) {
+        const served = warm[polls % warm.length]!;
+        const started = performance.now();
+        // In turn: a plain poll, a revalidation by ETag, one by date, a gzip poll, a HEAD.
+        switch (polls % 5) {
+          case 0: {
+            const response = await h.get(served.path);
+            expect(response.status).toBe(200);
+            expect(response.body.equals(served.identity.body)).toBe(true);
+            expect(response.headers.etag).toBe(served.identity.headers.etag);
+            expect(response.headers['last-modified']).toBe(served.identity.headers['last-modified']);
+            expect(response.headers['content-type']).toBe('text/calendar; charset=utf-8');
+            break;
+          }
+          case 1: {
+            const response = await h.get(served.path, { 'if-none-match': served.identity.headers.etag! });
+            expect(response.status).toBe(304);
+            expect(response.headers.etag).toBe(served.identity.headers.etag);
+            break;
+          }
+          case 2: {
+            const response = await h.get(served.path, {
+              'if-modified-since': served.identity.headers['last-modified']!,
+            });
+            expect(response.status).toBe(304);
+            break;
+          }
+          case 3: {
+            const response = await h.get(served.path, { 'accept-encoding': 'gzip' });
+            expect(response.status).toBe(200);
+            expect(response.headers.etag).toBe(served.gzipped.headers.etag);
+            expect(gunzipSync(response.body).equals(served.identity.body)).toBe(true);
+            break;
+          }
+          default: {
+            const response = await h.request('HEAD', served.path);
+            expect(response.status).toBe(200);
+            expect(response.headers.etag).toBe(served.identity.headers.etag);
+          }
+        }
+        latencies.push(performance.now() - started);
+        const status = polls % 5 === 1 || polls % 5 === 2 ? 304 : 200;
+        statuses.set(status, (statuses.get(status) ?? 0) + 1);
+        polls += 1;
       }
-      return failedReconnects;
-    };
-    // "Through the stop": polls keep coming while the listener fails to reconnect again and again.
-    while (polls < OUTAGE_POLLS || reconnectAttempts() < RECONNECT_ATTEMPTS) {
-      const served = warm[polls % warm.length]!;
-      const started = performance.now();
-      // In turn: a plain poll, a revalidation by ETag, one by date, a gzip poll, a HEAD.
-      switch (polls % 5) {
-        case 0: {
-          const response = await h.get(served.path);
-          expect(response.status).toBe(200);
-          expect(response.body.equals(served.identity.body)).toBe(true);
-          expect(response.headers.etag).toBe(served.identity.headers.etag);
-          expect(response.headers['last-modified']).toBe(served.identity.headers['last-modified']);
-          expect(response.headers['content-type']).toBe('text/calendar; charset=utf-8');
-          break;
-        }
-        case 1: {
-          const response = await h.get(served.path, { 'if-none-match': served.identity.headers.etag! });
-          expect(response.status).toBe(304);
-          expect(response.headers.etag).toBe(served.identity.headers.etag);
-          break;
-        }
-        case 2: {
-          const response = await h.get(served.path, {
-            'if-modified-since': served.identity.headers['last-modified']!,
-          });
-          expect(response.status).toBe(304);
-          break;
-        }
-        case 3: {
-          const response = await h.get(served.path, { 'accept-encoding': 'gzip' });
-          expect(response.status).toBe(200);
-          expect(response.headers.etag).toBe(served.gzipped.headers.etag);
-          expect(gunzipSync(response.body).equals(served.identity.body)).toBe(true);
-          break;
-        }
-        default: {
-          const response = await h.request('HEAD', served.path);
-          expect(response.status).toBe(200);
-          expect(response.headers.etag).toBe(served.identity.headers.etag);
-        }
-      }
-      latencies.push(performance.now() - started);
-      const status = polls % 5 === 1 || polls % 5 === 2 ? 304 : 200;
-      statuses.set(status, (statuses.get(status) ?? 0) + 1);
-      polls += 1;
-    }
-    servedFromMemory += polls;
+      servedFromMemory += polls;
 
-    for (const path of cold) expectUnavailable(await h.get(path));
-    // A token never seen looks the same as a cold one: nothing tells them apart.
-    expectUnavailable(await h.get(feedPath('x'.repeat(43))));
-    expect((await h.get(revokedAfterPoll)).status).toBe(404);
-    expect((await h.get(revokedUnpolled)).status).toBe(404);
+      for (const path of cold) expectUnavailable(await h.get(path));
+      // A token never seen looks the same as a cold one: nothing tells them apart.
+      expectUnavailable(await h.get(feedPath('x'.repeat(43))));
+      expect((await h.get(revokedAfterPoll)).status).toBe(404);
+      expect((await h.get(revokedUnpolled)).status).toBe(404);
 
-    latencies.sort((a, b) => a - b);
-    const seconds = (performance.now() - stoppedAt) / 1000;
-    process.stderr.write(
-      `postgres-outage-feeds: ${polls} warm polls (${statuses.get(200)} × 200, ${statuses.get(304)} × 304) ` +
-        `over ${seconds.toFixed(1)} s stopped, ${reconnectAttempts()} failed listener reconnects; ` +
-        `p50 ${latencies[Math.floor(polls / 2)]!.toFixed(1)} ms, max ${latencies.at(-1)!.toFixed(1)} ms\n`,
-    );
-    expect(await counterValue('slotfeed_feed_outage_answers_total', { answer: 'last_good' })).toBe(polls);
-    expect(await counterValue('slotfeed_feed_outage_answers_total', { answer: 'unavailable' })).toBe(
-      cold.length + 1,
-    );
-  }, 120_000);
+      latencies.sort((a, b) => a - b);
+      const seconds = (performance.now() - stoppedAt) / 1000;
+      process.stderr.write(
+        `postgres-outage-feeds: ${polls} warm polls (${statuses.get(200)} × 200, ${statuses.get(304)} × 304) ` +
+          `over ${seconds.toFixed(1)} s stopped, ${reconnectAttempts()} failed listener reconnects; ` +
+          `p50 ${latencies[Math.floor(polls / 2)]!.toFixed(1)} ms, max ${latencies.at(-1)!.toFixed(1)} ms\n`,
+      );
+      expect(await counterValue('slotfeed_feed_outage_answers_total', { answer: 'last_good' })).toBe(polls);
+      expect(await counterValue('slotfeed_feed_outage_answers_total', { answer: 'unavailable' })).toBe(
+        cold.length + 1,
+      );
+    },
+    patient(120_000),
+  );
 
   it('keeps serving for the grace period after the token was last confirmed, then answers 503', async () => {
     const clock = h.sync.clock as FakeClock;
@@ -236,40 +241,45 @@ describe('Postgres stopped under the web role', () => {
     expect(during.filter((line) => line.level >= 50)).toEqual([]);
   });
 
-  it('serves from the database again after the restart, and shows a change made after it', async () => {
-    await postgres.restart();
-    for (const served of warm) {
-      const response = await h.get(served.path);
-      expect(response.status).toBe(200);
-      expect(response.headers.etag).toBe(served.identity.headers.etag);
-    }
-    for (const path of cold) expect((await h.get(path)).status).toBe(200);
-    expect((await h.get(revokedUnpolled)).status).toBe(404);
+  it(
+    'serves from the database again after the restart, and shows a change made after it',
+    async () => {
+      await postgres.restart();
+      for (const served of warm) {
+        const response = await h.get(served.path);
+        expect(response.status).toBe(200);
+        expect(response.headers.etag).toBe(served.identity.headers.etag);
+      }
+      for (const path of cold) expect((await h.get(path)).status).toBe(200);
+      expect((await h.get(revokedUnpolled)).status).toBe(404);
 
-    const [served] = warm as [Served];
-    await h.sync.db.sql.query(`UPDATE connection SET display_name = 'Back After The Outage' WHERE id = $1`, [
-      connectionIds[0],
-    ]);
-    const changed = await h.get(served.path);
-    expect(changed.status).toBe(200);
-    expect(changed.text).toMatch(/^X-WR-CALNAME:.*Back After The Outage/m);
-    expect(changed.headers.etag).not.toBe(served.identity.headers.etag);
+      const [served] = warm as [Served];
+      await h.sync.db.sql.query(
+        `UPDATE connection SET display_name = 'Back After The Outage' WHERE id = $1`,
+        [connectionIds[0]],
+      );
+      const changed = await h.get(served.path);
+      expect(changed.status).toBe(200);
+      expect(changed.text).toMatch(/^X-WR-CALNAME:.*Back After The Outage/m);
+      expect(changed.headers.etag).not.toBe(served.identity.headers.etag);
 
-    // The end of the outage is logged once polls have been answered normally for a while (injected clock).
-    expect(parsed(outageTo).filter((line) => line.msg === 'Postgres answers feed requests again')).toEqual(
-      [],
-    );
-    (h.sync.clock as FakeClock).advance(OUTAGE_SETTLE_MS / 1000);
-    expect((await h.get(served.path)).status).toBe(200);
-    const after = parsed(outageTo);
-    const ended = after.filter((line) => line.msg === 'Postgres answers feed requests again');
-    expect(ended).toHaveLength(1);
-    expect(ended[0]).toMatchObject({
-      level: 30,
-      servedFromMemory,
-      answeredGone: 2,
-      answeredUnavailable: cold.length + 1 + 2,
-    });
-    expect(after.filter((line) => line.level >= 40)).toEqual([]);
-  }, 60_000);
+      // The end of the outage is logged once polls have been answered normally for a while (injected clock).
+      expect(parsed(outageTo).filter((line) => line.msg === 'Postgres answers feed requests again')).toEqual(
+        [],
+      );
+      (h.sync.clock as FakeClock).advance(OUTAGE_SETTLE_MS / 1000);
+      expect((await h.get(served.path)).status).toBe(200);
+      const after = parsed(outageTo);
+      const ended = after.filter((line) => line.msg === 'Postgres answers feed requests again');
+      expect(ended).toHaveLength(1);
+      expect(ended[0]).toMatchObject({
+        level: 30,
+        servedFromMemory,
+        answeredGone: 2,
+        answeredUnavailable: cold.length + 1 + 2,
+      });
+      expect(after.filter((line) => line.level >= 40)).toEqual([]);
+    },
+    patient(60_000),
+  );
 });

@@ -9,6 +9,7 @@ import { createSyncHarness, type SyncHarness } from '../support/sync-harness.js'
 import { expectedSync, storedOpenSlots } from '../support/sync-truth.js';
 import { waitFor } from '../support/wait-for.js';
 import { duplicateOpenSlots } from './chaos-support.js';
+import { patient } from '../support/patience.js';
 
 const HORIZON_DAYS = 28;
 let h: SyncHarness;
@@ -62,63 +63,67 @@ async function terminateTransactions(database: string, spare: number): Promise<n
 }
 
 describe('Postgres connections terminated mid-commit', () => {
-  it('retries the run until it commits; readers see the old or the new snapshot, never a mix', async () => {
-    const user = h.sim.users[0]!;
-    const id = await h.connect(user.email);
-    await h.startRoles(['worker']);
-    const [first] = await enqueueSyncs(h.clients.syncQueue, [id], 1);
-    await waitFor(
-      () => h.clients.syncQueue.getJobState(first!.id!),
-      (s) => s === 'completed' || s === 'unknown',
-      { what: 'the first sync' },
-    );
-    const oldSnapshot = (await storedOpenSlots(h.clients.prisma, id)).join('\n');
-    expect(oldSnapshot.length).toBeGreaterThan(0);
+  it(
+    'retries the run until it commits; readers see the old or the new snapshot, never a mix',
+    async () => {
+      const user = h.sim.users[0]!;
+      const id = await h.connect(user.email);
+      await h.startRoles(['worker']);
+      const [first] = await enqueueSyncs(h.clients.syncQueue, [id], 1);
+      await waitFor(
+        () => h.clients.syncQueue.getJobState(first!.id!),
+        (s) => s === 'completed' || s === 'unknown',
+        { what: 'the first sync' },
+      );
+      const oldSnapshot = (await storedOpenSlots(h.clients.prisma, id)).join('\n');
+      expect(oldSnapshot.length).toBeGreaterThan(0);
 
-    // Different weekly hours: the next commit closes every open slot and opens a new set (a large change).
-    h.sim.control.setWeeklyHours(user.id, {
-      mon: [{ start: '06:00', end: '21:00' }],
-      tue: [{ start: '06:00', end: '21:00' }],
-      wed: [{ start: '06:00', end: '21:00' }],
-      thu: [{ start: '06:00', end: '21:00' }],
-      fri: [{ start: '06:00', end: '21:00' }],
-      sat: [{ start: '07:00', end: '20:00' }],
-      sun: [{ start: '07:00', end: '20:00' }],
-    });
-    const newSnapshot = expectedSync(h.sim, user.email, new Date(), HORIZON_DAYS).slots.join('\n');
-    expect(newSnapshot).not.toEqual(oldSnapshot);
+      // Different weekly hours: the next commit closes every open slot and opens a new set (a large change).
+      h.sim.control.setWeeklyHours(user.id, {
+        mon: [{ start: '06:00', end: '21:00' }],
+        tue: [{ start: '06:00', end: '21:00' }],
+        wed: [{ start: '06:00', end: '21:00' }],
+        thu: [{ start: '06:00', end: '21:00' }],
+        fri: [{ start: '06:00', end: '21:00' }],
+        sat: [{ start: '07:00', end: '20:00' }],
+        sun: [{ start: '07:00', end: '20:00' }],
+      });
+      const newSnapshot = expectedSync(h.sim, user.email, new Date(), HORIZON_DAYS).slots.join('\n');
+      expect(newSnapshot).not.toEqual(oldSnapshot);
 
-    const spare = (await observer.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
-    const [job] = await enqueueSyncs(h.clients.syncQueue, [id], 30);
-    const seen = new Set<string>();
-    let terminated = 0;
-    // Kill transactions for a bounded window (or until enough commits died), observing all the while.
-    const chaosUntil = Date.now() + 8000;
-    while (Date.now() < chaosUntil && terminated < 6) {
-      terminated += await terminateTransactions(h.db.name, spare);
+      const spare = (await observer.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
+      const [job] = await enqueueSyncs(h.clients.syncQueue, [id], 30);
+      const seen = new Set<string>();
+      let terminated = 0;
+      // Kill transactions for a bounded window (or until enough commits died), observing all the while.
+      const chaosUntil = Date.now() + 8000;
+      while (Date.now() < chaosUntil && terminated < 6) {
+        terminated += await terminateTransactions(h.db.name, spare);
+        seen.add(await observedOpenSlots(id));
+      }
+      await waitFor(
+        () => h.clients.syncQueue.getJobState(job!.id!),
+        (s) => s === 'completed' || s === 'unknown',
+        { timeoutMs: 30_000, what: 'the sync to commit once the terminations stop' },
+      );
       seen.add(await observedOpenSlots(id));
-    }
-    await waitFor(
-      () => h.clients.syncQueue.getJobState(job!.id!),
-      (s) => s === 'completed' || s === 'unknown',
-      { timeoutMs: 30_000, what: 'the sync to commit once the terminations stop' },
-    );
-    seen.add(await observedOpenSlots(id));
 
-    expect(terminated).toBeGreaterThan(0);
-    for (const snapshot of seen) expect([oldSnapshot, newSnapshot]).toContain(snapshot);
-    expect(await observedOpenSlots(id)).toBe(newSnapshot);
-    expect(await duplicateOpenSlots(h.clients.prisma)).toBe(0);
-    const runs = await h.clients.prisma.syncRun.findMany({
-      where: { connectionId: id, jobId: job!.id! },
-      orderBy: { startedAt: 'asc' },
-    });
-    // The killed attempts that could still record themselves did; the last attempt committed.
-    expect(runs.at(-1)?.outcome).toBe('succeeded');
-    expect(runs.filter((r) => r.outcome === 'succeeded')).toHaveLength(1);
-    // Retried: BullMQ counts every attempt it processed, the killed ones included.
-    expect((await h.clients.syncQueue.getJob(job!.id!))?.attemptsMade ?? 0).toBeGreaterThan(1);
-    const connection = await h.clients.prisma.connection.findUniqueOrThrow({ where: { id } });
-    expect(connection.lastSyncOutcome).toBe('succeeded');
-  }, 90_000);
+      expect(terminated).toBeGreaterThan(0);
+      for (const snapshot of seen) expect([oldSnapshot, newSnapshot]).toContain(snapshot);
+      expect(await observedOpenSlots(id)).toBe(newSnapshot);
+      expect(await duplicateOpenSlots(h.clients.prisma)).toBe(0);
+      const runs = await h.clients.prisma.syncRun.findMany({
+        where: { connectionId: id, jobId: job!.id! },
+        orderBy: { startedAt: 'asc' },
+      });
+      // The killed attempts that could still record themselves did; the last attempt committed.
+      expect(runs.at(-1)?.outcome).toBe('succeeded');
+      expect(runs.filter((r) => r.outcome === 'succeeded')).toHaveLength(1);
+      // Retried: BullMQ counts every attempt it processed, the killed ones included.
+      expect((await h.clients.syncQueue.getJob(job!.id!))?.attemptsMade ?? 0).toBeGreaterThan(1);
+      const connection = await h.clients.prisma.connection.findUniqueOrThrow({ where: { id } });
+      expect(connection.lastSyncOutcome).toBe('succeeded');
+    },
+    patient(90_000),
+  );
 });

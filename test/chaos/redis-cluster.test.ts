@@ -8,6 +8,7 @@ import { ConfigError, loadConfig } from '../../src/config.js';
 import { waitFor } from '../support/wait-for.js';
 import { createWebHarness, type WebHarness } from '../support/web-harness.js';
 import { startOwnRedisCluster, type OwnRedisCluster } from './chaos-support.js';
+import { patient } from '../support/patience.js';
 
 const PREFIX = '{slotfeed-cluster}';
 let cluster: OwnRedisCluster;
@@ -26,7 +27,7 @@ beforeAll(async () => {
     },
   });
   await h.sync.startRoles(['worker', 'scheduler']);
-}, 60_000);
+}, patient(60_000));
 afterAll(async () => {
   await h?.close();
   await cluster?.stop();

@@ -14,6 +14,7 @@ import { createSyncHarness, type SyncHarness } from '../support/sync-harness.js'
 import { waitFor } from '../support/wait-for.js';
 import { ADMIN_TOKEN, rawRequest } from '../support/web-harness.js';
 import { freePort, startOwnRedis, type OwnRedis } from './chaos-support.js';
+import { patient } from '../support/patience.js';
 
 /** Refusals of the tick worker to wait for: with pauses of 1, 2, 4 and 8 s, some 15 s of a full Redis. */
 const REFUSALS = 5;
@@ -55,7 +56,7 @@ beforeAll(async () => {
     { timeoutMs: 60_000, what: 'slotfeed start' },
   );
   if (daemon.child.exitCode !== null) throw new Error(`slotfeed start exited:\n${daemon.output()}`);
-}, 120_000);
+}, patient(120_000));
 
 afterAll(async () => {
   if (daemon) await killProcesses([daemon]);
@@ -102,71 +103,81 @@ describe('Redis full under a running slotfeed', () => {
     expect((await get(`/feeds/${feedToken}.ics`)).status).toBe(200);
   });
 
-  it('while Redis refuses writes: no tight loop, a few JSON lines, /connect 503 at once, feeds served', async () => {
-    const offset = daemon.output().length;
-    const refusedBefore = await oomReplies();
-    const tickErrorsBefore = await errorCount('tick worker');
-    const started = performance.now();
-    await fillRedis();
-    // Due again: the tick has work to enqueue, and cannot.
-    await h.clients.prisma.connection.update({
-      where: { id: connectionId },
-      data: { nextSyncAt: new Date(0) },
-    });
+  it(
+    'while Redis refuses writes: no tight loop, a few JSON lines, /connect 503 at once, feeds served',
+    async () => {
+      const offset = daemon.output().length;
+      const refusedBefore = await oomReplies();
+      const tickErrorsBefore = await errorCount('tick worker');
+      const started = performance.now();
+      await fillRedis();
+      // Due again: the tick has work to enqueue, and cannot.
+      await h.clients.prisma.connection.update({
+        where: { id: connectionId },
+        data: { nextSyncAt: new Date(0) },
+      });
 
-    // Queuing a sync is refused by Redis (OOM): a 503 page at once, not a 500.
-    const actionStarted = performance.now();
-    const action = await rawRequest('POST', `${webUrl}/admin/connections/${connectionId}/sync`, {
-      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, accept: 'text/html' },
-    });
-    expect(action.status).toBe(503);
-    expect(action.text).toContain('needs Redis');
-    expect(performance.now() - actionStarted).toBeLessThan(FAST_MS);
-    // The OAuth state's script passes Redis's OOM check (its first write, ZREMRANGEBYSCORE, may not grow
-    // memory, and Redis does not stop a script midway), so /connect still works; either way it answers fast.
-    const connectStarted = performance.now();
-    const connect = await get('/connect', { accept: 'text/html' });
-    expect([302, 503]).toContain(connect.status);
-    expect(performance.now() - connectStarted).toBeLessThan(FAST_MS);
-    expect((await get(`/feeds/${feedToken}.ics`)).status).toBe(200);
-    expect((await get('/readyz/feeds')).status).toBe(200);
+      // Queuing a sync is refused by Redis (OOM): a 503 page at once, not a 500.
+      const actionStarted = performance.now();
+      const action = await rawRequest('POST', `${webUrl}/admin/connections/${connectionId}/sync`, {
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}`, accept: 'text/html' },
+      });
+      expect(action.status).toBe(503);
+      expect(action.text).toContain('needs Redis');
+      expect(performance.now() - actionStarted).toBeLessThan(FAST_MS);
+      // The OAuth state's script passes Redis's OOM check (its first write, ZREMRANGEBYSCORE, may not grow
+      // memory, and Redis does not stop a script midway), so /connect still works; either way it answers fast.
+      const connectStarted = performance.now();
+      const connect = await get('/connect', { accept: 'text/html' });
+      expect([302, 503]).toContain(connect.status);
+      expect(performance.now() - connectStarted).toBeLessThan(FAST_MS);
+      expect((await get(`/feeds/${feedToken}.ics`)).status).toBe(200);
+      expect((await get('/readyz/feeds')).status).toBe(200);
 
-    await waitFor(
-      () => errorCount('tick worker'),
-      (n) => n >= tickErrorsBefore + REFUSALS,
-      { timeoutMs: 90_000, intervalMs: 250, what: `${REFUSALS} refusals of the tick worker` },
-    );
-    const seconds = (performance.now() - started) / 1000;
-    const refused = (await oomReplies()) - refusedBefore;
-    const lines = linesSince(offset);
-    const parsed = lines.map((line) => JSON.parse(line) as { level: number; msg: string });
-    if (process.env.CHAOS_FIGURES) {
-      console.info(JSON.stringify({ seconds, refused, lines: lines.length, bytes: lines.join('\n').length }));
-    }
-    // Before: some 3,500 refused scripts a second. A worker refused 5 times backs off 1+2+4+8 s; the other
-    // writers (the sync worker, /connect, the rate limits, the tick's own retries) add a few more.
-    expect(refused).toBeLessThan(10 + 3 * seconds);
-    expect(parsed.length).toBeLessThan(25);
-    expect(parsed.some((line) => line.msg.includes("Redis refuses the tick worker's commands"))).toBe(true);
-  }, 120_000);
+      await waitFor(
+        () => errorCount('tick worker'),
+        (n) => n >= tickErrorsBefore + REFUSALS,
+        { timeoutMs: 90_000, intervalMs: 250, what: `${REFUSALS} refusals of the tick worker` },
+      );
+      const seconds = (performance.now() - started) / 1000;
+      const refused = (await oomReplies()) - refusedBefore;
+      const lines = linesSince(offset);
+      const parsed = lines.map((line) => JSON.parse(line) as { level: number; msg: string });
+      if (process.env.CHAOS_FIGURES) {
+        console.info(
+          JSON.stringify({ seconds, refused, lines: lines.length, bytes: lines.join('\n').length }),
+        );
+      }
+      // Before: some 3,500 refused scripts a second. A worker refused 5 times backs off 1+2+4+8 s; the other
+      // writers (the sync worker, /connect, the rate limits, the tick's own retries) add a few more.
+      expect(refused).toBeLessThan(10 + 3 * seconds);
+      expect(parsed.length).toBeLessThan(25);
+      expect(parsed.some((line) => line.msg.includes("Redis refuses the tick worker's commands"))).toBe(true);
+    },
+    patient(120_000),
+  );
 
-  it('recovers once Redis has memory again: ticks, syncs, /connect works', async () => {
-    const offset = daemon.output().length;
-    const before = await succeededRuns();
-    await admin.config('SET', 'maxmemory', '0');
-    await waitFor(succeededRuns, (n) => n > before, {
-      timeoutMs: 60_000,
-      what: 'a sync after memory was freed',
-    });
-    await waitFor(
-      () => get('/connect').then((r) => r.status),
-      (status) => status === 302,
-      { timeoutMs: 30_000, what: '/connect to work again' },
-    );
-    await waitFor(
-      async () => linesSince(offset).filter((line) => line.includes('tick worker works again')),
-      (found) => found.length === 1,
-      { timeoutMs: 30_000, what: 'the tick worker to say it works again' },
-    );
-  }, 120_000);
+  it(
+    'recovers once Redis has memory again: ticks, syncs, /connect works',
+    async () => {
+      const offset = daemon.output().length;
+      const before = await succeededRuns();
+      await admin.config('SET', 'maxmemory', '0');
+      await waitFor(succeededRuns, (n) => n > before, {
+        timeoutMs: 60_000,
+        what: 'a sync after memory was freed',
+      });
+      await waitFor(
+        () => get('/connect').then((r) => r.status),
+        (status) => status === 302,
+        { timeoutMs: 30_000, what: '/connect to work again' },
+      );
+      await waitFor(
+        async () => linesSince(offset).filter((line) => line.includes('tick worker works again')),
+        (found) => found.length === 1,
+        { timeoutMs: 30_000, what: 'the tick worker to say it works again' },
+      );
+    },
+    patient(120_000),
+  );
 });

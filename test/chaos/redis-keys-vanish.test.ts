@@ -16,6 +16,7 @@ import { waitFor } from '../support/wait-for.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 import { ADMIN_TOKEN, rawRequest } from '../support/web-harness.js';
 import { freePort, startOwnRedis, type OwnRedis } from './chaos-support.js';
+import { patient } from '../support/patience.js';
 
 const TICK_SECONDS = 1;
 const clock = new FakeClock(new Date('2026-03-02T09:00:00Z'));
@@ -54,7 +55,7 @@ beforeAll(async () => {
   const made = await h.stores.webhooks.create({ owner: { connectionId }, url: receiver.url });
   receiver.setSecret(made.secret);
   await h.startRoles(['scheduler', 'worker', 'web']);
-}, 60_000);
+}, patient(60_000));
 
 afterAll(async () => {
   await h?.close();
@@ -87,75 +88,87 @@ const tickRestoredLines = () => logLines.filter((line) => line.includes('tick wa
 let pendingDeliveryId: string;
 
 describe('every Redis key deleted under running scheduler, worker and web roles', () => {
-  it('ticks again within one tick interval, and readiness is not 200 while no tick can fire', async () => {
-    await waitFor(succeededRuns, (n) => n >= 1, { timeoutMs: 60_000, what: 'the first scheduled sync' });
-    expect((await readiness('/readyz')).status).toBe(200);
+  it(
+    'ticks again within one tick interval, and readiness is not 200 while no tick can fire',
+    async () => {
+      await waitFor(succeededRuns, (n) => n >= 1, { timeoutMs: 60_000, what: 'the first scheduled sync' });
+      expect((await readiness('/readyz')).status).toBe(200);
 
-    // A booking whose webhooks fail once and wait out their retry.
-    receiver.failNext(Infinity);
-    const slot = await h.clients.prisma.slot.findFirstOrThrow({
-      where: { connectionId, goneAt: null, startsAt: { gt: new Date(clock.now().getTime() + 2 * 3600_000) } },
-      orderBy: [{ startsAt: 'asc' }, { upstreamEventId: 'asc' }],
-    });
-    h.sim.control.book(slot.upstreamEventId, slot.startsAt.toISOString());
-    clock.advance(10 * 60); // the near band is due: the next tick syncs it
-    const failed = await waitFor(
-      () =>
-        h.clients.prisma.webhookDelivery.findMany({
-          where: { eventType: 'booking.inferred', lastStatus: 500 },
-        }),
-      (rows) => rows.length === 1,
-      { timeoutMs: 30_000, what: 'a failed booking.inferred delivery' },
-    );
-    pendingDeliveryId = failed[0]!.id;
-    await waitFor(
-      async () => (await h.clients.webhookQueue.getJob(pendingDeliveryId))?.getState(),
-      (state) => state === 'delayed',
-      { what: 'the delivery waiting out its retry' },
-    );
+      // A booking whose webhooks fail once and wait out their retry.
+      receiver.failNext(Infinity);
+      const slot = await h.clients.prisma.slot.findFirstOrThrow({
+        where: {
+          connectionId,
+          goneAt: null,
+          startsAt: { gt: new Date(clock.now().getTime() + 2 * 3600_000) },
+        },
+        orderBy: [{ startsAt: 'asc' }, { upstreamEventId: 'asc' }],
+      });
+      h.sim.control.book(slot.upstreamEventId, slot.startsAt.toISOString());
+      clock.advance(10 * 60); // the near band is due: the next tick syncs it
+      const failed = await waitFor(
+        () =>
+          h.clients.prisma.webhookDelivery.findMany({
+            where: { eventType: 'booking.inferred', lastStatus: 500 },
+          }),
+        (rows) => rows.length === 1,
+        { timeoutMs: 30_000, what: 'a failed booking.inferred delivery' },
+      );
+      pendingDeliveryId = failed[0]!.id;
+      await waitFor(
+        async () => (await h.clients.webhookQueue.getJob(pendingDeliveryId))?.getState(),
+        (state) => state === 'delayed',
+        { what: 'the delivery waiting out its retry' },
+      );
 
-    await flusher.flushdb();
+      await flusher.flushdb();
 
-    // Nothing can tick now: readiness says so (the process still answers: /healthz is liveness).
-    const gone = await readiness('/readyz');
-    expect(gone.status).toBe(503);
-    expect(gone.body).toMatchObject({ roles: { scheduler: 'not ready' }, tick: 'missing' });
-    expect((await readiness('/readyz/scheduler')).status).toBe(503);
-    expect(tickRestoredLines()).toEqual([]);
+      // Nothing can tick now: readiness says so (the process still answers: /healthz is liveness).
+      const gone = await readiness('/readyz');
+      expect(gone.status).toBe(503);
+      expect(gone.body).toMatchObject({ roles: { scheduler: 'not ready' }, tick: 'missing' });
+      expect((await readiness('/readyz/scheduler')).status).toBe(503);
+      expect(tickRestoredLines()).toEqual([]);
 
-    receiver.failNext(0);
-    // Due again (as a reconnect or an operator makes it), then one tick interval on the scheduler's clock.
-    const before = await dueNowThenOneTickInterval();
-    await waitFor(succeededRuns, (n) => n > before, {
-      timeoutMs: 30_000,
-      what: 'a sync after the keys vanished',
-    });
-    await waitFor(
-      () => readiness('/readyz').then((r) => r.status),
-      (status) => status === 200,
-      { what: 'ready again' },
-    );
-    // Said once, as a warning.
-    expect(tickRestoredLines()).toHaveLength(1);
-    expect(JSON.parse(tickRestoredLines()[0]!)).toMatchObject({ level: 40 });
-    // A later look finds it there and says nothing more: once that look is over.
-    clock.advance(TICK_SECONDS);
-    await clock.timersSettled();
-    expect(tickRestoredLines()).toHaveLength(1);
-  }, 120_000);
+      receiver.failNext(0);
+      // Due again (as a reconnect or an operator makes it), then one tick interval on the scheduler's clock.
+      const before = await dueNowThenOneTickInterval();
+      await waitFor(succeededRuns, (n) => n > before, {
+        timeoutMs: 30_000,
+        what: 'a sync after the keys vanished',
+      });
+      await waitFor(
+        () => readiness('/readyz').then((r) => r.status),
+        (status) => status === 200,
+        { what: 'ready again' },
+      );
+      // Said once, as a warning.
+      expect(tickRestoredLines()).toHaveLength(1);
+      expect(JSON.parse(tickRestoredLines()[0]!)).toMatchObject({ level: 40 });
+      // A later look finds it there and says nothing more: once that look is over.
+      clock.advance(TICK_SECONDS);
+      await clock.timersSettled();
+      expect(tickRestoredLines()).toHaveLength(1);
+    },
+    patient(120_000),
+  );
 
-  it('still delivers the webhook whose queued retry vanished with the keys', async () => {
-    await waitFor(
-      async () =>
-        receiver.requests.filter((r) => r.id === messageIdOf(pendingDeliveryId) && r.status < 300).length,
-      (delivered) => delivered === 1,
-      { timeoutMs: 30_000, what: 'the pending webhook delivered' },
-    );
-    const row = await h.clients.prisma.webhookDelivery.findUniqueOrThrow({
-      where: { id: pendingDeliveryId },
-    });
-    expect(row.deliveredAt).not.toBeNull();
-  }, 60_000);
+  it(
+    'still delivers the webhook whose queued retry vanished with the keys',
+    async () => {
+      await waitFor(
+        async () =>
+          receiver.requests.filter((r) => r.id === messageIdOf(pendingDeliveryId) && r.status < 300).length,
+        (delivered) => delivered === 1,
+        { timeoutMs: 30_000, what: 'the pending webhook delivered' },
+      );
+      const row = await h.clients.prisma.webhookDelivery.findUniqueOrThrow({
+        where: { id: pendingDeliveryId },
+      });
+      expect(row.deliveredAt).not.toBeNull();
+    },
+    patient(60_000),
+  );
 });
 
 // Only the job the tick's scheduler fires next, or only its place in the delayed set (the set evicted while
@@ -174,35 +187,39 @@ describe.each([
   ['the job of the next tick', 'job'],
   ["the next tick's place in the delayed set", 'delayed-entry'],
 ])('only %s deleted, the job scheduler left', (_what, mode) => {
-  it('ticks again within one tick interval, and readiness is 503 until then', async () => {
-    const tickQueue = h.clients.tickQueue;
-    const warned = tickRestoredLines().length;
-    await waitFor(
-      () =>
-        flusher.eval(
-          DELETE_NEXT_TICK,
-          2,
-          tickQueue.toKey('repeat'),
-          tickQueue.toKey('delayed'),
-          TICK_SCHEDULER_ID,
-          tickQueue.toKey(''),
-          mode,
-        ),
-      (deleted) => deleted === 1,
-      { intervalMs: 20, what: 'the next tick deleted while it waits' },
-    );
-    expect(await tickQueue.getJobScheduler(TICK_SCHEDULER_ID)).toBeDefined();
+  it(
+    'ticks again within one tick interval, and readiness is 503 until then',
+    async () => {
+      const tickQueue = h.clients.tickQueue;
+      const warned = tickRestoredLines().length;
+      await waitFor(
+        () =>
+          flusher.eval(
+            DELETE_NEXT_TICK,
+            2,
+            tickQueue.toKey('repeat'),
+            tickQueue.toKey('delayed'),
+            TICK_SCHEDULER_ID,
+            tickQueue.toKey(''),
+            mode,
+          ),
+        (deleted) => deleted === 1,
+        { intervalMs: 20, what: 'the next tick deleted while it waits' },
+      );
+      expect(await tickQueue.getJobScheduler(TICK_SCHEDULER_ID)).toBeDefined();
 
-    const gone = await readiness('/readyz/scheduler');
-    expect(gone.status).toBe(503);
-    expect(gone.body).toMatchObject({ tick: 'missing' });
+      const gone = await readiness('/readyz/scheduler');
+      expect(gone.status).toBe(503);
+      expect(gone.body).toMatchObject({ tick: 'missing' });
 
-    const before = await dueNowThenOneTickInterval();
-    expect(tickRestoredLines()).toHaveLength(warned + 1);
-    await waitFor(succeededRuns, (n) => n > before, {
-      timeoutMs: 30_000,
-      what: 'a sync after the next tick vanished',
-    });
-    expect((await readiness('/readyz/scheduler')).status).toBe(200);
-  }, 60_000);
+      const before = await dueNowThenOneTickInterval();
+      expect(tickRestoredLines()).toHaveLength(warned + 1);
+      await waitFor(succeededRuns, (n) => n > before, {
+        timeoutMs: 30_000,
+        what: 'a sync after the next tick vanished',
+      });
+      expect((await readiness('/readyz/scheduler')).status).toBe(200);
+    },
+    patient(60_000),
+  );
 });

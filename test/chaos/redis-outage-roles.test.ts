@@ -15,6 +15,7 @@ import { createSyncHarness, type SyncHarness } from '../support/sync-harness.js'
 import { waitFor } from '../support/wait-for.js';
 import { ADMIN_TOKEN, rawRequest, type RawResponse } from '../support/web-harness.js';
 import { freePort, startOwnRedis, type OwnRedis } from './chaos-support.js';
+import { patient } from '../support/patience.js';
 
 /** Failed reconnects of each process's Redis connection before the outage ends (~12 s of ioredis backoff). */
 const RECONNECT_ATTEMPTS = 8;
@@ -61,7 +62,7 @@ beforeAll(async () => {
     startChild(['worker'], { HEALTH_PORT: String(workerPort) }),
     startChild(['scheduler'], { HEALTH_PORT: String(schedulerPort) }),
   ]);
-}, 120_000);
+}, patient(120_000));
 
 afterAll(async () => {
   await killProcesses(Object.values(children).filter(Boolean));
@@ -129,112 +130,120 @@ describe('Redis killed under web, worker and scheduler processes', () => {
     }
   });
 
-  it('while Redis is down: feeds served and ready, Redis routes 503 at once, roles not ready, a quiet JSON log', async () => {
-    const offsets = Object.fromEntries(
-      Object.entries(children).map(([role, p]) => [role, p.output().length]),
-    );
-    const killedAt = performance.now();
-    await redis.kill('SIGKILL');
-    await waitFor(
-      () => get(`${webUrl}/readyz/web`).then((r) => r.status),
-      (status) => status === 503,
-      { what: 'the web process to notice Redis is gone' },
-    );
-
-    const connect = await timed(get(`${webUrl}/connect`, { accept: 'text/html' }));
-    expect(connect.status).toBe(503);
-    expect(connect.headers['retry-after']).toBe(String(REDIS_RETRY_AFTER_SECONDS));
-    expect(connect.headers['content-type']).toBe('text/html; charset=utf-8');
-    expect(connect.text).toContain('needs Redis');
-    const action = await timed(syncNow());
-    expect(action.status).toBe(503);
-    expect(JSON.parse(action.text)).toMatchObject({ error: 'unavailable' });
-    const session = await timed(get(`${webUrl}/admin`, { cookie, accept: 'text/html' }));
-    expect(session.status).toBe(503);
-    const board = await timed(get(`${webUrl}/admin/queues/api/queues`, bearer));
-    expect(board.status).toBe(503);
-    // The admin page itself reads Postgres only: the bearer token still opens it.
-    expect((await get(`${webUrl}/admin`, bearer)).status).toBe(200);
-    for (const [what, response] of Object.entries({ connect, action, session, board })) {
-      expect({ what, fast: response.ms < FAST_MS }).toEqual({ what, fast: true });
-    }
-
-    const feed = await get(`${webUrl}/feeds/${feedToken}.ics`);
-    expect(feed.status).toBe(200);
-    expect(feed.text).toBe(feedBefore.text);
-    expect((await get(`${webUrl}/readyz/feeds`)).status).toBe(200);
-    expect((await get(`${webUrl}/readyz`)).status).toBe(200);
-    const worker = await get(`${workerHealth}/readyz`);
-    expect(worker.status).toBe(503);
-    expect(JSON.parse(worker.text)).toMatchObject({ roles: { worker: 'not ready' }, redis: 'failed' });
-    expect((await get(`${schedulerHealth}/readyz/scheduler`)).status).toBe(503);
-
-    // Several reconnect cycles in every process, counted where they happen.
-    const source = 'Redis connection slotfeed';
-    for (const base of [webUrl, workerHealth, schedulerHealth]) {
+  it(
+    'while Redis is down: feeds served and ready, Redis routes 503 at once, roles not ready, a quiet JSON log',
+    async () => {
+      const offsets = Object.fromEntries(
+        Object.entries(children).map(([role, p]) => [role, p.output().length]),
+      );
+      const killedAt = performance.now();
+      await redis.kill('SIGKILL');
       await waitFor(
-        () => errorCount(base, source),
-        (n) => n >= RECONNECT_ATTEMPTS,
-        { timeoutMs: 60_000, intervalMs: 250, what: `${RECONNECT_ATTEMPTS} failed reconnects at ${base}` },
+        () => get(`${webUrl}/readyz/web`).then((r) => r.status),
+        (status) => status === 503,
+        { what: 'the web process to notice Redis is gone' },
       );
-    }
-    const seconds = (performance.now() - killedAt) / 1000;
-    const lines = Object.fromEntries(
-      Object.entries(children).map(([role, p]) => [role, linesSince(p, offsets[role]!)]),
-    );
-    const all = Object.values(lines).flat();
-    expect(all.filter((line) => !isJson(line))).toEqual([]);
-    const errorLines = all.filter((line) => (JSON.parse(line) as { level: number }).level >= 50);
-    // Each distinct error is logged once per minute: a minute of outage adds at most one more line each.
-    const projectedPerMinute = all.length + errorLines.length;
-    if (process.env.CHAOS_FIGURES) {
-      console.info(
-        JSON.stringify({
-          seconds,
-          reconnects: await Promise.all(
-            [webUrl, workerHealth, schedulerHealth].map((b) => errorCount(b, source)),
-          ),
-          lines: Object.fromEntries(Object.entries(lines).map(([role, l]) => [role, l.length])),
-          errorLines: errorLines.length,
-          projectedPerMinute,
-          ms: { connect: connect.ms, action: action.ms, session: session.ms, board: board.ms },
-        }),
-      );
-    }
-    expect(projectedPerMinute).toBeLessThan(50);
-  }, 120_000);
 
-  it('once Redis is back (empty): everything works again, and each process says so once', async () => {
-    const offsets = Object.fromEntries(
-      Object.entries(children).map(([role, p]) => [role, p.output().length]),
-    );
-    await redis.restart();
-    for (const url of [`${webUrl}/readyz/web`, `${workerHealth}/readyz`, `${schedulerHealth}/readyz`]) {
-      await waitFor(
-        () => get(url).then((r) => r.status),
-        (status) => status === 200,
-        { timeoutMs: 30_000, what: `${url} ready again` },
+      const connect = await timed(get(`${webUrl}/connect`, { accept: 'text/html' }));
+      expect(connect.status).toBe(503);
+      expect(connect.headers['retry-after']).toBe(String(REDIS_RETRY_AFTER_SECONDS));
+      expect(connect.headers['content-type']).toBe('text/html; charset=utf-8');
+      expect(connect.text).toContain('needs Redis');
+      const action = await timed(syncNow());
+      expect(action.status).toBe(503);
+      expect(JSON.parse(action.text)).toMatchObject({ error: 'unavailable' });
+      const session = await timed(get(`${webUrl}/admin`, { cookie, accept: 'text/html' }));
+      expect(session.status).toBe(503);
+      const board = await timed(get(`${webUrl}/admin/queues/api/queues`, bearer));
+      expect(board.status).toBe(503);
+      // The admin page itself reads Postgres only: the bearer token still opens it.
+      expect((await get(`${webUrl}/admin`, bearer)).status).toBe(200);
+      for (const [what, response] of Object.entries({ connect, action, session, board })) {
+        expect({ what, fast: response.ms < FAST_MS }).toEqual({ what, fast: true });
+      }
+
+      const feed = await get(`${webUrl}/feeds/${feedToken}.ics`);
+      expect(feed.status).toBe(200);
+      expect(feed.text).toBe(feedBefore.text);
+      expect((await get(`${webUrl}/readyz/feeds`)).status).toBe(200);
+      expect((await get(`${webUrl}/readyz`)).status).toBe(200);
+      const worker = await get(`${workerHealth}/readyz`);
+      expect(worker.status).toBe(503);
+      expect(JSON.parse(worker.text)).toMatchObject({ roles: { worker: 'not ready' }, redis: 'failed' });
+      expect((await get(`${schedulerHealth}/readyz/scheduler`)).status).toBe(503);
+
+      // Several reconnect cycles in every process, counted where they happen.
+      const source = 'Redis connection slotfeed';
+      for (const base of [webUrl, workerHealth, schedulerHealth]) {
+        await waitFor(
+          () => errorCount(base, source),
+          (n) => n >= RECONNECT_ATTEMPTS,
+          { timeoutMs: 60_000, intervalMs: 250, what: `${RECONNECT_ATTEMPTS} failed reconnects at ${base}` },
+        );
+      }
+      const seconds = (performance.now() - killedAt) / 1000;
+      const lines = Object.fromEntries(
+        Object.entries(children).map(([role, p]) => [role, linesSince(p, offsets[role]!)]),
       );
-    }
-    expect((await get(`${webUrl}/connect`)).status).toBe(302);
-    expect((await get(`${webUrl}/admin`, { cookie, accept: 'text/html' })).status).toBe(401);
-    const before = await succeededRuns();
-    await waitFor(
-      () => syncNow().then((r) => r.status),
-      (status) => status === 303,
-      { timeoutMs: 30_000, what: 'an admin sync action to be accepted' },
-    );
-    await waitFor(succeededRuns, (n) => n > before, {
-      timeoutMs: 60_000,
-      what: 'a sync after Redis returned',
-    });
-    for (const [role, p] of Object.entries(children)) {
-      await waitFor(
-        async () =>
-          linesSince(p, offsets[role]!).filter((l) => l.includes('Redis connection slotfeed works again')),
-        (found) => found.length === 1,
-        { timeoutMs: 30_000, what: `${role} to log that Redis works again` },
+      const all = Object.values(lines).flat();
+      expect(all.filter((line) => !isJson(line))).toEqual([]);
+      const errorLines = all.filter((line) => (JSON.parse(line) as { level: number }).level >= 50);
+      // Each distinct error is logged once per minute: a minute of outage adds at most one more line each.
+      const projectedPerMinute = all.length + errorLines.length;
+      if (process.env.CHAOS_FIGURES) {
+        console.info(
+          JSON.stringify({
+            seconds,
+            reconnects: await Promise.all(
+              [webUrl, workerHealth, schedulerHealth].map((b) => errorCount(b, source)),
+            ),
+            lines: Object.fromEntries(Object.entries(lines).map(([role, l]) => [role, l.length])),
+            errorLines: errorLines.length,
+            projectedPerMinute,
+            ms: { connect: connect.ms, action: action.ms, session: session.ms, board: board.ms },
+          }),
+        );
+      }
+      expect(projectedPerMinute).toBeLessThan(50);
+    },
+    patient(120_000),
+  );
+
+  it(
+    'once Redis is back (empty): everything works again, and each process says so once',
+    async () => {
+      const offsets = Object.fromEntries(
+        Object.entries(children).map(([role, p]) => [role, p.output().length]),
       );
-    }
-  }, 120_000);
+      await redis.restart();
+      for (const url of [`${webUrl}/readyz/web`, `${workerHealth}/readyz`, `${schedulerHealth}/readyz`]) {
+        await waitFor(
+          () => get(url).then((r) => r.status),
+          (status) => status === 200,
+          { timeoutMs: 30_000, what: `${url} ready again` },
+        );
+      }
+      expect((await get(`${webUrl}/connect`)).status).toBe(302);
+      expect((await get(`${webUrl}/admin`, { cookie, accept: 'text/html' })).status).toBe(401);
+      const before = await succeededRuns();
+      await waitFor(
+        () => syncNow().then((r) => r.status),
+        (status) => status === 303,
+        { timeoutMs: 30_000, what: 'an admin sync action to be accepted' },
+      );
+      await waitFor(succeededRuns, (n) => n > before, {
+        timeoutMs: 60_000,
+        what: 'a sync after Redis returned',
+      });
+      for (const [role, p] of Object.entries(children)) {
+        await waitFor(
+          async () =>
+            linesSince(p, offsets[role]!).filter((l) => l.includes('Redis connection slotfeed works again')),
+          (found) => found.length === 1,
+          { timeoutMs: 30_000, what: `${role} to log that Redis works again` },
+        );
+      }
+    },
+    patient(120_000),
+  );
 });

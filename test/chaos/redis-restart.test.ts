@@ -6,6 +6,7 @@ import { createSyncHarness, type SyncHarness } from '../support/sync-harness.js'
 import { expectedSync, storedOpenSlots } from '../support/sync-truth.js';
 import { waitFor } from '../support/wait-for.js';
 import { duplicateOpenSlots, overlappingRuns, startOwnRedis, type OwnRedis } from './chaos-support.js';
+import { patient } from '../support/patience.js';
 
 const HORIZON_DAYS = 14;
 let redis: OwnRedis;
@@ -38,43 +39,47 @@ const syncedCount = async () =>
   h.clients.prisma.connection.count({ where: { id: { in: ids }, lastGoodSyncAt: { not: null } } });
 
 describe('Redis killed and restarted mid-round', () => {
-  it('syncs every connection after Redis returns empty, losing and duplicating nothing', async () => {
-    const peer = await h.spawnPeer();
-    await h.startRoles(['scheduler', 'worker']);
-    await h.startRoles(['worker'], peer);
+  it(
+    'syncs every connection after Redis returns empty, losing and duplicating nothing',
+    async () => {
+      const peer = await h.spawnPeer();
+      await h.startRoles(['scheduler', 'worker']);
+      await h.startRoles(['worker'], peer);
 
-    const before = await waitFor(syncedCount, (n) => n >= 2, {
-      timeoutMs: 30_000,
-      what: 'a round under way',
-    });
-    expect(before).toBeLessThan(ids.length);
+      const before = await waitFor(syncedCount, (n) => n >= 2, {
+        timeoutMs: 30_000,
+        what: 'a round under way',
+      });
+      expect(before).toBeLessThan(ids.length);
 
-    await redis.kill('SIGKILL');
-    // Long enough for every client to notice and start reconnecting.
-    await new Promise((resolve) => setTimeout(resolve, 1500));
-    await redis.restart();
+      await redis.kill('SIGKILL');
+      // Long enough for every client to notice and start reconnecting.
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      await redis.restart();
 
-    await waitFor(syncedCount, (n) => n === ids.length, {
-      timeoutMs: 60_000,
-      what: 'every connection synced after Redis came back',
-    });
-    const now = new Date();
-    for (const [i, id] of ids.entries()) {
-      const email = h.sim.users[i]!.email;
-      expect(await storedOpenSlots(h.clients.prisma, id, now)).toEqual(
-        expectedSync(h.sim, email, now, HORIZON_DAYS).slots,
-      );
-    }
-    expect(await duplicateOpenSlots(h.clients.prisma)).toBe(0);
-    expect(await overlappingRuns(h.clients.prisma)).toEqual([]);
-    // The scheduler ticks again on the new, empty Redis: a connection made due now is picked up.
-    await h.clients.prisma.connection.update({ where: { id: ids[0]! }, data: { nextSyncAt: new Date(0) } });
-    const succeeded = () =>
-      h.clients.prisma.syncRun.count({ where: { connectionId: ids[0]!, outcome: 'succeeded' } });
-    const succeededBefore = await succeeded();
-    await waitFor(succeeded, (n) => n > succeededBefore, {
-      timeoutMs: 20_000,
-      what: 'the scheduler to enqueue a due connection after the restart',
-    });
-  }, 120_000);
+      await waitFor(syncedCount, (n) => n === ids.length, {
+        timeoutMs: 60_000,
+        what: 'every connection synced after Redis came back',
+      });
+      const now = new Date();
+      for (const [i, id] of ids.entries()) {
+        const email = h.sim.users[i]!.email;
+        expect(await storedOpenSlots(h.clients.prisma, id, now)).toEqual(
+          expectedSync(h.sim, email, now, HORIZON_DAYS).slots,
+        );
+      }
+      expect(await duplicateOpenSlots(h.clients.prisma)).toBe(0);
+      expect(await overlappingRuns(h.clients.prisma)).toEqual([]);
+      // The scheduler ticks again on the new, empty Redis: a connection made due now is picked up.
+      await h.clients.prisma.connection.update({ where: { id: ids[0]! }, data: { nextSyncAt: new Date(0) } });
+      const succeeded = () =>
+        h.clients.prisma.syncRun.count({ where: { connectionId: ids[0]!, outcome: 'succeeded' } });
+      const succeededBefore = await succeeded();
+      await waitFor(succeeded, (n) => n > succeededBefore, {
+        timeoutMs: 20_000,
+        what: 'the scheduler to enqueue a due connection after the restart',
+      });
+    },
+    patient(120_000),
+  );
 });

@@ -7,6 +7,7 @@ import { killProcesses, startWorkerProcess, type SlotfeedProcess } from '../supp
 import { createSyncHarness, type SyncHarness } from '../support/sync-harness.js';
 import { waitFor } from '../support/wait-for.js';
 import { duplicateOpenSlots } from './chaos-support.js';
+import { patient } from '../support/patience.js';
 
 const CONNECTIONS = 200;
 let h: SyncHarness;
@@ -37,7 +38,7 @@ beforeAll(async () => {
     },
   });
   for (const user of h.sim.users) ids.push(await h.connect(user.email));
-}, 120_000);
+}, patient(120_000));
 afterAll(async () => {
   await killProcesses(children);
   await h?.close();
@@ -55,35 +56,39 @@ const apiCalls = async () =>
     .reduce((sum, [, n]) => sum + n, 0);
 
 describe('200 connections whose tokens expire mid-round, two workers, rotation on', () => {
-  it('refreshes each connection exactly once with zero invalid_grant', async () => {
-    await Promise.all([startChildWorker(), startChildWorker()]);
-    h.sim.control.resetCallCounts();
-    const jobs = await enqueueSyncs(h.clients.syncQueue, ids, 5);
+  it(
+    'refreshes each connection exactly once with zero invalid_grant',
+    async () => {
+      await Promise.all([startChildWorker(), startChildWorker()]);
+      h.sim.control.resetCallCounts();
+      const jobs = await enqueueSyncs(h.clients.syncQueue, ids, 5);
 
-    // The first API calls mean the round has begun: expire every token now (the TTL is an hour).
-    await waitFor(apiCalls, (n) => n > 0, { intervalMs: 5, what: 'the round to start' });
-    simAheadMs = 2 * 3600 * 1000;
-    const syncedBeforeExpiry = await h.clients.prisma.syncRun.count({ where: { outcome: 'succeeded' } });
+      // The first API calls mean the round has begun: expire every token now (the TTL is an hour).
+      await waitFor(apiCalls, (n) => n > 0, { intervalMs: 5, what: 'the round to start' });
+      simAheadMs = 2 * 3600 * 1000;
+      const syncedBeforeExpiry = await h.clients.prisma.syncRun.count({ where: { outcome: 'succeeded' } });
 
-    await waitFor(
-      () => Promise.all(jobs.map((j) => h.clients.syncQueue.getJobState(j.id!))),
-      (states) => states.every((s) => s === 'completed' || s === 'failed'),
-      { timeoutMs: 150_000, intervalMs: 500, what: 'the round to finish' },
-    );
-    const states = await Promise.all(jobs.map((j) => h.clients.syncQueue.getJobState(j.id!)));
-    expect(states.filter((s) => s !== 'completed')).toEqual([]);
-    expect(syncedBeforeExpiry).toBe(0);
+      await waitFor(
+        () => Promise.all(jobs.map((j) => h.clients.syncQueue.getJobState(j.id!))),
+        (states) => states.every((s) => s === 'completed' || s === 'failed'),
+        { timeoutMs: 150_000, intervalMs: 500, what: 'the round to finish' },
+      );
+      const states = await Promise.all(jobs.map((j) => h.clients.syncQueue.getJobState(j.id!)));
+      expect(states.filter((s) => s !== 'completed')).toEqual([]);
+      expect(syncedBeforeExpiry).toBe(0);
 
-    const byUser = h.sim.control.callCountsByUser();
-    const refreshes = h.sim.users.map((u) => byUser[u.id]?.['POST /oauth2/token'] ?? 0);
-    expect(refreshes.filter((n) => n !== 1)).toEqual([]);
-    expect(simWarnings.filter((m) => m.includes('reused'))).toEqual([]);
-    const notActive = await h.clients.prisma.connection.count({ where: { status: { not: 'active' } } });
-    expect(notActive).toBe(0);
-    const invalidGrant = await h.clients.prisma.syncRun.count({ where: { errorCode: 'needs_reauth' } });
-    expect(invalidGrant).toBe(0);
-    const succeeded = await h.clients.prisma.connection.count({ where: { lastSyncOutcome: 'succeeded' } });
-    expect(succeeded).toBe(CONNECTIONS);
-    expect(await duplicateOpenSlots(h.clients.prisma)).toBe(0);
-  }, 180_000);
+      const byUser = h.sim.control.callCountsByUser();
+      const refreshes = h.sim.users.map((u) => byUser[u.id]?.['POST /oauth2/token'] ?? 0);
+      expect(refreshes.filter((n) => n !== 1)).toEqual([]);
+      expect(simWarnings.filter((m) => m.includes('reused'))).toEqual([]);
+      const notActive = await h.clients.prisma.connection.count({ where: { status: { not: 'active' } } });
+      expect(notActive).toBe(0);
+      const invalidGrant = await h.clients.prisma.syncRun.count({ where: { errorCode: 'needs_reauth' } });
+      expect(invalidGrant).toBe(0);
+      const succeeded = await h.clients.prisma.connection.count({ where: { lastSyncOutcome: 'succeeded' } });
+      expect(succeeded).toBe(CONNECTIONS);
+      expect(await duplicateOpenSlots(h.clients.prisma)).toBe(0);
+    },
+    patient(180_000),
+  );
 });

@@ -12,6 +12,7 @@ import { createSyncHarness, type SyncHarness } from '../support/sync-harness.js'
 import { waitFor } from '../support/wait-for.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 import { startOwnRedis, type OwnRedis } from './chaos-support.js';
+import { patient } from '../support/patience.js';
 
 let redis: OwnRedis;
 let h: SyncHarness;
@@ -48,7 +49,7 @@ beforeAll(async () => {
   const made = await h.stores.webhooks.create({ owner: { teamId: team.id }, url: receiver.url });
   receiver.setSecret(made.secret);
   survivor = await startChildWorker();
-}, 60_000);
+}, patient(60_000));
 afterAll(async () => {
   await killProcesses(children);
   await receiver?.close();
@@ -102,46 +103,54 @@ async function expectEachFinished(deliveryIds: readonly string[], what: string) 
 }
 
 describe('the delivery queue’s Redis lost with deliveries pending', () => {
-  it('killed and restarted empty: every delivery is handed over again and delivered', async () => {
-    receiver.failNext(Infinity, 503);
-    const written = await writeDeliveries(6);
-    // Each has failed once and waits in Redis for its retry.
-    await waitFor(
-      () => rowsOf(written),
-      (rows) => rows.every((r) => r.attempts >= 1),
-      {
-        what: 'every delivery attempted once',
-      },
-    );
-    await redis.kill('SIGKILL');
-    await redis.restart();
-    receiver.failNext(0);
+  it(
+    'killed and restarted empty: every delivery is handed over again and delivered',
+    async () => {
+      receiver.failNext(Infinity, 503);
+      const written = await writeDeliveries(6);
+      // Each has failed once and waits in Redis for its retry.
+      await waitFor(
+        () => rowsOf(written),
+        (rows) => rows.every((r) => r.attempts >= 1),
+        {
+          what: 'every delivery attempted once',
+        },
+      );
+      await redis.kill('SIGKILL');
+      await redis.restart();
+      receiver.failNext(0);
 
-    const rows = await expectEachFinished(written, 'every delivery delivered after Redis came back empty');
-    expect(rows.filter((r) => r.deliveredAt === null)).toEqual([]);
-  }, 120_000);
+      const rows = await expectEachFinished(written, 'every delivery delivered after Redis came back empty');
+      expect(rows.filter((r) => r.deliveredAt === null)).toEqual([]);
+    },
+    patient(120_000),
+  );
 
-  it('its keys deleted under a running worker (no reconnect): every delivery is handed over again', async () => {
-    receiver.failNext(Infinity, 503);
-    const written = await writeDeliveries(4);
-    await waitFor(
-      () => rowsOf(written),
-      (rows) => rows.every((r) => r.attempts >= 1),
-      {
-        what: 'every delivery attempted once',
-      },
-    );
-    const admin = new Redis(redis.url, { maxRetriesPerRequest: 2 });
-    try {
-      await admin.flushall();
-    } finally {
-      admin.disconnect();
-    }
-    receiver.failNext(0);
+  it(
+    'its keys deleted under a running worker (no reconnect): every delivery is handed over again',
+    async () => {
+      receiver.failNext(Infinity, 503);
+      const written = await writeDeliveries(4);
+      await waitFor(
+        () => rowsOf(written),
+        (rows) => rows.every((r) => r.attempts >= 1),
+        {
+          what: 'every delivery attempted once',
+        },
+      );
+      const admin = new Redis(redis.url, { maxRetriesPerRequest: 2 });
+      try {
+        await admin.flushall();
+      } finally {
+        admin.disconnect();
+      }
+      receiver.failNext(0);
 
-    const rows = await expectEachFinished(written, 'every delivery delivered after the keys were deleted');
-    expect(rows.filter((r) => r.deliveredAt === null)).toEqual([]);
-  }, 120_000);
+      const rows = await expectEachFinished(written, 'every delivery delivered after the keys were deleted');
+      expect(rows.filter((r) => r.deliveredAt === null)).toEqual([]);
+    },
+    patient(120_000),
+  );
 });
 
 /** Starts a worker, lets it take the delivery (the receiver holds the request open) and SIGKILLs it. */
@@ -154,34 +163,42 @@ async function killWorkerMidDelivery(deliveryId: string) {
 }
 
 describe('worker processes killed mid-delivery', () => {
-  it('SIGKILL while the receiver holds the request open: delivered by the other worker', async () => {
-    // The survivor is paused so that the victim takes the delivery.
-    survivor.child.kill('SIGSTOP');
-    try {
-      const [written] = await writeDeliveries(1);
-      await killWorkerMidDelivery(written!);
-    } finally {
-      survivor.child.kill('SIGCONT');
-    }
-    const rows = await expectEachFinished(
-      (await allRows()).map((r) => r.id),
-      'the killed worker’s delivery delivered by the survivor',
-    );
-    expect(rows.filter((r) => r.deliveredAt === null)).toEqual([]);
-  }, 120_000);
+  it(
+    'SIGKILL while the receiver holds the request open: delivered by the other worker',
+    async () => {
+      // The survivor is paused so that the victim takes the delivery.
+      survivor.child.kill('SIGSTOP');
+      try {
+        const [written] = await writeDeliveries(1);
+        await killWorkerMidDelivery(written!);
+      } finally {
+        survivor.child.kill('SIGCONT');
+      }
+      const rows = await expectEachFinished(
+        (await allRows()).map((r) => r.id),
+        'the killed worker’s delivery delivered by the survivor',
+      );
+      expect(rows.filter((r) => r.deliveredAt === null)).toEqual([]);
+    },
+    patient(120_000),
+  );
 
-  it('its workers killed mid-delivery three times: the queue fails the job, and the row is given up with why', async () => {
-    survivor.child.kill('SIGSTOP');
-    let written: string | undefined;
-    try {
-      [written] = await writeDeliveries(1);
-      // Each next victim's stall check hands it the job the last one died with; the third death is one too many.
-      for (let i = 0; i < 3; i++) await killWorkerMidDelivery(written!);
-    } finally {
-      survivor.child.kill('SIGCONT');
-    }
-    const [row] = await expectEachFinished([written!], 'the delivery given up after its third worker died');
-    expect(row).toMatchObject({ deliveredAt: null, lastError: expect.stringMatching(/stalled/) });
-    expect(receiver.effects.has(messageIdOf(written!))).toBe(false);
-  }, 180_000);
+  it(
+    'its workers killed mid-delivery three times: the queue fails the job, and the row is given up with why',
+    async () => {
+      survivor.child.kill('SIGSTOP');
+      let written: string | undefined;
+      try {
+        [written] = await writeDeliveries(1);
+        // Each next victim's stall check hands it the job the last one died with; the third death is one too many.
+        for (let i = 0; i < 3; i++) await killWorkerMidDelivery(written!);
+      } finally {
+        survivor.child.kill('SIGCONT');
+      }
+      const [row] = await expectEachFinished([written!], 'the delivery given up after its third worker died');
+      expect(row).toMatchObject({ deliveredAt: null, lastError: expect.stringMatching(/stalled/) });
+      expect(receiver.effects.has(messageIdOf(written!))).toBe(false);
+    },
+    patient(180_000),
+  );
 });

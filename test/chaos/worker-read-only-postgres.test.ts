@@ -12,6 +12,7 @@ import { createSyncHarness, type SyncHarness } from '../support/sync-harness.js'
 import { waitFor } from '../support/wait-for.js';
 import { rawRequest } from '../support/web-harness.js';
 import { freePort } from './chaos-support.js';
+import { patient } from '../support/patience.js';
 
 let h: SyncHarness;
 let worker: SlotfeedProcess | undefined;
@@ -29,7 +30,7 @@ beforeAll(async () => {
   const port = await freePort();
   health = `http://127.0.0.1:${port}`;
   worker = await startWorkerProcess({ ...h.env, HEALTH_PORT: String(port), LOG_LEVEL: 'info' });
-}, 60_000);
+}, patient(60_000));
 
 afterAll(async () => {
   if (worker) await killProcesses([worker]);
@@ -67,30 +68,34 @@ describe('a worker whose Postgres turns read-only', () => {
     expect((await rawRequest('GET', `${health}/metrics`)).text).toContain('slotfeed_sync_runs_total');
   });
 
-  it('is not ready while new sessions are read-only, and its syncs fail meanwhile', async () => {
-    await setReadOnly(true);
-    // Each check opens a new session, as the worker's pool does: the change shows at once.
-    expect(await readyz()).toEqual({
-      status: 503,
-      body: { status: 'not ready', roles: { worker: 'not ready' }, postgres: 'read_only', redis: 'ok' },
-    });
-    // The worker has opened no pooled connection yet: the sync's own sessions are read-only too.
-    const [job] = await enqueueSyncs(h.clients.syncQueue, [connectionId], 20);
-    await waitFor(
-      async () => (await h.clients.syncQueue.getJob(job!.id!))?.attemptsMade ?? 0,
-      (attempts) => attempts >= 1,
-      { timeoutMs: 30_000, what: 'a sync attempt to fail on the read-only database' },
-    );
-    const failed = await h.clients.syncQueue.getJob(job!.id!);
-    expect(failed?.failedReason).toMatch(/read-only/);
-    expect(await h.clients.syncQueue.getJobState(job!.id!)).not.toBe('completed');
+  it(
+    'is not ready while new sessions are read-only, and its syncs fail meanwhile',
+    async () => {
+      await setReadOnly(true);
+      // Each check opens a new session, as the worker's pool does: the change shows at once.
+      expect(await readyz()).toEqual({
+        status: 503,
+        body: { status: 'not ready', roles: { worker: 'not ready' }, postgres: 'read_only', redis: 'ok' },
+      });
+      // The worker has opened no pooled connection yet: the sync's own sessions are read-only too.
+      const [job] = await enqueueSyncs(h.clients.syncQueue, [connectionId], 20);
+      await waitFor(
+        async () => (await h.clients.syncQueue.getJob(job!.id!))?.attemptsMade ?? 0,
+        (attempts) => attempts >= 1,
+        { timeoutMs: 30_000, what: 'a sync attempt to fail on the read-only database' },
+      );
+      const failed = await h.clients.syncQueue.getJob(job!.id!);
+      expect(failed?.failedReason).toMatch(/read-only/);
+      expect(await h.clients.syncQueue.getJobState(job!.id!)).not.toBe('completed');
 
-    await setReadOnly(false);
-    expect((await readyz()).status).toBe(200);
-    await waitFor(
-      () => h.clients.syncQueue.getJobState(job!.id!),
-      (state) => state === 'completed',
-      { timeoutMs: 60_000, what: 'the sync to complete once Postgres takes writes' },
-    );
-  }, 120_000);
+      await setReadOnly(false);
+      expect((await readyz()).status).toBe(200);
+      await waitFor(
+        () => h.clients.syncQueue.getJobState(job!.id!),
+        (state) => state === 'completed',
+        { timeoutMs: 60_000, what: 'the sync to complete once Postgres takes writes' },
+      );
+    },
+    patient(120_000),
+  );
 });

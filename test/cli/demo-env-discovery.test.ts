@@ -43,6 +43,31 @@ describe('the CLI run from a directory whose demo is running', () => {
     expect(found.env.DATABASE_URL).toBe(settings.DATABASE_URL);
   });
 
+  it('reads none of it when the shell’s DATABASE_URL names another database, and says so', () => {
+    const production = 'postgresql://slotfeed:secret@db.internal:5432/slotfeed';
+    const found = withRunningDemo(['feeds', 'create'], { DATABASE_URL: production }, project, alive);
+    expect(found.env).toEqual({ DATABASE_URL: production });
+    expect(found.note).toBe(
+      "slotfeed: not reading .slotfeed/demo.env: DATABASE_URL names another database than the running demo's",
+    );
+    for (const other of [
+      'postgresql://postgres:pw@127.0.0.1:46807/other',
+      'postgresql://postgres:pw@127.0.0.1:5432/slotfeed',
+    ]) {
+      expect(withRunningDemo(['feeds', 'list'], { DATABASE_URL: other }, project, alive).env).toEqual({
+        DATABASE_URL: other,
+      });
+    }
+  });
+
+  it('reads it when the shell’s DATABASE_URL names the demo’s own database', () => {
+    const same = 'postgresql://postgres:pw@127.0.0.1:46807/slotfeed?connection_limit=5';
+    const found = withRunningDemo(['feeds', 'list'], { DATABASE_URL: same }, project, alive);
+    expect(found.env.TOKEN_ENCRYPTION_KEY).toBe(settings.TOKEN_ENCRYPTION_KEY);
+    expect(found.env.DATABASE_URL).toBe(same);
+    expect(found.note).toBe('slotfeed: using the running demo (.slotfeed/demo.env)');
+  });
+
   it('never gives a daemon role or a new demo the running demo’s settings', () => {
     for (const command of ['start', 'worker', 'web', 'scheduler', 'demo', 'simulator']) {
       expect(withRunningDemo([command], {}, project, alive)).toEqual({ env: {} });

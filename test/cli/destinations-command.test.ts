@@ -11,6 +11,7 @@ import { readBack, startCalDavServer, type CalDavTestServer } from '../support/c
 import { runCapturedCli } from '../support/cli-run.js';
 import { waitFor } from '../support/wait-for.js';
 import { createWebHarness, type WebHarness } from '../support/web-harness.js';
+import { patient } from '../support/patience.js';
 
 let server: CalDavTestServer;
 let h: WebHarness;
@@ -39,7 +40,7 @@ beforeAll(async () => {
     CALDAV_ALLOW_PRIVATE_TARGETS: 'true',
     LOG_LEVEL: 'silent',
   };
-}, 60_000);
+}, patient(60_000));
 afterAll(async () => {
   await h?.close();
   await server?.close();
@@ -127,21 +128,25 @@ describe('the password', () => {
 describe('a destination through its life', () => {
   let destination: CaldavDestinationRecord;
 
-  it('add, the password piped into the real command: the server takes it and a worker writes the feed', async () => {
-    const added = await slotfeedPiped(
-      addArgs('--password-stdin', '--calendar', 'Free time'),
-      `${server.password}\n`,
-    );
-    expect(added).toMatchObject({ code: 0 });
-    expect(added.output).toMatch(/CalDAV destination [0-9a-f-]{36}: feed .* → "Free time"/);
-    expect(added.output).not.toContain(server.password);
-    [destination] = (await service().list({ feedId })) as [CaldavDestinationRecord];
-    expect(destination).toMatchObject({ calendarName: 'Free time', username: server.username });
-    await settled(destination.id);
-    const expected = await feedUids();
-    expect(expected.length).toBeGreaterThan(3);
-    expect(await calendarUids(destination)).toEqual(expected);
-  }, 60_000);
+  it(
+    'add, the password piped into the real command: the server takes it and a worker writes the feed',
+    async () => {
+      const added = await slotfeedPiped(
+        addArgs('--password-stdin', '--calendar', 'Free time'),
+        `${server.password}\n`,
+      );
+      expect(added).toMatchObject({ code: 0 });
+      expect(added.output).toMatch(/CalDAV destination [0-9a-f-]{36}: feed .* → "Free time"/);
+      expect(added.output).not.toContain(server.password);
+      [destination] = (await service().list({ feedId })) as [CaldavDestinationRecord];
+      expect(destination).toMatchObject({ calendarName: 'Free time', username: server.username });
+      await settled(destination.id);
+      const expected = await feedUids();
+      expect(expected.length).toBeGreaterThan(3);
+      expect(await calendarUids(destination)).toEqual(expected);
+    },
+    patient(60_000),
+  );
 
   it('list shows it with its state, as a table and as JSON, and never a password', async () => {
     const table = await slotfeed(['destinations', 'list']);

@@ -17,6 +17,7 @@ import { DEFAULT_REDIS_URL, redisAnswers } from '../../src/demo/local-redis.js';
 import { createRedisConnection } from '../../src/lib/redis-connection.js';
 import { waitFor } from '../support/wait-for.js';
 import { isAlive, processesMentioning } from '../support/processes.js';
+import { patient } from '../support/patience.js';
 
 const projectRoot = fileURLToPath(new URL('../..', import.meta.url));
 const redisPrefix = `slotfeed-ctrl-c-test-${randomBytes(4).toString('hex')}`;
@@ -152,67 +153,79 @@ afterAll(async () => {
 });
 
 describe('Ctrl-C on the demo', () => {
-  it(`stops it cleanly, every time (${STOPS} stops in a row): exit 0, no error, no server left`, async () => {
-    const stops: Stop[] = [];
-    for (let i = 0; i < STOPS; i += 1) {
+  it(
+    `stops it cleanly, every time (${STOPS} stops in a row): exit 0, no error, no server left`,
+    async () => {
+      const stops: Stop[] = [];
+      for (let i = 0; i < STOPS; i += 1) {
+        const demo = startJob(
+          process.execPath,
+          ['--import', 'tsx', 'src/cli.ts', 'demo', '--accounts', '1'],
+          projectRoot,
+          demoEnvironment(),
+        );
+        stops.push(await pressCtrlCWhenReady(demo));
+      }
+      expect(stops).toEqual(stops.map(() => CLEAN_STOP));
+    },
+    patient(300_000),
+  );
+
+  it(
+    'stops `npm run demo` (npm, sh, package.json’s script) with exit code 0',
+    async () => {
+      // A project of the test's own with package.json's "demo" script as it is, whose build does nothing and
+      // whose dist/cli.js runs the sources through tsx: the test checks the code under test, and builds nothing.
+      const project = path.join(workDir, 'project');
+      await mkdir(path.join(project, 'dist'), { recursive: true });
+      const { scripts } = JSON.parse(await readFile(path.join(projectRoot, 'package.json'), 'utf8')) as {
+        scripts: Record<string, string>;
+      };
+      expect(scripts.demo).toMatch(/^node scripts\/build-if-stale\.mjs && /);
+      await mkdir(path.join(project, 'scripts'));
+      await writeFile(path.join(project, 'scripts', 'build-if-stale.mjs'), '// This test builds nothing.\n');
+      await writeFile(
+        path.join(project, 'package.json'),
+        JSON.stringify({
+          name: 'ctrl-c-test',
+          private: true,
+          type: 'module',
+          scripts: { demo: scripts.demo },
+        }),
+      );
+      const tsxApi = path.join(projectRoot, 'node_modules', 'tsx', 'dist', 'esm', 'api', 'index.mjs');
+      await access(tsxApi);
+      await writeFile(
+        path.join(project, 'dist', 'cli.js'),
+        [
+          `import { register } from ${JSON.stringify(pathToFileURL(tsxApi).href)};`,
+          'register();',
+          `await import(${JSON.stringify(pathToFileURL(path.join(projectRoot, 'src', 'cli.ts')).href)});`,
+          '',
+        ].join('\n'),
+      );
+
+      const npm = startJob('npm', ['run', 'demo', '--', '--accounts', '1'], project, {
+        ...demoEnvironment(),
+        HOME: process.env.HOME ?? os.homedir(),
+      });
+      const stop = await pressCtrlCWhenReady(npm);
+      expect({ ...stop, unexpectedStderr: [] }).toEqual(CLEAN_STOP);
+    },
+    patient(180_000),
+  );
+
+  it(
+    'stops cleanly when its terminal closes (SIGHUP), leaving no server behind',
+    async () => {
       const demo = startJob(
         process.execPath,
         ['--import', 'tsx', 'src/cli.ts', 'demo', '--accounts', '1'],
         projectRoot,
         demoEnvironment(),
       );
-      stops.push(await pressCtrlCWhenReady(demo));
-    }
-    expect(stops).toEqual(stops.map(() => CLEAN_STOP));
-  }, 300_000);
-
-  it('stops `npm run demo` (npm, sh, package.json’s script) with exit code 0', async () => {
-    // A project of the test's own with package.json's "demo" script as it is, whose build does nothing and
-    // whose dist/cli.js runs the sources through tsx: the test checks the code under test, and builds nothing.
-    const project = path.join(workDir, 'project');
-    await mkdir(path.join(project, 'dist'), { recursive: true });
-    const { scripts } = JSON.parse(await readFile(path.join(projectRoot, 'package.json'), 'utf8')) as {
-      scripts: Record<string, string>;
-    };
-    expect(scripts.demo).toMatch(/^node scripts\/build-if-stale\.mjs && /);
-    await mkdir(path.join(project, 'scripts'));
-    await writeFile(path.join(project, 'scripts', 'build-if-stale.mjs'), '// This test builds nothing.\n');
-    await writeFile(
-      path.join(project, 'package.json'),
-      JSON.stringify({
-        name: 'ctrl-c-test',
-        private: true,
-        type: 'module',
-        scripts: { demo: scripts.demo },
-      }),
-    );
-    const tsxApi = path.join(projectRoot, 'node_modules', 'tsx', 'dist', 'esm', 'api', 'index.mjs');
-    await access(tsxApi);
-    await writeFile(
-      path.join(project, 'dist', 'cli.js'),
-      [
-        `import { register } from ${JSON.stringify(pathToFileURL(tsxApi).href)};`,
-        'register();',
-        `await import(${JSON.stringify(pathToFileURL(path.join(projectRoot, 'src', 'cli.ts')).href)});`,
-        '',
-      ].join('\n'),
-    );
-
-    const npm = startJob('npm', ['run', 'demo', '--', '--accounts', '1'], project, {
-      ...demoEnvironment(),
-      HOME: process.env.HOME ?? os.homedir(),
-    });
-    const stop = await pressCtrlCWhenReady(npm);
-    expect({ ...stop, unexpectedStderr: [] }).toEqual(CLEAN_STOP);
-  }, 180_000);
-
-  it('stops cleanly when its terminal closes (SIGHUP), leaving no server behind', async () => {
-    const demo = startJob(
-      process.execPath,
-      ['--import', 'tsx', 'src/cli.ts', 'demo', '--accounts', '1'],
-      projectRoot,
-      demoEnvironment(),
-    );
-    expect(await pressCtrlCWhenReady(demo, 'SIGHUP')).toEqual(CLEAN_STOP);
-  }, 180_000);
+      expect(await pressCtrlCWhenReady(demo, 'SIGHUP')).toEqual(CLEAN_STOP);
+    },
+    patient(180_000),
+  );
 });

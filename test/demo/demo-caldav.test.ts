@@ -17,6 +17,7 @@ import { eventsOf } from '../feeds/feed-fixtures.js';
 import { readBack } from '../support/caldav-servers.js';
 import { waitFor } from '../support/wait-for.js';
 import { isAlive, processesMentioning } from '../support/processes.js';
+import { patient } from '../support/patience.js';
 
 const projectRoot = fileURLToPath(new URL('../..', import.meta.url));
 const redisPrefix = `slotfeed-demo-caldav-test-${randomBytes(4).toString('hex')}`;
@@ -162,44 +163,52 @@ afterAll(async () => {
 describe('the demo with Radicale installed', () => {
   let first: Printed;
 
-  it('writes the first account’s free time into a calendar of its Radicale, and Ctrl-C leaves no Radicale running', async () => {
-    const demo = startDemo();
-    first = printedCalendar(await untilFeedsReady(demo));
-    expect(first.calendarUrl.startsWith(first.baseUrl)).toBe(true);
-    expect(first.serverUrl).toBe(first.baseUrl);
-    expect(first.username).toBe('demo');
-    // The password printed is the demo's own, kept in demo.json.
-    const secrets = JSON.parse(await readFile(path.join(dataDir, 'demo.json'), 'utf8')) as {
-      caldavPassword: string;
-    };
-    expect(first.password).toBe(secrets.caldavPassword);
-    // Its calendars are in the data directory, where a restart finds them.
-    expect(demo.stdout()).toContain(`calendars in ${path.join(dataDir, 'caldav')})`);
+  it(
+    'writes the first account’s free time into a calendar of its Radicale, and Ctrl-C leaves no Radicale running',
+    async () => {
+      const demo = startDemo();
+      first = printedCalendar(await untilFeedsReady(demo));
+      expect(first.calendarUrl.startsWith(first.baseUrl)).toBe(true);
+      expect(first.serverUrl).toBe(first.baseUrl);
+      expect(first.username).toBe('demo');
+      // The password printed is the demo's own, kept in demo.json.
+      const secrets = JSON.parse(await readFile(path.join(dataDir, 'demo.json'), 'utf8')) as {
+        caldavPassword: string;
+      };
+      expect(first.password).toBe(secrets.caldavPassword);
+      // Its calendars are in the data directory, where a restart finds them.
+      expect(demo.stdout()).toContain(`calendars in ${path.join(dataDir, 'caldav')})`);
 
-    const { feed, calendar } = await untilCalendarIsFeed(first);
-    expect(calendar).toEqual(feed);
+      const { feed, calendar } = await untilCalendarIsFeed(first);
+      expect(calendar).toEqual(feed);
 
-    expect(await pressCtrlC(demo, first)).toEqual(CLEAN);
-  }, 240_000);
+      expect(await pressCtrlC(demo, first)).toEqual(CLEAN);
+    },
+    patient(240_000),
+  );
 
-  it('started again: the same calendar, its destination already there, each event once', async () => {
-    const demo = startDemo();
-    const again = printedCalendar(await untilFeedsReady(demo));
-    expect(again.calendarUrl).toBe(first.calendarUrl);
-    expect(again.pid).not.toBe(first.pid);
-    const { calendar } = await untilCalendarIsFeed(again);
-    expect(new Set(calendar.map((event) => event.uid)).size).toBe(calendar.length);
-    // One calendar of slotfeed's on the server, not a second one made by a second destination.
-    const home = await fetch(new URL('/demo/', again.baseUrl), {
-      method: 'PROPFIND',
-      headers: {
-        Depth: '1',
-        Authorization: `Basic ${Buffer.from(`${again.username}:${again.password}`).toString('base64')}`,
-      },
-    });
-    const listing = await home.text();
-    expect(listing.match(/Free time \(slotfeed\)/g)).toHaveLength(1);
+  it(
+    'started again: the same calendar, its destination already there, each event once',
+    async () => {
+      const demo = startDemo();
+      const again = printedCalendar(await untilFeedsReady(demo));
+      expect(again.calendarUrl).toBe(first.calendarUrl);
+      expect(again.pid).not.toBe(first.pid);
+      const { calendar } = await untilCalendarIsFeed(again);
+      expect(new Set(calendar.map((event) => event.uid)).size).toBe(calendar.length);
+      // One calendar of slotfeed's on the server, not a second one made by a second destination.
+      const home = await fetch(new URL('/demo/', again.baseUrl), {
+        method: 'PROPFIND',
+        headers: {
+          Depth: '1',
+          Authorization: `Basic ${Buffer.from(`${again.username}:${again.password}`).toString('base64')}`,
+        },
+      });
+      const listing = await home.text();
+      expect(listing.match(/Free time \(slotfeed\)/g)).toHaveLength(1);
 
-    expect(await pressCtrlC(demo, again)).toEqual(CLEAN);
-  }, 180_000);
+      expect(await pressCtrlC(demo, again)).toEqual(CLEAN);
+    },
+    patient(180_000),
+  );
 });

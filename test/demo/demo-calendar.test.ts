@@ -18,6 +18,7 @@ import { createLogger } from '../../src/log.js';
 import { readBack } from '../support/caldav-servers.js';
 import { waitFor } from '../support/wait-for.js';
 import { createWebHarness, type WebHarness } from '../support/web-harness.js';
+import { patient } from '../support/patience.js';
 
 type Started = Extract<LocalCalDav, { state: 'started' }>;
 
@@ -65,7 +66,7 @@ beforeAll(async () => {
   feedId = (await h.sync.stores.feeds.ensureDefaultFeed(connectionId)).feed.id;
   await h.syncNow(connectionId);
   await h.sync.startRoles(['worker']);
-}, 60_000);
+}, patient(60_000));
 afterAll(async () => {
   await h?.close();
   for (const local of running) await local.server.stop();

@@ -16,6 +16,7 @@ import { spawnSlotfeed, type SlotfeedProcess } from '../support/child-process.js
 import { assertStrictIcs } from '../support/ics-checks.js';
 import { waitFor } from '../support/wait-for.js';
 import { isAlive, processesMentioning } from '../support/processes.js';
+import { patient } from '../support/patience.js';
 
 let workDir: string;
 let dataDir: string;
@@ -172,88 +173,96 @@ let historyCounts: Counts | undefined;
 describe('slotfeed demo', () => {
   let firstFeedUrl: string;
 
-  it('reaches "feeds ready", serves a valid calendar at a printed URL, and exits cleanly on SIGINT', async () => {
-    const { demo, printed } = await startDemo();
-    const out = demo.output();
-    // Not a terminal: the progress comes as plain lines, one per account.
-    expect(out.match(/^First sync of .+ done: \d+ free slots\.$/gm)).toHaveLength(3);
-    expect(out).not.toContain('\u001b[');
-    expect(printed.feeds).toHaveLength(3);
-    for (const feed of printed.feeds) {
-      expect(feed.https).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/feeds\/[A-Za-z0-9_-]{43}\.ics$/);
-      expect(feed.webcal).toBe(feed.https.replace(/^http:/, 'webcal:'));
-    }
-    firstFeedUrl = printed.feeds[0]!.https;
-    expect(printed.curl).toBe(`curl -fsS '${firstFeedUrl}'`);
+  it(
+    'reaches "feeds ready", serves a valid calendar at a printed URL, and exits cleanly on SIGINT',
+    async () => {
+      const { demo, printed } = await startDemo();
+      const out = demo.output();
+      // Not a terminal: the progress comes as plain lines, one per account.
+      expect(out.match(/^First sync of .+ done: \d+ free slots\.$/gm)).toHaveLength(3);
+      expect(out).not.toContain('\u001b[');
+      expect(printed.feeds).toHaveLength(3);
+      for (const feed of printed.feeds) {
+        expect(feed.https).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/feeds\/[A-Za-z0-9_-]{43}\.ics$/);
+        expect(feed.webcal).toBe(feed.https.replace(/^http:/, 'webcal:'));
+      }
+      firstFeedUrl = printed.feeds[0]!.https;
+      expect(printed.curl).toBe(`curl -fsS '${firstFeedUrl}'`);
 
-    const feed = await fetch(firstFeedUrl);
-    expect(feed.status).toBe(200);
-    expect(feed.headers.get('content-type')).toMatch(/^text\/calendar/);
-    const ics = await feed.text();
-    assertStrictIcs(ics);
-    expect(ics).toContain('BEGIN:VEVENT');
+      const feed = await fetch(firstFeedUrl);
+      expect(feed.status).toBe(200);
+      expect(feed.headers.get('content-type')).toMatch(/^text\/calendar/);
+      const ics = await feed.text();
+      assertStrictIcs(ics);
+      expect(ics).toContain('BEGIN:VEVENT');
 
-    const admin = await fetch(`${printed.adminUrl}/admin`, {
-      headers: { authorization: `Bearer ${printed.adminToken}`, accept: 'text/html' },
-    });
-    expect(admin.status).toBe(200);
-    expect(await admin.text()).toContain('<h1>Connections</h1>');
+      const admin = await fetch(`${printed.adminUrl}/admin`, {
+        headers: { authorization: `Bearer ${printed.adminToken}`, accept: 'text/html' },
+      });
+      expect(admin.status).toBe(200);
+      expect(await admin.text()).toContain('<h1>Connections</h1>');
 
-    // A history, recorded before the present through the real syncs: three weeks of runs and bookings.
-    expect(out).toMatch(/^History: a fresh database, so the accounts connect 21 days back/m);
-    expect(out).toMatch(/^History recorded in [\d.]+ s: 42 sync rounds of 42, \d+ simulated bookings/m);
-    const counts = await countRows(printed.postgresPort);
-    historyCounts = counts;
-    expect(counts.syncRuns).toBeGreaterThanOrEqual(3 * 43);
-    expect(Date.now() - counts.firstRun.getTime()).toBeGreaterThan(20 * DAY_MS);
-    expect(counts.bookings).toBeGreaterThan(20);
+      // A history, recorded before the present through the real syncs: three weeks of runs and bookings.
+      expect(out).toMatch(/^History: a fresh database, so the accounts connect 21 days back/m);
+      expect(out).toMatch(/^History recorded in [\d.]+ s: 42 sync rounds of 42, \d+ simulated bookings/m);
+      const counts = await countRows(printed.postgresPort);
+      historyCounts = counts;
+      expect(counts.syncRuns).toBeGreaterThanOrEqual(3 * 43);
+      expect(Date.now() - counts.firstRun.getTime()).toBeGreaterThan(20 * DAY_MS);
+      expect(counts.bookings).toBeGreaterThan(20);
 
-    const booked = (await reportRows(printed, 'bookings', { by: 'day' })).filter(
-      (r) => Number(r.bookings) > 0,
-    );
-    expect(weeksIn(booked).size).toBeGreaterThanOrEqual(3);
-    const utilization = await reportRows(printed, 'utilization');
-    expect(weeksIn(utilization).size).toBeGreaterThanOrEqual(3);
-    expect(weeksIn(utilization.filter((r) => Number(r.booked_minutes) > 0)).size).toBeGreaterThanOrEqual(3);
-    // Availability as it was in each of the past weeks: the slots open then, on days of that week.
-    for (const weeksAgo of [3, 2, 1]) {
-      const at = new Date(Date.now() - (7 * weeksAgo - 1) * DAY_MS);
-      const rows = await reportRows(printed, 'availability', { at: at.toISOString() });
-      expect(rows.length).toBeGreaterThan(0);
-      expect(rows.some((r) => Date.parse(`${r.day!}T00:00:00Z`) < at.getTime() + 7 * DAY_MS)).toBe(true);
-    }
+      const booked = (await reportRows(printed, 'bookings', { by: 'day' })).filter(
+        (r) => Number(r.bookings) > 0,
+      );
+      expect(weeksIn(booked).size).toBeGreaterThanOrEqual(3);
+      const utilization = await reportRows(printed, 'utilization');
+      expect(weeksIn(utilization).size).toBeGreaterThanOrEqual(3);
+      expect(weeksIn(utilization.filter((r) => Number(r.booked_minutes) > 0)).size).toBeGreaterThanOrEqual(3);
+      // Availability as it was in each of the past weeks: the slots open then, on days of that week.
+      for (const weeksAgo of [3, 2, 1]) {
+        const at = new Date(Date.now() - (7 * weeksAgo - 1) * DAY_MS);
+        const rows = await reportRows(printed, 'availability', { at: at.toISOString() });
+        expect(rows.length).toBeGreaterThan(0);
+        expect(rows.some((r) => Date.parse(`${r.day!}T00:00:00Z`) < at.getTime() + 7 * DAY_MS)).toBe(true);
+      }
 
-    // The utilization chart: a point for every day, the Sundays nobody works at 0 rather than skipped.
-    const page = await fetch(`${printed.adminUrl}/admin/reports/utilization`, {
-      headers: { authorization: `Bearer ${printed.adminToken}`, accept: 'text/html' },
-    });
-    const chartJson = /<script type="application\/json" id="chart-data">([\s\S]*?)<\/script>/.exec(
-      await page.text(),
-    )?.[1];
-    const chart = JSON.parse(chartJson ?? 'null') as { x: number[]; y: number[] } | null;
-    expect(chart?.x.length).toBeGreaterThanOrEqual(18);
-    expect(chart!.x.every((s, i) => i === 0 || s - chart!.x[i - 1]! === 86_400)).toBe(true);
-    expect(chart!.y.filter((share) => share === 0).length).toBeGreaterThanOrEqual(2);
+      // The utilization chart: a point for every day, the Sundays nobody works at 0 rather than skipped.
+      const page = await fetch(`${printed.adminUrl}/admin/reports/utilization`, {
+        headers: { authorization: `Bearer ${printed.adminToken}`, accept: 'text/html' },
+      });
+      const chartJson = /<script type="application\/json" id="chart-data">([\s\S]*?)<\/script>/.exec(
+        await page.text(),
+      )?.[1];
+      const chart = JSON.parse(chartJson ?? 'null') as { x: number[]; y: number[] } | null;
+      expect(chart?.x.length).toBeGreaterThanOrEqual(18);
+      expect(chart!.x.every((s, i) => i === 0 || s - chart!.x[i - 1]! === 86_400)).toBe(true);
+      expect(chart!.y.filter((share) => share === 0).length).toBeGreaterThanOrEqual(2);
 
-    await stopWithSigint(demo, printed);
-  }, 180_000);
+      await stopWithSigint(demo, printed);
+    },
+    patient(180_000),
+  );
 
-  it('on a restart reconnects the same accounts (no duplicates) and prints the same feed URLs again', async () => {
-    const { demo, printed } = await startDemo();
-    // The owner's page shows a feed's URL again (its token is kept sealed), so nothing needs rotating.
-    expect(demo.output()).not.toContain('(reconnected: new URL)');
-    // The history of the first start is kept, and none is added: the reconnects' syncs and little else.
-    expect(demo.output()).toContain('History: the database already holds connections; its history is kept');
-    expect(demo.output()).not.toContain('History recorded');
-    const counts = await countRows(printed.postgresPort);
-    expect(counts).toMatchObject({ connections: 3, activeFeeds: 3, firstRun: historyCounts!.firstRun });
-    expect(counts.syncRuns - historyCounts!.syncRuns).toBeLessThan(12);
+  it(
+    'on a restart reconnects the same accounts (no duplicates) and prints the same feed URLs again',
+    async () => {
+      const { demo, printed } = await startDemo();
+      // The owner's page shows a feed's URL again (its token is kept sealed), so nothing needs rotating.
+      expect(demo.output()).not.toContain('(reconnected: new URL)');
+      // The history of the first start is kept, and none is added: the reconnects' syncs and little else.
+      expect(demo.output()).toContain('History: the database already holds connections; its history is kept');
+      expect(demo.output()).not.toContain('History recorded');
+      const counts = await countRows(printed.postgresPort);
+      expect(counts).toMatchObject({ connections: 3, activeFeeds: 3, firstRun: historyCounts!.firstRun });
+      expect(counts.syncRuns - historyCounts!.syncRuns).toBeLessThan(12);
 
-    expect(new URL(printed.feeds[0]!.https).pathname).toBe(new URL(firstFeedUrl).pathname);
-    const fresh = await fetch(printed.feeds[0]!.https);
-    expect(fresh.status).toBe(200);
-    assertStrictIcs(await fresh.text());
+      expect(new URL(printed.feeds[0]!.https).pathname).toBe(new URL(firstFeedUrl).pathname);
+      const fresh = await fetch(printed.feeds[0]!.https);
+      expect(fresh.status).toBe(200);
+      assertStrictIcs(await fresh.text());
 
-    await stopWithSigint(demo, printed);
-  }, 160_000);
+      await stopWithSigint(demo, printed);
+    },
+    patient(160_000),
+  );
 });

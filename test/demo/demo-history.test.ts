@@ -17,7 +17,9 @@ import {
   DEMO_HISTORY,
   describeHistory,
   describeHistoryPlan,
+  historyResumesAt,
   planHistory,
+  resumeHistoryPlan,
 } from '../../src/demo/demo-history.js';
 import { createPrng } from '../../src/simulator/index.js';
 
@@ -50,6 +52,24 @@ describe('planHistory', () => {
     // 42 syncs in 21 days: the connect's, 41 more, and the one the live daemon runs at the present.
     expect(plan.rounds).toBe(41);
     expect(plan.startsAt.getTime() + plan.rounds * plan.stepMs).toBe(NOW - plan.stepMs);
+  });
+
+  it('resumes a history stopped half way from its last round, up to the present of the run that resumes it', () => {
+    const first = planHistory(new Date(NOW), 21, 2);
+    const record = { ...first, startsAt: first.startsAt.toISOString(), roundsDone: 11 };
+    const sameDay = resumeHistoryPlan(record, new Date(NOW + 3600_000));
+    expect(sameDay).toMatchObject({
+      startsAt: first.startsAt,
+      stepMs: first.stepMs,
+      rounds: 41,
+      roundsDone: 11,
+    });
+    expect(sameDay.resumed).toBe(true);
+    // Round 10 (the eleventh, counting the connect's) was the last one recorded.
+    expect(historyResumesAt(sameDay).getTime()).toBe(first.startsAt.getTime() + 10 * first.stepMs);
+    expect(historyResumesAt(first)).toEqual(first.startsAt);
+    // Two days later: four rounds more to reach the present.
+    expect(resumeHistoryPlan(record, new Date(NOW + 2 * DAY_MS)).rounds).toBe(45);
   });
 
   it('covers several weeks by default', () => {
@@ -156,6 +176,29 @@ describe('what the demo says about its history', () => {
         '(one clock for the simulator and slotfeed), and sync twice a day up to now',
     );
     expect(describeHistoryPlan(undefined, 21)).toMatch(/already holds connections; its history is kept/);
+    const resumed = resumeHistoryPlan(
+      { ...plan, startsAt: plan.startsAt.toISOString(), roundsDone: 11 },
+      new Date(NOW),
+    );
+    expect(describeHistoryPlan(resumed, 21)).toBe(
+      'History: the last run stopped after 11 sync rounds of 42; recording the rest, from 2026-02-14 09:00 UTC up to now',
+    );
+  });
+
+  it('after a stop half way: that the next run records the rest; after a resumed one: how much this run did', () => {
+    const summary = { rounds: 11, booked: 30, cancelled: 3, inferred: 25 };
+    expect(describeHistory(plan, summary, 4_000)).toBe(
+      'History recorded in 4.0 s: 11 sync rounds of 42, 30 simulated bookings (3 cancelled), 25 inferred by the ' +
+        'syncs; the clock is back at the present.\nThe history is unfinished: the next run of the demo records the ' +
+        'rest (delete its data directory to start afresh).',
+    );
+    const resumed = resumeHistoryPlan(
+      { ...plan, startsAt: plan.startsAt.toISOString(), roundsDone: 11 },
+      new Date(NOW),
+    );
+    expect(describeHistory(resumed, { ...summary, rounds: 42 }, 6_000)).toMatch(
+      /^History recorded in 6\.0 s: 42 sync rounds of 42 \(31 in this run\), [^\n]*present\.$/,
+    );
   });
 
   it('after: how long it took and what it holds, and why it ended early if it did', () => {
@@ -165,7 +208,7 @@ describe('what the demo says about its history', () => {
         'by the syncs; the clock is back at the present.',
     );
     expect(describeHistory(plan, { ...summary, rounds: 7, stoppedEarly: 'boom' }, 1_000)).toMatch(
-      /7 sync rounds of 42.*\nThe history ended early: boom$/,
+      /7 sync rounds of 42.*\nThe history ended early: boom\nThe history is unfinished: /,
     );
   });
 });

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { loadConfig } from '../../src/config.js';
 import { cliEnvFileText, cliInvocation, writeCliEnvFile } from '../../src/demo/cli-env-file.js';
 import { feedTokenInPage } from '../../src/demo/connect-demo-account.js';
-import { demoEnvironment, demoPaths } from '../../src/demo/demo-env.js';
+import { demoEnvironment, demoPaths, demoRedisPrefix } from '../../src/demo/demo-env.js';
 import { loadOrCreateDemoSecrets, newDemoSecrets } from '../../src/demo/demo-secrets.js';
 import { formatDemoSummary, shellQuote } from '../../src/demo/demo-summary.js';
 import { firstSyncState, formatProgressLine, type FirstSyncRow } from '../../src/demo/first-syncs.js';
@@ -107,6 +107,25 @@ describe('formatDemoSummary', () => {
 
   it('quotes for a POSIX shell', () => {
     expect(shellQuote("it's")).toBe(`'it'\\''s'`);
+  });
+});
+
+describe('the demo’s Redis prefix', () => {
+  it('is one per data directory: two checkouts’ demos on one Redis share no queue', () => {
+    const one = demoRedisPrefix('/home/ada/slotfeed/.slotfeed');
+    const other = demoRedisPrefix('/home/ada/slotfeed-copy/.slotfeed');
+    expect(one).toMatch(/^slotfeed-demo-[0-9a-f]{8}$/);
+    expect(other).toMatch(/^slotfeed-demo-[0-9a-f]{8}$/);
+    expect(one).not.toBe(other);
+  });
+
+  it('is the same for the same directory however it is written, so a restart finds its queues again', () => {
+    expect(demoRedisPrefix('/home/ada/slotfeed/.slotfeed/')).toBe(
+      demoRedisPrefix('/home/ada/slotfeed/.slotfeed'),
+    );
+    expect(demoRedisPrefix(path.relative(process.cwd(), '/srv/demo/.slotfeed'))).toBe(
+      demoRedisPrefix('/srv/demo/.slotfeed'),
+    );
   });
 });
 

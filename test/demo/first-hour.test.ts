@@ -17,6 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DEFAULT_REDIS_URL, redisAnswers } from '../../src/demo/local-redis.js';
 import { createRedisConnection } from '../../src/lib/redis-connection.js';
 import { waitFor } from '../support/wait-for.js';
+import { patient } from '../support/patience.js';
 
 const projectRoot = fileURLToPath(new URL('../..', import.meta.url));
 const redisPrefix = `slotfeed-first-hour-test-${randomBytes(4).toString('hex')}`;
@@ -160,58 +161,64 @@ afterAll(async () => {
 });
 
 describe("the README's first hour on a fresh copy", () => {
-  it('CLI, feed, signed webhook to a loopback receiver, a booking; then a restart keeps URLs and booking', async () => {
-    const block = firstHourBlock(await readFile(path.join(projectRoot, 'README.md'), 'utf8'));
-    // The CLI finds the demo by itself: nothing in the block points it there.
-    expect(block).not.toContain('--env-file');
-    expect(block).not.toMatch(/DATABASE_URL|REDIS_URL|TOKEN_ENCRYPTION_KEY|WEBHOOK_ALLOW_PRIVATE_TARGETS/);
+  it(
+    'CLI, feed, signed webhook to a loopback receiver, a booking; then a restart keeps URLs and booking',
+    async () => {
+      const block = firstHourBlock(await readFile(path.join(projectRoot, 'README.md'), 'utf8'));
+      // The CLI finds the demo by itself: nothing in the block points it there.
+      expect(block).not.toContain('--env-file');
+      expect(block).not.toMatch(/DATABASE_URL|REDIS_URL|TOKEN_ENCRYPTION_KEY|WEBHOOK_ALLOW_PRIVATE_TARGETS/);
 
-    running = startDemo();
-    const first = await untilFeedsReady(running);
-    expect(first).toContain('\n  node dist/cli.js connections list\n');
-    const feedUrls = feedUrlsOf(first);
-    expect(feedUrls).toHaveLength(3);
+      running = startDemo();
+      const first = await untilFeedsReady(running);
+      expect(first).toContain('\n  node dist/cli.js connections list\n');
+      const feedUrls = feedUrlsOf(first);
+      expect(feedUrls).toHaveLength(3);
 
-    const { code, stdout, stderr } = await runShell(block);
-    if (code !== 0) throw new Error(`the first hour failed (exit ${code}):\n${stdout}\n${stderr}`);
-    for (const email of ['linus.turing', 'grace.johnson', 'ada.knuth']) {
-      expect(stdout).toContain(`${email}@example.test`);
-    }
-    // The feed the CLI made is served, and its owner's page can show its address again.
-    const feedUrl = /^ {2}(http:\/\/\S+\/feeds\/[A-Za-z0-9_-]{43}\.ics)$/m.exec(stdout)?.[1];
-    expect(feedUrl).toBeDefined();
-    expect((await fetch(feedUrl!)).status).toBe(200);
-    const feedId = /^Feed ([0-9a-f-]{36}) /m.exec(stdout)?.[1];
-    const listed = await runShell('node dist/cli.js feeds list --format json');
-    const { feeds } = JSON.parse(listed.stdout) as { feeds: { id: string; tokenRecoverable: boolean }[] };
-    expect(feeds.find((f) => f.id === feedId)).toMatchObject({ tokenRecoverable: true });
-    // The receiver verified the delivery that says the booked slot closed, and stopped.
-    const booked = /^the slot at (\S+) closed; stopping$/m.exec(stdout)?.[1];
-    expect(booked).toBeDefined();
-    expect(stdout).toMatch(/^verified msg_\S+: availability\.changed #\d+ /m);
-    expect(stdout).not.toContain('rejected:');
-    expect(nonJsonLines(running.stderr())).toEqual([]);
+      const { code, stdout, stderr } = await runShell(block);
+      if (code !== 0) throw new Error(`the first hour failed (exit ${code}):\n${stdout}\n${stderr}`);
+      for (const email of ['linus.turing', 'grace.johnson', 'ada.knuth']) {
+        expect(stdout).toContain(`${email}@example.test`);
+      }
+      // The feed the CLI made is served, and its owner's page can show its address again.
+      const feedUrl = /^ {2}(http:\/\/\S+\/feeds\/[A-Za-z0-9_-]{43}\.ics)$/m.exec(stdout)?.[1];
+      expect(feedUrl).toBeDefined();
+      expect((await fetch(feedUrl!)).status).toBe(200);
+      const feedId = /^Feed ([0-9a-f-]{36}) /m.exec(stdout)?.[1];
+      const listed = await runShell('node dist/cli.js feeds list --format json');
+      const { feeds } = JSON.parse(listed.stdout) as { feeds: { id: string; tokenRecoverable: boolean }[] };
+      expect(feeds.find((f) => f.id === feedId)).toMatchObject({ tokenRecoverable: true });
+      // The receiver verified the delivery that says the booked slot closed, and stopped.
+      const booked = /^the slot at (\S+) closed; stopping$/m.exec(stdout)?.[1];
+      expect(booked).toBeDefined();
+      expect(stdout).toMatch(/^verified msg_\S+: availability\.changed #\d+ /m);
+      expect(stdout).not.toContain('rejected:');
+      expect(nonJsonLines(running.stderr())).toEqual([]);
 
-    await stopDemo(running);
-    await expect(access(path.join(workDir, '.slotfeed', 'demo.env'))).rejects.toThrow();
+      await stopDemo(running);
+      await expect(access(path.join(workDir, '.slotfeed', 'demo.env'))).rejects.toThrow();
 
-    running = startDemo();
-    const second = await untilFeedsReady(running);
-    expect(second).not.toContain('!! Port');
-    expect(feedUrlsOf(second)).toEqual(feedUrls);
-    // The booking is still the simulator's: its slot is not offered, and it is in its bookings.
-    const sim = await simulatorUrl();
-    const users = (await (await fetch(`${sim}/__sim/users`)).json()) as {
-      bookings: { event_id: string; start: string }[];
-    }[];
-    const booking = users.flatMap((u) => u.bookings).find((b) => Date.parse(b.start) === Date.parse(booked!));
-    expect(booking).toBeDefined();
-    const to = new Date(Date.parse(booked!) + 60_000).toISOString();
-    const offered = (await (
-      await fetch(`${sim}/__sim/slots?eventId=${booking!.event_id}&from=${booked}&to=${to}`)
-    ).json()) as string[];
-    expect(offered).toEqual([]);
-    expect(nonJsonLines(running.stderr())).toEqual([]);
-    await stopDemo(running);
-  }, 400_000);
+      running = startDemo();
+      const second = await untilFeedsReady(running);
+      expect(second).not.toContain('!! Port');
+      expect(feedUrlsOf(second)).toEqual(feedUrls);
+      // The booking is still the simulator's: its slot is not offered, and it is in its bookings.
+      const sim = await simulatorUrl();
+      const users = (await (await fetch(`${sim}/__sim/users`)).json()) as {
+        bookings: { event_id: string; start: string }[];
+      }[];
+      const booking = users
+        .flatMap((u) => u.bookings)
+        .find((b) => Date.parse(b.start) === Date.parse(booked!));
+      expect(booking).toBeDefined();
+      const to = new Date(Date.parse(booked!) + 60_000).toISOString();
+      const offered = (await (
+        await fetch(`${sim}/__sim/slots?eventId=${booking!.event_id}&from=${booked}&to=${to}`)
+      ).json()) as string[];
+      expect(offered).toEqual([]);
+      expect(nonJsonLines(running.stderr())).toEqual([]);
+      await stopDemo(running);
+    },
+    patient(400_000),
+  );
 });

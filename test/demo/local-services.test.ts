@@ -14,6 +14,7 @@ import { createLogger } from '../../src/log.js';
 import { createTestDatabase, MIGRATIONS_DIR, TEST_DATABASE_ADMIN_URL } from '../support/db.js';
 import { TEST_REDIS_URL } from '../support/redis.js';
 import { isAlive, processGroupOf } from '../support/processes.js';
+import { patient } from '../support/patience.js';
 
 const logger = createLogger({ level: 'silent' });
 let workDir: string;
@@ -120,43 +121,49 @@ describe('resolveLocalPostgres', () => {
     }
   });
 
-  it('otherwise starts an embedded Postgres on a free port (not 5432) whose migrated data survives a restart', async () => {
-    const input = {
-      env: {},
-      dataDir: path.join(workDir, 'postgres'),
-      password: 'demo-test-password',
-      migrationsDir: MIGRATIONS_DIR,
-      logger,
-    };
-    const first = await resolveLocalPostgres(input);
-    let pid = first.server!.pid;
-    try {
-      expect(first.source).toBe('embedded');
-      expect(first.server!.port).not.toBe(5432);
-      // Not in this process's group: a terminal's Ctrl-C (SIGINT to its foreground group) reaches the demo
-      // alone, and the server runs until the demo, having closed what uses it, stops it.
-      expect(await processGroupOf(pid)).not.toBe(await processGroupOf(process.pid));
-      expect(first.url).toMatch(/^postgresql:\/\/postgres:[^@]+@127\.0\.0\.1:\d+\/slotfeed$/);
-      const client = new pg.Client({ connectionString: first.url });
-      await client.connect();
-      await client.query(`INSERT INTO connection (id, upstream_user_id) VALUES (gen_random_uuid(), 'kept')`);
-      await client.end();
-    } finally {
-      await first.stop();
-    }
-    expect(isAlive(pid)).toBe(false);
+  it(
+    'otherwise starts an embedded Postgres on a free port (not 5432) whose migrated data survives a restart',
+    async () => {
+      const input = {
+        env: {},
+        dataDir: path.join(workDir, 'postgres'),
+        password: 'demo-test-password',
+        migrationsDir: MIGRATIONS_DIR,
+        logger,
+      };
+      const first = await resolveLocalPostgres(input);
+      let pid = first.server!.pid;
+      try {
+        expect(first.source).toBe('embedded');
+        expect(first.server!.port).not.toBe(5432);
+        // Not in this process's group: a terminal's Ctrl-C (SIGINT to its foreground group) reaches the demo
+        // alone, and the server runs until the demo, having closed what uses it, stops it.
+        expect(await processGroupOf(pid)).not.toBe(await processGroupOf(process.pid));
+        expect(first.url).toMatch(/^postgresql:\/\/postgres:[^@]+@127\.0\.0\.1:\d+\/slotfeed$/);
+        const client = new pg.Client({ connectionString: first.url });
+        await client.connect();
+        await client.query(
+          `INSERT INTO connection (id, upstream_user_id) VALUES (gen_random_uuid(), 'kept')`,
+        );
+        await client.end();
+      } finally {
+        await first.stop();
+      }
+      expect(isAlive(pid)).toBe(false);
 
-    const second = await resolveLocalPostgres(input);
-    pid = second.server!.pid;
-    try {
-      const client = new pg.Client({ connectionString: second.url });
-      await client.connect();
-      const kept = await client.query(`SELECT upstream_user_id FROM connection`);
-      await client.end();
-      expect(kept.rows).toEqual([{ upstream_user_id: 'kept' }]);
-    } finally {
-      await second.stop();
-    }
-    expect(isAlive(pid)).toBe(false);
-  }, 40_000);
+      const second = await resolveLocalPostgres(input);
+      pid = second.server!.pid;
+      try {
+        const client = new pg.Client({ connectionString: second.url });
+        await client.connect();
+        const kept = await client.query(`SELECT upstream_user_id FROM connection`);
+        await client.end();
+        expect(kept.rows).toEqual([{ upstream_user_id: 'kept' }]);
+      } finally {
+        await second.stop();
+      }
+      expect(isAlive(pid)).toBe(false);
+    },
+    patient(40_000),
+  );
 });

@@ -26,6 +26,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { dependencyClosure } from '../../src/demo/installed-packages.js';
 import { stageInstalledPackage, stageProblem } from '../../src/demo/package-stage.js';
+import { patient } from '../support/patience.js';
 
 const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const CHILD = fileURLToPath(new URL('./helpers/postgres-from-checkout.ts', import.meta.url));
@@ -125,52 +126,57 @@ async function symlinkTargets(dir: string): Promise<string[]> {
 }
 
 (isRoot ? describe : describe.skip)('embedded Postgres run by root from a checkout it cannot share', () => {
-  it('starts from a stage made by a checkout since deleted, from clones elsewhere and in its place, and moved', async () => {
-    const firstCheckout = path.join(privateDir, 'first', 'slotfeed');
-    await makeCheckout(firstCheckout);
-    const first = await startFromCheckout(firstCheckout, 'first-clone-password', [
-      'CREATE TABLE origin (clone text)',
-      "INSERT INTO origin VALUES ('first')",
-      'SELECT clone FROM origin',
-    ]);
-    expect(first.results[2]).toEqual([{ clone: 'first' }]);
-    expect(first.notes).toContain(
-      `the postgres user cannot reach the project's directories; running from ${stagingRoot}`,
-    );
-    expect(first.notes.some((note) => note.endsWith('(there was none)'))).toBe(true);
-    expect(path.dirname(first.dataDir)).toBe(path.join(stagingRoot, 'data'));
+  it(
+    'starts from a stage made by a checkout since deleted, from clones elsewhere and in its place, and moved',
+    async () => {
+      const firstCheckout = path.join(privateDir, 'first', 'slotfeed');
+      await makeCheckout(firstCheckout);
+      const first = await startFromCheckout(firstCheckout, 'first-clone-password', [
+        'CREATE TABLE origin (clone text)',
+        "INSERT INTO origin VALUES ('first')",
+        'SELECT clone FROM origin',
+      ]);
+      expect(first.results[2]).toEqual([{ clone: 'first' }]);
+      expect(first.notes).toContain(
+        `the postgres user cannot reach the project's directories; running from ${stagingRoot}`,
+      );
+      expect(first.notes.some((note) => note.endsWith('(there was none)'))).toBe(true);
+      expect(path.dirname(first.dataDir)).toBe(path.join(stagingRoot, 'data'));
 
-    // The stage holds copies: nothing in it leads back into the checkout.
-    const [stage] = (await readdir(stagingRoot)).filter((name) => name.startsWith('embedded-postgres-'));
-    const stageDir = path.join(stagingRoot, stage!);
-    for (const target of await symlinkTargets(stageDir)) expect(target.startsWith(`${stageDir}/`)).toBe(true);
+      // The stage holds copies: nothing in it leads back into the checkout.
+      const [stage] = (await readdir(stagingRoot)).filter((name) => name.startsWith('embedded-postgres-'));
+      const stageDir = path.join(stagingRoot, stage!);
+      for (const target of await symlinkTargets(stageDir))
+        expect(target.startsWith(`${stageDir}/`)).toBe(true);
 
-    // That checkout deleted, a clone elsewhere starts from the stage it left, as it was.
-    await rm(firstCheckout, { recursive: true, force: true });
-    const checkout = path.join(privateDir, 'second', 'slotfeed');
-    await makeCheckout(checkout);
-    const second = await startFromCheckout(checkout, 'second-clone-password', ['SELECT 1 AS up']);
-    expect(second.results).toEqual([[{ up: 1 }]]);
-    expect(second.notes.filter((note) => note.startsWith('staged'))).toEqual([]);
+      // That checkout deleted, a clone elsewhere starts from the stage it left, as it was.
+      await rm(firstCheckout, { recursive: true, force: true });
+      const checkout = path.join(privateDir, 'second', 'slotfeed');
+      await makeCheckout(checkout);
+      const second = await startFromCheckout(checkout, 'second-clone-password', ['SELECT 1 AS up']);
+      expect(second.results).toEqual([[{ up: 1 }]]);
+      expect(second.notes.filter((note) => note.startsWith('staged'))).toEqual([]);
 
-    // Deleted and cloned again in its place: new demo secrets, so a new password, and a cluster of its own.
-    await rm(checkout, { recursive: true, force: true });
-    await makeCheckout(checkout);
-    const third = await startFromCheckout(checkout, 'third-clone-password', [
-      "SELECT to_regclass('origin') IS NULL AS fresh",
-      'CREATE TABLE origin (clone text)',
-      "INSERT INTO origin VALUES ('third')",
-    ]);
-    expect(third.results[0]).toEqual([{ fresh: true }]);
-    expect(new Set([first.dataDir, second.dataDir, third.dataDir]).size).toBe(3);
+      // Deleted and cloned again in its place: new demo secrets, so a new password, and a cluster of its own.
+      await rm(checkout, { recursive: true, force: true });
+      await makeCheckout(checkout);
+      const third = await startFromCheckout(checkout, 'third-clone-password', [
+        "SELECT to_regclass('origin') IS NULL AS fresh",
+        'CREATE TABLE origin (clone text)',
+        "INSERT INTO origin VALUES ('third')",
+      ]);
+      expect(third.results[0]).toEqual([{ fresh: true }]);
+      expect(new Set([first.dataDir, second.dataDir, third.dataDir]).size).toBe(3);
 
-    // Moved elsewhere: the same cluster, found through the checkout's own record of it.
-    const moved = path.join(privateDir, 'moved', 'slotfeed');
-    await mkdir(path.dirname(moved));
-    await rename(checkout, moved);
-    const afterMove = await startFromCheckout(moved, 'third-clone-password', ['SELECT clone FROM origin']);
-    expect(afterMove).toMatchObject({ dataDir: third.dataDir, results: [[{ clone: 'third' }]] });
-  }, 120_000);
+      // Moved elsewhere: the same cluster, found through the checkout's own record of it.
+      const moved = path.join(privateDir, 'moved', 'slotfeed');
+      await mkdir(path.dirname(moved));
+      await rename(checkout, moved);
+      const afterMove = await startFromCheckout(moved, 'third-clone-password', ['SELECT clone FROM origin']);
+      expect(afterMove).toMatchObject({ dataDir: third.dataDir, results: [[{ clone: 'third' }]] });
+    },
+    patient(120_000),
+  );
 });
 
 describe('stageInstalledPackage', () => {

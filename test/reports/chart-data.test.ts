@@ -9,6 +9,7 @@ import { everyDay, lineChartOf, MAX_CHART_DAYS } from '../../src/web/admin/repor
 import { FakeClock } from '../support/sync-harness.js';
 import { ADMIN_TOKEN, createWebHarness, type WebHarness } from '../support/web-harness.js';
 import { knownHistoryOptions, scriptKnownHistory, T0, type KnownHistory } from './known-history.js';
+import { patient } from '../support/patience.js';
 
 const NOW = new Date('2026-03-10T12:00:00Z');
 const days = (chart: LineChart | undefined) =>
@@ -92,7 +93,7 @@ describe('the report pages’ chart data, over the known history', () => {
     const clock = new FakeClock(new Date(T0));
     web = await createWebHarness('chart_data', knownHistoryOptions(clock));
     k = await scriptKnownHistory(web.sync, clock);
-  }, 60_000);
+  }, patient(60_000));
   afterAll(async () => {
     await web?.close();
   });

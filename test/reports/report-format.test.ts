@@ -4,6 +4,7 @@ import { fittedWidths, formatTable, terminalWidth } from '../../src/lib/text-tab
 import { formatValue, reportAsCsv } from '../../src/reports/report-format.js';
 import { parseReportQuery } from '../../src/reports/report-query.js';
 import type { ReportResult } from '../../src/reports/report-result.js';
+import { runCapturedCli } from '../support/cli-run.js';
 
 const NOW = new Date('2026-03-02T09:00:00Z');
 
@@ -76,6 +77,12 @@ describe('report flags', () => {
   });
 });
 
+describe('a number in a table', () => {
+  it('has one decimal in every row, so a column reads at one precision (sync-health’s calls/run)', () => {
+    expect([48.57, 29.7, 8].map((n) => formatValue(n, 'number'))).toEqual(['48.6', '29.7', '8.0']);
+  });
+});
+
 describe('a duration in a table', () => {
   it('reads as a person reads it: seconds under a minute, then minutes and hours', () => {
     expect(formatValue(45, 'duration')).toBe('45 s');
@@ -89,5 +96,14 @@ describe('a duration in a table', () => {
 
   it('is a dash when there is none, as every other kind', () => {
     expect(formatValue(null, 'duration')).toBe('—');
+  });
+});
+
+describe('slotfeed report --help', () => {
+  it('says what each report is per: utilization is per connection, as its rows are', async () => {
+    const help = await runCapturedCli({}, ['report', 'utilization', '--help']);
+    const text = (help.stdout + help.stderr).replace(/\s+/g, ' ');
+    expect(text).toContain('the share of the time offered for booking that was booked, per connection');
+    expect(text).not.toContain('per event type');
   });
 });

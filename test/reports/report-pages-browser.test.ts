@@ -7,6 +7,7 @@ import { launchTestBrowser, type TestBrowser } from '../support/browser.js';
 import { ADMIN_TOKEN, createWebHarness, type WebHarness } from '../support/web-harness.js';
 import { FakeClock } from '../support/sync-harness.js';
 import { knownHistoryOptions, scriptKnownHistory, T0, T3, type KnownHistory } from './known-history.js';
+import { patient } from '../support/patience.js';
 
 let k: KnownHistory;
 let web: WebHarness;
@@ -21,7 +22,7 @@ beforeAll(async () => {
   browser = await launchTestBrowser({ acceptDownloads: true });
   ({ context, page } = browser);
   await context.setExtraHTTPHeaders({ authorization: `Bearer ${ADMIN_TOKEN}` });
-}, 60_000);
+}, patient(60_000));
 afterAll(async () => {
   await browser?.close();
   await web?.close();
@@ -35,7 +36,7 @@ describe('report pages in Chromium', () => {
       `${web.url}/admin/reports/availability?connection=${k.berlin.connectionId}`,
     );
     expect(response?.status()).toBe(200);
-    await page.waitForSelector('#chart[data-ready="true"]', { timeout: 10_000 });
+    await page.waitForSelector('#chart[data-ready="true"]', { timeout: patient(10_000) });
     expect(errors).toEqual([]);
     // Mar 30, 31, Apr 1, Apr 2 as of T3 (the clock): 120, 180, 180, 180 free minutes.
     // Evaluated as text: the test compiles without DOM types.

@@ -7,6 +7,7 @@ import { parseReportQuery } from '../../src/reports/report-query.js';
 import { runReport } from '../../src/reports/run-report.js';
 import { createReportStore } from '../../src/store/reports.js';
 import { buildKnownHistory, T3, type KnownHistory } from './known-history.js';
+import { patient } from '../support/patience.js';
 
 let k: KnownHistory;
 let berlin: string;
@@ -16,7 +17,7 @@ beforeAll(async () => {
   k = await buildKnownHistory('reports');
   berlin = k.berlin.connectionId;
   email = k.berlin.email;
-}, 60_000);
+}, patient(60_000));
 afterAll(async () => {
   await k?.h.close();
 });

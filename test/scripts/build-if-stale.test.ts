@@ -50,11 +50,11 @@ function run(...args: string[]): { status: number | null; stdout: string; stderr
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
-/** Runs the script and returns the line it printed, having checked that it succeeded. */
+/** Runs the script and returns the first line it printed (why it builds, or not), having checked it succeeded. */
 function runOk(): string {
   const result = run();
   expect(result).toMatchObject({ status: 0, stderr: '' });
-  return result.stdout.trim();
+  return result.stdout.trim().split('\n')[0]!;
 }
 
 beforeEach(() => {
@@ -84,6 +84,25 @@ beforeEach(() => {
 afterEach(() => rmSync(root, { recursive: true, force: true }));
 
 describe('build-if-stale', () => {
+  it(
+    'says what a build is about to take: a first build’s usual time, then the last build’s, and this one’s',
+    () => {
+      const first = run();
+      expect(first.status).toBe(0);
+      expect(first.stdout).toMatch(
+        /^building… \(no earlier build recorded\)\n {2}tsc compiles src\/ into dist\/; a whole build takes about \d+ s on a quiet 2-core machine \(\d+ s of CPU\), \d+ minutes at a load of \d+\n {2}built in [\d.]+ s\n$/,
+      );
+      write('src/greeting.ts', "export const greeting: string = 'hi';\n");
+      const second = run();
+      const took = /built in ([\d.]+) s/.exec(first.stdout)![1];
+      expect(second.stdout).toContain(
+        `\n  tsc compiles src/ into dist/; the last build here took ${took} s\n`,
+      );
+      expect(second.stdout).toMatch(/\n {2}built in [\d.]+ s\n$/);
+    },
+    TIMEOUT_MS,
+  );
+
   it(
     'builds the first time, then skips the build while nothing changed',
     () => {
@@ -211,7 +230,9 @@ describe('build-if-stale', () => {
     'builds when asked with --force, and exits 2 naming an argument it does not know',
     () => {
       runOk();
-      expect(run('--force')).toMatchObject({ status: 0, stdout: 'building… (--force)\n' });
+      const forced = run('--force');
+      expect(forced.status).toBe(0);
+      expect(forced.stdout).toMatch(/^building… \(--force\)\n/);
       const usage = run('--frce');
       expect(usage.status).toBe(2);
       expect(usage.stderr).toContain('unknown argument --frce');

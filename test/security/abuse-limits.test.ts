@@ -224,7 +224,12 @@ describe('admin token guessing', () => {
       ),
     );
     expect(countBy(responses)).toEqual({ 401: MAX_FAILURES, 429: 400 - MAX_FAILURES });
-    const lines = logLines.slice(before).map((line) => JSON.parse(line) as Record<string, unknown>);
+    // The flood's own lines: on a loaded machine another part of the web role may say something meanwhile
+    // (the feed change listener missing a heartbeat), which is not about the guesses.
+    const lines = logLines
+      .slice(before)
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .filter((line) => line.url === '/admin/queues/api/queues');
     expect(lines.filter((line) => line.level === 40)).toHaveLength(MAX_FAILURES);
     expect(lines.filter((line) => (line.level as number) >= 30)).toHaveLength(MAX_FAILURES);
   });

@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { FakeClock } from '../support/sync-harness.js';
 import { ADMIN_TOKEN, createWebHarness, type RawResponse, type WebHarness } from '../support/web-harness.js';
+import { patient } from '../support/patience.js';
 
 let h: WebHarness;
 let connectionId: string;
@@ -137,25 +138,29 @@ async function nothingHappened() {
 }
 
 describe('without valid credentials', () => {
-  it('every admin route and Bull Board endpoint answers 401 with no data, for programs and browsers', async () => {
-    const enqueued = h.enqueued.length;
-    for (const [name, headers] of wrongCredentials()) {
-      for (const [method, path] of routes()) {
-        for (const accept of ['application/json', 'text/html']) {
-          const response = await send(method, path, headers, accept);
-          expect({ route: `${method} ${path}`, name, status: response.status }).toEqual({
-            route: `${method} ${path}`,
-            name,
-            status: 401,
-          });
-          expectRefusedWithoutData(response, `route ${method} ${path} with ${name}`);
-          if (accept === 'text/html' && method === 'GET') expect(response.text).toContain('name="token"');
+  it(
+    'every admin route and Bull Board endpoint answers 401 with no data, for programs and browsers',
+    async () => {
+      const enqueued = h.enqueued.length;
+      for (const [name, headers] of wrongCredentials()) {
+        for (const [method, path] of routes()) {
+          for (const accept of ['application/json', 'text/html']) {
+            const response = await send(method, path, headers, accept);
+            expect({ route: `${method} ${path}`, name, status: response.status }).toEqual({
+              route: `${method} ${path}`,
+              name,
+              status: 401,
+            });
+            expectRefusedWithoutData(response, `route ${method} ${path} with ${name}`);
+            if (accept === 'text/html' && method === 'GET') expect(response.text).toContain('name="token"');
+          }
         }
       }
-    }
-    expect(h.enqueued.length).toBe(enqueued);
-    await nothingHappened();
-  }, 60_000);
+      expect(h.enqueued.length).toBe(enqueued);
+      await nothingHappened();
+    },
+    patient(60_000),
+  );
 
   it('path tricks end at the guard or at a 404, never at data', async () => {
     for (const path of tricks()) {

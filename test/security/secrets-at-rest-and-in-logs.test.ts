@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { runDemoRound, type DemoRound } from './support/demo-round.js';
 import { encodedForms, findLeaks, type NamedSecret } from './support/secret-forms.js';
 import { dumpDatabase, dumpRedis, type RedisDump } from './support/storage-dump.js';
+import { patient } from '../support/patience.js';
 
 let round: DemoRound;
 let tables: Map<string, string>;
@@ -27,7 +28,7 @@ beforeAll(async () => {
     ...round.feedTokens.map((value, i) => ({ name: `feed token #${i + 1}`, value })),
     ...round.configSecrets,
   ];
-}, 60_000);
+}, patient(60_000));
 afterAll(async () => {
   await round?.close();
 });

@@ -87,6 +87,23 @@ describe('bookings', () => {
     expect(bad.status).toBe(400);
   });
 
+  it('answers a booking with a line of JSON, newline included, as curl shows it in a terminal', async () => {
+    const response = await fetch(`${sim.origin}/__sim/bookings`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ eventId: introId, start: '2026-03-10T09:30:00Z' }),
+    });
+    expect(response.status).toBe(201);
+    expect(await response.text()).toBe('{"booked":true}\n');
+    const refused = await fetch(`${sim.origin}/__sim/bookings`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ eventId: introId, start: '2026-03-10T09:30:00Z' }),
+    });
+    expect(await refused.text()).toMatch(/^\{"error":"control_error",.*\}\n$/);
+    sim.control.free(introId, '2026-03-10T09:30:00Z');
+  });
+
   it('books and frees over HTTP; a booked slot cannot be booked twice', async () => {
     const booking = { eventId: introId, start: '2026-03-10T08:30:00Z' };
     expect((await simHttp(sim, 'POST', '/bookings', booking)).status).toBe(201);

@@ -47,6 +47,23 @@ describe('authorization endpoint', () => {
     expect(html).toContain('action="/auth/login/approve"');
   });
 
+  it('marks the users it is told to, as the demo marks the three it connected', async () => {
+    const marked = await startFixedSimulator({
+      signInNote: (_user, index) => (index < 3 ? 'connected by the demo' : undefined),
+    });
+    try {
+      const html = await (await fetch(loginUrl(marked, {}), { redirect: 'manual' })).text();
+      const rows = html.split('<li>').slice(1);
+      expect(rows).toHaveLength(marked.users.length);
+      rows.forEach((row, i) => {
+        expect(row.includes('(connected by the demo)')).toBe(i < 3);
+        expect(row).toContain(marked.users[i]!.email);
+      });
+    } finally {
+      await marked.close();
+    }
+  });
+
   it('approving through the form redirects with code and state', async () => {
     const form = new URLSearchParams({
       client_id: sim.clientId,

@@ -9,6 +9,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { freeLoopbackPort } from '../../src/demo/free-port.js';
+import { patient } from './patience.js';
 
 export type CalDavServerKind = 'radicale' | 'xandikos';
 
@@ -103,7 +104,7 @@ async function prepare(kind: CalDavServerKind, dir: string, port: number, user: 
 
 /** Resolves once an HTTP request to `url` gets any answer; rejects when the process exits first. */
 async function answering(url: string, child: ChildProcess, output: () => string): Promise<void> {
-  const deadline = Date.now() + 30_000;
+  const deadline = Date.now() + patient(30_000);
   for (;;) {
     if (child.exitCode !== null || child.signalCode !== null)
       throw new Error(`the server exited before it answered:\n${output().slice(-2000)}`);

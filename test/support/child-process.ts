@@ -2,6 +2,7 @@
 // tsx, or (for benchmarks, which measure what production runs) the build in dist/.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { patient } from './patience.js';
 
 const projectRoot = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -34,7 +35,7 @@ export function spawnSlotfeed(
 /** A `slotfeed worker` child process, once it says it is running (its roles have started). */
 export async function startWorkerProcess(env: Record<string, string>): Promise<SlotfeedProcess> {
   const worker = spawnSlotfeed(['worker'], env);
-  const deadline = Date.now() + 30_000;
+  const deadline = Date.now() + patient(30_000);
   while (!worker.output().includes('slotfeed running')) {
     if (worker.child.exitCode !== null || Date.now() > deadline) {
       worker.child.kill('SIGKILL');

@@ -11,6 +11,7 @@ import { createApiKeyStore } from '../../src/store/api-keys.js';
 import { createTeamStore } from '../../src/store/teams.js';
 import { addDestinationsInEachState } from './prepared-caldav-destinations.js';
 import { ADMIN_TOKEN, createWebHarness, type WebHarness } from './web-harness.js';
+import { patient } from './patience.js';
 
 /** Accounts connected before any page is shown; the first is the owner who signs in. */
 const PREPARED_ACCOUNTS = 2;
@@ -166,7 +167,7 @@ function sitePreparedWith(
       const path = await sitePage.path(site);
       const ready = async () => {
         if (sitePage.readyWhen !== undefined)
-          await tab.waitForSelector(sitePage.readyWhen, { timeout: 20_000 });
+          await tab.waitForSelector(sitePage.readyWhen, { timeout: patient(20_000) });
       };
       const response = await tab.goto(/^https?:/.test(path) ? path : `${url}${path}`);
       if (response === null) throw new Error(`${sitePage.name}: no response`);

@@ -212,6 +212,8 @@ describe('a sync against the simulator', () => {
   );
 
   it('syncs overviews with a null first date, date-times without offset and months as strings, stored as sent', async () => {
+    // A month off to be sent as a string (seeded user 0 has none).
+    h.sim.control.setDisabledDates(userId, { months: [8] });
     h.sim.control.setFaults({
       drift: { firstAvailableNull: true, datesWithoutOffset: true, monthsAsStrings: true },
     });

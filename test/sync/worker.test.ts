@@ -4,6 +4,7 @@ import { enqueueDueSyncs } from '../../src/sync/scheduler.js';
 import { createSyncHarness, type SyncHarness } from '../support/sync-harness.js';
 import { expectedSync, storedOpenSlots } from '../support/sync-truth.js';
 import { waitFor } from '../support/wait-for.js';
+import { patient } from '../support/patience.js';
 
 let h: SyncHarness;
 let ids: string[];
@@ -61,25 +62,32 @@ describe('scheduler and worker', () => {
     expect(due).toEqual([]);
   });
 
-  it('gets every connection synced through a 429 storm and 30 % server errors, with no job failed for good', async () => {
-    await h.clients.prisma.connection.updateMany({ data: { lastSyncOutcome: null } });
-    h.sim.control.setFaults({ errorRate: 0.3, rateLimit: { requestsPerSecond: 15, retryAfter: 'seconds' } });
-    try {
-      await enqueueSyncs(h.clients.syncQueue, ids, h.config.sync.maxAttempts);
-      await waitFor(outcomes, allSucceeded, {
-        timeoutMs: 60_000,
-        what: 'all connections synced under faults',
+  it(
+    'gets every connection synced through a 429 storm and 30 % server errors, with no job failed for good',
+    async () => {
+      await h.clients.prisma.connection.updateMany({ data: { lastSyncOutcome: null } });
+      h.sim.control.setFaults({
+        errorRate: 0.3,
+        rateLimit: { requestsPerSecond: 15, retryAfter: 'seconds' },
       });
-    } finally {
-      h.sim.control.setFaults({ errorRate: 0, rateLimit: { requestsPerSecond: 0, retryAfter: 'seconds' } });
-    }
-    expect(await h.clients.syncQueue.getFailedCount()).toBe(0);
-    const calls = h.sim.control.callCounts();
-    expect(Object.values(calls).reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
-    const failedRuns = await h.clients.prisma.syncRun.count({ where: { outcome: 'failed' } });
-    const rateLimitedOrUnavailable = await h.clients.prisma.syncRun.count({
-      where: { outcome: 'failed', errorCode: { in: ['unavailable', 'rate_limited'] } },
-    });
-    expect(rateLimitedOrUnavailable).toBe(failedRuns);
-  }, 90_000);
+      try {
+        await enqueueSyncs(h.clients.syncQueue, ids, h.config.sync.maxAttempts);
+        await waitFor(outcomes, allSucceeded, {
+          timeoutMs: 60_000,
+          what: 'all connections synced under faults',
+        });
+      } finally {
+        h.sim.control.setFaults({ errorRate: 0, rateLimit: { requestsPerSecond: 0, retryAfter: 'seconds' } });
+      }
+      expect(await h.clients.syncQueue.getFailedCount()).toBe(0);
+      const calls = h.sim.control.callCounts();
+      expect(Object.values(calls).reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
+      const failedRuns = await h.clients.prisma.syncRun.count({ where: { outcome: 'failed' } });
+      const rateLimitedOrUnavailable = await h.clients.prisma.syncRun.count({
+        where: { outcome: 'failed', errorCode: { in: ['unavailable', 'rate_limited'] } },
+      });
+      expect(rateLimitedOrUnavailable).toBe(failedRuns);
+    },
+    patient(90_000),
+  );
 });

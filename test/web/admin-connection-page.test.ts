@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { FakeClock } from '../support/sync-harness.js';
 import { ADMIN_TOKEN, createWebHarness, type WebHarness } from '../support/web-harness.js';
+import { RUNS_PER_PAGE } from '../../src/web/admin/admin-connection-page.js';
 
 let h: WebHarness;
 let connectionId: string;
@@ -53,7 +54,7 @@ describe('GET /admin/connections/:id', () => {
     const runs = await h.sync.db.prisma.syncRun.findMany({ where: { connectionId, outcome: 'succeeded' } });
     const bandNames = h.sync.config.sync.bands.map((band) => band.name);
     for (const run of runs) expect(run.bands).toEqual(bandNames); // syncNow pulls every band
-    const row = (id: string) => text.slice(text.indexOf(`data-run-id="${id}"`)).split('</tr>')[0]!;
+    const row = (id: string) => text.slice(text.indexOf(`data-run-id="${id}"`)).split('</li>')[0]!;
     for (const run of runs) expect(row(run.id)).toContain(bandNames.join(', '));
     const connection = await h.sync.db.prisma.connection.findUniqueOrThrow({ where: { id: connectionId } });
     const state = connection.bandState as Record<string, { dueAt: string }>;
@@ -125,5 +126,39 @@ describe('GET /admin/connections/:id', () => {
     const anonymous = await h.get(`/admin/connections/${connectionId}`, { accept: 'text/html' });
     expect(anonymous.status).toBe(401);
     expect(anonymous.text).not.toContain(h.sync.sim.users[0]!.email);
+  });
+  it('pages the runs, ten at a time, newest first, with links to older and newer ones', async () => {
+    // Enough runs for three pages, each a minute apart, newer than every run so far.
+    const base = h.sync.clock.now().getTime();
+    await h.sync.db.prisma.syncRun.createMany({
+      data: Array.from({ length: 2 * RUNS_PER_PAGE + 3 }, (_, i) => ({
+        connectionId,
+        outcome: 'succeeded',
+        startedAt: new Date(base + (i + 1) * 60_000),
+        finishedAt: new Date(base + (i + 1) * 60_000 + 1500),
+      })),
+    });
+    const all = await h.sync.db.prisma.syncRun.findMany({
+      where: { connectionId },
+      orderBy: [{ startedAt: 'desc' }, { id: 'desc' }],
+    });
+    const listedOn = async (query: string) => {
+      const { text, status } = await h.get(`/admin/connections/${connectionId}${query}`, bearer);
+      expect(status).toBe(200);
+      return { text, ids: [...text.matchAll(/data-run-id="([0-9a-f-]{36})"/g)].map((m) => m[1]) };
+    };
+    const first = await listedOn('');
+    expect(first.ids).toEqual(all.slice(0, RUNS_PER_PAGE).map((r) => r.id));
+    expect(first.text).toContain(`Runs 1–${RUNS_PER_PAGE} of ${all.length}`);
+    expect(first.text).toMatch(/runs-page=2#runs" rel="next"\s*>Older</);
+    expect(first.text).not.toContain('rel="prev"');
+    const second = await listedOn('?runs-page=2');
+    expect(second.ids).toEqual(all.slice(RUNS_PER_PAGE, 2 * RUNS_PER_PAGE).map((r) => r.id));
+    expect(second.text).toMatch(/rel="prev"\s*>Newer</);
+    const last = await listedOn(`?runs-page=${Math.ceil(all.length / RUNS_PER_PAGE)}`);
+    expect(last.ids).toEqual(all.slice(2 * RUNS_PER_PAGE).map((r) => r.id));
+    expect(last.text).not.toContain('rel="next"');
+    // Nonsense asks for the first page.
+    expect((await listedOn('?runs-page=nope')).ids).toEqual(first.ids);
   });
 });

@@ -13,6 +13,7 @@ import { createApiKeyStore } from '../../src/store/api-keys.js';
 import { createTeamStore } from '../../src/store/teams.js';
 import { buildWebApp } from '../../src/web/app.js';
 import { createWebHarness, type WebHarness } from '../support/web-harness.js';
+import { patient } from '../support/patience.js';
 
 interface Operation {
   parameters?: { name: string; in: string }[];
@@ -196,7 +197,7 @@ beforeAll(async () => {
     settings: { ...h.deps.settings, rateLimits: { ...h.deps.settings.rateLimits, apiPerMinute: 0 } },
   });
   document = (await app.inject({ url: '/api/openapi.json' })).json();
-}, 120_000);
+}, patient(120_000));
 
 afterAll(async () => {
   await app?.close();
@@ -461,79 +462,85 @@ async function inPool<T>(items: T[], width: number, run: (item: T) => Promise<vo
   );
 }
 
-it('every documented route, with every credential and every widening parameter, answers within the credential’s scope, as documented', async () => {
-  const conforms = documentChecks();
-  // One line per kind of failure, with its first example: thousands of answers can fail the same way.
-  const outOfScope = new Map<string, string>();
-  const undocumented = new Map<string, string>();
-  const note = (failures: Map<string, string>, kind: string, example: string) => {
-    if (!failures.has(kind)) failures.set(kind, example);
-  };
-  const ownAnswers = new Map<string, number>();
-  const withData = new Set<string>();
-  let requests = 0;
-  const calls: {
-    credential: Credential;
-    template: string;
-    method: string;
-    operation: Operation;
-    ids: Record<string, string>;
-    query: Record<string, string>;
-  }[] = [];
-  for (const [template, operations] of Object.entries(document.paths)) {
-    for (const [method, operation] of Object.entries(operations)) {
-      const pathNames = (operation.parameters ?? []).filter((p) => p.in === 'path').map((p) => p.name);
-      const idSets = cartesian(pathNames.map((name) => [name, pathValues(name)]));
-      for (const credential of credentials) {
-        for (const ids of idSets)
-          for (const query of queriesFor(operation))
-            calls.push({ credential, template, method, operation, ids, query });
-        // What the router itself refuses, before any route runs, is answered as documented too.
-        for (const malformed of MALFORMED_PATH_VALUES) {
-          const ids = Object.fromEntries(pathNames.map((name) => [name, malformed]));
-          calls.push({ credential, template, method, operation, ids, query: {} });
+it(
+  'every documented route, with every credential and every widening parameter, answers within the credential’s scope, as documented',
+  async () => {
+    const conforms = documentChecks();
+    // One line per kind of failure, with its first example: thousands of answers can fail the same way.
+    const outOfScope = new Map<string, string>();
+    const undocumented = new Map<string, string>();
+    const note = (failures: Map<string, string>, kind: string, example: string) => {
+      if (!failures.has(kind)) failures.set(kind, example);
+    };
+    const ownAnswers = new Map<string, number>();
+    const withData = new Set<string>();
+    let requests = 0;
+    const calls: {
+      credential: Credential;
+      template: string;
+      method: string;
+      operation: Operation;
+      ids: Record<string, string>;
+      query: Record<string, string>;
+    }[] = [];
+    for (const [template, operations] of Object.entries(document.paths)) {
+      for (const [method, operation] of Object.entries(operations)) {
+        const pathNames = (operation.parameters ?? []).filter((p) => p.in === 'path').map((p) => p.name);
+        const idSets = cartesian(pathNames.map((name) => [name, pathValues(name)]));
+        for (const credential of credentials) {
+          for (const ids of idSets)
+            for (const query of queriesFor(operation))
+              calls.push({ credential, template, method, operation, ids, query });
+          // What the router itself refuses, before any route runs, is answered as documented too.
+          for (const malformed of MALFORMED_PATH_VALUES) {
+            const ids = Object.fromEntries(pathNames.map((name) => [name, malformed]));
+            calls.push({ credential, template, method, operation, ids, query: {} });
+          }
         }
       }
     }
-  }
-  await inPool(calls, 4, async ({ credential, template, method, operation, ids, query }) => {
-    const path = template.replace(/\{(\w+)\}/g, (_, name: string) => ids[name]!);
-    const search = new URLSearchParams(query).toString();
-    const response = await app.inject({
-      method: method.toUpperCase() as 'GET',
-      url: search === '' ? path : `${path}?${search}`,
-      headers: { authorization: `Bearer ${credential.secret}` },
+    await inPool(calls, 4, async ({ credential, template, method, operation, ids, query }) => {
+      const path = template.replace(/\{(\w+)\}/g, (_, name: string) => ids[name]!);
+      const search = new URLSearchParams(query).toString();
+      const response = await app.inject({
+        method: method.toUpperCase() as 'GET',
+        url: search === '' ? path : `${path}?${search}`,
+        headers: { authorization: `Bearer ${credential.secret}` },
+      });
+      requests += 1;
+      const what = `${credential.name}: ${method.toUpperCase()} ${template} ${JSON.stringify(ids)} ${search}`;
+      const mediaType = String(response.headers['content-type'] ?? '')
+        .split(';')[0]!
+        .trim();
+      const body: unknown = response.body === '' ? null : JSON.parse(response.body);
+      for (const problem of conforms(operation, response.statusCode, mediaType, body))
+        note(undocumented, `${method.toUpperCase()} ${template}: ${problem}`, what);
+      if (response.statusCode === 200) {
+        const answer = body as Record<string, unknown>;
+        for (const [kind, example] of overreach(credential.scope, template, ids, query, answer))
+          note(outOfScope, `${credential.name}: ${kind}`, `${what} (${example})`);
+        if (mayRead(credential.scope, ids) && search === '')
+          ownAnswers.set(credential.name, (ownAnswers.get(credential.name) ?? 0) + 1);
+        const items = ['free', 'slots', 'busy', 'blocks', 'eventTypes'].flatMap(
+          (part) => (body as Record<string, unknown[] | undefined>)[part] ?? [],
+        );
+        if (items.length > 0) withData.add(credential.name);
+      } else if (![400, 404, 414].includes(response.statusCode)) {
+        note(outOfScope, `${credential.name}: status ${response.statusCode}`, what);
+      }
     });
-    requests += 1;
-    const what = `${credential.name}: ${method.toUpperCase()} ${template} ${JSON.stringify(ids)} ${search}`;
-    const mediaType = String(response.headers['content-type'] ?? '')
-      .split(';')[0]!
-      .trim();
-    const body: unknown = response.body === '' ? null : JSON.parse(response.body);
-    for (const problem of conforms(operation, response.statusCode, mediaType, body))
-      note(undocumented, `${method.toUpperCase()} ${template}: ${problem}`, what);
-    if (response.statusCode === 200) {
-      const answer = body as Record<string, unknown>;
-      for (const [kind, example] of overreach(credential.scope, template, ids, query, answer))
-        note(outOfScope, `${credential.name}: ${kind}`, `${what} (${example})`);
-      if (mayRead(credential.scope, ids) && search === '')
-        ownAnswers.set(credential.name, (ownAnswers.get(credential.name) ?? 0) + 1);
-      const items = ['free', 'slots', 'busy', 'blocks', 'eventTypes'].flatMap(
-        (part) => (body as Record<string, unknown[] | undefined>)[part] ?? [],
-      );
-      if (items.length > 0) withData.add(credential.name);
-    } else if (![400, 404, 414].includes(response.statusCode)) {
-      note(outOfScope, `${credential.name}: status ${response.statusCode}`, what);
-    }
-  });
-  const report = (failures: Map<string, string>) =>
-    [...failures].map(([kind, example]) => `${kind} — e.g. ${example}`);
-  expect(report(outOfScope)).toEqual([]);
-  expect(report(undocumented)).toEqual([]);
-  // Not a test that passes by refusing everything: each credential reads what is its own.
-  expect(credentials.filter((c) => !ownAnswers.has(c.name)).map((c) => c.name)).toEqual([]);
-  // … and something in it, unless its feed names an event type that is disabled (such a feed shows nothing).
-  const showNothing = (c: Credential) => c.scope.kind === 'feed' && c.scope.named === typeIds.disabled;
-  expect(credentials.filter((c) => !showNothing(c) && !withData.has(c.name)).map((c) => c.name)).toEqual([]);
-  expect(requests).toBe(calls.length);
-}, 600_000);
+    const report = (failures: Map<string, string>) =>
+      [...failures].map(([kind, example]) => `${kind} — e.g. ${example}`);
+    expect(report(outOfScope)).toEqual([]);
+    expect(report(undocumented)).toEqual([]);
+    // Not a test that passes by refusing everything: each credential reads what is its own.
+    expect(credentials.filter((c) => !ownAnswers.has(c.name)).map((c) => c.name)).toEqual([]);
+    // … and something in it, unless its feed names an event type that is disabled (such a feed shows nothing).
+    const showNothing = (c: Credential) => c.scope.kind === 'feed' && c.scope.named === typeIds.disabled;
+    expect(credentials.filter((c) => !showNothing(c) && !withData.has(c.name)).map((c) => c.name)).toEqual(
+      [],
+    );
+    expect(requests).toBe(calls.length);
+  },
+  patient(600_000),
+);

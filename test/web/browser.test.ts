@@ -10,6 +10,7 @@ import { DateTime } from 'luxon';
 import { assertStrictIcs } from '../support/ics-checks.js';
 import { waitFor } from '../support/wait-for.js';
 import { ADMIN_TOKEN, createWebHarness, type WebHarness } from '../support/web-harness.js';
+import { patient } from '../support/patience.js';
 
 let h: WebHarness;
 let page: Page;
@@ -76,7 +77,7 @@ describe('in Chromium', () => {
     );
     await page.reload();
     await expect(page.inputValue('[id^="feed-url-"]')).resolves.toBe(feedUrl);
-    await page.waitForSelector('#week-preview[data-ready="true"]', { timeout: 20_000 });
+    await page.waitForSelector('#week-preview[data-ready="true"]', { timeout: patient(20_000) });
     const drawn = await page
       .locator('#week-preview .fc-event')
       .evaluateAll((events) => events.map((e) => e.getAttribute('title')));
@@ -159,7 +160,7 @@ describe('in Chromium', () => {
       const response = await page.goto(`${h.url}/admin/queues`);
       expect(response?.status()).toBe(200);
       expect(response?.headers()['content-security-policy']).toContain("frame-ancestors 'none'");
-      await page.waitForSelector('text=sync', { timeout: 15_000 });
+      await page.waitForSelector('text=sync', { timeout: patient(15_000) });
       await expect(page.title()).resolves.toContain('slotfeed queues');
       // The way back: the board's own menu carries a link to the admin page.
       const back = page.locator('a', { hasText: 'slotfeed admin' });

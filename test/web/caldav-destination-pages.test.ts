@@ -12,6 +12,7 @@ import type { FakeClock } from '../support/sync-harness.js';
 import { waitFor } from '../support/wait-for.js';
 import { ADMIN_TOKEN, createWebHarness, type WebHarness } from '../support/web-harness.js';
 import { freeLoopbackPort } from '../../src/demo/free-port.js';
+import { patient } from '../support/patience.js';
 
 let server: CalDavTestServer;
 let h: WebHarness;
@@ -37,7 +38,7 @@ beforeAll(async () => {
   alice = owners[0]!;
   bob = owners[1]!;
   await h.sync.startRoles(['worker']);
-}, 60_000);
+}, patient(60_000));
 afterAll(async () => {
   await h?.close();
   await server?.close();
@@ -340,31 +341,35 @@ describe('the admin’s connection page', () => {
 });
 
 describe('in a browser on a phone', () => {
-  it('the form folded away on the card adds nothing with a wrong password, and the page opens on the reason', async () => {
-    const browser = await launchChromium();
-    try {
-      const context = await browser.newContext({ viewport: { width: 360, height: 800 }, isMobile: true });
-      const [name, value] = alice.cookie.split('=') as [string, string];
-      await context.addCookies([{ name, value, url: h.url }]);
-      const tab = await context.newPage();
-      await tab.goto(`${h.url}/me`);
-      const section = tab.locator(`#caldav-${alice.feedId}`);
-      await section.locator('summary').first().click();
-      await section.getByLabel('Server address').fill(server.baseUrl);
-      await section.getByLabel('User name').last().fill(server.username);
-      await section.getByLabel('App password').last().fill(WRONG_PASSWORD);
-      await section.getByRole('button', { name: 'Check and add' }).click();
-      const alert = tab.locator(`#caldav-add-${alice.feedId}-error`);
-      await alert.waitFor();
-      expect(await alert.textContent()).toContain('The server refused this user name and password');
-      // Focused, so the page is scrolled to it and a screen reader reads it first.
-      expect(await tab.evaluate('document.activeElement.id')).toBe(`caldav-add-${alice.feedId}-error`);
-      expect(await alert.isVisible()).toBe(true);
-      expect(await section.getByLabel('Server address').inputValue()).toBe(server.baseUrl);
-      expect(await section.getByLabel('App password').last().inputValue()).toBe('');
-      expect(await service().list({ feedId: alice.feedId })).toEqual([]);
-    } finally {
-      await browser.close();
-    }
-  }, 60_000);
+  it(
+    'the form folded away on the card adds nothing with a wrong password, and the page opens on the reason',
+    async () => {
+      const browser = await launchChromium();
+      try {
+        const context = await browser.newContext({ viewport: { width: 360, height: 800 }, isMobile: true });
+        const [name, value] = alice.cookie.split('=') as [string, string];
+        await context.addCookies([{ name, value, url: h.url }]);
+        const tab = await context.newPage();
+        await tab.goto(`${h.url}/me`);
+        const section = tab.locator(`#caldav-${alice.feedId}`);
+        await section.locator('summary').first().click();
+        await section.getByLabel('Server address').fill(server.baseUrl);
+        await section.getByLabel('User name').last().fill(server.username);
+        await section.getByLabel('App password').last().fill(WRONG_PASSWORD);
+        await section.getByRole('button', { name: 'Check and add' }).click();
+        const alert = tab.locator(`#caldav-add-${alice.feedId}-error`);
+        await alert.waitFor();
+        expect(await alert.textContent()).toContain('The server refused this user name and password');
+        // Focused, so the page is scrolled to it and a screen reader reads it first.
+        expect(await tab.evaluate('document.activeElement.id')).toBe(`caldav-add-${alice.feedId}-error`);
+        expect(await alert.isVisible()).toBe(true);
+        expect(await section.getByLabel('Server address').inputValue()).toBe(server.baseUrl);
+        expect(await section.getByLabel('App password').last().inputValue()).toBe('');
+        expect(await service().list({ feedId: alice.feedId })).toEqual([]);
+      } finally {
+        await browser.close();
+      }
+    },
+    patient(60_000),
+  );
 });

@@ -2,13 +2,18 @@
 // shows every feed's URL again, and each action an owner has, down to deleting everything.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createTeamStore } from '../../src/store/teams.js';
-import { createWebHarness, FEED_TOKEN_IN_PAGE, type WebHarness } from '../support/web-harness.js';
+import {
+  ADMIN_TOKEN,
+  createWebHarness,
+  FEED_TOKEN_IN_PAGE,
+  type WebHarness,
+} from '../support/web-harness.js';
 
 let h: WebHarness;
 let emails: string[];
 
 beforeAll(async () => {
-  h = await createWebHarness('web_owner_page', { simulator: { users: 10 } });
+  h = await createWebHarness('web_owner_page', { simulator: { users: 12 } });
   emails = h.sync.sim.users.map((u) => u.email);
 });
 afterAll(async () => {
@@ -237,5 +242,36 @@ describe('choosing what a feed shows', () => {
       404,
     );
     expect((await h.get(`/feeds/${owner.token}.ics`)).text).toContain('X-WR-CALDESC:Busy time');
+  });
+});
+
+describe('naming a feed', () => {
+  it('puts the owner’s name first on /me and on the admin page’s CalDAV section, and takes it back when cleared', async () => {
+    const owner = await h.connectViaWeb(emails[10]!);
+    const feedId = (await h.feeds.list({ connectionId: owner.connectionId }))[0]!.id;
+    const titleOn = (text: string, id: string) =>
+      new RegExp(`id="${id}"[^>]*>\\s*([^<]+?)\\s*<`).exec(text)?.[1];
+    expect(titleOn((await ownerPage(owner.ownerCookie)).text, `feed-title-${feedId}`)).toBe(
+      'All event types',
+    );
+
+    const renamed = await post(`/me/feeds/${feedId}/name`, owner.ownerCookie, { label: '  Office hours  ' });
+    expect(renamed.status).toBe(303);
+    expect(renamed.headers.location).toBe(`/me?notice=renamed#feed-title-${feedId}`);
+    expect(titleOn((await ownerPage(owner.ownerCookie)).text, `feed-title-${feedId}`)).toBe('Office hours');
+    const admin = await h.get(`/admin/connections/${owner.connectionId}`, {
+      authorization: `Bearer ${ADMIN_TOKEN}`,
+      accept: 'text/html',
+    });
+    expect(titleOn(admin.text, `caldav-title-${feedId}`)).toBe('Office hours');
+
+    const stranger = await h.connectViaWeb(emails[11]!);
+    expect((await post(`/me/feeds/${feedId}/name`, stranger.ownerCookie, { label: 'Mine' })).status).toBe(
+      404,
+    );
+    expect((await post(`/me/feeds/${feedId}/name`, owner.ownerCookie, { label: '' })).status).toBe(303);
+    expect(titleOn((await ownerPage(owner.ownerCookie)).text, `feed-title-${feedId}`)).toBe(
+      'All event types',
+    );
   });
 });

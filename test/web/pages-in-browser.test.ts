@@ -7,12 +7,13 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { observePage, type PageObservations } from '../support/page-observations.js';
 import { prepareSite, type PreparedSite } from '../support/prepared-site.js';
 import { SITE_PAGES, VIEWPORTS, type SitePage, type SiteViewport } from '../support/site-pages.js';
+import { patient } from '../support/patience.js';
 
 let site: PreparedSite;
 
 beforeAll(async () => {
   site = await prepareSite('web_pages_in_browser');
-}, 60_000);
+}, patient(60_000));
 afterAll(async () => {
   await site?.close();
 });
@@ -32,7 +33,7 @@ function observedOnce(
     } finally {
       await tab.close();
     }
-  }, 60_000);
+  }, patient(60_000));
   return () => {
     if (observed === undefined) throw new Error(`${sitePage.name} was not visited`);
     return observed;

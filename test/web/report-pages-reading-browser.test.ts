@@ -16,6 +16,7 @@ import {
 import { launchChromium } from '../support/browser.js';
 import { FakeClock } from '../support/sync-harness.js';
 import { ADMIN_TOKEN, createWebHarness, type WebHarness } from '../support/web-harness.js';
+import { patient } from '../support/patience.js';
 
 let k: KnownHistory;
 let web: WebHarness;
@@ -35,7 +36,7 @@ beforeAll(async () => {
     extraHTTPHeaders: { authorization: `Bearer ${ADMIN_TOKEN}` },
   });
   page = await context.newPage();
-}, 60_000);
+}, patient(60_000));
 afterAll(async () => {
   await browser?.close();
   await web?.close();
@@ -97,7 +98,7 @@ describe('the bookings heat map', () => {
   /** Its caption, above it, which is also its table's name for a screen reader. */
   async function caption(path: string): Promise<string> {
     await page.goto(`${web.url}${path}`);
-    const text = await page.locator('#heatmap-caption').innerText({ timeout: 2000 });
+    const text = await page.locator('#heatmap-caption').innerText({ timeout: patient(2000) });
     await expect(page.getByRole('table', { name: text, exact: true }).count()).resolves.toBe(1);
     return text;
   }

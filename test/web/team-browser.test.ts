@@ -9,6 +9,7 @@ import type { Page } from 'playwright-core';
 import { launchTestBrowser, type TestBrowser } from '../support/browser.js';
 import { assertStrictIcs } from '../support/ics-checks.js';
 import { ADMIN_TOKEN, createWebHarness, type WebHarness } from '../support/web-harness.js';
+import { patient } from '../support/patience.js';
 
 /** Simulated users whose working hours overlap (see team-feeds.test.ts). */
 const MEMBER_USERS = [0, 2, 3];
@@ -72,7 +73,7 @@ describe('a team feed in the browser', () => {
     const teamFeed = page.locator('#teams .team-feed');
     await expect(teamFeed.locator('input[id^="feed-url-"]').inputValue()).resolves.toBe(teamFeedUrl);
     await submit('#teams .team-feed a[data-preview-feed]', /\/me\?preview=/);
-    await page.waitForSelector('#week-preview[data-ready="true"]', { timeout: 20_000 });
+    await page.waitForSelector('#week-preview[data-ready="true"]', { timeout: patient(20_000) });
     await expect(page.getAttribute('#week-preview', 'data-feed')).resolves.toBe(
       new URL(teamFeedUrl).pathname,
     );

@@ -10,6 +10,7 @@ import { createApiKeyStore } from '../../src/store/api-keys.js';
 import { createTeamStore } from '../../src/store/teams.js';
 import { launchChromium } from '../support/browser.js';
 import { ADMIN_TOKEN, createWebHarness, type WebHarness } from '../support/web-harness.js';
+import { patient } from '../support/patience.js';
 
 let h: WebHarness;
 let browser: Browser;
@@ -62,7 +63,7 @@ beforeAll(async () => {
   owner = await browser.newContext();
   const [name, value] = connected.ownerCookie.split('=') as [string, string];
   await owner.addCookies([{ name, value, url: h.url }]);
-}, 60_000);
+}, patient(60_000));
 afterAll(async () => {
   await browser?.close();
   await h?.close();

@@ -11,6 +11,7 @@ import type { Page } from 'playwright-core';
 import { launchTestBrowser, type TestBrowser } from '../support/browser.js';
 import { FakeClock } from '../support/sync-harness.js';
 import { createWebHarness, type WebHarness } from '../support/web-harness.js';
+import { patient } from '../support/patience.js';
 
 /** Asia/Kolkata (UTC+05:30): at this instant it is already Friday 6 March there, still Thursday in UTC. */
 const USER = 2;
@@ -137,7 +138,7 @@ describe.each([
   it('starts today in the account’s zone and draws every event whole, across midnight too', async () => {
     await page.setViewportSize({ width, height });
     await page.goto(`${h.url}/me`);
-    await page.waitForSelector('#week-preview[data-ready="true"]', { timeout: 20_000 });
+    await page.waitForSelector('#week-preview[data-ready="true"]', { timeout: patient(20_000) });
     // The page from its top, as a person scrolls it (an element's own screenshot scrolls the sticky day row).
     const clip = await page.evaluate<{ x: number; y: number; width: number; height: number }>(
       PREVIEW_BOX_SCRIPT,

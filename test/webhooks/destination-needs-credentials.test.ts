@@ -11,6 +11,7 @@ import type { FakeClock } from '../support/sync-harness.js';
 import { waitFor } from '../support/wait-for.js';
 import { createWebHarness, type WebHarness } from '../support/web-harness.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
+import { patient } from '../support/patience.js';
 
 const EVENT = 'destination.needs_credentials';
 
@@ -81,7 +82,7 @@ beforeAll(async () => {
     endpoints[name] = { id: made.endpoint.id, receiver };
   }
   await h.sync.startRoles(['worker']);
-}, 60_000);
+}, patient(60_000));
 afterAll(async () => {
   for (const { receiver } of Object.values(endpoints)) await receiver.close();
   await h?.close();

@@ -13,6 +13,7 @@ import { retryWindowMs } from '../../src/webhooks/webhook-jobs.js';
 import { createSyncHarness, type FakeClock, type SyncHarness } from '../support/sync-harness.js';
 import { waitFor } from '../support/wait-for.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
+import { patient } from '../support/patience.js';
 
 const SWEEP_INTERVAL_SECONDS = 60;
 let h: SyncHarness;
@@ -79,7 +80,7 @@ beforeAll(async () => {
   const made = await h.stores.webhooks.create({ owner: { connectionId }, url: receiver.url });
   endpointId = made.endpoint.id;
   receiver.setSecret(made.secret);
-}, 60_000);
+}, patient(60_000));
 afterAll(async () => {
   await h?.close();
   await receiver?.close();

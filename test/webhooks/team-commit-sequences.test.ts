@@ -11,6 +11,7 @@ import type { FetchedSlot } from '../../src/store/slot-diff.js';
 import { createTeamStore } from '../../src/store/teams.js';
 import { createSyncHarness, type FakeClock, type SyncHarness } from '../support/sync-harness.js';
 import { waitFor } from '../support/wait-for.js';
+import { patient } from '../support/patience.js';
 
 let h: SyncHarness;
 const members: string[] = [];
@@ -88,7 +89,7 @@ beforeAll(async () => {
     url: 'http://127.0.0.1:9/hook',
   });
   endpointId = made.endpoint.id;
-}, 60_000);
+}, patient(60_000));
 afterAll(async () => {
   await h?.close();
 });
@@ -102,85 +103,94 @@ const sequencesOf = async (connectionId: string) =>
     .map((row) => (row.payload as { sequence: number }).sequence)
     .sort((x, y) => x - y);
 
-it('two members commit at once: the second is not held behind the first, and the sequence follows the commit order', async () => {
-  const [a, b, bystander] = members as [string, string, string];
-  const runA = randomUUID();
-  // Member a's commit is slow after its changes are written: its run row waits behind another transaction that
-  // holds the same id (any slow statement late in a commit does the same).
-  const blocker = await h.db.sql.connect();
-  let released = false;
-  const release = async () => {
-    if (released) return;
-    released = true;
-    await blocker.query('ROLLBACK');
-    blocker.release();
-  };
-  try {
-    await blocker.query('BEGIN');
-    await blocker.query(`INSERT INTO sync_run (id, connection_id, outcome) VALUES ($1, $2, 'failed')`, [
-      runA,
-      bystander,
-    ]);
-    // A pool without a lock timeout: a's commit waits for as long as the test holds it.
-    const slowA = commit(h.db.prisma, a, slots([0]), runA);
-    const outcomeA = slowA.then(
-      (changes) => ({ ok: true as const, changes }),
-      (error: unknown) => ({ ok: false as const, error: String(error) }),
-    );
-    await waitFor(
-      async () =>
-        (
-          await h.db.sql.query<{ n: number }>(
-            `SELECT count(*)::int AS n FROM pg_stat_activity
+it(
+  'two members commit at once: the second is not held behind the first, and the sequence follows the commit order',
+  async () => {
+    const [a, b, bystander] = members as [string, string, string];
+    const runA = randomUUID();
+    // Member a's commit is slow after its changes are written: its run row waits behind another transaction that
+    // holds the same id (any slow statement late in a commit does the same).
+    const blocker = await h.db.sql.connect();
+    let released = false;
+    const release = async () => {
+      if (released) return;
+      released = true;
+      await blocker.query('ROLLBACK');
+      blocker.release();
+    };
+    try {
+      await blocker.query('BEGIN');
+      await blocker.query(`INSERT INTO sync_run (id, connection_id, outcome) VALUES ($1, $2, 'failed')`, [
+        runA,
+        bystander,
+      ]);
+      // A pool without a lock timeout: a's commit waits for as long as the test holds it.
+      const slowA = commit(h.db.prisma, a, slots([0]), runA);
+      const outcomeA = slowA.then(
+        (changes) => ({ ok: true as const, changes }),
+        (error: unknown) => ({ ok: false as const, error: String(error) }),
+      );
+      await waitFor(
+        async () =>
+          (
+            await h.db.sql.query<{ n: number }>(
+              `SELECT count(*)::int AS n FROM pg_stat_activity
              WHERE datname = current_database() AND wait_event_type = 'Lock'`,
-          )
-        ).rows[0]!.n,
-      (n) => n >= 1,
-      { what: 'member a’s commit waiting on its run row' },
+            )
+          ).rows[0]!.n,
+        (n) => n >= 1,
+        { what: 'member a’s commit waiting on its run row' },
+      );
+
+      // Member b commits meanwhile, on the sync workers' pool (SYNC_LOCK_TIMEOUT_MS).
+      const outcomeB = await commit(h.clients.syncPrisma, b, slots([1])).then(
+        (changes) => ({ ok: true as const, webhookDeliveries: changes.webhookDeliveries }),
+        (error: unknown) => ({ ok: false as const, error: String(error) }),
+      );
+      expect(outcomeB).toEqual({ ok: true, webhookDeliveries: expect.any(Number) });
+
+      await release();
+      expect(await outcomeA).toMatchObject({ ok: true });
+    } finally {
+      await release();
+    }
+
+    // b committed first, then a: b's deliveries have the first numbers, a's the next, none skipped.
+    const ofB = await sequencesOf(b);
+    const ofA = await sequencesOf(a);
+    expect(ofB.length).toBeGreaterThan(0);
+    expect(ofA.length).toBeGreaterThan(0);
+    expect([...ofB, ...ofA]).toEqual([...ofB, ...ofA].map((_, i) => i + 1));
+    const endpoint = await h.clients.prisma.webhookEndpoint.findUniqueOrThrow({ where: { id: endpointId } });
+    expect(Number(endpoint.lastSequence)).toBe(ofB.length + ofA.length);
+  },
+  patient(60_000),
+);
+
+it(
+  'many commits of both members at once: every one succeeds and the numbers go on 1…n, none skipped',
+  async () => {
+    const [a, b] = members as [string, string];
+    const lastSequence = async () =>
+      Number(
+        (await h.clients.prisma.webhookEndpoint.findUniqueOrThrow({ where: { id: endpointId } }))
+          .lastSequence,
+      );
+    const before = await lastSequence();
+    const rounds = [[2], [], [3], [0, 1]];
+    await Promise.all(
+      rounds.flatMap((taken) => [
+        commit(h.clients.syncPrisma, a, slots(taken)),
+        commit(h.clients.syncPrisma, b, slots(taken)),
+      ]),
     );
-
-    // Member b commits meanwhile, on the sync workers' pool (SYNC_LOCK_TIMEOUT_MS).
-    const outcomeB = await commit(h.clients.syncPrisma, b, slots([1])).then(
-      (changes) => ({ ok: true as const, webhookDeliveries: changes.webhookDeliveries }),
-      (error: unknown) => ({ ok: false as const, error: String(error) }),
-    );
-    expect(outcomeB).toEqual({ ok: true, webhookDeliveries: expect.any(Number) });
-
-    await release();
-    expect(await outcomeA).toMatchObject({ ok: true });
-  } finally {
-    await release();
-  }
-
-  // b committed first, then a: b's deliveries have the first numbers, a's the next, none skipped.
-  const ofB = await sequencesOf(b);
-  const ofA = await sequencesOf(a);
-  expect(ofB.length).toBeGreaterThan(0);
-  expect(ofA.length).toBeGreaterThan(0);
-  expect([...ofB, ...ofA]).toEqual([...ofB, ...ofA].map((_, i) => i + 1));
-  const endpoint = await h.clients.prisma.webhookEndpoint.findUniqueOrThrow({ where: { id: endpointId } });
-  expect(Number(endpoint.lastSequence)).toBe(ofB.length + ofA.length);
-}, 60_000);
-
-it('many commits of both members at once: every one succeeds and the numbers go on 1…n, none skipped', async () => {
-  const [a, b] = members as [string, string];
-  const lastSequence = async () =>
-    Number(
-      (await h.clients.prisma.webhookEndpoint.findUniqueOrThrow({ where: { id: endpointId } })).lastSequence,
-    );
-  const before = await lastSequence();
-  const rounds = [[2], [], [3], [0, 1]];
-  await Promise.all(
-    rounds.flatMap((taken) => [
-      commit(h.clients.syncPrisma, a, slots(taken)),
-      commit(h.clients.syncPrisma, b, slots(taken)),
-    ]),
-  );
-  const later = (await h.clients.prisma.webhookDelivery.findMany({ where: { endpointId } }))
-    .map((row) => (row.payload as { sequence: number }).sequence)
-    .filter((sequence) => sequence > before)
-    .sort((x, y) => x - y);
-  expect(later.length).toBeGreaterThan(0);
-  expect(later).toEqual(later.map((_, i) => before + i + 1));
-  expect(await lastSequence()).toBe(before + later.length);
-}, 60_000);
+    const later = (await h.clients.prisma.webhookDelivery.findMany({ where: { endpointId } }))
+      .map((row) => (row.payload as { sequence: number }).sequence)
+      .filter((sequence) => sequence > before)
+      .sort((x, y) => x - y);
+    expect(later.length).toBeGreaterThan(0);
+    expect(later).toEqual(later.map((_, i) => before + i + 1));
+    expect(await lastSequence()).toBe(before + later.length);
+  },
+  patient(60_000),
+);

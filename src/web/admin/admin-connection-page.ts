@@ -3,6 +3,7 @@
 // (never a token), its open slots over the last weeks as a chart, and its feeds' CalDAV destinations with their
 // actions (caldav-destination-actions.ts). Its other actions are the list's own forms.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { DateTime } from 'luxon';
 import { VIEW_NAMES, viewOf } from '../../feeds/feed-options.js';
 import { ConnectionNotFoundError } from '../../store/connections.js';
 import type { RecentRun } from '../../store/connection-detail.js';
@@ -22,9 +23,10 @@ import {
   type DestinationView,
 } from '../caldav/caldav-destinations-section.js';
 import { field } from '../form-replies.js';
-import { html, newScriptNonce, scrollBox, sendPage, type Raw } from '../html.js';
+import { html, newScriptNonce, sendPage, type Raw } from '../html.js';
 import { HttpError } from '../http-error.js';
 import { lineChart } from './report-pages.js';
+import { relativeTime } from '../time-format.js';
 import { shownTime } from '../time-html.js';
 import type { WebDeps } from '../web-deps.js';
 
@@ -54,43 +56,70 @@ function bandTimes(stored: unknown, bands: readonly CadenceBand[], zone: string 
 
 const OUTCOME_BADGE: Record<string, string> = { succeeded: 'ok', failed: 'error' };
 
-function runsTable(runs: RecentRun[], zone: string | null, now: Date): Raw {
+/** Runs a page lists: a connection synced every few minutes has thousands. */
+export const RUNS_PER_PAGE = 10;
+const RUNS_PAGE_PARAM = 'runs-page';
+
+/** The page of runs asked for: 1 (the newest) unless the query names a later one. */
+function runsPageOf(query: unknown): number {
+  const asked = Number(field(query, RUNS_PAGE_PARAM));
+  return Number.isInteger(asked) && asked > 1 ? asked : 1;
+}
+
+// One compact row per run, which wraps on a phone rather than scrolling sideways: when, how it went, what it
+// cost and changed, and what the error was. A page of RUNS_PER_PAGE, newest first, with links to the others.
+/** When a run started, short (the page says its zone above): "Mon 2 Mar, 09:50", the relative time on hover. */
+function runTime(date: Date, zone: string | null, now: Date): Raw {
+  const local = DateTime.fromJSDate(date, { zone: zone ?? 'UTC' });
+  return html`<time datetime="${date.toISOString()}" title="${relativeTime(date, now)}"
+    >${local.toFormat('ccc d LLL, HH:mm')}</time
+  >`;
+}
+
+/** The bands a run pulled: "all bands" when it pulled every one (their names on hover), else their names. */
+function bandsOf(run: RecentRun, allBands: readonly string[]): Raw | string {
+  if (run.bands.length === 0) return '';
+  const names = run.bands.join(', ');
+  const every = allBands.length > 1 && allBands.every((band) => run.bands.includes(band));
+  return every
+    ? html`<span class="small muted" title="${names}">all bands</span>`
+    : html`<span class="small muted">${names}</span>`;
+}
+
+function runsList(
+  runs: RecentRun[],
+  allBands: readonly string[],
+  paging: { page: number; total: number; path: string },
+  zone: string | null,
+  now: Date,
+): Raw {
   if (runs.length === 0) return html`<p class="muted" id="no-runs">No sync has run yet.</p>`;
-  return scrollBox(
-    'Recent sync runs',
-    html`<table id="runs">
-      <thead>
-        <tr>
-          <th scope="col">Started</th>
-          <th scope="col">Outcome</th>
-          <th scope="col" class="num">Took</th>
-          <th scope="col" class="num">Calls</th>
-          <th scope="col">Bands</th>
-          <th scope="col" class="num">Opened</th>
-          <th scope="col" class="num">Closed</th>
-          <th scope="col">Error</th>
-        </tr>
-      </thead>
-      <tbody>
-        ${runs.map(
-          (run) =>
-            html`<tr data-run-id="${run.id}">
-              <td>${shownTime(run.startedAt, zone, now)}</td>
-              <td><span class="badge ${OUTCOME_BADGE[run.outcome] ?? ''}">${run.outcome}</span></td>
-              <td class="num">${duration(run)}</td>
-              <td class="num">${run.upstreamCalls}</td>
-              <td class="small">${run.bands.length === 0 ? '—' : run.bands.join(', ')}</td>
-              <td class="num">${run.slotsOpened}</td>
-              <td class="num">${run.slotsClosed}</td>
-              <td>
-                ${run.errorCode === null ? '' : html`<code>${run.errorCode}</code>`}
-                ${run.errorMessage === null ? '' : html`<span class="small">${run.errorMessage.slice(0, 500)}</span>`}
-              </td>
-            </tr>`,
-        )}
-      </tbody>
-    </table>`,
-  );
+  const { page, total, path } = paging;
+  const pages = Math.max(1, Math.ceil(total / RUNS_PER_PAGE));
+  const first = (page - 1) * RUNS_PER_PAGE + 1;
+  const link = (to: number, label: string, rel: string) =>
+    html`<a href="${to === 1 ? `${path}#runs` : `${path}?${RUNS_PAGE_PARAM}=${to}#runs`}" rel="${rel}"
+      >${label}</a
+    >`;
+  return html`<ol class="card runs" id="runs">
+      ${runs.map(
+        (run) =>
+          html`<li class="run" data-run-id="${run.id}">
+            <span class="run-when">${runTime(run.startedAt, zone, now)}</span>
+            <span class="badge ${OUTCOME_BADGE[run.outcome] ?? ''}">${run.outcome}</span>
+            <span class="small run-figures"
+              >${duration(run)} · ${run.upstreamCalls} calls · +${run.slotsOpened} −${run.slotsClosed}</span
+            >
+            ${bandsOf(run, allBands)} ${run.errorCode === null ? '' : html`<code>${run.errorCode}</code>`}
+            ${run.errorMessage === null ? '' : html`<span class="small">${run.errorMessage.slice(0, 300)}</span>`}
+          </li>`,
+      )}
+    </ol>
+    <p class="small paging" id="runs-paging">
+      Runs ${first}–${first + runs.length - 1} of ${total}
+      ${page > 1 ? html` · ${link(page - 1, 'Newer', 'prev')}` : ''}
+      ${page < pages ? html` · ${link(page + 1, 'Older', 'next')}` : ''}
+    </p>`;
 }
 
 function callsTable(id: string, title: string, calls: { endpoint: string; calls: number }[]): Raw {
@@ -190,18 +219,25 @@ export function registerAdminConnectionPage(app: FastifyInstance, deps: WebDeps)
     }
     const now = deps.now();
     const zone = connection.timezone;
-    const [runs, lastDay, lastWeek, openByDay, feeds, eventTypes, destinations] = await Promise.all([
-      deps.connectionDetail.recentRuns(connection.id),
-      deps.connectionDetail.callsByEndpointSince(connection.id, new Date(now.getTime() - DAY_SECONDS * 1000)),
-      deps.connectionDetail.callsByEndpointSince(
-        connection.id,
-        new Date(now.getTime() - 7 * DAY_SECONDS * 1000),
-      ),
-      deps.connectionDetail.openSlotsByDay(connection.id, now, CHART_DAYS),
-      deps.feeds.list({ connectionId: connection.id, includeRevoked: true }),
-      deps.connectionAdmin.currentEventTypes(connection.id),
-      destinationViewsByFeed(deps.caldavDestinations, { connectionId: connection.id }),
-    ]);
+    const runsPage = runsPageOf(request.query);
+    const [runs, runCount, lastDay, lastWeek, openByDay, feeds, eventTypes, destinations] = await Promise.all(
+      [
+        deps.connectionDetail.recentRuns(connection.id, RUNS_PER_PAGE, (runsPage - 1) * RUNS_PER_PAGE),
+        deps.connectionDetail.runCount(connection.id),
+        deps.connectionDetail.callsByEndpointSince(
+          connection.id,
+          new Date(now.getTime() - DAY_SECONDS * 1000),
+        ),
+        deps.connectionDetail.callsByEndpointSince(
+          connection.id,
+          new Date(now.getTime() - 7 * DAY_SECONDS * 1000),
+        ),
+        deps.connectionDetail.openSlotsByDay(connection.id, now, CHART_DAYS),
+        deps.feeds.list({ connectionId: connection.id, includeRevoked: true }),
+        deps.connectionAdmin.currentEventTypes(connection.id),
+        destinationViewsByFeed(deps.caldavDestinations, { connectionId: connection.id }),
+      ],
+    );
     const notice = CALDAV_NOTICES[field(request.query, 'notice')];
     const titles = new Map(eventTypes.map((e) => [e.id, e.title]));
     const nonce = newScriptNonce();
@@ -264,7 +300,13 @@ export function registerAdminConnectionPage(app: FastifyInstance, deps: WebDeps)
           ${callsTable('calls-week', 'Last 7 days', lastWeek)}
         </div>
         <h2>Recent sync runs</h2>
-        ${runsTable(runs, zone, now)}
+        ${runsList(
+          runs,
+          deps.settings.syncBands.map((band) => band.name),
+          { page: runsPage, total: runCount, path: connectionPagePath(connection.id) },
+          zone,
+          now,
+        )}
         <h2>Feeds</h2>
         <section class="card">${feedsList(feeds, titles, zone, now)}</section>
         <h2 id="caldav">Written into calendars (CalDAV)</h2>

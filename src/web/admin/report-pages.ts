@@ -200,8 +200,10 @@ function heatMapTable(map: HeatMap): Raw {
 const LINE_CHART_SCRIPT = `
 const data = JSON.parse(document.getElementById('chart-data').textContent);
 const el = document.getElementById('chart');
+// As wide as its box, down to a phone's: wider, it ran past its card at 360 px. The title is the figure's
+// caption, which wraps; uPlot's own title does not, and was cut.
 const chart = new uPlot({
-  width: Math.max(320, Math.min(el.clientWidth || 900, 1000)), height: 300, title: data.title,
+  width: Math.max(200, Math.min(el.clientWidth || 900, 1000)), height: 300,
   tzDate: (ts) => uPlot.tzDate(new Date(ts * 1e3), 'Etc/UTC'),
   scales: { x: { time: true } },
   series: [{}, { label: data.yLabel, stroke: '#2563eb', fill: 'rgba(37,99,235,0.12)', width: 2,
@@ -220,9 +222,12 @@ function inertJson(value: unknown): string {
 
 export function lineChart(chart: LineChart, nonce: string): Raw {
   return html`<link rel="stylesheet" href="/admin/assets/uplot.css" />
-    <div class="chart" role="region" aria-label="${chart.title}" tabindex="0">
-      <div id="chart" data-points="0"></div>
-    </div>
+    <figure class="chart-figure">
+      <figcaption id="chart-title">${chart.title}</figcaption>
+      <div class="chart" role="region" aria-labelledby="chart-title" tabindex="0">
+        <div id="chart" data-points="0"></div>
+      </div>
+    </figure>
     <script type="application/json" id="chart-data">
       ${new Raw(inertJson(chart))}
     </script>

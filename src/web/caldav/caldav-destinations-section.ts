@@ -315,7 +315,7 @@ export function caldavSection(input: {
     </summary>
     <p class="muted small">
       slotfeed writes this feed’s events into a CalDAV calendar (iCloud, Fastmail, Nextcloud, mailbox.org,
-      Posteo …) within a minute of each change, so every device that calendar syncs to shows them. It touches
+      Posteo …) within seconds of each change, so every device that calendar syncs to shows them. It touches
       only the events it wrote there; give it an app password made for it.
     </p>
     ${

@@ -41,6 +41,28 @@ export function previewLink(item: OwnerFeed): Raw {
   >`;
 }
 
+/**
+ * Names a feed for its owner: two feeds of all event types were both titled "All event types", told apart only
+ * by a small subtitle. The name is what the card, the preview and the CalDAV sections show first.
+ */
+function nameForm(item: OwnerFeed): Raw {
+  const { feed } = item;
+  const id = `name-${feed.id}`;
+  return html`<form method="post" action="/me/feeds/${feed.id}/name" class="inline-form name-form">
+    <div class="field">
+      <label for="${id}">Name</label>
+      <input
+        id="${id}"
+        name="label"
+        maxlength="100"
+        value="${feed.label ?? ''}"
+        placeholder="${feedTitle(item)}"
+      />
+    </div>
+    <button type="submit" class="button small">Rename</button>
+  </form>`;
+}
+
 /** Changes the view of an existing feed under the same address. */
 function viewForm(feed: FeedRecord): Raw {
   const current = viewOf(feed.options);
@@ -131,7 +153,7 @@ export function feedCard(item: OwnerFeed, input: { loopback: boolean; caldav?: R
   return html`<section class="card" data-feed-id="${feed.id}" aria-labelledby="feed-title-${feed.id}">
     <h3 id="feed-title-${feed.id}">${feedTitle(item)}</h3>
     <p class="muted small">${description}</p>
-    ${subscribeBlock(item, input)} ${viewForm(feed)}
+    ${subscribeBlock(item, input)} ${nameForm(item)} ${viewForm(feed)}
     <div class="actions">
       ${previewLink(item)}
       ${postButton(`/me/feeds/${feed.id}/rotate`, 'Replace address', {

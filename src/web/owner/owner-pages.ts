@@ -32,6 +32,7 @@ export const OWNER_NOTICES: Record<string, string> = {
   resumed: 'Syncing resumed; a sync is queued.',
   left: 'You left the team.',
   'webhook-deleted': 'Webhook endpoint deleted: nothing more is sent to it.',
+  renamed: 'The feed’s name is changed; its address and what it shows are not.',
   'view-changed':
     'Changed what the feed shows. Its address is the same; calendars show the change at their next refresh.',
   ...CALDAV_NOTICES,

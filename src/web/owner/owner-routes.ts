@@ -264,6 +264,15 @@ export function registerOwnerRoutes(
     return seeOther(reply, `/me?notice=rotated#feed-title-${feed.id}`);
   });
 
+  app.post<IdParams>('/me/feeds/:id/name', async (request, reply) => {
+    const connectionId = await ownerActing(request);
+    const feed = await ownFeed(connectionId, request.params.id);
+    const label = field(request.body, 'label').trim().slice(0, 100);
+    await deps.feeds.rename(feed.id, label === '' ? null : label);
+    request.log.info({ feedId: feed.id }, 'owner renamed a feed');
+    return seeOther(reply, `/me?notice=renamed#feed-title-${feed.id}`);
+  });
+
   app.post<IdParams>('/me/feeds/:id/view', async (request, reply) => {
     const connectionId = await ownerActing(request);
     const feed = await ownFeed(connectionId, request.params.id);
