@@ -1,0 +1,213 @@
+// Share links (issue 37): a link to a page of one feed's free time, for someone who will never subscribe. Each
+// has its own secret, so the feed's token is never shown through it; the secret is kept as its SHA-256 (256
+// random bits: a plain hash is enough, as for feed tokens) and, with the token vault, sealed beside it bound to
+// the link's id, so its owner's page can show the address again. Never plain.
+import type { PrismaClient, ShareLink } from '../generated/prisma/client.js';
+import { hashFeedToken, newFeedToken } from '../feeds/feed-token.js';
+import { FeedNotFoundError } from './feeds.js';
+import type { Revocation } from './revocation.js';
+import type { TokenVault } from './token-vault.js';
+
+export interface ShareLinkRecord {
+  id: string;
+  feedId: string;
+  label: string;
+  /** null: never expires. */
+  expiresAt: Date | null;
+  /** Origins allowed to frame the embeddable page; empty: not embeddable. */
+  frameAncestors: string[];
+  createdAt: Date;
+  revokedAt: Date | null;
+  lastOpenedAt: Date | null;
+  /** Whether the address can be shown again (its secret was sealed). */
+  secretRecoverable: boolean;
+}
+
+/** A link as the share page needs it: the record and the hash of its feed's token (never the token). */
+export interface ResolvedShareLink {
+  link: ShareLinkRecord;
+  feedTokenHash: Buffer;
+  feedRevoked: boolean;
+}
+
+export class ShareLinkNotFoundError extends Error {
+  constructor(readonly linkId: string) {
+    super(`no share link with id ${linkId}`);
+    this.name = 'ShareLinkNotFoundError';
+  }
+}
+
+export class InvalidShareLinkError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'InvalidShareLinkError';
+  }
+}
+
+export interface ShareLinkStore {
+  /** The secret is returned only here (and by reveal). Throws FeedNotFoundError for no active feed. */
+  create(input: {
+    feedId: string;
+    label: string;
+    expiresAt: Date | null;
+    frameAncestors?: readonly string[];
+  }): Promise<{ link: ShareLinkRecord; secret: string }>;
+  /** Of some feeds, or all; revoked ones only when asked. Newest first. */
+  list(filter?: { feedIds?: readonly string[]; includeRevoked?: boolean }): Promise<ShareLinkRecord[]>;
+  /** Throws ShareLinkNotFoundError. */
+  get(linkId: string): Promise<ShareLinkRecord>;
+  /** Idempotent: revoking again keeps the first time. Throws ShareLinkNotFoundError. */
+  revoke(linkId: string, now: Date): Promise<Revocation>;
+  /** The secret opened from its sealed copy; null when none was kept or the link is revoked. */
+  revealSecret(linkId: string): Promise<string | null>;
+  /** The link with this secret's hash, revoked or not (the page tells them apart), or undefined. */
+  resolveSecretHash(secretHash: Buffer): Promise<ResolvedShareLink | undefined>;
+  /** Notes that the page was opened: at most one write a minute per link. */
+  markOpened(link: ShareLinkRecord, now: Date): Promise<void>;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const OPENED_EVERY_MS = 60_000;
+const MAX_FRAME_ANCESTORS = 10;
+const sealingContext = (linkId: string) => `share-link:${linkId}`;
+
+export function hashShareSecret(secret: string): Buffer {
+  return hashFeedToken(secret);
+}
+
+/** Trimmed, one line, 1–100 characters. */
+export function validShareLabel(label: string): string {
+  const trimmed = label.trim().replace(/\s+/g, ' ');
+  if (trimmed === '' || trimmed.length > 100) {
+    throw new InvalidShareLinkError('a share link needs a label of 1–100 characters (who it is for)');
+  }
+  return trimmed;
+}
+
+/**
+ * An origin a page may be framed from, as CSP frame-ancestors takes it: https (or http for loopback) scheme,
+ * host and port, nothing else; anything else is refused with the reason.
+ */
+export function validFrameAncestor(value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value.trim());
+  } catch {
+    throw new InvalidShareLinkError(`"${value}" is not an origin like https://example.com`);
+  }
+  const loopback = ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname);
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback)) {
+    throw new InvalidShareLinkError(`"${value}": only https origins may embed the page`);
+  }
+  if (url.pathname !== '/' || url.search !== '' || url.hash !== '' || url.username !== '') {
+    throw new InvalidShareLinkError(`"${value}" is not an origin: scheme, host and port only`);
+  }
+  return url.origin;
+}
+
+export function validFrameAncestors(values: readonly string[]): string[] {
+  const origins = [...new Set(values.filter((v) => v.trim() !== '').map(validFrameAncestor))];
+  if (origins.length > MAX_FRAME_ANCESTORS) {
+    throw new InvalidShareLinkError(`at most ${MAX_FRAME_ANCESTORS} origins may embed a share page`);
+  }
+  return origins;
+}
+
+function toRecord(row: ShareLink): ShareLinkRecord {
+  return {
+    id: row.id,
+    feedId: row.feedId,
+    label: row.label,
+    expiresAt: row.expiresAt,
+    frameAncestors: row.frameAncestors,
+    createdAt: row.createdAt,
+    revokedAt: row.revokedAt,
+    lastOpenedAt: row.lastOpenedAt,
+    secretRecoverable: row.secretSealed !== null,
+  };
+}
+
+export function createShareLinkStore(prisma: PrismaClient, vault?: TokenVault): ShareLinkStore {
+  async function findRow(linkId: string): Promise<ShareLink> {
+    const row = UUID.test(linkId) ? await prisma.shareLink.findUnique({ where: { id: linkId } }) : null;
+    if (!row) throw new ShareLinkNotFoundError(linkId);
+    return row;
+  }
+
+  return {
+    async create(input) {
+      const label = validShareLabel(input.label);
+      const frameAncestors = validFrameAncestors(input.frameAncestors ?? []);
+      const feed = UUID.test(input.feedId)
+        ? await prisma.feed.findFirst({ where: { id: input.feedId, revokedAt: null }, select: { id: true } })
+        : null;
+      if (!feed) throw new FeedNotFoundError(input.feedId);
+      const secret = newFeedToken();
+      const row = await prisma.$transaction(async (tx) => {
+        const created = await tx.shareLink.create({
+          data: {
+            feedId: feed.id,
+            label,
+            secretHash: new Uint8Array(hashShareSecret(secret)),
+            expiresAt: input.expiresAt,
+            frameAncestors,
+          },
+        });
+        if (vault === undefined) return created;
+        return tx.shareLink.update({
+          where: { id: created.id },
+          data: { secretSealed: vault.seal(secret, sealingContext(created.id)) },
+        });
+      });
+      return { link: toRecord(row), secret };
+    },
+
+    async list(filter = {}) {
+      const rows = await prisma.shareLink.findMany({
+        where: {
+          ...(filter.feedIds === undefined ? {} : { feedId: { in: [...filter.feedIds] } }),
+          ...(filter.includeRevoked ? {} : { revokedAt: null }),
+        },
+        orderBy: [{ createdAt: 'desc' }, { id: 'asc' }],
+      });
+      return rows.map(toRecord);
+    },
+
+    get: async (linkId) => toRecord(await findRow(linkId)),
+
+    async revoke(linkId, now) {
+      const row = await findRow(linkId);
+      if (row.revokedAt) return { revokedAt: row.revokedAt, alreadyRevoked: true };
+      const { count } = await prisma.shareLink.updateMany({
+        where: { id: linkId, revokedAt: null },
+        data: { revokedAt: now },
+      });
+      if (count === 1) return { revokedAt: now, alreadyRevoked: false };
+      return { revokedAt: (await findRow(linkId)).revokedAt ?? now, alreadyRevoked: true };
+    },
+
+    async revealSecret(linkId) {
+      const row = await findRow(linkId);
+      if (row.secretSealed === null || row.revokedAt !== null || vault === undefined) return null;
+      return vault.open(row.secretSealed, sealingContext(row.id));
+    },
+
+    async resolveSecretHash(secretHash) {
+      const row = await prisma.shareLink.findUnique({
+        where: { secretHash: new Uint8Array(secretHash) },
+        include: { feed: { select: { tokenHash: true, revokedAt: true } } },
+      });
+      if (!row) return undefined;
+      return {
+        link: toRecord(row),
+        feedTokenHash: Buffer.from(row.feed.tokenHash),
+        feedRevoked: row.feed.revokedAt !== null,
+      };
+    },
+
+    async markOpened(link, now) {
+      if (link.lastOpenedAt !== null && now.getTime() - link.lastOpenedAt.getTime() < OPENED_EVERY_MS) return;
+      await prisma.shareLink.updateMany({ where: { id: link.id }, data: { lastOpenedAt: now } });
+    },
+  };
+}
