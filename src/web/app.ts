@@ -30,6 +30,7 @@ import { registerQueueDashboard } from './admin/queue-dashboard.js';
 import { feedRateLimitHook, registerRateLimits } from './rate-limits.js';
 import { registerReportRoutes } from './admin/report-routes.js';
 import { createSignInLockout } from './admin/sign-in-lockout.js';
+import { registerShareRoutes } from './share/share-routes.js';
 import { createFeedServing } from '../serving/feed-serving.js';
 import type { WebDeps } from './web-deps.js';
 
@@ -129,6 +130,8 @@ export async function buildWebApp(deps: WebDeps): Promise<FastifyInstance> {
       createApiAccess({ apiKeys: deps.apiKeys, feeds: deps.feeds, now: deps.now }),
     );
   });
+  // Share pages set their own headers and compress once per render, as feeds do.
+  await app.register(async (share) => registerShareRoutes(share, deps, feedServing));
   await registerApiReference(app);
   registerAssetRoutes(app);
   await app.register(async (site) => {
