@@ -2,6 +2,7 @@
 // has its own secret, so the feed's token is never shown through it; the secret is kept as its SHA-256 (256
 // random bits: a plain hash is enough, as for feed tokens) and, with the token vault, sealed beside it bound to
 // the link's id, so its owner's page can show the address again. Never plain.
+import { DateTime } from 'luxon';
 import type { PrismaClient, ShareLink } from '../generated/prisma/client.js';
 import { hashFeedToken, newFeedToken } from '../feeds/feed-token.js';
 import { FeedNotFoundError } from './feeds.js';
@@ -210,4 +211,29 @@ export function createShareLinkStore(prisma: PrismaClient, vault?: TokenVault): 
       await prisma.shareLink.updateMany({ where: { id: link.id }, data: { lastOpenedAt: now } });
     },
   };
+}
+
+/**
+ * When a link made now expires, from what a person writes: `never`, a number of days (`7` or `7d`: that many
+ * 24-hour days from now), or a date `YYYY-MM-DD` (the link works through that whole day in `zone`). Refuses
+ * anything else, and a date already past, with the reason.
+ */
+export function shareLinkExpiry(spec: string, zone: string, now: Date): Date | null {
+  const value = spec.trim().toLowerCase();
+  if (value === '' || value === 'never') return null;
+  const days = /^(\d{1,4})\s*d?$/.exec(value);
+  if (days) {
+    const count = Number(days[1]);
+    if (count < 1 || count > 3660) throw new InvalidShareLinkError('a share link lasts 1 to 3660 days');
+    return new Date(now.getTime() + count * 86_400_000);
+  }
+  if (/^\d{4}-\d{2}-\d{2}$/.test(value)) {
+    const end = DateTime.fromISO(value, { zone }).plus({ days: 1 }).startOf('day');
+    if (!end.isValid) throw new InvalidShareLinkError(`"${spec}" is not a date`);
+    if (end.toMillis() <= now.getTime()) throw new InvalidShareLinkError(`${value} has passed already`);
+    return end.toJSDate();
+  }
+  throw new InvalidShareLinkError(
+    `"${spec}": an expiry is "never", a number of days (7d) or a date (YYYY-MM-DD)`,
+  );
 }

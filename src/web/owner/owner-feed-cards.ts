@@ -121,7 +121,7 @@ export function subscribeBlock(item: OwnerFeed, input: { loopback: boolean }): R
 }
 
 /** `caldav`: the feed's CalDAV destinations section (caldav-destinations-section.ts), below its actions. */
-export function feedCard(item: OwnerFeed, input: { loopback: boolean; caldav?: Raw }): Raw {
+export function feedCard(item: OwnerFeed, input: { loopback: boolean; caldav?: Raw; shares?: Raw }): Raw {
   const { feed } = item;
   const days = feed.options.days === undefined ? 'the usual days ahead' : `${feed.options.days} days ahead`;
   const description = `${VIEW_LABELS[viewOf(feed.options)]}; ${item.eventTitle ?? 'all event types'}; ${days}`;
@@ -143,7 +143,7 @@ export function feedCard(item: OwnerFeed, input: { loopback: boolean; caldav?: R
         id: `revoke-${feed.id}`,
       })}
     </div>
-    ${input.caldav ?? ''}
+    ${input.shares ?? ''} ${input.caldav ?? ''}
   </section>`;
 }
 

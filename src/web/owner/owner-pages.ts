@@ -13,6 +13,7 @@ import {
 } from '../caldav/caldav-destinations-section.js';
 import { html, type Raw, sendPage } from '../html.js';
 import { feedCard, newFeedForm, type OwnerFeed } from './owner-feed-cards.js';
+import { shareLinksSection, type ShareLinkView } from '../share-links-section.js';
 import { teamsSection } from './owner-teams-section.js';
 import { webhooksSection, type OwnerWebhooks } from './owner-webhooks-section.js';
 import { shownTime } from '../time-html.js';
@@ -33,6 +34,13 @@ export const OWNER_NOTICES: Record<string, string> = {
   'view-changed':
     'Changed what the feed shows. Its address is the same; calendars show the change at their next refresh.',
   ...CALDAV_NOTICES,
+  'share-created': 'Share link made: its address and QR code are below.',
+  'share-revoked': 'Share link revoked: its page no longer opens.',
+};
+
+const OWNER_SHARE_PATHS = {
+  create: (feedId: string) => `/me/feeds/${feedId}/share-links`,
+  revoke: (linkId: string) => `/me/share-links/${linkId}/revoke`,
 };
 
 export interface OwnerHomeInput {
@@ -62,6 +70,8 @@ export interface OwnerHomeInput {
   preview: Raw;
   /** The CalDAV destinations of the owner's feeds, by feed id. */
   caldav: Map<string, DestinationView[]>;
+  /** The share links of the owner's feeds, by feed id. */
+  shareLinks: Map<string, ShareLinkView[]>;
   /** A CalDAV form shown again after it failed (the page then answers `status`). */
   caldavForm?: CaldavFormState;
   /** 200 unless a form failed. */
@@ -137,6 +147,13 @@ export function ownerHomePage(reply: FastifyReply, input: OwnerHomeInput): Fasti
                   zone,
                   now,
                   form: input.caldavForm,
+                }),
+                shares: shareLinksSection({
+                  feedId: item.feed.id,
+                  links: input.shareLinks.get(item.feed.id) ?? [],
+                  zone,
+                  now,
+                  paths: OWNER_SHARE_PATHS,
                 }),
               }),
             )
