@@ -5,7 +5,7 @@
 import { assetUrl } from '../assets.js';
 import type { FeedLinks } from '../feed-links.js';
 import { escapeHtml, html, type Raw } from '../html.js';
-import type { ShareWeek, ShownBlock, ShownDay } from './share-week.js';
+import { validZone, type ShareWeek, type ShownBlock, type ShownDay } from './share-week.js';
 
 export interface SharePageModel {
   ownerName: string;
@@ -29,7 +29,9 @@ let zoneNames: string[] | undefined;
 
 /** Every zone the picker offers: the runtime's IANA list, with UTC. */
 function allZones(): string[] {
-  zoneNames ??= [...new Set(['UTC', ...Intl.supportedValuesOf('timeZone')])].sort();
+  zoneNames ??= [
+    ...new Set(['UTC', ...Intl.supportedValuesOf('timeZone')].flatMap((zone) => validZone(zone) ?? [])),
+  ].sort();
   return zoneNames;
 }
 
@@ -86,7 +88,7 @@ function zonePicker(model: SharePageModel): Raw {
     <input type="hidden" name="week" value="${model.week.index}" />
     <label for="share-zone">Time zone</label>
     <select id="share-zone" name="zone">
-      ${allZones().map(
+      ${(allZones().includes(current) ? allZones() : [current, ...allZones()]).map(
         (zone) =>
           html`<option value="${zone}" ${zone === current ? html`selected` : ''}>
             ${zone}${zone === model.ownerZone ? ' (owner’s)' : ''}

@@ -18,10 +18,31 @@ export interface ShareWeek extends FeedWindow {
   hasNext: boolean;
 }
 
-/** A zone name a page may render in: a valid IANA name, else undefined. */
+/**
+ * The names ICU (and so Chromium, and Node's zone list) still reports for zones IANA has since renamed: a
+ * browser in India says Asia/Calcutta. Pages show the current name.
+ */
+const RENAMED_ZONES: Record<string, string> = {
+  'America/Buenos_Aires': 'America/Argentina/Buenos_Aires',
+  'America/Godthab': 'America/Nuuk',
+  'America/Indianapolis': 'America/Indiana/Indianapolis',
+  'Asia/Calcutta': 'Asia/Kolkata',
+  'Asia/Katmandu': 'Asia/Kathmandu',
+  'Asia/Rangoon': 'Asia/Yangon',
+  'Asia/Saigon': 'Asia/Ho_Chi_Minh',
+  'Atlantic/Faeroe': 'Atlantic/Faroe',
+  'Europe/Kiev': 'Europe/Kyiv',
+  'Pacific/Enderbury': 'Pacific/Kanton',
+  'Pacific/Ponape': 'Pacific/Pohnpei',
+  'Pacific/Truk': 'Pacific/Chuuk',
+};
+
+/** A zone name a page may render in: a valid IANA name (its current one), else undefined. */
 export function validZone(zone: string | undefined): string | undefined {
   if (zone === undefined || zone === '' || zone.length > 64) return undefined;
-  return IANAZone.isValidZone(zone) ? IANAZone.create(zone).name : undefined;
+  if (!IANAZone.isValidZone(zone)) return undefined;
+  const name = IANAZone.create(zone).name;
+  return RENAMED_ZONES[name] ?? name;
 }
 
 /**
