@@ -13,6 +13,7 @@ import { registerApiRoutes } from './api/api-routes.js';
 import { registerAssetRoutes } from './assets.js';
 import { createAdminAuth } from './admin/admin-auth.js';
 import { registerAdminConnectionPage } from './admin/admin-connection-page.js';
+import { registerAdminShareLinkRoutes } from './admin/admin-share-link-routes.js';
 import { ADMIN_HOME, loginPage } from './admin/admin-pages.js';
 import { registerAdminTeamRoutes } from './admin/admin-team-routes.js';
 import { registerAdminApiRoutes } from './admin/admin-api-routes.js';
@@ -154,6 +155,7 @@ export async function buildWebApp(deps: WebDeps): Promise<FastifyInstance> {
       registerAdminTeamRoutes(admin, deps);
       registerAdminApiRoutes(admin, deps);
       registerAdminConnectionPage(admin, deps);
+      registerAdminShareLinkRoutes(admin, deps);
       registerReportRoutes(admin, deps);
       await registerQueueDashboard(admin, deps);
     });

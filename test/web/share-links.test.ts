@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DateTime } from 'luxon';
 import type { ShareLinkStore } from '../../src/store/share-links.js';
 import type { FakeClock } from '../support/sync-harness.js';
-import { createWebHarness, type WebHarness } from '../support/web-harness.js';
+import { ADMIN_TOKEN, createWebHarness, type WebHarness } from '../support/web-harness.js';
 
 let h: WebHarness;
 let links: ShareLinkStore;
@@ -190,5 +190,48 @@ describe('the stored link', () => {
     expect(JSON.stringify(row)).not.toContain(secret);
     expect(Buffer.from(row.secretHash).length).toBe(32);
     expect(await links.revealSecret(link.id)).toBe(secret);
+  });
+});
+
+describe('the administrator', () => {
+  const adminPost = (path: string, form: Record<string, string>) =>
+    h.request('POST', path, {
+      headers: {
+        authorization: `Bearer ${ADMIN_TOKEN}`,
+        'content-type': 'application/x-www-form-urlencoded',
+        origin: h.url,
+      },
+      body: new URLSearchParams(form).toString(),
+    });
+
+  it('makes a share link on the connection’s page, sees its address there, and revokes it', async () => {
+    const made = await adminPost(`/admin/feeds/${feedId}/share-links`, {
+      label: 'For the board',
+      expires: 'date',
+      date: '2026-03-31',
+    });
+    expect(made.status).toBe(303);
+    expect(made.headers.location).toBe(
+      `/admin/connections/${connectionId}?notice=share-created#share-links-${feedId}`,
+    );
+    const page = await h.get(`/admin/connections/${connectionId}`, {
+      authorization: `Bearer ${ADMIN_TOKEN}`,
+      accept: 'text/html',
+    });
+    expect(page.text).toContain('<strong>For the board</strong>');
+    // The end of 31 March in the account's zone.
+    const [link] = (await links.list({ feedIds: [feedId] })).filter((l) => l.label === 'For the board');
+    expect(link?.expiresAt?.toISOString()).toBe(
+      DateTime.fromISO('2026-04-01', { zone: 'Europe/Berlin' })
+        .toUTC()
+        .toISO({ suppressMilliseconds: false }),
+    );
+    const address = new RegExp(`value="http://[^"]+(/share/[A-Za-z0-9_-]{43})"`).exec(
+      page.text.slice(page.text.indexOf('For the board')),
+    )?.[1];
+    expect((await h.get(address!)).status).toBe(200);
+    const revoked = await adminPost(`/admin/share-links/${link!.id}/revoke`, {});
+    expect(revoked.status).toBe(303);
+    expect((await h.get(address!)).status).toBe(404);
   });
 });

@@ -17,6 +17,17 @@ import { postButton } from '../post-button.js';
 /** The administrator's home: the connections list. */
 export const ADMIN_HOME = '/admin';
 
+/** Where the admin's share link forms post (admin-share-link-routes.ts). */
+export const ADMIN_SHARE_PATHS = {
+  create: (feedId: string) => `/admin/feeds/${feedId}/share-links`,
+  revoke: (linkId: string) => `/admin/share-links/${linkId}/revoke`,
+};
+
+export const SHARE_NOTICES: Record<string, string> = {
+  'share-created': 'Share link made: its address is below.',
+  'share-revoked': 'Share link revoked: its page no longer opens.',
+};
+
 export const ADMIN_NOTICES: Record<string, string> = {
   'sync-queued': 'Sync queued; it runs as soon as a worker is free.',
   disabled: 'Connection disabled: it is no longer synced, and its feeds keep serving the last snapshot.',
