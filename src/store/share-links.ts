@@ -63,6 +63,8 @@ export interface ShareLinkStore {
   revealSecret(linkId: string): Promise<string | null>;
   /** The link with this secret's hash, revoked or not (the page tells them apart), or undefined. */
   resolveSecretHash(secretHash: Buffer): Promise<ResolvedShareLink | undefined>;
+  /** The zone a feed's dates are read in (for an expiry given as a date): its account's, UTC for a team's. */
+  feedZone(feedId: string): Promise<string>;
   /** Notes that the page was opened: at most one write a minute per link. */
   markOpened(link: ShareLinkRecord, now: Date): Promise<void>;
 }
@@ -204,6 +206,17 @@ export function createShareLinkStore(prisma: PrismaClient, vault?: TokenVault): 
         feedTokenHash: Buffer.from(row.feed.tokenHash),
         feedRevoked: row.feed.revokedAt !== null,
       };
+    },
+
+    async feedZone(feedId) {
+      const feed = UUID.test(feedId)
+        ? await prisma.feed.findUnique({
+            where: { id: feedId },
+            select: { connection: { select: { timezone: true } } },
+          })
+        : null;
+      if (!feed) throw new FeedNotFoundError(feedId);
+      return feed.connection?.timezone ?? 'UTC';
     },
 
     async markOpened(link, now) {
