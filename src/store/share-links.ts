@@ -69,6 +69,20 @@ export interface ShareLinkStore {
   markOpened(link: ShareLinkRecord, now: Date): Promise<void>;
 }
 
+interface ResolvedRow {
+  id: string;
+  feed_id: string;
+  label: string;
+  expires_at: Date | null;
+  frame_ancestors: string[];
+  created_at: Date;
+  revoked_at: Date | null;
+  last_opened_at: Date | null;
+  secret_recoverable: boolean;
+  feed_token_hash: Uint8Array;
+  feed_revoked: boolean;
+}
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const OPENED_EVERY_MS = 60_000;
 const MAX_FRAME_ANCESTORS = 10;
@@ -196,15 +210,29 @@ export function createShareLinkStore(prisma: PrismaClient, vault?: TokenVault): 
     },
 
     async resolveSecretHash(secretHash) {
-      const row = await prisma.shareLink.findUnique({
-        where: { secretHash: new Uint8Array(secretHash) },
-        include: { feed: { select: { tokenHash: true, revokedAt: true } } },
-      });
+      // Every share request asks this (a revocation must hold at once): one indexed join, written out.
+      const rows = await prisma.$queryRaw<ResolvedRow[]>`
+        SELECT s.id, s.feed_id, s.label, s.expires_at, s.frame_ancestors, s.created_at, s.revoked_at,
+               s.last_opened_at, s.secret_sealed IS NOT NULL AS secret_recoverable,
+               f.token_hash AS feed_token_hash, f.revoked_at IS NOT NULL AS feed_revoked
+        FROM share_link s JOIN feed f ON f.id = s.feed_id
+        WHERE s.secret_hash = ${new Uint8Array(secretHash)}`;
+      const [row] = rows;
       if (!row) return undefined;
       return {
-        link: toRecord(row),
-        feedTokenHash: Buffer.from(row.feed.tokenHash),
-        feedRevoked: row.feed.revokedAt !== null,
+        link: {
+          id: row.id,
+          feedId: row.feed_id,
+          label: row.label,
+          expiresAt: row.expires_at,
+          frameAncestors: row.frame_ancestors,
+          createdAt: row.created_at,
+          revokedAt: row.revoked_at,
+          lastOpenedAt: row.last_opened_at,
+          secretRecoverable: row.secret_recoverable,
+        },
+        feedTokenHash: Buffer.from(row.feed_token_hash),
+        feedRevoked: row.feed_revoked,
       };
     },
 

@@ -22,7 +22,7 @@ import { feedLinksForUrl } from '../feed-links.js';
 import { feedTitle } from '../feed-title.js';
 import type { WebDeps } from '../web-deps.js';
 import { renderShareGonePage, renderSharePage } from './share-page.js';
-import { copyText, shareWeek, shownDays, validZone } from './share-week.js';
+import { copyText, shareWeek, shownDays, validZone, type ShareWeek } from './share-week.js';
 
 export const SHARE_PATH = '/share';
 const MAX_RENDERS = 2_000;
@@ -91,6 +91,7 @@ function versionOf(link: ShareLinkRecord, resolved: ResolvedFeed): string {
 
 export function registerShareRoutes(app: FastifyInstance, deps: WebDeps, serving: FeedServing): void {
   const renders = new LRUCache<string, Rendered>({ max: MAX_RENDERS });
+  const weeks = new LRUCache<string, ShareWeek>({ max: MAX_RENDERS });
   const base = deps.settings.publicBaseUrl.replace(/\/+$/, '');
   const icsCacheControl = `private, max-age=${Math.max(60, Math.floor(deps.settings.refreshIntervalSeconds / 2))}`;
 
@@ -159,7 +160,15 @@ export function registerShareRoutes(app: FastifyInstance, deps: WebDeps, serving
     const zone = validZone(query.zone) ?? ownerZone;
     const days = daysShown(resolved.feed, deps.settings.feedDefaultDays);
     const shownEnd = feedWindow(now, ownerZone, days).windowEnd;
-    const week = shareWeek(now, zone, Number.parseInt(query.week ?? '0', 10) || 0, shownEnd);
+    const index = Number.parseInt(query.week ?? '0', 10) || 0;
+    // luxon's zone arithmetic costs more than the rest of a kept render: a week holds until the zone's day ends
+    // (feedWindow's key moves then).
+    const weekKey = `${feedWindow(now, zone, 1).windowKey}|${zone}|${index}|${shownEnd.getTime()}`;
+    let week = weeks.get(weekKey);
+    if (week === undefined) {
+      week = shareWeek(now, zone, index, shownEnd);
+      weeks.set(weekKey, week);
+    }
     const key = `${form}|${week.windowKey}|${shownEnd.getTime()}|${versionOf(link, resolved)}`;
     const kept = renders.get(key);
     if (kept) return kept;

@@ -40,8 +40,10 @@ const RENAMED_ZONES: Record<string, string> = {
 /** A zone name a page may render in: a valid IANA name (its current one), else undefined. */
 export function validZone(zone: string | undefined): string | undefined {
   if (zone === undefined || zone === '' || zone.length > 64) return undefined;
-  if (!IANAZone.isValidZone(zone)) return undefined;
-  const name = IANAZone.create(zone).name;
+  // IANAZone.create keeps one instance per name; isValidZone would build an Intl formatter on every call.
+  const iana = IANAZone.create(zone);
+  if (!iana.isValid) return undefined;
+  const name = iana.name;
   return RENAMED_ZONES[name] ?? name;
 }
 
