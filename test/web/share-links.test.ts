@@ -235,3 +235,40 @@ describe('the administrator', () => {
     expect((await h.get(address!)).status).toBe(404);
   });
 });
+
+describe('the JSON API', () => {
+  it('lets an API key scoped to the feed’s account make, list and revoke share links; a feed’s token may not', async () => {
+    const key = (
+      await h.deps.apiKeys.create({ label: 'share bot', connectionIds: [connectionId], teamIds: [] })
+    ).secret;
+    const asKey = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+    const made = await h.request('POST', `/api/v1/feeds/${feedId}/share-links`, {
+      headers: asKey,
+      body: JSON.stringify({
+        label: 'From the API',
+        expires: '7d',
+        embedOrigins: ['https://blog.example.com'],
+      }),
+    });
+    expect(made.status).toBe(201);
+    const created = JSON.parse(made.text) as { shareLink: { id: string; expiresAt: string }; url: string };
+    expect(created.shareLink.expiresAt).toBe(
+      new Date(clock().now().getTime() + 7 * 86_400_000).toISOString(),
+    );
+    const path = new URL(created.url).pathname;
+    expect((await h.get(path)).status).toBe(200);
+    const listed = JSON.parse((await h.get(`/api/v1/feeds/${feedId}/share-links`, asKey)).text) as {
+      shareLinks: { id: string; label: string }[];
+    };
+    expect(listed.shareLinks.map((l) => l.label)).toContain('From the API');
+    expect(JSON.stringify(listed)).not.toContain(path.split('/').pop()!);
+    const asFeedToken = { authorization: `Bearer ${feedToken}`, 'content-type': 'application/json' };
+    expect((await h.get(`/api/v1/feeds/${feedId}/share-links`, asFeedToken)).status).toBe(404);
+    const revoked = await h.request('DELETE', `/api/v1/feeds/${feedId}/share-links/${created.shareLink.id}`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
+    expect(revoked.status).toBe(200);
+    expect(JSON.parse(revoked.text).shareLink.revokedAt).not.toBeNull();
+    expect((await h.get(path)).status).toBe(404);
+  });
+});
