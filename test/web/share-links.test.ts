@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DateTime } from 'luxon';
 import type { ShareLinkStore } from '../../src/store/share-links.js';
+import { createTeamStore } from '../../src/store/teams.js';
 import type { FakeClock } from '../support/sync-harness.js';
 import { ADMIN_TOKEN, createWebHarness, type WebHarness } from '../support/web-harness.js';
 
@@ -270,5 +271,30 @@ describe('the JSON API', () => {
     expect(revoked.status).toBe(200);
     expect(JSON.parse(revoked.text).shareLink.revokedAt).not.toBeNull();
     expect((await h.get(path)).status).toBe(404);
+  });
+});
+
+describe('a team feed’s share link', () => {
+  it('shows the team’s name and the blocks the API gives the team feed’s token, in UTC without a choice', async () => {
+    clock().set(START);
+    const teams = createTeamStore(h.sync.db.prisma);
+    const team = await teams.create('Front desk');
+    await teams.addMembers(team.id, [connectionId]);
+    const { feed, token } = await h.feeds.createTeamFeed({ teamId: team.id, options: { mode: 'any' } });
+    const { secret } = await links.create({ feedId: feed.id, label: 'team', expiresAt: null });
+    const page = await h.get(`/share/${secret}`);
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('<p class="share-owner">Front desk</p>');
+    expect(page.text).toContain('<strong data-share-zone-name>UTC</strong>');
+    const from = START.slice(0, 10);
+    const to = DateTime.fromISO(START, { zone: 'UTC' }).plus({ days: 6 }).toISODate()!;
+    const api = await h.get(`/api/v1/teams/${team.id}/availability?from=${from}&to=${to}&zone=UTC`, {
+      authorization: `Bearer ${token}`,
+    });
+    const blocks = (JSON.parse(api.text) as { blocks: { start: string; end: string }[] }).blocks;
+    expect(blocks.length).toBeGreaterThan(0);
+    expect(blocksIn(page.text)).toEqual(
+      blocks.map((b) => ({ start: new Date(b.start).toISOString(), end: new Date(b.end).toISOString() })),
+    );
   });
 });
