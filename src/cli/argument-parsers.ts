@@ -21,6 +21,7 @@ const LISTED_BY = {
   'API key': 'api-keys',
   'webhook endpoint': 'webhooks',
   'CalDAV destination': 'destinations',
+  'share link': 'share-links',
 } as const;
 
 export function uuidOf(what: keyof typeof LISTED_BY) {

@@ -8,6 +8,7 @@ import { runDaemon, runMigrate, runSimulator, type Output } from './commands.js'
 import { registerConnectionsCommand } from './connections-command.js';
 import { registerTeamsCommand } from './teams-command.js';
 import { registerApiKeysCommand } from './api-keys-command.js';
+import { registerShareLinksCommand } from './share-links-command.js';
 import { registerWebhooksCommand } from './webhooks-command.js';
 import { registerFeedsCommand } from './feeds-command.js';
 import { registerDestinationsCommand, type PasswordInput } from './destinations-command.js';
@@ -208,6 +209,7 @@ export function buildProgram(env: Record<string, string | undefined>, io: CliIo 
   registerConnectionsCommand(program, env, stdout);
   registerTeamsCommand(program, env, stdout);
   registerApiKeysCommand(program, env, stdout);
+  registerShareLinksCommand(program, env, stdout);
   registerWebhooksCommand(program, env, stdout);
   registerDestinationsCommand(program, env, { stdout, stdin: io.stdin ?? processStdin });
   registerReportCommand(program, env, io);

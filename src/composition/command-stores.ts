@@ -18,6 +18,7 @@ import { createFeedNameStore } from '../store/feed-names.js';
 import { createFeedStore } from '../store/feeds.js';
 import { createReportStore } from '../store/reports.js';
 import { createTeamStore } from '../store/teams.js';
+import { createShareLinkStore } from '../store/share-links.js';
 import { createWebhookStore } from '../store/webhooks.js';
 import { createSyncQueue, type SyncJobData } from '../sync/queues.js';
 import { openDatabase } from './clients.js';
@@ -26,7 +27,7 @@ import { tokenVaultFor, type Stores } from './stores.js';
 /** The stores a command works through: the operator's view of connections, feeds, teams, keys, webhooks, reports. */
 export type CommandStores = Pick<
   Stores,
-  'connectionAdmin' | 'feeds' | 'feedNames' | 'teams' | 'apiKeys' | 'webhooks' | 'reports'
+  'connectionAdmin' | 'feeds' | 'feedNames' | 'teams' | 'apiKeys' | 'shareLinks' | 'webhooks' | 'reports'
 >;
 
 /**
@@ -50,6 +51,7 @@ export function openCommandDatabase(
     feedNames: createFeedNameStore(prisma),
     teams: createTeamStore(prisma),
     apiKeys: createApiKeyStore(prisma),
+    shareLinks: createShareLinkStore(prisma, vault),
     webhooks: createWebhookStore(prisma, vault, {
       allowPrivateTargets: config.webhooks?.allowPrivateTargets ?? false,
     }),

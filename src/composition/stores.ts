@@ -10,6 +10,7 @@ import { createEventRevisionStore, type EventRevisionStore } from '../store/even
 import { createFeedContentStore, type FeedContentStore } from '../store/feed-content.js';
 import { createFeedNameStore, type FeedNameStore } from '../store/feed-names.js';
 import { createFeedStore, type FeedStore } from '../store/feeds.js';
+import { createShareLinkStore, type ShareLinkStore } from '../store/share-links.js';
 import { createReportStore, type ReportStore } from '../store/reports.js';
 import { createRetentionStore, type RetentionStore } from '../store/retention.js';
 import { createSnapshotStore, type SnapshotStore } from '../store/snapshot-store.js';
@@ -34,6 +35,8 @@ export interface Stores {
   eventRevisions: EventRevisionStore;
   teams: TeamStore;
   apiKeys: ApiKeyStore;
+  /** Share links of feeds: their pages, and who made them. */
+  shareLinks: ShareLinkStore;
   webhooks: WebhookStore;
   webhookDeliveries: WebhookDeliveryStore;
   /** CalDAV destinations of feeds, their record of events written and their log. */
@@ -72,6 +75,7 @@ export function createStores(
     eventRevisions: createEventRevisionStore(prisma),
     teams: createTeamStore(prisma),
     apiKeys: createApiKeyStore(prisma),
+    shareLinks: createShareLinkStore(prisma, vault),
     webhooks: createWebhookStore(prisma, vault, { allowPrivateTargets: config.webhooks.allowPrivateTargets }),
     webhookDeliveries: createWebhookDeliveryStore(prisma),
     caldavDestinations: createCaldavDestinationStore(prisma, vault),

@@ -49,6 +49,7 @@ export function composeWebDeps(
     feedContent: stores.feedContent,
     eventRevisions: stores.eventRevisions,
     apiKeys: stores.apiKeys,
+    shareLinks: stores.shareLinks,
     webhooks: stores.webhooks,
     caldavDestinations: services.caldavDestinations,
     reports: stores.reports,

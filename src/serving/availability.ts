@@ -3,7 +3,7 @@
 import { busyBlocks, type BusyBlock } from '../feeds/busy-blocks.js';
 import { usableFreeBlocks } from '../feeds/feed-events.js';
 import type { FeedConnectionState, FeedTeamState } from '../feeds/feed-inputs.js';
-import type { FeedSlot } from '../feeds/feed-model.js';
+import type { FeedEventType, FeedSlot } from '../feeds/feed-model.js';
 import type { FreeBlock } from '../feeds/free-blocks.js';
 import { allFree, anyFree, type TeamBlock } from '../feeds/team-availability.js';
 import type { FeedContentStore } from '../store/feed-content.js';
@@ -30,6 +30,8 @@ export interface ConnectionAvailability<R extends FeedWindow> {
   /** The range asked for, as settled once the account's zone was known. */
   range: R;
   connection: FeedConnectionState;
+  /** The event types read (current versions): what a free block's event ids name, with their booking pages. */
+  eventTypes: ReadonlyMap<string, FeedEventType>;
   free: FreeBlock[];
   /** Open slots that take time (a slot ending where it starts is no time to book). */
   slots: FeedSlot[];
@@ -65,6 +67,7 @@ export async function connectionAvailability<R extends FeedWindow>(
   return {
     range,
     connection: content.connection,
+    eventTypes: content.eventTypes,
     free,
     slots: content.slots.filter((s) => s.endsAt.getTime() > s.startsAt.getTime()),
     busy: busyBlocks(content.bookings, free),

@@ -42,6 +42,8 @@ export interface FeedServingOptions {
 export interface FeedServing {
   /** The feed and its bytes as the database has them now; undefined when no active feed has this token. */
   current(token: HashedToken): Promise<{ resolved: ResolvedFeed; rendered: RenderedFeed } | undefined>;
+  /** The active feed with this token (hash) and its owner's state, from the remembered lookup. */
+  resolve(token: HashedToken): Promise<ResolvedFeed | undefined>;
   /** The feed's free/busy as the database has it now; undefined when no active feed has this token. */
   freeBusy(token: HashedToken): Promise<RenderedFeed | undefined>;
   /** What feeds answer with while Postgres cannot (the feed route and readiness share it). */
@@ -88,6 +90,8 @@ export function createFeedServing(options: FeedServingOptions): FeedServing {
         throw thrown;
       }
     },
+
+    resolve: (token) => lookup.resolveHashed(token),
 
     async freeBusy(token) {
       try {

@@ -13,6 +13,7 @@ import { registerApiRoutes } from './api/api-routes.js';
 import { registerAssetRoutes } from './assets.js';
 import { createAdminAuth } from './admin/admin-auth.js';
 import { registerAdminConnectionPage } from './admin/admin-connection-page.js';
+import { registerAdminShareLinkRoutes } from './admin/admin-share-link-routes.js';
 import { ADMIN_HOME, loginPage } from './admin/admin-pages.js';
 import { registerAdminTeamRoutes } from './admin/admin-team-routes.js';
 import { registerAdminApiRoutes } from './admin/admin-api-routes.js';
@@ -30,6 +31,7 @@ import { registerQueueDashboard } from './admin/queue-dashboard.js';
 import { feedRateLimitHook, registerRateLimits } from './rate-limits.js';
 import { registerReportRoutes } from './admin/report-routes.js';
 import { createSignInLockout } from './admin/sign-in-lockout.js';
+import { registerShareRoutes } from './share/share-routes.js';
 import { createFeedServing } from '../serving/feed-serving.js';
 import type { WebDeps } from './web-deps.js';
 
@@ -129,6 +131,8 @@ export async function buildWebApp(deps: WebDeps): Promise<FastifyInstance> {
       createApiAccess({ apiKeys: deps.apiKeys, feeds: deps.feeds, now: deps.now }),
     );
   });
+  // Share pages set their own headers and compress once per render, as feeds do.
+  await app.register(async (share) => registerShareRoutes(share, deps, feedServing));
   await registerApiReference(app);
   registerAssetRoutes(app);
   await app.register(async (site) => {
@@ -151,6 +155,7 @@ export async function buildWebApp(deps: WebDeps): Promise<FastifyInstance> {
       registerAdminTeamRoutes(admin, deps);
       registerAdminApiRoutes(admin, deps);
       registerAdminConnectionPage(admin, deps);
+      registerAdminShareLinkRoutes(admin, deps);
       registerReportRoutes(admin, deps);
       await registerQueueDashboard(admin, deps);
     });

@@ -55,6 +55,7 @@ function assetSources(): Map<string, AssetSource> {
   return new Map([
     ['slotfeed.css', { file: path.join(PUBLIC_DIR, 'slotfeed.css'), type: CSS, immutable: false }],
     ['slotfeed.js', { file: path.join(PUBLIC_DIR, 'slotfeed.js'), type: JS, immutable: false }],
+    ['share.js', { file: path.join(PUBLIC_DIR, 'share.js'), type: JS, immutable: false }],
     ['week-preview.js', { file: path.join(PUBLIC_DIR, 'week-preview.js'), type: JS, immutable: false }],
     vendor('@fullcalendar/core', 'index.global.min.js', 'fullcalendar-core'),
     // The time grid is built on the day grid's internals.

@@ -16,7 +16,11 @@ export function feedUrlOf(publicBaseUrl: string, token: string): string {
 }
 
 export function feedLinksFor(publicBaseUrl: string, token: string, calendarName: string): FeedLinks {
-  const https = feedUrlOf(publicBaseUrl, token);
+  return feedLinksForUrl(feedUrlOf(publicBaseUrl, token), calendarName);
+}
+
+/** The same for any feed URL (a share link's feed, share/). */
+export function feedLinksForUrl(https: string, calendarName: string): FeedLinks {
   // webcal:// is the same URL with the scheme swapped; clients fetch it over https (or http for an http URL).
   const webcal = https.replace(/^https?:\/\//, 'webcal://');
   // Google's `cid` takes the webcal form; given an https URL it treats it as a calendar id, not a feed.

@@ -9,6 +9,7 @@ import type { ReadinessCheck } from '../lib/readiness.js';
 import type { Logger } from '../log.js';
 import type { ApiKeyStore } from '../store/api-keys.js';
 import type { WebhookStore } from '../store/webhooks.js';
+import type { ShareLinkStore } from '../store/share-links.js';
 import type { ConnectionAdminStore } from '../store/connection-admin.js';
 import type { ConnectionDetailStore } from '../store/connection-detail.js';
 import type { ConnectionStore } from '../store/connections.js';
@@ -59,6 +60,8 @@ export interface WebDeps {
   eventRevisions: EventRevisionStore;
   /** The JSON API's keys (their hashes). */
   apiKeys: ApiKeyStore;
+  /** Share links: the share pages resolve them; the owner's and admin's pages make and revoke them. */
+  shareLinks: ShareLinkStore;
   /** Webhook endpoints, registered on the admin's and the owner's pages. */
   webhooks: WebhookStore;
   /** CalDAV destinations of feeds: the owner's and the admin's pages list, add and act on them. */

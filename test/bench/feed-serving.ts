@@ -31,7 +31,10 @@ function slotsFrom(startIso: string, count: number): FetchedSlot[] {
 }
 
 /** A connection whose snapshot holds `count` open slots, and a feed of it; returns the feed's path. */
-async function feedWithSlots(h: WebHarness, count: number): Promise<{ path: string; connectionId: string }> {
+export async function feedWithSlots(
+  h: WebHarness,
+  count: number,
+): Promise<{ path: string; connectionId: string; feedId: string }> {
   const prisma = h.sync.db.prisma;
   const now = h.sync.clock.now();
   const connection = await prisma.connection.create({
@@ -64,12 +67,12 @@ async function feedWithSlots(h: WebHarness, count: number): Promise<{ path: stri
     next: now,
   });
   // The slots view: one event per slot, so the load figures compare with those measured before views existed.
-  const { token } = await h.feeds.create({ connectionId: connection.id, options: { view: 'slots' } });
-  return { path: `/feeds/${token}.ics`, connectionId: connection.id };
+  const { token, feed } = await h.feeds.create({ connectionId: connection.id, options: { view: 'slots' } });
+  return { path: `/feeds/${token}.ics`, connectionId: connection.id, feedId: feed.id };
 }
 
 /** The same bytes and headers as slotfeed's answer, from memory: the floor of what serving a feed costs. */
-async function startBaseline(
+export async function startBaseline(
   body: Buffer,
   headers: http.IncomingHttpHeaders,
 ): Promise<{ url: string; close(): Promise<void> }> {

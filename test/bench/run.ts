@@ -1,7 +1,7 @@
 // `npm run bench`: runs the benchmarks, prints one table and writes bench-results.json (git-ignored) with every
 // figure, its inputs, the machine's CPU count and the Node version. Never part of `npm test`.
-//   BENCH_ONLY=sync|commit|feeds|teams|webhooks|growth|partitions|reports|freshness|freshness-real|freshness-week|
-//     demo-start|frontier
+//   BENCH_ONLY=sync|commit|feeds|share|teams|webhooks|growth|partitions|reports|freshness|freshness-real|
+//     freshness-week|demo-start|frontier
 //     (comma-separated; default: all but demo-start, which clones the checkout and runs npm ci, so runs only
 //     when named). A run of some keeps the others' last figures in the file.
 //   BENCH_DEMO_SCRIPT: demo-start runs this as the clone's "demo" script instead of the committed one;
@@ -37,6 +37,7 @@ import { benchGrowth } from './growth.js';
 import { loadAverage } from './process-stats.js';
 import { benchReports } from './reports.js';
 import { benchRetentionStrategies } from './retention-strategies.js';
+import { benchSharePage } from './share-page.js';
 import { benchSyncRound } from './sync-round.js';
 import { benchTeamFeeds } from './team-feeds.js';
 import { benchWebhooks } from './webhooks.js';
@@ -48,7 +49,7 @@ const quick = process.env.BENCH_QUICK === '1';
 const only = new Set(
   (
     process.env.BENCH_ONLY ||
-    'sync,commit,feeds,teams,webhooks,growth,partitions,reports,freshness,freshness-real,freshness-week'
+    'sync,commit,feeds,share,teams,webhooks,growth,partitions,reports,freshness,freshness-real,freshness-week'
   )
     .split(',')
     .map((name) => name.trim()),
@@ -123,6 +124,7 @@ const benches: [string, () => Promise<BenchSection[]>][] = [
   ['sync', () => benchSyncRound({ connections, rateLimitPerSecond })],
   ['commit', () => benchCommitCost()],
   ['feeds', () => benchFeedServing({ seconds: quick ? 2 : 10 })],
+  ['share', () => benchSharePage({ seconds: quick ? 2 : 10 })],
   ['teams', () => benchTeamFeeds({ seconds: quick ? 2 : 5 })],
   ['webhooks', () => benchWebhooks({ connections: quick ? 100 : 1000 })],
   ['caldav-push', async () => (await import('./caldav-push.js')).benchCaldavPush(connections)],

@@ -98,6 +98,19 @@ export async function prepareSite(label: string): Promise<PreparedSite> {
       ownerFeed.id,
       harness.sync.clock.now(),
     );
+    // A share link of the owner's feed, and one that has expired, for the share pages.
+    const shareLinks = harness.deps.shareLinks;
+    const now = harness.sync.clock.now();
+    const shareSecret = (
+      await shareLinks.create({ feedId: ownerFeed.id, label: 'For the Acme interview', expiresAt: null })
+    ).secret;
+    const expiredShareSecret = (
+      await shareLinks.create({
+        feedId: ownerFeed.id,
+        label: 'Last week',
+        expiresAt: new Date(now.getTime() - 1000),
+      })
+    ).secret;
     await moveDatabaseDatesToClock(harness);
     browser = await launchChromium();
     return sitePreparedWith(harness, browser, {
@@ -105,6 +118,8 @@ export async function prepareSite(label: string): Promise<PreparedSite> {
       feedToken,
       teamFeedId,
       ownerEmail: users[0]!.email,
+      shareSecret,
+      expiredShareSecret,
     });
   } catch (thrown: unknown) {
     await browser?.close();
@@ -121,7 +136,7 @@ export async function prepareSite(label: string): Promise<PreparedSite> {
 async function moveDatabaseDatesToClock(harness: WebHarness): Promise<void> {
   const clockNow = harness.sync.clock.now();
   const prisma = harness.sync.db.prisma;
-  for (const table of ['connection', 'feed', 'team', 'api_key', 'webhook_endpoint'] as const) {
+  for (const table of ['connection', 'feed', 'team', 'api_key', 'webhook_endpoint', 'share_link'] as const) {
     await prisma.$executeRawUnsafe(
       `UPDATE ${table} SET created_at = created_at - (now() - $1::timestamptz)`,
       clockNow,
@@ -141,7 +156,14 @@ const SUBMIT_SCRIPT = `({ form, fields }) => {
 function sitePreparedWith(
   harness: WebHarness,
   browser: Browser,
-  facts: { connectionId: string; feedToken: string; teamFeedId: string; ownerEmail: string },
+  facts: {
+    connectionId: string;
+    feedToken: string;
+    teamFeedId: string;
+    ownerEmail: string;
+    shareSecret: string;
+    expiredShareSecret: string;
+  },
 ): PreparedSite {
   const url = harness.url;
   const unconnected = harness.sync.sim.users.slice(PREPARED_ACCOUNTS);

@@ -14,6 +14,9 @@ export interface SiteFacts {
   feedToken: string;
   /** The feed of a team the owner is in. */
   teamFeedId: string;
+  /** The secret of a share link of the owner's feed that never expires, and of one that has expired. */
+  shareSecret: string;
+  expiredShareSecret: string;
   /**
    * A fresh, unspent sign-in callback path (`/oauth/callback?code=…&state=…`) for an account never connected:
    * the callback spends its state, so every visit of the "not connected" page needs one of its own.
@@ -123,6 +126,15 @@ export const SITE_PAGES: readonly SitePage[] = [
     viewer: 'public',
     path: () => '/oauth/callback?state=not-a-state-we-issued&code=whatever',
     status: 400,
+  },
+  // The share page, shown to anyone with the link: in the browser's zone once its script has run.
+  { name: 'share', viewer: 'public', path: (site) => `/share/${site.shareSecret}`, readyWhen: '.share-days' },
+  { name: 'share-embedded', viewer: 'public', path: (site) => `/share/${site.shareSecret}/embed` },
+  {
+    name: 'share-expired',
+    viewer: 'public',
+    path: (site) => `/share/${site.expiredShareSecret}`,
+    status: 410,
   },
   // Not slotfeed's page but the one its connect flow sends a visitor to (the simulator stands in for Calendbook).
   { name: 'simulator-consent', viewer: 'public', path: (site) => site.consentPageUrl() },

@@ -64,6 +64,9 @@ const NOBODY = '00000000-0000-4000-8000-000000000000';
 
 let h: WebHarness;
 let app: FastifyInstance;
+/** Feeds whose share links the routes manage, by id: whose they are. */
+const feedOwners = new Map<string, { connectionId?: string; teamId?: string }>();
+let shareLinkId: string;
 let document: OpenApiDocument;
 let truth: Truth;
 const credentials: Credential[] = [];
@@ -154,6 +157,14 @@ beforeAll(async () => {
     });
   }
 
+  // A person's and a team's feed whose share links keys may manage, and a link to revoke.
+  const [adaFeed] = await h.feeds.list({ connectionId: ada });
+  const [teamFeed] = await h.feeds.list({ teamId });
+  feedOwners.set(adaFeed!.id, { connectionId: ada });
+  feedOwners.set(teamFeed!.id, { teamId });
+  shareLinkId = (await h.deps.shareLinks.create({ feedId: adaFeed!.id, label: 'scope', expiresAt: null }))
+    .link.id;
+
   const [slots, bookings, connections, members] = await Promise.all([
     prisma.slot.findMany({ where: { goneAt: null } }),
     prisma.booking.findMany(),
@@ -206,7 +217,12 @@ afterAll(async () => {
 
 /** Path parameters: ids of each kind in scope of some credential, and one of nothing. */
 const pathValues = (name: string): string[] => {
-  const values: Record<string, string[]> = { connectionId: [ada, other, NOBODY], teamId: [teamId, NOBODY] };
+  const values: Record<string, string[]> = {
+    connectionId: [ada, other, NOBODY],
+    teamId: [teamId, NOBODY],
+    feedId: [...feedOwners.keys(), NOBODY],
+    shareLinkId: [shareLinkId, NOBODY],
+  };
   const found = values[name];
   if (!found) throw new Error(`no values for the path parameter ${name}: give this test some`);
   return found;
@@ -307,6 +323,14 @@ function readableTypes(scope: Scope, connectionId: string, asked: string | undef
 }
 
 function mayRead(scope: Scope, ids: Record<string, string>): boolean {
+  // A feed's share links: managed by an API key whose scope holds the feed's owner; never by a feed's token.
+  if (ids.feedId !== undefined) {
+    const owner = feedOwners.get(ids.feedId);
+    if (scope.kind !== 'key' || owner === undefined) return false;
+    return owner.connectionId !== undefined
+      ? scope.connectionIds.includes(owner.connectionId)
+      : scope.teamIds.includes(owner.teamId!);
+  }
   if (ids.connectionId !== undefined) {
     if (scope.kind === 'key') return scope.connectionIds.includes(ids.connectionId);
     return scope.kind === 'feed' && scope.connectionId === ids.connectionId;

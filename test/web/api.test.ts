@@ -79,6 +79,8 @@ describe('the OpenAPI document', () => {
     expect(Object.keys(document.paths).sort()).toEqual([
       '/api/v1/connections/{connectionId}/availability',
       '/api/v1/connections/{connectionId}/event-types',
+      '/api/v1/feeds/{feedId}/share-links',
+      '/api/v1/feeds/{feedId}/share-links/{shareLinkId}',
       '/api/v1/teams/{teamId}/availability',
     ]);
   });
@@ -92,14 +94,34 @@ describe('the OpenAPI document', () => {
     for (const [name, schema] of Object.entries(document.components.schemas)) {
       ajv.addSchema(schema as object, `#/components/schemas/${name}`);
     }
-    const ids: Record<string, string> = { connectionId: ada.connectionId, teamId };
+    const adaFeed = (await h.feeds.findByToken(ada.token))!.id;
+    const revocable = await h.deps.shareLinks.create({
+      feedId: adaFeed,
+      label: 'to revoke',
+      expiresAt: null,
+    });
+    const ids: Record<string, string> = {
+      connectionId: ada.connectionId,
+      teamId,
+      feedId: adaFeed,
+      shareLinkId: revocable.link.id,
+    };
+    // A share link is made with a body; its answer is 201.
+    const bodyOf = (method: string) =>
+      method === 'post'
+        ? {
+            body: JSON.stringify({ label: 'from the API test', expires: '7d' }),
+            headers: { ...bearer(key), 'content-type': 'application/json' },
+          }
+        : { headers: bearer(key) };
     let called = 0;
     for (const [template, operations] of Object.entries(document.paths)) {
       for (const [method, operation] of Object.entries(operations)) {
         const path = template.replace(/\{(\w+)\}/g, (_, name: string) => ids[name]!);
-        const response = await h.request(method.toUpperCase(), path, { headers: bearer(key) });
-        expect([template, response.status]).toEqual([template, 200]);
-        const declared = operation.responses['200']!.content!['application/json']!.schema as object;
+        const response = await h.request(method.toUpperCase(), path, bodyOf(method));
+        const status = method === 'post' ? 201 : 200;
+        expect([template, method, response.status]).toEqual([template, method, status]);
+        const declared = operation.responses[String(status)]!.content!['application/json']!.schema as object;
         const check = ajv.compile(
           JSON.parse(
             JSON.stringify(declared).replaceAll(
@@ -114,9 +136,7 @@ describe('the OpenAPI document', () => {
         const missing = await h.request(
           method.toUpperCase(),
           template.replace(/\{(\w+)\}/g, '00000000-0000-4000-8000-000000000000'),
-          {
-            headers: bearer(key),
-          },
+          bodyOf(method),
         );
         expect(missing.status).toBe(404);
         expect(missing.headers['content-type']).toBe('application/problem+json; charset=utf-8');
@@ -129,7 +149,7 @@ describe('the OpenAPI document', () => {
         called += 1;
       }
     }
-    expect(called).toBe(3);
+    expect(called).toBe(6);
   });
 
   it('is rendered as a reference page from this site alone', async () => {

@@ -11,7 +11,8 @@ import { FeedNotFoundError, type FeedRecord } from '../../store/feeds.js';
 import { describeInterval } from '../../feeds/describe-feed.js';
 import { readBandState } from '../../sync/band-schedule.js';
 import type { CadenceBand } from '../../config/sync-bands.js';
-import { ADMIN_HOME } from './admin-pages.js';
+import { ADMIN_HOME, ADMIN_SHARE_PATHS, SHARE_NOTICES } from './admin-pages.js';
+import { shareLinksSection, shareLinkViews, type ShareLinkView } from '../share-links-section.js';
 import { ADMIN_TEAMS } from './admin-team-pages.js';
 import { registerCaldavActions } from '../caldav/caldav-destination-actions.js';
 import {
@@ -199,6 +200,34 @@ function caldavFeeds(
   )}`;
 }
 
+/** The connection's active feeds, each with its share links and the form that makes one. */
+function shareFeeds(
+  feeds: FeedRecord[],
+  titles: Map<string, string>,
+  shares: Map<string, ShareLinkView[]>,
+  input: { zone: string | null; now: Date },
+): Raw {
+  const active = feeds.filter((feed) => feed.revokedAt === null);
+  if (active.length === 0) return html`<p class="muted">No active feeds.</p>`;
+  return html`${active.map(
+    (feed) =>
+      html`<section class="card" data-share-feed-id="${feed.id}" aria-labelledby="share-title-${feed.id}">
+        <h3 id="share-title-${feed.id}">
+          ${feed.label ?? 'Feed'}
+          <span class="muted small"
+            >${feed.upstreamEventId === null ? 'all event types' : (titles.get(feed.upstreamEventId) ?? feed.upstreamEventId)}</span
+          >
+        </h3>
+        ${shareLinksSection({
+          feedId: feed.id,
+          links: shares.get(feed.id) ?? [],
+          paths: ADMIN_SHARE_PATHS,
+          ...input,
+        })}
+      </section>`,
+  )}`;
+}
+
 export const connectionPagePath = (connectionId: string) => `/admin/connections/${connectionId}`;
 
 export function registerAdminConnectionPage(app: FastifyInstance, deps: WebDeps): void {
@@ -238,7 +267,12 @@ export function registerAdminConnectionPage(app: FastifyInstance, deps: WebDeps)
         destinationViewsByFeed(deps.caldavDestinations, { connectionId: connection.id }),
       ],
     );
-    const notice = CALDAV_NOTICES[field(request.query, 'notice')];
+    const notice = { ...CALDAV_NOTICES, ...SHARE_NOTICES }[field(request.query, 'notice')];
+    const shares = await shareLinkViews(
+      deps.shareLinks,
+      deps.settings.publicBaseUrl,
+      feeds.filter((feed) => feed.revokedAt === null).map((feed) => feed.id),
+    );
     const titles = new Map(eventTypes.map((e) => [e.id, e.title]));
     const nonce = newScriptNonce();
     const chart = {
@@ -309,6 +343,8 @@ export function registerAdminConnectionPage(app: FastifyInstance, deps: WebDeps)
         )}
         <h2>Feeds</h2>
         <section class="card">${feedsList(feeds, titles, zone, now)}</section>
+        <h2 id="share-links">Share links</h2>
+        ${shareFeeds(feeds, titles, shares, { zone, now })}
         <h2 id="caldav">Written into calendars (CalDAV)</h2>
         ${caldavFeeds(feeds, titles, destinations, { zone, now, form: failed?.form })}`,
     });

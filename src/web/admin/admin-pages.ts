@@ -21,6 +21,17 @@ export const ADMIN_HOME = '/admin';
 /** Where the admin's cleanup actions post (caldav-cleanups-section.ts); they lead back to ADMIN_HOME. */
 export const ADMIN_CLEANUP_PATHS = { path: (id: string) => `/admin/caldav-cleanups/${id}` };
 
+/** Where the admin's share link forms post (admin-share-link-routes.ts). */
+export const ADMIN_SHARE_PATHS = {
+  create: (feedId: string) => `/admin/feeds/${feedId}/share-links`,
+  revoke: (linkId: string) => `/admin/share-links/${linkId}/revoke`,
+};
+
+export const SHARE_NOTICES: Record<string, string> = {
+  'share-created': 'Share link made: its address is below.',
+  'share-revoked': 'Share link revoked: its page no longer opens.',
+};
+
 export const ADMIN_NOTICES: Record<string, string> = {
   ...CALDAV_CLEANUP_NOTICES,
   'sync-queued': 'Sync queued; it runs as soon as a worker is free.',

@@ -16,6 +16,7 @@ import type { WebDeps } from '../web-deps.js';
 import { credentialKeyOf, type ApiAccessResolver } from './api-access.js';
 import { connectionAvailability, rangeOf, teamAvailability } from './api-availability.js';
 import { NOT_IN_SCOPE, scopeOf } from './api-scope.js';
+import { registerApiShareLinkRoutes } from './api-share-links.js';
 import {
   availabilityQuery,
   availabilityResponse,
@@ -161,6 +162,8 @@ export function registerApiRoutes(app: FastifyInstance, deps: WebDeps, access: A
       );
     },
   );
+
+  registerApiShareLinkRoutes(app, deps, access, rateLimit, API_PREFIX);
 
   api.get(
     `${API_PREFIX}/teams/:teamId/availability`,

@@ -176,3 +176,52 @@ export const PROBLEMS = {
 };
 
 export const NOT_MODIFIED = z.null().describe('Not modified: the If-None-Match tag is still current.');
+
+export const feedParams = z.strictObject({ feedId: z.uuid() });
+export const shareLinkParams = z.strictObject({ feedId: z.uuid(), shareLinkId: z.uuid() });
+
+export const shareLinkBody = z
+  .strictObject({
+    label: z.string().min(1).max(100).describe('Who the link is for; shown only to those who manage it.'),
+    expires: z
+      .string()
+      .max(20)
+      .optional()
+      .describe(
+        '"never" (the default), a number of days ("7d") or the last date it works (YYYY-MM-DD, the whole day in the account’s zone; UTC for a team feed).',
+      ),
+    embedOrigins: z
+      .array(z.string().max(200))
+      .max(10)
+      .optional()
+      .describe(
+        'Origins whose pages may show the page in an iframe (CSP frame-ancestors); none: not embeddable.',
+      ),
+  })
+  .meta({ id: 'ShareLinkRequest' });
+
+const shareLink = z
+  .object({
+    id: z.uuid(),
+    feedId: z.uuid(),
+    label: z.string(),
+    expiresAt: z.string().nullable().describe('null: never expires.'),
+    embedOrigins: z.array(z.string()),
+    createdAt: z.string(),
+    revokedAt: z.string().nullable(),
+    lastOpenedAt: z.string().nullable().describe('To the minute.'),
+  })
+  .meta({ id: 'ShareLink' });
+
+export const shareLinksResponse = z
+  .object({ feedId: z.uuid(), shareLinks: z.array(shareLink).describe('Active links first, newest first.') })
+  .meta({ id: 'ShareLinks' });
+
+export const shareLinkCreatedResponse = z
+  .object({
+    shareLink,
+    url: z.string().describe('The page’s address: shown only in this answer.'),
+  })
+  .meta({ id: 'ShareLinkCreated' });
+
+export const shareLinkResponse = z.object({ shareLink }).meta({ id: 'ShareLinkAnswer' });

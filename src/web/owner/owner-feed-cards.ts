@@ -4,6 +4,7 @@ import { FEED_DAYS_MAX, FEED_VIEWS, viewOf, type FeedView } from '../../feeds/fe
 import type { FeedRecord } from '../../store/feeds.js';
 import type { FeedLinks } from '../feed-links.js';
 import { html, Raw } from '../html.js';
+import { feedTitle } from '../feed-title.js';
 import { postButton } from '../post-button.js';
 
 export const VIEW_LABELS: Record<FeedView, string> = {
@@ -24,11 +25,7 @@ export interface OwnerFeed {
   name: string;
 }
 
-export function feedTitle(item: OwnerFeed): string {
-  if (item.feed.teamId !== null) return item.feed.label ?? item.name;
-  const scope = item.eventTitle ?? (item.feed.upstreamEventId === null ? 'All event types' : 'An event type');
-  return item.feed.label ?? scope;
-}
+export { feedTitle };
 
 /** Shows this feed in the week preview: the page again, with the preview on it. */
 export function previewLink(item: OwnerFeed): Raw {
@@ -146,7 +143,7 @@ export function subscribeBlock(item: OwnerFeed, input: { loopback: boolean }): R
 }
 
 /** `caldav`: the feed's CalDAV destinations section (caldav-destinations-section.ts), below its actions. */
-export function feedCard(item: OwnerFeed, input: { loopback: boolean; caldav?: Raw }): Raw {
+export function feedCard(item: OwnerFeed, input: { loopback: boolean; caldav?: Raw; shares?: Raw }): Raw {
   const { feed } = item;
   const days = feed.options.days === undefined ? 'the usual days ahead' : `${feed.options.days} days ahead`;
   const description = `${VIEW_LABELS[viewOf(feed.options)]}; ${item.eventTitle ?? 'all event types'}; ${days}`;
@@ -168,7 +165,7 @@ export function feedCard(item: OwnerFeed, input: { loopback: boolean; caldav?: R
         id: `revoke-${feed.id}`,
       })}
     </div>
-    ${input.caldav ?? ''}
+    ${input.shares ?? ''} ${input.caldav ?? ''}
   </section>`;
 }
 

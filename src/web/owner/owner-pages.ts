@@ -15,6 +15,7 @@ import { html, type Raw, sendPage } from '../html.js';
 import { CALDAV_CLEANUP_NOTICES, cleanupsSection } from '../caldav/caldav-cleanups-section.js';
 import type { CaldavCleanupRecord } from '../../store/caldav-cleanups.js';
 import { feedCard, newFeedForm, type OwnerFeed } from './owner-feed-cards.js';
+import { shareLinksSection, type ShareLinkView } from '../share-links-section.js';
 import { teamsSection } from './owner-teams-section.js';
 import { webhooksSection, type OwnerWebhooks } from './owner-webhooks-section.js';
 import { shownTime } from '../time-html.js';
@@ -37,6 +38,13 @@ export const OWNER_NOTICES: Record<string, string> = {
     'Changed what the feed shows. Its address is the same; calendars show the change at their next refresh.',
   ...CALDAV_NOTICES,
   ...CALDAV_CLEANUP_NOTICES,
+  'share-created': 'Share link made: its address and QR code are below.',
+  'share-revoked': 'Share link revoked: its page no longer opens.',
+};
+
+const OWNER_SHARE_PATHS = {
+  create: (feedId: string) => `/me/feeds/${feedId}/share-links`,
+  revoke: (linkId: string) => `/me/share-links/${linkId}/revoke`,
 };
 
 export interface OwnerHomeInput {
@@ -68,6 +76,8 @@ export interface OwnerHomeInput {
   caldav: Map<string, DestinationView[]>;
   /** Ended destinations whose events slotfeed still deletes from the owner's calendars. */
   cleanups: CaldavCleanupRecord[];
+  /** The share links of the owner's feeds, by feed id. */
+  shareLinks: Map<string, ShareLinkView[]>;
   /** A CalDAV form shown again after it failed (the page then answers `status`). */
   caldavForm?: CaldavFormState;
   /** 200 unless a form failed. */
@@ -150,6 +160,13 @@ export function ownerHomePage(reply: FastifyReply, input: OwnerHomeInput): Fasti
                   zone,
                   now,
                   form: input.caldavForm,
+                }),
+                shares: shareLinksSection({
+                  feedId: item.feed.id,
+                  links: input.shareLinks.get(item.feed.id) ?? [],
+                  zone,
+                  now,
+                  paths: OWNER_SHARE_PATHS,
                 }),
               }),
             )

@@ -49,6 +49,8 @@ import {
 import { weekPreviewSection } from './week-preview.js';
 import type { WebDeps } from '../web-deps.js';
 import { field, seeOther } from '../form-replies.js';
+import { expirySpecOf, originsOf, shareLinkViews } from '../share-links-section.js';
+import { InvalidShareLinkError, ShareLinkNotFoundError, shareLinkExpiry } from '../../store/share-links.js';
 
 type IdParams = { Params: { id: string } };
 
@@ -197,6 +199,11 @@ export function registerOwnerRoutes(
             }),
       caldav: await destinationViewsByFeed(deps.caldavDestinations, { connectionId }),
       cleanups: await deps.caldavDestinations.cleanups({ connectionId }),
+      shareLinks: await shareLinkViews(
+        deps.shareLinks,
+        deps.settings.publicBaseUrl,
+        feeds.map((item) => item.feed.id),
+      ),
       ...(failed === undefined ? {} : { caldavForm: failed.form, status: failed.status }),
       ...(notice === undefined ? {} : { notice }),
     });
@@ -292,6 +299,40 @@ export function registerOwnerRoutes(
     await deps.feedChanges.caughtUp();
     request.log.info({ feedId: feed.id }, 'owner revoked a feed');
     return seeOther(reply, '/me?notice=revoked');
+  });
+
+  app.post<IdParams>('/me/feeds/:id/share-links', async (request, reply) => {
+    const connectionId = await ownerActing(request);
+    const feed = await ownFeed(connectionId, request.params.id);
+    const zone = (await deps.connections.get(connectionId)).timezone ?? 'UTC';
+    try {
+      const { link } = await deps.shareLinks.create({
+        feedId: feed.id,
+        label: field(request.body, 'label'),
+        expiresAt: shareLinkExpiry(expirySpecOf(request.body as Record<string, unknown>), zone, deps.now()),
+        frameAncestors: originsOf((request.body as Record<string, unknown>).origins),
+      });
+      request.log.info({ shareLinkId: link.id, feedId: feed.id, connectionId }, 'owner made a share link');
+    } catch (thrown: unknown) {
+      if (thrown instanceof InvalidShareLinkError) throw new HttpError(400, thrown.message);
+      throw thrown;
+    }
+    return seeOther(reply, `/me?notice=share-created#share-links-${feed.id}`);
+  });
+
+  app.post<IdParams>('/me/share-links/:id/revoke', async (request, reply) => {
+    const connectionId = await ownerActing(request);
+    const link = await deps.shareLinks.get(request.params.id).catch((thrown: unknown) => {
+      if (thrown instanceof ShareLinkNotFoundError) throw new HttpError(404, NOT_YOURS);
+      throw thrown;
+    });
+    await ownFeed(connectionId, link.feedId);
+    await deps.shareLinks.revoke(link.id, deps.now());
+    request.log.info(
+      { shareLinkId: link.id, feedId: link.feedId, connectionId },
+      'owner revoked a share link',
+    );
+    return seeOther(reply, `/me?notice=share-revoked#share-links-${link.feedId}`);
   });
 
   app.post('/me/pause', async (request, reply) => {

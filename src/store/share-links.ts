@@ -1,0 +1,280 @@
+// Share links (issue 37): a link to a page of one feed's free time, for someone who will never subscribe. Each
+// has its own secret, so the feed's token is never shown through it; the secret is kept as its SHA-256 (256
+// random bits: a plain hash is enough, as for feed tokens) and, with the token vault, sealed beside it bound to
+// the link's id, so its owner's page can show the address again. Never plain.
+import { DateTime } from 'luxon';
+import type { PrismaClient, ShareLink } from '../generated/prisma/client.js';
+import { hashFeedToken, newFeedToken } from '../feeds/feed-token.js';
+import { FeedNotFoundError } from './feeds.js';
+import type { Revocation } from './revocation.js';
+import type { TokenVault } from './token-vault.js';
+
+export interface ShareLinkRecord {
+  id: string;
+  feedId: string;
+  label: string;
+  /** null: never expires. */
+  expiresAt: Date | null;
+  /** Origins allowed to frame the embeddable page; empty: not embeddable. */
+  frameAncestors: string[];
+  createdAt: Date;
+  revokedAt: Date | null;
+  lastOpenedAt: Date | null;
+  /** Whether the address can be shown again (its secret was sealed). */
+  secretRecoverable: boolean;
+}
+
+/** A link as the share page needs it: the record and the hash of its feed's token (never the token). */
+export interface ResolvedShareLink {
+  link: ShareLinkRecord;
+  feedTokenHash: Buffer;
+  feedRevoked: boolean;
+}
+
+export class ShareLinkNotFoundError extends Error {
+  constructor(readonly linkId: string) {
+    super(`no share link with id ${linkId}`);
+    this.name = 'ShareLinkNotFoundError';
+  }
+}
+
+export class InvalidShareLinkError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'InvalidShareLinkError';
+  }
+}
+
+export interface ShareLinkStore {
+  /** The secret is returned only here (and by reveal). Throws FeedNotFoundError for no active feed. */
+  create(input: {
+    feedId: string;
+    label: string;
+    expiresAt: Date | null;
+    frameAncestors?: readonly string[];
+  }): Promise<{ link: ShareLinkRecord; secret: string }>;
+  /** Of some feeds, or all; revoked ones only when asked. Newest first. */
+  list(filter?: { feedIds?: readonly string[]; includeRevoked?: boolean }): Promise<ShareLinkRecord[]>;
+  /** Throws ShareLinkNotFoundError. */
+  get(linkId: string): Promise<ShareLinkRecord>;
+  /** Idempotent: revoking again keeps the first time. Throws ShareLinkNotFoundError. */
+  revoke(linkId: string, now: Date): Promise<Revocation>;
+  /** The secret opened from its sealed copy; null when none was kept or the link is revoked. */
+  revealSecret(linkId: string): Promise<string | null>;
+  /** The link with this secret's hash, revoked or not (the page tells them apart), or undefined. */
+  resolveSecretHash(secretHash: Buffer): Promise<ResolvedShareLink | undefined>;
+  /** The zone a feed's dates are read in (for an expiry given as a date): its account's, UTC for a team's. */
+  feedZone(feedId: string): Promise<string>;
+  /** Notes that the page was opened: at most one write a minute per link. */
+  markOpened(link: ShareLinkRecord, now: Date): Promise<void>;
+}
+
+interface ResolvedRow {
+  id: string;
+  feed_id: string;
+  label: string;
+  expires_at: Date | null;
+  frame_ancestors: string[];
+  created_at: Date;
+  revoked_at: Date | null;
+  last_opened_at: Date | null;
+  secret_recoverable: boolean;
+  feed_token_hash: Uint8Array;
+  feed_revoked: boolean;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const OPENED_EVERY_MS = 60_000;
+const MAX_FRAME_ANCESTORS = 10;
+const sealingContext = (linkId: string) => `share-link:${linkId}`;
+
+export function hashShareSecret(secret: string): Buffer {
+  return hashFeedToken(secret);
+}
+
+/** Trimmed, one line, 1–100 characters. */
+export function validShareLabel(label: string): string {
+  const trimmed = label.trim().replace(/\s+/g, ' ');
+  if (trimmed === '' || trimmed.length > 100) {
+    throw new InvalidShareLinkError('a share link needs a label of 1–100 characters (who it is for)');
+  }
+  return trimmed;
+}
+
+/**
+ * An origin a page may be framed from, as CSP frame-ancestors takes it: https (or http for loopback) scheme,
+ * host and port, nothing else; anything else is refused with the reason.
+ */
+export function validFrameAncestor(value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value.trim());
+  } catch {
+    throw new InvalidShareLinkError(`"${value}" is not an origin like https://example.com`);
+  }
+  const loopback = ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname);
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback)) {
+    throw new InvalidShareLinkError(`"${value}": only https origins may embed the page`);
+  }
+  if (url.pathname !== '/' || url.search !== '' || url.hash !== '' || url.username !== '') {
+    throw new InvalidShareLinkError(`"${value}" is not an origin: scheme, host and port only`);
+  }
+  return url.origin;
+}
+
+export function validFrameAncestors(values: readonly string[]): string[] {
+  const origins = [...new Set(values.filter((v) => v.trim() !== '').map(validFrameAncestor))];
+  if (origins.length > MAX_FRAME_ANCESTORS) {
+    throw new InvalidShareLinkError(`at most ${MAX_FRAME_ANCESTORS} origins may embed a share page`);
+  }
+  return origins;
+}
+
+function toRecord(row: ShareLink): ShareLinkRecord {
+  return {
+    id: row.id,
+    feedId: row.feedId,
+    label: row.label,
+    expiresAt: row.expiresAt,
+    frameAncestors: row.frameAncestors,
+    createdAt: row.createdAt,
+    revokedAt: row.revokedAt,
+    lastOpenedAt: row.lastOpenedAt,
+    secretRecoverable: row.secretSealed !== null,
+  };
+}
+
+export function createShareLinkStore(prisma: PrismaClient, vault?: TokenVault): ShareLinkStore {
+  async function findRow(linkId: string): Promise<ShareLink> {
+    const row = UUID.test(linkId) ? await prisma.shareLink.findUnique({ where: { id: linkId } }) : null;
+    if (!row) throw new ShareLinkNotFoundError(linkId);
+    return row;
+  }
+
+  return {
+    async create(input) {
+      const label = validShareLabel(input.label);
+      const frameAncestors = validFrameAncestors(input.frameAncestors ?? []);
+      const feed = UUID.test(input.feedId)
+        ? await prisma.feed.findFirst({ where: { id: input.feedId, revokedAt: null }, select: { id: true } })
+        : null;
+      if (!feed) throw new FeedNotFoundError(input.feedId);
+      const secret = newFeedToken();
+      const row = await prisma.$transaction(async (tx) => {
+        const created = await tx.shareLink.create({
+          data: {
+            feedId: feed.id,
+            label,
+            secretHash: new Uint8Array(hashShareSecret(secret)),
+            expiresAt: input.expiresAt,
+            frameAncestors,
+          },
+        });
+        if (vault === undefined) return created;
+        return tx.shareLink.update({
+          where: { id: created.id },
+          data: { secretSealed: vault.seal(secret, sealingContext(created.id)) },
+        });
+      });
+      return { link: toRecord(row), secret };
+    },
+
+    async list(filter = {}) {
+      const rows = await prisma.shareLink.findMany({
+        where: {
+          ...(filter.feedIds === undefined ? {} : { feedId: { in: [...filter.feedIds] } }),
+          ...(filter.includeRevoked ? {} : { revokedAt: null }),
+        },
+        orderBy: [{ createdAt: 'desc' }, { id: 'asc' }],
+      });
+      return rows.map(toRecord);
+    },
+
+    get: async (linkId) => toRecord(await findRow(linkId)),
+
+    async revoke(linkId, now) {
+      const row = await findRow(linkId);
+      if (row.revokedAt) return { revokedAt: row.revokedAt, alreadyRevoked: true };
+      const { count } = await prisma.shareLink.updateMany({
+        where: { id: linkId, revokedAt: null },
+        data: { revokedAt: now },
+      });
+      if (count === 1) return { revokedAt: now, alreadyRevoked: false };
+      return { revokedAt: (await findRow(linkId)).revokedAt ?? now, alreadyRevoked: true };
+    },
+
+    async revealSecret(linkId) {
+      const row = await findRow(linkId);
+      if (row.secretSealed === null || row.revokedAt !== null || vault === undefined) return null;
+      return vault.open(row.secretSealed, sealingContext(row.id));
+    },
+
+    async resolveSecretHash(secretHash) {
+      // Every share request asks this (a revocation must hold at once): one indexed join, written out.
+      const rows = await prisma.$queryRaw<ResolvedRow[]>`
+        SELECT s.id, s.feed_id, s.label, s.expires_at, s.frame_ancestors, s.created_at, s.revoked_at,
+               s.last_opened_at, s.secret_sealed IS NOT NULL AS secret_recoverable,
+               f.token_hash AS feed_token_hash, f.revoked_at IS NOT NULL AS feed_revoked
+        FROM share_link s JOIN feed f ON f.id = s.feed_id
+        WHERE s.secret_hash = ${new Uint8Array(secretHash)}`;
+      const [row] = rows;
+      if (!row) return undefined;
+      return {
+        link: {
+          id: row.id,
+          feedId: row.feed_id,
+          label: row.label,
+          expiresAt: row.expires_at,
+          frameAncestors: row.frame_ancestors,
+          createdAt: row.created_at,
+          revokedAt: row.revoked_at,
+          lastOpenedAt: row.last_opened_at,
+          secretRecoverable: row.secret_recoverable,
+        },
+        feedTokenHash: Buffer.from(row.feed_token_hash),
+        feedRevoked: row.feed_revoked,
+      };
+    },
+
+    async feedZone(feedId) {
+      const feed = UUID.test(feedId)
+        ? await prisma.feed.findUnique({
+            where: { id: feedId },
+            select: { connection: { select: { timezone: true } } },
+          })
+        : null;
+      if (!feed) throw new FeedNotFoundError(feedId);
+      return feed.connection?.timezone ?? 'UTC';
+    },
+
+    async markOpened(link, now) {
+      if (link.lastOpenedAt !== null && now.getTime() - link.lastOpenedAt.getTime() < OPENED_EVERY_MS) return;
+      await prisma.shareLink.updateMany({ where: { id: link.id }, data: { lastOpenedAt: now } });
+    },
+  };
+}
+
+/**
+ * When a link made now expires, from what a person writes: `never`, a number of days (`7` or `7d`: that many
+ * 24-hour days from now), or a date `YYYY-MM-DD` (the link works through that whole day in `zone`). Refuses
+ * anything else, and a date already past, with the reason.
+ */
+export function shareLinkExpiry(spec: string, zone: string, now: Date): Date | null {
+  const value = spec.trim().toLowerCase();
+  if (value === '' || value === 'never') return null;
+  const days = /^(\d{1,4})\s*d?$/.exec(value);
+  if (days) {
+    const count = Number(days[1]);
+    if (count < 1 || count > 3660) throw new InvalidShareLinkError('a share link lasts 1 to 3660 days');
+    return new Date(now.getTime() + count * 86_400_000);
+  }
+  if (/^\d{4}-\d{2}-\d{2}$/.test(value)) {
+    const end = DateTime.fromISO(value, { zone }).plus({ days: 1 }).startOf('day');
+    if (!end.isValid) throw new InvalidShareLinkError(`"${spec}" is not a date`);
+    if (end.toMillis() <= now.getTime()) throw new InvalidShareLinkError(`${value} has passed already`);
+    return end.toJSDate();
+  }
+  throw new InvalidShareLinkError(
+    `"${spec}": an expiry is "never", a number of days (7d) or a date (YYYY-MM-DD)`,
+  );
+}

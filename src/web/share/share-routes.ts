@@ -1,0 +1,299 @@
+// A share link's addresses (issue 37): GET /share/{secret} (the page), /share/{secret}/embed (the page for an
+// iframe, framed only from the link's own origins), /share/{secret}.txt (the week as text) and
+// /share/{secret}.ics (the feed, for the subscribe buttons). Every request asks Postgres for the link, so a
+// revocation or an expiry holds from the next request on; what the page shows comes from the feed's remembered
+// lookup and a render kept per link, week, zone and version of what it shows, so an unchanged page costs one
+// indexed read and a hash comparison. Unknown and revoked links get the same 404, an expired one a 410.
+import { createHash } from 'node:crypto';
+import { gzipSync } from 'node:zlib';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { LRUCache } from 'lru-cache';
+import { DateTime } from 'luxon';
+import { formatHttpDate } from '../../lib/http-date.js';
+import { feedFreeTime, showsFreeTime, daysShown } from '../../serving/feed-free-time.js';
+import type { FeedServing } from '../../serving/feed-serving.js';
+import { feedWindow } from '../../serving/feed-window.js';
+import { TEAM_FEED_ZONE } from '../../serving/feed-content.js';
+import type { ResolvedFeed } from '../../store/feeds.js';
+import { hashShareSecret, type ShareLinkRecord } from '../../store/share-links.js';
+import { acceptsGzip } from '../accept-encoding.js';
+import { isNotModified } from '../conditional-get.js';
+import { feedLinksForUrl } from '../feed-links.js';
+import { feedTitle } from '../feed-title.js';
+import type { WebDeps } from '../web-deps.js';
+import { renderShareGonePage, renderSharePage } from './share-page.js';
+import { copyText, shareWeek, shownDays, validZone, type ShareWeek } from './share-week.js';
+
+export const SHARE_PATH = '/share';
+const MAX_RENDERS = 2_000;
+
+interface Rendered {
+  body: Buffer;
+  gzipped: Buffer | undefined;
+  tag: string;
+  lastModified: Date;
+  type: string;
+}
+
+type Found =
+  | { kind: 'open'; link: ShareLinkRecord; resolved: ResolvedFeed; feedTokenHash: Buffer }
+  | { kind: 'gone'; status: 404 | 410 };
+
+/** The share page's own headers: never framed (but from the link's origins), no Referer, not indexed. */
+export function shareSecurityHeaders(frameAncestors: readonly string[] | null): Record<string, string> {
+  const ancestors =
+    frameAncestors === null || frameAncestors.length === 0 ? "'none'" : frameAncestors.join(' ');
+  return {
+    'content-security-policy': [
+      "default-src 'none'",
+      "style-src 'self'",
+      "script-src 'self'",
+      "img-src 'self' data:",
+      "connect-src 'none'",
+      "form-action 'self'",
+      "base-uri 'none'",
+      `frame-ancestors ${ancestors}`,
+    ].join('; '),
+    'referrer-policy': 'no-referrer',
+    'x-robots-tag': 'noindex, nofollow',
+    'x-content-type-options': 'nosniff',
+  };
+}
+
+function ownerZoneOf(resolved: ResolvedFeed): string {
+  if (resolved.kind === 'team') return TEAM_FEED_ZONE;
+  return validZone(resolved.connection.timezone ?? undefined) ?? 'UTC';
+}
+
+function ownerNameOf(resolved: ResolvedFeed): string {
+  if (resolved.kind === 'team') return resolved.team.name;
+  return resolved.connection.displayName?.trim() || resolved.connection.email?.trim() || 'Someone';
+}
+
+/** Everything the bytes of a render depend on besides the week and zone asked for. */
+function versionOf(link: ShareLinkRecord, resolved: ResolvedFeed): string {
+  const { feed } = resolved;
+  const owner =
+    resolved.kind === 'connection'
+      ? `${resolved.connection.feedVersion}:${resolved.connection.status}:${resolved.connection.displayName}:${resolved.connection.timezone}`
+      : `${resolved.team.name}:${resolved.team.membersChangedAt.getTime()}:${resolved.team.members.map((m) => `${m.id}.${m.feedVersion}.${m.displayName}`).join(',')}`;
+  return [
+    link.id,
+    link.expiresAt?.getTime() ?? '',
+    link.frameAncestors.join(' '),
+    feed.id,
+    feed.label ?? '',
+    feed.inputsChangedAt?.getTime() ?? '',
+    JSON.stringify(feed.options),
+    owner,
+  ].join('|');
+}
+
+export function registerShareRoutes(app: FastifyInstance, deps: WebDeps, serving: FeedServing): void {
+  const renders = new LRUCache<string, Rendered>({ max: MAX_RENDERS });
+  const weeks = new LRUCache<string, ShareWeek>({ max: MAX_RENDERS });
+  const base = deps.settings.publicBaseUrl.replace(/\/+$/, '');
+  const icsCacheControl = `private, max-age=${Math.max(60, Math.floor(deps.settings.refreshIntervalSeconds / 2))}`;
+
+  async function find(secret: string): Promise<Found> {
+    const found = await deps.shareLinks.resolveSecretHash(hashShareSecret(secret));
+    if (found === undefined || found.link.revokedAt !== null || found.feedRevoked) {
+      return { kind: 'gone', status: 404 };
+    }
+    const now = deps.now();
+    if (found.link.expiresAt !== null && found.link.expiresAt.getTime() <= now.getTime()) {
+      return { kind: 'gone', status: 410 };
+    }
+    const hash = found.feedTokenHash;
+    const resolved = await serving.resolve({ hash, key: hash.toString('base64') });
+    if (resolved === undefined) return { kind: 'gone', status: 404 };
+    await deps.shareLinks.markOpened(found.link, now);
+    return { kind: 'open', link: found.link, resolved, feedTokenHash: hash };
+  }
+
+  function sendGone(request: FastifyRequest, reply: FastifyReply, status: 404 | 410, asText: boolean) {
+    reply.code(status).headers({ ...shareSecurityHeaders(null), 'cache-control': 'no-store' });
+    if (asText || request.method === 'HEAD') {
+      return reply
+        .type('text/plain; charset=utf-8')
+        .send(status === 410 ? 'This share link has expired.\n' : 'No such share link.\n');
+    }
+    return reply.type('text/html; charset=utf-8').send(renderShareGonePage(status));
+  }
+
+  function sendRendered(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    rendered: Rendered,
+    headers: Record<string, string>,
+  ) {
+    const gzip = rendered.gzipped !== undefined && acceptsGzip(request.headers['accept-encoding']);
+    const etag = `"${gzip ? `${rendered.tag}-gzip` : rendered.tag}"`;
+    reply
+      .headers(headers)
+      .header('etag', etag)
+      .header('last-modified', formatHttpDate(rendered.lastModified))
+      .header('vary', 'Accept-Encoding');
+    const notModified = isNotModified(
+      {
+        ifNoneMatch: request.headers['if-none-match'],
+        ifModifiedSince: request.headers['if-modified-since'],
+      },
+      { opaqueTags: [rendered.tag, `${rendered.tag}-gzip`], lastModified: rendered.lastModified },
+    );
+    if (notModified) return reply.code(304).send();
+    reply.type(rendered.type);
+    if (gzip && rendered.gzipped) return reply.header('content-encoding', 'gzip').send(rendered.gzipped);
+    return reply.send(rendered.body);
+  }
+
+  /** The page or its text for one week and zone, rendered once per version of what it shows. */
+  async function renderWeek(
+    open: Extract<Found, { kind: 'open' }>,
+    secret: string,
+    form: 'page' | 'embed' | 'text',
+    query: { week?: string; zone?: string },
+  ): Promise<Rendered> {
+    const { link, resolved } = open;
+    const now = deps.now();
+    const ownerZone = ownerZoneOf(resolved);
+    const zone = validZone(query.zone) ?? ownerZone;
+    const days = daysShown(resolved.feed, deps.settings.feedDefaultDays);
+    const shownEnd = feedWindow(now, ownerZone, days).windowEnd;
+    const index = Number.parseInt(query.week ?? '0', 10) || 0;
+    // luxon's zone arithmetic costs more than the rest of a kept render: a week holds until the zone's day ends
+    // (feedWindow's key moves then).
+    const weekKey = `${feedWindow(now, zone, 1).windowKey}|${zone}|${index}|${shownEnd.getTime()}`;
+    let week = weeks.get(weekKey);
+    if (week === undefined) {
+      week = shareWeek(now, zone, index, shownEnd);
+      weeks.set(weekKey, week);
+    }
+    const key = `${form}|${week.windowKey}|${shownEnd.getTime()}|${versionOf(link, resolved)}`;
+    const kept = renders.get(key);
+    if (kept) return kept;
+
+    const freeTime = await feedFreeTime(deps.feedContent, resolved, {
+      range: week,
+      defaultDays: deps.settings.feedDefaultDays,
+      now,
+    });
+    const shown = shownDays(week, freeTime.blocks);
+    const text = copyText(shown, zone);
+    const lastModified = new Date(
+      Math.max(
+        freeTime.changedAt?.getTime() ?? 0,
+        link.createdAt.getTime(),
+        week.windowStart.getTime() > now.getTime()
+          ? 0
+          : DateTime.fromJSDate(now, { zone }).startOf('day').toMillis(),
+      ),
+    );
+    let body: string;
+    let type: string;
+    if (form === 'text') {
+      body = text;
+      type = 'text/plain; charset=utf-8';
+    } else {
+      const name = await deps.feedNames.calendarName(resolved.feed);
+      const eventTitle =
+        resolved.kind === 'connection' && resolved.feed.upstreamEventId !== null
+          ? ((await deps.feedContent.currentEventTypes(resolved.connection.id)).find(
+              (e) => e.id === resolved.feed.upstreamEventId,
+            )?.title ?? null)
+          : null;
+      const path = `${SHARE_PATH}/${encodeURIComponent(secret)}`;
+      const icsUrl = `${base}${path}.ics`;
+      body = renderSharePage({
+        ownerName: ownerNameOf(resolved),
+        feedTitle: feedTitle({ feed: resolved.feed, eventTitle, name }),
+        ownerZone,
+        week,
+        days: shown,
+        copyText: text,
+        showsFreeTime: resolved.kind === 'team' || showsFreeTime(resolved.feed),
+        path: form === 'embed' ? `${path}/embed` : path,
+        textPath: `${path}.txt`,
+        subscribe: { ...feedLinksForUrl(icsUrl, name), download: `${path}.ics` },
+        expiresAt:
+          link.expiresAt === null
+            ? null
+            : `${DateTime.fromJSDate(link.expiresAt, { zone }).setLocale('en-GB').toFormat('ccc d LLL yyyy, HH:mm')} ${zone}`,
+        embedded: form === 'embed',
+      });
+      type = 'text/html; charset=utf-8';
+    }
+    const bytes = Buffer.from(body, 'utf8');
+    const rendered: Rendered = {
+      body: bytes,
+      gzipped: bytes.length > 1024 ? gzipSync(bytes) : undefined,
+      tag: createHash('sha256').update(bytes).digest('base64url').slice(0, 27),
+      lastModified,
+      type,
+    };
+    renders.set(key, rendered);
+    return rendered;
+  }
+
+  const pageHeaders = (link: ShareLinkRecord, embedded: boolean) => ({
+    ...shareSecurityHeaders(embedded ? link.frameAncestors : null),
+    // Revalidated every time: a revoked or expired link must not live on in a browser's cache.
+    'cache-control': 'private, no-cache',
+  });
+
+  app.get<{ Params: { name: string }; Querystring: { week?: string; zone?: string } }>(
+    `${SHARE_PATH}/:name`,
+    async (request, reply) => {
+      const match = /^(.*?)(\.txt|\.ics)?$/.exec(request.params.name);
+      const secret = match?.[1] ?? '';
+      const suffix = match?.[2];
+      const found = await find(secret);
+      if (found.kind === 'gone') return sendGone(request, reply, found.status, suffix !== undefined);
+      if (suffix === '.ics') {
+        const current = await serving.current({
+          hash: found.feedTokenHash,
+          key: found.feedTokenHash.toString('base64'),
+        });
+        if (current === undefined) return sendGone(request, reply, 404, true);
+        const { rendered } = current;
+        return sendRendered(
+          request,
+          reply,
+          {
+            body: rendered.body,
+            gzipped: rendered.gzipped,
+            tag: rendered.tag,
+            lastModified: rendered.lastModified,
+            type: 'text/calendar; charset=utf-8',
+          },
+          {
+            ...shareSecurityHeaders(null),
+            'cache-control': icsCacheControl,
+            'content-disposition': 'inline; filename="free-time.ics"',
+          },
+        );
+      }
+      const form = suffix === '.txt' ? 'text' : 'page';
+      return sendRendered(
+        request,
+        reply,
+        await renderWeek(found, secret, form, request.query),
+        pageHeaders(found.link, false),
+      );
+    },
+  );
+
+  app.get<{ Params: { secret: string }; Querystring: { week?: string; zone?: string } }>(
+    `${SHARE_PATH}/:secret/embed`,
+    async (request, reply) => {
+      const found = await find(request.params.secret);
+      if (found.kind === 'gone') return sendGone(request, reply, found.status, false);
+      return sendRendered(
+        request,
+        reply,
+        await renderWeek(found, request.params.secret, 'embed', request.query),
+        pageHeaders(found.link, true),
+      );
+    },
+  );
+}

@@ -1,0 +1,300 @@
+// Share links over real sockets (issue 37): the page, its text and its feed answer while the link lasts; with
+// the clock moved past its expiry all three answer 410, and a revoked or unknown link 404, from the next
+// request on. The page carries its validators (304), noindex and no-referrer; its embeddable variant's CSP names
+// exactly the link's origins. What the page lists is the JSON API's answer for the feed's token.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { DateTime } from 'luxon';
+import type { ShareLinkStore } from '../../src/store/share-links.js';
+import { createTeamStore } from '../../src/store/teams.js';
+import type { FakeClock } from '../support/sync-harness.js';
+import { ADMIN_TOKEN, createWebHarness, type WebHarness } from '../support/web-harness.js';
+
+let h: WebHarness;
+let links: ShareLinkStore;
+let feedId: string;
+let feedToken: string;
+let connectionId: string;
+
+const START = '2026-03-02T09:00:00Z';
+const clock = () => h.sync.clock as FakeClock;
+
+beforeAll(async () => {
+  h = await createWebHarness('web_share_links', { simulator: { users: 1 } });
+  links = h.deps.shareLinks;
+  const connected = await h.connectViaWeb(h.sync.sim.users[0]!.email);
+  connectionId = connected.connectionId;
+  await h.syncNow(connectionId);
+  feedToken = connected.token!;
+  feedId = (await h.feeds.findByToken(feedToken))!.id;
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+const blocksIn = (html: string) =>
+  [...html.matchAll(/class="share-block"\s+data-start="([^"]+)"\s+data-end="([^"]+)"/g)].map((m) => ({
+    start: m[1],
+    end: m[2],
+  }));
+
+describe('a share link that never expires', () => {
+  let secret: string;
+  beforeAll(async () => {
+    clock().set(START);
+    secret = (await links.create({ feedId, label: 'For the Acme interview', expiresAt: null })).secret;
+  });
+
+  it('answers with the page: noindex, no referrer, never framed, and the feed token nowhere in it', async () => {
+    const page = await h.get(`/share/${secret}`);
+    expect(page.status).toBe(200);
+    expect(page.headers['content-type']).toBe('text/html; charset=utf-8');
+    expect(page.headers['referrer-policy']).toBe('no-referrer');
+    expect(page.headers['x-robots-tag']).toContain('noindex');
+    expect(page.text).toContain('<meta name="robots" content="noindex">');
+    expect(page.headers['content-security-policy']).toContain("frame-ancestors 'none'");
+    expect(page.text).not.toContain(feedToken);
+    expect(page.text).not.toContain('For the Acme interview');
+  });
+
+  it('lists the blocks the JSON API gives the feed’s own token for the same days', async () => {
+    const page = await h.get(`/share/${secret}?zone=Asia/Kolkata`);
+    const from = DateTime.fromISO(START, { zone: 'Asia/Kolkata' }).toISODate()!;
+    const to = DateTime.fromISO(START, { zone: 'Asia/Kolkata' }).plus({ days: 6 }).toISODate()!;
+    const api = await h.get(
+      `/api/v1/connections/${connectionId}/availability?from=${from}&to=${to}&zone=Asia/Kolkata`,
+      { authorization: `Bearer ${feedToken}` },
+    );
+    const free = (JSON.parse(api.text) as { free: { start: string; end: string }[] }).free;
+    expect(free.length).toBeGreaterThan(0);
+    expect(blocksIn(page.text)).toEqual(
+      free.map((b) => ({ start: new Date(b.start).toISOString(), end: new Date(b.end).toISOString() })),
+    );
+  });
+
+  it('gives the week as text, one line a day, in the zone asked for', async () => {
+    const text = await h.get(`/share/${secret}.txt?zone=Asia/Kolkata`);
+    expect(text.status).toBe(200);
+    expect(text.headers['content-type']).toBe('text/plain; charset=utf-8');
+    const lines = text.text.trimEnd().split('\n');
+    expect(lines.length).toBeGreaterThan(0);
+    for (const line of lines) {
+      expect(line).toMatch(
+        /^(Mon|Tue|Wed|Thu|Fri|Sat|Sun) \d{1,2} [A-Z][a-z]{2}: \d\d:\d\d–(\w{3} )?\d\d:\d\d(, \d\d:\d\d–(\w{3} )?\d\d:\d\d)* \(Asia\/Kolkata\)$/,
+      );
+    }
+  });
+
+  it('answers a revalidation with the same validators 304, as feeds do', async () => {
+    const first = await h.get(`/share/${secret}?zone=Europe/Berlin`);
+    expect(first.headers.etag).toMatch(/^"[\w-]+"$/);
+    expect(first.headers['last-modified']).toBeDefined();
+    expect(first.headers['cache-control']).toBe('private, no-cache');
+    const again = await h.get(`/share/${secret}?zone=Europe/Berlin`, {
+      'if-none-match': first.headers.etag as string,
+    });
+    expect(again.status).toBe(304);
+    expect(again.body.length).toBe(0);
+    const since = await h.get(`/share/${secret}?zone=Europe/Berlin`, {
+      'if-modified-since': first.headers['last-modified'] as string,
+    });
+    expect(since.status).toBe(304);
+    const gzip = await h.get(`/share/${secret}?zone=Europe/Berlin`, { 'accept-encoding': 'gzip' });
+    expect(gzip.headers['content-encoding']).toBe('gzip');
+  });
+
+  it('serves the feed under its own address, the same bytes as the feed', async () => {
+    const viaShare = await h.get(`/share/${secret}.ics`);
+    const feed = await h.get(`/feeds/${feedToken}.ics`);
+    expect(viaShare.status).toBe(200);
+    expect(viaShare.headers['content-type']).toBe('text/calendar; charset=utf-8');
+    expect(viaShare.text).toBe(feed.text);
+    expect(
+      await h.get(`/share/${secret}.ics`, { 'if-none-match': viaShare.headers.etag as string }),
+    ).toMatchObject({ status: 304 });
+  });
+
+  it('is gone at once when revoked: 404 like a link that never was, its text and feed too', async () => {
+    const other = await links.create({ feedId, label: 'withdrawn', expiresAt: null });
+    expect((await h.get(`/share/${other.secret}`)).status).toBe(200);
+    await links.revoke(other.link.id, clock().now());
+    const page = await h.get(`/share/${other.secret}`, { accept: 'text/html' });
+    expect(page.status).toBe(404);
+    expect(page.text).toContain('No such link');
+    expect((await h.get(`/share/${other.secret}.txt`)).status).toBe(404);
+    expect((await h.get(`/share/${other.secret}.ics`)).status).toBe(404);
+    expect((await h.get('/share/never-issued-secret')).status).toBe(404);
+  });
+
+  it('notes when it was last opened', async () => {
+    clock().advance(120);
+    await h.get(`/share/${secret}`);
+    const [link] = (await links.list({ feedIds: [feedId] })).filter(
+      (l) => l.label === 'For the Acme interview',
+    );
+    expect(link?.lastOpenedAt?.toISOString()).toBe(clock().now().toISOString());
+  });
+});
+
+describe('a share link that expires', () => {
+  it('opens until its expiry and answers 410 after, the page, its text and its subscribe URL', async () => {
+    clock().set(START);
+    const expiresAt = new Date(Date.parse(START) + 7 * 86_400_000);
+    const { secret } = await links.create({ feedId, label: 'a week', expiresAt });
+    clock().set(new Date(expiresAt.getTime() - 1000).toISOString());
+    expect((await h.get(`/share/${secret}`)).status).toBe(200);
+    expect((await h.get(`/share/${secret}.txt`)).status).toBe(200);
+    expect((await h.get(`/share/${secret}.ics`)).status).toBe(200);
+    clock().set(expiresAt.toISOString());
+    const page = await h.get(`/share/${secret}`, { accept: 'text/html' });
+    expect(page.status).toBe(410);
+    expect(page.text).toContain('This link has expired');
+    expect((await h.get(`/share/${secret}.txt`)).status).toBe(410);
+    expect((await h.get(`/share/${secret}.ics`)).status).toBe(410);
+    expect((await h.get(`/share/${secret}/embed`)).status).toBe(410);
+    clock().set(START);
+  });
+});
+
+describe('the embeddable page', () => {
+  it('may be framed only from the origins listed for its link; none listed, from nowhere', async () => {
+    const listed = await links.create({
+      feedId,
+      label: 'blog',
+      expiresAt: null,
+      frameAncestors: ['https://blog.example.com', 'https://www.example.org:8443'],
+    });
+    const embed = await h.get(`/share/${listed.secret}/embed`);
+    expect(embed.status).toBe(200);
+    expect(embed.headers['content-security-policy']).toContain(
+      'frame-ancestors https://blog.example.com https://www.example.org:8443',
+    );
+    const none = await links.create({ feedId, label: 'no embedding', expiresAt: null });
+    expect((await h.get(`/share/${none.secret}/embed`)).headers['content-security-policy']).toContain(
+      "frame-ancestors 'none'",
+    );
+  });
+
+  it('refuses what is not an origin', async () => {
+    await expect(
+      links.create({ feedId, label: 'bad', expiresAt: null, frameAncestors: ['https://a.example/path'] }),
+    ).rejects.toThrow(/not an origin/);
+    await expect(
+      links.create({ feedId, label: 'bad', expiresAt: null, frameAncestors: ['http://a.example'] }),
+    ).rejects.toThrow(/https/);
+  });
+});
+
+describe('the stored link', () => {
+  it('keeps its secret hashed and sealed, never plain', async () => {
+    const { secret, link } = await links.create({ feedId, label: 'stored', expiresAt: null });
+    const row = await h.sync.db.prisma.shareLink.findUniqueOrThrow({ where: { id: link.id } });
+    expect(JSON.stringify(row)).not.toContain(secret);
+    expect(Buffer.from(row.secretHash).length).toBe(32);
+    expect(await links.revealSecret(link.id)).toBe(secret);
+  });
+});
+
+describe('the administrator', () => {
+  const adminPost = (path: string, form: Record<string, string>) =>
+    h.request('POST', path, {
+      headers: {
+        authorization: `Bearer ${ADMIN_TOKEN}`,
+        'content-type': 'application/x-www-form-urlencoded',
+        origin: h.url,
+      },
+      body: new URLSearchParams(form).toString(),
+    });
+
+  it('makes a share link on the connection’s page, sees its address there, and revokes it', async () => {
+    const made = await adminPost(`/admin/feeds/${feedId}/share-links`, {
+      label: 'For the board',
+      expires: 'date',
+      date: '2026-03-31',
+    });
+    expect(made.status).toBe(303);
+    expect(made.headers.location).toBe(
+      `/admin/connections/${connectionId}?notice=share-created#share-links-${feedId}`,
+    );
+    const page = await h.get(`/admin/connections/${connectionId}`, {
+      authorization: `Bearer ${ADMIN_TOKEN}`,
+      accept: 'text/html',
+    });
+    expect(page.text).toContain('<strong>For the board</strong>');
+    // The end of 31 March in the account's zone.
+    const [link] = (await links.list({ feedIds: [feedId] })).filter((l) => l.label === 'For the board');
+    expect(link?.expiresAt?.toISOString()).toBe(
+      DateTime.fromISO('2026-04-01', { zone: 'Europe/Berlin' })
+        .toUTC()
+        .toISO({ suppressMilliseconds: false }),
+    );
+    const address = new RegExp(`value="http://[^"]+(/share/[A-Za-z0-9_-]{43})"`).exec(
+      page.text.slice(page.text.indexOf('For the board')),
+    )?.[1];
+    expect((await h.get(address!)).status).toBe(200);
+    const revoked = await adminPost(`/admin/share-links/${link!.id}/revoke`, {});
+    expect(revoked.status).toBe(303);
+    expect((await h.get(address!)).status).toBe(404);
+  });
+});
+
+describe('the JSON API', () => {
+  it('lets an API key scoped to the feed’s account make, list and revoke share links; a feed’s token may not', async () => {
+    const key = (
+      await h.deps.apiKeys.create({ label: 'share bot', connectionIds: [connectionId], teamIds: [] })
+    ).secret;
+    const asKey = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+    const made = await h.request('POST', `/api/v1/feeds/${feedId}/share-links`, {
+      headers: asKey,
+      body: JSON.stringify({
+        label: 'From the API',
+        expires: '7d',
+        embedOrigins: ['https://blog.example.com'],
+      }),
+    });
+    expect(made.status).toBe(201);
+    const created = JSON.parse(made.text) as { shareLink: { id: string; expiresAt: string }; url: string };
+    expect(created.shareLink.expiresAt).toBe(
+      new Date(clock().now().getTime() + 7 * 86_400_000).toISOString(),
+    );
+    const path = new URL(created.url).pathname;
+    expect((await h.get(path)).status).toBe(200);
+    const listed = JSON.parse((await h.get(`/api/v1/feeds/${feedId}/share-links`, asKey)).text) as {
+      shareLinks: { id: string; label: string }[];
+    };
+    expect(listed.shareLinks.map((l) => l.label)).toContain('From the API');
+    expect(JSON.stringify(listed)).not.toContain(path.split('/').pop()!);
+    const asFeedToken = { authorization: `Bearer ${feedToken}`, 'content-type': 'application/json' };
+    expect((await h.get(`/api/v1/feeds/${feedId}/share-links`, asFeedToken)).status).toBe(404);
+    const revoked = await h.request('DELETE', `/api/v1/feeds/${feedId}/share-links/${created.shareLink.id}`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
+    expect(revoked.status).toBe(200);
+    expect(JSON.parse(revoked.text).shareLink.revokedAt).not.toBeNull();
+    expect((await h.get(path)).status).toBe(404);
+  });
+});
+
+describe('a team feed’s share link', () => {
+  it('shows the team’s name and the blocks the API gives the team feed’s token, in UTC without a choice', async () => {
+    clock().set(START);
+    const teams = createTeamStore(h.sync.db.prisma);
+    const team = await teams.create('Front desk');
+    await teams.addMembers(team.id, [connectionId]);
+    const { feed, token } = await h.feeds.createTeamFeed({ teamId: team.id, options: { mode: 'any' } });
+    const { secret } = await links.create({ feedId: feed.id, label: 'team', expiresAt: null });
+    const page = await h.get(`/share/${secret}`);
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('<p class="share-owner">Front desk</p>');
+    expect(page.text).toContain('<strong data-share-zone-name>UTC</strong>');
+    const from = START.slice(0, 10);
+    const to = DateTime.fromISO(START, { zone: 'UTC' }).plus({ days: 6 }).toISODate()!;
+    const api = await h.get(`/api/v1/teams/${team.id}/availability?from=${from}&to=${to}&zone=UTC`, {
+      authorization: `Bearer ${token}`,
+    });
+    const blocks = (JSON.parse(api.text) as { blocks: { start: string; end: string }[] }).blocks;
+    expect(blocks.length).toBeGreaterThan(0);
+    expect(blocksIn(page.text)).toEqual(
+      blocks.map((b) => ({ start: new Date(b.start).toISOString(), end: new Date(b.end).toISOString() })),
+    );
+  });
+});
