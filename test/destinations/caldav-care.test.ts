@@ -16,6 +16,7 @@ import type { FakeClock } from '../support/sync-harness.js';
 import { waitFor } from '../support/wait-for.js';
 import { createWebHarness, type WebHarness } from '../support/web-harness.js';
 import { startFaultProxy, type FaultProxy } from './helpers/fault-proxy.js';
+import { patient } from '../support/patience.js';
 
 let server: CalDavTestServer;
 let h: WebHarness;
@@ -98,7 +99,7 @@ beforeAll(async () => {
   connectionId = connected.connectionId;
   await h.syncNow(connectionId);
   await h.sync.startRoles(['worker']);
-}, 120_000);
+}, patient(30_000));
 afterAll(async () => {
   await h?.close();
   await proxy?.close();

@@ -20,6 +20,7 @@ import type { FakeClock } from '../support/sync-harness.js';
 import { waitFor } from '../support/wait-for.js';
 import { createWebHarness, type WebHarness } from '../support/web-harness.js';
 import { startFaultProxy, type FaultProxy, type ProxiedRequest } from './helpers/fault-proxy.js';
+import { patient } from '../support/patience.js';
 
 /** Requests one failed push may send: opening the calendar, then at most one write per lane (four). */
 const REQUESTS_PER_FAILED_PUSH = 6;
@@ -128,7 +129,7 @@ beforeAll(async () => {
   await settled();
   await addOwnEvent(server, direct(destination.calendarUrl), own);
   await expectCalendarToBeTheFeed();
-}, 120_000);
+}, patient(30_000));
 afterAll(async () => {
   await h?.close();
   await proxy?.close();

@@ -7,6 +7,7 @@ import { readBack, startCalDavServer, type CalDavTestServer } from '../support/c
 import type { FakeClock } from '../support/sync-harness.js';
 import { waitFor } from '../support/wait-for.js';
 import { createWebHarness, type WebHarness } from '../support/web-harness.js';
+import { patient } from '../support/patience.js';
 
 let server: CalDavTestServer;
 let h: WebHarness;
@@ -16,7 +17,7 @@ beforeAll(async () => {
   h = await createWebHarness('caldav_wake', {
     env: { CALDAV_ALLOW_PRIVATE_TARGETS: 'true', CALDAV_DISPATCH_INTERVAL_MS: '60000' },
   });
-}, 120_000);
+}, patient(30_000));
 afterAll(async () => {
   await h?.close();
   await server?.close();
