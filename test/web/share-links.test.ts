@@ -235,6 +235,27 @@ describe('the administrator', () => {
     expect(revoked.status).toBe(303);
     expect((await h.get(address!)).status).toBe(404);
   });
+
+  it('makes a team feed’s share link on the teams page, and sees its address there', async () => {
+    const teams = createTeamStore(h.sync.db.prisma);
+    const team = await teams.create('Reception');
+    await teams.addMembers(team.id, [connectionId]);
+    const { feed } = await h.feeds.createTeamFeed({ teamId: team.id, options: { mode: 'any' } });
+    const made = await adminPost(`/admin/feeds/${feed.id}/share-links`, {
+      label: 'For visitors',
+      expires: 'never',
+    });
+    expect(made.headers.location).toBe(`/admin/teams?notice=share-created#share-links-${feed.id}`);
+    const page = await h.get('/admin/teams?notice=share-created', {
+      authorization: `Bearer ${ADMIN_TOKEN}`,
+      accept: 'text/html',
+    });
+    expect(page.text).toContain('Share link made');
+    const section = page.text.slice(page.text.indexOf(`id="share-links-${feed.id}"`));
+    expect(section).toContain('<strong>For visitors</strong>');
+    const address = new RegExp(`value="http://[^"]+(/share/[A-Za-z0-9_-]{43})"`).exec(section)?.[1];
+    expect((await h.get(address!)).text).toContain('<p class="share-owner">Reception</p>');
+  });
 });
 
 describe('the JSON API', () => {

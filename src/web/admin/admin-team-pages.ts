@@ -1,6 +1,8 @@
 // HTML of the admin's teams page (/admin/teams): each team with its members and its feeds, and the forms that
 // create a team, add or remove a member, create a team feed and delete a team. Members are shown to the
 // administrator with their e-mail address; team feeds themselves only ever name them by display name.
+import { shareLinksSection, type ShareLinkView } from '../share-links-section.js';
+import { ADMIN_SHARE_PATHS, SHARE_NOTICES } from './admin-pages.js';
 import type { FastifyReply } from 'fastify';
 import {
   DEFAULT_TEAM_MINIMUM_MINUTES,
@@ -20,6 +22,7 @@ import { postButton } from '../post-button.js';
 export const ADMIN_TEAMS = '/admin/teams';
 
 export const TEAM_NOTICES: Record<string, string> = {
+  ...SHARE_NOTICES,
   'team-created': 'Team created. Add its members, then create its feed.',
   'member-added': 'Member added: the team’s feeds include their free time from now on.',
   'member-removed': 'Member removed from the team.',
@@ -39,9 +42,11 @@ export interface AdminTeam {
   /** Members' e-mail addresses, by connection id: for the administrator's eyes only. */
   emails: Map<string, string | null>;
   feeds: FeedRecord[];
+  /** Each active team feed's share links, by feed id. */
+  shares: Map<string, ShareLinkView[]>;
 }
 
-function feedRow(feed: FeedRecord, now: Date): Raw {
+function feedRow(feed: FeedRecord, shares: readonly ShareLinkView[], now: Date): Raw {
   return html`<li data-feed-id="${feed.id}">
     <strong>${feed.label ?? 'Team feed'}</strong>
     <span class="muted small"
@@ -59,6 +64,11 @@ function feedRow(feed: FeedRecord, now: Date): Raw {
         attributes: html`data-action="revoke"`,
       })}
     </div>
+    ${
+      feed.revokedAt === null
+        ? shareLinksSection({ feedId: feed.id, links: shares, paths: ADMIN_SHARE_PATHS, zone: null, now })
+        : ''
+    }
   </li>`;
 }
 
@@ -149,7 +159,7 @@ function teamCard(entry: AdminTeam, now: Date): Raw {
       feeds.length === 0
         ? html`<p class="muted">No feeds yet.</p>`
         : html`<ul class="list-plain">
-            ${feeds.map((f) => feedRow(f, now))}
+            ${feeds.map((f) => feedRow(f, entry.shares.get(f.id) ?? [], now))}
           </ul>`
     }
     ${newTeamFeedForm(team)}

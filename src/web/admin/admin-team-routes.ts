@@ -1,6 +1,7 @@
 // The admin's teams: the page and its actions (create a team, add or remove a member, create a team feed,
 // delete a team). Each action is a POST form answered with 303 back to the page, except a new feed, whose URL
 // is shown once. Rotating and revoking a team feed are the feed actions every feed has (admin-routes.ts).
+import { shareLinkViews } from '../share-links-section.js';
 import type { FastifyInstance } from 'fastify';
 import { feedOptionsSchema } from '../../feeds/feed-options.js';
 import { newFeedUrlPage } from './admin-pages.js';
@@ -36,7 +37,15 @@ export function registerAdminTeamRoutes(app: FastifyInstance, deps: WebDeps): vo
     const notice = TEAM_NOTICES[field(request.query, 'notice')];
     return adminTeamsPage(reply, {
       teams: await Promise.all(
-        all.map(async (team) => ({ team, emails, feeds: await deps.feeds.list({ teamId: team.id }) })),
+        all.map(async (team) => {
+          const feeds = await deps.feeds.list({ teamId: team.id });
+          const shares = await shareLinkViews(
+            deps.shareLinks,
+            deps.settings.publicBaseUrl,
+            feeds.filter((feed) => feed.revokedAt === null).map((feed) => feed.id),
+          );
+          return { team, emails, feeds, shares };
+        }),
       ),
       now: deps.now(),
       ...(notice === undefined ? {} : { notice }),
