@@ -180,6 +180,7 @@ describe('demo configuration', () => {
       cliEnvFile: '/srv/slotfeed/.slotfeed/demo.env',
       webPortFile: '/srv/slotfeed/.slotfeed/web-port',
       simulatorStateFile: '/srv/slotfeed/.slotfeed/simulator.json',
+      historyFile: '/srv/slotfeed/.slotfeed/history.json',
       postgresDir: '/srv/slotfeed/.slotfeed/postgres',
       migrationsDir: '/srv/slotfeed/prisma/migrations',
     });
