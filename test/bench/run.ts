@@ -15,6 +15,8 @@
 //     _ACCOUNT: the configuration held to the issue's targets (default: the settings' defaults). Both runs
 //     write bench-frontier.md and bench-frontier.svg (the frontier table and plot) beside bench-results.json;
 //     BENCH_ONLY=frontier runs nothing and writes them again from the figures kept there.
+//   caldav-push and caldav-hosts (issue 35) run only when named: caldav-push needs radicale and xandikos,
+//     sized by BENCH_CONNECTIONS; caldav-hosts by BENCH_CALDAV_HOSTS_DESTINATIONS (1000) and BENCH_CALDAV_HOSTS (20).
 //   BENCH_QUICK=1: reduced sizes to try the benchmarks out (100 connections, 2 s loads, 1 day of growth); the
 //     docs/performance.md quotes full-size runs only.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -121,6 +123,14 @@ const benches: [string, () => Promise<BenchSection[]>][] = [
   ['teams', () => benchTeamFeeds({ seconds: quick ? 2 : 5 })],
   ['webhooks', () => benchWebhooks({ connections: quick ? 100 : 1000 })],
   ['caldav-push', async () => (await import('./caldav-push.js')).benchCaldavPush(connections)],
+  [
+    'caldav-hosts',
+    async () =>
+      (await import('./caldav-hosts.js')).benchCaldavHosts(
+        Number(process.env.BENCH_CALDAV_HOSTS_DESTINATIONS ?? (quick ? 100 : 1000)),
+        Number(process.env.BENCH_CALDAV_HOSTS ?? 20),
+      ),
+  ],
   ['growth', () => benchGrowth({ days: quick ? 1 : 3 })],
   ['partitions', () => benchRetentionStrategies({ connections: quick ? 100 : 1000, days: quick ? 35 : 120 })],
   ['reports', () => benchReports()],
