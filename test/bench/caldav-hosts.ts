@@ -71,6 +71,7 @@ interface RunResult {
   cpuMsPerPush: number;
   oddHostMostAtOnce: number;
   oddHostRequests: number;
+  requestsPerPush: number;
   loadBefore: number;
   loadAfter: number;
 }
@@ -173,6 +174,7 @@ export async function benchCaldavHosts(count = 1000, hostCount = 20): Promise<Be
       const loadAfter = loadAverage();
       const oddHostMostAtOnce = oddHost.mostAtOnce();
       const oddHostRequests = oddHost.requests();
+      const requests = hosts.slice(odd ? 1 : 0).reduce((sum, host) => sum + host.requests(), 0);
       const answeredAt = new Map(answered.map((row) => [row.id, row.lastPushAt!.getTime()]));
       const lagOf = (c: (typeof connections)[number]) =>
         answeredAt.get(c.destinationId)! - committedAt.get(c.connectionId)!;
@@ -203,6 +205,7 @@ export async function benchCaldavHosts(count = 1000, hostCount = 20): Promise<Be
         cpuMsPerPush: (cpu.user + cpu.system) / 1000 / measured.length,
         oddHostMostAtOnce,
         oddHostRequests,
+        requestsPerPush: requests / measured.length,
         loadBefore,
         loadAfter,
       };
@@ -211,7 +214,8 @@ export async function benchCaldavHosts(count = 1000, hostCount = 20): Promise<Be
     const base = await measure(snapshotWith(slots.filter((_, i) => i !== 1)), undefined);
     console.log(
       `caldav-hosts: ${count} changes over ${hostCount} hosts: p95 ${round(base.allP95Ms, 0)} ms, ` +
-        `${round(base.pushesPerSecond, 1)} pushes/s, ${round(base.cpuMsPerPush, 2)} ms CPU per push`,
+        `${round(base.pushesPerSecond, 1)} pushes/s, ${round(base.cpuMsPerPush, 2)} ms CPU per push, ` +
+        `${round(base.requestsPerPush, 2)} requests per push`,
     );
     const slow = await measure(snapshotWith(slots.filter((_, i) => i !== 1 && i !== 3)), {
       delayMs: SLOW_MS,
@@ -254,6 +258,7 @@ export async function benchCaldavHosts(count = 1000, hostCount = 20): Promise<Be
           p95LagMs: round(base.allP95Ms, 0),
           pushesPerSecond: round(base.pushesPerSecond, 1),
           cpuMsPerPush: round(base.cpuMsPerPush, 2),
+          requestsPerPush: round(base.requestsPerPush, 2),
         },
         targets: {
           'p95 commit to answer under 5 s': { target: '< 5000 ms', met: base.allP95Ms < TARGET_P95_MS },
