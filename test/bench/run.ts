@@ -19,6 +19,8 @@
 //   BENCH_FRESHNESS_WEEK_CONNECTIONS (500), BENCH_FRESHNESS_WEEK_BUDGET (35 calls/s): freshness-week's size,
 //     the counted run over a whole simulated week with realistic weekly hours (issue 38), the configuration
 //     held to the targets counted in bookable days and in calendar days, beside the fixed schedule.
+//   caldav-push and caldav-hosts (issue 35) run only when named: caldav-push needs radicale and xandikos,
+//     sized by BENCH_CONNECTIONS; caldav-hosts by BENCH_CALDAV_HOSTS_DESTINATIONS (1000) and BENCH_CALDAV_HOSTS (20).
 //   BENCH_QUICK=1: reduced sizes to try the benchmarks out (100 connections, 2 s loads, 1 day of growth); the
 //     docs/performance.md quotes full-size runs only.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -128,6 +130,14 @@ const benches: [string, () => Promise<BenchSection[]>][] = [
   ['teams', () => benchTeamFeeds({ seconds: quick ? 2 : 5 })],
   ['webhooks', () => benchWebhooks({ connections: quick ? 100 : 1000 })],
   ['caldav-push', async () => (await import('./caldav-push.js')).benchCaldavPush(connections)],
+  [
+    'caldav-hosts',
+    async () =>
+      (await import('./caldav-hosts.js')).benchCaldavHosts(
+        Number(process.env.BENCH_CALDAV_HOSTS_DESTINATIONS ?? (quick ? 100 : 1000)),
+        Number(process.env.BENCH_CALDAV_HOSTS ?? 20),
+      ),
+  ],
   ['growth', () => benchGrowth({ days: quick ? 1 : 3 })],
   ['partitions', () => benchRetentionStrategies({ connections: quick ? 100 : 1000, days: quick ? 35 : 120 })],
   ['reports', () => benchReports()],
