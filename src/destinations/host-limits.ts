@@ -1,6 +1,7 @@
 // Fair to every CalDAV server (issue 35): how many requests slotfeed has under way at one host, and how fast it
 // sends them, across every worker process (Redis). A push takes one slot at its host for each lane it writes
-// with (redis-semaphore, one sorted set per host: slots time out if a worker dies), at least one or none: a host
+// with (redis-semaphore, one sorted set per host: slots time out if a worker dies, renewed while held), at least
+// one or none: a host
 // whose slots are all taken, or that asked slotfeed to come back later (a 429 or 503 with Retry-After), gets no
 // push at all for a while, and the worker's slot goes to another host's push meanwhile (caldav-queue.ts delays
 // the job). Each request is paced by the host's own rate limit (the project's Redis GCRA, lib/redis-rate-limiter.ts),
@@ -64,22 +65,37 @@ export function createHostLimits(redis: RedisClient, settings: HostLimitSettings
     async enter(host, lanes) {
       const pausedForMs = await limiterOf(host).pausedForMs();
       if (pausedForMs > 0) return { retryInMs: pausedForMs, reason: 'held back' };
+      const slotOptions = {
+        lockTimeout: settings.slotTimeoutMs,
+        // Renewed below, not by the library's own timer: its renewal's failure (Redis gone) would be an
+        // unhandled rejection, and a lost slot only lets one more request through, nothing to stop a push for.
+        refreshInterval: 0,
+        acquireAttemptsLimit: 1,
+      };
       const held: Semaphore[] = [];
       for (let lane = 0; lane < lanes; lane++) {
-        const slot = new Semaphore(redis, slotKey(host), settings.concurrency, {
-          lockTimeout: settings.slotTimeoutMs,
-          refreshInterval: Math.max(1, Math.floor(settings.slotTimeoutMs / 3)),
-          acquireAttemptsLimit: 1,
-          // A slot lost to a stalled process only lets one more request through: nothing to stop for.
-          onLockLost: () => undefined,
-        });
+        const slot = new Semaphore(redis, slotKey(host), settings.concurrency, slotOptions);
         if (!(await slot.tryAcquire())) break;
         held.push(slot);
       }
       if (held.length === 0) return { retryInMs: HOST_BUSY_RETRY_MS, reason: 'busy' };
+      // The documented way to renew a slot one holds: the same identifier, acquired externally.
+      const renew = () =>
+        held.map((slot) =>
+          new Semaphore(redis, slotKey(host), settings.concurrency, {
+            ...slotOptions,
+            identifier: slot.identifier,
+            acquiredExternally: true,
+          })
+            .tryAcquire()
+            .catch(() => false),
+        );
+      const renewal = setInterval(() => void renew(), Math.max(1, Math.floor(settings.slotTimeoutMs / 3)));
+      renewal.unref();
       return {
         lanes: held.length,
         release: async () => {
+          clearInterval(renewal);
           await Promise.all(held.map((slot) => slot.release().catch(() => undefined)));
         },
       };

@@ -55,6 +55,8 @@ describe('per-host slots', () => {
     expect(held.reason).toBe('held back');
     expect(held.retryInMs).toBeGreaterThan(25_000);
     expect(held.retryInMs).toBeLessThanOrEqual(30_000);
-    expect(isHostWait(await workerB.enter('other.example.net', 1))).toBe(false);
+    const other = await workerB.enter('other.example.net', 1);
+    expect(isHostWait(other)).toBe(false);
+    if (!isHostWait(other)) await other.release();
   });
 });
