@@ -55,35 +55,30 @@ export function caldavJobOptions(jobId: string): JobsOptions {
   };
 }
 
-/** Queues a push of each destination; one already waiting or running stays the only one. */
-export async function enqueuePushes(
+/** Queues one job of `name` per destination; one already waiting, delayed or running stays the only one. */
+async function enqueueEach(
   queue: Queue<CaldavJobData>,
+  name: typeof CALDAV_JOB | typeof CALDAV_CLEANUP_JOB,
   destinationIds: readonly string[],
 ): Promise<void> {
   if (destinationIds.length === 0) return;
+  const jobIdOf = name === CALDAV_JOB ? caldavJobId : caldavCleanupJobId;
   await queue.addBulk(
     destinationIds.map((destinationId) => ({
-      name: CALDAV_JOB,
+      name,
       data: { destinationId },
-      opts: caldavJobOptions(caldavJobId(destinationId)),
+      opts: caldavJobOptions(jobIdOf(destinationId)),
     })),
   );
 }
 
-/** Queues the cleanup of each ended destination; one already waiting or running stays the only one. */
-export async function enqueueCleanups(
-  queue: Queue<CaldavJobData>,
-  destinationIds: readonly string[],
-): Promise<void> {
-  if (destinationIds.length === 0) return;
-  await queue.addBulk(
-    destinationIds.map((destinationId) => ({
-      name: CALDAV_CLEANUP_JOB,
-      data: { destinationId },
-      opts: caldavJobOptions(caldavCleanupJobId(destinationId)),
-    })),
-  );
-}
+/** Queues a push of each destination. */
+export const enqueuePushes = (queue: Queue<CaldavJobData>, destinationIds: readonly string[]) =>
+  enqueueEach(queue, CALDAV_JOB, destinationIds);
+
+/** Queues the cleanup of each ended destination. */
+export const enqueueCleanups = (queue: Queue<CaldavJobData>, destinationIds: readonly string[]) =>
+  enqueueEach(queue, CALDAV_CLEANUP_JOB, destinationIds);
 
 /** Hands every due destination and cleanup to the queue; how many. */
 export async function dispatchDuePushes(

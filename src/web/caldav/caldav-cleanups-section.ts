@@ -7,6 +7,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { CaldavDestinations } from '../../destinations/caldav-destinations-service.js';
 import type { CaldavCleanupRecord } from '../../store/caldav-cleanups.js';
 import { caldavFailureOf } from './caldav-failure.js';
+import { credentialFields } from './caldav-destinations-section.js';
 import { field, seeOther } from '../form-replies.js';
 import { html, type Raw } from '../html.js';
 import { HttpError } from '../http-error.js';
@@ -77,30 +78,7 @@ function cleanupItem(
     ${
       refused
         ? html`<form method="post" action="${at}/credentials">
-            <div class="form-grid">
-              <div class="field">
-                <label for="${id}-username">User name</label>
-                <input
-                  id="${id}-username"
-                  name="username"
-                  required
-                  maxlength="300"
-                  autocomplete="off"
-                  value="${cleanup.username}"
-                />
-              </div>
-              <div class="field">
-                <label for="${id}-password">App password</label>
-                <input
-                  id="${id}-password"
-                  name="password"
-                  type="password"
-                  required
-                  maxlength="1000"
-                  autocomplete="new-password"
-                />
-              </div>
-            </div>
+            <div class="form-grid">${credentialFields(id, cleanup.username)}</div>
             <button type="submit" class="button small primary">Check and delete the events</button>
           </form>`
         : ''

@@ -93,7 +93,7 @@ const STATES: Record<CaldavDestinationRecord['state'], { label: string; badge: s
  */
 
 /** The user name and app password fields of the add and replace forms; the password is never filled in. */
-function credentialFields(id: string, username: string, passwordHint?: string): Raw {
+export function credentialFields(id: string, username: string, passwordHint?: string): Raw {
   return html`<div class="field">
       <label for="${id}-username">User name</label>
       <input
