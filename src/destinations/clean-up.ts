@@ -12,7 +12,7 @@ import type { Logger } from '../log.js';
 import type { CaldavCleanupStore, CleanupEvent } from '../store/caldav-cleanups.js';
 import type { OpenCalendarAccount } from './calendar-port.js';
 import type { EventProofs } from './event-proofs.js';
-import { failureOutcome } from './push-policy.js';
+import { errorCode as codeOf, failureOutcome } from './push-policy.js';
 
 export interface CleanUpDeps {
   cleanups: CaldavCleanupStore;
@@ -23,9 +23,6 @@ export interface CleanUpDeps {
 }
 
 export type CleanUpResult = 'done' | 'failed' | 'skipped';
-
-const codeOf = (error: unknown): string | undefined =>
-  error instanceof Error ? (error as { code?: unknown }).code?.toString() : undefined;
 
 /** Deletes what the ended destination `id` wrote into its calendar; never throws for the server's failures. */
 export async function cleanUpDestination(deps: CleanUpDeps, id: string): Promise<CleanUpResult> {

@@ -30,6 +30,10 @@ interface CodedError {
   retryAfterMs?: number | undefined;
 }
 
+/** The CalDAV client's error code of `error` ('not_found', 'precondition' …), or undefined for any other error. */
+export const errorCode = (error: unknown): string | undefined =>
+  error instanceof Error ? (error as { code?: unknown }).code?.toString() : undefined;
+
 function isCoded(error: unknown): error is CodedError {
   return error instanceof Error && typeof (error as Partial<CodedError>).code === 'string';
 }
