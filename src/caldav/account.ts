@@ -9,24 +9,23 @@ import {
   DAVNamespace,
   getDAVAttribute,
   deleteCalendarObject,
-  fetchHomeUrl,
-  fetchPrincipalUrl,
   makeCalendar,
   propfind,
-  serviceDiscovery,
   updateCalendarObject,
-  type DAVAccount,
-  type DAVResponse,
 } from 'tsdav';
-import {
-  CalDavError,
-  CalDavNotFoundError,
-  CalDavNotSupportedError,
-  CalDavRequestError,
-  CalDavTargetError,
-} from './errors.js';
+import { CalDavNotFoundError, CalDavNotSupportedError, CalDavRequestError } from './errors.js';
 import { FEED_MARKER_PROPERTY, readEventIdentity } from './event-marker.js';
-import { anotherSite, guardedFetch } from './guarded-fetch.js';
+import {
+  asCalDavError,
+  CALENDAR_PROPS,
+  calendarOf,
+  isCalendar,
+  textOf,
+  withSlash,
+  type CalDavCalendar,
+} from './dav-properties.js';
+import { locate } from './discovery.js';
+import { guardedFetch } from './guarded-fetch.js';
 import { nodeHttpTransport, type Fetch } from './http-transport.js';
 import { checkedCalDavUrl, credentialScope } from './target-policy.js';
 
@@ -61,13 +60,7 @@ export interface CalDavAccountOptions {
   beforeRequest?: ((url: URL, signal?: AbortSignal) => Promise<void>) | undefined;
 }
 
-export interface CalDavCalendar {
-  /** The collection's absolute URL, ending in '/'. */
-  url: string;
-  displayName: string;
-  /** Whether its supported-calendar-component-set admits VEVENT (a calendar that names none admits all). */
-  acceptsEvents: boolean;
-}
+export type { CalDavCalendar } from './dav-properties.js';
 
 /** An event as stored: where, and the ETag of the version slotfeed wrote or read. */
 export interface CalDavStoredEvent {
@@ -129,60 +122,6 @@ export interface CalDavAccount {
   /** Whether the calendar collection is still there (a 404 or 410 to PROPFIND: false). */
   calendarExists(calendarUrl: string): Promise<boolean>;
 }
-
-const withSlash = (url: string) => (url.endsWith('/') ? url : `${url}/`);
-
-/** A DAV property's text as tsdav's XML reading leaves it: a string, a number, or a CDATA/text object. */
-function textOf(value: unknown): string | undefined {
-  if (typeof value === 'string') return value;
-  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
-  if (value && typeof value === 'object') {
-    const node = value as { _cdata?: unknown; _text?: unknown };
-    if (typeof node._cdata === 'string') return node._cdata;
-    if (typeof node._text === 'string' || typeof node._text === 'number') return String(node._text);
-  }
-  return undefined;
-}
-
-function componentNames(set: unknown): string[] {
-  const comp = (set as { comp?: unknown } | undefined)?.comp;
-  const comps = Array.isArray(comp) ? comp : comp === undefined ? [] : [comp];
-  return comps
-    .map((c) => (c as { _attributes?: { name?: unknown } } | undefined)?._attributes?.name)
-    .filter((name): name is string => typeof name === 'string');
-}
-
-function isCalendar(response: DAVResponse): boolean {
-  return Object.keys(response.props?.resourcetype ?? {}).includes('calendar');
-}
-
-function calendarOf(response: DAVResponse, requestUrl: string): CalDavCalendar {
-  const url = withSlash(new URL(response.href ?? requestUrl, requestUrl).href);
-  const segment = decodeURIComponent(new URL(url).pathname.split('/').filter(Boolean).at(-1) ?? '');
-  const components = componentNames(response.props?.supportedCalendarComponentSet);
-  return {
-    url,
-    displayName: textOf(response.props?.displayname)?.trim() || segment,
-    acceptsEvents: components.length === 0 || components.includes('VEVENT'),
-  };
-}
-
-const CALENDAR_PROPS = {
-  'd:resourcetype': {},
-  'd:displayname': {},
-  'c:supported-calendar-component-set': {},
-};
-
-/** An error tsdav made itself (no href where one belongs, a failed item): said in our terms, none of its text. */
-function asCalDavError(thrown: unknown, otherwise: () => CalDavError): CalDavError {
-  return thrown instanceof CalDavError ? thrown : otherwise();
-}
-
-/**
- * Errors that say the account or the network is at fault, not that this was the wrong place to look; so does any
- * retryable one (a 5xx: the server is failing, and asking it elsewhere only multiplies the requests).
- */
-const DECISIVE = new Set(['credentials', 'timeout', 'unreachable', 'retry_later', 'target_refused']);
 
 function requireEtag(etag: string): void {
   // tsdav drops an empty ETag, which would turn a conditional request into an unconditional one.
@@ -378,59 +317,4 @@ export async function openCalDavAccount(options: CalDavAccountOptions): Promise<
       }
     },
   };
-}
-
-interface Located {
-  homeUrl: string | undefined;
-  calendarUrl: string | undefined;
-}
-
-/**
- * Where the calendars are. The URL itself when it is a calendar; else RFC 6764: /.well-known/caldav (tsdav's
- * serviceDiscovery, which follows its redirect), then current-user-principal at the found root, the URL given, or
- * the server's root, then the principal's calendar-home-set. A refusal of the credentials, a timeout or an
- * unreachable server ends the search at once; "not here" tries the next place.
- */
-async function locate(
-  serverUrl: string,
-  fetch: Fetch,
-  propfindCalendars: (url: string, depth: '0') => Promise<DAVResponse[]>,
-  mayCarryCredentials: (url: URL) => boolean,
-): Promise<Located> {
-  try {
-    const [calendar] = await propfindCalendars(serverUrl, '0');
-    if (calendar) return { homeUrl: undefined, calendarUrl: calendarOf(calendar, serverUrl).url };
-  } catch (thrown: unknown) {
-    if (!(thrown instanceof CalDavError) || DECISIVE.has(thrown.code) || thrown.retryable) throw thrown;
-  }
-  const account: DAVAccount = { serverUrl, accountType: 'caldav' };
-  const rootUrl = await serviceDiscovery({ account, fetch });
-  // A /.well-known/caldav redirect to another site is not followed: the password stays with the server's own.
-  const candidates = [...new Set([rootUrl, serverUrl, new URL('/', serverUrl).href])].filter((candidate) =>
-    mayCarryCredentials(new URL(candidate)),
-  );
-  for (const candidate of candidates) {
-    const at: DAVAccount = { ...account, rootUrl: candidate };
-    let principalUrl: string;
-    try {
-      principalUrl = await fetchPrincipalUrl({ account: at, fetch });
-    } catch (thrown: unknown) {
-      if (thrown instanceof CalDavError && (DECISIVE.has(thrown.code) || thrown.retryable)) throw thrown;
-      continue;
-    }
-    try {
-      const homeUrl = await fetchHomeUrl({ account: { ...at, principalUrl }, fetch });
-      if (!mayCarryCredentials(new URL(homeUrl))) throw new CalDavTargetError(anotherSite(new URL(homeUrl)));
-      return { homeUrl: withSlash(homeUrl), calendarUrl: undefined };
-    } catch (thrown: unknown) {
-      throw asCalDavError(
-        thrown,
-        () =>
-          new CalDavNotFoundError(`the principal ${principalUrl} names no calendar home (calendar-home-set)`),
-      );
-    }
-  }
-  throw new CalDavNotFoundError(
-    `found no CalDAV service at ${serverUrl}: no current-user-principal at ${candidates.join(', ')}`,
-  );
 }
