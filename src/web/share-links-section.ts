@@ -2,7 +2,14 @@
 // expires and was last opened, its address (with a copy button and a QR code for a phone) and "Revoke"; and the
 // form that makes another. Shared by both audiences, like the CalDAV section: the paths say whose routes answer.
 import QRCode from 'qrcode';
-import type { ShareLinkRecord, ShareLinkStore } from '../store/share-links.js';
+import {
+  InvalidShareLinkError,
+  shareLinkExpiry,
+  type ShareLinkRecord,
+  type ShareLinkStore,
+} from '../store/share-links.js';
+import { field } from './form-replies.js';
+import { HttpError } from './http-error.js';
 import { html, Raw } from './html.js';
 import { postButton } from './post-button.js';
 import { shownTime } from './time-html.js';
@@ -40,8 +47,34 @@ export async function shareLinkViews(
   return byFeed;
 }
 
+/**
+ * A share link made from the form both the owner's and the admin's pages send (label, expiry, origins), its
+ * expiry read in `zone`; a refusal of what was typed (a bad date, an origin that is none) is a 400.
+ */
+export async function shareLinkFromForm(
+  links: Pick<ShareLinkStore, 'create'>,
+  feedId: string,
+  zone: string,
+  form: unknown,
+  now: Date,
+): Promise<ShareLinkRecord> {
+  const body = (form ?? {}) as Record<string, unknown>;
+  try {
+    const { link } = await links.create({
+      feedId,
+      label: field(body, 'label'),
+      expiresAt: shareLinkExpiry(expirySpecOf(body), zone, now),
+      frameAncestors: originsOf(body.origins),
+    });
+    return link;
+  } catch (thrown: unknown) {
+    if (thrown instanceof InvalidShareLinkError) throw new HttpError(400, thrown.message);
+    throw thrown;
+  }
+}
+
 /** Form fields → the expiry as shareLinkExpiry takes it. */
-export function expirySpecOf(body: Record<string, unknown>): string {
+function expirySpecOf(body: Record<string, unknown>): string {
   const value = (name: string) => (typeof body[name] === 'string' ? (body[name] as string) : '');
   switch (value('expires')) {
     case 'days':
@@ -54,7 +87,7 @@ export function expirySpecOf(body: Record<string, unknown>): string {
 }
 
 /** One origin a line (or separated by spaces or commas). */
-export const originsOf = (text: unknown): string[] =>
+const originsOf = (text: unknown): string[] =>
   typeof text === 'string' ? text.split(/[\s,]+/).filter((s) => s !== '') : [];
 
 function linkItem(

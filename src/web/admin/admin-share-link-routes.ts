@@ -3,10 +3,10 @@
 // checked the credential and the form's origin.
 import type { FastifyInstance } from 'fastify';
 import { FeedNotFoundError, type FeedRecord } from '../../store/feeds.js';
-import { InvalidShareLinkError, ShareLinkNotFoundError, shareLinkExpiry } from '../../store/share-links.js';
-import { field, seeOther } from '../form-replies.js';
+import { ShareLinkNotFoundError } from '../../store/share-links.js';
+import { seeOther } from '../form-replies.js';
 import { HttpError } from '../http-error.js';
-import { expirySpecOf, originsOf } from '../share-links-section.js';
+import { shareLinkFromForm } from '../share-links-section.js';
 import type { WebDeps } from '../web-deps.js';
 import { connectionPagePath } from './admin-connection-page.js';
 import { ADMIN_TEAMS } from './admin-team-pages.js';
@@ -31,19 +31,8 @@ export function registerAdminShareLinkRoutes(app: FastifyInstance, deps: WebDeps
       feed.connectionId === null
         ? 'UTC'
         : ((await deps.connections.get(feed.connectionId)).timezone ?? 'UTC');
-    const body = request.body as Record<string, unknown>;
-    try {
-      const { link } = await deps.shareLinks.create({
-        feedId: feed.id,
-        label: field(body, 'label'),
-        expiresAt: shareLinkExpiry(expirySpecOf(body), zone, deps.now()),
-        frameAncestors: originsOf(body.origins),
-      });
-      request.log.info({ shareLinkId: link.id, feedId: feed.id }, 'admin made a share link');
-    } catch (thrown: unknown) {
-      if (thrown instanceof InvalidShareLinkError) throw new HttpError(400, thrown.message);
-      throw thrown;
-    }
+    const link = await shareLinkFromForm(deps.shareLinks, feed.id, zone, request.body, deps.now());
+    request.log.info({ shareLinkId: link.id, feedId: feed.id }, 'admin made a share link');
     return seeOther(reply, `${pageOf(feed)}?notice=share-created#share-links-${feed.id}`);
   });
 

@@ -42,6 +42,9 @@ export const OWNER_NOTICES: Record<string, string> = {
   'share-revoked': 'Share link revoked: its page no longer opens.',
 };
 
+/** What an owner is told for a feed (or a share link) that is not theirs, revoked, or unknown. */
+export const NOT_YOURS = 'No such feed on your account, or it is revoked.';
+
 const OWNER_SHARE_PATHS = {
   create: (feedId: string) => `/me/feeds/${feedId}/share-links`,
   revoke: (linkId: string) => `/me/share-links/${linkId}/revoke`,

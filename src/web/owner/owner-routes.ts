@@ -33,8 +33,10 @@ import { html } from '../html.js';
 import { asSentence, HttpError } from '../http-error.js';
 import type { OwnerAuth } from './owner-auth.js';
 import { feedTitle, type OwnerFeed } from './owner-feed-cards.js';
+import { registerOwnerShareLinkRoutes } from './owner-share-link-routes.js';
 import {
   deletedPage,
+  NOT_YOURS,
   OWNER_CLEANUP_PATHS,
   OWNER_NOTICES,
   ownerHomePage,
@@ -49,12 +51,9 @@ import {
 import { weekPreviewSection } from './week-preview.js';
 import type { WebDeps } from '../web-deps.js';
 import { field, seeOther } from '../form-replies.js';
-import { expirySpecOf, originsOf, shareLinkViews } from '../share-links-section.js';
-import { InvalidShareLinkError, ShareLinkNotFoundError, shareLinkExpiry } from '../../store/share-links.js';
+import { shareLinkViews } from '../share-links-section.js';
 
 type IdParams = { Params: { id: string } };
-
-const NOT_YOURS = 'No such feed on your account, or it is revoked.';
 
 export function registerOwnerRoutes(
   app: FastifyInstance,
@@ -301,39 +300,7 @@ export function registerOwnerRoutes(
     return seeOther(reply, '/me?notice=revoked');
   });
 
-  app.post<IdParams>('/me/feeds/:id/share-links', async (request, reply) => {
-    const connectionId = await ownerActing(request);
-    const feed = await ownFeed(connectionId, request.params.id);
-    const zone = (await deps.connections.get(connectionId)).timezone ?? 'UTC';
-    try {
-      const { link } = await deps.shareLinks.create({
-        feedId: feed.id,
-        label: field(request.body, 'label'),
-        expiresAt: shareLinkExpiry(expirySpecOf(request.body as Record<string, unknown>), zone, deps.now()),
-        frameAncestors: originsOf((request.body as Record<string, unknown>).origins),
-      });
-      request.log.info({ shareLinkId: link.id, feedId: feed.id, connectionId }, 'owner made a share link');
-    } catch (thrown: unknown) {
-      if (thrown instanceof InvalidShareLinkError) throw new HttpError(400, thrown.message);
-      throw thrown;
-    }
-    return seeOther(reply, `/me?notice=share-created#share-links-${feed.id}`);
-  });
-
-  app.post<IdParams>('/me/share-links/:id/revoke', async (request, reply) => {
-    const connectionId = await ownerActing(request);
-    const link = await deps.shareLinks.get(request.params.id).catch((thrown: unknown) => {
-      if (thrown instanceof ShareLinkNotFoundError) throw new HttpError(404, NOT_YOURS);
-      throw thrown;
-    });
-    await ownFeed(connectionId, link.feedId);
-    await deps.shareLinks.revoke(link.id, deps.now());
-    request.log.info(
-      { shareLinkId: link.id, feedId: link.feedId, connectionId },
-      'owner revoked a share link',
-    );
-    return seeOther(reply, `/me?notice=share-revoked#share-links-${link.feedId}`);
-  });
+  registerOwnerShareLinkRoutes(app, deps, { ownerActing, ownFeed });
 
   app.post('/me/pause', async (request, reply) => {
     const connectionId = await ownerActing(request);
