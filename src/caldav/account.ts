@@ -43,6 +43,12 @@ export interface CalDavAccountOptions {
   serverUrl: string;
   username: string;
   password: string;
+  /**
+   * `serverUrl` is a calendar found before (a destination's): it is taken as it is, with no request to find it.
+   * A push opens its account this way every time, so discovery's PROPFIND would double its requests; a calendar
+   * gone since is found out by the first request that does not find it.
+   */
+  knownCalendar?: boolean | undefined;
   /** Each request's time limit; DEFAULT_CALDAV_TIMEOUT_MS when not given. */
   timeoutMs?: number | undefined;
   /** Private, loopback and link-local targets (and plain http to them): refused unless true (tests, the demo). */
@@ -166,7 +172,9 @@ export async function openCalDavAccount(options: CalDavAccountOptions): Promise<
   const propfindCalendars = async (url: string, depth: '0' | '1') =>
     (await propfind({ url, props: CALENDAR_PROPS, depth, fetch })).filter((r) => r.ok && isCalendar(r));
 
-  const located = await locate(serverUrl, fetch, propfindCalendars, mayCarryCredentials);
+  const located = options.knownCalendar
+    ? { homeUrl: undefined, calendarUrl: withSlash(serverUrl) }
+    : await locate(serverUrl, fetch, propfindCalendars, mayCarryCredentials);
 
   const readEtag = async (href: string): Promise<string> => {
     const [answer] = await propfind({ url: href, props: { 'd:getetag': {} }, depth: '0', fetch });

@@ -52,4 +52,6 @@ export type OpenCalendarAccount = (target: {
   serverUrl: string;
   username: string;
   password: string;
+  /** `serverUrl` is a calendar found before: opened without a request (a push, a cleanup). */
+  knownCalendar?: boolean;
 }) => Promise<CalendarAccount>;

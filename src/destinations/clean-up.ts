@@ -34,6 +34,7 @@ export async function cleanUpDestination(deps: CleanUpDeps, id: string): Promise
   try {
     const account = await deps.openAccount({
       serverUrl: cleanup.calendarUrl,
+      knownCalendar: true,
       ...(await deps.cleanups.credentialsOf(id)),
     });
     let listing;

@@ -163,7 +163,11 @@ async function pushWithin(
   const reconcile = reconciliationDue(destination, startedAt, deps.reconcileIntervalMs);
   let account: CalendarAccount | undefined;
   try {
-    account = await deps.openAccount({ serverUrl: destination.calendarUrl, ...credentials });
+    account = await deps.openAccount({
+      serverUrl: destination.calendarUrl,
+      knownCalendar: true,
+      ...credentials,
+    });
     const desired = await deps.feedEvents(destination.feedId);
     const listing = reconcile
       ? await account.listFeedEvents(destination.calendarUrl, destination.feedId)

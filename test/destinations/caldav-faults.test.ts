@@ -137,6 +137,16 @@ afterAll(async () => {
 });
 
 describe('CalDAV push through server faults (Radicale behind a fault-injecting proxy)', () => {
+  it('with the server well, a change is pushed with its writes alone: the calendar is not looked for again', async () => {
+    proxy.resetCount();
+    await changeTheFeed();
+    await settled();
+    const sent = proxy.requests();
+    expect(sent.length).toBeGreaterThan(0);
+    expect(sent.filter((request) => !/^(PUT|DELETE) /.test(request))).toEqual([]);
+    await expectCalendarToBeTheFeed();
+  });
+
   it('500, then 503 with and without Retry-After: backed off as said, a bounded number of requests each time, and whole once the server answers again', async () => {
     proxy.resetCount();
     const removeFault = proxy.install(() => ({ kind: 'answer', status: 500 }));
