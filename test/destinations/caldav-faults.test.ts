@@ -19,7 +19,13 @@ import {
 import type { FakeClock } from '../support/sync-harness.js';
 import { waitFor } from '../support/wait-for.js';
 import { createWebHarness, type WebHarness } from '../support/web-harness.js';
-import { startFaultProxy, type FaultProxy, type ProxiedRequest } from './helpers/fault-proxy.js';
+import {
+  startFaultProxy,
+  type Fault,
+  type FaultAction,
+  type FaultProxy,
+  type ProxiedRequest,
+} from './helpers/fault-proxy.js';
 import { patient } from '../support/patience.js';
 
 /** Requests one failed push may send: opening the calendar, then at most one write per lane (four). */
@@ -96,6 +102,32 @@ async function expectCalendarToBeTheFeed() {
     expect.objectContaining({ uid: own.uid, summary: own.summary, dtstart: own.start, dtend: own.end }),
   ]);
 }
+
+/** `work` with `fault` installed at the proxy; the server is well again afterwards, whatever happened. */
+async function during<T>(fault: Fault, work: () => Promise<T>): Promise<T> {
+  proxy.install(fault);
+  try {
+    return await work();
+  } finally {
+    proxy.clear();
+  }
+}
+
+/** `action` for the first request `picks` chooses, and for no other. */
+function once(picks: (request: ProxiedRequest) => boolean, action: FaultAction): Fault {
+  let done = false;
+  return (request) => {
+    if (done || !picks(request)) return undefined;
+    done = true;
+    return action;
+  };
+}
+
+/** A fault for the PUTs only. */
+const onPuts =
+  (action: FaultAction, picks: (request: ProxiedRequest) => boolean = (r) => r.method === 'PUT'): Fault =>
+  (request) =>
+    picks(request) ? action : undefined;
 
 const isCreate = (request: ProxiedRequest) =>
   request.method === 'PUT' && request.headers['if-none-match'] === '*';
@@ -197,62 +229,46 @@ describe('CalDAV push through server faults (Radicale behind a fault-injecting p
   });
 
   it('a connection cut after the PUT’s body was sent (written, its answer lost): nothing lost or doubled', async () => {
-    let cut = false;
-    proxy.install((request) => {
-      if (request.method !== 'PUT' || cut) return undefined;
-      cut = true;
-      return { kind: 'cut-after-forward' };
-    });
-    try {
-      await changeTheFeed();
-      const failed = await until((d) => d.state === 'failing', 'the push failing');
-      expect(failed.lastError).toMatch(/could not reach the server/);
-    } finally {
-      proxy.clear();
-    }
+    const failed = await during(
+      once((r) => r.method === 'PUT', { kind: 'cut-after-forward' }),
+      async () => {
+        await changeTheFeed();
+        return until((d) => d.state === 'failing', 'the push failing');
+      },
+    );
+    expect(failed.lastError).toMatch(/could not reach the server/);
     await retryNow();
     await settled();
     await expectCalendarToBeTheFeed();
   });
 
   it('a DELETE that times out: tried again, and the event is gone once', async () => {
-    let hung = false;
-    proxy.install((request) => {
-      if (request.method !== 'DELETE' || hung) return undefined;
-      hung = true;
-      return { kind: 'hang' };
-    });
-    try {
-      await changeTheFeed();
-      const failed = await until((d) => d.state === 'failing', 'the push failing');
-      expect(failed.lastError).toMatch(/no answer within 2000 ms/);
-    } finally {
-      proxy.clear();
-    }
+    const failed = await during(
+      once((r) => r.method === 'DELETE', { kind: 'hang' }),
+      async () => {
+        await changeTheFeed();
+        return until((d) => d.state === 'failing', 'the push failing');
+      },
+    );
+    expect(failed.lastError).toMatch(/no answer within 2000 ms/);
     await retryNow();
     await settled();
     await expectCalendarToBeTheFeed();
   });
 
   it('PUTs answered without an ETag (as Google’s CalDAV does): the ETag is read back, and later changes stay conditional', async () => {
-    proxy.install((request) =>
-      request.method === 'PUT'
-        ? {
-            kind: 'rewrite-answer',
-            rewrite: (answer) => {
-              const headers = { ...answer.headers };
-              delete headers.etag;
-              return { ...answer, headers };
-            },
-          }
-        : undefined,
-    );
-    try {
+    const withoutEtag = onPuts({
+      kind: 'rewrite-answer',
+      rewrite: (answer) => {
+        const headers = { ...answer.headers };
+        delete headers.etag;
+        return { ...answer, headers };
+      },
+    });
+    await during(withoutEtag, async () => {
       await changeTheFeed();
       await settled();
-    } finally {
-      proxy.clear();
-    }
+    });
     for (const record of (await store().writtenEvents(destination.id)).values())
       expect(record.etag).toMatch(/\S/);
     await expectCalendarToBeTheFeed();
@@ -262,43 +278,34 @@ describe('CalDAV push through server faults (Radicale behind a fault-injecting p
   });
 
   it('a server that rewrites the UID it was given: a reconciliation finds the events where slotfeed wrote them and writes them back', async () => {
-    proxy.install((request) =>
-      request.method === 'PUT'
-        ? {
-            kind: 'rewrite-request',
-            rewrite: (put) => ({
-              ...put,
-              body: Buffer.from(put.body.toString('utf8').replace(/^UID:/m, 'UID:server-made-')),
-            }),
-          }
-        : undefined,
-    );
-    try {
+    const uidRewritten = onPuts({
+      kind: 'rewrite-request',
+      rewrite: (put) => ({
+        ...put,
+        body: Buffer.from(put.body.toString('utf8').replace(/^UID:/m, 'UID:server-made-')),
+      }),
+    });
+    await during(uidRewritten, async () => {
       await changeTheFeed();
       await settled();
-    } finally {
-      proxy.clear();
-    }
+    });
     await service().reconcileNow(destination.id);
     await settled();
     await expectCalendarToBeTheFeed();
   });
 
   it('a server that stores new events at another href than the one given: found by UID, changed and deleted there', async () => {
-    proxy.install((request) =>
-      isCreate(request)
-        ? {
-            kind: 'rewrite-request',
-            rewrite: (put) => ({ ...put, path: put.path.replace(/\/([^/]+)$/, '/moved-$1') }),
-          }
-        : undefined,
+    const hrefMoved = onPuts(
+      {
+        kind: 'rewrite-request',
+        rewrite: (put) => ({ ...put, path: put.path.replace(/\/([^/]+)$/, '/moved-$1') }),
+      },
+      isCreate,
     );
-    try {
+    await during(hrefMoved, async () => {
       await changeTheFeed();
       await settled();
-    } finally {
-      proxy.clear();
-    }
+    });
     // The next change deletes every one of them where the server put it.
     await changeTheFeed();
     await settled();
