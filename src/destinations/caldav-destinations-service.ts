@@ -92,6 +92,8 @@ export interface CaldavDestinations {
   remove(destinationId: string, options?: { keepEvents?: boolean }): Promise<Removal>;
   /** Ended destinations whose events are still being deleted from their calendars. */
   cleanups(filter?: { connectionId?: string; teamId?: string }): Promise<CaldavCleanupRecord[]>;
+  /** One of them; null when it is done (or never was). */
+  cleanup(id: string): Promise<CaldavCleanupRecord | null>;
   /** New credentials for a cleanup the server refused: checked on the server, then tried again at once. */
   replaceCleanupCredentials(id: string, credentials: { username: string; password: string }): Promise<void>;
   /** The person deletes the events themselves (or keeps them): the cleanup ends without touching the calendar. */
@@ -232,6 +234,7 @@ export function createCaldavDestinations(deps: CaldavDestinationsDeps): CaldavDe
     },
 
     cleanups: (filter) => deps.cleanups.list(filter),
+    cleanup: (id) => deps.cleanups.find(id),
 
     async replaceCleanupCredentials(id, credentials) {
       const username = userName(credentials.username);

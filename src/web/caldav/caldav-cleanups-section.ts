@@ -121,8 +121,8 @@ export function registerCaldavCleanupActions(
   const back = (request: FastifyRequest, notice: string) =>
     `${scope.page(request)}?notice=${notice}#${anchor}`;
   const own = async (request: FastifyRequest, id: string) => {
-    const cleanup = (await service.cleanups()).find((c) => c.id === id);
-    if (cleanup === undefined || !(await scope.mayManage(request, cleanup)))
+    const cleanup = await service.cleanup(id);
+    if (cleanup === null || !(await scope.mayManage(request, cleanup)))
       throw new HttpError(404, 'No such calendar cleanup, or it is done already.');
     return cleanup;
   };
