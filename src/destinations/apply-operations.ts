@@ -47,6 +47,8 @@ export interface Tally {
   conflicts: { uid: string; message: string; cause: 'uid_conflict' | 'precondition' }[];
 }
 
+export const emptyTally = (): Tally => ({ created: 0, changed: 0, deleted: 0, conflicts: [] });
+
 /** Applies the plan's operations to the calendar, recording each as the server answers it. */
 export async function applyOperations(
   deps: WriteDeps,
@@ -56,7 +58,7 @@ export async function applyOperations(
   lanes: number,
 ): Promise<Tally> {
   const { destinations } = deps;
-  const tally: Tally = { created: 0, changed: 0, deleted: 0, conflicts: [] };
+  const tally = emptyTally();
   /** The destination's state as the last record said it: no write starts once it says stop. */
   let stopped: StateAtWrite | undefined;
   const heed = (state: StateAtWrite) => {

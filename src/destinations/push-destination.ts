@@ -27,7 +27,13 @@ import type { EventProofs } from './event-proofs.js';
 import { planPush, planReconcile, type Listing } from './push-plan.js';
 import { isHostWait, type HostLimits, type HostWait } from './host-limits.js';
 import { failureOutcome, errorCode as codeOf, type FailureCause } from './push-policy.js';
-import { applyOperations, CalendarGoneError, PushStopped, type Tally } from './apply-operations.js';
+import {
+  applyOperations,
+  CalendarGoneError,
+  emptyTally,
+  PushStopped,
+  type Tally,
+} from './apply-operations.js';
 
 export interface PushDeps {
   destinations: CaldavDestinationStore;
@@ -48,6 +54,12 @@ export type PushResult = 'pushed' | 'reconciled' | 'failed' | 'skipped' | 'inter
 
 /** Events written at the same time; the rest wait their turn. */
 const WRITE_CONCURRENCY = 4;
+
+/**
+ * The lanes a push asks its host for: one per write it knows of, up to WRITE_CONCURRENCY, and one for a listing
+ * alone. A push of one change takes one slot, so others to the same server go on beside it.
+ */
+const lanesFor = (writes: number) => Math.min(WRITE_CONCURRENCY, Math.max(1, writes));
 
 /** Due for a reconciliation: asked for, never done, or done longer ago than the interval. */
 export function reconciliationDue(
@@ -138,23 +150,33 @@ export async function pushDestination(deps: PushDeps, destinationId: string): Pr
   if (!keepsPushing(destination.state)) return 'skipped';
   if (destination.retryAt !== null && destination.retryAt > startedAt) return 'skipped';
 
-  const host = new URL(destination.calendarUrl).host;
-  const slots = deps.hosts
-    ? await deps.hosts.enter(host, WRITE_CONCURRENCY)
-    : { lanes: WRITE_CONCURRENCY, release: async () => undefined };
+  return pushOpened(deps, opened, startedAt);
+}
+
+/**
+ * The host's slots, held only while the push talks to the server (its listing and its writes), not while it reads
+ * the feed or records its end: a slot is the server's capacity, and time spent elsewhere would waste it.
+ */
+async function withHostSlots<T>(
+  deps: PushDeps,
+  host: string,
+  wanted: number,
+  talk: (lanes: number) => Promise<T>,
+): Promise<T> {
+  if (!deps.hosts) return talk(wanted);
+  const slots = await deps.hosts.enter(host, wanted);
   if (isHostWait(slots)) throw new HostWaitError(host, slots.retryInMs, slots.reason);
   try {
-    return await pushWithin(deps, opened, slots.lanes, startedAt);
+    return await talk(slots.lanes);
   } finally {
     await slots.release();
   }
 }
 
-/** The push itself, within the slots its host gave it. */
-async function pushWithin(
+/** The push itself: read the feed, talk to the server within its host's slots, record the end. */
+async function pushOpened(
   deps: PushDeps,
   { destination, claim, credentials, written }: OpenedPush,
-  lanes: number,
   startedAt: Date,
 ): Promise<PushResult> {
   const { destinations } = deps;
@@ -163,20 +185,33 @@ async function pushWithin(
   const reconcile = reconciliationDue(destination, startedAt, deps.reconcileIntervalMs);
   let account: CalendarAccount | undefined;
   try {
-    account = await deps.openAccount({
+    const opened = await deps.openAccount({
       serverUrl: destination.calendarUrl,
       knownCalendar: true,
       ...credentials,
     });
+    account = opened;
     const desired = await deps.feedEvents(destination.feedId);
-    const listing = reconcile
-      ? await account.listFeedEvents(destination.calendarUrl, destination.feedId)
-      : undefined;
-    const plan = listing
-      ? planReconcile(desired, written, listingForPlan(listing, destination.feedId, deps.proofs))
-      : planPush(desired, written);
-    await recordPlanned(deps, destinationId, written, plan);
-    const tally = await applyOperations(deps, destination, account, plan.operations, lanes);
+    const pushed = planPush(desired, written);
+    // Nothing to write and no listing due: the server is not asked anything, and no slot is taken.
+    const quietly = async () => {
+      await recordPlanned(deps, destinationId, written, pushed);
+      return { listing: undefined, plan: pushed, tally: emptyTally() };
+    };
+    const { listing, plan, tally } =
+      !reconcile && pushed.operations.length === 0
+        ? await quietly()
+        : await withHostSlots(deps, host, lanesFor(pushed.operations.length), async (lanes) => {
+            const listing = reconcile
+              ? await opened.listFeedEvents(destination.calendarUrl, destination.feedId)
+              : undefined;
+            const plan = listing
+              ? planReconcile(desired, written, listingForPlan(listing, destination.feedId, deps.proofs))
+              : pushed;
+            await recordPlanned(deps, destinationId, written, plan);
+            const tally = await applyOperations(deps, destination, opened, plan.operations, lanes);
+            return { listing, plan, tally };
+          });
 
     const answeredAt = deps.now();
     const summary = pushSummary(tally);
@@ -209,6 +244,8 @@ async function pushWithin(
     }
     return reconcile ? 'reconciled' : 'pushed';
   } catch (error: unknown) {
+    // Nothing was sent: the job waits for the host (caldav-queue.ts), and nothing is recorded as failed.
+    if (error instanceof HostWaitError) throw error;
     if (error instanceof PushStopped) {
       deps.logger.info(
         { destinationId, state: error.state },

@@ -2,7 +2,8 @@
 // CALDAV_HOST_CONCURRENCY of them at once, counted on its side (a proxy of the test's own in front of a real
 // Radicale), and the worker's slots go on serving another host meanwhile: its destinations are pushed while the
 // slow host's requests still wait. Without the per-host limit, the slow host's pushes take every worker slot and
-// nothing else moves until it answers.
+// nothing else moves until it answers. And a push asks its host for one slot per write it has: pushes of one
+// change each to one server go on side by side up to the limit, where one push taking every slot made them queue.
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import type { CaldavDestinationRecord } from '../../src/store/caldav-destinations.js';
 import { startCalDavServer, type CalDavTestServer } from '../support/caldav-servers.js';
@@ -30,6 +31,8 @@ beforeAll(async () => {
       CALDAV_DISPATCH_INTERVAL_MS: '100',
       CALDAV_CONCURRENCY: '4',
       CALDAV_HOST_CONCURRENCY: String(HOST_CONCURRENCY),
+      // Held requests wait for the test, not for a client's time limit (whose failure would free their slots).
+      CALDAV_TIMEOUT_SECONDS: '300',
     },
   });
 }, patient(30_000));
@@ -91,6 +94,81 @@ it(
       removeFault();
     }
     await pushedAfter(before, onSlow);
+    expect(slow.mostAtOnce()).toBeLessThanOrEqual(HOST_CONCURRENCY);
+  },
+  patient(30_000),
+);
+
+it(
+  'a push of one change takes one slot at its host: a second person’s push to that server goes on beside it',
+  async () => {
+    await h.sync.startRoles(['worker']);
+    const service = h.sync.services.caldavDestinations;
+    const store = h.sync.stores.caldavDestinations;
+    const clock = h.sync.clock as FakeClock;
+    // Two people, each with a busy-view feed pushed to the slow server: a booking adds one busy block, so each
+    // push that follows one is a single write.
+    const people = await Promise.all(
+      [1, 2].map(async (index) => {
+        const { connectionId } = await h.connectViaWeb(h.sync.sim.users[index]!.email);
+        await h.syncNow(connectionId);
+        const { feed } = await h.feeds.create({ connectionId, options: { view: 'busy', days: 3 } });
+        const destination = await service.add({
+          feedId: feed.id,
+          serverUrl: slow.url,
+          calendarName: `Busy ${index}`,
+          username: slowServer.username,
+          password: slowServer.password,
+        });
+        return { connectionId, destination };
+      }),
+    );
+    const pushedAfter = (since: Date) =>
+      waitFor(
+        () => Promise.all(people.map(({ destination }) => store.get(destination.id))),
+        (all) => all.every((d) => d.pendingChanges === 0 && d.lastPushAt !== null && d.lastPushAt > since),
+        { what: 'both destinations pushed' },
+      );
+    await pushedAfter(new Date(0));
+    const books = async (connectionId: string) => {
+      const slot = (await h.sync.db.prisma.slot.findFirst({
+        where: {
+          connectionId,
+          goneAt: null,
+          startsAt: { gt: new Date(clock.now().getTime() + 24 * 3600_000) },
+        },
+        orderBy: { startsAt: 'asc' },
+      }))!;
+      h.sync.sim.control.book(slot.upstreamEventId, slot.startsAt.toISOString());
+      await h.syncNow(connectionId);
+    };
+    const writesHeld = (count: number) =>
+      waitFor(
+        async () => slow.requests().filter((request) => request.startsWith('PUT ')),
+        (puts) => puts.length >= count,
+        { what: `${count} writes under way at the slow host` },
+      );
+
+    let answer!: () => void;
+    const held = new Promise<void>((resolve) => (answer = resolve));
+    slow.resetCount();
+    const removeFault = slow.install(() => ({ kind: 'hold', until: held }));
+    const before = clock.now();
+    clock.advance(600);
+    try {
+      // The first person's write waits at the server, holding its slot; the second's goes out beside it.
+      await books(people[0]!.connectionId);
+      await writesHeld(1);
+      await books(people[1]!.connectionId);
+      const puts = await writesHeld(2);
+      const calendarOf = (request: string) => request.split(' ')[1]!.split('/').slice(0, -1).join('/');
+      expect(new Set(puts.map(calendarOf)).size).toBe(2);
+    } finally {
+      answer();
+      removeFault();
+    }
+    await pushedAfter(before);
+    expect(slow.requests().filter((request) => request.startsWith('PUT '))).toHaveLength(2);
     expect(slow.mostAtOnce()).toBeLessThanOrEqual(HOST_CONCURRENCY);
   },
   patient(30_000),
