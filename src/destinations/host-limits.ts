@@ -18,6 +18,8 @@ export interface HostLimitSettings {
   /** How long a slot outlives a worker that died holding it. */
   slotTimeoutMs: number;
   keyPrefix: string;
+  /** The process's clock, for how long a host looks busy (Date.now unless a test gives its own). */
+  nowMs?: () => number;
 }
 
 /** The slots a push holds at its host. */
@@ -35,6 +37,12 @@ export interface HostWait {
 export interface HostLimits {
   /** Up to `lanes` slots at `host`, or how long to wait before asking again. */
   enter(host: string, lanes: number): Promise<HostSlots | HostWait>;
+  /**
+   * Whether this process found every slot of `host` taken in the last HOST_BUSY_RETRY_MS and let none of its own
+   * go since: a push then waits without first reading and rendering its feed, work a busy host would waste.
+   * Asks no one; another process's slot let go is seen at the next enter.
+   */
+  looksBusy(host: string): HostWait | undefined;
   /** Before each request to the host: its rate limit (and a Retry-After pause). */
   pace(host: string, signal?: AbortSignal): Promise<void>;
   /** The host answered 429 or 503 with Retry-After: no request to it for `ms`. */
@@ -60,6 +68,9 @@ export function createHostLimits(redis: RedisClient, settings: HostLimitSettings
     return limiter;
   };
   const slotKey = (host: string) => `${settings.keyPrefix}:slots:${host}`;
+  /** Per host, until when this process takes it for busy (see looksBusy). */
+  const busyUntil = new Map<string, number>();
+  const nowMs = settings.nowMs ?? Date.now;
 
   return {
     async enter(host, lanes) {
@@ -78,7 +89,10 @@ export function createHostLimits(redis: RedisClient, settings: HostLimitSettings
         if (!(await slot.tryAcquire())) break;
         held.push(slot);
       }
-      if (held.length === 0) return { retryInMs: HOST_BUSY_RETRY_MS, reason: 'busy' };
+      if (held.length === 0) {
+        busyUntil.set(host, nowMs() + HOST_BUSY_RETRY_MS);
+        return { retryInMs: HOST_BUSY_RETRY_MS, reason: 'busy' };
+      }
       // The documented way to renew a slot one holds: the same identifier, acquired externally.
       const renew = () =>
         held.map((slot) =>
@@ -97,8 +111,17 @@ export function createHostLimits(redis: RedisClient, settings: HostLimitSettings
         release: async () => {
           clearInterval(renewal);
           await Promise.all(held.map((slot) => slot.release().catch(() => undefined)));
+          busyUntil.delete(host);
         },
       };
+    },
+    looksBusy(host) {
+      const until = busyUntil.get(host);
+      if (until === undefined) return undefined;
+      const retryInMs = until - nowMs();
+      if (retryInMs > 0) return { retryInMs, reason: 'busy' };
+      busyUntil.delete(host);
+      return undefined;
     },
     pace: (host, signal) => limiterOf(host).acquire(signal),
     holdBack: (host, ms) => limiterOf(host).pauseAll(ms),

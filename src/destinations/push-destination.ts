@@ -42,7 +42,7 @@ export interface PushDeps {
   feedEvents(feedId: string): Promise<EventObject[]>;
   proofs: Pick<EventProofs, 'fits'>;
   /** Per-host slots, rate and hold-backs; absent: no limit but WRITE_CONCURRENCY (tests of one push). */
-  hosts?: Pick<HostLimits, 'enter' | 'holdBack'>;
+  hosts?: Pick<HostLimits, 'enter' | 'looksBusy' | 'holdBack'>;
   reconcileIntervalMs: number;
   now: () => Date;
   metrics: Pick<Metrics, 'caldavPushes' | 'caldavFailures' | 'caldavPushLagSeconds'>;
@@ -183,6 +183,8 @@ async function pushOpened(
   const destinationId = destination.id;
   const host = new URL(destination.calendarUrl).host;
   const reconcile = reconciliationDue(destination, startedAt, deps.reconcileIntervalMs);
+  const busy = deps.hosts?.looksBusy(host);
+  if (busy) throw new HostWaitError(host, busy.retryInMs, busy.reason);
   let account: CalendarAccount | undefined;
   try {
     const opened = await deps.openAccount({
