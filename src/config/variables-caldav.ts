@@ -52,7 +52,7 @@ export const caldavSection = section({
       name: 'CALDAV_CONCURRENCY',
       description:
         'CalDAV destinations one worker process pushes at the same time. A push mostly waits (on the server, on Postgres), so a process carries many; each server still gets at most CALDAV_HOST_CONCURRENCY requests at once.',
-      default: '16',
+      default: '32',
       schema: positiveInt(100),
     }),
   },

@@ -81,7 +81,12 @@ export async function benchCaldavHosts(count = 1000, hostCount = 20): Promise<Be
   for (let i = 0; i < hostCount; i++) hosts.push(await startMinimalCalDavHost({ delayMs: DELAY_MS }));
   const h = await createWebHarness('bench_caldav_hosts', {
     clock: null,
-    env: { CALDAV_ALLOW_PRIVATE_TARGETS: 'true' },
+    env: {
+      CALDAV_ALLOW_PRIVATE_TARGETS: 'true',
+      ...(process.env.BENCH_CALDAV_CONCURRENCY
+        ? { CALDAV_CONCURRENCY: process.env.BENCH_CALDAV_CONCURRENCY }
+        : {}),
+    },
   });
   try {
     const prisma = h.sync.db.prisma;
