@@ -35,7 +35,7 @@ export interface CaldavJobData {
 const LOG_TRIM_INTERVAL_MS = 60_000;
 
 /** Destinations handed to the queue per dispatcher pass, oldest change first. */
-const DISPATCH_BATCH = 500;
+export const DISPATCH_BATCH = 500;
 
 export function createCaldavQueue(settings: QueueSettings): Queue<CaldavJobData> {
   return createObservedQueue<CaldavJobData>(CALDAV_QUEUE, settings);

@@ -17,11 +17,14 @@
 // through the store does not), so no poll interval is in the lag; then BENCH_CALDAV_SINGLE_CHANGES (30) single
 // changes one at a time to the idle worker (target p95 under 1 s); then a bare client (bare-caldav-client.ts)
 // into as many new calendars of the same server, at CALDAV_HOST_CONCURRENCY: slotfeed's push rate is held to
-// 0.9x its rewrite rate. BENCH_CONNECTIONS sets the destinations (default 1,000).
+// 0.9x its rewrite rate. That push rate is taken with every push waiting (a change per destination committed while
+// the caldav queue is paused, timed from its resume), as the bare client's PUTs all wait to be sent; the rate with
+// the commits in it is reported beside it. BENCH_CONNECTIONS sets the destinations (default 1,000).
 import { randomUUID } from 'node:crypto';
 import pLimit from 'p-limit';
 import type { Histogram } from 'prom-client';
 import { openCalDavAccount } from '../../src/caldav/index.js';
+import { DISPATCH_BATCH } from '../../src/destinations/caldav-queue.js';
 import { commitSuccessfulSync, type SnapshotInput } from '../../src/store/snapshots.js';
 import type { FetchedSlot } from '../../src/store/slot-diff.js';
 import { startCalDavServer, type CalDavServerKind } from '../support/caldav-servers.js';
@@ -204,16 +207,57 @@ async function benchOne(kind: CalDavServerKind, count: number): Promise<BenchSec
     const p95 = percentile(lags, 95);
     const pushesPerSecond = count / ((lastAnswer - started) / 1000);
 
-    // One change at a time to an idle worker: commit, the wake-up a sync's commit raises, then wait for the
-    // answer before the next. Another slot booked (the second block's first), so each is a change again.
-    const singles = connections.slice(0, Math.min(SINGLE_CHANGES, count));
+    // The push rate alone: another change for every connection (the second block's first slot booked) committed
+    // while the queue is paused, so every push is waiting; then resumed, and timed from the resume to the last
+    // answer. The figure above includes the commits' own cost (the sync's, on the same two cores), which bounds
+    // it whatever the pushes do; this one is what the pushes themselves carry, as the bare client's is.
     const bookedAgain = slots.filter((_, i) => i !== 1 && i !== 2);
+    const queue = h.sync.clients.caldavQueue;
+    await queue.pause();
+    const drainFrom = new Date();
+    await Promise.all(
+      connections.map(({ connectionId }) =>
+        commit(async () => {
+          await commitSuccessfulSync(prisma, {
+            connectionId,
+            snapshot: snapshotWith(bookedAgain),
+            run: run(),
+            now: new Date(),
+            next: new Date(),
+          });
+          h.sync.services.feedCommits.notify();
+        }),
+      ),
+    );
+    // A dispatch queues at most DISPATCH_BATCH; the rest follow as those are answered.
+    await until('the pushes waiting in the paused queue', async () => {
+      // A paused queue keeps its jobs waiting (BullMQ 6 has no paused state of its own).
+      const counts = await queue.getJobCounts('waiting', 'prioritized');
+      return (counts.waiting ?? 0) + (counts.prioritized ?? 0) >= Math.min(count, DISPATCH_BATCH);
+    });
+    const resumedAt = Date.now();
+    await queue.resume();
+    let drained: { id: string; lastPushAt: Date | null }[] = [];
+    await until('the paused pushes', async () => {
+      drained = await prisma.caldavDestination.findMany({
+        where: { pendingChanges: 0, lastPushAt: { gte: drainFrom } },
+        select: { id: true, lastPushAt: true },
+      });
+      return drained.length === count;
+    });
+    const drainSeconds = (Math.max(...drained.map((row) => row.lastPushAt!.getTime())) - resumedAt) / 1000;
+    const drainPushesPerSecond = count / drainSeconds;
+
+    // One change at a time to an idle worker: commit, the wake-up a sync's commit raises, then wait for the
+    // answer before the next. Another slot booked (the third block's first), so each is a change again.
+    const singles = connections.slice(0, Math.min(SINGLE_CHANGES, count));
+    const bookedOnceMore = slots.filter((_, i) => i !== 1 && i !== 2 && i !== 4);
     const singleLags: number[] = [];
     for (const { connectionId, destinationId } of singles) {
       await new Promise((resolve) => setTimeout(resolve, 200));
       await commitSuccessfulSync(prisma, {
         connectionId,
-        snapshot: snapshotWith(bookedAgain),
+        snapshot: snapshotWith(bookedOnceMore),
         run: run(),
         now: new Date(),
         next: new Date(),
@@ -255,7 +299,7 @@ async function benchOne(kind: CalDavServerKind, count: number): Promise<BenchSec
       concurrency: bareConcurrency,
     });
     const loadAtEnd = loadAverage();
-    const ratio = pushesPerSecond / bare.rewritesPerSecond;
+    const ratio = drainPushesPerSecond / bare.rewritesPerSecond;
     return {
       benchmark: `CalDAV push lag, commit to the server's answer (${kind})`,
       inputs: {
@@ -277,6 +321,8 @@ async function benchOne(kind: CalDavServerKind, count: number): Promise<BenchSec
         setupSeconds: round(setupSeconds, 1),
         commitSeconds: round((committedAll - started) / 1000, 1),
         pushesPerSecond: round(pushesPerSecond, 1),
+        commitsAndPushesVsBareClient: round(pushesPerSecond / bare.rewritesPerSecond, 2),
+        waitingPushesPerSecond: round(drainPushesPerSecond, 1),
         bareRewritesPerSecond: round(bare.rewritesPerSecond, 1),
         bareCreatesPerSecond: round(bare.createsPerSecond, 1),
         pushRateVsBareClient: round(ratio, 2),
@@ -298,7 +344,10 @@ async function benchOne(kind: CalDavServerKind, count: number): Promise<BenchSec
           target: '< 1000 ms',
           met: singleP95 < TARGET_SINGLE_P95_MS,
         },
-        [`push rate at least 0.9x the bare client's`]: { target: '>= 0.9', met: ratio >= TARGET_RATIO },
+        [`push rate (waiting pushes) at least 0.9x the bare client's`]: {
+          target: '>= 0.9',
+          met: ratio >= TARGET_RATIO,
+        },
       },
     };
   } finally {
@@ -320,8 +369,9 @@ export async function benchCaldavPush(count = 1000): Promise<BenchSection[]> {
     const section = await benchOne(kind, count);
     const f = section.figures;
     console.log(
-      `caldav-push ${kind}: p50 ${f.p50LagMs} ms, p95 ${f.p95LagMs} ms, ${f.pushesPerSecond} pushes/s ` +
-        `(bare client ${f.bareRewritesPerSecond}/s: ${f.pushRateVsBareClient}x); one change, idle worker: ` +
+      `caldav-push ${kind}: p50 ${f.p50LagMs} ms, p95 ${f.p95LagMs} ms, ${f.pushesPerSecond} pushes/s with ` +
+        `the commits, ${f.waitingPushesPerSecond}/s waiting (bare client ${f.bareRewritesPerSecond}/s: ` +
+        `${f.pushRateVsBareClient}x); one change, idle worker: ` +
         `p50 ${f.singleChangeP50Ms} ms, p95 ${f.singleChangeP95Ms} ms; load ` +
         `${section.inputs.loadAverage1mBefore} → ${section.inputs.loadAverage1mAtEnd}`,
     );
