@@ -71,6 +71,43 @@ export async function feedWithSlots(
   return { path: `/feeds/${token}.ics`, connectionId: connection.id, feedId: feed.id };
 }
 
+/**
+ * Load on slotfeed's 200 path and its 304 path (If-None-Match) at `url`, then on a baseline sending the same
+ * bytes and headers from memory; each run checked to have answered only as expected.
+ */
+export async function loadBesideBaseline(options: {
+  url: string;
+  first: { body: Buffer; headers: http.IncomingHttpHeaders };
+  revalidate: Record<string, string>;
+  connections: number;
+  seconds: number;
+}): Promise<Record<'slotfeed200' | 'slotfeed304' | 'baseline200' | 'baseline304', LoadResult>> {
+  const { url, first, revalidate, connections, seconds } = options;
+  const load = (target: string, headers?: Record<string, string>) =>
+    runLoad({ url: target, connections, seconds, ...(headers ? { headers } : {}) });
+  const slotfeed200 = await load(url);
+  const slotfeed304 = await load(url, revalidate);
+  const baseline = await startBaseline(first.body, first.headers);
+  let baseline200: LoadResult;
+  let baseline304: LoadResult;
+  try {
+    baseline200 = await load(baseline.url);
+    baseline304 = await load(baseline.url, revalidate);
+  } finally {
+    await baseline.close();
+  }
+  const runs = { slotfeed200, slotfeed304, baseline200, baseline304 };
+  for (const [name, r] of Object.entries(runs)) {
+    const status = name.slice(-3);
+    const other = Object.entries(r.statuses).filter(([s]) => s !== status);
+    check(
+      r.errors === 0 && other.length === 0,
+      `${name}: errors ${r.errors}, other statuses ${JSON.stringify(other)}`,
+    );
+  }
+  return runs;
+}
+
 /** The same bytes and headers as slotfeed's answer, from memory: the floor of what serving a feed costs. */
 export async function startBaseline(
   body: Buffer,
@@ -146,7 +183,10 @@ function coldRenderMs(slotCount: number, runs: number, view: FeedView): number {
   return median(times);
 }
 
-const loadFigures = (r: LoadResult) => ({ requestsPerSecond: round(r.requestsPerSecond, 0), p99Ms: r.p99Ms });
+export const loadFigures = (r: LoadResult) => ({
+  requestsPerSecond: round(r.requestsPerSecond, 0),
+  p99Ms: r.p99Ms,
+});
 
 export async function benchFeedServing(
   options: { connections?: number; seconds?: number } = {},
@@ -171,31 +211,13 @@ export async function benchFeedServing(
     const revalidate = { 'if-none-match': etag };
     check((await h.get(feed.path, revalidate)).status === 304, 'If-None-Match did not answer 304');
 
-    const load = (url: string, headers?: Record<string, string>) =>
-      runLoad({ url, connections, seconds, ...(headers ? { headers } : {}) });
-    const slotfeed200 = await load(`${h.url}${feed.path}`);
-    const slotfeed304 = await load(`${h.url}${feed.path}`, revalidate);
-    const baseline = await startBaseline(first.body, first.headers);
-    let baseline200: LoadResult;
-    let baseline304: LoadResult;
-    try {
-      baseline200 = await load(baseline.url);
-      baseline304 = await load(baseline.url, revalidate);
-    } finally {
-      await baseline.close();
-    }
-    for (const [name, r, status] of [
-      ['slotfeed 200', slotfeed200, '200'],
-      ['slotfeed 304', slotfeed304, '304'],
-      ['baseline 200', baseline200, '200'],
-      ['baseline 304', baseline304, '304'],
-    ] as const) {
-      const other = Object.entries(r.statuses).filter(([s]) => s !== status);
-      check(
-        r.errors === 0 && other.length === 0,
-        `${name}: errors ${r.errors}, other statuses ${JSON.stringify(other)}`,
-      );
-    }
+    const { slotfeed200, slotfeed304, baseline200, baseline304 } = await loadBesideBaseline({
+      url: `${h.url}${feed.path}`,
+      first,
+      revalidate,
+      connections,
+      seconds,
+    });
 
     // A cache miss of a 5,000-slot feed: each request after the feed version moved.
     const big = await feedWithSlots(h, 5000);

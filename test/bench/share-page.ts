@@ -5,11 +5,9 @@
 // Postgres (so a revocation holds at once); the render and the feed's lookup are kept in memory.
 import { createWebHarness } from '../support/web-harness.js';
 import { check, type BenchSection } from './bench-result.js';
-import { feedWithSlots, startBaseline } from './feed-serving.js';
-import { runLoad, type LoadResult } from './load-generator.js';
+import { feedWithSlots, loadBesideBaseline, loadFigures } from './feed-serving.js';
+import type { LoadResult } from './load-generator.js';
 import { round } from './process-stats.js';
-
-const loadFigures = (r: LoadResult) => ({ requestsPerSecond: round(r.requestsPerSecond, 0), p99Ms: r.p99Ms });
 
 export async function benchSharePage(
   options: { connections?: number; seconds?: number } = {},
@@ -38,31 +36,13 @@ export async function benchSharePage(
     const revalidate = { 'if-none-match': String(first.headers.etag) };
     check((await h.get(path, revalidate)).status === 304, 'If-None-Match did not answer 304');
 
-    const load = (url: string, headers?: Record<string, string>) =>
-      runLoad({ url, connections, seconds, ...(headers ? { headers } : {}) });
-    const slotfeed200 = await load(`${h.url}${path}`);
-    const slotfeed304 = await load(`${h.url}${path}`, revalidate);
-    const baseline = await startBaseline(first.body, first.headers);
-    let baseline200: LoadResult;
-    let baseline304: LoadResult;
-    try {
-      baseline200 = await load(baseline.url);
-      baseline304 = await load(baseline.url, revalidate);
-    } finally {
-      await baseline.close();
-    }
-    for (const [name, r, status] of [
-      ['slotfeed 200', slotfeed200, '200'],
-      ['slotfeed 304', slotfeed304, '304'],
-      ['baseline 200', baseline200, '200'],
-      ['baseline 304', baseline304, '304'],
-    ] as const) {
-      const other = Object.entries(r.statuses).filter(([s]) => s !== status);
-      check(
-        r.errors === 0 && other.length === 0,
-        `${name}: errors ${r.errors}, other statuses ${JSON.stringify(other)}`,
-      );
-    }
+    const { slotfeed200, slotfeed304, baseline200, baseline304 } = await loadBesideBaseline({
+      url: `${h.url}${path}`,
+      first,
+      revalidate,
+      connections,
+      seconds,
+    });
     const inputs = {
       slots: 1000,
       blocksShown: blocks,
