@@ -8,7 +8,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { IANAZone } from 'luxon';
+import { parseReportQuery, type RawReportQuery, type ReportName } from '../../src/reports/report-query.js';
+import { runReport } from '../../src/reports/run-report.js';
 import { startSimulator } from '../../src/simulator/index.js';
+import { createReportStore } from '../../src/store/reports.js';
 import { syncConnection } from '../../src/sync/sync-connection.js';
 import { createSyncHarness, FakeClock, type SyncHarness } from '../support/sync-harness.js';
 import { simUser } from '../support/sync-truth.js';
@@ -83,4 +86,29 @@ describe('an account in a zone Postgres does not know', () => {
     });
     expect({ outcome: run.outcome, bands: run.bands }).toEqual({ outcome: 'succeeded', bands: ['days 0-1'] });
   });
+
+  it.each([
+    ['availability', {}],
+    ['bookings', { by: 'day' }],
+    ['bookings', { by: 'week' }],
+    ['bookings', { by: 'weekday-hour' }],
+  ] as [ReportName, RawReportQuery][])(
+    'counts its %s report %j in its own zone, as in the zone it is another name of',
+    async (report, raw) => {
+      const reports = createReportStore(h.clients.prisma);
+      const own = await runReport(reports, parseReportQuery(report, { ...raw, connection: id }, clock.now()));
+      const named = await runReport(
+        reports,
+        parseReportQuery(report, { ...raw, connection: id, tz: 'America/Los_Angeles' }, clock.now()),
+      );
+      expect(own.rows.length).toBeGreaterThan(0);
+      expect(own.rows).toEqual(named.rows);
+      // --tz with the same name as the account's own zone reads the same.
+      const given = await runReport(
+        reports,
+        parseReportQuery(report, { ...raw, connection: id, tz: ZONE }, clock.now()),
+      );
+      expect(given.rows).toEqual(named.rows);
+    },
+  );
 });
