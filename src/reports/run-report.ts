@@ -3,7 +3,8 @@
 import type { ReportStore } from '../store/reports.js';
 import { availabilityReport } from './availability-report.js';
 import { bookingsReport } from './bookings-report.js';
-import type { ReportQuery } from './report-query.js';
+import { ReportZoneError } from '../store/report-queries/report-zones.js';
+import { ReportUsageError, type ReportQuery } from './report-query.js';
 import type { ReportResult } from './report-result.js';
 import { syncHealthReport } from './sync-health-report.js';
 import { utilizationReport } from './utilization-report.js';
@@ -32,6 +33,15 @@ async function assertSubjectsExist(reports: ReportStore, query: ReportQuery): Pr
 
 export async function runReport(reports: ReportStore, query: ReportQuery): Promise<ReportResult> {
   await assertSubjectsExist(reports, query);
+  try {
+    return await reportOf(reports, query);
+  } catch (thrown: unknown) {
+    // A zone no zone of the database keeps the time of: --tz with one it knows runs the report.
+    throw thrown instanceof ReportZoneError ? new ReportUsageError(thrown.message) : thrown;
+  }
+}
+
+function reportOf(reports: ReportStore, query: ReportQuery): Promise<ReportResult> {
   switch (query.report) {
     case 'availability':
       return availabilityReport(reports, query);

@@ -5,6 +5,7 @@
 // horizon hold an open slot at all (bands count those dates, sync/cadence-bands.ts). Outside the commit's
 // transaction: a plan, not a decision; the commit reads what it decides by again under the connection's lock.
 import type { PrismaClient } from '../generated/prisma/client.js';
+import { zoneDaysBetween } from '../lib/zone-days.js';
 import { readPullCoverage } from './pull-coverage.js';
 
 export interface StoredEventType {
@@ -60,7 +61,9 @@ export async function readOpenSlotsBetween(
 
 /**
  * The dates (YYYY-MM-DD in `zone`) holding an open slot that starts in [from, until): the dates people can book,
- * as the last pulls left them. One row per date, not per slot: near bands ask this every few minutes.
+ * as the last pulls left them. One row per date, not per slot: near bands ask this every few minutes. The dates
+ * and the instants they begin are luxon's (lib/zone-days.ts); Postgres only puts each slot between two of those
+ * instants (width_bucket), so a zone its tzdata lacks reads the same.
  */
 export async function readOpenDates(
   prisma: PrismaClient,
@@ -69,9 +72,13 @@ export async function readOpenDates(
   from: Date,
   until: Date,
 ): Promise<Set<string>> {
-  const rows = await prisma.$queryRaw<{ date: string }[]>`
-    SELECT DISTINCT to_char(starts_at AT TIME ZONE ${zone}, 'YYYY-MM-DD') AS date
+  const days = zoneDaysBetween(zone, from, until);
+  if (days.length === 0) return new Set();
+  const starts = days.map((day) => day.startsAt.toISOString());
+  // Bucket i (1-based) holds the slots from the start of days[i - 1] to the start of the next day.
+  const rows = await prisma.$queryRaw<{ day: number }[]>`
+    SELECT DISTINCT width_bucket(starts_at, ${starts}::timestamptz[]) AS day
     FROM slot
     WHERE connection_id = ${connectionId}::uuid AND gone_at IS NULL AND starts_at >= ${from} AND starts_at < ${until}`;
-  return new Set(rows.map((row) => row.date));
+  return new Set(rows.flatMap((row) => days[Number(row.day) - 1]?.date ?? []));
 }

@@ -61,11 +61,12 @@ export interface ReportStore {
 
 export function createReportStore(prisma: PrismaClient): ReportStore {
   return {
-    availability: (scope) => withReportSession(prisma, (db) => availabilityRows(db, scope)),
-    bookings: (scope) => withReportSession(prisma, (db) => bookingsRows(db, scope)),
-    utilization: (scope) => withReportSession(prisma, (db) => utilizationRows(db, scope)),
-    syncHealth: (scope) => withReportSession(prisma, (db) => syncHealthRows(db, scope)),
-    bookingsByWeekdayHour: (scope) => bookingsByWeekdayHour(prisma, scope),
+    availability: (scope) => withReportSession(prisma, scope, (db, zoned) => availabilityRows(db, zoned)),
+    bookings: (scope) => withReportSession(prisma, scope, (db, zoned) => bookingsRows(db, zoned)),
+    utilization: (scope) => withReportSession(prisma, scope, (db, zoned) => utilizationRows(db, zoned)),
+    syncHealth: (scope) => withReportSession(prisma, scope, (db, zoned) => syncHealthRows(db, zoned)),
+    bookingsByWeekdayHour: (scope) =>
+      withReportSession(prisma, scope, (db, zoned) => bookingsByWeekdayHour(db, zoned)),
 
     async hasConnection(connectionId) {
       try {

@@ -4,10 +4,12 @@
 // realistic weekly hours (most accounts Monday to Friday, some six days, some night shifts across midnight) and
 // guests booking the earliest days they can. Measured: the staleness of bookings on the first two days people
 // could book when they booked, by the weekday they booked on, for the default bands counted in bookable days
-// (the worker's) and in calendar days (the bands before), against the fixed 15-minute schedule's calls.
+// (the worker's) and in calendar days (the bands before), against the fixed 15-minute schedule's calls; and the
+// same for the days of every band (issue 41: the third and fourth bookable days, the fifth to seventh, the rest).
 import { DATE_BANDS } from '../../src/lib/date-bands.js';
 import { check, type BenchSection } from './bench-result.js';
 import {
+  bandsOf,
   FIXED,
   figuresOf,
   makeWorld,
@@ -38,6 +40,39 @@ function byWeekday(result: ScheduleResult) {
   }));
 }
 
+/** One band's days (by their rank among the open dates when booked): p50 and p95 minutes by weekday. */
+function byWeekdayIn(result: ScheduleResult, band: string) {
+  return (result.byOpenBand?.[band] ?? []).map((values) => ({
+    p50: minutes(percentile(values, 0.5)),
+    p95: minutes(percentile(values, 0.95)),
+    n: values.length,
+  }));
+}
+
+/**
+ * Every band's days by weekday (issue 41, finding 14): one row per weekday and band, the bookings on the days of
+ * that band's bookable-day ranks when made, p50 / p95 minutes for each way of pulling them.
+ */
+export function weekBandTable(
+  bands: readonly string[],
+  calendar: ScheduleResult,
+  bookable: ScheduleResult,
+  fixed: ScheduleResult,
+): string {
+  const cell = (day: { p50: number | null; p95: number | null } | undefined) => `${day?.p50} / ${day?.p95}`;
+  const rows = bands.flatMap((band) => {
+    const [c, b, f] = [byWeekdayIn(calendar, band), byWeekdayIn(bookable, band), byWeekdayIn(fixed, band)];
+    return WEEKDAY_NAMES.map(
+      (name, i) => `| ${band} | ${name} | ${b[i]?.n} | ${cell(c[i])} | ${cell(b[i])} | ${cell(f[i])} |`,
+    );
+  });
+  return [
+    '| bookable days | booked on | bookings | calendar-day bands p50 / p95 | bookable-day bands p50 / p95 | fixed 15 min p50 / p95 |',
+    '|---|---|---:|---|---|---|',
+    ...rows,
+  ].join('\n');
+}
+
 /** The per-weekday table docs/performance.md quotes: calendar-day bands beside bookable-day bands. */
 export function weekTable(calendar: ScheduleResult, bookable: ScheduleResult, fixed: ScheduleResult): string {
   const [c, b, f] = [byWeekday(calendar), byWeekday(bookable), byWeekday(fixed)];
@@ -62,12 +97,14 @@ export async function benchFreshnessWeek(options: WeekOptions, chosen: Schedule)
     measureHours: 7 * 24,
     bookingsPerDay: options.bookingsPerDay,
     hours: 'realistic',
+    openRankBands: chosen.bands,
   };
   const world = await makeWorld(run);
   check(world.bookings.length > 0, 'the simulator recorded no bookings');
   const madeIn = Math.round((performance.now() - started) / 1000);
   const calendar: Schedule = { ...chosen, name: `${chosen.name} [calendar days]`, counting: 'calendar' };
   const bookable: Schedule = { ...chosen, name: `${chosen.name} [bookable days]`, counting: 'bookable' };
+  const bandNames = bandsOf(chosen.bands).map((band) => band.name);
   const results = new Map<Schedule, ScheduleResult>();
   for (const schedule of [FIXED, calendar, bookable]) {
     results.set(schedule, await runSchedule(world, schedule, run));
@@ -78,7 +115,9 @@ export async function benchFreshnessWeek(options: WeekOptions, chosen: Schedule)
   const fixed = results.get(FIXED)!;
   console.log(
     `\nfreshness over a week: bookings on the first two bookable days, staleness in minutes\n` +
-      weekTable(results.get(calendar)!, results.get(bookable)!, fixed),
+      weekTable(results.get(calendar)!, results.get(bookable)!, fixed) +
+      `\n\nevery band, by the bookable days of ${chosen.bands} the booking's date was on when made, staleness in minutes\n` +
+      weekBandTable(bandNames, results.get(calendar)!, results.get(bookable)!, fixed),
   );
   return [FIXED, calendar, bookable].map((schedule) => {
     const result = results.get(schedule)!;
@@ -90,6 +129,12 @@ export async function benchFreshnessWeek(options: WeekOptions, chosen: Schedule)
       figures[`first 2 bookable days, booked ${WEEKDAY_NAMES[i]}: p95 min`] = day.p95;
       figures[`first 2 bookable days, booked ${WEEKDAY_NAMES[i]}: changes`] = day.n;
     });
+    for (const band of bandNames) {
+      byWeekdayIn(result, band).forEach((day, i) => {
+        figures[`${band} (bookable), booked ${WEEKDAY_NAMES[i]}: p95 min`] = day.p95;
+        figures[`${band} (bookable), booked ${WEEKDAY_NAMES[i]}: changes`] = day.n;
+      });
+    }
     const worst = Math.max(...days.map((day) => day.p95 ?? Infinity));
     return {
       benchmark: `freshness over a week, realistic hours: ${schedule.name}`,

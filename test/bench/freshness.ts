@@ -43,6 +43,12 @@ export interface FreshnessOptions {
    * days (a lead counted in days with an open slot, not calendar days).
    */
   hours?: 'simulator' | 'realistic';
+  /**
+   * SYNC_BANDS whose bands the bookings are also grouped by, each by its date's rank among the dates open when it
+   * was booked (0-1: the first two days people could book), by the weekday it was booked on: the same days for
+   * every schedule measured, whatever bands the schedule itself pulls (ScheduleResult.byOpenBand).
+   */
+  openRankBands?: string;
 }
 
 const HORIZON_DAYS = 28;
@@ -108,7 +114,7 @@ export interface World {
   bookings: Booking[];
 }
 
-function bandsOf(text: string): CadenceBand[] {
+export function bandsOf(text: string): CadenceBand[] {
   const parsed = parseCadenceBands(text);
   if (!parsed.ok) throw new Error(parsed.error);
   return parsed.bands;
@@ -360,6 +366,8 @@ export interface ScheduleResult {
    * were made on (0 = Monday, in the account's zone), sorted. (The counted run's; the real-sync run has none.)
    */
   firstTwoOpenDays?: number[][];
+  /** By band of openRankBands (its name), by weekday booked on, the staleness of its days' bookings, sorted. */
+  byOpenBand?: Record<string, number[][]>;
 }
 
 export function percentile(sorted: number[], p: number): number | null {
@@ -390,6 +398,10 @@ export async function runSchedule(
   let unseen = 0;
   let measuredCalls = 0;
   const firstTwoOpenDays: number[][] = WEEKDAYS.map(() => []);
+  const rankBands = options.openRankBands === undefined ? [] : bandsOf(options.openRankBands);
+  const byOpenBand = Object.fromEntries(
+    rankBands.map((band) => [band.name, WEEKDAYS.map(() => [] as number[])]),
+  );
   const counting = schedule.counting ?? 'bookable';
   /** Per account: the open dates and the bands' dates, by today and whether today is still open. */
   const cuts = world.accounts.map(
@@ -482,6 +494,11 @@ export async function runSchedule(
               if (booking.openRank >= 0 && booking.openRank < 2) {
                 firstTwoOpenDays[booking.bookedWeekday]!.push((now - booking.atMs) / 1000);
               }
+              const rankBand = rankBands.find(
+                (b) => booking.openRank >= b.fromDay && booking.openRank < b.toDay,
+              );
+              if (rankBand)
+                byOpenBand[rankBand.name]![booking.bookedWeekday]!.push((now - booking.atMs) / 1000);
             }
             const result = results.find((r) => r.name === band)!;
             result.changes = (result.changes ?? 0) + 1;
@@ -526,8 +543,10 @@ export async function runSchedule(
   }
   for (const values of Object.values(staleness)) values.sort((a, b) => a - b);
   for (const values of firstTwoOpenDays) values.sort((a, b) => a - b);
+  for (const values of Object.values(byOpenBand).flat()) values.sort((a, b) => a - b);
   return {
     firstTwoOpenDays,
+    ...(rankBands.length > 0 ? { byOpenBand } : {}),
     callsPerConnectionHour: measuredCalls / (world.accounts.length * options.measureHours),
     staleness,
     unseen,

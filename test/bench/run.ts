@@ -18,7 +18,8 @@
 //     BENCH_ONLY=frontier runs nothing and writes them again from the figures kept there.
 //   BENCH_FRESHNESS_WEEK_CONNECTIONS (500), BENCH_FRESHNESS_WEEK_BUDGET (35 calls/s): freshness-week's size,
 //     the counted run over a whole simulated week with realistic weekly hours (issue 38), the configuration
-//     held to the targets counted in bookable days and in calendar days, beside the fixed schedule.
+//     held to the targets counted in bookable days and in calendar days, beside the fixed schedule; p50 / p95 by
+//     weekday for the first two bookable days, and for the days of each of its bands (issue 41).
 //   caldav-push and caldav-hosts (issue 35) run only when named: caldav-push needs radicale and xandikos,
 //     sized by BENCH_CONNECTIONS; caldav-hosts by BENCH_CALDAV_HOSTS_DESTINATIONS (1000) and BENCH_CALDAV_HOSTS (20).
 //   BENCH_QUICK=1: reduced sizes to try the benchmarks out (100 connections, 2 s loads, 1 day of growth); the

@@ -109,3 +109,53 @@ describe('the near band of a Monday-to-Friday account', () => {
     expect(await storedClose(friday)).toEqual({ gone: true, reason: 'taken' });
   });
 });
+
+// Every band counts bookable days (issue 41, finding 14), not only the near one: the third and fourth days people
+// can book are the 10-minute band's and the fifth the 30-minute band's on every day of the week, a weekend
+// included, where counted in calendar days Wednesday and Thursday would be 4 and 5 days ahead of a Saturday.
+describe('the far bands of a Monday-to-Friday account', () => {
+  /** The dates from `today` on (local) that the account's hours open, `today` itself while its hours are on. */
+  function bookableFrom(today: DateTime): string[] {
+    return Array.from({ length: 14 }, (_, i) => today.plus({ days: i }))
+      .filter((day) => day.weekday <= 5)
+      .map((day) => day.toISODate()!);
+  }
+
+  it.each([
+    ['Monday', '2026-03-16'],
+    ['Tuesday', '2026-03-17'],
+    ['Wednesday', '2026-03-18'],
+    ['Thursday', '2026-03-19'],
+    ['Friday', '2026-03-20'],
+    ['Saturday', '2026-03-21'],
+    ['Sunday', '2026-03-22'],
+  ])(
+    'on a %s at noon hold the third and fourth bookable days in the 10-minute band, the fifth in the 30-minute one',
+    async (_weekday, date) => {
+      clock.set(localInstant(`${date}T12:00`));
+      // A day since the last case: every band is due, and the store knows which dates are open.
+      await tickAndWaitForSyncs(h);
+      const bookable = bookableFrom(DateTime.fromISO(date, { zone }));
+      const [third, fourth, fifth] = [
+        bookFirstOn(bookable[2]!),
+        bookFirstOn(bookable[3]!),
+        bookFirstOn(bookable[4]!),
+      ];
+      // The near band alone comes due in the first 4 minutes: not theirs.
+      expect(await tickFor(4)).toEqual([['days 0-1']]);
+      expect([await storedClose(third), await storedClose(fourth)]).toEqual([
+        { gone: false, reason: null },
+        { gone: false, reason: null },
+      ]);
+      // The 10-minute band's pull (jitter moves it by up to a tenth) closes both, and the fifth day waits for its own.
+      const later = (await tickFor(7)).flat();
+      expect(later).toContain('days 2-3');
+      expect(later).not.toContain('days 4-6');
+      expect([await storedClose(third), await storedClose(fourth), await storedClose(fifth)]).toEqual([
+        { gone: true, reason: 'taken' },
+        { gone: true, reason: 'taken' },
+        { gone: false, reason: null },
+      ]);
+    },
+  );
+});

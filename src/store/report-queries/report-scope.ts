@@ -14,4 +14,9 @@ export interface ReportScope {
   at: Date;
   /** IANA zone that overrides each connection's own zone for days, weeks and hours. */
   timezone?: string;
+  /**
+   * Connection zones this Postgres does not know, each with the name of one it knows that keeps the same time
+   * (report-zones.ts, withPostgresZones): what the queries name instead.
+   */
+  postgresZones?: ReadonlyMap<string, string>;
 }

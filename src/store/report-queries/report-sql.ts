@@ -2,10 +2,22 @@
 // local-day range. Everything is a bound parameter (Prisma.sql), never spliced text.
 import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
 import type { ReportScope } from './report-scope.js';
+import { withPostgresZones } from './report-zones.js';
 
-/** The zone of connection alias `c`: --tz when given, else the connection's own, else UTC (never synced). */
+/**
+ * The zone of connection alias `c`: --tz when given, else the connection's own (or the stand-in Postgres knows it
+ * by, query.postgresZones), else UTC (never synced).
+ */
 export function zoneOf(query: ReportScope): Prisma.Sql {
-  return Prisma.sql`COALESCE(${query.timezone ?? null}::text, c.timezone, 'UTC')`;
+  const standIns = [...(query.postgresZones ?? [])];
+  const own =
+    standIns.length === 0
+      ? Prisma.sql`c.timezone`
+      : Prisma.sql`CASE c.timezone ${Prisma.join(
+          standIns.map(([zone, standIn]) => Prisma.sql`WHEN ${zone}::text THEN ${standIn}::text`),
+          ' ',
+        )} ELSE c.timezone END`;
+  return Prisma.sql`COALESCE(${query.timezone ?? null}::text, ${own}, 'UTC')`;
 }
 
 /** The local date of a timestamptz expression, in zoneOf(query). */
@@ -83,16 +95,21 @@ export function eventTitleAsOf(query: ReportScope, alias: string): Prisma.Sql {
 export type ReportDb = Pick<PrismaClient, '$queryRaw'>;
 
 /**
- * Runs a report's queries in one read-only transaction with more working memory: grouping a million slot rows
- * by slot or by day spills to disk at Postgres's 4 MB default and then takes several times as long. SET LOCAL
- * ends with the transaction, so the pooled connection goes back unchanged.
+ * Runs a report's queries in one read-only transaction with more working memory, on `scope` with zones Postgres
+ * knows (withPostgresZones): grouping a million slot rows by slot or by day spills to disk at Postgres's 4 MB
+ * default and then takes several times as long. SET LOCAL ends with the transaction, so the pooled connection
+ * goes back unchanged.
  */
-export function withReportSession<T>(prisma: PrismaClient, work: (db: ReportDb) => Promise<T>): Promise<T> {
+export function withReportSession<S extends ReportScope, T>(
+  prisma: PrismaClient,
+  scope: S,
+  work: (db: ReportDb, scope: S) => Promise<T>,
+): Promise<T> {
   return prisma.$transaction(
     async (tx) => {
       await tx.$executeRaw`SET TRANSACTION READ ONLY`;
       await tx.$executeRaw`SET LOCAL work_mem = '64MB'`;
-      return work(tx);
+      return work(tx, await withPostgresZones(tx, scope));
     },
     { maxWait: 10_000, timeout: 120_000 },
   );

@@ -1,0 +1,94 @@
+// The zones a report counts days, weeks and hours in, as names this Postgres knows. Reports count them in SQL
+// (AT TIME ZONE, over every row), but a connection's zone comes from the upstream and was checked by luxon only:
+// ICU knows names the database's tzdata may lack (US/Pacific-New on Postgres 15; Europe/Kyiv or
+// America/Ciudad_Juarez on an older one), and one such name in a query fails the whole report (issue 41). Each
+// name Postgres lacks is replaced, for the report, by one it knows that luxon says keeps the same time: ICU's
+// own name for it (America/Los_Angeles for US/Pacific-New), else a zone with the same offsets on every day from
+// two years before the report's instant to one after.
+import { DateTime } from 'luxon';
+import { Prisma } from '../../generated/prisma/client.js';
+import type { ReportDb } from './report-sql.js';
+import type { ReportScope } from './report-scope.js';
+
+const DAY_MS = 86_400_000;
+const YEARS_BEFORE = 2;
+const YEARS_AFTER = 1;
+
+/** Thrown when a zone has no stand-in Postgres knows; the message names it and what to do. */
+export class ReportZoneError extends Error {
+  constructor(zone: string) {
+    super(
+      `the time zone "${zone}" is unknown to this Postgres and no zone it knows keeps the same time: ` +
+        'give --tz with a zone it knows (or update the database’s time zone data)',
+    );
+    this.name = 'ReportZoneError';
+  }
+}
+
+function offsetsAgree(a: string, b: string, fromMs: number, untilMs: number): boolean {
+  for (let ms = fromMs; ms < untilMs; ms += DAY_MS / 2) {
+    if (DateTime.fromMillis(ms, { zone: a }).offset !== DateTime.fromMillis(ms, { zone: b }).offset)
+      return false;
+  }
+  return true;
+}
+
+/**
+ * A name from `known` (Postgres's) that keeps the same time as `zone` around `at`, as luxon reads both; `zone`
+ * itself when Postgres knows it; undefined when none does.
+ */
+export function postgresZoneFor(zone: string, known: ReadonlySet<string>, at: Date): string | undefined {
+  if (known.has(zone)) return zone;
+  const icuName = new Intl.DateTimeFormat('en-US', { timeZone: zone }).resolvedOptions().timeZone;
+  if (known.has(icuName)) return icuName;
+  const fromMs = DateTime.fromJSDate(at).minus({ years: YEARS_BEFORE }).toMillis();
+  const untilMs = DateTime.fromJSDate(at).plus({ years: YEARS_AFTER }).toMillis();
+  const region = zone.split('/')[0];
+  // Same region first (America/Denver for America/Ciudad_Juarez), then any; a cheap look at two instants first.
+  const candidates = [...known]
+    .filter((name) => name.includes('/') && !name.startsWith('posix/') && !name.startsWith('right/'))
+    .sort(
+      (a, b) => Number(b.split('/')[0] === region) - Number(a.split('/')[0] === region) || a.localeCompare(b),
+    );
+  return candidates.find(
+    (name) =>
+      offsetsAgree(zone, name, fromMs, fromMs + 1) &&
+      offsetsAgree(zone, name, fromMs + 183 * DAY_MS, fromMs + 183 * DAY_MS + 1) &&
+      offsetsAgree(zone, name, fromMs, untilMs),
+  );
+}
+
+/**
+ * `scope` with every zone its queries name (--tz, or each connection's own in its scope) one Postgres knows:
+ * `timezone` replaced, and `postgresZones` mapping each connection zone Postgres lacks to its stand-in.
+ */
+export async function withPostgresZones<S extends ReportScope>(db: ReportDb, scope: S): Promise<S> {
+  const own =
+    scope.timezone !== undefined
+      ? []
+      : await db.$queryRaw<{ zone: string }[]>(Prisma.sql`
+          SELECT DISTINCT timezone AS zone FROM connection
+          WHERE timezone IS NOT NULL
+            ${scope.connectionId === undefined ? Prisma.empty : Prisma.sql`AND id = ${scope.connectionId}::uuid`}`);
+  const zones = [
+    ...new Set([...(scope.timezone === undefined ? [] : [scope.timezone]), ...own.map((r) => r.zone)]),
+  ];
+  if (zones.length === 0) return scope;
+  const unknown = await db.$queryRaw<{ zone: string }[]>(Prisma.sql`
+    SELECT z AS zone FROM unnest(${zones}::text[]) z WHERE z NOT IN (SELECT name FROM pg_timezone_names)`);
+  if (unknown.length === 0) return scope;
+  const known = new Set(
+    (await db.$queryRaw<{ name: string }[]>(Prisma.sql`SELECT name FROM pg_timezone_names`)).map(
+      (r) => r.name,
+    ),
+  );
+  const standIns = new Map<string, string>();
+  for (const { zone } of unknown) {
+    const standIn = postgresZoneFor(zone, known, scope.at);
+    if (standIn === undefined) throw new ReportZoneError(zone);
+    standIns.set(zone, standIn);
+  }
+  return scope.timezone === undefined
+    ? { ...scope, postgresZones: standIns }
+    : { ...scope, timezone: standIns.get(scope.timezone) ?? scope.timezone };
+}
