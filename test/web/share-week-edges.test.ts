@@ -1,6 +1,8 @@
-// The edges of a share page's week (issue 41, finding 9), over real sockets: a free block that starts in the
-// shown week and runs past its end is shown whole under the day it starts (page, copy box, `.txt`, and the JSON
-// API for a range ending that day), and the next week does not list its tail again.
+// The edges of a share page's week (issue 41, findings 9 and 10), over real sockets: a free block that starts
+// in the shown week and runs past its end is shown whole under the day it starts (page, copy box, `.txt`, and
+// the JSON API for a range ending that day), and the next week does not list its tail again; the page's
+// Last-Modified moves when the days it shows move (`?week=1` a day later) and when the feed is renamed, so a
+// client revalidating with If-Modified-Since alone gets the new page, not 304.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DateTime } from 'luxon';
 import { createTeamStore } from '../../src/store/teams.js';
@@ -21,6 +23,7 @@ let clock: FakeClock;
 let connectionId: string;
 let feedId: string;
 let feedToken: string;
+let ownerCookie: string;
 let secret: string;
 
 beforeAll(async () => {
@@ -40,6 +43,7 @@ beforeAll(async () => {
   h.sync.sim.control.setDisabledDates(user.id, { days: [], months: [] });
   const connected = await h.connectViaWeb(user.email);
   connectionId = connected.connectionId;
+  ownerCookie = connected.ownerCookie;
   await h.syncNow(connectionId);
   feedToken = connected.token!;
   feedId = (await h.feeds.findByToken(feedToken))!.id;
@@ -127,3 +131,88 @@ describe('a team feed’s block across the end of the shown week', () => {
     expect(blocksIn(next.text)).toEqual([{ start: after.start, end: after.end }]);
   });
 });
+
+describe('the page’s Last-Modified', () => {
+  it('moves when the days of a later week move: a day on, If-Modified-Since alone gets the new days', async () => {
+    clock.set(NOW);
+    const first = await h.get(`/share/${secret}?week=1&zone=${ZONE}`);
+    expect(daysIn(first.text)[0]).toBe('2026-12-12');
+    const since = first.headers['last-modified'] as string;
+    expect((await h.get(`/share/${secret}?week=1&zone=${ZONE}`, { 'if-modified-since': since })).status).toBe(
+      304,
+    );
+    clock.advance(86_400);
+    const dayLater = await h.get(`/share/${secret}?week=1&zone=${ZONE}`, { 'if-modified-since': since });
+    expect(dayLater.status).toBe(200);
+    expect(daysIn(dayLater.text)[0]).toBe('2026-12-13');
+    clock.set(NOW);
+  });
+
+  it('moves at midnight in the owner’s zone too, where the feed’s days end: the last week gains a next one', async () => {
+    // 23:30 in Berlin is 14:30 in Los Angeles: the owner's day ends first, the viewer's days stay.
+    const viewer = 'America/Los_Angeles';
+    clock.set('2026-12-05T22:30:00Z');
+    const last = await h.get(`/share/${secret}?week=99&zone=${viewer}`);
+    const index = /name="week" value="(\d+)"/.exec(last.text)?.[1];
+    expect(last.text).not.toContain('rel="next"');
+    const since = last.headers['last-modified'] as string;
+    clock.set('2026-12-05T23:30:00Z');
+    const later = await h.get(`/share/${secret}?week=${index}&zone=${viewer}`, {
+      'if-modified-since': since,
+    });
+    expect(later.status).toBe(200);
+    expect(later.text).toContain('rel="next"');
+    clock.set(NOW);
+  });
+
+  it('moves when the owner renames the feed: If-Modified-Since alone gets the new heading', async () => {
+    clock.set(NOW);
+    const first = await h.get(`/share/${secret}?zone=${ZONE}`);
+    expect(first.text).not.toContain('<h1>Friday nights</h1>');
+    const since = first.headers['last-modified'] as string;
+    clock.advance(60);
+    expect((await rename('Friday nights')).status).toBe(303);
+    const again = await h.get(`/share/${secret}?zone=${ZONE}`, { 'if-modified-since': since });
+    expect(again.status).toBe(200);
+    expect(again.text).toContain('<h1>Friday nights</h1>');
+    expect(Date.parse(again.headers['last-modified'] as string)).toBeGreaterThan(Date.parse(since));
+
+    // Named back as it was: the same heading as the first page, but not the page a client kept since.
+    clock.advance(60);
+    expect((await rename('')).status).toBe(303);
+    const back = await h.get(`/share/${secret}?zone=${ZONE}`, {
+      'if-modified-since': again.headers['last-modified'] as string,
+    });
+    expect(back.status).toBe(200);
+    expect(back.text).not.toContain('<h1>Friday nights</h1>');
+    clock.set(NOW);
+  });
+
+  it('is moved by a rename from any writer, not only the owner’s page', async () => {
+    const changedAt = async () =>
+      (
+        await h.sync.db.sql.query<{ label_changed_at: Date | null }>(
+          'SELECT label_changed_at FROM feed WHERE id = $1',
+          [feedId],
+        )
+      ).rows[0]!.label_changed_at;
+    await h.sync.db.sql.query('UPDATE feed SET label_changed_at = NULL WHERE id = $1', [feedId]);
+    await h.sync.db.sql.query('UPDATE feed SET options = options WHERE id = $1', [feedId]);
+    expect(await changedAt()).toBeNull();
+    await h.sync.db.sql.query(`UPDATE feed SET label = 'From psql' WHERE id = $1`, [feedId]);
+    expect(await changedAt()).toBeInstanceOf(Date);
+  });
+});
+
+/** The owner names the feed on /me, as its form does ('' for no name). */
+function rename(label: string) {
+  return h.request('POST', `/me/feeds/${feedId}/name`, {
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      origin: h.url,
+      cookie: ownerCookie,
+      accept: 'text/html',
+    },
+    body: new URLSearchParams({ label }).toString(),
+  });
+}
