@@ -50,7 +50,7 @@ export function bookingUrl(url: string | null): string | undefined {
 }
 
 /** A slot whose end is not after its start would make an invalid VEVENT: its end is recomputed or it is dropped. */
-function validEnd(slot: FeedSlot, eventType: FeedEventType): Date | undefined {
+export function usableSlotEnd(slot: FeedSlot, eventType: FeedEventType): Date | undefined {
   if (slot.endsAt.getTime() > slot.startsAt.getTime()) return slot.endsAt;
   if (eventType.durationMinutes > 0)
     return new Date(slot.startsAt.getTime() + eventType.durationMinutes * 60_000);
@@ -63,7 +63,7 @@ function slotEvents(input: FeedEventsInput): FeedEvent[] {
   for (const slot of slots) {
     const eventType = input.eventTypes.get(slot.eventId);
     if (!eventType) continue;
-    const endsAt = validEnd(slot, eventType);
+    const endsAt = usableSlotEnd(slot, eventType);
     if (!endsAt) continue;
     const url = bookingUrl(eventType.url);
     const color = cssColorNameFor(eventType.color);
@@ -97,7 +97,7 @@ function blockOffers(block: FreeBlock, eventTypes: ReadonlyMap<string, FeedEvent
 export function usableFreeBlocks(input: Pick<FeedEventsInput, 'eventTypes' | 'slots'>): FreeBlock[] {
   const usable = input.slots.flatMap((slot) => {
     const eventType = input.eventTypes.get(slot.eventId);
-    const endsAt = eventType && validEnd(slot, eventType);
+    const endsAt = eventType && usableSlotEnd(slot, eventType);
     return endsAt ? [{ ...slot, endsAt }] : [];
   });
   return freeBlocks(usable);

@@ -6,25 +6,43 @@ import type { FeedConnectionState, FeedTeamState } from '../feeds/feed-inputs.js
 import type { FeedEventType, FeedSlot } from '../feeds/feed-model.js';
 import type { FreeBlock } from '../feeds/free-blocks.js';
 import { allFree, anyFree, type TeamBlock } from '../feeds/team-availability.js';
-import type { FeedContentStore } from '../store/feed-content.js';
+import type { ContentWindow, FeedContentStore } from '../store/feed-content.js';
 import { readFeedContent, readTeamFeedContent, TEAM_FEED_ZONE } from './feed-content.js';
 import { feedWindow, type FeedWindow } from './feed-window.js';
 
-/** A range cut to the days a feed's token may read (from the start of today in `zone`); null days: all of it. */
+/**
+ * A range cut to the days a feed's token may read (from the start of today in `zone`); null days: all of it.
+ * Its edges: runs of slots across them are read whole within those days, and one under way at the range's
+ * start is known to have started before it unless the range starts today (or earlier), where it is shown from
+ * then on, as the feeds show it.
+ */
 export function withinDays(
   range: FeedWindow,
   days: number | null,
   zone: string | null,
   now: Date,
-): FeedWindow {
-  if (days === null) return range;
-  const shown = feedWindow(now, zone, days);
+): FeedWindow & Required<Pick<ContentWindow, 'edges'>> {
+  const shown = feedWindow(now, zone, days ?? 1);
+  if (days === null) return { ...range, edges: { from: shown.windowStart, until: null } };
   const windowStart = new Date(Math.max(range.windowStart.getTime(), shown.windowStart.getTime()));
   const windowEnd = new Date(
     Math.max(windowStart.getTime(), Math.min(range.windowEnd.getTime(), shown.windowEnd.getTime())),
   );
-  return { windowStart, windowEnd, windowKey: `${range.windowKey}/${shown.windowKey}` };
+  return {
+    windowStart,
+    windowEnd,
+    windowKey: `${range.windowKey}/${shown.windowKey}`,
+    edges: { from: shown.windowStart, until: shown.windowEnd },
+  };
 }
+
+/** The blocks listed for a window: those starting in it (each whole, past its end if it runs on). */
+const startingIn = <B extends { startsAt: Date }>(blocks: readonly B[], window: FeedWindow): B[] =>
+  blocks.filter(
+    (b) =>
+      b.startsAt.getTime() >= window.windowStart.getTime() &&
+      b.startsAt.getTime() < window.windowEnd.getTime(),
+  );
 
 export interface ConnectionAvailability<R extends FeedWindow> {
   /** The range asked for, as settled once the account's zone was known. */
@@ -58,17 +76,21 @@ export async function connectionAvailability<R extends FeedWindow>(
   const zone = await store.accountZone(connectionId);
   const eventType = input.eventTypeFrom(await store.currentEventTypes(connectionId));
   const range = input.rangeIn(zone);
+  const window = withinDays(range, input.days, zone, now);
   const content = await readFeedContent(
     store,
     { connectionId, upstreamEventId: eventType, options: { view: input.withBusy ? 'free+busy' : 'free' } },
-    { now, defaultDays: 1, window: withinDays(range, input.days, zone, now) },
+    { now, defaultDays: 1, window },
   );
-  const free = usableFreeBlocks({ eventTypes: content.eventTypes, slots: content.slots });
+  const free = usableFreeBlocks({
+    eventTypes: content.eventTypes,
+    slots: [...content.slots, ...content.slotsAround],
+  });
   return {
     range,
     connection: content.connection,
     eventTypes: content.eventTypes,
-    free,
+    free: startingIn(free, window),
     slots: content.slots.filter((s) => s.endsAt.getTime() > s.startsAt.getTime()),
     busy: busyBlocks(content.bookings, free),
   };
@@ -90,15 +112,18 @@ export async function teamAvailability(
   input: { teamId: string; minimumMinutes: number | null; days: number | null; range: FeedWindow; now: Date },
 ): Promise<TeamAvailability> {
   const { now } = input;
+  const window = withinDays(input.range, input.days, TEAM_FEED_ZONE, now);
   const content = await readTeamFeedContent(
     store,
     { teamId: input.teamId, options: {} },
-    { now, defaultDays: 1, window: withinDays(input.range, input.days, TEAM_FEED_ZONE, now) },
+    { now, defaultDays: 1, window },
   );
-  const blocks =
+  const blocks = startingIn(
     input.minimumMinutes !== null
       ? allFree(content.members, { minimumMinutes: input.minimumMinutes })
-      : anyFree(content.members);
+      : anyFree(content.members),
+    window,
+  );
   const changes = [
     content.team.membersChangedAt,
     ...content.team.members.flatMap((m) => (m.feedChangedAt ? [m.feedChangedAt] : [])),

@@ -15,7 +15,7 @@ import {
 import { showsBusy, viewOf } from '../feeds/feed-options.js';
 import type { TeamMemberTime } from '../feeds/team-availability.js';
 import { memberName } from '../feeds/team-feed-events.js';
-import type { FeedContentStore } from '../store/feed-content.js';
+import type { ContentWindow, FeedContentStore } from '../store/feed-content.js';
 import type { FeedRecord } from '../store/feeds.js';
 import { feedWindow, type FeedWindow } from './feed-window.js';
 
@@ -25,6 +25,8 @@ export interface FeedContent extends FeedWindow {
   eventTypes: Map<string, FeedEventType>;
   /** Open slots of those event types in [windowStart, windowEnd), by start then event type. */
   slots: FeedSlot[];
+  /** With a window's `edges`: open slots of those event types outside it joining runs across its edges. */
+  slotsAround: FeedSlot[];
   /** Busy views: inferred bookings that closed slots of those event types, starting in the window. */
   bookings: FeedBooking[];
 }
@@ -34,7 +36,10 @@ export const TEAM_FEED_ZONE = 'UTC';
 
 export interface TeamFeedContent extends FeedWindow {
   team: FeedTeamState;
-  /** Every member, in the team's fixed order, with their free time in the window. */
+  /**
+   * Every member, in the team's fixed order, with their free time in the window (with its `edges`, each run
+   * across them whole).
+   */
   members: TeamMemberTime[];
 }
 
@@ -42,7 +47,7 @@ interface ReadSettings {
   now: Date;
   defaultDays: number;
   /** A range of the caller's own (the JSON API's) instead of the feed's rolling window. */
-  window?: FeedWindow;
+  window?: FeedWindow & Pick<ContentWindow, 'edges'>;
 }
 
 export async function readFeedContent(
@@ -50,7 +55,7 @@ export async function readFeedContent(
   feed: Pick<FeedRecord, 'connectionId' | 'upstreamEventId' | 'options'>,
   settings: ReadSettings,
 ): Promise<FeedContent> {
-  const { connection, window, eventTypes, slots, bookings } = await store.forConnection(
+  const { connection, window, eventTypes, slots, slotsAround, bookings } = await store.forConnection(
     {
       connectionId: feed.connectionId ?? '',
       upstreamEventId: feed.upstreamEventId,
@@ -58,7 +63,16 @@ export async function readFeedContent(
     },
     (zone) => settings.window ?? feedWindow(settings.now, zone, feed.options.days ?? settings.defaultDays),
   );
-  return { connection, eventTypes, slots, bookings, ...window };
+  return {
+    connection,
+    eventTypes,
+    slots,
+    slotsAround,
+    bookings,
+    windowStart: window.windowStart,
+    windowEnd: window.windowEnd,
+    windowKey: window.windowKey,
+  };
 }
 
 export async function readTeamFeedContent(
@@ -73,13 +87,15 @@ export async function readTeamFeedContent(
     team,
     members: members.map((member): TeamMemberTime => {
       const included = includedEventIds(member.eventTypes, null);
-      const slots = member.slots.filter((slot) => included.has(slot.eventId));
+      const slots = [...member.slots, ...member.slotsAround].filter((slot) => included.has(slot.eventId));
       return {
         id: member.id,
         name: memberName(member.displayName),
         blocks: usableFreeBlocks({ eventTypes: member.eventTypes, slots }),
       };
     }),
-    ...window,
+    windowStart: window.windowStart,
+    windowEnd: window.windowEnd,
+    windowKey: window.windowKey,
   };
 }

@@ -6,6 +6,7 @@
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { Prisma } from '../generated/prisma/client.js';
 import type { FeedConnectionState, FeedTeamState } from '../feeds/feed-inputs.js';
+import { usableSlotEnd } from '../feeds/feed-events.js';
 import {
   includedEventIds,
   type FeedBooking,
@@ -15,12 +16,15 @@ import {
 import { currentEventTypes } from './connection-admin.js';
 import { ConnectionNotFoundError } from './connections.js';
 import { FEED_CONNECTION_SELECT, FEED_TEAM_SELECT, teamStateOf } from './feed-inputs.js';
+import { slotsAround, type SlotRunEdges } from './slot-runs.js';
 import { TeamNotFoundError } from './teams.js';
 
 /** The instants content is read between: slots and bookings starting in [windowStart, windowEnd). */
 export interface ContentWindow {
   windowStart: Date;
   windowEnd: Date;
+  /** For a view listing each free block whole under its start: read the runs crossing the edges (slot-runs.ts). */
+  edges?: SlotRunEdges;
 }
 
 export interface ConnectionContentQuery {
@@ -38,6 +42,8 @@ export interface ConnectionContent<W extends ContentWindow> {
   eventTypes: Map<string, FeedEventType>;
   /** Open slots of those event types in the window, by start then event type. */
   slots: FeedSlot[];
+  /** With `edges`: open slots of those event types outside the window joining runs across its edges. */
+  slotsAround: FeedSlot[];
   /** Inferred bookings that closed slots of those event types, starting in the window (when asked for). */
   bookings: FeedBooking[];
 }
@@ -49,6 +55,8 @@ export interface TeamMemberContent {
   eventTypes: Map<string, FeedEventType>;
   /** Every open slot of the member in the window, by start then event type. */
   slots: FeedSlot[];
+  /** With `edges`: the member's open slots outside the window joining runs across its edges. */
+  slotsAround: FeedSlot[];
 }
 
 export interface TeamContent {
@@ -110,6 +118,17 @@ const feedSlotOf = ({ upstreamEventId, ...slot }: SlotRow): FeedSlot => ({
   ...slot,
 });
 
+/** A slot's end as free blocks count it, by its event type (looked up by `key`); its own end when unknown. */
+function slotEndIn<S extends SlotRow>(
+  eventTypes: ReadonlyMap<string, FeedEventType>,
+  key: (slot: S) => string,
+) {
+  return (slot: S): number => {
+    const eventType = eventTypes.get(key(slot));
+    return (eventType ? usableSlotEnd(feedSlotOf(slot), eventType) : slot.endsAt)?.getTime() ?? 0;
+  };
+}
+
 const SNAPSHOT = { isolationLevel: Prisma.TransactionIsolationLevel.RepeatableRead };
 
 export function createFeedContentStore(prisma: PrismaClient): FeedContentStore {
@@ -136,19 +155,28 @@ export function createFeedContentStore(prisma: PrismaClient): FeedContentStore {
         const included = includedEventIds(current, upstreamEventId);
         const eventTypes = new Map([...current].filter(([id]) => included.has(id)));
         const inWindow = { gte: window.windowStart, lt: window.windowEnd };
-        const slotRows =
-          included.size === 0
-            ? []
-            : await tx.slot.findMany({
-                where: {
-                  connectionId: connection.id,
-                  goneAt: null,
-                  upstreamEventId: { in: [...included] },
-                  startsAt: inWindow,
-                },
-                orderBy: [{ startsAt: 'asc' }, { upstreamEventId: 'asc' }, { id: 'asc' }],
-                select: SLOT_COLUMNS,
-              });
+        const readSlots = (startsAt: Prisma.DateTimeFilter, also: Prisma.SlotWhereInput = {}) =>
+          tx.slot.findMany({
+            where: {
+              connectionId: connection.id,
+              goneAt: null,
+              upstreamEventId: { in: [...included] },
+              startsAt,
+              ...also,
+            },
+            orderBy: [{ startsAt: 'asc' }, { upstreamEventId: 'asc' }, { id: 'asc' }],
+            select: SLOT_COLUMNS,
+          });
+        const slotRows = included.size === 0 ? [] : await readSlots(inWindow);
+        const around =
+          included.size === 0 || window.edges === undefined
+            ? { before: [], after: [] }
+            : await slotsAround(
+                readSlots,
+                { ...window, edges: window.edges },
+                slotRows,
+                slotEndIn(eventTypes, (slot) => slot.upstreamEventId),
+              );
         const bookings =
           included.size === 0 || !query.withBookings
             ? []
@@ -161,7 +189,14 @@ export function createFeedContentStore(prisma: PrismaClient): FeedContentStore {
                 orderBy: [{ startsAt: 'asc' }, { id: 'asc' }],
                 select: { startsAt: true, endsAt: true, detectedAt: true },
               });
-        return { connection, window, eventTypes, slots: slotRows.map(feedSlotOf), bookings };
+        return {
+          connection,
+          window,
+          eventTypes,
+          slots: slotRows.map(feedSlotOf),
+          slotsAround: [...around.before, ...around.after].map(feedSlotOf),
+          bookings,
+        };
       }, SNAPSHOT);
     },
 
@@ -180,25 +215,42 @@ export function createFeedContentStore(prisma: PrismaClient): FeedContentStore {
                 orderBy: [{ upstreamEventId: 'asc' }, { id: 'asc' }],
                 select: { connectionId: true, ...EVENT_TYPE_COLUMNS },
               });
+        const readSlots = (startsAt: Prisma.DateTimeFilter, also: Prisma.SlotWhereInput = {}) =>
+          tx.slot.findMany({
+            where: { connectionId: { in: memberIds }, goneAt: null, startsAt, ...also },
+            orderBy: [{ startsAt: 'asc' }, { upstreamEventId: 'asc' }, { id: 'asc' }],
+            select: { connectionId: true, ...SLOT_COLUMNS },
+          });
         const slotRows =
-          memberIds.length === 0
-            ? []
-            : await tx.slot.findMany({
-                where: {
-                  connectionId: { in: memberIds },
-                  goneAt: null,
-                  startsAt: { gte: window.windowStart, lt: window.windowEnd },
-                },
-                orderBy: [{ startsAt: 'asc' }, { upstreamEventId: 'asc' }, { id: 'asc' }],
-                select: { connectionId: true, ...SLOT_COLUMNS },
-              });
+          memberIds.length === 0 ? [] : await readSlots({ gte: window.windowStart, lt: window.windowEnd });
+        // Every member's runs together: a superset of each member's, which is all a team's blocks need.
+        const around =
+          memberIds.length === 0 || window.edges === undefined
+            ? { before: [], after: [] }
+            : await slotsAround(
+                readSlots,
+                { ...window, edges: window.edges },
+                slotRows,
+                slotEndIn(
+                  new Map(
+                    eventTypeRows.map(({ connectionId, upstreamEventId, ...eventType }) => [
+                      `${connectionId}|${upstreamEventId}`,
+                      eventType,
+                    ]),
+                  ),
+                  (slot) => `${slot.connectionId}|${slot.upstreamEventId}`,
+                ),
+              );
+        const slotsOf = (rows: typeof slotRows, memberId: string) =>
+          rows
+            .filter((slot) => slot.connectionId === memberId)
+            .map(({ connectionId: _owner, ...slot }) => feedSlotOf(slot));
         const members = team.members.map((member): TeamMemberContent => ({
           id: member.id,
           displayName: member.displayName,
           eventTypes: eventTypesById(eventTypeRows.filter((row) => row.connectionId === member.id)),
-          slots: slotRows
-            .filter((slot) => slot.connectionId === member.id)
-            .map(({ connectionId: _owner, ...slot }) => feedSlotOf(slot)),
+          slots: slotsOf(slotRows, member.id),
+          slotsAround: slotsOf([...around.before, ...around.after], member.id),
         }));
         return { team, members };
       }, SNAPSHOT);

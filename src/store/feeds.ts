@@ -33,6 +33,8 @@ export interface FeedRecord {
   createdAt: Date;
   /** When its options or its event type last changed; null until they first do. */
   inputsChangedAt: Date | null;
+  /** When its label last changed; null until it first does. */
+  labelChangedAt: Date | null;
   revokedAt: Date | null;
   /** False for a feed made before tokens were kept sealed (or by a process without the vault key). */
   tokenRecoverable: boolean;
@@ -85,9 +87,10 @@ export interface FeedStore {
   updateOptions(feedId: string, options: FeedOptions, now: Date): Promise<FeedRecord>;
   /**
    * An active feed's name for its owner (shown first wherever the feed is listed; null: none, the feed is
-   * then called by what it shows). Not part of the feed's content. Throws FeedNotFoundError.
+   * then called by what it shows; the heading of its share page, so a change moves labelChangedAt to `now`).
+   * Not part of the feed's content. Throws FeedNotFoundError.
    */
-  rename(feedId: string, label: string | null): Promise<FeedRecord>;
+  rename(feedId: string, label: string | null, now: Date): Promise<FeedRecord>;
   /**
    * Idempotent: revoking again keeps the first revocation time. Returns that time, and whether the feed was
    * revoked before this call. Throws FeedNotFoundError.
@@ -188,6 +191,7 @@ export function createFeedStore(
       ),
       createdAt: row.createdAt,
       inputsChangedAt: row.inputsChangedAt,
+      labelChangedAt: row.labelChangedAt,
       revokedAt: row.revokedAt,
       tokenRecoverable: row.tokenSealed !== null,
     };
@@ -310,11 +314,17 @@ export function createFeedStore(
       return { feed: toRecord(await findRow(feedId)), token };
     },
 
-    async rename(feedId, label) {
+    async rename(feedId, label, now) {
       const row = await findRow(feedId);
+      const valid = label?.trim().slice(0, 100) || null;
+      // Never back, as for the options below: a writer whose clock is behind leaves it to the trigger.
+      const changedAt =
+        row.labelChangedAt === null || now.getTime() > row.labelChangedAt.getTime()
+          ? now
+          : row.labelChangedAt;
       const updated = await prisma.feed.updateMany({
         where: { id: row.id, revokedAt: null },
-        data: { label: label?.trim().slice(0, 100) || null },
+        data: { label: valid, ...(valid !== row.label ? { labelChangedAt: changedAt } : {}) },
       });
       if (updated.count === 0) throw new FeedNotFoundError(feedId, `feed ${row.id} is revoked`);
       return toRecord(await findRow(feedId));

@@ -190,6 +190,7 @@ describe('through the generated client, with every field set', () => {
       options: { days: 14, merge: true },
       createdAt: at(-20),
       inputsChangedAt: at(-10),
+      labelChangedAt: at(-9),
       revokedAt: at(-3),
     };
     expectEveryField('Feed', data);
@@ -246,6 +247,7 @@ describe('through the generated client, with every field set', () => {
       options: { mode: 'all', minimum: 45 },
       createdAt: at(-20),
       inputsChangedAt: null,
+      labelChangedAt: null,
       revokedAt: null,
     };
     await db.prisma.feed.create({ data: feed });

@@ -31,6 +31,7 @@ function feedOf(connectionId: string, extra: Partial<FeedRecord> = {}): FeedReco
     options: {},
     createdAt: NOW,
     inputsChangedAt: null,
+    labelChangedAt: null,
     revokedAt: null,
     tokenRecoverable: false,
     ...extra,

@@ -51,6 +51,7 @@ describe('creating feeds', () => {
       options: { view: 'slots', days: 14, merge: true },
       createdAt: expect.any(Date),
       inputsChangedAt: null,
+      labelChangedAt: null,
       revokedAt: null,
       // This store has no vault: the token is kept as its hash only.
       tokenRecoverable: false,

@@ -274,7 +274,7 @@ export function registerOwnerRoutes(
     const connectionId = await ownerActing(request);
     const feed = await ownFeed(connectionId, request.params.id);
     const label = field(request.body, 'label').trim().slice(0, 100);
-    await deps.feeds.rename(feed.id, label === '' ? null : label);
+    await deps.feeds.rename(feed.id, label === '' ? null : label, deps.now());
     request.log.info({ feedId: feed.id }, 'owner renamed a feed');
     return seeOther(reply, `/me?notice=renamed#feed-title-${feed.id}`);
   });

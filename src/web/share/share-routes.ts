@@ -83,6 +83,7 @@ function versionOf(link: ShareLinkRecord, resolved: ResolvedFeed): string {
     link.frameAncestors.join(' '),
     feed.id,
     feed.label ?? '',
+    feed.labelChangedAt?.getTime() ?? '',
     feed.inputsChangedAt?.getTime() ?? '',
     JSON.stringify(feed.options),
     owner,
@@ -159,11 +160,13 @@ export function registerShareRoutes(app: FastifyInstance, deps: WebDeps, serving
     const ownerZone = ownerZoneOf(resolved);
     const zone = validZone(query.zone) ?? ownerZone;
     const days = daysShown(resolved.feed, deps.settings.feedDefaultDays);
-    const shownEnd = feedWindow(now, ownerZone, days).windowEnd;
+    const feedDays = feedWindow(now, ownerZone, days);
+    const shownEnd = feedDays.windowEnd;
     const index = Number.parseInt(query.week ?? '0', 10) || 0;
+    const today = feedWindow(now, zone, 1);
     // luxon's zone arithmetic costs more than the rest of a kept render: a week holds until the zone's day ends
     // (feedWindow's key moves then).
-    const weekKey = `${feedWindow(now, zone, 1).windowKey}|${zone}|${index}|${shownEnd.getTime()}`;
+    const weekKey = `${today.windowKey}|${zone}|${index}|${shownEnd.getTime()}`;
     let week = weeks.get(weekKey);
     if (week === undefined) {
       week = shareWeek(now, zone, index, shownEnd);
@@ -180,13 +183,16 @@ export function registerShareRoutes(app: FastifyInstance, deps: WebDeps, serving
     });
     const shown = shownDays(week, freeTime.blocks);
     const text = copyText(shown, zone);
+    // What is shown moves with no write at all at midnight, whichever week is asked for: in the zone asked for
+    // (the week's days), and in the owner's (where the feed's days start and end). The heading moves with the
+    // feed's label.
     const lastModified = new Date(
       Math.max(
         freeTime.changedAt?.getTime() ?? 0,
         link.createdAt.getTime(),
-        week.windowStart.getTime() > now.getTime()
-          ? 0
-          : DateTime.fromJSDate(now, { zone }).startOf('day').toMillis(),
+        resolved.feed.labelChangedAt?.getTime() ?? 0,
+        today.windowStart.getTime(),
+        feedDays.windowStart.getTime(),
       ),
     );
     let body: string;
