@@ -53,7 +53,7 @@ export interface CaldavCleanupStore {
     id: string,
     outcome: { state: CaldavCleanupState; error: string; retryAt: Date | null; events?: CleanupEvent[] },
   ): Promise<void>;
-  /** New credentials: pending again at once. Returns false when the cleanup is gone. */
+  /** New credentials: pending again at once, its attempts counted from none. Returns false when it is gone. */
   replaceCredentials(id: string, credentials: CaldavCredentials): Promise<boolean>;
 }
 
@@ -162,6 +162,8 @@ export function createCaldavCleanupStore(prisma: PrismaClient, vault: TokenVault
           state: 'pending',
           retryAt: null,
           lastError: null,
+          // Its backoff starts again from the shortest: the failures it counted were the old credentials'.
+          attempts: 0,
         },
       });
       return count > 0;

@@ -432,3 +432,105 @@ describe('6. the password stays with the server’s own site', () => {
     }
   });
 });
+
+describe('7. a cleanup ends, and its backoff grows', () => {
+  const collectionPath = (calendarUrl: string) => new URL(calendarUrl).pathname;
+  const cleanupRow = (id: string) => h.sync.db.prisma.caldavCleanup.findUnique({ where: { id } });
+  /** The next attempt of the cleanup `id` once it has made `attempts`: its backoff, in seconds from now. */
+  const attemptMade = async (id: string, attempts: number) => {
+    const cleanup = await waitFor(
+      () => h.sync.stores.caldavCleanups.find(id),
+      (c) => c === null || c.attempts >= attempts,
+      { what: `attempt ${attempts} of the cleanup ${id}` },
+    );
+    expect(cleanup?.attempts).toBe(attempts);
+    return cleanup!;
+  };
+  /** The calendar on the server itself, past the proxy's faults. */
+  const direct = (destination: CaldavDestinationRecord) => ({
+    calendarUrl: destination.calendarUrl.replace(new URL(proxy.url).origin, new URL(server.baseUrl).origin),
+  });
+  const waitOf = (cleanup: { retryAt: Date | null }) =>
+    cleanup.retryAt === null ? null : (cleanup.retryAt.getTime() - clock().now().getTime()) / 1000;
+
+  it('a shared calendar whose listing always holds an item the account may not read (a 403 in the 207): the cleanup deletes slotfeed’s events and ends, its sealed password with it', async () => {
+    const { feed } = await smallFeed();
+    const destination = await addDestination(feed.id, proxy.url);
+    const removeFault = proxy.install((request) =>
+      request.method === 'REPORT'
+        ? {
+            kind: 'rewrite-answer',
+            rewrite: (answer) => ({
+              ...answer,
+              body: Buffer.from(
+                answer.body
+                  .toString('utf8')
+                  .replace(
+                    /<\/(\w+:)?multistatus>/,
+                    `<response xmlns="DAV:"><href>${collectionPath(destination.calendarUrl)}colleague.ics</href>` +
+                      '<status>HTTP/1.1 403 Forbidden</status></response></$1multistatus>',
+                  ),
+              ),
+            }),
+          }
+        : undefined,
+    );
+    try {
+      await settled(destination.id);
+      expect((await calendarHolds(direct(destination))).slotfeeds.length).toBeGreaterThan(0);
+      expect(await cleanupRow(destination.id)).toBeNull();
+
+      await service().remove(destination.id);
+      // Its first try ends it (today's code tried again every 30 s for good, the password kept).
+      const left = await waitFor(
+        () => h.sync.stores.caldavCleanups.find(destination.id),
+        (c) => c === null || c.attempts > 0,
+        { what: 'the first try of the cleanup' },
+      );
+      expect(left).toBeNull();
+      expect(await cleanupRow(destination.id)).toBeNull();
+      expect((await calendarHolds(direct(destination))).slotfeeds).toEqual([]);
+    } finally {
+      removeFault();
+    }
+  });
+
+  it('retries back off, doubling up to the cap; new credentials start again from the shortest', async () => {
+    const { feed } = await smallFeed();
+    const destination = await addDestination(feed.id, proxy.url);
+    await settled(destination.id);
+    // The person edits each event as slotfeed deletes it: every DELETE is answered 412.
+    const removeChanged = proxy.install((request) =>
+      request.method === 'DELETE' ? { kind: 'answer', status: 412 } : undefined,
+    );
+    let removeRefused: (() => void) | undefined;
+    try {
+      await service().remove(destination.id);
+      const waits: (number | null)[] = [];
+      for (let attempt = 1; attempt <= 9; attempt++) {
+        const cleanup = await attemptMade(destination.id, attempt);
+        waits.push(waitOf(cleanup));
+        if (attempt < 9) clock().advance(waitOf(cleanup)!);
+      }
+      expect(waits).toEqual([30, 60, 120, 240, 480, 960, 1920, 3600, 3600]);
+      expect((await calendarHolds(direct(destination))).slotfeeds.length).toBeGreaterThan(0);
+
+      // The server refuses the password now: the cleanup waits for a person.
+      removeRefused = proxy.install((request) =>
+        request.method === 'REPORT' ? { kind: 'answer', status: 401 } : undefined,
+      );
+      clock().advance(3600);
+      const refused = await attemptMade(destination.id, 10);
+      expect(refused.state).toBe('needs_credentials');
+      removeRefused();
+      await service().replaceCleanupCredentials(destination.id, credentials());
+      const again = await attemptMade(destination.id, 1);
+      expect(waitOf(again)).toBe(30);
+    } finally {
+      removeRefused?.();
+      removeChanged();
+    }
+    await service().abandonCleanup(destination.id);
+    expect(await cleanupRow(destination.id)).toBeNull();
+  });
+});
