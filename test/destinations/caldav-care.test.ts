@@ -4,6 +4,7 @@
 // with an independent client (python3-caldav).
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { openCalDavAccount } from '../../src/caldav/index.js';
+import { caldavCleanupJobId } from '../../src/destinations/caldav-queue.js';
 import type { CaldavDestinationRecord } from '../../src/store/caldav-destinations.js';
 import { eventsOf } from '../feeds/feed-fixtures.js';
 import {
@@ -63,6 +64,18 @@ const cleanedUp = (destinationId: string) =>
     (left) => left.length === 0,
     { what: `the cleanup of ${destinationId}` },
   );
+
+/** The cleanup job queued by the removal of `destinationId` has been taken by a worker (run, or skipped). */
+async function cleanupTaken(destinationId: string) {
+  const queue = h.sync.clients.caldavQueue;
+  const queued = await queue.getJob(caldavCleanupJobId(destinationId));
+  if (queued === undefined) return;
+  await waitFor(
+    () => queue.getJob(caldavCleanupJobId(destinationId)),
+    (job) => job === undefined || job.timestamp !== queued.timestamp,
+    { what: `a worker took the cleanup of ${destinationId}` },
+  );
+}
 
 /** What the calendar holds, as python3-caldav reads it: slotfeed's events (by UID) and everyone else's. */
 async function calendarHolds(destination: Pick<CaldavDestinationRecord, 'calendarUrl'>) {
@@ -193,6 +206,9 @@ describe('2. removing or pausing a destination while a push writes', () => {
       const destination = await addDestination(feed.id, proxy.url);
       await puts;
       await service().remove(destination.id);
+      // The writes stay held until a worker has taken the cleanup job: run beside the push (outside its lock), it
+      // would list and delete what was written so far and end before the held writes land.
+      await cleanupTaken(destination.id);
       release();
       await cleanedUp(destination.id);
       expect((await calendarHolds(destination)).slotfeeds).toEqual([]);
@@ -284,28 +300,69 @@ describe('4. a UID the calendar holds as the person’s event (Radicale answers 
     const { feed, token } = await smallFeed();
     const uids = await feedUids(token);
     const taken = uids[0]!;
-    // The person's calendar holds an event with that UID, at an href of its own: the server refuses slotfeed's
-    // create with 409 and CALDAV:no-uid-conflict.
+    // The person's calendar holds an event with that UID, at an href of its own (not the one slotfeed would
+    // write at): the server refuses slotfeed's create with 409 and CALDAV:no-uid-conflict.
     const app = await openCalDavAccount({
       serverUrl: server.baseUrl,
       ...credentials(),
       allowPrivateTargets: true,
     });
     const calendar = await app.makeCalendar({ displayName: 'Shared with a clash' });
-    await addOwnEvent(server, calendar.url, {
-      uid: taken,
-      summary: 'Mine',
-      start: '2026-03-05T10:00:00Z',
-      end: '2026-03-05T11:00:00Z',
+    const ownHref = `${calendar.url}the-persons-own-event.ics`;
+    const stored = await fetch(ownHref, {
+      method: 'PUT',
+      headers: {
+        authorization: `Basic ${Buffer.from(`${server.username}:${server.password}`).toString('base64')}`,
+        'content-type': 'text/calendar; charset=utf-8',
+        'if-none-match': '*',
+      },
+      body: [
+        'BEGIN:VCALENDAR',
+        'VERSION:2.0',
+        'PRODID:-//a calendar app//EN',
+        'BEGIN:VEVENT',
+        `UID:${taken}`,
+        'DTSTAMP:20260302T090000Z',
+        'DTSTART:20260305T100000Z',
+        'DTEND:20260305T110000Z',
+        'SUMMARY:Mine',
+        'END:VEVENT',
+        'END:VCALENDAR',
+        '',
+      ].join('\r\n'),
     });
-    const destination = await addDestination(feed.id, server.baseUrl, 'Shared with a clash');
-    expect(destination.calendarUrl).toBe(calendar.url);
-    const pushed = await settled(destination.id);
+    expect(stored.status).toBe(201);
+    // What the server answered each of slotfeed's writes, read as it passes the proxy.
+    const answers: { status: number; body: string }[] = [];
+    const removeWatch = proxy.install((request) =>
+      request.method === 'PUT'
+        ? {
+            kind: 'rewrite-answer',
+            rewrite: (answer) => {
+              answers.push({ status: answer.status, body: answer.body.toString('utf8') });
+              return answer;
+            },
+          }
+        : undefined,
+    );
+    let destination: CaldavDestinationRecord;
+    let pushed: CaldavDestinationRecord;
+    try {
+      destination = await addDestination(feed.id, proxy.url, 'Shared with a clash');
+      pushed = await settled(destination.id);
+    } finally {
+      removeWatch();
+    }
+    expect(new URL(destination.calendarUrl).pathname).toBe(new URL(calendar.url).pathname);
+    expect(answers.filter((answer) => answer.status === 409)).toEqual([
+      { status: 409, body: expect.stringContaining('no-uid-conflict') },
+    ]);
     expect(pushed.state).toBe('active');
     expect(pushed.lastError).toBeNull();
     const holds = await calendarHolds(destination);
     expect(holds.slotfeeds).toEqual(uids.filter((uid) => uid !== taken));
     expect(holds.persons).toEqual([expect.objectContaining({ uid: taken, summary: 'Mine' })]);
+    expect(holds.all.filter((e) => e.uid === taken)).toHaveLength(1);
 
     // Pushed and reconciled again: still left alone, and not said again.
     await service().pushNow(destination.id);
