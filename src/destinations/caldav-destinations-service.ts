@@ -134,6 +134,20 @@ export function movedMessage(serverUrl: string, calendarUrl: string): string {
   );
 }
 
+/**
+ * Said when a destination is added to a calendar an ended destination's cleanup is still deleting from: the same
+ * UIDs and proofs, so the new one writes nothing there until it is done.
+ */
+export function waitingMessage(cleanup: Pick<CaldavCleanupRecord, 'state'>): string {
+  return (
+    'This destination waits until slotfeed has deleted the events of the destination removed from this calendar, ' +
+    'then writes the whole feed there' +
+    (cleanup.state === 'needs_credentials'
+      ? ': that cleanup needs new credentials (give them to it, or leave its events there)'
+      : '')
+  );
+}
+
 /** The calendar named `name` that takes events, else a new one; an account opened on one calendar uses it. */
 async function calendarFor(account: CalendarAccount, name: string): Promise<CalendarInfo> {
   const calendars = await account.listCalendars();
@@ -209,6 +223,16 @@ export function createCaldavDestinations(deps: CaldavDestinationsDeps): CaldavDe
         );
         return held;
       }
+      const cleanup = await deps.cleanups.atCalendar(calendar.url);
+      if (cleanup !== null) {
+        await destinations.log(
+          added.id,
+          [{ kind: 'waiting', uid: null, message: waitingMessage(cleanup) }],
+          deps.now(),
+        );
+        // Pushed once the cleanup has ended (the dispatcher brings it): nothing to queue now.
+        return added;
+      }
       // Queued for a first push at once; if the queue cannot take it (Redis down), the destination is stored
       // as due (its whole feed pending) and the dispatcher, which reads Postgres, queues it once Redis is back.
       await deps.enqueue([added.id]).catch(() => undefined);
@@ -248,7 +272,7 @@ export function createCaldavDestinations(deps: CaldavDestinationsDeps): CaldavDe
     },
 
     async abandonCleanup(id) {
-      await deps.cleanups.done(id);
+      await deps.cleanups.done(id, deps.now());
     },
 
     async replaceCredentials(destinationId, credentials) {

@@ -46,7 +46,7 @@ export async function cleanUpDestination(deps: CleanUpDeps, id: string): Promise
       listing = await account.listFeedEvents(cleanup.calendarUrl, cleanup.feedId);
     } catch (error: unknown) {
       if (codeOf(error) === 'not_found' && !(await account.calendarExists(cleanup.calendarUrl))) {
-        await deps.cleanups.done(id);
+        await deps.cleanups.done(id, deps.now());
         return 'done';
       }
       throw error;
@@ -78,7 +78,7 @@ export async function cleanUpDestination(deps: CleanUpDeps, id: string): Promise
       }
     }
     if (remaining.length === 0) {
-      await deps.cleanups.done(id);
+      await deps.cleanups.done(id, deps.now());
       deps.logger.info(
         { destinationId: id, deleted: left.length },
         'CalDAV destination ended: its events deleted from the calendar',

@@ -4,7 +4,7 @@
 // with an independent client (python3-caldav).
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { openCalDavAccount } from '../../src/caldav/index.js';
-import { caldavCleanupJobId } from '../../src/destinations/caldav-queue.js';
+import { caldavCleanupJobId, caldavJobId } from '../../src/destinations/caldav-queue.js';
 import type { CaldavDestinationRecord } from '../../src/store/caldav-destinations.js';
 import { eventsOf } from '../feeds/feed-fixtures.js';
 import {
@@ -65,17 +65,20 @@ const cleanedUp = (destinationId: string) =>
     { what: `the cleanup of ${destinationId}` },
   );
 
-/** The cleanup job queued by the removal of `destinationId` has been taken by a worker (run, or skipped). */
-async function cleanupTaken(destinationId: string) {
+/** The caldav job `jobId` queued now has been taken by a worker and has ended (run, or skipped). */
+async function jobTaken(jobId: string) {
   const queue = h.sync.clients.caldavQueue;
-  const queued = await queue.getJob(caldavCleanupJobId(destinationId));
+  const queued = await queue.getJob(jobId);
   if (queued === undefined) return;
   await waitFor(
-    () => queue.getJob(caldavCleanupJobId(destinationId)),
+    () => queue.getJob(jobId),
     (job) => job === undefined || job.timestamp !== queued.timestamp,
-    { what: `a worker took the cleanup of ${destinationId}` },
+    { what: `a worker took the job ${jobId}` },
   );
 }
+
+/** The cleanup job queued by the removal of `destinationId` has been taken by a worker (run, or skipped). */
+const cleanupTaken = (destinationId: string) => jobTaken(caldavCleanupJobId(destinationId));
 
 /** What the calendar holds, as python3-caldav reads it: slotfeed's events (by UID) and everyone else's. */
 async function calendarHolds(destination: Pick<CaldavDestinationRecord, 'calendarUrl'>) {
@@ -589,5 +592,46 @@ describe('7. a cleanup ends, and its backoff grows', () => {
     }
     await service().abandonCleanup(destination.id);
     expect(await cleanupRow(destination.id)).toBeNull();
+  });
+});
+
+describe('8. a cleanup and a new destination for the same calendar', () => {
+  it('the app password changed, the destination removed, the same calendar added again with the new password, then the waiting cleanup given it: the calendar ends holding the feed, and the new destination said it waited', async () => {
+    const { feed, token } = await smallFeed();
+    const first = await addDestination(feed.id);
+    await settled(first.id);
+    const uids = await feedUids(token);
+    expect((await calendarHolds(first)).slotfeeds).toEqual(uids);
+
+    await server.changePassword();
+    await service().remove(first.id);
+    await waitFor(
+      () => service().cleanup(first.id),
+      (cleanup) => cleanup?.state === 'needs_credentials',
+      { what: 'the cleanup refused' },
+    );
+    // The same calendar for the same feed, with the new password (the calendar found by its name).
+    const second = await service().add({
+      feedId: feed.id,
+      serverUrl: server.baseUrl,
+      calendarName: first.calendarName,
+      ...credentials(),
+    });
+    expect(second.calendarUrl).toBe(first.calendarUrl);
+    // Asked to push now while it waits: it writes nothing, nor takes over what the cleanup is to delete.
+    await service().pushNow(second.id);
+    await jobTaken(caldavJobId(second.id));
+    expect((await store().get(second.id)).lastPushAt).toBeNull();
+    expect(await store().writtenEvents(second.id)).toEqual(new Map());
+    // The page asks for the new password for the waiting cleanup, and the person gives it.
+    await service().replaceCleanupCredentials(first.id, credentials());
+    await cleanedUp(first.id);
+
+    const pushed = await settled(second.id);
+    expect(pushed.state).toBe('active');
+    expect((await calendarHolds(second)).slotfeeds).toEqual(uids);
+    expect((await service().log(second.id)).map((entry) => entry.message)).toEqual(
+      expect.arrayContaining([expect.stringMatching(/waits until slotfeed has deleted the events/)]),
+    );
   });
 });
