@@ -94,6 +94,8 @@ export interface CaldavDestinations {
   cleanups(filter?: { connectionId?: string; teamId?: string }): Promise<CaldavCleanupRecord[]>;
   /** One of them; null when it is done (or never was). */
   cleanup(id: string): Promise<CaldavCleanupRecord | null>;
+  /** The one still under way in that calendar (a destination there waits for it); null when none is. */
+  cleanupAt(calendarUrl: string): Promise<CaldavCleanupRecord | null>;
   /** New credentials for a cleanup the server refused: checked on the server, then tried again at once. */
   replaceCleanupCredentials(id: string, credentials: { username: string; password: string }): Promise<void>;
   /** The person deletes the events themselves (or keeps them): the cleanup ends without touching the calendar. */
@@ -259,6 +261,7 @@ export function createCaldavDestinations(deps: CaldavDestinationsDeps): CaldavDe
 
     cleanups: (filter) => deps.cleanups.list(filter),
     cleanup: (id) => deps.cleanups.find(id),
+    cleanupAt: (calendarUrl) => deps.cleanups.atCalendar(calendarUrl),
 
     async replaceCleanupCredentials(id, credentials) {
       const username = userName(credentials.username);
