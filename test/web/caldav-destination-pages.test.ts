@@ -292,7 +292,17 @@ describe('the owner adds a calendar on /me', () => {
     } finally {
       await server.start();
     }
-    await post(`/me/feeds/${alice.feedId}/caldav`, alice.cookie, addForm({ calendarName: 'Again' }));
+    const added = await post(
+      `/me/feeds/${alice.feedId}/caldav`,
+      alice.cookie,
+      addForm({ calendarName: 'Again' }),
+    );
+    expect(added.headers.location).toBe(`/me?notice=caldav-added-waiting#caldav-${alice.feedId}`);
+    const told = await h.get(added.headers.location!.split('#')[0]!, {
+      accept: 'text/html',
+      cookie: alice.cookie,
+    });
+    expect(told.text).toContain('once it has deleted those of the destination removed from it');
     const second = (await service().list({ feedId: alice.feedId })).find((d) => d.calendarName === 'Again')!;
     expect(second.calendarUrl).toBe(first.calendarUrl);
     // Said on its item, above its facts (the log keeps saying it waited).

@@ -74,6 +74,9 @@ export const ADMIN_CALDAV_PATHS: CaldavPaths = {
 export const CALDAV_NOTICES: Record<string, string> = {
   'caldav-added':
     'Calendar added: slotfeed is writing this feed’s events into it now, and keeps them up to date.',
+  'caldav-added-waiting':
+    'Calendar added: slotfeed writes this feed’s events into it once it has deleted those of the destination ' +
+    'removed from it (see "Leaving calendars").',
   'caldav-pushed': 'Push queued: the calendar gets what changed within seconds.',
   'caldav-reconciled':
     'Reconciliation queued: slotfeed compares the calendar with the feed and repairs what differs.',
