@@ -11,6 +11,7 @@ import { openCommandDestinations } from '../composition/command-stores.js';
 import {
   DEFAULT_CALENDAR_NAME,
   InvalidDestinationError,
+  waitingMessage,
 } from '../destinations/caldav-destinations-service.js';
 import { Releasers } from '../lib/releasers.js';
 import { formatTable, terminalWidth } from '../lib/text-table.js';
@@ -172,9 +173,12 @@ export async function runDestinations(
           out.write(JSON.stringify({ destination: added }, null, 2) + '\n');
           return;
         }
+        const waitsFor = await destinations.cleanupAt(added.calendarUrl);
         out.write(
-          `${describe(added)}.\nThe server accepted the credentials; a worker writes the feed into the calendar ` +
-            `within seconds (see \`slotfeed destinations list\`).\n`,
+          waitsFor === null
+            ? `${describe(added)}.\nThe server accepted the credentials; a worker writes the feed into the ` +
+                'calendar within seconds (see `slotfeed destinations list`).\n'
+            : `${describe(added)}.\nThe server accepted the credentials. ${waitingMessage(waitsFor)}.\n`,
         );
         return;
       }

@@ -94,6 +94,8 @@ export interface CaldavDestinations {
   cleanups(filter?: { connectionId?: string; teamId?: string }): Promise<CaldavCleanupRecord[]>;
   /** One of them; null when it is done (or never was). */
   cleanup(id: string): Promise<CaldavCleanupRecord | null>;
+  /** The one still under way in that calendar (a destination there waits for it); null when none is. */
+  cleanupAt(calendarUrl: string): Promise<CaldavCleanupRecord | null>;
   /** New credentials for a cleanup the server refused: checked on the server, then tried again at once. */
   replaceCleanupCredentials(id: string, credentials: { username: string; password: string }): Promise<void>;
   /** The person deletes the events themselves (or keeps them): the cleanup ends without touching the calendar. */
@@ -131,6 +133,20 @@ export function movedMessage(serverUrl: string, calendarUrl: string): string {
   return (
     `${new URL(serverUrl).host} sent slotfeed on to ${new URL(calendarUrl).host}: the calendar is ${calendarUrl}. ` +
     'Paused until you resume it, so that nothing is written there before you have seen where'
+  );
+}
+
+/**
+ * Said when a destination is added to a calendar an ended destination's cleanup is still deleting from: the same
+ * UIDs and proofs, so the new one writes nothing there until it is done.
+ */
+export function waitingMessage(cleanup: Pick<CaldavCleanupRecord, 'state'>): string {
+  return (
+    'This destination waits until slotfeed has deleted the events of the destination removed from this calendar, ' +
+    'then writes the whole feed there' +
+    (cleanup.state === 'needs_credentials'
+      ? ': that cleanup needs new credentials (give them to it, or leave its events there)'
+      : '')
   );
 }
 
@@ -209,6 +225,16 @@ export function createCaldavDestinations(deps: CaldavDestinationsDeps): CaldavDe
         );
         return held;
       }
+      const cleanup = await deps.cleanups.atCalendar(calendar.url);
+      if (cleanup !== null) {
+        await destinations.log(
+          added.id,
+          [{ kind: 'waiting', uid: null, message: waitingMessage(cleanup) }],
+          deps.now(),
+        );
+        // Pushed once the cleanup has ended (the dispatcher brings it): nothing to queue now.
+        return added;
+      }
       // Queued for a first push at once; if the queue cannot take it (Redis down), the destination is stored
       // as due (its whole feed pending) and the dispatcher, which reads Postgres, queues it once Redis is back.
       await deps.enqueue([added.id]).catch(() => undefined);
@@ -235,6 +261,7 @@ export function createCaldavDestinations(deps: CaldavDestinationsDeps): CaldavDe
 
     cleanups: (filter) => deps.cleanups.list(filter),
     cleanup: (id) => deps.cleanups.find(id),
+    cleanupAt: (calendarUrl) => deps.cleanups.atCalendar(calendarUrl),
 
     async replaceCleanupCredentials(id, credentials) {
       const username = userName(credentials.username);
@@ -248,7 +275,7 @@ export function createCaldavDestinations(deps: CaldavDestinationsDeps): CaldavDe
     },
 
     async abandonCleanup(id) {
-      await deps.cleanups.done(id);
+      await deps.cleanups.done(id, deps.now());
     },
 
     async replaceCredentials(destinationId, credentials) {

@@ -4,15 +4,19 @@
 // the person made, or their own event, stays. It runs as the caldav queue's job under the destination's own
 // lock, so it starts only once a push of the destination has ended and recorded every write it made.
 //
-// A calendar gone from the server (deleted there) leaves nothing to delete: done. A listing cut short proves no
-// absence: the events recorded but not listed are deleted where recorded, and the cleanup is tried again.
+// A calendar gone from the server (deleted there) leaves nothing to delete: done. Otherwise the cleanup ends once
+// none of the events it recorded is known to be left (issue 41): each listed one is deleted, and a listing cut
+// short proves no absence, so the recorded ones it did not list are deleted where recorded (a 404: gone already).
+// What else the listing could not read (a colleague's event the account may not see, a 403 inside the 207) keeps
+// no cleanup going, nor does a recorded event whose ETag slotfeed never learnt (it cannot be deleted where
+// recorded): only one changed while being deleted does, tried again after a backoff that grows with each try.
 // Refused credentials stop it (needs_credentials) until a person gives new ones or lets the events be; anything
-// else is tried again after the push's own backoff.
+// else is tried again after the same backoff.
 import type { Logger } from '../log.js';
 import type { CaldavCleanupStore, CleanupEvent } from '../store/caldav-cleanups.js';
 import type { OpenCalendarAccount } from './calendar-port.js';
 import type { EventProofs } from './event-proofs.js';
-import { errorCode as codeOf, failureOutcome } from './push-policy.js';
+import { backoffMs, errorCode as codeOf, failureOutcome } from './push-policy.js';
 
 export interface CleanUpDeps {
   cleanups: CaldavCleanupStore;
@@ -42,7 +46,7 @@ export async function cleanUpDestination(deps: CleanUpDeps, id: string): Promise
       listing = await account.listFeedEvents(cleanup.calendarUrl, cleanup.feedId);
     } catch (error: unknown) {
       if (codeOf(error) === 'not_found' && !(await account.calendarExists(cleanup.calendarUrl))) {
-        await deps.cleanups.done(id);
+        await deps.cleanups.done(id, deps.now());
         return 'done';
       }
       throw error;
@@ -73,19 +77,21 @@ export async function cleanUpDestination(deps: CleanUpDeps, id: string): Promise
         remaining.push(event);
       }
     }
-    if (remaining.length === 0 && listing.complete) {
-      await deps.cleanups.done(id);
+    if (remaining.length === 0) {
+      await deps.cleanups.done(id, deps.now());
       deps.logger.info(
         { destinationId: id, deleted: left.length },
         'CalDAV destination ended: its events deleted from the calendar',
       );
       return 'done';
     }
-    const retryAt = new Date(deps.now().getTime() + 30_000);
+    const wait = backoffMs(cleanup.attempts + 1);
     await deps.cleanups.failed(id, {
       state: 'pending',
-      error: `${remaining.length} event(s) changed while being deleted, or the server's listing was incomplete: tried again`,
-      retryAt,
+      error:
+        `${remaining.length} of slotfeed’s event(s) changed while being deleted: tried again after ` +
+        `${Math.ceil(wait / 1000)} s`,
+      retryAt: new Date(deps.now().getTime() + wait),
       events: cleanup.events,
     });
     return 'failed';

@@ -149,6 +149,9 @@ export async function pushDestination(deps: PushDeps, destinationId: string): Pr
   const { destination } = opened;
   if (!keepsPushing(destination.state)) return 'skipped';
   if (destination.retryAt !== null && destination.retryAt > startedAt) return 'skipped';
+  // An ended destination's cleanup of this calendar holds the same UIDs and proofs: what this push wrote or took
+  // over, it would delete. The push waits for it to end (the dispatcher brings it back then).
+  if (opened.awaitsCleanup) return 'skipped';
 
   return pushOpened(deps, opened, startedAt);
 }

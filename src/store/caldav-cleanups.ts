@@ -46,14 +46,20 @@ export interface CaldavCleanupStore {
   /** Pending, out of backoff: oldest first. */
   due(now: Date, limit: number): Promise<string[]>;
   credentialsOf(id: string): Promise<CaldavCredentials>;
-  /** Every event deleted (or gone already): the cleanup ends. */
-  done(id: string): Promise<void>;
+  /** The cleanup under way in that calendar, oldest first; null when none is. */
+  atCalendar(calendarUrl: string): Promise<CaldavCleanupRecord | null>;
+  /**
+   * Every event deleted (or gone already), or a person lets them be: the cleanup ends, its sealed password with
+   * it. A destination that writes into the same calendar now is asked to reconcile (at `now`): it waited for the
+   * cleanup, or (added before it had to) may hold events the cleanup deleted.
+   */
+  done(id: string, now: Date): Promise<void>;
   /** Not done yet: what is left, why, and when to try again (null with needs_credentials: not before a person acts). */
   failed(
     id: string,
     outcome: { state: CaldavCleanupState; error: string; retryAt: Date | null; events?: CleanupEvent[] },
   ): Promise<void>;
-  /** New credentials: pending again at once. Returns false when the cleanup is gone. */
+  /** New credentials: pending again at once, its attempts counted from none. Returns false when it is gone. */
   replaceCredentials(id: string, credentials: CaldavCredentials): Promise<boolean>;
 }
 
@@ -133,8 +139,22 @@ export function createCaldavCleanupStore(prisma: PrismaClient, vault: TokenVault
       return { username: row.username, password: vault.open(row.passwordSealed, sealingContext(id)) };
     },
 
-    async done(id) {
-      await prisma.caldavCleanup.deleteMany({ where: { id } });
+    async atCalendar(calendarUrl) {
+      const row = await prisma.caldavCleanup.findFirst({
+        where: { calendarUrl },
+        orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+        select: FIELDS,
+      });
+      return row ? recordOf(row) : null;
+    },
+
+    async done(id, now) {
+      if (!UUID.test(id)) return;
+      await prisma.$executeRaw`
+        WITH ended AS (DELETE FROM "caldav_cleanup" WHERE "id" = ${id}::uuid RETURNING "calendar_url")
+        UPDATE "caldav_destination"
+        SET "reconcile_requested_at" = COALESCE("reconcile_requested_at", ${now})
+        WHERE "calendar_url" IN (SELECT "calendar_url" FROM ended)`;
     },
 
     async failed(id, outcome) {
@@ -162,6 +182,8 @@ export function createCaldavCleanupStore(prisma: PrismaClient, vault: TokenVault
           state: 'pending',
           retryAt: null,
           lastError: null,
+          // Its backoff starts again from the shortest: the failures it counted were the old credentials'.
+          attempts: 0,
         },
       });
       return count > 0;

@@ -85,7 +85,7 @@ export interface CaldavDestinationLifecycle {
   requestReconcile(destinationId: string, now: Date): Promise<CaldavDestinationRecord>;
   /**
    * Destinations a push is due for: active or failing, out of backoff, with changes pending, a reconciliation
-   * asked for, or none since `reconcileBefore`. Oldest change first.
+   * asked for, or none since `reconcileBefore`, and no cleanup under way in their calendar. Oldest change first.
    */
   due(now: Date, reconcileBefore: Date, limit: number): Promise<string[]>;
   /** The state a feed's events are read with: its connection's, or its team's and members'. */
@@ -237,9 +237,15 @@ export function createCaldavDestinationStore(
     },
 
     async due(now, reconcileBefore, limit) {
+      // A calendar with a cleanup under way waits for it (pushDestination skips it): not dispatched meanwhile.
+      const cleaned = await prisma.caldavCleanup.findMany({
+        select: { calendarUrl: true },
+        distinct: ['calendarUrl'],
+      });
       const rows = await prisma.caldavDestination.findMany({
         where: {
           state: { in: ['active', 'failing'] },
+          calendarUrl: { notIn: cleaned.map((cleanup) => cleanup.calendarUrl) },
           OR: [{ retryAt: null }, { retryAt: { lte: now } }],
           AND: [
             {

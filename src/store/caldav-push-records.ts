@@ -55,6 +55,8 @@ export interface OpenedPush {
   claim: PushClaim;
   credentials: CaldavCredentials;
   written: Map<string, WrittenEvent>;
+  /** The calendar has a cleanup of an ended destination under way: nothing is written there until it ends. */
+  awaitsCleanup: boolean;
 }
 
 export interface CaldavPushRecords {
@@ -187,7 +189,7 @@ export function createCaldavPushRecords(prisma: PrismaClient, vault: TokenVault)
     async openPush(destinationId, now) {
       if (!DESTINATION_ID.test(destinationId)) throw new CaldavDestinationNotFoundError(destinationId);
       const [row] = await prisma.$queryRaw<
-        (CaldavDestinationRecord & { passwordSealed: string; written: unknown })[]
+        (CaldavDestinationRecord & { passwordSealed: string; written: unknown; awaitsCleanup: boolean })[]
       >`
         SELECT d."id"::text AS "id", d."feed_id"::text AS "feedId", d."server_url" AS "serverUrl",
                d."calendar_url" AS "calendarUrl", d."username", d."calendar_name" AS "calendarName",
@@ -200,10 +202,12 @@ export function createCaldavPushRecords(prisma: PrismaClient, vault: TokenVault)
                COALESCE((SELECT json_agg(json_build_object(
                           'uid', e."uid", 'href', e."href", 'etag', e."etag", 'digest', e."digest",
                           'writtenAt', e."written_at", 'clash', e."clash"))
-                         FROM "caldav_event" e WHERE e."destination_id" = d."id"), '[]'::json) AS "written"
+                         FROM "caldav_event" e WHERE e."destination_id" = d."id"), '[]'::json) AS "written",
+               EXISTS (SELECT 1 FROM "caldav_cleanup" c WHERE c."calendar_url" = d."calendar_url")
+                 AS "awaitsCleanup"
         FROM "caldav_destination" d WHERE d."id" = ${destinationId}::uuid`;
       if (!row) throw new CaldavDestinationNotFoundError(destinationId);
-      const { passwordSealed, written, ...destination } = row;
+      const { passwordSealed, written, awaitsCleanup, ...destination } = row;
       const events = (written as (Omit<WrittenEvent, 'writtenAt'> & { writtenAt: string })[]).map((e) => ({
         ...e,
         writtenAt: new Date(e.writtenAt),
@@ -220,6 +224,7 @@ export function createCaldavPushRecords(prisma: PrismaClient, vault: TokenVault)
           password: vault.open(passwordSealed, sealingContext(destinationId)),
         },
         written: new Map(events.map((event) => [event.uid, event])),
+        awaitsCleanup,
       };
     },
 

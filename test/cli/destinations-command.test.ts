@@ -222,6 +222,38 @@ describe('a destination through its life', () => {
     expect(await calendarUids(kept)).toEqual(await feedUids());
   });
 
+  it('add to a calendar whose removed destination’s cleanup waits for new credentials says it waits too', async () => {
+    const first = await service().add({
+      feedId,
+      serverUrl: server.baseUrl,
+      username: server.username,
+      password: server.password,
+      calendarName: 'Again',
+    });
+    await settled(first.id);
+    await server.changePassword();
+    await service().remove(first.id);
+    await waitFor(
+      () => service().cleanup(first.id),
+      (cleanup) => cleanup?.state === 'needs_credentials',
+      { what: 'the cleanup refused' },
+    );
+    const added = await slotfeed(addArgs('--calendar', 'Again'), {
+      env: { SLOTFEED_CALDAV_PASSWORD: server.password },
+    });
+    expect(added.code).toBe(0);
+    expect(added.stdout).toContain(
+      'This destination waits until slotfeed has deleted the events of the destination removed from this ' +
+        'calendar, then writes the whole feed there: that cleanup needs new credentials',
+    );
+    expect(added.stdout).not.toContain('within seconds');
+    await service().abandonCleanup(first.id);
+    const [second] = (await service().list({ feedId })) as [CaldavDestinationRecord];
+    await settled(second.id);
+    expect(await calendarUids(second)).toEqual(await feedUids());
+    await service().remove(second.id, { keepEvents: true });
+  });
+
   it('an id that is not one is a usage error; an unknown one a failure', async () => {
     const bad = await slotfeed(['destinations', 'pause', 'nope']);
     expect(bad.code).toBe(2);

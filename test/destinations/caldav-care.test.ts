@@ -4,6 +4,7 @@
 // with an independent client (python3-caldav).
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { openCalDavAccount } from '../../src/caldav/index.js';
+import { caldavCleanupJobId, caldavJobId } from '../../src/destinations/caldav-queue.js';
 import type { CaldavDestinationRecord } from '../../src/store/caldav-destinations.js';
 import { eventsOf } from '../feeds/feed-fixtures.js';
 import {
@@ -63,6 +64,21 @@ const cleanedUp = (destinationId: string) =>
     (left) => left.length === 0,
     { what: `the cleanup of ${destinationId}` },
   );
+
+/** The caldav job `jobId` queued now has been taken by a worker and has ended (run, or skipped). */
+async function jobTaken(jobId: string) {
+  const queue = h.sync.clients.caldavQueue;
+  const queued = await queue.getJob(jobId);
+  if (queued === undefined) return;
+  await waitFor(
+    () => queue.getJob(jobId),
+    (job) => job === undefined || job.timestamp !== queued.timestamp,
+    { what: `a worker took the job ${jobId}` },
+  );
+}
+
+/** The cleanup job queued by the removal of `destinationId` has been taken by a worker (run, or skipped). */
+const cleanupTaken = (destinationId: string) => jobTaken(caldavCleanupJobId(destinationId));
 
 /** What the calendar holds, as python3-caldav reads it: slotfeed's events (by UID) and everyone else's. */
 async function calendarHolds(destination: Pick<CaldavDestinationRecord, 'calendarUrl'>) {
@@ -193,6 +209,9 @@ describe('2. removing or pausing a destination while a push writes', () => {
       const destination = await addDestination(feed.id, proxy.url);
       await puts;
       await service().remove(destination.id);
+      // The writes stay held until a worker has taken the cleanup job: run beside the push (outside its lock), it
+      // would list and delete what was written so far and end before the held writes land.
+      await cleanupTaken(destination.id);
       release();
       await cleanedUp(destination.id);
       expect((await calendarHolds(destination)).slotfeeds).toEqual([]);
@@ -284,28 +303,69 @@ describe('4. a UID the calendar holds as the person’s event (Radicale answers 
     const { feed, token } = await smallFeed();
     const uids = await feedUids(token);
     const taken = uids[0]!;
-    // The person's calendar holds an event with that UID, at an href of its own: the server refuses slotfeed's
-    // create with 409 and CALDAV:no-uid-conflict.
+    // The person's calendar holds an event with that UID, at an href of its own (not the one slotfeed would
+    // write at): the server refuses slotfeed's create with 409 and CALDAV:no-uid-conflict.
     const app = await openCalDavAccount({
       serverUrl: server.baseUrl,
       ...credentials(),
       allowPrivateTargets: true,
     });
     const calendar = await app.makeCalendar({ displayName: 'Shared with a clash' });
-    await addOwnEvent(server, calendar.url, {
-      uid: taken,
-      summary: 'Mine',
-      start: '2026-03-05T10:00:00Z',
-      end: '2026-03-05T11:00:00Z',
+    const ownHref = `${calendar.url}the-persons-own-event.ics`;
+    const stored = await fetch(ownHref, {
+      method: 'PUT',
+      headers: {
+        authorization: `Basic ${Buffer.from(`${server.username}:${server.password}`).toString('base64')}`,
+        'content-type': 'text/calendar; charset=utf-8',
+        'if-none-match': '*',
+      },
+      body: [
+        'BEGIN:VCALENDAR',
+        'VERSION:2.0',
+        'PRODID:-//a calendar app//EN',
+        'BEGIN:VEVENT',
+        `UID:${taken}`,
+        'DTSTAMP:20260302T090000Z',
+        'DTSTART:20260305T100000Z',
+        'DTEND:20260305T110000Z',
+        'SUMMARY:Mine',
+        'END:VEVENT',
+        'END:VCALENDAR',
+        '',
+      ].join('\r\n'),
     });
-    const destination = await addDestination(feed.id, server.baseUrl, 'Shared with a clash');
-    expect(destination.calendarUrl).toBe(calendar.url);
-    const pushed = await settled(destination.id);
+    expect(stored.status).toBe(201);
+    // What the server answered each of slotfeed's writes, read as it passes the proxy.
+    const answers: { status: number; body: string }[] = [];
+    const removeWatch = proxy.install((request) =>
+      request.method === 'PUT'
+        ? {
+            kind: 'rewrite-answer',
+            rewrite: (answer) => {
+              answers.push({ status: answer.status, body: answer.body.toString('utf8') });
+              return answer;
+            },
+          }
+        : undefined,
+    );
+    let destination: CaldavDestinationRecord;
+    let pushed: CaldavDestinationRecord;
+    try {
+      destination = await addDestination(feed.id, proxy.url, 'Shared with a clash');
+      pushed = await settled(destination.id);
+    } finally {
+      removeWatch();
+    }
+    expect(new URL(destination.calendarUrl).pathname).toBe(new URL(calendar.url).pathname);
+    expect(answers.filter((answer) => answer.status === 409)).toEqual([
+      { status: 409, body: expect.stringContaining('no-uid-conflict') },
+    ]);
     expect(pushed.state).toBe('active');
     expect(pushed.lastError).toBeNull();
     const holds = await calendarHolds(destination);
     expect(holds.slotfeeds).toEqual(uids.filter((uid) => uid !== taken));
     expect(holds.persons).toEqual([expect.objectContaining({ uid: taken, summary: 'Mine' })]);
+    expect(holds.all.filter((e) => e.uid === taken)).toHaveLength(1);
 
     // Pushed and reconciled again: still left alone, and not said again.
     await service().pushNow(destination.id);
@@ -430,5 +490,148 @@ describe('6. the password stays with the server’s own site', () => {
       removeFault();
       await elsewhere.close();
     }
+  });
+});
+
+describe('7. a cleanup ends, and its backoff grows', () => {
+  const collectionPath = (calendarUrl: string) => new URL(calendarUrl).pathname;
+  const cleanupRow = (id: string) => h.sync.db.prisma.caldavCleanup.findUnique({ where: { id } });
+  /** The next attempt of the cleanup `id` once it has made `attempts`: its backoff, in seconds from now. */
+  const attemptMade = async (id: string, attempts: number) => {
+    const cleanup = await waitFor(
+      () => h.sync.stores.caldavCleanups.find(id),
+      (c) => c === null || c.attempts >= attempts,
+      { what: `attempt ${attempts} of the cleanup ${id}` },
+    );
+    expect(cleanup?.attempts).toBe(attempts);
+    return cleanup!;
+  };
+  /** The calendar on the server itself, past the proxy's faults. */
+  const direct = (destination: CaldavDestinationRecord) => ({
+    calendarUrl: destination.calendarUrl.replace(new URL(proxy.url).origin, new URL(server.baseUrl).origin),
+  });
+  const waitOf = (cleanup: { retryAt: Date | null }) =>
+    cleanup.retryAt === null ? null : (cleanup.retryAt.getTime() - clock().now().getTime()) / 1000;
+
+  it('a shared calendar whose listing always holds an item the account may not read (a 403 in the 207): the cleanup deletes slotfeed’s events and ends, its sealed password with it', async () => {
+    const { feed } = await smallFeed();
+    const destination = await addDestination(feed.id, proxy.url);
+    const removeFault = proxy.install((request) =>
+      request.method === 'REPORT'
+        ? {
+            kind: 'rewrite-answer',
+            rewrite: (answer) => ({
+              ...answer,
+              body: Buffer.from(
+                answer.body
+                  .toString('utf8')
+                  .replace(
+                    /<\/(\w+:)?multistatus>/,
+                    `<response xmlns="DAV:"><href>${collectionPath(destination.calendarUrl)}colleague.ics</href>` +
+                      '<status>HTTP/1.1 403 Forbidden</status></response></$1multistatus>',
+                  ),
+              ),
+            }),
+          }
+        : undefined,
+    );
+    try {
+      await settled(destination.id);
+      expect((await calendarHolds(direct(destination))).slotfeeds.length).toBeGreaterThan(0);
+      expect(await cleanupRow(destination.id)).toBeNull();
+
+      await service().remove(destination.id);
+      // Its first try ends it (today's code tried again every 30 s for good, the password kept).
+      const left = await waitFor(
+        () => h.sync.stores.caldavCleanups.find(destination.id),
+        (c) => c === null || c.attempts > 0,
+        { what: 'the first try of the cleanup' },
+      );
+      expect(left).toBeNull();
+      expect(await cleanupRow(destination.id)).toBeNull();
+      expect((await calendarHolds(direct(destination))).slotfeeds).toEqual([]);
+    } finally {
+      removeFault();
+    }
+  });
+
+  it('retries back off, doubling up to the cap; new credentials start again from the shortest', async () => {
+    const { feed } = await smallFeed();
+    const destination = await addDestination(feed.id, proxy.url);
+    await settled(destination.id);
+    // The person edits each event as slotfeed deletes it: every DELETE is answered 412.
+    const removeChanged = proxy.install((request) =>
+      request.method === 'DELETE' ? { kind: 'answer', status: 412 } : undefined,
+    );
+    let removeRefused: (() => void) | undefined;
+    try {
+      await service().remove(destination.id);
+      const waits: (number | null)[] = [];
+      for (let attempt = 1; attempt <= 9; attempt++) {
+        const cleanup = await attemptMade(destination.id, attempt);
+        waits.push(waitOf(cleanup));
+        if (attempt < 9) clock().advance(waitOf(cleanup)!);
+      }
+      expect(waits).toEqual([30, 60, 120, 240, 480, 960, 1920, 3600, 3600]);
+      expect((await calendarHolds(direct(destination))).slotfeeds.length).toBeGreaterThan(0);
+
+      // The server refuses the password now: the cleanup waits for a person.
+      removeRefused = proxy.install((request) =>
+        request.method === 'REPORT' ? { kind: 'answer', status: 401 } : undefined,
+      );
+      clock().advance(3600);
+      const refused = await attemptMade(destination.id, 10);
+      expect(refused.state).toBe('needs_credentials');
+      removeRefused();
+      await service().replaceCleanupCredentials(destination.id, credentials());
+      const again = await attemptMade(destination.id, 1);
+      expect(waitOf(again)).toBe(30);
+    } finally {
+      removeRefused?.();
+      removeChanged();
+    }
+    await service().abandonCleanup(destination.id);
+    expect(await cleanupRow(destination.id)).toBeNull();
+  });
+});
+
+describe('8. a cleanup and a new destination for the same calendar', () => {
+  it('the app password changed, the destination removed, the same calendar added again with the new password, then the waiting cleanup given it: the calendar ends holding the feed, and the new destination said it waited', async () => {
+    const { feed, token } = await smallFeed();
+    const first = await addDestination(feed.id);
+    await settled(first.id);
+    const uids = await feedUids(token);
+    expect((await calendarHolds(first)).slotfeeds).toEqual(uids);
+
+    await server.changePassword();
+    await service().remove(first.id);
+    await waitFor(
+      () => service().cleanup(first.id),
+      (cleanup) => cleanup?.state === 'needs_credentials',
+      { what: 'the cleanup refused' },
+    );
+    // The same calendar for the same feed, with the new password (the calendar found by its name).
+    const second = await service().add({
+      feedId: feed.id,
+      serverUrl: server.baseUrl,
+      calendarName: first.calendarName,
+      ...credentials(),
+    });
+    expect(second.calendarUrl).toBe(first.calendarUrl);
+    // Asked to push now while it waits: it writes nothing, nor takes over what the cleanup is to delete.
+    await service().pushNow(second.id);
+    await jobTaken(caldavJobId(second.id));
+    expect((await store().get(second.id)).lastPushAt).toBeNull();
+    expect(await store().writtenEvents(second.id)).toEqual(new Map());
+    // The page asks for the new password for the waiting cleanup, and the person gives it.
+    await service().replaceCleanupCredentials(first.id, credentials());
+    await cleanedUp(first.id);
+
+    const pushed = await settled(second.id);
+    expect(pushed.state).toBe('active');
+    expect((await calendarHolds(second)).slotfeeds).toEqual(uids);
+    expect((await service().log(second.id)).map((entry) => entry.message)).toEqual(
+      expect.arrayContaining([expect.stringMatching(/waits until slotfeed has deleted the events/)]),
+    );
   });
 });

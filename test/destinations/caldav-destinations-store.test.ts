@@ -9,6 +9,7 @@ import {
   LOG_KEPT,
   type CaldavDestinationStore,
 } from '../../src/store/caldav-destinations.js';
+import { createCaldavCleanupStore } from '../../src/store/caldav-cleanups.js';
 import { createFeedStore, FeedNotFoundError, type FeedStore } from '../../src/store/feeds.js';
 import { createTeamStore } from '../../src/store/teams.js';
 import { createTokenVault, TokenVaultError, vaultKeyFromBase64 } from '../../src/store/token-vault.js';
@@ -21,6 +22,7 @@ const PASSWORD = 'correct horse battery staple';
 let db: TestDatabase;
 let feeds: FeedStore;
 let destinations: CaldavDestinationStore;
+const vault = createTokenVault(vaultKeyFromBase64(randomBytes(32).toString('base64')));
 
 async function newConnection(): Promise<string> {
   const id = randomUUID();
@@ -42,15 +44,14 @@ async function newDestination(feedId: string, calendar: string = randomUUID()) {
 }
 
 /** A destination with nothing pending, as after a push that went through. */
-async function settled(feedId: string) {
-  const destination = await newDestination(feedId);
+async function settled(feedId: string, calendar?: string) {
+  const destination = await newDestination(feedId, calendar);
   await destinations.pushSucceeded(destination.id, await destinations.claim(destination.id, NOW), NOW, true);
   return destinations.get(destination.id);
 }
 
 beforeAll(async () => {
   db = await createTestDatabase('caldav_destinations');
-  const vault = createTokenVault(vaultKeyFromBase64(randomBytes(32).toString('base64')));
   feeds = createFeedStore(db.prisma, undefined, vault);
   destinations = createCaldavDestinationStore(db.prisma, vault);
 });
@@ -210,6 +211,29 @@ describe('which destinations are due', () => {
       true,
     );
     expect(await destinations.due(later(60), NOW, 100)).not.toContain(destination.id);
+  });
+});
+
+describe('a calendar with a cleanup under way', () => {
+  it('has no destination due until the cleanup ends, which asks the calendar’s destination to reconcile', async () => {
+    const cleanups = createCaldavCleanupStore(db.prisma, vault);
+    const { feed } = await feeds.create({ connectionId: await newConnection() });
+    const calendar = randomUUID();
+    const ended = await settled(feed.id, calendar);
+    await destinations.retire(ended.id, {
+      keepEvents: false,
+      reason: 'the destination was removed',
+      now: NOW,
+    });
+    const added = await settled(feed.id, calendar);
+    await destinations.requestPush(added.id, NOW);
+    expect(await destinations.due(NOW, later(-3600), 100)).not.toContain(added.id);
+    expect((await destinations.openPush(added.id, NOW)).awaitsCleanup).toBe(true);
+
+    await cleanups.done(ended.id, later(5));
+    expect(await destinations.due(later(5), later(-3600), 100)).toContain(added.id);
+    expect((await destinations.openPush(added.id, later(5))).awaitsCleanup).toBe(false);
+    expect((await destinations.get(added.id)).reconcileRequestedAt).toEqual(later(5));
   });
 });
 

@@ -277,6 +277,50 @@ describe('the owner adds a calendar on /me', () => {
     expect(await calendarUids(destination!.calendarUrl, alice.feedId)).toEqual(await feedUids(alice.token));
   });
 
+  it('a calendar added again while its removed destination’s cleanup is under way: the new destination says it waits, and writes the feed once the cleanup is done', async () => {
+    await post(`/me/feeds/${alice.feedId}/caldav`, alice.cookie, addForm({ calendarName: 'Again' }));
+    const first = (await service().list({ feedId: alice.feedId })).find((d) => d.calendarName === 'Again')!;
+    await settled(first.id);
+    await server.stop();
+    try {
+      await post(`/me/caldav/${first.id}/remove`, alice.cookie, { deleteEvents: 'true' });
+      await waitFor(
+        () => service().cleanup(first.id),
+        (cleanup) => (cleanup?.attempts ?? 0) >= 1,
+        { what: 'a first try of the cleanup' },
+      );
+    } finally {
+      await server.start();
+    }
+    const added = await post(
+      `/me/feeds/${alice.feedId}/caldav`,
+      alice.cookie,
+      addForm({ calendarName: 'Again' }),
+    );
+    expect(added.headers.location).toBe(`/me?notice=caldav-added-waiting#caldav-${alice.feedId}`);
+    const told = await h.get(added.headers.location!.split('#')[0]!, {
+      accept: 'text/html',
+      cookie: alice.cookie,
+    });
+    expect(told.text).toContain('once it has deleted those of the destination removed from it');
+    const second = (await service().list({ feedId: alice.feedId })).find((d) => d.calendarName === 'Again')!;
+    expect(second.calendarUrl).toBe(first.calendarUrl);
+    // Said on its item, above its facts (the log keeps saying it waited).
+    const waiting = /class="warning small caldav-waits">\s*This destination waits until slotfeed has deleted/;
+    expect(itemOf((await ownerPage(alice.cookie)).text, second.id)).toMatch(waiting);
+
+    (h.sync.clock as FakeClock).set((await service().cleanup(first.id))!.retryAt!.toISOString());
+    await waitFor(
+      () => service().cleanup(first.id),
+      (cleanup) => cleanup === null,
+      { what: 'the cleanup done' },
+    );
+    await settled(second.id);
+    expect(await calendarUids(second.calendarUrl, alice.feedId)).toEqual(await feedUids(alice.token));
+    expect(itemOf((await ownerPage(alice.cookie)).text, second.id)).not.toMatch(waiting);
+    await service().remove(second.id, { keepEvents: true });
+  });
+
   it('no log line carries a password', () => {
     const logged = logLines.join('\n');
     expect(logged).toContain('owner added a CalDAV destination');

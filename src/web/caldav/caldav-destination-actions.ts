@@ -98,7 +98,9 @@ export function registerCaldavActions(
         { caldavDestinationId: added.id, feedId: feed.id },
         `${scope.actor} added a CalDAV destination`,
       );
-      return seeOther(reply, back(feed, 'caldav-added'));
+      // A cleanup still under way in that calendar holds the new destination back (caldav-destinations-service.ts).
+      const waits = (await service.cleanupAt(added.calendarUrl)) !== null;
+      return seeOther(reply, back(feed, waits ? 'caldav-added-waiting' : 'caldav-added'));
     } catch (thrown: unknown) {
       if (thrown instanceof FeedNotFoundError) throw new HttpError(404, 'No such feed, or it is revoked.');
       const failure = caldavFailureOf(thrown);

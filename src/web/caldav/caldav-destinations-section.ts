@@ -5,17 +5,21 @@
 // shown again after a failure keeps everything typed but it.
 import {
   DEFAULT_CALENDAR_NAME,
+  waitingMessage,
   type CaldavDestinations,
 } from '../../destinations/caldav-destinations-service.js';
+import type { CaldavCleanupRecord } from '../../store/caldav-cleanups.js';
 import type { CaldavDestinationRecord, DestinationLogEntry } from '../../store/caldav-destinations.js';
 import { html, type Raw } from '../html.js';
 import { postButton } from '../post-button.js';
 import { shownTime } from '../time-html.js';
 
-/** A destination as the section shows it: the record and its latest log entries. */
+/** A destination as the section shows it: the record, its latest log entries, and the cleanup it waits for. */
 export interface DestinationView {
   destination: CaldavDestinationRecord;
   log: DestinationLogEntry[];
+  /** An ended destination's cleanup still under way in the same calendar: nothing is written there until it ends. */
+  waitsFor?: CaldavCleanupRecord | null;
 }
 
 /** How many log entries each destination shows (the CLI's `destinations log` shows more). */
@@ -23,13 +27,17 @@ export const DESTINATION_LOG_SHOWN = 8;
 
 /** The destinations of a connection's (or team's) feeds with their latest log entries, by feed id. */
 export async function destinationViewsByFeed(
-  service: Pick<CaldavDestinations, 'list' | 'log'>,
+  service: Pick<CaldavDestinations, 'list' | 'log' | 'cleanupAt'>,
   filter: { connectionId: string } | { teamId: string },
 ): Promise<Map<string, DestinationView[]>> {
   const byFeed = new Map<string, DestinationView[]>();
   for (const destination of await service.list(filter)) {
     const log = await service.log(destination.id, DESTINATION_LOG_SHOWN);
-    byFeed.set(destination.feedId, [...(byFeed.get(destination.feedId) ?? []), { destination, log }]);
+    const waitsFor = await service.cleanupAt(destination.calendarUrl);
+    byFeed.set(destination.feedId, [
+      ...(byFeed.get(destination.feedId) ?? []),
+      { destination, log, waitsFor },
+    ]);
   }
   return byFeed;
 }
@@ -66,6 +74,9 @@ export const ADMIN_CALDAV_PATHS: CaldavPaths = {
 export const CALDAV_NOTICES: Record<string, string> = {
   'caldav-added':
     'Calendar added: slotfeed is writing this feed’s events into it now, and keeps them up to date.',
+  'caldav-added-waiting':
+    'Calendar added: slotfeed writes this feed’s events into it once it has deleted those of the destination ' +
+    'removed from it (see "Leaving calendars").',
   'caldav-pushed': 'Push queued: the calendar gets what changed within seconds.',
   'caldav-reconciled':
     'Reconciliation queued: slotfeed compares the calendar with the feed and repairs what differs.',
@@ -208,6 +219,7 @@ function destinationItem(
       <span class="address">${destination.calendarUrl}</span> as ${destination.username}
     </p>
     ${stateHelp(destination, zone, now)}
+    ${view.waitsFor ? html`<p class="warning small caldav-waits">${waitingMessage(view.waitsFor)}.</p>` : ''}
     <dl class="facts small">
       <dt>Last push</dt>
       <dd>${shownTime(destination.lastPushAt, zone, now, { lead: 'relative', none: 'not yet' })}</dd>
