@@ -241,59 +241,61 @@ export function registerShareRoutes(app: FastifyInstance, deps: WebDeps, serving
     'cache-control': 'private, no-cache',
   });
 
-  app.get<{ Params: { name: string }; Querystring: { week?: string; zone?: string } }>(
-    `${SHARE_PATH}/:name`,
-    async (request, reply) => {
-      const match = /^(.*?)(\.txt|\.ics)?$/.exec(request.params.name);
-      const secret = match?.[1] ?? '';
-      const suffix = match?.[2];
-      const found = await find(secret);
-      if (found.kind === 'gone') return sendGone(request, reply, found.status, suffix !== undefined);
-      if (suffix === '.ics') {
-        const current = await serving.current({
-          hash: found.feedTokenHash,
-          key: found.feedTokenHash.toString('base64'),
-        });
-        if (current === undefined) return sendGone(request, reply, 404, true);
-        const { rendered } = current;
-        return sendRendered(
-          request,
-          reply,
-          {
-            body: rendered.body,
-            gzipped: rendered.gzipped,
-            tag: rendered.tag,
-            lastModified: rendered.lastModified,
-            type: 'text/calendar; charset=utf-8',
-          },
-          {
-            ...shareSecurityHeaders(null),
-            'cache-control': icsCacheControl,
-            'content-disposition': 'inline; filename="free-time.ics"',
-          },
-        );
-      }
-      const form = suffix === '.txt' ? 'text' : 'page';
+  type ShareRoute = { Params: { secret: string }; Querystring: { week?: string; zone?: string } };
+
+  // One route per address, each naming its secret `:secret`: the route table says which paths carry a secret
+  // (test/security/secrets-in-paths.test.ts requests every one of them and reads the log).
+  app.get<ShareRoute>(`${SHARE_PATH}/:secret.ics`, async (request, reply) => {
+    const found = await find(request.params.secret);
+    if (found.kind === 'gone') return sendGone(request, reply, found.status, true);
+    const current = await serving.current({
+      hash: found.feedTokenHash,
+      key: found.feedTokenHash.toString('base64'),
+    });
+    if (current === undefined) return sendGone(request, reply, 404, true);
+    const { rendered } = current;
+    return sendRendered(
+      request,
+      reply,
+      {
+        body: rendered.body,
+        gzipped: rendered.gzipped,
+        tag: rendered.tag,
+        lastModified: rendered.lastModified,
+        type: 'text/calendar; charset=utf-8',
+      },
+      {
+        ...shareSecurityHeaders(null),
+        'cache-control': icsCacheControl,
+        'content-disposition': 'inline; filename="free-time.ics"',
+      },
+    );
+  });
+
+  for (const [suffix, form] of [
+    ['', 'page'],
+    ['.txt', 'text'],
+  ] as const) {
+    app.get<ShareRoute>(`${SHARE_PATH}/:secret${suffix}`, async (request, reply) => {
+      const found = await find(request.params.secret);
+      if (found.kind === 'gone') return sendGone(request, reply, found.status, form === 'text');
       return sendRendered(
         request,
         reply,
-        await renderWeek(found, secret, form, request.query),
+        await renderWeek(found, request.params.secret, form, request.query),
         pageHeaders(found.link, false),
       );
-    },
-  );
+    });
+  }
 
-  app.get<{ Params: { secret: string }; Querystring: { week?: string; zone?: string } }>(
-    `${SHARE_PATH}/:secret/embed`,
-    async (request, reply) => {
-      const found = await find(request.params.secret);
-      if (found.kind === 'gone') return sendGone(request, reply, found.status, false);
-      return sendRendered(
-        request,
-        reply,
-        await renderWeek(found, request.params.secret, 'embed', request.query),
-        pageHeaders(found.link, true),
-      );
-    },
-  );
+  app.get<ShareRoute>(`${SHARE_PATH}/:secret/embed`, async (request, reply) => {
+    const found = await find(request.params.secret);
+    if (found.kind === 'gone') return sendGone(request, reply, found.status, false);
+    return sendRendered(
+      request,
+      reply,
+      await renderWeek(found, request.params.secret, 'embed', request.query),
+      pageHeaders(found.link, true),
+    );
+  });
 }
