@@ -101,9 +101,19 @@ export function validShareLabel(label: string): string {
   return trimmed;
 }
 
+// A host as DNS names it (labels of letters, digits and inner hyphens; an IPv4 address is one too), after URL
+// has lowered its case and turned an international name into its xn-- form. WHATWG URL itself lets `*`, `;`,
+// `,` and quotes through in a host (and decodes `%3B` into one), each of which would widen or end the CSP
+// directive the origin is written into.
+const DNS_LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
+const isDnsHost = (host: string) => host.length <= 253 && host.split('.').every((l) => DNS_LABEL.test(l));
+// URL accepts a bracketed host only when it is an IPv6 address, which it writes in its canonical form.
+const isIpv6Host = (host: string) => /^\[[0-9a-f:.]+\]$/.test(host);
+
 /**
  * An origin a page may be framed from, as CSP frame-ancestors takes it: https (or http for loopback) scheme,
- * host and port, nothing else; anything else is refused with the reason.
+ * a host of DNS characters (or an IP address) and a port, nothing else; anything else is refused with the
+ * reason, naming the value.
  */
 export function validFrameAncestor(value: string): string {
   let url: URL;
@@ -111,6 +121,11 @@ export function validFrameAncestor(value: string): string {
     url = new URL(value.trim());
   } catch {
     throw new InvalidShareLinkError(`"${value}" is not an origin like https://example.com`);
+  }
+  if (!isDnsHost(url.hostname) && !isIpv6Host(url.hostname)) {
+    throw new InvalidShareLinkError(
+      `"${value}" is not an origin: its host may hold only letters, digits, hyphens and dots (or be an IP address), like https://example.com`,
+    );
   }
   const loopback = ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname);
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback)) {

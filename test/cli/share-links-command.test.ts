@@ -4,6 +4,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { runCapturedCli } from '../support/cli-run.js';
+import { NOT_ORIGINS } from '../support/not-origins.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 
 let db: TestDatabase;
@@ -99,5 +100,24 @@ describe('slotfeed share-links', () => {
     ]);
     expect(past.code).toBe(1);
     expect(past.stderr).toContain('has passed already');
+  });
+
+  it('refuses an embed origin whose host is no host name as a usage error naming it, and makes no link', async () => {
+    const before = await db.prisma.shareLink.count();
+    for (const value of NOT_ORIGINS) {
+      const bad = await slotfeed([
+        'share-links',
+        'create',
+        '--feed',
+        feedId,
+        '--label',
+        'x',
+        '--embed-origin',
+        value,
+      ]);
+      expect(bad.code).toBe(2);
+      expect(bad.stderr).toContain(`"${value}" is not an origin`);
+    }
+    expect(await db.prisma.shareLink.count()).toBe(before);
   });
 });

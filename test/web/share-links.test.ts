@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DateTime } from 'luxon';
 import type { ShareLinkStore } from '../../src/store/share-links.js';
 import { createTeamStore } from '../../src/store/teams.js';
+import { NOT_ORIGINS } from '../support/not-origins.js';
 import type { FakeClock } from '../support/sync-harness.js';
 import { ADMIN_TOKEN, createWebHarness, type WebHarness } from '../support/web-harness.js';
 
@@ -182,6 +183,26 @@ describe('the embeddable page', () => {
       links.create({ feedId, label: 'bad', expiresAt: null, frameAncestors: ['http://a.example'] }),
     ).rejects.toThrow(/https/);
   });
+
+  it('refuses a host that is not letters, digits, hyphens and dots (or an IP address), naming it', async () => {
+    for (const value of NOT_ORIGINS) {
+      await expect(
+        links.create({ feedId, label: 'bad', expiresAt: null, frameAncestors: [value] }),
+      ).rejects.toThrow(`"${value}" is not an origin`);
+    }
+    // What is one still is, an IP address or a port with it.
+    const { link } = await links.create({
+      feedId,
+      label: 'addresses',
+      expiresAt: null,
+      frameAncestors: ['https://192.0.2.7:8443', 'https://[2001:db8::1]', 'http://localhost:3000'],
+    });
+    expect(link.frameAncestors).toEqual([
+      'https://192.0.2.7:8443',
+      'https://[2001:db8::1]',
+      'http://localhost:3000',
+    ]);
+  });
 });
 
 describe('the stored link', () => {
@@ -234,6 +255,21 @@ describe('the administrator', () => {
     const revoked = await adminPost(`/admin/share-links/${link!.id}/revoke`, {});
     expect(revoked.status).toBe(303);
     expect((await h.get(address!)).status).toBe(404);
+  });
+
+  it('is refused an embed origin that is not one, with a 400 naming it, and no link is made', async () => {
+    const before = (await links.list({ feedIds: [feedId] })).length;
+    for (const value of NOT_ORIGINS.filter((v) => !v.includes(','))) {
+      const made = await adminPost(`/admin/feeds/${feedId}/share-links`, {
+        label: 'embedded',
+        expires: 'never',
+        origins: `https://ok.example.com\n${value}`,
+      });
+      expect(made.status).toBe(400);
+      expect(made.text).toContain(`${value}`);
+      expect(made.text).toContain('is not an origin');
+    }
+    expect(await links.list({ feedIds: [feedId] })).toHaveLength(before);
   });
 
   it('makes a team feed’s share link on the teams page, and sees its address there', async () => {
@@ -292,6 +328,27 @@ describe('the JSON API', () => {
     expect(revoked.status).toBe(200);
     expect(JSON.parse(revoked.text).shareLink.revokedAt).not.toBeNull();
     expect((await h.get(path)).status).toBe(404);
+  });
+});
+
+describe('the JSON API refusing embed origins', () => {
+  it('answers 400 naming an embed origin that is not one, and makes no link', async () => {
+    const key = (
+      await h.deps.apiKeys.create({ label: 'origins bot', connectionIds: [connectionId], teamIds: [] })
+    ).secret;
+    const before = (await links.list({ feedIds: [feedId] })).length;
+    for (const value of NOT_ORIGINS) {
+      const made = await h.request('POST', `/api/v1/feeds/${feedId}/share-links`, {
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ label: 'embedded', embedOrigins: ['https://ok.example.com', value] }),
+      });
+      expect(made.status).toBe(400);
+      expect(JSON.parse(made.text)).toMatchObject({
+        status: 400,
+        detail: expect.stringContaining(`"${value}" is not an origin`),
+      });
+    }
+    expect(await links.list({ feedIds: [feedId] })).toHaveLength(before);
   });
 });
 
