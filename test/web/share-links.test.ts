@@ -315,7 +315,8 @@ describe('the JSON API', () => {
     );
     const path = new URL(created.url).pathname;
     expect((await h.get(path)).status).toBe(200);
-    const listed = JSON.parse((await h.get(`/api/v1/feeds/${feedId}/share-links`, asKey)).text) as {
+    const listing = await h.get(`/api/v1/feeds/${feedId}/share-links`, asKey);
+    const listed = JSON.parse(listing.text) as {
       shareLinks: { id: string; label: string }[];
     };
     expect(listed.shareLinks.map((l) => l.label)).toContain('From the API');
@@ -328,6 +329,15 @@ describe('the JSON API', () => {
     expect(revoked.status).toBe(200);
     expect(JSON.parse(revoked.text).shareLink.revokedAt).not.toBeNull();
     expect((await h.get(path)).status).toBe(404);
+    // The list revalidated with the ETag from before the revocation is sent again, with it revoked.
+    const relisted = await h.get(`/api/v1/feeds/${feedId}/share-links`, {
+      ...asKey,
+      'if-none-match': String(listing.headers.etag),
+    });
+    expect(relisted.status).toBe(200);
+    expect(relisted.headers['cache-control']).toBe('private, no-cache');
+    const again = JSON.parse(relisted.text) as { shareLinks: { id: string; revokedAt: string | null }[] };
+    expect(again.shareLinks.find((l) => l.id === created.shareLink.id)?.revokedAt).not.toBeNull();
   });
 });
 

@@ -7,6 +7,11 @@ import type { z } from 'zod';
 import { formatHttpDate } from '../../lib/http-date.js';
 import { isNotModified } from '../conditional-get.js';
 
+/** Answers that may be kept as long as a feed's (half a sync interval): nothing changes faster than a sync. */
+export const keptFor = (seconds: number) => `private, max-age=${seconds}`;
+/** Answers a client revalidates every time: what a person may change at any moment (share links). */
+export const REVALIDATED = 'private, no-cache';
+
 /**
  * The answer, validated against its schema (what is sent is what the document says), with validators; 304 when
  * the client has these bytes already.
@@ -17,14 +22,14 @@ export function sendData<T extends z.ZodType>(
   schema: T,
   body: z.input<T>,
   lastModified: Date,
-  maxAgeSeconds: number,
+  cacheControl: string,
 ): FastifyReply {
   const text = JSON.stringify(schema.parse(body));
   const tag = createHash('sha256').update(text).digest('base64url').slice(0, 32);
   reply
     .header('etag', `"${tag}"`)
     .header('last-modified', formatHttpDate(lastModified))
-    .header('cache-control', `private, max-age=${maxAgeSeconds}`)
+    .header('cache-control', cacheControl)
     .header('vary', 'Authorization');
   const notModified = isNotModified(
     { ifNoneMatch: request.headers['if-none-match'], ifModifiedSince: request.headers['if-modified-since'] },

@@ -10,7 +10,7 @@ import { HttpError } from '../http-error.js';
 import { perAddressLimit } from '../rate-limits.js';
 import type { WebDeps } from '../web-deps.js';
 import { credentialKeyOf, type ApiAccessResolver } from './api-access.js';
-import { latest, sendData } from './api-answers.js';
+import { keptFor, latest, sendData } from './api-answers.js';
 import { connectionAvailability, rangeOf, teamAvailability } from './api-availability.js';
 import { NOT_IN_SCOPE, scopeOf } from './api-scope.js';
 import { registerApiShareLinkRoutes } from './api-share-links.js';
@@ -33,8 +33,7 @@ export function registerApiRoutes(app: FastifyInstance, deps: WebDeps, access: A
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   const api = app.withTypeProvider<ZodTypeProvider>();
-  // Answers may be kept as long as a feed's (half a sync interval): nothing changes faster than a sync.
-  const maxAge = Math.max(60, Math.floor(deps.settings.refreshIntervalSeconds / 2));
+  const cacheControl = keptFor(Math.max(60, Math.floor(deps.settings.refreshIntervalSeconds / 2)));
   const limit = perAddressLimit('api', deps.settings.rateLimits.apiPerMinute, { keyed: true });
   const rateLimit =
     limit === false
@@ -91,7 +90,7 @@ export function registerApiRoutes(app: FastifyInstance, deps: WebDeps, access: A
         availabilityResponse,
         body,
         latest(changedAt, range.todayStart, scope.changedAt),
-        maxAge,
+        cacheControl,
       );
     },
   );
@@ -126,7 +125,7 @@ export function registerApiRoutes(app: FastifyInstance, deps: WebDeps, access: A
           eventTypes: eventTypes.map(({ id, title, enabled, secret }) => ({ id, title, enabled, secret })),
         },
         latest(connection.feedChangedAt ?? connection.createdAt, scope.changedAt),
-        maxAge,
+        cacheControl,
       );
     },
   );
@@ -169,7 +168,7 @@ export function registerApiRoutes(app: FastifyInstance, deps: WebDeps, access: A
         teamAvailabilityResponse,
         body,
         latest(changedAt, range.todayStart, scope.changedAt),
-        maxAge,
+        cacheControl,
       );
     },
   );
