@@ -54,8 +54,14 @@ beforeAll(async () => {
   await h.syncNow(connected.connectionId);
   feedToken = connected.token!;
   const feedId = (await h.feeds.findByToken(feedToken))!.id;
-  shareSecret = (await h.deps.shareLinks.create({ feedId, label: 'for the log test', expiresAt: null }))
-    .secret;
+  shareSecret = (
+    await h.deps.shareLinks.create({
+      feedId,
+      label: 'for the log test',
+      expiresAt: null,
+      now: h.sync.clock.now(),
+    })
+  ).secret;
   // The same app as the harness serves, built again to read its route table.
   const app = await buildWebApp(h.deps);
   routes = routesOfTree(app.printRoutes({ commonPrefix: false }));

@@ -99,6 +99,7 @@ describe('the OpenAPI document', () => {
       feedId: adaFeed,
       label: 'to revoke',
       expiresAt: null,
+      now: h.sync.clock.now(),
     });
     const ids: Record<string, string> = {
       connectionId: ada.connectionId,
@@ -154,7 +155,12 @@ describe('the OpenAPI document', () => {
 
   it('every documented GET answers with a strong ETag and Last-Modified, and 304 to If-None-Match', async () => {
     const adaFeed = (await h.feeds.findByToken(ada.token))!.id;
-    await h.deps.shareLinks.create({ feedId: adaFeed, label: 'listed', expiresAt: null });
+    await h.deps.shareLinks.create({
+      feedId: adaFeed,
+      label: 'listed',
+      expiresAt: null,
+      now: h.sync.clock.now(),
+    });
     const ids: Record<string, string> = { connectionId: ada.connectionId, teamId, feedId: adaFeed };
     const gets = Object.entries(document.paths).flatMap(([template, operations]) =>
       operations.get === undefined ? [] : [{ template, operation: operations.get }],

@@ -121,11 +121,13 @@ export function registerApiShareLinkRoutes(
       const feed = await managedFeed(request, request.params.feedId);
       const { label, expires = 'never', embedOrigins = [] } = request.body;
       try {
+        const now = deps.now();
         const { link, secret } = await deps.shareLinks.create({
           feedId: feed.id,
           label,
-          expiresAt: shareLinkExpiry(expires, await deps.shareLinks.feedZone(feed.id), deps.now()),
+          expiresAt: shareLinkExpiry(expires, await deps.shareLinks.feedZone(feed.id), now),
           frameAncestors: embedOrigins,
+          now,
         });
         return reply
           .code(201)

@@ -25,6 +25,10 @@ import { renderShareGonePage, renderSharePage } from './share-page.js';
 import { copyText, shareWeek, shownDays, validZone, type ShareWeek } from './share-week.js';
 
 export const SHARE_PATH = '/share';
+// Every address of a link (the page, its text, its feed) is revalidated every time: a revoked or expired link
+// must not live on in a browser's or a calendar app's cache. A revalidation with the ETag costs one indexed read
+// and a 304 while the link lasts, and gets the 404 or 410 from the next request after it ends.
+const REVALIDATED = 'private, no-cache';
 const MAX_RENDERS = 2_000;
 
 interface Rendered {
@@ -93,11 +97,10 @@ export function registerShareRoutes(app: FastifyInstance, deps: WebDeps, serving
   const renders = new LRUCache<string, Rendered>({ max: MAX_RENDERS });
   const weeks = new LRUCache<string, ShareWeek>({ max: MAX_RENDERS });
   const base = deps.settings.publicBaseUrl.replace(/\/+$/, '');
-  const icsCacheControl = `private, max-age=${Math.max(60, Math.floor(deps.settings.refreshIntervalSeconds / 2))}`;
 
   async function find(secret: string): Promise<Found> {
     const found = await deps.shareLinks.resolveSecretHash(hashShareSecret(secret));
-    if (found === undefined || found.link.revokedAt !== null || found.feedRevoked) {
+    if (found === undefined || found.link.revokedAt !== null || found.link.feedRevokedAt !== null) {
       return { kind: 'gone', status: 404 };
     }
     const now = deps.now();
@@ -237,8 +240,7 @@ export function registerShareRoutes(app: FastifyInstance, deps: WebDeps, serving
 
   const pageHeaders = (link: ShareLinkRecord, embedded: boolean) => ({
     ...shareSecurityHeaders(embedded ? link.frameAncestors : null),
-    // Revalidated every time: a revoked or expired link must not live on in a browser's cache.
-    'cache-control': 'private, no-cache',
+    'cache-control': REVALIDATED,
   });
 
   type ShareRoute = { Params: { secret: string }; Querystring: { week?: string; zone?: string } };
@@ -266,7 +268,7 @@ export function registerShareRoutes(app: FastifyInstance, deps: WebDeps, serving
       },
       {
         ...shareSecurityHeaders(null),
-        'cache-control': icsCacheControl,
+        'cache-control': REVALIDATED,
         'content-disposition': 'inline; filename="free-time.ics"',
       },
     );
