@@ -142,6 +142,15 @@ export function validFrameAncestor(value: string): string {
   return url.origin;
 }
 
+/** Whether a stored value is an origin as validFrameAncestor writes it (rows made before its rule may hold others). */
+export function isFrameAncestor(value: string): boolean {
+  try {
+    return validFrameAncestor(value) === value;
+  } catch {
+    return false;
+  }
+}
+
 export function validFrameAncestors(values: readonly string[]): string[] {
   const origins = [...new Set(values.filter((v) => v.trim() !== '').map(validFrameAncestor))];
   if (origins.length > MAX_FRAME_ANCESTORS) {

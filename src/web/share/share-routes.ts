@@ -15,7 +15,7 @@ import type { FeedServing } from '../../serving/feed-serving.js';
 import { feedWindow } from '../../serving/feed-window.js';
 import { TEAM_FEED_ZONE } from '../../serving/feed-content.js';
 import type { ResolvedFeed } from '../../store/feeds.js';
-import { hashShareSecret, type ShareLinkRecord } from '../../store/share-links.js';
+import { hashShareSecret, isFrameAncestor, type ShareLinkRecord } from '../../store/share-links.js';
 import { acceptsGzip } from '../accept-encoding.js';
 import { isNotModified } from '../conditional-get.js';
 import { feedLinksForUrl } from '../feed-links.js';
@@ -43,10 +43,14 @@ type Found =
   | { kind: 'open'; link: ShareLinkRecord; resolved: ResolvedFeed; feedTokenHash: Buffer }
   | { kind: 'gone'; status: 404 | 410 };
 
-/** The share page's own headers: never framed (but from the link's origins), no Referer, not indexed. */
+/**
+ * The share page's own headers: never framed (but from the link's origins), no Referer, not indexed. Only
+ * origins as the stores accept them now reach frame-ancestors: a row made before that rule may hold a wildcard or
+ * a `;` that would widen or end the directive.
+ */
 export function shareSecurityHeaders(frameAncestors: readonly string[] | null): Record<string, string> {
-  const ancestors =
-    frameAncestors === null || frameAncestors.length === 0 ? "'none'" : frameAncestors.join(' ');
+  const origins = (frameAncestors ?? []).filter(isFrameAncestor);
+  const ancestors = origins.length === 0 ? "'none'" : origins.join(' ');
   return {
     'content-security-policy': [
       "default-src 'none'",
