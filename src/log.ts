@@ -37,7 +37,10 @@ const SECRET_KEYS = new Set(
 // Bearer credentials and URL userinfo can also hide inside free text (an error message, a URL).
 const BEARER_IN_TEXT = /\b(Bearer|Basic)\s+[A-Za-z0-9\-._~+/]+=*/gi;
 const URL_USERINFO = /(\b[a-z][a-z0-9+.-]*:\/\/)[^/\s:@]+(:[^/\s@]*)?@/gi;
-const FEED_PATH = /(\/(?:feeds|freebusy)\/)[A-Za-z0-9_-]{8,}(\.ics|\.ifb)?/g;
+// A path segment that is itself a bearer secret: a feed's token, a share link's secret (its page, .txt, .ics and
+// /embed). Percent-encoded characters too: the router decodes them, so `/share/%41bc…` opens the same link.
+// test/security/secrets-in-paths.test.ts requests every route whose path carries a secret and reads the log.
+const SECRET_PATH = /(\/(?:feeds|freebusy|share)\/)[A-Za-z0-9_~%-]{8,}/g;
 // An OAuth callback URL carries the authorization code; token-bearing query parameters may appear in any URL.
 const SECRET_QUERY =
   /([?&](?:code|code_verifier|access_token|refresh_token|token|client_secret)=)[^&\s#"']+/gi;
@@ -46,7 +49,7 @@ export function redactText(text: string): string {
   return text
     .replace(BEARER_IN_TEXT, `$1 ${REDACTED}`)
     .replace(URL_USERINFO, `$1${REDACTED}@`)
-    .replace(FEED_PATH, `$1${REDACTED}$2`)
+    .replace(SECRET_PATH, `$1${REDACTED}`)
     .replace(SECRET_QUERY, `$1${REDACTED}`);
 }
 

@@ -22,14 +22,19 @@ type Env = Record<string, string | undefined>;
 type Stdout = Output & { isTTY: boolean; columns?: number };
 
 export type ShareLinksAction =
-  | { kind: 'list'; feedId?: string; includeRevoked: boolean; format: OutputFormat }
+  | { kind: 'list'; feedId?: string; activeOnly: boolean; format: OutputFormat }
   | { kind: 'create'; feedId: string; label: string; expires: string; embedOrigins: string[] }
   | { kind: 'revoke'; linkId: string };
 
 const minute = (date: Date) => date.toISOString().replace(/:\d\d\.\d{3}Z$/, 'Z');
 
+/** Whether the link's page opens now: neither it nor its feed revoked, and not expired. */
+const opens = (link: ShareLinkRecord, now: Date) =>
+  link.revokedAt === null && link.feedRevokedAt === null && (link.expiresAt === null || link.expiresAt > now);
+
 function linkState(link: ShareLinkRecord, now: Date): string {
   if (link.revokedAt) return `revoked ${minute(link.revokedAt)}`;
+  if (link.feedRevokedAt) return `feed revoked ${minute(link.feedRevokedAt)}`;
   if (link.expiresAt && link.expiresAt <= now) return `expired ${minute(link.expiresAt)}`;
   const opened = link.lastOpenedAt ? `opened ${minute(link.lastOpenedAt)}` : 'never opened';
   return link.expiresAt ? `${opened}; expires ${minute(link.expiresAt)}` : opened;
@@ -49,10 +54,12 @@ export async function runShareLinks(env: Env, action: ShareLinksAction, out: Std
     const now = new Date();
     switch (action.kind) {
       case 'list': {
-        const list = await shareLinks.list({
-          ...(action.feedId === undefined ? {} : { feedIds: [action.feedId] }),
-          includeRevoked: action.includeRevoked,
-        });
+        const list = (
+          await shareLinks.list({
+            ...(action.feedId === undefined ? {} : { feedIds: [action.feedId] }),
+            includeRevoked: !action.activeOnly,
+          })
+        ).filter((link) => !action.activeOnly || opens(link, now));
         if (action.format === 'json') {
           out.write(JSON.stringify({ shareLinks: list }, null, 2) + '\n');
           return;
@@ -73,6 +80,7 @@ export async function runShareLinks(env: Env, action: ShareLinksAction, out: Std
           label: action.label,
           expiresAt: shareLinkExpiry(action.expires, zone, now),
           frameAncestors: action.embedOrigins,
+          now,
         });
         out.write(
           `Share link ${link.id} (${link.label}; ${link.expiresAt ? `expires ${minute(link.expiresAt)}` : 'never expires'}):\n` +
@@ -104,12 +112,17 @@ export function registerShareLinksCommand(program: Command, env: Env, stdout: St
     .command('list')
     .description('List share links (never their addresses), with when each was last opened.')
     .option('--feed <id>', 'only this feed’s', feedId)
-    .option('--active', 'leave revoked links out')
+    .option('--active', 'only links whose page opens now: not revoked, expired or of a revoked feed')
     .addOption(new Option('--format <format>', 'output format').choices(OUTPUT_FORMATS).default('table'))
     .action(async (o: { feed?: string; active?: boolean; format: OutputFormat }) =>
       runShareLinks(
         env,
-        { kind: 'list', includeRevoked: !o.active, format: o.format, ...(o.feed ? { feedId: o.feed } : {}) },
+        {
+          kind: 'list',
+          activeOnly: o.active === true,
+          format: o.format,
+          ...(o.feed ? { feedId: o.feed } : {}),
+        },
         stdout,
       ),
     );

@@ -2,7 +2,7 @@
 // has its own secret, so the feed's token is never shown through it; the secret is kept as its SHA-256 (256
 // random bits: a plain hash is enough, as for feed tokens) and, with the token vault, sealed beside it bound to
 // the link's id, so its owner's page can show the address again. Never plain.
-import { DateTime } from 'luxon';
+import { DateTime, IANAZone } from 'luxon';
 import type { PrismaClient, ShareLink } from '../generated/prisma/client.js';
 import { hashFeedToken, newFeedToken } from '../feeds/feed-token.js';
 import { FeedNotFoundError } from './feeds.js';
@@ -19,6 +19,8 @@ export interface ShareLinkRecord {
   frameAncestors: string[];
   createdAt: Date;
   revokedAt: Date | null;
+  /** When its feed was revoked: the link then answers 404 as if revoked itself. */
+  feedRevokedAt: Date | null;
   lastOpenedAt: Date | null;
   /** Whether the address can be shown again (its secret was sealed). */
   secretRecoverable: boolean;
@@ -28,7 +30,6 @@ export interface ShareLinkRecord {
 export interface ResolvedShareLink {
   link: ShareLinkRecord;
   feedTokenHash: Buffer;
-  feedRevoked: boolean;
 }
 
 export class ShareLinkNotFoundError extends Error {
@@ -46,14 +47,18 @@ export class InvalidShareLinkError extends Error {
 }
 
 export interface ShareLinkStore {
-  /** The secret is returned only here (and by reveal). Throws FeedNotFoundError for no active feed. */
+  /**
+   * The secret is returned only here (and by reveal). Made at `now`, the app's clock, as everything else it
+   * writes. Throws FeedNotFoundError for no active feed.
+   */
   create(input: {
     feedId: string;
     label: string;
     expiresAt: Date | null;
     frameAncestors?: readonly string[];
+    now: Date;
   }): Promise<{ link: ShareLinkRecord; secret: string }>;
-  /** Of some feeds, or all; revoked ones only when asked. Newest first. */
+  /** Of some feeds, or all; revoked ones (or those of a revoked feed) only when asked. Newest first. */
   list(filter?: { feedIds?: readonly string[]; includeRevoked?: boolean }): Promise<ShareLinkRecord[]>;
   /** Throws ShareLinkNotFoundError. */
   get(linkId: string): Promise<ShareLinkRecord>;
@@ -80,7 +85,7 @@ interface ResolvedRow {
   last_opened_at: Date | null;
   secret_recoverable: boolean;
   feed_token_hash: Uint8Array;
-  feed_revoked: boolean;
+  feed_revoked_at: Date | null;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -101,9 +106,19 @@ export function validShareLabel(label: string): string {
   return trimmed;
 }
 
+// A host as DNS names it (labels of letters, digits and inner hyphens; an IPv4 address is one too), after URL
+// has lowered its case and turned an international name into its xn-- form. WHATWG URL itself lets `*`, `;`,
+// `,` and quotes through in a host (and decodes `%3B` into one), each of which would widen or end the CSP
+// directive the origin is written into.
+const DNS_LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
+const isDnsHost = (host: string) => host.length <= 253 && host.split('.').every((l) => DNS_LABEL.test(l));
+// URL accepts a bracketed host only when it is an IPv6 address, which it writes in its canonical form.
+const isIpv6Host = (host: string) => /^\[[0-9a-f:.]+\]$/.test(host);
+
 /**
  * An origin a page may be framed from, as CSP frame-ancestors takes it: https (or http for loopback) scheme,
- * host and port, nothing else; anything else is refused with the reason.
+ * a host of DNS characters (or an IP address) and a port, nothing else; anything else is refused with the
+ * reason, naming the value.
  */
 export function validFrameAncestor(value: string): string {
   let url: URL;
@@ -111,6 +126,11 @@ export function validFrameAncestor(value: string): string {
     url = new URL(value.trim());
   } catch {
     throw new InvalidShareLinkError(`"${value}" is not an origin like https://example.com`);
+  }
+  if (!isDnsHost(url.hostname) && !isIpv6Host(url.hostname)) {
+    throw new InvalidShareLinkError(
+      `"${value}" is not an origin: its host may hold only letters, digits, hyphens and dots (or be an IP address), like https://example.com`,
+    );
   }
   const loopback = ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname);
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback)) {
@@ -122,6 +142,15 @@ export function validFrameAncestor(value: string): string {
   return url.origin;
 }
 
+/** Whether a stored value is an origin as validFrameAncestor writes it (rows made before its rule may hold others). */
+export function isFrameAncestor(value: string): boolean {
+  try {
+    return validFrameAncestor(value) === value;
+  } catch {
+    return false;
+  }
+}
+
 export function validFrameAncestors(values: readonly string[]): string[] {
   const origins = [...new Set(values.filter((v) => v.trim() !== '').map(validFrameAncestor))];
   if (origins.length > MAX_FRAME_ANCESTORS) {
@@ -130,7 +159,10 @@ export function validFrameAncestors(values: readonly string[]): string[] {
   return origins;
 }
 
-function toRecord(row: ShareLink): ShareLinkRecord {
+/** What a record reads of its feed, included with every row. */
+const WITH_FEED = { feed: { select: { revokedAt: true } } } as const;
+
+function toRecord(row: ShareLink & { feed: { revokedAt: Date | null } }): ShareLinkRecord {
   return {
     id: row.id,
     feedId: row.feedId,
@@ -139,14 +171,17 @@ function toRecord(row: ShareLink): ShareLinkRecord {
     frameAncestors: row.frameAncestors,
     createdAt: row.createdAt,
     revokedAt: row.revokedAt,
+    feedRevokedAt: row.feed.revokedAt,
     lastOpenedAt: row.lastOpenedAt,
     secretRecoverable: row.secretSealed !== null,
   };
 }
 
 export function createShareLinkStore(prisma: PrismaClient, vault?: TokenVault): ShareLinkStore {
-  async function findRow(linkId: string): Promise<ShareLink> {
-    const row = UUID.test(linkId) ? await prisma.shareLink.findUnique({ where: { id: linkId } }) : null;
+  async function findRow(linkId: string) {
+    const row = UUID.test(linkId)
+      ? await prisma.shareLink.findUnique({ where: { id: linkId }, include: WITH_FEED })
+      : null;
     if (!row) throw new ShareLinkNotFoundError(linkId);
     return row;
   }
@@ -168,12 +203,15 @@ export function createShareLinkStore(prisma: PrismaClient, vault?: TokenVault): 
             secretHash: new Uint8Array(hashShareSecret(secret)),
             expiresAt: input.expiresAt,
             frameAncestors,
+            createdAt: input.now,
           },
+          include: WITH_FEED,
         });
         if (vault === undefined) return created;
         return tx.shareLink.update({
           where: { id: created.id },
           data: { secretSealed: vault.seal(secret, sealingContext(created.id)) },
+          include: WITH_FEED,
         });
       });
       return { link: toRecord(row), secret };
@@ -183,9 +221,10 @@ export function createShareLinkStore(prisma: PrismaClient, vault?: TokenVault): 
       const rows = await prisma.shareLink.findMany({
         where: {
           ...(filter.feedIds === undefined ? {} : { feedId: { in: [...filter.feedIds] } }),
-          ...(filter.includeRevoked ? {} : { revokedAt: null }),
+          ...(filter.includeRevoked ? {} : { revokedAt: null, feed: { revokedAt: null } }),
         },
         orderBy: [{ createdAt: 'desc' }, { id: 'asc' }],
+        include: WITH_FEED,
       });
       return rows.map(toRecord);
     },
@@ -214,7 +253,7 @@ export function createShareLinkStore(prisma: PrismaClient, vault?: TokenVault): 
       const rows = await prisma.$queryRaw<ResolvedRow[]>`
         SELECT s.id, s.feed_id, s.label, s.expires_at, s.frame_ancestors, s.created_at, s.revoked_at,
                s.last_opened_at, s.secret_sealed IS NOT NULL AS secret_recoverable,
-               f.token_hash AS feed_token_hash, f.revoked_at IS NOT NULL AS feed_revoked
+               f.token_hash AS feed_token_hash, f.revoked_at AS feed_revoked_at
         FROM share_link s JOIN feed f ON f.id = s.feed_id
         WHERE s.secret_hash = ${new Uint8Array(secretHash)}`;
       const [row] = rows;
@@ -228,11 +267,11 @@ export function createShareLinkStore(prisma: PrismaClient, vault?: TokenVault): 
           frameAncestors: row.frame_ancestors,
           createdAt: row.created_at,
           revokedAt: row.revoked_at,
+          feedRevokedAt: row.feed_revoked_at,
           lastOpenedAt: row.last_opened_at,
           secretRecoverable: row.secret_recoverable,
         },
         feedTokenHash: Buffer.from(row.feed_token_hash),
-        feedRevoked: row.feed_revoked,
       };
     },
 
@@ -269,6 +308,13 @@ export function shareLinkExpiry(spec: string, zone: string, now: Date): Date | n
     return new Date(now.getTime() + count * 86_400_000);
   }
   if (/^\d{4}-\d{2}-\d{2}$/.test(value)) {
+    // A zone stored from the upstream that this server's luxon (ICU) does not know: a date cannot be read in
+    // it, and reading it in another would end the link hours off.
+    if (!IANAZone.isValidZone(zone)) {
+      throw new InvalidShareLinkError(
+        `"${spec}" cannot be read as a date: the account's time zone "${zone}" is not one this server knows; give a number of days (7d) instead`,
+      );
+    }
     const end = DateTime.fromISO(value, { zone }).plus({ days: 1 }).startOf('day');
     if (!end.isValid) throw new InvalidShareLinkError(`"${spec}" is not a date`);
     if (end.toMillis() <= now.getTime()) throw new InvalidShareLinkError(`${value} has passed already`);

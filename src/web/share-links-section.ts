@@ -65,6 +65,7 @@ export async function shareLinkFromForm(
       label: field(body, 'label'),
       expiresAt: shareLinkExpiry(expirySpecOf(body), zone, now),
       frameAncestors: originsOf(body.origins),
+      now,
     });
     return link;
   } catch (thrown: unknown) {

@@ -27,6 +27,7 @@ export async function benchSharePage(
       feedId: feed.feedId,
       label: 'bench',
       expiresAt: null,
+      now: h.sync.clock.now(),
     });
     const path = `/share/${secret}?week=0&zone=Europe%2FBerlin`;
     const first = await h.get(path);

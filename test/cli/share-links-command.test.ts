@@ -4,6 +4,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { runCapturedCli } from '../support/cli-run.js';
+import { NOT_ORIGINS } from '../support/not-origins.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 
 let db: TestDatabase;
@@ -99,5 +100,81 @@ describe('slotfeed share-links', () => {
     ]);
     expect(past.code).toBe(1);
     expect(past.stderr).toContain('has passed already');
+  });
+
+  it('lists only links whose page opens with --active: not one of a revoked feed, nor an expired one', async () => {
+    const revokedFeed = (
+      await db.prisma.feed.create({ data: { connectionId: ada, tokenHash: new Uint8Array(randomBytes(32)) } })
+    ).id;
+    const made = async (feed: string, label: string, expires = 'never') =>
+      slotfeed(['share-links', 'create', '--feed', feed, '--label', label, '--expires', expires]);
+    expect(await made(revokedFeed, 'of a feed revoked since')).toMatchObject({ code: 0 });
+    expect(await made(feedId, 'lasting', '2099-01-01')).toMatchObject({ code: 0 });
+    expect(await made(feedId, 'soon over', '1d')).toMatchObject({ code: 0 });
+    await db.prisma.feed.update({ where: { id: revokedFeed }, data: { revokedAt: new Date() } });
+    await db.prisma.shareLink.updateMany({
+      where: { label: 'soon over' },
+      data: { expiresAt: new Date(Date.now() - 60_000) },
+    });
+    const active = await slotfeed(['share-links', 'list', '--active']);
+    expect(active.stdout).toContain('lasting');
+    expect(active.stdout).not.toContain('of a feed revoked since');
+    expect(active.stdout).not.toContain('soon over');
+    const all = await slotfeed(['share-links', 'list']);
+    const row = all.stdout.split('\n').find((line) => line.includes('of a feed revoked since'));
+    expect(row).toMatch(/feed revoked \d{4}-\d\d-\d\dT\d\d:\d\dZ/);
+    const json = JSON.parse(
+      (await slotfeed(['share-links', 'list', '--active', '--format', 'json'])).stdout,
+    ) as {
+      shareLinks: { label: string }[];
+    };
+    expect(json.shareLinks.map((l) => l.label)).toContain('lasting');
+    expect(json.shareLinks.map((l) => l.label)).not.toContain('of a feed revoked since');
+  });
+
+  it('tells an account whose zone this server does not know that a date cannot be read in it', async () => {
+    const zoneless = randomUUID();
+    await db.prisma.connection.create({
+      data: { id: zoneless, upstreamUserId: 'usr_mars', timezone: 'Mars/Olympus_Mons' },
+    });
+    const feed = (
+      await db.prisma.feed.create({
+        data: { connectionId: zoneless, tokenHash: new Uint8Array(randomBytes(32)) },
+      })
+    ).id;
+    const dated = await slotfeed([
+      'share-links',
+      'create',
+      '--feed',
+      feed,
+      '--label',
+      'x',
+      '--expires',
+      '2099-12-31',
+    ]);
+    expect(dated.code).toBe(1);
+    expect(dated.stderr).toContain('"Mars/Olympus_Mons"');
+    expect(dated.stderr).not.toContain('is not a date');
+    const days = await slotfeed(['share-links', 'create', '--feed', feed, '--label', 'x', '--expires', '7d']);
+    expect(days.code).toBe(0);
+  });
+
+  it('refuses an embed origin whose host is no host name as a usage error naming it, and makes no link', async () => {
+    const before = await db.prisma.shareLink.count();
+    for (const value of NOT_ORIGINS) {
+      const bad = await slotfeed([
+        'share-links',
+        'create',
+        '--feed',
+        feedId,
+        '--label',
+        'x',
+        '--embed-origin',
+        value,
+      ]);
+      expect(bad.code).toBe(2);
+      expect(bad.stderr).toContain(`"${value}" is not an origin`);
+    }
+    expect(await db.prisma.shareLink.count()).toBe(before);
   });
 });

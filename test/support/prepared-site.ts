@@ -102,13 +102,19 @@ export async function prepareSite(label: string): Promise<PreparedSite> {
     const shareLinks = harness.deps.shareLinks;
     const now = harness.sync.clock.now();
     const shareSecret = (
-      await shareLinks.create({ feedId: ownerFeed.id, label: 'For the Acme interview', expiresAt: null })
+      await shareLinks.create({
+        feedId: ownerFeed.id,
+        label: 'For the Acme interview',
+        expiresAt: null,
+        now,
+      })
     ).secret;
     const expiredShareSecret = (
       await shareLinks.create({
         feedId: ownerFeed.id,
         label: 'Last week',
         expiresAt: new Date(now.getTime() - 1000),
+        now,
       })
     ).secret;
     await moveDatabaseDatesToClock(harness);
@@ -136,7 +142,8 @@ export async function prepareSite(label: string): Promise<PreparedSite> {
 async function moveDatabaseDatesToClock(harness: WebHarness): Promise<void> {
   const clockNow = harness.sync.clock.now();
   const prisma = harness.sync.db.prisma;
-  for (const table of ['connection', 'feed', 'team', 'api_key', 'webhook_endpoint', 'share_link'] as const) {
+  // Share links are made at the app's clock already.
+  for (const table of ['connection', 'feed', 'team', 'api_key', 'webhook_endpoint'] as const) {
     await prisma.$executeRawUnsafe(
       `UPDATE ${table} SET created_at = created_at - (now() - $1::timestamptz)`,
       clockNow,

@@ -162,8 +162,14 @@ beforeAll(async () => {
   const [teamFeed] = await h.feeds.list({ teamId });
   feedOwners.set(adaFeed!.id, { connectionId: ada });
   feedOwners.set(teamFeed!.id, { teamId });
-  shareLinkId = (await h.deps.shareLinks.create({ feedId: adaFeed!.id, label: 'scope', expiresAt: null }))
-    .link.id;
+  shareLinkId = (
+    await h.deps.shareLinks.create({
+      feedId: adaFeed!.id,
+      label: 'scope',
+      expiresAt: null,
+      now: h.sync.clock.now(),
+    })
+  ).link.id;
 
   const [slots, bookings, connections, members] = await Promise.all([
     prisma.slot.findMany({ where: { goneAt: null } }),

@@ -99,6 +99,7 @@ describe('the OpenAPI document', () => {
       feedId: adaFeed,
       label: 'to revoke',
       expiresAt: null,
+      now: h.sync.clock.now(),
     });
     const ids: Record<string, string> = {
       connectionId: ada.connectionId,
@@ -150,6 +151,41 @@ describe('the OpenAPI document', () => {
       }
     }
     expect(called).toBe(6);
+  });
+
+  it('every documented GET answers with a strong ETag and Last-Modified, and 304 to If-None-Match', async () => {
+    const adaFeed = (await h.feeds.findByToken(ada.token))!.id;
+    await h.deps.shareLinks.create({
+      feedId: adaFeed,
+      label: 'listed',
+      expiresAt: null,
+      now: h.sync.clock.now(),
+    });
+    const ids: Record<string, string> = { connectionId: ada.connectionId, teamId, feedId: adaFeed };
+    const gets = Object.entries(document.paths).flatMap(([template, operations]) =>
+      operations.get === undefined ? [] : [{ template, operation: operations.get }],
+    );
+    expect(gets.length).toBeGreaterThanOrEqual(4);
+    for (const { template, operation } of gets) {
+      const path = template.replace(/\{(\w+)\}/g, (_, name: string) => ids[name]!);
+      const first = await h.get(path, bearer(key));
+      const { etag, 'last-modified': lastModified } = first.headers;
+      expect({ template, status: first.status, etag, lastModified }).toEqual({
+        template,
+        status: 200,
+        // Strong: no W/ before the quotes.
+        etag: expect.stringMatching(/^"[^"]+"$/),
+        lastModified: expect.stringMatching(/^\w{3}, \d\d \w{3} \d{4} \d\d:\d\d:\d\d GMT$/),
+      });
+      const again = await h.get(path, { ...bearer(key), 'if-none-match': etag! });
+      expect({ template, status: again.status, body: again.text }).toEqual({
+        template,
+        status: 304,
+        body: '',
+      });
+      // And the document says so.
+      expect({ template, declared: '304' in operation.responses }).toEqual({ template, declared: true });
+    }
   });
 
   it('is rendered as a reference page from this site alone', async () => {

@@ -2,6 +2,7 @@
 // expiry, sees its address again with a QR code and when it was last opened, and revokes it; the page stops
 // opening at once. Another owner cannot touch it.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { NOT_ORIGINS } from '../support/not-origins.js';
 import type { FakeClock } from '../support/sync-harness.js';
 import { createWebHarness, type WebHarness } from '../support/web-harness.js';
 
@@ -84,6 +85,31 @@ describe('share links on /me', () => {
     });
     expect(path.status).toBe(400);
     expect(path.text).toContain('is not an origin');
+  });
+
+  it('refuse a host that is no host name (a wildcard, a semicolon, a quote), naming it; commas only separate', async () => {
+    const before = (await h.deps.shareLinks.list({ feedIds: [feedId] })).length;
+    for (const value of NOT_ORIGINS.filter((v) => !v.includes(','))) {
+      const made = await post(`/me/feeds/${feedId}/share-links`, cookie, {
+        label: 'embedded',
+        origins: value,
+      });
+      expect(made.status).toBe(400);
+      expect(made.text).toContain('is not an origin');
+      expect(made.text).toContain(value.replace("'", '&#39;'));
+    }
+    expect(await h.deps.shareLinks.list({ feedIds: [feedId] })).toHaveLength(before);
+    // In the form a comma is a separator (as a new line is): two origins, and no comma reaches the CSP.
+    const two = await post(`/me/feeds/${feedId}/share-links`, cookie, {
+      label: 'two blogs',
+      origins: 'https://a.example,https://b.example',
+    });
+    expect(two.status).toBe(303);
+    const [link] = (await h.deps.shareLinks.list({ feedIds: [feedId] })).filter(
+      (l) => l.label === 'two blogs',
+    );
+    expect(link?.frameAncestors).toEqual(['https://a.example', 'https://b.example']);
+    await h.deps.shareLinks.revoke(link!.id, (h.sync.clock as FakeClock).now());
   });
 
   it('are not another owner’s to make or revoke', async () => {

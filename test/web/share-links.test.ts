@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DateTime } from 'luxon';
 import type { ShareLinkStore } from '../../src/store/share-links.js';
 import { createTeamStore } from '../../src/store/teams.js';
+import { NOT_ORIGINS } from '../support/not-origins.js';
 import type { FakeClock } from '../support/sync-harness.js';
 import { ADMIN_TOKEN, createWebHarness, type WebHarness } from '../support/web-harness.js';
 
@@ -41,7 +42,9 @@ describe('a share link that never expires', () => {
   let secret: string;
   beforeAll(async () => {
     clock().set(START);
-    secret = (await links.create({ feedId, label: 'For the Acme interview', expiresAt: null })).secret;
+    secret = (
+      await links.create({ feedId, label: 'For the Acme interview', expiresAt: null, now: clock().now() })
+    ).secret;
   });
 
   it('answers with the page: noindex, no referrer, never framed, and the feed token nowhere in it', async () => {
@@ -113,8 +116,36 @@ describe('a share link that never expires', () => {
     ).toMatchObject({ status: 304 });
   });
 
+  it('sends its feed to be revalidated every time, so a revoked link’s feed is not kept in a cache', async () => {
+    const kept = await links.create({ feedId, label: 'calendar app', expiresAt: null, now: clock().now() });
+    const first = await h.get(`/share/${kept.secret}.ics`);
+    expect(first.status).toBe(200);
+    // What the page is sent with: a cache may keep the bytes but must ask before it uses them again.
+    expect(first.headers['cache-control']).toBe('private, no-cache');
+    const revalidate = { 'if-none-match': String(first.headers.etag) };
+    expect((await h.get(`/share/${kept.secret}.ics`, revalidate)).status).toBe(304);
+    await links.revoke(kept.link.id, clock().now());
+    expect((await h.get(`/share/${kept.secret}.ics`, revalidate)).status).toBe(404);
+  });
+
+  it('sends every one of its addresses to be revalidated, none to be kept without asking', async () => {
+    for (const path of [
+      `/share/${secret}`,
+      `/share/${secret}.txt`,
+      `/share/${secret}.ics`,
+      `/share/${secret}/embed`,
+    ]) {
+      const answer = await h.get(path);
+      expect({ path, status: answer.status, cacheControl: answer.headers['cache-control'] }).toEqual({
+        path,
+        status: 200,
+        cacheControl: 'private, no-cache',
+      });
+    }
+  });
+
   it('is gone at once when revoked: 404 like a link that never was, its text and feed too', async () => {
-    const other = await links.create({ feedId, label: 'withdrawn', expiresAt: null });
+    const other = await links.create({ feedId, label: 'withdrawn', expiresAt: null, now: clock().now() });
     expect((await h.get(`/share/${other.secret}`)).status).toBe(200);
     await links.revoke(other.link.id, clock().now());
     const page = await h.get(`/share/${other.secret}`, { accept: 'text/html' });
@@ -139,7 +170,7 @@ describe('a share link that expires', () => {
   it('opens until its expiry and answers 410 after, the page, its text and its subscribe URL', async () => {
     clock().set(START);
     const expiresAt = new Date(Date.parse(START) + 7 * 86_400_000);
-    const { secret } = await links.create({ feedId, label: 'a week', expiresAt });
+    const { secret } = await links.create({ feedId, label: 'a week', expiresAt, now: clock().now() });
     clock().set(new Date(expiresAt.getTime() - 1000).toISOString());
     expect((await h.get(`/share/${secret}`)).status).toBe(200);
     expect((await h.get(`/share/${secret}.txt`)).status).toBe(200);
@@ -161,6 +192,7 @@ describe('the embeddable page', () => {
       feedId,
       label: 'blog',
       expiresAt: null,
+      now: clock().now(),
       frameAncestors: ['https://blog.example.com', 'https://www.example.org:8443'],
     });
     const embed = await h.get(`/share/${listed.secret}/embed`);
@@ -168,25 +200,88 @@ describe('the embeddable page', () => {
     expect(embed.headers['content-security-policy']).toContain(
       'frame-ancestors https://blog.example.com https://www.example.org:8443',
     );
-    const none = await links.create({ feedId, label: 'no embedding', expiresAt: null });
+    const none = await links.create({ feedId, label: 'no embedding', expiresAt: null, now: clock().now() });
     expect((await h.get(`/share/${none.secret}/embed`)).headers['content-security-policy']).toContain(
+      "frame-ancestors 'none'",
+    );
+  });
+
+  it('leaves an origin stored before the rule out of its CSP: kept as written, never in the header', async () => {
+    const { link, secret } = await links.create({
+      feedId,
+      label: 'older blog',
+      expiresAt: null,
+      now: clock().now(),
+      frameAncestors: ['https://blog.example.com'],
+    });
+    await h.sync.db.prisma.shareLink.update({
+      where: { id: link.id },
+      data: { frameAncestors: ['https://*', 'https://blog.example.com', 'https://a.example;sandbox'] },
+    });
+    const csp = String((await h.get(`/share/${secret}/embed`)).headers['content-security-policy']);
+    expect(csp).toContain('frame-ancestors https://blog.example.com');
+    expect(csp).not.toContain('*');
+    expect(csp).not.toContain('sandbox');
+    await h.sync.db.prisma.shareLink.update({
+      where: { id: link.id },
+      data: { frameAncestors: ['https://*'] },
+    });
+    expect(String((await h.get(`/share/${secret}/embed`)).headers['content-security-policy'])).toContain(
       "frame-ancestors 'none'",
     );
   });
 
   it('refuses what is not an origin', async () => {
     await expect(
-      links.create({ feedId, label: 'bad', expiresAt: null, frameAncestors: ['https://a.example/path'] }),
+      links.create({
+        feedId,
+        label: 'bad',
+        expiresAt: null,
+        frameAncestors: ['https://a.example/path'],
+        now: clock().now(),
+      }),
     ).rejects.toThrow(/not an origin/);
     await expect(
-      links.create({ feedId, label: 'bad', expiresAt: null, frameAncestors: ['http://a.example'] }),
+      links.create({
+        feedId,
+        label: 'bad',
+        expiresAt: null,
+        frameAncestors: ['http://a.example'],
+        now: clock().now(),
+      }),
     ).rejects.toThrow(/https/);
+  });
+
+  it('refuses a host that is not letters, digits, hyphens and dots (or an IP address), naming it', async () => {
+    for (const value of NOT_ORIGINS) {
+      await expect(
+        links.create({ feedId, label: 'bad', expiresAt: null, frameAncestors: [value], now: clock().now() }),
+      ).rejects.toThrow(`"${value}" is not an origin`);
+    }
+    // What is one still is, an IP address or a port with it.
+    const { link } = await links.create({
+      feedId,
+      label: 'addresses',
+      expiresAt: null,
+      now: clock().now(),
+      frameAncestors: ['https://192.0.2.7:8443', 'https://[2001:db8::1]', 'http://localhost:3000'],
+    });
+    expect(link.frameAncestors).toEqual([
+      'https://192.0.2.7:8443',
+      'https://[2001:db8::1]',
+      'http://localhost:3000',
+    ]);
   });
 });
 
 describe('the stored link', () => {
   it('keeps its secret hashed and sealed, never plain', async () => {
-    const { secret, link } = await links.create({ feedId, label: 'stored', expiresAt: null });
+    const { secret, link } = await links.create({
+      feedId,
+      label: 'stored',
+      expiresAt: null,
+      now: clock().now(),
+    });
     const row = await h.sync.db.prisma.shareLink.findUniqueOrThrow({ where: { id: link.id } });
     expect(JSON.stringify(row)).not.toContain(secret);
     expect(Buffer.from(row.secretHash).length).toBe(32);
@@ -236,6 +331,29 @@ describe('the administrator', () => {
     expect((await h.get(address!)).status).toBe(404);
   });
 
+  it('makes links at the app’s time, as everything else is written', async () => {
+    clock().advance(90);
+    const made = await adminPost(`/admin/feeds/${feedId}/share-links`, { label: 'timed', expires: 'never' });
+    expect(made.status).toBe(303);
+    const [link] = (await links.list({ feedIds: [feedId] })).filter((l) => l.label === 'timed');
+    expect(link?.createdAt.toISOString()).toBe(clock().now().toISOString());
+  });
+
+  it('is refused an embed origin that is not one, with a 400 naming it, and no link is made', async () => {
+    const before = (await links.list({ feedIds: [feedId] })).length;
+    for (const value of NOT_ORIGINS.filter((v) => !v.includes(','))) {
+      const made = await adminPost(`/admin/feeds/${feedId}/share-links`, {
+        label: 'embedded',
+        expires: 'never',
+        origins: `https://ok.example.com\n${value}`,
+      });
+      expect(made.status).toBe(400);
+      expect(made.text).toContain(`${value}`);
+      expect(made.text).toContain('is not an origin');
+    }
+    expect(await links.list({ feedIds: [feedId] })).toHaveLength(before);
+  });
+
   it('makes a team feed’s share link on the teams page, and sees its address there', async () => {
     const teams = createTeamStore(h.sync.db.prisma);
     const team = await teams.create('Reception');
@@ -277,9 +395,12 @@ describe('the JSON API', () => {
     expect(created.shareLink.expiresAt).toBe(
       new Date(clock().now().getTime() + 7 * 86_400_000).toISOString(),
     );
+    // Made at the app's time, as everything else it writes.
+    expect(created.shareLink).toMatchObject({ createdAt: clock().now().toISOString() });
     const path = new URL(created.url).pathname;
     expect((await h.get(path)).status).toBe(200);
-    const listed = JSON.parse((await h.get(`/api/v1/feeds/${feedId}/share-links`, asKey)).text) as {
+    const listing = await h.get(`/api/v1/feeds/${feedId}/share-links`, asKey);
+    const listed = JSON.parse(listing.text) as {
       shareLinks: { id: string; label: string }[];
     };
     expect(listed.shareLinks.map((l) => l.label)).toContain('From the API');
@@ -292,6 +413,68 @@ describe('the JSON API', () => {
     expect(revoked.status).toBe(200);
     expect(JSON.parse(revoked.text).shareLink.revokedAt).not.toBeNull();
     expect((await h.get(path)).status).toBe(404);
+    // The list revalidated with the ETag from before the revocation is sent again, with it revoked.
+    const relisted = await h.get(`/api/v1/feeds/${feedId}/share-links`, {
+      ...asKey,
+      'if-none-match': String(listing.headers.etag),
+    });
+    expect(relisted.status).toBe(200);
+    expect(relisted.headers['cache-control']).toBe('private, no-cache');
+    const again = JSON.parse(relisted.text) as { shareLinks: { id: string; revokedAt: string | null }[] };
+    expect(again.shareLinks.find((l) => l.id === created.shareLink.id)?.revokedAt).not.toBeNull();
+  });
+});
+
+describe('the JSON API refusing embed origins', () => {
+  it('answers 400 naming an embed origin that is not one, and makes no link', async () => {
+    const key = (
+      await h.deps.apiKeys.create({ label: 'origins bot', connectionIds: [connectionId], teamIds: [] })
+    ).secret;
+    const before = (await links.list({ feedIds: [feedId] })).length;
+    for (const value of NOT_ORIGINS) {
+      const made = await h.request('POST', `/api/v1/feeds/${feedId}/share-links`, {
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ label: 'embedded', embedOrigins: ['https://ok.example.com', value] }),
+      });
+      expect(made.status).toBe(400);
+      expect(JSON.parse(made.text)).toMatchObject({
+        status: 400,
+        detail: expect.stringContaining(`"${value}" is not an origin`),
+      });
+    }
+    expect(await links.list({ feedIds: [feedId] })).toHaveLength(before);
+  });
+});
+
+describe('an account whose stored zone this server does not know', () => {
+  it('is told a date cannot be read in that zone (and to give days), where it was told the date is none', async () => {
+    const key = (
+      await h.deps.apiKeys.create({ label: 'zone bot', connectionIds: [connectionId], teamIds: [] })
+    ).secret;
+    const { timezone } = await h.sync.db.prisma.connection.findUniqueOrThrow({ where: { id: connectionId } });
+    await h.sync.db.prisma.connection.update({
+      where: { id: connectionId },
+      data: { timezone: 'Mars/Olympus_Mons' },
+    });
+    try {
+      const made = await h.request('POST', `/api/v1/feeds/${feedId}/share-links`, {
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ label: 'dated', expires: '2026-03-31' }),
+      });
+      expect(made.status).toBe(400);
+      const { detail } = JSON.parse(made.text) as { detail: string };
+      expect(detail).toContain('"Mars/Olympus_Mons"');
+      expect(detail).toContain('a number of days');
+      expect(detail).not.toContain('is not a date');
+      // Days need no zone.
+      const days = await h.request('POST', `/api/v1/feeds/${feedId}/share-links`, {
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ label: 'for a week', expires: '7d' }),
+      });
+      expect(days.status).toBe(201);
+    } finally {
+      await h.sync.db.prisma.connection.update({ where: { id: connectionId }, data: { timezone } });
+    }
   });
 });
 
@@ -302,7 +485,12 @@ describe('a team feed’s share link', () => {
     const team = await teams.create('Front desk');
     await teams.addMembers(team.id, [connectionId]);
     const { feed, token } = await h.feeds.createTeamFeed({ teamId: team.id, options: { mode: 'any' } });
-    const { secret } = await links.create({ feedId: feed.id, label: 'team', expiresAt: null });
+    const { secret } = await links.create({
+      feedId: feed.id,
+      label: 'team',
+      expiresAt: null,
+      now: clock().now(),
+    });
     const page = await h.get(`/share/${secret}`);
     expect(page.status).toBe(200);
     expect(page.text).toContain('<p class="share-owner">Front desk</p>');

@@ -128,7 +128,9 @@ beforeAll(async () => {
   feedToken = connected.token!;
   const feedId = (await h.feeds.findByToken(feedToken))!.id;
   await h.sync.db.prisma.connection.update({ where: { id: connectionId }, data: { timezone: OWNER_ZONE } });
-  secret = (await h.deps.shareLinks.create({ feedId, label: 'browser', expiresAt: null })).secret;
+  secret = (
+    await h.deps.shareLinks.create({ feedId, label: 'browser', expiresAt: null, now: h.sync.clock.now() })
+  ).secret;
   const parent = (target: string) => (_request: http.IncomingMessage, response: http.ServerResponse) =>
     response
       .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
@@ -149,6 +151,7 @@ beforeAll(async () => {
       feedId,
       label: 'embedded',
       expiresAt: null,
+      now: h.sync.clock.now(),
       frameAncestors: [listedOrigin],
     })
   ).secret;

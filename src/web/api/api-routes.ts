@@ -2,18 +2,15 @@
 // (api-schemas.ts) are the single source of the validation, of the answers' shape and of the OpenAPI document.
 // Answers carry a strong ETag (a hash of the bytes) and Last-Modified, and a matching If-None-Match gets 304,
 // as feeds do. Errors are RFC 9457 problem details (error-handler.ts answers any /api/ error that way).
-import { createHash } from 'node:crypto';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
-import type { z } from 'zod';
-import { formatHttpDate } from '../../lib/http-date.js';
 import { ConnectionNotFoundError } from '../../store/connections.js';
 import { TeamNotFoundError } from '../../store/teams.js';
-import { isNotModified } from '../conditional-get.js';
 import { HttpError } from '../http-error.js';
 import { perAddressLimit } from '../rate-limits.js';
 import type { WebDeps } from '../web-deps.js';
 import { credentialKeyOf, type ApiAccessResolver } from './api-access.js';
+import { keptFor, latest, sendData } from './api-answers.js';
 import { connectionAvailability, rangeOf, teamAvailability } from './api-availability.js';
 import { NOT_IN_SCOPE, scopeOf } from './api-scope.js';
 import { registerApiShareLinkRoutes } from './api-share-links.js';
@@ -32,41 +29,11 @@ import {
 export const API_PREFIX = '/api/v1';
 const SECURITY = [{ bearer: [] }];
 
-/**
- * The answer, validated against its schema (what is sent is what the document says), with validators; 304 when
- * the client has these bytes already.
- */
-function sendData<T extends z.ZodType>(
-  request: FastifyRequest,
-  reply: FastifyReply,
-  schema: T,
-  body: z.input<T>,
-  lastModified: Date,
-  maxAgeSeconds: number,
-): FastifyReply {
-  const text = JSON.stringify(schema.parse(body));
-  const tag = createHash('sha256').update(text).digest('base64url').slice(0, 32);
-  reply
-    .header('etag', `"${tag}"`)
-    .header('last-modified', formatHttpDate(lastModified))
-    .header('cache-control', `private, max-age=${maxAgeSeconds}`)
-    .header('vary', 'Authorization');
-  const notModified = isNotModified(
-    { ifNoneMatch: request.headers['if-none-match'], ifModifiedSince: request.headers['if-modified-since'] },
-    { opaqueTags: [tag], lastModified },
-  );
-  if (notModified) return reply.code(304).send();
-  return reply.type('application/json; charset=utf-8').send(text);
-}
-
-const latest = (...dates: (Date | null)[]) => new Date(Math.max(...dates.map((d) => d?.getTime() ?? 0)));
-
 export function registerApiRoutes(app: FastifyInstance, deps: WebDeps, access: ApiAccessResolver): void {
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   const api = app.withTypeProvider<ZodTypeProvider>();
-  // Answers may be kept as long as a feed's (half a sync interval): nothing changes faster than a sync.
-  const maxAge = Math.max(60, Math.floor(deps.settings.refreshIntervalSeconds / 2));
+  const cacheControl = keptFor(Math.max(60, Math.floor(deps.settings.refreshIntervalSeconds / 2)));
   const limit = perAddressLimit('api', deps.settings.rateLimits.apiPerMinute, { keyed: true });
   const rateLimit =
     limit === false
@@ -123,7 +90,7 @@ export function registerApiRoutes(app: FastifyInstance, deps: WebDeps, access: A
         availabilityResponse,
         body,
         latest(changedAt, range.todayStart, scope.changedAt),
-        maxAge,
+        cacheControl,
       );
     },
   );
@@ -158,7 +125,7 @@ export function registerApiRoutes(app: FastifyInstance, deps: WebDeps, access: A
           eventTypes: eventTypes.map(({ id, title, enabled, secret }) => ({ id, title, enabled, secret })),
         },
         latest(connection.feedChangedAt ?? connection.createdAt, scope.changedAt),
-        maxAge,
+        cacheControl,
       );
     },
   );
@@ -201,7 +168,7 @@ export function registerApiRoutes(app: FastifyInstance, deps: WebDeps, access: A
         teamAvailabilityResponse,
         body,
         latest(changedAt, range.todayStart, scope.changedAt),
-        maxAge,
+        cacheControl,
       );
     },
   );

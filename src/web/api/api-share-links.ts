@@ -14,8 +14,10 @@ import { HttpError } from '../http-error.js';
 import { shareUrlOf } from '../share-links-section.js';
 import type { WebDeps } from '../web-deps.js';
 import type { ApiAccessResolver } from './api-access.js';
+import { latest, REVALIDATED, sendData } from './api-answers.js';
 import {
   feedParams,
+  NOT_MODIFIED,
   PROBLEMS,
   shareLinkBody,
   shareLinkCreatedResponse,
@@ -76,7 +78,7 @@ export function registerApiShareLinkRoutes(
         tags: ['share links'],
         security: SECURITY,
         params: feedParams,
-        response: { 200: shareLinksResponse, ...PROBLEMS },
+        response: { 200: shareLinksResponse, 304: NOT_MODIFIED, ...PROBLEMS },
       },
     },
     async (request, reply) => {
@@ -86,9 +88,19 @@ export function registerApiShareLinkRoutes(
         ...links.filter((l) => l.revokedAt === null),
         ...links.filter((l) => l.revokedAt !== null),
       ];
-      return reply
-        .header('cache-control', 'no-store')
-        .send({ feedId: feed.id, shareLinks: ordered.map(answerOf) });
+      // Every time the answer shows moves its Last-Modified: a link made, revoked or opened.
+      const lastModified = latest(
+        feed.createdAt,
+        ...links.flatMap((l) => [l.createdAt, l.revokedAt, l.lastOpenedAt]),
+      );
+      return sendData(
+        request,
+        reply,
+        shareLinksResponse,
+        { feedId: feed.id, shareLinks: ordered.map(answerOf) },
+        lastModified,
+        REVALIDATED,
+      );
     },
   );
 
@@ -109,11 +121,13 @@ export function registerApiShareLinkRoutes(
       const feed = await managedFeed(request, request.params.feedId);
       const { label, expires = 'never', embedOrigins = [] } = request.body;
       try {
+        const now = deps.now();
         const { link, secret } = await deps.shareLinks.create({
           feedId: feed.id,
           label,
-          expiresAt: shareLinkExpiry(expires, await deps.shareLinks.feedZone(feed.id), deps.now()),
+          expiresAt: shareLinkExpiry(expires, await deps.shareLinks.feedZone(feed.id), now),
           frameAncestors: embedOrigins,
+          now,
         });
         return reply
           .code(201)

@@ -15,7 +15,7 @@ import type { FeedServing } from '../../serving/feed-serving.js';
 import { feedWindow } from '../../serving/feed-window.js';
 import { TEAM_FEED_ZONE } from '../../serving/feed-content.js';
 import type { ResolvedFeed } from '../../store/feeds.js';
-import { hashShareSecret, type ShareLinkRecord } from '../../store/share-links.js';
+import { hashShareSecret, isFrameAncestor, type ShareLinkRecord } from '../../store/share-links.js';
 import { acceptsGzip } from '../accept-encoding.js';
 import { isNotModified } from '../conditional-get.js';
 import { feedLinksForUrl } from '../feed-links.js';
@@ -25,6 +25,10 @@ import { renderShareGonePage, renderSharePage } from './share-page.js';
 import { copyText, shareWeek, shownDays, validZone, type ShareWeek } from './share-week.js';
 
 export const SHARE_PATH = '/share';
+// Every address of a link (the page, its text, its feed) is revalidated every time: a revoked or expired link
+// must not live on in a browser's or a calendar app's cache. A revalidation with the ETag costs one indexed read
+// and a 304 while the link lasts, and gets the 404 or 410 from the next request after it ends.
+const REVALIDATED = 'private, no-cache';
 const MAX_RENDERS = 2_000;
 
 interface Rendered {
@@ -39,10 +43,14 @@ type Found =
   | { kind: 'open'; link: ShareLinkRecord; resolved: ResolvedFeed; feedTokenHash: Buffer }
   | { kind: 'gone'; status: 404 | 410 };
 
-/** The share page's own headers: never framed (but from the link's origins), no Referer, not indexed. */
+/**
+ * The share page's own headers: never framed (but from the link's origins), no Referer, not indexed. Only
+ * origins as the stores accept them now reach frame-ancestors: a row made before that rule may hold a wildcard or
+ * a `;` that would widen or end the directive.
+ */
 export function shareSecurityHeaders(frameAncestors: readonly string[] | null): Record<string, string> {
-  const ancestors =
-    frameAncestors === null || frameAncestors.length === 0 ? "'none'" : frameAncestors.join(' ');
+  const origins = (frameAncestors ?? []).filter(isFrameAncestor);
+  const ancestors = origins.length === 0 ? "'none'" : origins.join(' ');
   return {
     'content-security-policy': [
       "default-src 'none'",
@@ -94,11 +102,10 @@ export function registerShareRoutes(app: FastifyInstance, deps: WebDeps, serving
   const renders = new LRUCache<string, Rendered>({ max: MAX_RENDERS });
   const weeks = new LRUCache<string, ShareWeek>({ max: MAX_RENDERS });
   const base = deps.settings.publicBaseUrl.replace(/\/+$/, '');
-  const icsCacheControl = `private, max-age=${Math.max(60, Math.floor(deps.settings.refreshIntervalSeconds / 2))}`;
 
   async function find(secret: string): Promise<Found> {
     const found = await deps.shareLinks.resolveSecretHash(hashShareSecret(secret));
-    if (found === undefined || found.link.revokedAt !== null || found.feedRevoked) {
+    if (found === undefined || found.link.revokedAt !== null || found.link.feedRevokedAt !== null) {
       return { kind: 'gone', status: 404 };
     }
     const now = deps.now();
@@ -243,63 +250,64 @@ export function registerShareRoutes(app: FastifyInstance, deps: WebDeps, serving
 
   const pageHeaders = (link: ShareLinkRecord, embedded: boolean) => ({
     ...shareSecurityHeaders(embedded ? link.frameAncestors : null),
-    // Revalidated every time: a revoked or expired link must not live on in a browser's cache.
-    'cache-control': 'private, no-cache',
+    'cache-control': REVALIDATED,
   });
 
-  app.get<{ Params: { name: string }; Querystring: { week?: string; zone?: string } }>(
-    `${SHARE_PATH}/:name`,
-    async (request, reply) => {
-      const match = /^(.*?)(\.txt|\.ics)?$/.exec(request.params.name);
-      const secret = match?.[1] ?? '';
-      const suffix = match?.[2];
-      const found = await find(secret);
-      if (found.kind === 'gone') return sendGone(request, reply, found.status, suffix !== undefined);
-      if (suffix === '.ics') {
-        const current = await serving.current({
-          hash: found.feedTokenHash,
-          key: found.feedTokenHash.toString('base64'),
-        });
-        if (current === undefined) return sendGone(request, reply, 404, true);
-        const { rendered } = current;
-        return sendRendered(
-          request,
-          reply,
-          {
-            body: rendered.body,
-            gzipped: rendered.gzipped,
-            tag: rendered.tag,
-            lastModified: rendered.lastModified,
-            type: 'text/calendar; charset=utf-8',
-          },
-          {
-            ...shareSecurityHeaders(null),
-            'cache-control': icsCacheControl,
-            'content-disposition': 'inline; filename="free-time.ics"',
-          },
-        );
-      }
-      const form = suffix === '.txt' ? 'text' : 'page';
+  type ShareRoute = { Params: { secret: string }; Querystring: { week?: string; zone?: string } };
+
+  // One route per address, each naming its secret `:secret`: the route table says which paths carry a secret
+  // (test/security/secrets-in-paths.test.ts requests every one of them and reads the log).
+  app.get<ShareRoute>(`${SHARE_PATH}/:secret.ics`, async (request, reply) => {
+    const found = await find(request.params.secret);
+    if (found.kind === 'gone') return sendGone(request, reply, found.status, true);
+    const current = await serving.current({
+      hash: found.feedTokenHash,
+      key: found.feedTokenHash.toString('base64'),
+    });
+    if (current === undefined) return sendGone(request, reply, 404, true);
+    const { rendered } = current;
+    return sendRendered(
+      request,
+      reply,
+      {
+        body: rendered.body,
+        gzipped: rendered.gzipped,
+        tag: rendered.tag,
+        lastModified: rendered.lastModified,
+        type: 'text/calendar; charset=utf-8',
+      },
+      {
+        ...shareSecurityHeaders(null),
+        'cache-control': REVALIDATED,
+        'content-disposition': 'inline; filename="free-time.ics"',
+      },
+    );
+  });
+
+  for (const [suffix, form] of [
+    ['', 'page'],
+    ['.txt', 'text'],
+  ] as const) {
+    app.get<ShareRoute>(`${SHARE_PATH}/:secret${suffix}`, async (request, reply) => {
+      const found = await find(request.params.secret);
+      if (found.kind === 'gone') return sendGone(request, reply, found.status, form === 'text');
       return sendRendered(
         request,
         reply,
-        await renderWeek(found, secret, form, request.query),
+        await renderWeek(found, request.params.secret, form, request.query),
         pageHeaders(found.link, false),
       );
-    },
-  );
+    });
+  }
 
-  app.get<{ Params: { secret: string }; Querystring: { week?: string; zone?: string } }>(
-    `${SHARE_PATH}/:secret/embed`,
-    async (request, reply) => {
-      const found = await find(request.params.secret);
-      if (found.kind === 'gone') return sendGone(request, reply, found.status, false);
-      return sendRendered(
-        request,
-        reply,
-        await renderWeek(found, request.params.secret, 'embed', request.query),
-        pageHeaders(found.link, true),
-      );
-    },
-  );
+  app.get<ShareRoute>(`${SHARE_PATH}/:secret/embed`, async (request, reply) => {
+    const found = await find(request.params.secret);
+    if (found.kind === 'gone') return sendGone(request, reply, found.status, false);
+    return sendRendered(
+      request,
+      reply,
+      await renderWeek(found, request.params.secret, 'embed', request.query),
+      pageHeaders(found.link, true),
+    );
+  });
 }
