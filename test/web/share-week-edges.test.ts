@@ -47,7 +47,8 @@ beforeAll(async () => {
   await h.syncNow(connectionId);
   feedToken = connected.token!;
   feedId = (await h.feeds.findByToken(feedToken))!.id;
-  secret = (await h.deps.shareLinks.create({ feedId, label: 'edges', expiresAt: null })).secret;
+  secret = (await h.deps.shareLinks.create({ feedId, label: 'edges', expiresAt: null, now: clock.now() }))
+    .secret;
 });
 afterAll(async () => {
   await h?.close();
@@ -121,8 +122,9 @@ describe('a team feed’s block across the end of the shown week', () => {
     const team = await createTeamStore(h.sync.db.prisma).create('Night desk');
     await createTeamStore(h.sync.db.prisma).addMembers(team.id, [connectionId]);
     const { feed } = await h.feeds.createTeamFeed({ teamId: team.id, options: { mode: 'any' } });
-    const teamSecret = (await h.deps.shareLinks.create({ feedId: feed.id, label: 'team', expiresAt: null }))
-      .secret;
+    const teamSecret = (
+      await h.deps.shareLinks.create({ feedId: feed.id, label: 'team', expiresAt: null, now: clock.now() })
+    ).secret;
     const block = fridayBlock('2026-12-11');
     const text = await h.get(`/share/${teamSecret}.txt?week=0&zone=${ZONE}`);
     expect(text.text.split('\n')).toContain(`Fri 11 Dec: ${block.text} (${ZONE})`);

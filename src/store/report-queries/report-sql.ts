@@ -2,7 +2,7 @@
 // local-day range. Everything is a bound parameter (Prisma.sql), never spliced text.
 import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
 import type { ReportScope } from './report-scope.js';
-import { withPostgresZones } from './report-zones.js';
+import { withPostgresZones, type ReportDb } from './report-zones.js';
 
 /**
  * The zone of connection alias `c`: --tz when given, else the connection's own (or the stand-in Postgres knows it
@@ -92,7 +92,7 @@ export function eventTitleAsOf(query: ReportScope, alias: string): Prisma.Sql {
 }
 
 /** What a report query runs on: the client itself or a transaction of it. */
-export type ReportDb = Pick<PrismaClient, '$queryRaw'>;
+export type { ReportDb } from './report-zones.js';
 
 /**
  * Runs a report's queries in one read-only transaction with more working memory, on `scope` with zones Postgres

@@ -6,9 +6,11 @@
 // own name for it (America/Los_Angeles for US/Pacific-New), else a zone with the same offsets on every day from
 // two years before the report's instant to one after.
 import { DateTime } from 'luxon';
-import { Prisma } from '../../generated/prisma/client.js';
-import type { ReportDb } from './report-sql.js';
+import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
 import type { ReportScope } from './report-scope.js';
+
+/** What a report's queries read with; declared here, where the zone check needs it first, and re-exported by report-sql.ts. */
+export type ReportDb = Pick<PrismaClient, '$queryRaw'>;
 
 const DAY_MS = 86_400_000;
 const YEARS_BEFORE = 2;
