@@ -49,6 +49,7 @@ import { DEMO_WORLD } from './demo-world.js';
 import { describePostgres, describeRedis, formatDemoSummary } from './demo-summary.js';
 import { waitForFirstSyncs } from './first-syncs.js';
 import { chooseDemoWebPort, requestedWebPort } from './demo-port.js';
+import { describeListener } from './process-table.js';
 import { freeLoopbackPort } from './free-port.js';
 import { resolveLocalPostgres } from './local-postgres.js';
 import { resolveLocalRedis } from './local-redis.js';
@@ -151,6 +152,7 @@ export async function runDemo(
       freePort: freeLoopbackPort,
       requested: requestedWebPort(env, (value) => loadConfig({ WEB_PORT: value }, ['web']).web.port),
       recordFile: paths.webPortFile,
+      holderOf: describeListener,
     });
     if (portWarning !== undefined) out.write(`${portWarning}\n`);
     const publicBaseUrl = `http://127.0.0.1:${webPort}`;
