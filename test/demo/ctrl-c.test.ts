@@ -3,9 +3,10 @@
 // a server that shared the demo's process group got the same SIGINT at the same moment and shut down while the
 // worker still used it, which printed Prisma errors from the webhook dispatcher. Each stop here must end with
 // exit code 0, "Stopped; nothing left running.", nothing on stderr but JSON log lines below error level, and no
-// server left. `npm run demo` is stopped the same way, through npm and sh with package.json's script as it is:
-// there the SIGINT reaches npm and sh as well, and npm passes one on to its child, so the demo must get one
-// Ctrl-C once (a second means "stop now", exit 130) and sh must not die of it (npm then exits 130 too).
+// server left. `npm run demo` is stopped the same way, through npm with package.json's script as it is: there the
+// SIGINT reaches npm as well, which passes it on to the demo (its script execs node, so no shell stays between),
+// so the demo gets the one Ctrl-C twice within milliseconds and must take it as one stop (a later one means
+// "stop now", exit 130); npm then exits 0 with it. Other signals and other ways to stop: demo-signals.test.ts.
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
