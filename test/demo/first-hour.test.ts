@@ -188,11 +188,18 @@ describe("the README's first hour on a fresh copy", () => {
       const listed = await runShell('node dist/cli.js feeds list --format json');
       const { feeds } = JSON.parse(listed.stdout) as { feeds: { id: string; tokenRecoverable: boolean }[] };
       expect(feeds.find((f) => f.id === feedId)).toMatchObject({ tokenRecoverable: true });
-      // The receiver verified the delivery that says the booked slot closed, and stopped.
-      const booked = /^the slot at (\S+) closed; stopping$/m.exec(stdout)?.[1];
+      // The receiver listened before the booking was made, verified both deliveries of the booking (the slot
+      // closed, the booking inferred), and stopped; the webhook was deleted, so nothing is left retrying.
+      const booked = /^the slot at (\S+) closed$/m.exec(stdout)?.[1];
       expect(booked).toBeDefined();
+      expect(stdout).toContain(`\nthe booking at ${booked} was inferred\n`);
+      expect(stdout).toMatch(/^all of the booking is in; stopping$/m);
       expect(stdout).toMatch(/^verified msg_\S+: availability\.changed #\d+ /m);
+      expect(stdout).toMatch(/^verified msg_\S+: booking\.inferred$/m);
+      expect(stdout.indexOf('webhook receiver listening on')).toBeLessThan(stdout.indexOf('{"booked":true}'));
       expect(stdout).not.toContain('rejected:');
+      const hooks = await runShell('node dist/cli.js webhooks list --format json');
+      expect(JSON.parse(hooks.stdout)).toMatchObject({ endpoints: [] });
       expect(nonJsonLines(running.stderr())).toEqual([]);
 
       await stopDemo(running);
