@@ -17,6 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DEFAULT_REDIS_URL, redisAnswers } from '../../src/demo/local-redis.js';
 import { createRedisConnection } from '../../src/lib/redis-connection.js';
 import { waitFor } from '../support/wait-for.js';
+import { readmeDemoSample, sampleLinesMissingFrom } from './helpers/readme-sample.js';
 import { patient } from '../support/patience.js';
 
 const projectRoot = fileURLToPath(new URL('../..', import.meta.url));
@@ -174,6 +175,9 @@ describe("the README's first hour on a fresh copy", () => {
       expect(first).toContain('\n  node dist/cli.js connections list\n');
       const feedUrls = feedUrlsOf(first);
       expect(feedUrls).toHaveLength(3);
+      // The README's sample of this output is today's: each of its lines, in order, is shaped as one of these.
+      const readme = await readFile(path.join(projectRoot, 'README.md'), 'utf8');
+      expect(sampleLinesMissingFrom(readmeDemoSample(readme), first)).toEqual([]);
 
       const { code, stdout, stderr } = await runShell(block);
       if (code !== 0) throw new Error(`the first hour failed (exit ${code}):\n${stdout}\n${stderr}`);
