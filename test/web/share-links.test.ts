@@ -254,7 +254,7 @@ describe('the administrator', () => {
     const section = page.text.slice(page.text.indexOf(`id="share-links-${feed.id}"`));
     expect(section).toContain('<strong>For visitors</strong>');
     const address = new RegExp(`value="http://[^"]+(/share/[A-Za-z0-9_-]{43})"`).exec(section)?.[1];
-    expect((await h.get(address!)).text).toContain('<p class="share-owner">Reception</p>');
+    expect((await h.get(address!)).text).toContain('<h1 class="share-owner">Reception</h1>');
   });
 });
 
@@ -305,7 +305,7 @@ describe('a team feed’s share link', () => {
     const { secret } = await links.create({ feedId: feed.id, label: 'team', expiresAt: null });
     const page = await h.get(`/share/${secret}`);
     expect(page.status).toBe(200);
-    expect(page.text).toContain('<p class="share-owner">Front desk</p>');
+    expect(page.text).toContain('<h1 class="share-owner">Front desk</h1>');
     expect(page.text).toContain('<strong data-share-zone-name>UTC</strong>');
     const from = START.slice(0, 10);
     const to = DateTime.fromISO(START, { zone: 'UTC' }).plus({ days: 6 }).toISODate()!;
