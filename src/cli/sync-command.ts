@@ -69,10 +69,12 @@ export async function runSync(
     if (!request.wait || jobs.length === 0) return { failed: 0 };
     if ((await syncQueue.getWorkers()).length === 0) {
       // Workers are found under REDIS_PREFIX: a worker of another installation (or of the demo, whose prefix
-      // is slotfeed-demo-<hash of its data directory>) does not count.
-      out.write(
-        `No worker is running under REDIS_PREFIX "${config.redis.prefix}": start one with \`slotfeed worker\` ` +
-          '(or `slotfeed start`).\n',
+      // is slotfeed-demo-<hash of its data directory>) does not count. Following jobs nobody takes would only
+      // wait out --timeout, so say so now; the jobs stay queued for the first worker that starts.
+      throw new Error(
+        `No worker is running under REDIS_PREFIX "${config.redis.prefix}", so nothing would take the ` +
+          `${jobs.length} job(s): they stay queued and run when one starts. Start one with \`slotfeed worker\` ` +
+          '(or `slotfeed start`), or check REDIS_PREFIX and REDIS_URL.',
       );
     }
     const outcome = await followJobs(syncQueue, jobs, {

@@ -43,6 +43,13 @@ export interface Clients {
   caldavQueue: Queue<CaldavJobData>;
 }
 
+/** Every queue slotfeed has, for the places that must show or count them all (the queue dashboard). */
+export function everyQueue(
+  clients: Pick<Clients, 'syncQueue' | 'tickQueue' | 'webhookQueue' | 'caldavQueue'>,
+): Queue[] {
+  return [clients.syncQueue, clients.tickQueue, clients.webhookQueue, clients.caldavQueue];
+}
+
 /** A Prisma pool on `databaseUrl`, disconnected with the process. */
 export function openDatabase(
   databaseUrl: string,

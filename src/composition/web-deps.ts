@@ -5,7 +5,7 @@ import type { FeedChangeListener } from '../store/feed-change-listener.js';
 import type { PostgresProbe } from '../store/postgres-probe.js';
 import { enqueueSyncs } from '../sync/queues.js';
 import type { WebDeps } from '../web/web-deps.js';
-import type { Clients } from './clients.js';
+import { everyQueue, type Clients } from './clients.js';
 import { systemClock, type Clock } from './clock.js';
 import type { DaemonConfig } from './daemon-config.js';
 import type { Services } from './services.js';
@@ -58,6 +58,7 @@ export function composeWebDeps(
     syncQueue: clients.syncQueue,
     tickQueue: clients.tickQueue,
     webhookQueue: clients.webhookQueue,
+    dashboardQueues: everyQueue(clients),
     enqueueSync: async (ids) => void (await enqueueSyncs(clients.syncQueue, ids, config.sync.maxAttempts)),
     metrics: clients.metrics,
     logger: parts.logger,

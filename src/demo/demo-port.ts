@@ -21,6 +21,14 @@ export interface WebPortDeps {
   /** WEB_PORT as config reads it (0: any free port), or undefined when unset. */
   requested: number | undefined;
   recordFile: string;
+  /** Who listens on `port`, in a few words, when that can be known. */
+  holderOf(port: number): Promise<string | undefined>;
+}
+
+/** Why a port the demo wanted is not its own, naming who holds it when that is known. */
+async function takenBy(deps: WebPortDeps, port: number): Promise<string> {
+  const holder = await deps.holderOf(port);
+  return holder === undefined ? 'another program' : holder;
 }
 
 async function recordedPort(file: string): Promise<number | undefined> {
@@ -54,14 +62,22 @@ export async function chooseDemoWebPort(deps: WebPortDeps): Promise<WebPortChoic
   if (recorded === undefined) {
     const port = await deps.freePort(PREFERRED_WEB_PORT);
     await recordPort(deps.recordFile, port);
-    return { port };
+    if (port === PREFERRED_WEB_PORT) return { port };
+    // The README's addresses say 3000: a person following them would reach whoever holds it.
+    return {
+      port,
+      warning: [
+        `!! Port ${PREFERRED_WEB_PORT}, which the README's addresses use, is taken by ${await takenBy(deps, PREFERRED_WEB_PORT)}.`,
+        `!! This demo serves on port ${port} (kept for its next runs): use the addresses printed below, not :${PREFERRED_WEB_PORT}.`,
+      ].join('\n'),
+    };
   }
   const port = await deps.freePort(recorded);
   if (port === recorded) return { port };
   return {
     port,
     warning: [
-      `!! Port ${recorded}, which this demo's feed URLs use, is taken by another program.`,
+      `!! Port ${recorded}, which this demo's feed URLs use, is taken by ${await takenBy(deps, recorded)}.`,
       `!! This run uses port ${port}: the feed URLs printed below are not the ones calendars subscribed to.`,
       `!! Stop the program on port ${recorded} and start the demo again to get them back (recorded in ${deps.recordFile}).`,
     ].join('\n'),

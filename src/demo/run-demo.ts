@@ -14,6 +14,9 @@ import path from 'node:path';
 import { pino } from 'pino';
 import type { Output } from '../lib/output.js';
 import { untilShutdownSignal } from '../lib/shutdown-signal.js';
+import { claimDataDir, describeStoppedLeftovers } from './data-dir-claim.js';
+import { untilParentGone } from './parent-watch.js';
+import { describeListener } from './process-table.js';
 import { loadConfig } from '../config.js';
 import { feedCalendarName } from '../feeds/describe-feed.js';
 import { Releasers } from '../lib/releasers.js';
@@ -97,8 +100,11 @@ export async function runDemo(
   const { level } = loadConfig({ LOG_LEVEL: env.LOG_LEVEL || 'warn' }, ['log']).log;
   const logger = createLogger({ level, destination: pino.destination({ fd: 2, sync: true }) });
   const releasers = new Releasers();
-  let signal: NodeJS.Signals | undefined;
-  const shutdown = untilShutdownSignal(logger).then((received) => (signal = received));
+  // A signal, or the parent that started the demo gone (parent-watch.ts).
+  let signal: NodeJS.Signals | 'parent gone' | undefined;
+  const shutdown = Promise.race([untilShutdownSignal(logger), untilParentGone()]).then(
+    (received) => (signal = received),
+  );
   const stopRequested = () => signal !== undefined;
 
   try {
@@ -113,6 +119,10 @@ export async function runDemo(
       );
     }
     out.write(`Starting the slotfeed demo (data in ${paths.dataDir})\n`);
+    const claim = await claimDataDir(paths.dataDir);
+    releasers.add('data folder', () => claim.release());
+    const leftovers = describeStoppedLeftovers(claim.stoppedLeftovers);
+    if (leftovers !== undefined) out.write(`${leftovers}\n`);
 
     // Started now and awaited once Postgres is up: a Python server's start-up then costs the demo no time.
     const caldavStarting = resolveLocalCalDav({
@@ -151,9 +161,11 @@ export async function runDemo(
       freePort: freeLoopbackPort,
       requested: requestedWebPort(env, (value) => loadConfig({ WEB_PORT: value }, ['web']).web.port),
       recordFile: paths.webPortFile,
+      holderOf: describeListener,
     });
     if (portWarning !== undefined) out.write(`${portWarning}\n`);
     const publicBaseUrl = `http://127.0.0.1:${webPort}`;
+    await claim.recordWebUrl(publicBaseUrl);
     // The simulator starts in the present, so its simulated world is the same whether or not a history follows.
     const clock = createDemoClock();
     // Its bookings, changes and grants are kept in the data directory, so a restart continues the same world.

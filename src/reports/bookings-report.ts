@@ -96,7 +96,8 @@ export async function bookingsReport(reports: ReportStore, query: ReportQuery): 
     const minutes = (b: BookingRow) => (b.ends_at.getTime() - b.starts_at.getTime()) / 60_000;
     return {
       ...base,
-      caption: `each inferred booking, ${wording}`,
+      // Its instants are written in UTC (instantWording) while the range's days may be each connection's: say both.
+      caption: `each inferred booking, its start and when it was seen in UTC; ${wording}`,
       columns: [
         { key: 'connection_id', label: 'connection id', kind: 'text', inTable: false },
         { key: 'connection', label: 'connection', kind: 'text' },

@@ -1,9 +1,12 @@
 // A feed's title as the pages show it (the owner's feed cards, the week preview, the share page): its label, or
-// for a person's feed the event type it shows, for a team's the calendar name its bytes carry.
+// for a person's feed the event types and what of them it shows, for a team's the calendar name its bytes carry.
+// Two unnamed feeds of all event types were both "All event types"; what each shows, and over how many days,
+// tells them apart.
+import { VIEW_NAMES, viewOf } from '../feeds/feed-options.js';
 import type { FeedRecord } from '../store/feeds.js';
 
 export interface TitledFeed {
-  feed: Pick<FeedRecord, 'teamId' | 'label' | 'upstreamEventId'>;
+  feed: Pick<FeedRecord, 'teamId' | 'label' | 'upstreamEventId' | 'options'>;
   /** The title of the event type a person's feed names (null: none, or not known). */
   eventTitle: string | null;
   /** The calendar's name, as the feed itself says it. */
@@ -12,6 +15,8 @@ export interface TitledFeed {
 
 export function feedTitle(item: TitledFeed): string {
   if (item.feed.teamId !== null) return item.feed.label ?? item.name;
+  if (item.feed.label !== null) return item.feed.label;
   const scope = item.eventTitle ?? (item.feed.upstreamEventId === null ? 'All event types' : 'An event type');
-  return item.feed.label ?? scope;
+  const { days } = item.feed.options;
+  return `${scope}: ${VIEW_NAMES[viewOf(item.feed.options)]}${days === undefined ? '' : `, ${days} days`}`;
 }

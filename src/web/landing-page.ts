@@ -30,10 +30,11 @@ export function registerLandingPage(app: FastifyInstance): void {
             </p>
           </section>
           <section class="card">
-            <h2>Share a link</h2>
+            <h2>Subscribe or share</h2>
             <p>
-              You get a private feed address. Anyone with it sees your free time, never what you are doing.
-              You can replace or revoke it at any time on your page.
+              Calendar apps subscribe to a private feed address; anyone else opens a share link: a page of
+              your free week in their own time zone. Both show when you are free, never what you are doing,
+              and you replace or revoke either at any time on your page.
             </p>
           </section>
           <section class="card">

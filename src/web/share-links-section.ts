@@ -191,7 +191,7 @@ export function shareLinksSection(input: {
             <option value="date">At the end of a date</option>
           </select>
         </div>
-        <div class="field">
+        <div class="field expires-days">
           <label for="${id('days')}">Days</label>
           <input
             id="${id('days')}"
@@ -203,7 +203,7 @@ export function shareLinksSection(input: {
             value="7"
           />
         </div>
-        <div class="field">
+        <div class="field expires-date">
           <label for="${id('date')}">Date</label>
           <input id="${id('date')}" name="date" type="date" />
         </div>

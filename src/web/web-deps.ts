@@ -73,10 +73,11 @@ export interface WebDeps {
   oauth: OAuthClient;
   /** Identifies the account via /users/me when the token carries no `sub`. */
   api: ApiClient;
-  /** Bull Board shows the three. */
   syncQueue: Queue<SyncJobData>;
   tickQueue: Queue;
   webhookQueue: Queue<WebhookJobData>;
+  /** Every queue, for Bull Board. */
+  dashboardQueues: Queue[];
   enqueueSync(connectionIds: string[]): Promise<void>;
   metrics: Metrics;
   logger: Logger;

@@ -3,23 +3,30 @@
 // a server that shared the demo's process group got the same SIGINT at the same moment and shut down while the
 // worker still used it, which printed Prisma errors from the webhook dispatcher. Each stop here must end with
 // exit code 0, "Stopped; nothing left running.", nothing on stderr but JSON log lines below error level, and no
-// server left. `npm run demo` is stopped the same way, through npm and sh with package.json's script as it is:
-// there the SIGINT reaches npm and sh as well, and npm passes one on to its child, so the demo must get one
-// Ctrl-C once (a second means "stop now", exit 130) and sh must not die of it (npm then exits 130 too).
-import { spawn, type ChildProcess } from 'node:child_process';
+// server left. `npm run demo` is stopped the same way, through npm with package.json's script as it is: there the
+// SIGINT reaches npm as well, which passes it on to the demo (its script execs node, so no shell stays between),
+// so the demo gets the one Ctrl-C twice within milliseconds and must take it as one stop (a later one means
+// "stop now", exit 130); npm then exits 0 with it. Other signals and other ways to stop: demo-signals.test.ts.
 import { randomBytes } from 'node:crypto';
-import { access, chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DEFAULT_REDIS_URL, redisAnswers } from '../../src/demo/local-redis.js';
 import { createRedisConnection } from '../../src/lib/redis-connection.js';
-import { waitFor } from '../support/wait-for.js';
 import { isAlive, processesMentioning } from '../support/processes.js';
 import { patient } from '../support/patience.js';
+import {
+  hasExited,
+  makeNpmProject,
+  projectRoot,
+  startedServers,
+  startJob as startForegroundJob,
+  unexpectedStderr,
+  untilReady,
+  type ForegroundJob,
+} from './helpers/demo-jobs.js';
 
-const projectRoot = fileURLToPath(new URL('../..', import.meta.url));
 const redisPrefix = `slotfeed-ctrl-c-test-${randomBytes(4).toString('hex')}`;
 /** Stops in a row; the race showed in about one stop in three with the dispatcher's default interval. */
 const STOPS = 4;
@@ -28,25 +35,8 @@ let dataDir: string;
 const started: ForegroundJob[] = [];
 const serverPids: number[] = [];
 
-interface ForegroundJob {
-  child: ChildProcess;
-  stdout(): string;
-  stderr(): string;
-  /** Once the process has exited and its output has been read to the end. */
-  closed: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
-
-/** Started as a shell starts a foreground job: the leader of a process group of its own. */
 function startJob(command: string, args: string[], cwd: string, env: Record<string, string>): ForegroundJob {
-  const child = spawn(command, args, { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const closed = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.on('close', (code, signal) => resolve({ code, signal })),
-  );
-  const job = { child, stdout: () => stdout, stderr: () => stderr, closed };
+  const job = startForegroundJob(command, args, cwd, env);
   started.push(job);
   return job;
 }
@@ -63,29 +53,6 @@ function demoEnvironment(): Record<string, string> {
     // in which the worker still runs and Postgres is already going then shows in nearly every stop.
     WEBHOOK_DISPATCH_INTERVAL_MS: '10',
   };
-}
-
-/** The pids of the servers the demo says it started (Postgres, and redis-server when it started one). */
-function startedServers(stdout: string): number[] {
-  const postgres = /^Postgres: embedded \(pid (\d+),/m.exec(stdout);
-  const redis = /^Redis: redis-server started \(pid (\d+),/m.exec(stdout);
-  return [postgres, redis].flatMap((match) => (match ? [Number(match[1])] : []));
-}
-
-/** Lines of stderr that a person would read as trouble: anything but a JSON log line below error (50). */
-function unexpectedStderr(stderr: string): string[] {
-  return stderr
-    .split('\n')
-    .filter((line) => line.trim() !== '')
-    .filter((line) => {
-      try {
-        const { level } = JSON.parse(line) as { level?: unknown };
-        return typeof level !== 'number' || level >= 50;
-      } catch {
-        return true;
-      }
-    })
-    .map((line) => line.slice(0, 300));
 }
 
 interface Stop {
@@ -107,15 +74,7 @@ const CLEAN_STOP: Stop = {
  * terminal closed).
  */
 async function pressCtrlCWhenReady(job: ForegroundJob, signal: NodeJS.Signals = 'SIGINT'): Promise<Stop> {
-  await waitFor(
-    async () => job.stdout(),
-    (out) => out.includes('\nfeeds ready\n') || job.child.exitCode !== null || job.child.signalCode !== null,
-    // A first start records a history (one account: some 30 s); the others take a few seconds. A ceiling only.
-    { timeoutMs: 120_000, intervalMs: 100, what: 'the demo to print "feeds ready"' },
-  );
-  if (!job.stdout().includes('\nfeeds ready\n')) {
-    throw new Error(`the demo did not get ready:\n${job.stdout()}\n${job.stderr()}`);
-  }
+  await untilReady(job);
   const servers = startedServers(job.stdout());
   expect(servers.length).toBeGreaterThan(0);
   serverPids.push(...servers);
@@ -138,8 +97,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const job of started) {
-    if (job.child.exitCode === null && job.child.signalCode === null)
-      process.kill(-job.child.pid!, 'SIGKILL');
+    if (!hasExited(job)) process.kill(-job.child.pid!, 'SIGKILL');
   }
   for (const pid of serverPids) if (isAlive(pid)) process.kill(pid, 'SIGKILL');
   await rm(workDir, { recursive: true, force: true });
@@ -174,37 +132,7 @@ describe('Ctrl-C on the demo', () => {
   it(
     'stops `npm run demo` (npm, sh, package.json’s script) with exit code 0',
     async () => {
-      // A project of the test's own with package.json's "demo" script as it is, whose build does nothing and
-      // whose dist/cli.js runs the sources through tsx: the test checks the code under test, and builds nothing.
-      const project = path.join(workDir, 'project');
-      await mkdir(path.join(project, 'dist'), { recursive: true });
-      const { scripts } = JSON.parse(await readFile(path.join(projectRoot, 'package.json'), 'utf8')) as {
-        scripts: Record<string, string>;
-      };
-      expect(scripts.demo).toMatch(/^node scripts\/build-if-stale\.mjs && /);
-      await mkdir(path.join(project, 'scripts'));
-      await writeFile(path.join(project, 'scripts', 'build-if-stale.mjs'), '// This test builds nothing.\n');
-      await writeFile(
-        path.join(project, 'package.json'),
-        JSON.stringify({
-          name: 'ctrl-c-test',
-          private: true,
-          type: 'module',
-          scripts: { demo: scripts.demo },
-        }),
-      );
-      const tsxApi = path.join(projectRoot, 'node_modules', 'tsx', 'dist', 'esm', 'api', 'index.mjs');
-      await access(tsxApi);
-      await writeFile(
-        path.join(project, 'dist', 'cli.js'),
-        [
-          `import { register } from ${JSON.stringify(pathToFileURL(tsxApi).href)};`,
-          'register();',
-          `await import(${JSON.stringify(pathToFileURL(path.join(projectRoot, 'src', 'cli.ts')).href)});`,
-          '',
-        ].join('\n'),
-      );
-
+      const project = await makeNpmProject(workDir);
       const npm = startJob('npm', ['run', 'demo', '--', '--accounts', '1'], project, {
         ...demoEnvironment(),
         HOME: process.env.HOME ?? os.homedir(),

@@ -3,7 +3,9 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import net from 'node:net';
 import { chooseDemoWebPort, PREFERRED_WEB_PORT } from '../../src/demo/demo-port.js';
+import { describeListener } from '../../src/demo/process-table.js';
 
 let dir: string;
 beforeAll(async () => {
@@ -13,10 +15,14 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-/** A machine whose listed ports are taken; any other asked for is free, and "any free port" is 40001. */
+/**
+ * A machine whose listed ports are taken (by "pid 7 (other-app)"); any other asked for is free, and "any free
+ * port" is 40001.
+ */
 const machine = (taken: number[]) => ({
   freePort: async (preferred?: number) =>
     preferred !== undefined && !taken.includes(preferred) ? preferred : 40_001,
+  holderOf: async (port: number) => (taken.includes(port) ? 'pid 7 (other-app)' : undefined),
 });
 
 describe('the demo web port', () => {
@@ -27,7 +33,12 @@ describe('the demo web port', () => {
       requested: undefined,
       recordFile,
     });
-    expect(first).toEqual({ port: 40_001 });
+    // The README's addresses say 3000: the person is told, with who holds it.
+    expect(first.port).toBe(40_001);
+    expect(first.warning).toBe(
+      "!! Port 3000, which the README's addresses use, is taken by pid 7 (other-app).\n" +
+        '!! This demo serves on port 40001 (kept for its next runs): use the addresses printed below, not :3000.',
+    );
     // 3000 is free now: the URLs of the first run still win.
     const second = await chooseDemoWebPort({ ...machine([]), requested: undefined, recordFile });
     expect(second).toEqual({ port: 40_001 });
@@ -38,7 +49,7 @@ describe('the demo web port', () => {
     await writeFile(recordFile, '3000\n');
     const taken = await chooseDemoWebPort({ ...machine([3000]), requested: undefined, recordFile });
     expect(taken.port).toBe(40_001);
-    expect(taken.warning).toMatch(/Port 3000, which this demo's feed URLs use, is taken/);
+    expect(taken.warning).toMatch(/Port 3000, which this demo's feed URLs use, is taken by pid 7 \(other-app\)/);
     expect(taken.warning).toMatch(/not the ones calendars subscribed to/);
     expect(await readFile(recordFile, 'utf8')).toBe('3000\n');
   });
@@ -59,5 +70,17 @@ describe('the demo web port', () => {
     await expect(chooseDemoWebPort({ ...machine([]), requested: undefined, recordFile })).rejects.toThrow(
       /does not hold a port number.*delete it/,
     );
+  });
+
+  it('names who listens on a port: here, this test process', async () => {
+    const server = net.createServer();
+    await new Promise<void>((resolve) => server.listen({ host: '127.0.0.1', port: 0 }, resolve));
+    const { port } = server.address() as net.AddressInfo;
+    try {
+      expect(await describeListener(port)).toMatch(new RegExp(`^pid ${process.pid} \\(.*node`));
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+    expect(await describeListener(port)).toBeUndefined();
   });
 });

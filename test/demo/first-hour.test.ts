@@ -17,6 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DEFAULT_REDIS_URL, redisAnswers } from '../../src/demo/local-redis.js';
 import { createRedisConnection } from '../../src/lib/redis-connection.js';
 import { waitFor } from '../support/wait-for.js';
+import { readmeDemoSample, sampleLinesMissingFrom } from './helpers/readme-sample.js';
 import { patient } from '../support/patience.js';
 
 const projectRoot = fileURLToPath(new URL('../..', import.meta.url));
@@ -174,6 +175,9 @@ describe("the README's first hour on a fresh copy", () => {
       expect(first).toContain('\n  node dist/cli.js connections list\n');
       const feedUrls = feedUrlsOf(first);
       expect(feedUrls).toHaveLength(3);
+      // The README's sample of this output is today's: each of its lines, in order, is shaped as one of these.
+      const readme = await readFile(path.join(projectRoot, 'README.md'), 'utf8');
+      expect(sampleLinesMissingFrom(readmeDemoSample(readme), first)).toEqual([]);
 
       const { code, stdout, stderr } = await runShell(block);
       if (code !== 0) throw new Error(`the first hour failed (exit ${code}):\n${stdout}\n${stderr}`);
@@ -188,11 +192,18 @@ describe("the README's first hour on a fresh copy", () => {
       const listed = await runShell('node dist/cli.js feeds list --format json');
       const { feeds } = JSON.parse(listed.stdout) as { feeds: { id: string; tokenRecoverable: boolean }[] };
       expect(feeds.find((f) => f.id === feedId)).toMatchObject({ tokenRecoverable: true });
-      // The receiver verified the delivery that says the booked slot closed, and stopped.
-      const booked = /^the slot at (\S+) closed; stopping$/m.exec(stdout)?.[1];
+      // The receiver listened before the booking was made, verified both deliveries of the booking (the slot
+      // closed, the booking inferred), and stopped; the webhook was deleted, so nothing is left retrying.
+      const booked = /^the slot at (\S+) closed$/m.exec(stdout)?.[1];
       expect(booked).toBeDefined();
+      expect(stdout).toContain(`\nthe booking at ${booked} was inferred\n`);
+      expect(stdout).toMatch(/^all of the booking is in; stopping$/m);
       expect(stdout).toMatch(/^verified msg_\S+: availability\.changed #\d+ /m);
+      expect(stdout).toMatch(/^verified msg_\S+: booking\.inferred$/m);
+      expect(stdout.indexOf('webhook receiver listening on')).toBeLessThan(stdout.indexOf('{"booked":true}'));
       expect(stdout).not.toContain('rejected:');
+      const hooks = await runShell('node dist/cli.js webhooks list --format json');
+      expect(JSON.parse(hooks.stdout)).toMatchObject({ endpoints: [] });
       expect(nonJsonLines(running.stderr())).toEqual([]);
 
       await stopDemo(running);

@@ -89,6 +89,10 @@ describe('bookings inferred from a sync', () => {
     expect(ofNone.summary.find((item) => item.key === 'bookings')?.value).toBe(0);
     const each = await bookingsReport({ by: 'booking' });
     expect(each.rows.map((r) => r.minutes)).toEqual([30, 30, 30, 30]);
+    // Its times are UTC's while its days are the connection's zone's: the caption says which is which.
+    expect(each.caption).toMatch(
+      /^each inferred booking, its start and when it was seen in UTC; days in each connection's time zone, /,
+    );
     expect(each.rows.every((r) => Number(r.lead_hours) > 0)).toBe(true);
   });
 

@@ -1,6 +1,7 @@
 // The admin page and its actions: deny by default, bearer or signed-cookie sessions, CSRF checks for cookie
 // sessions, every action's effect, and Bull Board behind the same guard.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Queue } from 'bullmq';
 import { buildWebApp } from '../../src/web/app.js';
 import type { FakeClock } from '../support/sync-harness.js';
 import { ADMIN_TOKEN, createWebHarness, type RawResponse, type WebHarness } from '../support/web-harness.js';
@@ -287,7 +288,13 @@ describe('Bull Board', () => {
     const api = await h.get('/admin/queues/api/queues', bearer);
     expect(api.status).toBe(200);
     const names = (JSON.parse(api.text) as { queues: { name: string }[] }).queues.map((q) => q.name).sort();
-    expect(names).toEqual(['sync', 'tick', 'webhooks']);
+    // Every queue slotfeed makes, read from its clients, so a later one cannot be left off the board.
+    const made = Object.values(h.sync.clients)
+      .filter((client): client is Queue => client instanceof Queue)
+      .map((queue) => queue.name)
+      .sort();
+    expect(made).toEqual(['caldav', 'sync', 'tick', 'webhooks']);
+    expect(names).toEqual(made);
   });
 });
 

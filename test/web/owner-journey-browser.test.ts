@@ -75,6 +75,19 @@ describe('the owner, in a phone-sized browser', () => {
     expect(await status(eventUrl)).toBe(404);
     expect(await status(replaced)).toBe(200);
 
+    // Its share form asks for days or a date only when the expiry chosen reads one.
+    await card.locator('details:has(.share-link-form) > summary').click();
+    const form = card.locator('.share-link-form');
+    const shown = async () => ({
+      days: await form.locator('input[name="days"]').isVisible(),
+      date: await form.locator('input[name="date"]').isVisible(),
+    });
+    expect(await shown()).toEqual({ days: false, date: false });
+    await form.locator('select[name="expires"]').selectOption('days');
+    expect(await shown()).toEqual({ days: true, date: false });
+    await form.locator('select[name="expires"]').selectOption('date');
+    expect(await shown()).toEqual({ days: false, date: true });
+
     // Revoke it.
     await confirmAndSubmit(`#revoke-${feedId}`, /stops working for good/);
     expect(await status(replaced)).toBe(404);

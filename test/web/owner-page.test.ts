@@ -252,7 +252,7 @@ describe('naming a feed', () => {
     const titleOn = (text: string, id: string) =>
       new RegExp(`id="${id}"[^>]*>\\s*([^<]+?)\\s*<`).exec(text)?.[1];
     expect(titleOn((await ownerPage(owner.ownerCookie)).text, `feed-title-${feedId}`)).toBe(
-      'All event types',
+      'All event types: free time',
     );
 
     const renamed = await post(`/me/feeds/${feedId}/name`, owner.ownerCookie, { label: '  Office hours  ' });
@@ -271,7 +271,7 @@ describe('naming a feed', () => {
     );
     expect((await post(`/me/feeds/${feedId}/name`, owner.ownerCookie, { label: '' })).status).toBe(303);
     expect(titleOn((await ownerPage(owner.ownerCookie)).text, `feed-title-${feedId}`)).toBe(
-      'All event types',
+      'All event types: free time',
     );
   });
 });

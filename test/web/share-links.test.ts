@@ -372,7 +372,7 @@ describe('the administrator', () => {
     const section = page.text.slice(page.text.indexOf(`id="share-links-${feed.id}"`));
     expect(section).toContain('<strong>For visitors</strong>');
     const address = new RegExp(`value="http://[^"]+(/share/[A-Za-z0-9_-]{43})"`).exec(section)?.[1];
-    expect((await h.get(address!)).text).toContain('<p class="share-owner">Reception</p>');
+    expect((await h.get(address!)).text).toContain('<h1 class="share-owner">Reception</h1>');
   });
 });
 
@@ -493,7 +493,21 @@ describe('a team feed’s share link', () => {
     });
     const page = await h.get(`/share/${secret}`);
     expect(page.status).toBe(200);
-    expect(page.text).toContain('<p class="share-owner">Front desk</p>');
+    expect(page.text).toContain('<h1 class="share-owner">Front desk</h1>');
+    // The zone picker offers IANA's current names, never the old ones ICU still lists (CLDR's mapping).
+    for (const [old, current] of [
+      ['Africa/Asmera', 'Africa/Asmara'],
+      ['America/Catamarca', 'America/Argentina/Catamarca'],
+      ['America/Cordoba', 'America/Argentina/Cordoba'],
+      ['America/Jujuy', 'America/Argentina/Jujuy'],
+      ['America/Mendoza', 'America/Argentina/Mendoza'],
+      ['America/Louisville', 'America/Kentucky/Louisville'],
+      ['America/Coral_Harbour', 'America/Atikokan'],
+      ['Asia/Calcutta', 'Asia/Kolkata'],
+    ]) {
+      expect(page.text).not.toContain(`<option value="${old}"`);
+      expect(page.text).toContain(`<option value="${current}"`);
+    }
     expect(page.text).toContain('<strong data-share-zone-name>UTC</strong>');
     const from = START.slice(0, 10);
     const to = DateTime.fromISO(START, { zone: 'UTC' }).plus({ days: 6 }).toISODate()!;

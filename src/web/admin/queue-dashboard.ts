@@ -1,4 +1,4 @@
-// Bull Board (the BullMQ dashboard) at /admin/queues, for the sync, tick and webhook delivery queues. It is
+// Bull Board (the BullMQ dashboard) at /admin/queues, for every queue (sync, tick, webhook deliveries, CalDAV). It is
 // registered inside the admin guard's scope, so its page, its static files and its JSON API all need an
 // administrator.
 // Its page gets the headers of our own pages (no caching, no framing, no Referer to other sites, nosniff) with
@@ -77,7 +77,7 @@ export async function registerQueueDashboard(app: FastifyInstance, deps: WebDeps
   const serverAdapter = new FastifyAdapter();
   serverAdapter.setBasePath(QUEUE_DASHBOARD_PATH);
   createBullBoard({
-    queues: [deps.syncQueue, deps.tickQueue, deps.webhookQueue].map((queue) => new BullMQAdapter(queue)),
+    queues: deps.dashboardQueues.map((queue) => new BullMQAdapter(queue)),
     // @bull-board/fastify 9.10.1 types itself against its own nested @bull-board/api 9.10.1; the interface
     // is the same in 9.10.2, only the declarations are two copies.
     serverAdapter: serverAdapter as unknown as BoardServerAdapter,

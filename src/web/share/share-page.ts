@@ -153,8 +153,8 @@ export function renderSharePage(model: SharePageModel): string {
   const title = `${model.ownerName}: ${model.feedTitle}`;
   const body = html`<main id="main" class="share${model.embedded ? ' share-embedded' : ''}">
     <header class="share-head">
-      <p class="share-owner">${model.ownerName}</p>
-      <h1>${model.feedTitle}</h1>
+      <h1 class="share-owner">${model.ownerName}</h1>
+      <p class="share-feed">${model.feedTitle}</p>
       <p class="muted">
         When ${model.ownerName} is free, in <strong data-share-zone-name>${model.week.zone}</strong>. Pick a
         time to book it.

@@ -2,6 +2,7 @@
 // (the owner's when none), its days within what the feed shows, and the "copy these times" text. Pure: luxon
 // does the zone arithmetic, so a DST change inside the week and half-hour zones need nothing of our own.
 import { DateTime, IANAZone } from 'luxon';
+import { CURRENT_ZONE_NAMES } from '../../lib/iana-current-names.js';
 import type { FeedWindow } from '../../serving/feed-window.js';
 import type { FreeTimeBlock } from '../../serving/feed-free-time.js';
 
@@ -18,25 +19,6 @@ export interface ShareWeek extends FeedWindow {
   hasNext: boolean;
 }
 
-/**
- * The names ICU (and so Chromium, and Node's zone list) still reports for zones IANA has since renamed: a
- * browser in India says Asia/Calcutta. Pages show the current name.
- */
-const RENAMED_ZONES: Record<string, string> = {
-  'America/Buenos_Aires': 'America/Argentina/Buenos_Aires',
-  'America/Godthab': 'America/Nuuk',
-  'America/Indianapolis': 'America/Indiana/Indianapolis',
-  'Asia/Calcutta': 'Asia/Kolkata',
-  'Asia/Katmandu': 'Asia/Kathmandu',
-  'Asia/Rangoon': 'Asia/Yangon',
-  'Asia/Saigon': 'Asia/Ho_Chi_Minh',
-  'Atlantic/Faeroe': 'Atlantic/Faroe',
-  'Europe/Kiev': 'Europe/Kyiv',
-  'Pacific/Enderbury': 'Pacific/Kanton',
-  'Pacific/Ponape': 'Pacific/Pohnpei',
-  'Pacific/Truk': 'Pacific/Chuuk',
-};
-
 /** A zone name a page may render in: a valid IANA name (its current one), else undefined. */
 export function validZone(zone: string | undefined): string | undefined {
   if (zone === undefined || zone === '' || zone.length > 64) return undefined;
@@ -44,7 +26,7 @@ export function validZone(zone: string | undefined): string | undefined {
   const iana = IANAZone.create(zone);
   if (!iana.isValid) return undefined;
   const name = iana.name;
-  return RENAMED_ZONES[name] ?? name;
+  return CURRENT_ZONE_NAMES.get(name) ?? name;
 }
 
 /**
