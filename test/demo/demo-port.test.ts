@@ -49,7 +49,9 @@ describe('the demo web port', () => {
     await writeFile(recordFile, '3000\n');
     const taken = await chooseDemoWebPort({ ...machine([3000]), requested: undefined, recordFile });
     expect(taken.port).toBe(40_001);
-    expect(taken.warning).toMatch(/Port 3000, which this demo's feed URLs use, is taken by pid 7 \(other-app\)/);
+    expect(taken.warning).toMatch(
+      /Port 3000, which this demo's feed URLs use, is taken by pid 7 \(other-app\)/,
+    );
     expect(taken.warning).toMatch(/not the ones calendars subscribed to/);
     expect(await readFile(recordFile, 'utf8')).toBe('3000\n');
   });
