@@ -103,10 +103,12 @@ const SHOWN_BLOCKS = `[...document.querySelectorAll('.share-block')].map((li) =>
 async function openInZone(
   zone: string | undefined,
   width: number,
-  options: { javaScriptEnabled?: boolean } = {},
+  options: { javaScriptEnabled?: boolean; locale?: string } = {},
 ): Promise<{ context: BrowserContext; tab: Page; requests: string[] }> {
   const context = await browser.newContext({
     viewport: { width, height: 800 },
+    // The browser's language is its Accept-Language, which the page writes its days and times in.
+    locale: options.locale ?? 'en-GB',
     ...(width < 500 ? { isMobile: true, hasTouch: true } : {}),
     ...(zone === undefined ? {} : { timezoneId: zone }),
     javaScriptEnabled: options.javaScriptEnabled ?? true,
@@ -162,6 +164,62 @@ afterAll(async () => {
   await browser?.close();
   await Promise.all(Object.values(framing ?? {}).map((server) => new Promise((ok) => server.close(ok))));
   await h?.close();
+});
+
+interface LocalBlock {
+  shown: string;
+  day: string;
+  start: string;
+}
+
+const LOCAL_BLOCKS = `[...document.querySelectorAll('.share-block')].map((li) => ({
+  shown: li.querySelector('.share-block-time').textContent,
+  day: li.closest('.share-day').querySelector('h3').textContent,
+  start: li.dataset.start,
+}))`;
+
+/** Whitespace as one space: ICU puts a narrow no-break space before "AM". */
+const oneSpace = (text: string) => text.replace(/[\s\u202f]+/g, ' ').trim();
+
+describe.each([
+  ['en-US', /\d:\d\d [AP]M/],
+  ['de-DE', /^\p{L}{2}\., \d{1,2}\. /u],
+  ['ja-JP', /月\d+日/],
+])('read in %s', (locale, looksLike) => {
+  it('writes its days and times, and its copy text, as the viewer’s language does', async () => {
+    const zone = 'America/New_York';
+    const { context, tab } = await openInZone(zone, 1280, { locale });
+    try {
+      await tab.goto(`${h.url}/share/${secret}?zone=${encodeURIComponent(zone)}`);
+      await tab.waitForSelector('.share-days');
+      // Each block's day and start as Intl writes them in that language, read here rather than by the page's code.
+      const time = new Intl.DateTimeFormat(locale, { timeStyle: 'short', timeZone: zone });
+      const date = new Intl.DateTimeFormat(locale, {
+        weekday: 'short',
+        day: 'numeric',
+        month: 'short',
+        timeZone: zone,
+      });
+      const blocks = ((await tab.evaluate(LOCAL_BLOCKS)) as LocalBlock[]).map((b) => ({
+        day: oneSpace(b.day),
+        shown: oneSpace(b.shown),
+        expectedDay: oneSpace(date.format(new Date(b.start))),
+        expectedFrom: oneSpace(time.format(new Date(b.start))),
+      }));
+      expect(blocks.length).toBeGreaterThan(3);
+      for (const block of blocks) {
+        expect({ day: block.day, from: block.shown.slice(0, block.expectedFrom.length) }).toEqual({
+          day: block.expectedDay,
+          from: block.expectedFrom,
+        });
+      }
+      expect(blocks.some((b) => looksLike.test(b.shown) || looksLike.test(b.day))).toBe(true);
+      const copy = oneSpace(await tab.inputValue('#share-copy-text'));
+      expect(copy).toContain(`${blocks[0]!.day}: ${blocks[0]!.expectedFrom}`);
+    } finally {
+      await context.close();
+    }
+  });
 });
 
 describe.each(ZONES)('with the browser in %s', (zone) => {

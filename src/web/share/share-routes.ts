@@ -23,6 +23,7 @@ import { feedTitle } from '../feed-title.js';
 import type { WebDeps } from '../web-deps.js';
 import { renderShareGonePage, renderSharePage } from './share-page.js';
 import { copyText, shareWeek, shownDays, validZone, type ShareWeek } from './share-week.js';
+import { localWords, viewerLocale } from './viewer-locale.js';
 
 export const SHARE_PATH = '/share';
 // Every address of a link (the page, its text, its feed) is revalidated every time: a revoked or expired link
@@ -134,6 +135,8 @@ export function registerShareRoutes(app: FastifyInstance, deps: WebDeps, serving
     reply: FastifyReply,
     rendered: Rendered,
     headers: Record<string, string>,
+    /** The request headers the answer depends on besides the path. */
+    vary = 'Accept-Encoding',
   ) {
     const gzip = rendered.gzipped !== undefined && acceptsGzip(request.headers['accept-encoding']);
     const etag = `"${gzip ? `${rendered.tag}-gzip` : rendered.tag}"`;
@@ -141,7 +144,7 @@ export function registerShareRoutes(app: FastifyInstance, deps: WebDeps, serving
       .headers(headers)
       .header('etag', etag)
       .header('last-modified', formatHttpDate(rendered.lastModified))
-      .header('vary', 'Accept-Encoding');
+      .header('vary', vary);
     const notModified = isNotModified(
       {
         ifNoneMatch: request.headers['if-none-match'],
@@ -161,6 +164,7 @@ export function registerShareRoutes(app: FastifyInstance, deps: WebDeps, serving
     secret: string,
     form: 'page' | 'embed' | 'text',
     query: { week?: string; zone?: string },
+    locale: string,
   ): Promise<Rendered> {
     const { link, resolved } = open;
     const now = deps.now();
@@ -179,7 +183,7 @@ export function registerShareRoutes(app: FastifyInstance, deps: WebDeps, serving
       week = shareWeek(now, zone, index, shownEnd);
       weeks.set(weekKey, week);
     }
-    const key = `${form}|${week.windowKey}|${shownEnd.getTime()}|${versionOf(link, resolved)}`;
+    const key = `${form}|${locale}|${week.windowKey}|${shownEnd.getTime()}|${versionOf(link, resolved)}`;
     const kept = renders.get(key);
     if (kept) return kept;
 
@@ -188,7 +192,8 @@ export function registerShareRoutes(app: FastifyInstance, deps: WebDeps, serving
       defaultDays: deps.settings.feedDefaultDays,
       now,
     });
-    const shown = shownDays(week, freeTime.blocks);
+    const words = localWords(locale);
+    const shown = shownDays(week, freeTime.blocks, words);
     const text = copyText(shown, zone);
     // What is shown moves with no write at all at midnight, whichever week is asked for: in the zone asked for
     // (the week's days), and in the owner's (where the feed's days start and end). The heading moves with the
@@ -231,7 +236,7 @@ export function registerShareRoutes(app: FastifyInstance, deps: WebDeps, serving
         expiresAt:
           link.expiresAt === null
             ? null
-            : `${DateTime.fromJSDate(link.expiresAt, { zone }).setLocale('en-GB').toFormat('ccc d LLL yyyy, HH:mm')} ${zone}`,
+            : `${words.dateAndTime(DateTime.fromJSDate(link.expiresAt, { zone }))} ${zone}`,
         embedded: form === 'embed',
       });
       type = 'text/html; charset=utf-8';
@@ -248,6 +253,8 @@ export function registerShareRoutes(app: FastifyInstance, deps: WebDeps, serving
     return rendered;
   }
 
+  // The page and its text are written in the viewer's language (viewer-locale.ts).
+  const BY_LANGUAGE = 'Accept-Encoding, Accept-Language';
   const pageHeaders = (link: ShareLinkRecord, embedded: boolean) => ({
     ...shareSecurityHeaders(embedded ? link.frameAncestors : null),
     'cache-control': REVALIDATED,
@@ -294,8 +301,15 @@ export function registerShareRoutes(app: FastifyInstance, deps: WebDeps, serving
       return sendRendered(
         request,
         reply,
-        await renderWeek(found, request.params.secret, form, request.query),
+        await renderWeek(
+          found,
+          request.params.secret,
+          form,
+          request.query,
+          viewerLocale(request.headers['accept-language']),
+        ),
         pageHeaders(found.link, false),
+        BY_LANGUAGE,
       );
     });
   }
@@ -306,8 +320,15 @@ export function registerShareRoutes(app: FastifyInstance, deps: WebDeps, serving
     return sendRendered(
       request,
       reply,
-      await renderWeek(found, request.params.secret, 'embed', request.query),
+      await renderWeek(
+        found,
+        request.params.secret,
+        'embed',
+        request.query,
+        viewerLocale(request.headers['accept-language']),
+      ),
       pageHeaders(found.link, true),
+      BY_LANGUAGE,
     );
   });
 }

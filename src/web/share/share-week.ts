@@ -3,10 +3,10 @@
 // does the zone arithmetic, so a DST change inside the week and half-hour zones need nothing of our own.
 import { DateTime, IANAZone } from 'luxon';
 import { CURRENT_ZONE_NAMES } from '../../lib/iana-current-names.js';
+import type { LocalWords } from './viewer-locale.js';
 import type { FeedWindow } from '../../serving/feed-window.js';
 import type { FreeTimeBlock } from '../../serving/feed-free-time.js';
 
-const LOCALE = 'en-GB';
 const WEEK_DAYS = 7;
 
 export interface ShareWeek extends FeedWindow {
@@ -59,47 +59,43 @@ export function shareWeek(now: Date, zone: string, index: number, shownEnd: Date
 }
 
 export interface ShownBlock extends FreeTimeBlock {
-  /** 'HH:mm' in the zone. */
+  /** Its start, in the zone and the viewer's words ('09:00', '9:00 AM'). */
   from: string;
-  /** 'HH:mm', or 'Tue 02:00' when the block ends on a later day. */
+  /** Its end likewise, with the day when it ends on a later one ('Sat 02:00'). */
   to: string;
 }
 
 export interface ShownDay {
   date: string;
-  /** 'Mon 1 Dec'. */
+  /** 'Mon 1 Dec', 'Mon, Dec 1'. */
   label: string;
   blocks: ShownBlock[];
 }
 
-export function dayLabel(date: string, zone: string): string {
-  return DateTime.fromISO(date, { zone }).setLocale(LOCALE).toFormat('ccc d LLL');
-}
-
-/** The week's days, each with the blocks that start on it (in the week's zone). */
-export function shownDays(week: ShareWeek, blocks: readonly FreeTimeBlock[]): ShownDay[] {
+/** The week's days, each with the blocks that start on it (in the week's zone), in the viewer's words. */
+export function shownDays(week: ShareWeek, blocks: readonly FreeTimeBlock[], words: LocalWords): ShownDay[] {
   const byDate = new Map<string, ShownBlock[]>(week.dates.map((date) => [date, []]));
   for (const block of blocks) {
-    const start = DateTime.fromJSDate(block.startsAt, { zone: week.zone }).setLocale(LOCALE);
-    const end = DateTime.fromJSDate(block.endsAt, { zone: week.zone }).setLocale(LOCALE);
+    const start = DateTime.fromJSDate(block.startsAt, { zone: week.zone });
+    const end = DateTime.fromJSDate(block.endsAt, { zone: week.zone });
     const day = byDate.get(start.toISODate()!);
     if (day === undefined) continue;
     const nextMidnight = start.startOf('day').plus({ days: 1 }).toMillis();
     day.push({
       ...block,
-      from: start.toFormat('HH:mm'),
+      from: words.time(start),
       // A block ending at midnight ends "24:00" of its day rather than "00:00" of the next.
       to:
         end.toMillis() === nextMidnight
-          ? '24:00'
+          ? words.endOfDay(end)
           : end.toISODate() === start.toISODate()
-            ? end.toFormat('HH:mm')
-            : end.toFormat('ccc HH:mm'),
+            ? words.time(end)
+            : words.dayAndTime(end),
     });
   }
   return week.dates.map((date) => ({
     date,
-    label: dayLabel(date, week.zone),
+    label: words.day(DateTime.fromISO(date, { zone: week.zone })),
     blocks: byDate.get(date) ?? [],
   }));
 }
