@@ -3,7 +3,7 @@
 // US reads "Fri, Dec 11" and "9:00 AM", one in Germany "Fr., 11. Dez." and "09:00". Without the header, or with
 // none Intl knows, it is en-GB: "Fri 11 Dec", "09:00", as the page read before it followed the viewer.
 import Negotiator from 'negotiator';
-import { DateTime } from 'luxon';
+import type { DateTime } from 'luxon';
 
 export const DEFAULT_LOCALE = 'en-GB';
 
