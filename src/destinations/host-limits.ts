@@ -84,10 +84,16 @@ export function createHostLimits(redis: RedisClient, settings: HostLimitSettings
         acquireAttemptsLimit: 1,
       };
       const held: Semaphore[] = [];
-      for (let lane = 0; lane < lanes; lane++) {
-        const slot = new Semaphore(redis, slotKey(host), settings.concurrency, slotOptions);
-        if (!(await slot.tryAcquire())) break;
-        held.push(slot);
+      try {
+        for (let lane = 0; lane < lanes; lane++) {
+          const slot = new Semaphore(redis, slotKey(host), settings.concurrency, slotOptions);
+          if (!(await slot.tryAcquire())) break;
+          held.push(slot);
+        }
+      } catch (error: unknown) {
+        // Redis failed on a later slot: the ones taken go back now, not when their timeout runs out.
+        await Promise.all(held.map((slot) => slot.release().catch(() => undefined)));
+        throw error;
       }
       if (held.length === 0) {
         busyUntil.set(host, nowMs() + HOST_BUSY_RETRY_MS);
