@@ -6,9 +6,13 @@
 // push at all for a while, and the worker's slot goes to another host's push meanwhile (caldav-queue.ts delays
 // the job). Each request is paced by the host's own rate limit (the project's Redis GCRA, lib/redis-rate-limiter.ts),
 // which also holds the Retry-After pause.
+//
+// A hold lasts no longer than a destination's own retry is put off (RETRY_AFTER_MAX_MS, 6 h), whatever the
+// server asked: one server's Retry-After of a year would otherwise stop every calendar on it for that year.
 import { Semaphore } from 'redis-semaphore';
 import type { RedisClient } from '../lib/redis-connection.js';
 import { createRedisRateLimiter, type RateLimiter } from '../lib/redis-rate-limiter.js';
+import { RETRY_AFTER_MAX_MS } from './push-policy.js';
 
 export interface HostLimitSettings {
   /** Requests under way at one host, across every worker. */
@@ -45,12 +49,15 @@ export interface HostLimits {
   looksBusy(host: string): HostWait | undefined;
   /** Before each request to the host: its rate limit (and a Retry-After pause). */
   pace(host: string, signal?: AbortSignal): Promise<void>;
-  /** The host answered 429 or 503 with Retry-After: no request to it for `ms`. */
+  /** The host answered 429 or 503 with Retry-After: no request to it for `ms`, at most HOST_HOLD_MAX_MS. */
   holdBack(host: string, ms: number): Promise<void>;
 }
 
 /** How soon a push that found its host busy asks again: a slot frees when one of its requests is answered. */
 export const HOST_BUSY_RETRY_MS = 250;
+
+/** The longest a host is held back: as long as a destination's own retry after a Retry-After is put off. */
+export const HOST_HOLD_MAX_MS = RETRY_AFTER_MAX_MS;
 
 export const isHostWait = (entered: HostSlots | HostWait): entered is HostWait => 'retryInMs' in entered;
 
@@ -130,6 +137,6 @@ export function createHostLimits(redis: RedisClient, settings: HostLimitSettings
       return undefined;
     },
     pace: (host, signal) => limiterOf(host).acquire(signal),
-    holdBack: (host, ms) => limiterOf(host).pauseAll(ms),
+    holdBack: (host, ms) => limiterOf(host).pauseAll(Math.min(ms, HOST_HOLD_MAX_MS)),
   };
 }

@@ -1,7 +1,9 @@
 // One upstream rate limit shared by every worker process: a GCRA (generic cell rate algorithm) kept in Redis,
 // so N workers together never exceed R calls per second, with at most `burst` calls at once. A 429 from the
 // upstream pauses every caller until its Retry-After has passed, since the upstream limits our client id as a
-// whole, not one process.
+// whole, not one process. A wait is slept in steps of at most SLEEP_STEP_MS, each ended early by the caller's
+// abort (a shutdown): a pause of hours is then neither slept through by a shutdown nor handed to setTimeout
+// whole (which shortens anything over 24.8 days to 1 ms, and would ask Redis again at once, over and over).
 import type { RedisClient } from './redis-connection.js';
 import { redisScript } from './redis-script.js';
 
@@ -44,11 +46,15 @@ export interface RateLimiterOptions {
    * grant's Redis time), so an operator or a test can check the limit where it is decided.
    */
   audit?: boolean;
-  sleep?: (ms: number) => Promise<void>;
+  /** Sleeps one step of a wait; ends early, rejecting with the signal's reason, once `signal` aborts. */
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
 }
 
+/** The longest single sleep of a wait: Redis is asked again after it, and a shutdown never waits longer. */
+export const SLEEP_STEP_MS = 1000;
+
 export interface RateLimiter {
-  /** Resolves when this process may make one upstream call. */
+  /** Resolves when this process may make one upstream call; a pause is waited out. */
   acquire(signal?: AbortSignal): Promise<void>;
   /** Stops every process's calls for `ms` (the upstream answered 429). */
   pauseAll(ms: number): Promise<void>;
@@ -56,7 +62,23 @@ export interface RateLimiter {
   pausedForMs(): Promise<number>;
 }
 
-const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+function defaultSleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason as Error);
+      return;
+    }
+    const aborted = () => {
+      clearTimeout(timer);
+      reject(signal?.reason as Error);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', aborted);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', aborted, { once: true });
+  });
+}
 
 export function createRedisRateLimiter(
   redis: RedisClient,
@@ -79,7 +101,7 @@ export function createRedisRateLimiter(
         signal?.throwIfAborted();
         const waitMs = Number(await acquireScript([tatKey, pauseKey], [intervalMs, toleranceMs, auditKey]));
         if (waitMs <= 0) return;
-        await sleep(waitMs);
+        await sleep(Math.min(waitMs, SLEEP_STEP_MS), signal);
       }
     },
     async pauseAll(ms) {

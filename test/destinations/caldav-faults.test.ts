@@ -7,7 +7,8 @@
 // clock: a backoff ends when the test moves the clock, not when a timer fires.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { dispatchDuePushes } from '../../src/destinations/caldav-queue.js';
-import { RETRY_BASE_MS } from '../../src/destinations/push-policy.js';
+import { HOST_HOLD_MAX_MS } from '../../src/destinations/host-limits.js';
+import { RETRY_AFTER_MAX_MS, RETRY_BASE_MS } from '../../src/destinations/push-policy.js';
 import type { CaldavDestinationRecord } from '../../src/store/caldav-destinations.js';
 import { eventsOf } from '../feeds/feed-fixtures.js';
 import {
@@ -225,6 +226,36 @@ describe('CalDAV push through server faults (Radicale behind a fault-injecting p
     }
     await retryNow();
     await settled();
+    await expectCalendarToBeTheFeed();
+  });
+
+  it('a 503 asking for a year (in seconds, or as a far date): the destination and its whole host wait 6 h at most', async () => {
+    const heldUntil = async () =>
+      Number(
+        await h.sync.clients.redis.get(
+          `${h.sync.redis.prefix}:caldav-host:rate:${new URL(proxy.url).host}:paused-until`,
+        ),
+      );
+    for (const retryAfter of ['31536000', 'Fri, 01 Jan 2100 00:00:00 GMT']) {
+      const before = (await current()).consecutiveFailures;
+      const failed = await during(
+        () => ({ kind: 'answer', status: 503, headers: { 'retry-after': retryAfter } }),
+        async () => {
+          await changeTheFeed();
+          return until((d) => d.consecutiveFailures > before, `a 503 with Retry-After: ${retryAfter}`);
+        },
+      );
+      expect([retryAfter, failed.retryAt!.getTime() - clock().now().getTime()]).toEqual([
+        retryAfter,
+        RETRY_AFTER_MAX_MS,
+      ]);
+      // The host's hold, by Redis's clock (the machine's): no longer than the destination's own wait.
+      const heldForMs = (await heldUntil()) - Date.now();
+      expect([retryAfter, heldForMs <= HOST_HOLD_MAX_MS]).toEqual([retryAfter, true]);
+      expect(heldForMs).toBeGreaterThan(HOST_HOLD_MAX_MS - 60_000);
+      await retryNow();
+      await settled();
+    }
     await expectCalendarToBeTheFeed();
   });
 

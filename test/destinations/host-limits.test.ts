@@ -1,6 +1,6 @@
 // The per-host limits on a real Redis (issue 35): slots shared by every worker, none left for a host whose slots
-// are all taken, and a host that asked to come back later (Retry-After) held back as a whole until then. A Redis
-// that fails while slots are being taken leaves none of them taken.
+// are all taken, and a host that asked to come back later (Retry-After) held back as a whole until then, 6 h at
+// most. A Redis that fails while slots are being taken leaves none of them taken.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import {
   createHostLimits,
@@ -9,6 +9,7 @@ import {
   type HostLimits,
   type HostSlots,
 } from '../../src/destinations/host-limits.js';
+import { RETRY_AFTER_MAX_MS } from '../../src/destinations/push-policy.js';
 import { createRedisConnection } from '../../src/lib/redis-connection.js';
 import { startOwnRedis } from '../chaos/chaos-support.js';
 import { createTestRedis, type TestRedis } from '../support/redis.js';
@@ -86,6 +87,16 @@ describe('per-host slots', () => {
     const other = await workerB.enter('other.example.net', 1);
     expect(isHostWait(other)).toBe(false);
     if (!isHostWait(other)) await other.release();
+  });
+
+  it('a Retry-After of a year holds the host no longer than a destination’s own retry is put off (6 h)', async () => {
+    await workerA.holdBack('far.example.net', 365 * 24 * 3600_000);
+    const held = await workerB.enter('far.example.net', 1);
+    expect(isHostWait(held)).toBe(true);
+    if (!isHostWait(held)) return;
+    expect(held.reason).toBe('held back');
+    expect(held.retryInMs).toBeLessThanOrEqual(RETRY_AFTER_MAX_MS);
+    expect(held.retryInMs).toBeGreaterThan(RETRY_AFTER_MAX_MS - 60_000);
   });
 });
 
