@@ -8,8 +8,13 @@
 // which also holds the Retry-After pause.
 //
 // A hold lasts no longer than a destination's own retry is put off (RETRY_AFTER_MAX_MS, 6 h), whatever the
-// server asked: one server's Retry-After of a year would otherwise stop every calendar on it for that year.
+// server asked: one server's Retry-After of a year would otherwise stop every calendar on it for that year. No
+// worker sleeps a hold: a push or cleanup that meets one before a request (another's 503 came in meanwhile) is
+// refused at once (CalDavHeldBackError) and its job waits in the delayed set, not in a worker's slot. A person's
+// own action on a page (adding a calendar, new credentials, resuming) is tried now, paced by the rate alone: it
+// is one person's few requests, and they are waiting for the answer.
 import { Semaphore } from 'redis-semaphore';
+import { CalDavHeldBackError } from '../caldav/errors.js';
 import type { RedisClient } from '../lib/redis-connection.js';
 import { createRedisRateLimiter, type RateLimiter } from '../lib/redis-rate-limiter.js';
 import { RETRY_AFTER_MAX_MS } from './push-policy.js';
@@ -47,9 +52,11 @@ export interface HostLimits {
    * Asks no one; another process's slot let go is seen at the next enter.
    */
   looksBusy(host: string): HostWait | undefined;
-  /** Before each request to the host: its rate limit (and a Retry-After pause). */
+  /** Before each request of a worker to the host: its rate limit; CalDavHeldBackError while it is held back. */
   pace(host: string, signal?: AbortSignal): Promise<void>;
-  /** The host answered 429 or 503 with Retry-After: no request to it for `ms`, at most HOST_HOLD_MAX_MS. */
+  /** Before each request of a person's own action (a page's): its rate limit alone, held back or not. */
+  paceOwnAction(host: string, signal?: AbortSignal): Promise<void>;
+  /** The host answered 429 or 503 with Retry-After: no worker's request to it for `ms`, at most HOST_HOLD_MAX_MS. */
   holdBack(host: string, ms: number): Promise<void>;
 }
 
@@ -136,7 +143,11 @@ export function createHostLimits(redis: RedisClient, settings: HostLimitSettings
       busyUntil.delete(host);
       return undefined;
     },
-    pace: (host, signal) => limiterOf(host).acquire(signal),
+    async pace(host, signal) {
+      const heldForMs = await limiterOf(host).acquireUnlessPaused(signal);
+      if (heldForMs > 0) throw new CalDavHeldBackError(host, heldForMs);
+    },
+    paceOwnAction: (host, signal) => limiterOf(host).acquireIgnoringPause(signal),
     holdBack: (host, ms) => limiterOf(host).pauseAll(Math.min(ms, HOST_HOLD_MAX_MS)),
   };
 }

@@ -8,12 +8,18 @@ import type { RedisClient } from './redis-connection.js';
 import { redisScript } from './redis-script.js';
 
 // Returns 0 when the call may go now, else how many ms to wait. Time comes from Redis so that workers on
-// machines with skewed clocks share one timeline.
+// machines with skewed clocks share one timeline. ARGV[4] says what a pause does: 'wait' answers it as a wait,
+// 'report' as its ms negated (nothing taken), 'ignore' leaves it aside (the rate alone decides).
 const ACQUIRE = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local pausedUntil = tonumber(redis.call('GET', KEYS[2]) or '0')
-if pausedUntil > now then return pausedUntil - now end
+if ARGV[4] ~= 'ignore' then
+  local pausedUntil = tonumber(redis.call('GET', KEYS[2]) or '0')
+  if pausedUntil > now then
+    if ARGV[4] == 'report' then return now - pausedUntil end
+    return pausedUntil - now
+  end
+end
 local interval = tonumber(ARGV[1])
 local tolerance = tonumber(ARGV[2])
 local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
@@ -56,6 +62,13 @@ export const SLEEP_STEP_MS = 1000;
 export interface RateLimiter {
   /** Resolves when this process may make one upstream call; a pause is waited out. */
   acquire(signal?: AbortSignal): Promise<void>;
+  /**
+   * Resolves with 0 when this process may make one call by the rate; while the calls are paused it takes nothing
+   * and resolves at once with how long the pause still lasts.
+   */
+  acquireUnlessPaused(signal?: AbortSignal): Promise<number>;
+  /** Resolves when this process may make one call by the rate alone, paused or not. */
+  acquireIgnoringPause(signal?: AbortSignal): Promise<void>;
   /** Stops every process's calls for `ms` (the upstream answered 429). */
   pauseAll(ms: number): Promise<void>;
   /** How long the calls are still paused for (0: not paused), by Redis's clock. */
@@ -80,6 +93,8 @@ function defaultSleep(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
+type PauseMode = 'wait' | 'report' | 'ignore';
+
 export function createRedisRateLimiter(
   redis: RedisClient,
   keyPrefix: string,
@@ -95,14 +110,26 @@ export function createRedisRateLimiter(
   const pauseScript = redisScript(redis, 'slotfeedRateLimitPause', PAUSE, 1);
   const pausedForScript = redisScript(redis, 'slotfeedRateLimitPausedFor', PAUSED_FOR, 1);
 
+  /** 0 once taken; a pause's ms left when `mode` is 'report' and the calls are paused (nothing taken). */
+  const take = async (mode: PauseMode, signal: AbortSignal | undefined): Promise<number> => {
+    for (;;) {
+      signal?.throwIfAborted();
+      const answer = Number(
+        await acquireScript([tatKey, pauseKey], [intervalMs, toleranceMs, auditKey, mode]),
+      );
+      if (answer === 0) return 0;
+      if (answer < 0) return -answer;
+      await sleep(Math.min(answer, SLEEP_STEP_MS), signal);
+    }
+  };
+
   return {
     async acquire(signal) {
-      for (;;) {
-        signal?.throwIfAborted();
-        const waitMs = Number(await acquireScript([tatKey, pauseKey], [intervalMs, toleranceMs, auditKey]));
-        if (waitMs <= 0) return;
-        await sleep(Math.min(waitMs, SLEEP_STEP_MS), signal);
-      }
+      await take('wait', signal);
+    },
+    acquireUnlessPaused: (signal) => take('report', signal),
+    async acquireIgnoringPause(signal) {
+      await take('ignore', signal);
     },
     async pauseAll(ms) {
       if (ms > 0) await pauseScript([pauseKey], [Math.ceil(ms)]);
