@@ -6,8 +6,8 @@
 // server fails, the requests sent to it stay bounded (counted at the proxy). Time is the harness's injected
 // clock: a backoff ends when the test moves the clock, not when a timer fires.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { dispatchDuePushes } from '../../src/destinations/caldav-queue.js';
-import { HOST_HOLD_MAX_MS } from '../../src/destinations/host-limits.js';
+import { caldavJobId, dispatchDuePushes } from '../../src/destinations/caldav-queue.js';
+import { createHostLimits, HOST_HOLD_MAX_MS } from '../../src/destinations/host-limits.js';
 import { RETRY_AFTER_MAX_MS, RETRY_BASE_MS } from '../../src/destinations/push-policy.js';
 import type { CaldavDestinationRecord } from '../../src/store/caldav-destinations.js';
 import { eventsOf } from '../feeds/feed-fixtures.js';
@@ -256,6 +256,48 @@ describe('CalDAV push through server faults (Radicale behind a fault-injecting p
       await retryNow();
       await settled();
     }
+    await expectCalendarToBeTheFeed();
+  });
+
+  it('a hold that begins during a push (another push’s 503): it stops before its next request and waits outside the worker’s slots, then ends whole', async () => {
+    const before = await current();
+    const { caldavQueue, redis } = h.sync.clients;
+    let answer!: () => void;
+    const held = new Promise<void>((resolve) => (answer = resolve));
+    proxy.resetCount();
+    const writes = () => proxy.requests().filter((request) => /^(PUT|DELETE) /.test(request));
+    await during(
+      onPuts({ kind: 'hold', until: held }, (r) => /^(PUT|DELETE)$/.test(r.method)),
+      async () => {
+        await changeTheFeed();
+        await waitFor(
+          async () => writes().length,
+          (count) => count > 0,
+          { what: 'the push’s first writes' },
+        );
+        // Another push to this server was answered 503 with Retry-After meanwhile.
+        const hosts = createHostLimits(redis, {
+          concurrency: 4,
+          perSecond: 0,
+          slotTimeoutMs: 60_000,
+          keyPrefix: `${h.sync.redis.prefix}:caldav-host`,
+        });
+        await hosts.holdBack(new URL(proxy.url).host, 3600_000);
+        answer();
+      },
+    );
+    await waitFor(
+      async () => (await caldavQueue.getJob(caldavJobId(destination.id)))?.getState(),
+      (state) => state === 'delayed',
+      { what: 'the push waiting for the host in the delayed set' },
+    );
+    // The writes under way were answered and recorded; none was sent after the hold began.
+    expect(writes().length).toBeLessThanOrEqual(4);
+    const waiting = await current();
+    expect(waiting).toMatchObject({ state: 'active', consecutiveFailures: before.consecutiveFailures });
+    expect(waiting.pendingChanges).toBeGreaterThan(0);
+    await retryNow();
+    await settled();
     await expectCalendarToBeTheFeed();
   });
 
