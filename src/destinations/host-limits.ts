@@ -89,7 +89,7 @@ export function createHostLimits(redis: RedisClient, settings: HostLimitSettings
   return {
     async enter(host, lanes) {
       const pausedForMs = await limiterOf(host).pausedForMs();
-      if (pausedForMs > 0) return { retryInMs: pausedForMs, reason: 'held back' };
+      if (pausedForMs > 0) return { retryInMs: Math.min(pausedForMs, HOST_HOLD_MAX_MS), reason: 'held back' };
       const slotOptions = {
         lockTimeout: settings.slotTimeoutMs,
         // Renewed below, not by the library's own timer: its renewal's failure (Redis gone) would be an
@@ -145,7 +145,8 @@ export function createHostLimits(redis: RedisClient, settings: HostLimitSettings
     },
     async pace(host, signal) {
       const heldForMs = await limiterOf(host).acquireUnlessPaused(signal);
-      if (heldForMs > 0) throw new CalDavHeldBackError(host, heldForMs);
+      // Capped here too: a hold stored before holds were capped (a year) delays a job no longer than a new one.
+      if (heldForMs > 0) throw new CalDavHeldBackError(host, Math.min(heldForMs, HOST_HOLD_MAX_MS));
     },
     paceOwnAction: (host, signal) => limiterOf(host).acquireIgnoringPause(signal),
     holdBack: (host, ms) => limiterOf(host).pauseAll(Math.min(ms, HOST_HOLD_MAX_MS)),

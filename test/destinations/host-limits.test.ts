@@ -9,6 +9,7 @@ import {
   type HostLimits,
   type HostSlots,
 } from '../../src/destinations/host-limits.js';
+import { CalDavHeldBackError } from '../../src/caldav/errors.js';
 import { RETRY_AFTER_MAX_MS } from '../../src/destinations/push-policy.js';
 import { createRedisConnection } from '../../src/lib/redis-connection.js';
 import { startOwnRedis } from '../chaos/chaos-support.js';
@@ -97,6 +98,21 @@ describe('per-host slots', () => {
     expect(held.reason).toBe('held back');
     expect(held.retryInMs).toBeLessThanOrEqual(RETRY_AFTER_MAX_MS);
     expect(held.retryInMs).toBeGreaterThan(RETRY_AFTER_MAX_MS - 60_000);
+  });
+});
+
+describe('a hold of a year already in Redis (set before holds were capped)', () => {
+  it('puts a push off 6 h at most, whether it meets it entering or before a request', async () => {
+    const host = 'old.example.net';
+    await redis.connection.set(
+      `${redis.prefix}:caldav-host:rate:${host}:paused-until`,
+      String(Date.now() + 365 * 24 * 3600_000),
+    );
+    const held = await workerA.enter(host, 1);
+    expect(isHostWait(held) && held.retryInMs).toBeLessThanOrEqual(RETRY_AFTER_MAX_MS);
+    const refused = await workerA.pace(host).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(CalDavHeldBackError);
+    expect((refused as CalDavHeldBackError).retryInMs).toBeLessThanOrEqual(RETRY_AFTER_MAX_MS);
   });
 });
 
