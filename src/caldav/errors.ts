@@ -10,6 +10,7 @@ export type CalDavErrorCode =
   | 'precondition'
   | 'uid_conflict'
   | 'retry_later'
+  | 'held_back'
   | 'not_found'
   | 'not_supported'
   | 'timeout'
@@ -88,6 +89,22 @@ export class CalDavRetryLaterError extends CalDavError {
   constructor(message: string, init: ErrorInit & { retryAfterMs: number | undefined }) {
     super(message, init);
     this.retryAfterMs = init.retryAfterMs;
+  }
+}
+
+/**
+ * Nothing was sent: the host asked every client to come back later (a 429 or 503 with Retry-After to an earlier
+ * request) and the caller's beforeRequest will not wait that long in the middle of its work (a worker's push
+ * slot). Thrown by that hook (destinations/host-limits.ts), not by a server.
+ */
+export class CalDavHeldBackError extends CalDavError {
+  readonly code = 'held_back' as const;
+  readonly retryable = true;
+  constructor(
+    readonly host: string,
+    readonly retryInMs: number,
+  ) {
+    super(`${host} asked to be called again in ${Math.ceil(retryInMs / 1000)} s: nothing was sent to it`);
   }
 }
 

@@ -81,10 +81,11 @@ export function guardedFetch(settings: GuardSettings): Fetch {
     for (let redirects = 0; ; redirects++) {
       settings.signal?.throwIfAborted();
       const request = { method, url: url.href };
+      await settings.beforeRequest?.(url, settings.signal);
+      // The time limit is the server's: it starts once the request may go, not while it waits its turn.
       const timeout = AbortSignal.timeout(timeoutMs);
       const signal = settings.signal ? AbortSignal.any([settings.signal, timeout]) : timeout;
       let response: Response;
-      await settings.beforeRequest?.(url, settings.signal);
       try {
         response = await settings.transport(url.href, { method, headers, body, redirect: 'manual', signal });
       } catch (thrown: unknown) {

@@ -19,6 +19,7 @@ export {
   CalDavPreconditionError,
   CalDavUidConflictError,
   CalDavRetryLaterError,
+  CalDavHeldBackError,
   CalDavNotFoundError,
   CalDavNotSupportedError,
   CalDavTimeoutError,

@@ -4,7 +4,7 @@
 import { openCalDavAccount } from '../caldav/index.js';
 import { enqueueCleanups, enqueuePushes } from '../destinations/caldav-queue.js';
 import type { CleanUpDeps } from '../destinations/clean-up.js';
-import { createHostLimits } from '../destinations/host-limits.js';
+import { createHostLimits, type HostLimits } from '../destinations/host-limits.js';
 import {
   createCaldavDestinations,
   type CaldavDestinations,
@@ -130,14 +130,19 @@ export function composeServices(
     slotTimeoutMs: config.sync.workerLockSeconds * 1000,
     keyPrefix: `${prefix}:caldav-host`,
   });
-  const openAccount: OpenCalendarAccount = (target) =>
-    openCalDavAccount({
-      ...target,
-      allowPrivateTargets: config.caldav.allowPrivateTargets,
-      timeoutMs: config.caldav.timeoutSeconds * 1000,
-      now: clock.now,
-      beforeRequest: (url, signal) => hostLimits.pace(url.host, signal),
-    });
+  const accountPacedBy =
+    (pace: HostLimits['pace']): OpenCalendarAccount =>
+    (target) =>
+      openCalDavAccount({
+        ...target,
+        allowPrivateTargets: config.caldav.allowPrivateTargets,
+        timeoutMs: config.caldav.timeoutSeconds * 1000,
+        now: clock.now,
+        beforeRequest: (url, signal) => pace(url.host, signal),
+      });
+  // A worker's pushes and cleanups keep off a held host; a person's own action on a page is tried now.
+  const openAccount = accountPacedBy(hostLimits.pace);
+  const openAccountForPerson = accountPacedBy(hostLimits.paceOwnAction);
   // The feed as its .ics shows it: the same settings, revisions and rendering as the web role's feed route.
   const pushedFeeds = {
     proofs: stores.eventProofs,
@@ -178,7 +183,7 @@ export function composeServices(
     destinations: stores.caldavDestinations,
     cleanups: stores.caldavCleanups,
     feeds: stores.feeds,
-    openAccount,
+    openAccount: openAccountForPerson,
     enqueue: (ids) => enqueuePushes(clients.caldavQueue, ids),
     enqueueCleanup: (ids) => enqueueCleanups(clients.caldavQueue, ids),
     now: clock.now,

@@ -12,6 +12,7 @@
 // a cleanup never runs beside a push of the destination it ends.
 import type { Queue } from 'bullmq';
 import { DelayedError, Worker, type ConnectionOptions, type JobsOptions } from 'bullmq';
+import { CalDavHeldBackError } from '../caldav/errors.js';
 import { LockTimeoutError, withRedisLock } from '../lib/redis-lock.js';
 import type { RedisClient } from '../lib/redis-connection.js';
 import { createObservedQueue, type QueueSettings } from '../lib/observed-queue.js';
@@ -135,9 +136,10 @@ export function startCaldavWorker(options: {
       } catch (error: unknown) {
         // Another worker is pushing it: what is still pending afterwards is dispatched again.
         if (error instanceof LockTimeoutError) return 'skipped';
-        // Its host is busy or held back: the job waits in the delayed set, not in this worker's slot, so the
-        // slot goes to a push to another host meanwhile; the job's id keeps the dispatcher from adding another.
-        if (error instanceof HostWaitError && token !== undefined) {
+        // Its host is busy or held back (a push's or a cleanup's): the job waits in the delayed set, not in this
+        // worker's slot, so the slot goes to a push to another host meanwhile; the job's id keeps the dispatcher
+        // from adding another.
+        if ((error instanceof HostWaitError || error instanceof CalDavHeldBackError) && token !== undefined) {
           await job.moveToDelayed(Date.now() + error.retryInMs, token);
           throw new DelayedError();
         }

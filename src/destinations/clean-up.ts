@@ -96,6 +96,8 @@ export async function cleanUpDestination(deps: CleanUpDeps, id: string): Promise
     });
     return 'failed';
   } catch (error: unknown) {
+    // Its host is held back: the job waits for it in the delayed set (caldav-queue.ts), not in a worker's slot.
+    if (codeOf(error) === 'held_back') throw error;
     const outcome = failureOutcome(error, cleanup.attempts + 1, deps.now());
     await deps.cleanups.failed(id, {
       state: outcome.state === 'needs_credentials' ? 'needs_credentials' : 'pending',

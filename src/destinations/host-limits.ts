@@ -6,9 +6,18 @@
 // push at all for a while, and the worker's slot goes to another host's push meanwhile (caldav-queue.ts delays
 // the job). Each request is paced by the host's own rate limit (the project's Redis GCRA, lib/redis-rate-limiter.ts),
 // which also holds the Retry-After pause.
+//
+// A hold lasts no longer than a destination's own retry is put off (RETRY_AFTER_MAX_MS, 6 h), whatever the
+// server asked: one server's Retry-After of a year would otherwise stop every calendar on it for that year. No
+// worker sleeps a hold: a push or cleanup that meets one before a request (another's 503 came in meanwhile) is
+// refused at once (CalDavHeldBackError) and its job waits in the delayed set, not in a worker's slot. A person's
+// own action on a page (adding a calendar, new credentials, resuming) is tried now, paced by the rate alone: it
+// is one person's few requests, and they are waiting for the answer.
 import { Semaphore } from 'redis-semaphore';
+import { CalDavHeldBackError } from '../caldav/errors.js';
 import type { RedisClient } from '../lib/redis-connection.js';
 import { createRedisRateLimiter, type RateLimiter } from '../lib/redis-rate-limiter.js';
+import { RETRY_AFTER_MAX_MS } from './push-policy.js';
 
 export interface HostLimitSettings {
   /** Requests under way at one host, across every worker. */
@@ -43,14 +52,19 @@ export interface HostLimits {
    * Asks no one; another process's slot let go is seen at the next enter.
    */
   looksBusy(host: string): HostWait | undefined;
-  /** Before each request to the host: its rate limit (and a Retry-After pause). */
+  /** Before each request of a worker to the host: its rate limit; CalDavHeldBackError while it is held back. */
   pace(host: string, signal?: AbortSignal): Promise<void>;
-  /** The host answered 429 or 503 with Retry-After: no request to it for `ms`. */
+  /** Before each request of a person's own action (a page's): its rate limit alone, held back or not. */
+  paceOwnAction(host: string, signal?: AbortSignal): Promise<void>;
+  /** The host answered 429 or 503 with Retry-After: no worker's request to it for `ms`, at most HOST_HOLD_MAX_MS. */
   holdBack(host: string, ms: number): Promise<void>;
 }
 
 /** How soon a push that found its host busy asks again: a slot frees when one of its requests is answered. */
 export const HOST_BUSY_RETRY_MS = 250;
+
+/** The longest a host is held back: as long as a destination's own retry after a Retry-After is put off. */
+export const HOST_HOLD_MAX_MS = RETRY_AFTER_MAX_MS;
 
 export const isHostWait = (entered: HostSlots | HostWait): entered is HostWait => 'retryInMs' in entered;
 
@@ -75,7 +89,7 @@ export function createHostLimits(redis: RedisClient, settings: HostLimitSettings
   return {
     async enter(host, lanes) {
       const pausedForMs = await limiterOf(host).pausedForMs();
-      if (pausedForMs > 0) return { retryInMs: pausedForMs, reason: 'held back' };
+      if (pausedForMs > 0) return { retryInMs: Math.min(pausedForMs, HOST_HOLD_MAX_MS), reason: 'held back' };
       const slotOptions = {
         lockTimeout: settings.slotTimeoutMs,
         // Renewed below, not by the library's own timer: its renewal's failure (Redis gone) would be an
@@ -84,10 +98,16 @@ export function createHostLimits(redis: RedisClient, settings: HostLimitSettings
         acquireAttemptsLimit: 1,
       };
       const held: Semaphore[] = [];
-      for (let lane = 0; lane < lanes; lane++) {
-        const slot = new Semaphore(redis, slotKey(host), settings.concurrency, slotOptions);
-        if (!(await slot.tryAcquire())) break;
-        held.push(slot);
+      try {
+        for (let lane = 0; lane < lanes; lane++) {
+          const slot = new Semaphore(redis, slotKey(host), settings.concurrency, slotOptions);
+          if (!(await slot.tryAcquire())) break;
+          held.push(slot);
+        }
+      } catch (error: unknown) {
+        // Redis failed on a later slot: the ones taken go back now, not when their timeout runs out.
+        await Promise.all(held.map((slot) => slot.release().catch(() => undefined)));
+        throw error;
       }
       if (held.length === 0) {
         busyUntil.set(host, nowMs() + HOST_BUSY_RETRY_MS);
@@ -123,7 +143,12 @@ export function createHostLimits(redis: RedisClient, settings: HostLimitSettings
       busyUntil.delete(host);
       return undefined;
     },
-    pace: (host, signal) => limiterOf(host).acquire(signal),
-    holdBack: (host, ms) => limiterOf(host).pauseAll(ms),
+    async pace(host, signal) {
+      const heldForMs = await limiterOf(host).acquireUnlessPaused(signal);
+      // Capped here too: a hold stored before holds were capped (a year) delays a job no longer than a new one.
+      if (heldForMs > 0) throw new CalDavHeldBackError(host, Math.min(heldForMs, HOST_HOLD_MAX_MS));
+    },
+    paceOwnAction: (host, signal) => limiterOf(host).acquireIgnoringPause(signal),
+    holdBack: (host, ms) => limiterOf(host).pauseAll(Math.min(ms, HOST_HOLD_MAX_MS)),
   };
 }

@@ -12,6 +12,7 @@
 // The writes themselves, and what a conflict at one of them does, are apply-operations.ts's. A calendar deleted on
 // the server pauses the destination and says so. Any other failure ends the push: push-policy.ts decides the
 // state and the retry.
+import { CalDavHeldBackError } from '../caldav/errors.js';
 import type { Metrics } from '../lib/metrics.js';
 import type { Logger } from '../log.js';
 import {
@@ -251,6 +252,9 @@ async function pushOpened(
   } catch (error: unknown) {
     // Nothing was sent: the job waits for the host (caldav-queue.ts), and nothing is recorded as failed.
     if (error instanceof HostWaitError) throw error;
+    // Held back since the push began (another push's 429 or 503): it stops before its next request, what it
+    // wrote is recorded, and the job waits for the hold in the delayed set rather than in this worker's slot.
+    if (error instanceof CalDavHeldBackError) throw new HostWaitError(host, error.retryInMs, 'held back');
     if (error instanceof PushStopped) {
       deps.logger.info(
         { destinationId, state: error.state },

@@ -5,6 +5,8 @@
 // nothing else moves until it answers. And a push asks its host for one slot per write it has: pushes of one
 // change each to one server go on side by side up to the limit, where one push taking every slot made them queue.
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import { caldavCleanupJobId } from '../../src/destinations/caldav-queue.js';
+import { createHostLimits } from '../../src/destinations/host-limits.js';
 import type { CaldavDestinationRecord } from '../../src/store/caldav-destinations.js';
 import { startCalDavServer, type CalDavTestServer } from '../support/caldav-servers.js';
 import type { FakeClock } from '../support/sync-harness.js';
@@ -172,4 +174,77 @@ it(
     expect(slow.mostAtOnce()).toBeLessThanOrEqual(HOST_CONCURRENCY);
   },
   patient(30_000),
+);
+
+it(
+  'a cleanup for a held host waits outside the worker’s slots: a push to another server goes on meanwhile',
+  async () => {
+    const service = h.sync.services.caldavDestinations;
+    const store = h.sync.stores.caldavDestinations;
+    const queue = h.sync.clients.caldavQueue;
+    const clock = h.sync.clock as FakeClock;
+    // The first person's connection (every simulated person has one by now), with a feed of its own.
+    const { id: connectionId } = await h.sync.db.prisma.connection.findFirstOrThrow({
+      orderBy: { createdAt: 'asc' },
+    });
+    const { feed } = await h.feeds.create({ connectionId, options: { view: 'slots', days: 2 } });
+    const add = (server: CalDavTestServer, serverUrl: string, name: string) =>
+      service.add({
+        feedId: feed.id,
+        serverUrl,
+        calendarName: name,
+        username: server.username,
+        password: server.password,
+      });
+    // More calendars on the slow server than the workers the tests above started have slots (two, of
+    // CALDAV_CONCURRENCY each), and one elsewhere.
+    const leaving: CaldavDestinationRecord[] = [];
+    for (let i = 0; i < 12; i++) leaving.push(await add(slowServer, slow.url, `Leaving ${i}`));
+    const elsewhere = await add(fastServer, fastServer.baseUrl, 'Elsewhere');
+    const pushedAfter = (since: Date, destinations: CaldavDestinationRecord[]) =>
+      waitFor(
+        () => Promise.all(destinations.map((d) => store.get(d.id))),
+        (all) => all.every((d) => d.pendingChanges === 0 && d.lastPushAt !== null && d.lastPushAt > since),
+        { what: 'the destinations pushed' },
+      );
+    await pushedAfter(new Date(0), [...leaving, elsewhere]);
+
+    // The slow server asked every client to wait an hour (a 503 with Retry-After to someone's push).
+    const host = new URL(slow.url).host;
+    const keyPrefix = `${h.sync.redis.prefix}:caldav-host`;
+    const hosts = createHostLimits(h.sync.clients.redis, {
+      concurrency: HOST_CONCURRENCY,
+      perSecond: 0,
+      slotTimeoutMs: 60_000,
+      keyPrefix,
+    });
+    await hosts.holdBack(host, 3600_000);
+    slow.resetCount();
+    try {
+      // Their cleanups are queued first, then the push elsewhere: a worker that slept a cleanup's hold in its slot
+      // would have none left for it.
+      for (const destination of leaving) await service.remove(destination.id);
+      const before = clock.now();
+      clock.advance(60);
+      await h.feeds.updateOptions(feed.id, { view: 'free', days: 2 }, clock.now());
+      await pushedAfter(before, [elsewhere]);
+      // The cleanups wait for the host's hold in the delayed set, and nothing was sent to it.
+      await waitFor(
+        () =>
+          Promise.all(leaving.map(async (d) => (await queue.getJob(caldavCleanupJobId(d.id)))?.getState())),
+        (states) => states.every((state) => state === 'delayed'),
+        { what: 'every cleanup waiting for the host in the delayed set' },
+      );
+      expect(slow.requests().filter((request) => request.startsWith('DELETE '))).toEqual([]);
+    } finally {
+      await h.sync.clients.redis.del(`${keyPrefix}:rate:${host}:paused-until`);
+      for (const job of await queue.getDelayed()) await job.promote();
+    }
+    await waitFor(
+      () => service.cleanups({ connectionId }),
+      (cleanups) => cleanups.length === 0,
+      { what: 'the cleanups done once the hold is over' },
+    );
+  },
+  patient(60_000),
 );

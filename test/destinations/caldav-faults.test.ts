@@ -6,8 +6,9 @@
 // server fails, the requests sent to it stay bounded (counted at the proxy). Time is the harness's injected
 // clock: a backoff ends when the test moves the clock, not when a timer fires.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { dispatchDuePushes } from '../../src/destinations/caldav-queue.js';
-import { RETRY_BASE_MS } from '../../src/destinations/push-policy.js';
+import { caldavJobId, dispatchDuePushes } from '../../src/destinations/caldav-queue.js';
+import { createHostLimits, HOST_HOLD_MAX_MS } from '../../src/destinations/host-limits.js';
+import { RETRY_AFTER_MAX_MS, RETRY_BASE_MS } from '../../src/destinations/push-policy.js';
 import type { CaldavDestinationRecord } from '../../src/store/caldav-destinations.js';
 import { eventsOf } from '../feeds/feed-fixtures.js';
 import {
@@ -223,6 +224,78 @@ describe('CalDAV push through server faults (Radicale behind a fault-injecting p
     } finally {
       proxy.clear();
     }
+    await retryNow();
+    await settled();
+    await expectCalendarToBeTheFeed();
+  });
+
+  it('a 503 asking for a year (in seconds, or as a far date): the destination and its whole host wait 6 h at most', async () => {
+    const heldUntil = async () =>
+      Number(
+        await h.sync.clients.redis.get(
+          `${h.sync.redis.prefix}:caldav-host:rate:${new URL(proxy.url).host}:paused-until`,
+        ),
+      );
+    for (const retryAfter of ['31536000', 'Fri, 01 Jan 2100 00:00:00 GMT']) {
+      const before = (await current()).consecutiveFailures;
+      const failed = await during(
+        () => ({ kind: 'answer', status: 503, headers: { 'retry-after': retryAfter } }),
+        async () => {
+          await changeTheFeed();
+          return until((d) => d.consecutiveFailures > before, `a 503 with Retry-After: ${retryAfter}`);
+        },
+      );
+      expect([retryAfter, failed.retryAt!.getTime() - clock().now().getTime()]).toEqual([
+        retryAfter,
+        RETRY_AFTER_MAX_MS,
+      ]);
+      // The host's hold, by Redis's clock (the machine's): no longer than the destination's own wait.
+      const heldForMs = (await heldUntil()) - Date.now();
+      expect([retryAfter, heldForMs <= HOST_HOLD_MAX_MS]).toEqual([retryAfter, true]);
+      expect(heldForMs).toBeGreaterThan(HOST_HOLD_MAX_MS - 60_000);
+      await retryNow();
+      await settled();
+    }
+    await expectCalendarToBeTheFeed();
+  });
+
+  it('a hold that begins during a push (another push’s 503): it stops before its next request and waits outside the worker’s slots, then ends whole', async () => {
+    const before = await current();
+    const { caldavQueue, redis } = h.sync.clients;
+    let answer!: () => void;
+    const held = new Promise<void>((resolve) => (answer = resolve));
+    proxy.resetCount();
+    const writes = () => proxy.requests().filter((request) => /^(PUT|DELETE) /.test(request));
+    await during(
+      onPuts({ kind: 'hold', until: held }, (r) => /^(PUT|DELETE)$/.test(r.method)),
+      async () => {
+        await changeTheFeed();
+        await waitFor(
+          async () => writes().length,
+          (count) => count > 0,
+          { what: 'the push’s first writes' },
+        );
+        // Another push to this server was answered 503 with Retry-After meanwhile.
+        const hosts = createHostLimits(redis, {
+          concurrency: 4,
+          perSecond: 0,
+          slotTimeoutMs: 60_000,
+          keyPrefix: `${h.sync.redis.prefix}:caldav-host`,
+        });
+        await hosts.holdBack(new URL(proxy.url).host, 3600_000);
+        answer();
+      },
+    );
+    await waitFor(
+      async () => (await caldavQueue.getJob(caldavJobId(destination.id)))?.getState(),
+      (state) => state === 'delayed',
+      { what: 'the push waiting for the host in the delayed set' },
+    );
+    // The writes under way were answered and recorded; none was sent after the hold began.
+    expect(writes().length).toBeLessThanOrEqual(4);
+    const waiting = await current();
+    expect(waiting).toMatchObject({ state: 'active', consecutiveFailures: before.consecutiveFailures });
+    expect(waiting.pendingChanges).toBeGreaterThan(0);
     await retryNow();
     await settled();
     await expectCalendarToBeTheFeed();

@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createRedisRateLimiter } from '../../src/lib/redis-rate-limiter.js';
+import { createRedisRateLimiter, SLEEP_STEP_MS } from '../../src/lib/redis-rate-limiter.js';
 import { LockLostError, LockTimeoutError, withRedisLock } from '../../src/lib/redis-lock.js';
 import { createTestRedis, type TestRedis } from '../support/redis.js';
 
@@ -127,6 +127,36 @@ describe('createRedisRateLimiter', () => {
     await limiter.acquire();
     expect(waits[0]).toBeGreaterThan(200);
     expect(waits[0]).toBeLessThanOrEqual(300);
+  });
+
+  it('waits out a long pause (a Retry-After of a year) in short steps, asking Redis once a step, until aborted', async () => {
+    const steps: number[] = [];
+    const shutdown = new AbortController();
+    const limiter = createRedisRateLimiter(redis.connection, `${redis.prefix}:rl:year`, {
+      perSecond: 0,
+      burst: 1,
+      // No time passes: each step is recorded, and the third ends the wait as a shutdown would.
+      sleep: async (ms) => {
+        steps.push(ms);
+        if (steps.length === 3) shutdown.abort(new Error('shutting down'));
+      },
+    });
+    await limiter.pauseAll(365 * 24 * 3600_000);
+    await expect(limiter.acquire(shutdown.signal)).rejects.toThrow('shutting down');
+    expect(steps).toHaveLength(3);
+    for (const step of steps) expect(step).toBeLessThanOrEqual(SLEEP_STEP_MS);
+  });
+
+  it('a shutdown ends a wait for a pause at once, mid-sleep', async () => {
+    const limiter = createRedisRateLimiter(redis.connection, `${redis.prefix}:rl:hour`, {
+      perSecond: 0,
+      burst: 1,
+    });
+    await limiter.pauseAll(3600_000);
+    const shutdown = new AbortController();
+    const waiting = limiter.acquire(shutdown.signal);
+    shutdown.abort(new Error('shutting down'));
+    await expect(waiting).rejects.toThrow('shutting down');
   });
 
   it('records each grant in its audit stream when asked to, at the Redis time of the grant', async () => {

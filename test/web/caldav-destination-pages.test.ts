@@ -5,6 +5,7 @@
 // the page's actions (pause, resume, push, reconcile, replace credentials, remove with or without the events) do
 // what they say; another owner gets 404 for all of it; the password is in no page and no log line.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createHostLimits } from '../../src/destinations/host-limits.js';
 import { launchChromium } from '../support/browser.js';
 import { eventsOf } from '../feeds/feed-fixtures.js';
 import { readBack, startCalDavServer, type CalDavTestServer } from '../support/caldav-servers.js';
@@ -326,6 +327,53 @@ describe('the owner adds a calendar on /me', () => {
     expect(logged).toContain('owner added a CalDAV destination');
     expect(logged).not.toContain(server.password);
     expect(logged).not.toContain(WRONG_PASSWORD);
+  });
+});
+
+describe('a server that asked slotfeed to wait (a 429 or 503 with Retry-After to a push)', () => {
+  it('the owner’s own actions there are tried at once, not queued behind the hold: adding, new credentials, resuming, a cleanup’s new credentials', async () => {
+    const { redis, caldavQueue } = h.sync.clients;
+    const host = new URL(server.baseUrl).host;
+    const keyPrefix = `${h.sync.redis.prefix}:caldav-host`;
+    // The host held back as a push's 503 holds it: for every worker, for 75 s.
+    const hosts = createHostLimits(redis, { concurrency: 4, perSecond: 0, slotTimeoutMs: 60_000, keyPrefix });
+    await hosts.holdBack(host, 75_000);
+    const credentials = { username: server.username, password: server.password };
+    let destinationId: string | undefined;
+    try {
+      const added = await post(
+        `/me/feeds/${alice.feedId}/caldav`,
+        alice.cookie,
+        addForm({ calendarName: 'Held' }),
+      );
+      expect([added.status, added.headers.location]).toEqual([
+        303,
+        `/me?notice=caldav-added#caldav-${alice.feedId}`,
+      ]);
+      const held = (await service().list({ feedId: alice.feedId })).find((d) => d.calendarName === 'Held');
+      destinationId = held!.id;
+
+      const replaced = await post(`/me/caldav/${destinationId}/credentials`, alice.cookie, credentials);
+      expect(replaced.headers.location).toBe(`/me?notice=caldav-credentials#caldav-${alice.feedId}`);
+      await post(`/me/caldav/${destinationId}/pause`, alice.cookie);
+      // Resuming asks the server whether the calendar is still there.
+      const resumed = await post(`/me/caldav/${destinationId}/resume`, alice.cookie);
+      expect(resumed.headers.location).toBe(`/me?notice=caldav-resumed#caldav-${alice.feedId}`);
+
+      // The cleanup the removal leaves waits for the host in the worker; the person's new credentials do not.
+      await post(`/me/caldav/${destinationId}/remove`, alice.cookie, { deleteEvents: 'true' });
+      const given = await post(`/me/caldav-cleanups/${destinationId}/credentials`, alice.cookie, credentials);
+      expect(given.status).toBe(303);
+      expect(await service().cleanup(destinationId)).not.toBeNull();
+    } finally {
+      await redis.del(`${keyPrefix}:rate:${host}:paused-until`);
+      for (const job of await caldavQueue.getDelayed()) await job.promote();
+    }
+    await waitFor(
+      () => service().cleanups({ connectionId: alice.connectionId }),
+      (cleanups) => cleanups.length === 0,
+      { what: 'the cleanup done once the hold is over' },
+    );
   });
 });
 

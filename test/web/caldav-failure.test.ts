@@ -1,7 +1,13 @@
 // The sentences the pages (and the CLI) give for a CalDAV destination that could not be added: each names what
 // to do, never the operator's setting names or the client's request line.
 import { describe, expect, it } from '@jest/globals';
-import { CalDavCredentialsError, CalDavRequestError, openCalDavAccount } from '../../src/caldav/index.js';
+import {
+  CalDavCredentialsError,
+  CalDavHeldBackError,
+  CalDavRequestError,
+  CalDavRetryLaterError,
+  openCalDavAccount,
+} from '../../src/caldav/index.js';
 import { InvalidDestinationError } from '../../src/destinations/caldav-destinations-service.js';
 import { caldavFailureOf } from '../../src/web/caldav/caldav-failure.js';
 
@@ -38,6 +44,25 @@ describe('caldavFailureOf', () => {
     expect(caldavFailureOf(new CalDavRequestError('x', { request, status: 500 }))).toEqual({
       status: 502,
       sentence: 'The server answered with an error (HTTP 500): is this the address of a CalDAV server?',
+    });
+  });
+
+  it('a server that asked to wait says for how long, at once (503, not "could not be reached")', () => {
+    const request = { method: 'PROPFIND', url: 'https://caldav.example.com/' };
+    expect(
+      caldavFailureOf(new CalDavRetryLaterError('x', { request, status: 503, retryAfterMs: 75_000 })),
+    ).toEqual({
+      status: 503,
+      sentence: 'The server is busy and asked slotfeed to wait 75 seconds: try again after that.',
+    });
+    expect(caldavFailureOf(new CalDavHeldBackError('caldav.example.com', 6 * 3600_000))?.sentence).toBe(
+      'The server is busy and asked slotfeed to wait 6 hours: try again after that.',
+    );
+    expect(
+      caldavFailureOf(new CalDavRetryLaterError('x', { request, status: 429, retryAfterMs: undefined })),
+    ).toEqual({
+      status: 503,
+      sentence: 'The server is busy and asked to be called later: try again in a few minutes.',
     });
   });
 

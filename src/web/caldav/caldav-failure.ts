@@ -8,6 +8,7 @@ import {
   CalDavNotFoundError,
   CalDavNotSupportedError,
   CalDavRetryLaterError,
+  CalDavHeldBackError,
   CalDavTargetError,
   CalDavTimeoutError,
   CalDavUnreachableError,
@@ -24,6 +25,14 @@ export interface CaldavFailure {
 
 export const CREDENTIALS_REFUSED =
   'The server refused this user name and password. Check them: most providers (iCloud, Fastmail, mailbox.org, Nextcloud with two-factor sign-in …) need an app password made for slotfeed, not your usual password.';
+
+/** A server's wait as a person reads it: seconds under two minutes, then minutes, then hours (rounded up). */
+function waitFor(ms: number): string {
+  const seconds = Math.max(1, Math.ceil(ms / 1000));
+  if (seconds < 120) return `${seconds} seconds`;
+  const minutes = Math.ceil(seconds / 60);
+  return minutes < 120 ? `${minutes} minutes` : `${Math.ceil(minutes / 60)} hours`;
+}
 
 /** The sentence for a failure the person can act on; undefined for anything else (a bug: a 500, logged). */
 export function caldavFailureOf(thrown: unknown): CaldavFailure | undefined {
@@ -62,10 +71,14 @@ export function caldavFailureOf(thrown: unknown): CaldavFailure | undefined {
         'The server could not be reached (no connection, or no answer in time). Check its address, or try again later.',
     };
   }
-  if (thrown instanceof CalDavRetryLaterError) {
+  if (thrown instanceof CalDavRetryLaterError || thrown instanceof CalDavHeldBackError) {
+    const waitMs = thrown instanceof CalDavRetryLaterError ? thrown.retryAfterMs : thrown.retryInMs;
     return {
       status: 503,
-      sentence: 'The server is busy and asked to be called later: try again in a few minutes.',
+      sentence:
+        waitMs === undefined
+          ? 'The server is busy and asked to be called later: try again in a few minutes.'
+          : `The server is busy and asked slotfeed to wait ${waitFor(waitMs)}: try again after that.`,
     };
   }
   return {

@@ -1,0 +1,38 @@
+// The CalDAV client's one door (guarded-fetch.ts): a request's time limit is the server's to use. A wait before
+// the request (its host's rate, beforeRequest) does not count against it, so a request that waited its turn is
+// still sent with its whole time limit, not found "timed out" before it left.
+import { describe, expect, it } from '@jest/globals';
+import { guardedFetch } from '../../src/caldav/guarded-fetch.js';
+import type { Fetch } from '../../src/caldav/http-transport.js';
+
+/** Resolves once a timer of `ms` has fired: set after the client's own, it fires after it. */
+const longerThan = (ms: number) =>
+  new Promise<void>((resolve) =>
+    AbortSignal.timeout(ms * 20).addEventListener('abort', () => resolve(), { once: true }),
+  );
+
+describe('guardedFetch', () => {
+  it('starts a request’s time limit once the wait before it is over', async () => {
+    const timeoutMs = 5;
+    const signalsSent: boolean[] = [];
+    // The network as a fetch sees it: a request whose signal is aborted already is never sent.
+    const transport: Fetch = async (_url, init) => {
+      signalsSent.push(init?.signal?.aborted ?? false);
+      init?.signal?.throwIfAborted();
+      return new Response('', { status: 200 });
+    };
+    const fetch = guardedFetch({
+      transport,
+      policy: { allowPrivateTargets: true },
+      authorization: 'Basic dGVzdDp0ZXN0',
+      mayCarryCredentials: () => true,
+      timeoutMs,
+      // Its turn comes after longer than the time limit.
+      beforeRequest: () => longerThan(timeoutMs),
+      now: () => new Date('2026-03-02T09:00:00Z'),
+    });
+    const answer = await fetch('http://127.0.0.1:5232/calendars/', { method: 'PROPFIND' });
+    expect(answer.status).toBe(200);
+    expect(signalsSent).toEqual([false]);
+  });
+});
