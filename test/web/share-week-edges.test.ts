@@ -170,13 +170,13 @@ describe('the page’s Last-Modified', () => {
   it('moves when the owner renames the feed: If-Modified-Since alone gets the new heading', async () => {
     clock.set(NOW);
     const first = await h.get(`/share/${secret}?zone=${ZONE}`);
-    expect(first.text).not.toContain('<h1>Friday nights</h1>');
+    expect(first.text).not.toContain('<p class="share-feed">Friday nights</p>');
     const since = first.headers['last-modified'] as string;
     clock.advance(60);
     expect((await rename('Friday nights')).status).toBe(303);
     const again = await h.get(`/share/${secret}?zone=${ZONE}`, { 'if-modified-since': since });
     expect(again.status).toBe(200);
-    expect(again.text).toContain('<h1>Friday nights</h1>');
+    expect(again.text).toContain('<p class="share-feed">Friday nights</p>');
     expect(Date.parse(again.headers['last-modified'] as string)).toBeGreaterThan(Date.parse(since));
 
     // Named back as it was: the same heading as the first page, but not the page a client kept since.
@@ -186,7 +186,7 @@ describe('the page’s Last-Modified', () => {
       'if-modified-since': again.headers['last-modified'] as string,
     });
     expect(back.status).toBe(200);
-    expect(back.text).not.toContain('<h1>Friday nights</h1>');
+    expect(back.text).not.toContain('<p class="share-feed">Friday nights</p>');
     clock.set(NOW);
   });
 
