@@ -95,9 +95,13 @@ describe('Postgres connections terminated mid-commit', () => {
       const [job] = await enqueueSyncs(h.clients.syncQueue, [id], 30);
       const seen = new Set<string>();
       let terminated = 0;
-      // Kill transactions for a bounded window (or until enough commits died), observing all the while.
-      const chaosUntil = Date.now() + 8000;
-      while (Date.now() < chaosUntil && terminated < 6) {
+      // Kill transactions until enough commits died or the job is over, observing all the while. Counted in
+      // kills, not in seconds: on a loaded machine a window of seconds could close before the worker even
+      // began the job (the ceiling only stops a test that would never end).
+      const finished = async () =>
+        ['completed', 'failed', 'unknown'].includes(await h.clients.syncQueue.getJobState(job!.id!));
+      const ceiling = Date.now() + patient(60_000);
+      while (terminated < 6 && !(await finished()) && Date.now() < ceiling) {
         terminated += await terminateTransactions(h.db.name, spare);
         seen.add(await observedOpenSlots(id));
       }
