@@ -291,44 +291,20 @@ export function registerShareRoutes(app: FastifyInstance, deps: WebDeps, serving
     );
   });
 
-  for (const [suffix, form] of [
-    ['', 'page'],
-    ['.txt', 'text'],
-  ] as const) {
-    app.get<ShareRoute>(`${SHARE_PATH}/:secret${suffix}`, async (request, reply) => {
-      const found = await find(request.params.secret);
-      if (found.kind === 'gone') return sendGone(request, reply, found.status, form === 'text');
-      return sendRendered(
-        request,
-        reply,
-        await renderWeek(
-          found,
-          request.params.secret,
-          form,
-          request.query,
-          viewerLocale(request.headers['accept-language']),
-        ),
-        pageHeaders(found.link, false),
-        BY_LANGUAGE,
-      );
-    });
+  /** The page, its embed or its text, as the request asks: week, zone, and the viewer's language. */
+  async function sendWeek(
+    request: FastifyRequest<ShareRoute>,
+    reply: FastifyReply,
+    form: 'page' | 'embed' | 'text',
+  ) {
+    const found = await find(request.params.secret);
+    if (found.kind === 'gone') return sendGone(request, reply, found.status, form === 'text');
+    const locale = viewerLocale(request.headers['accept-language']);
+    const rendered = await renderWeek(found, request.params.secret, form, request.query, locale);
+    return sendRendered(request, reply, rendered, pageHeaders(found.link, form === 'embed'), BY_LANGUAGE);
   }
 
-  app.get<ShareRoute>(`${SHARE_PATH}/:secret/embed`, async (request, reply) => {
-    const found = await find(request.params.secret);
-    if (found.kind === 'gone') return sendGone(request, reply, found.status, false);
-    return sendRendered(
-      request,
-      reply,
-      await renderWeek(
-        found,
-        request.params.secret,
-        'embed',
-        request.query,
-        viewerLocale(request.headers['accept-language']),
-      ),
-      pageHeaders(found.link, true),
-      BY_LANGUAGE,
-    );
-  });
+  app.get<ShareRoute>(`${SHARE_PATH}/:secret`, (request, reply) => sendWeek(request, reply, 'page'));
+  app.get<ShareRoute>(`${SHARE_PATH}/:secret.txt`, (request, reply) => sendWeek(request, reply, 'text'));
+  app.get<ShareRoute>(`${SHARE_PATH}/:secret/embed`, (request, reply) => sendWeek(request, reply, 'embed'));
 }
