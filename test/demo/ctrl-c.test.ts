@@ -12,11 +12,10 @@ import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { DEFAULT_REDIS_URL, redisAnswers } from '../../src/demo/local-redis.js';
-import { createRedisConnection } from '../../src/lib/redis-connection.js';
 import { isAlive, processesMentioning } from '../support/processes.js';
 import { patient } from '../support/patience.js';
 import {
+  dropDemoRedisKeys,
   hasExited,
   makeNpmProject,
   projectRoot,
@@ -101,13 +100,7 @@ afterAll(async () => {
   }
   for (const pid of serverPids) if (isAlive(pid)) process.kill(pid, 'SIGKILL');
   await rm(workDir, { recursive: true, force: true });
-  // The demo found the machine's Redis at the default URL (or started its own, gone with it): drop its keys.
-  if (await redisAnswers(DEFAULT_REDIS_URL)) {
-    const redis = createRedisConnection(DEFAULT_REDIS_URL, 'command', 'ctrl-c-test-cleanup');
-    const keys = await redis.keys(`${redisPrefix}:*`);
-    if (keys.length > 0) await redis.del(...keys);
-    await redis.quit();
-  }
+  await dropDemoRedisKeys(redisPrefix);
 });
 
 describe('Ctrl-C on the demo', () => {

@@ -7,12 +7,17 @@ import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { DEFAULT_REDIS_URL, redisAnswers } from '../../src/demo/local-redis.js';
-import { createRedisConnection } from '../../src/lib/redis-connection.js';
 import { isAlive, processesMentioning } from '../support/processes.js';
 import { patient } from '../support/patience.js';
 import { waitFor } from '../support/wait-for.js';
-import { hasExited, makeNpmProject, startJob, untilReady, type ForegroundJob } from './helpers/demo-jobs.js';
+import {
+  dropDemoRedisKeys,
+  hasExited,
+  makeNpmProject,
+  startJob,
+  untilReady,
+  type ForegroundJob,
+} from './helpers/demo-jobs.js';
 
 const redisPrefix = `slotfeed-signals-test-${randomBytes(4).toString('hex')}`;
 let workDir: string;
@@ -60,12 +65,7 @@ afterAll(async () => {
   for (const job of started) if (!hasExited(job)) process.kill(-job.child.pid!, 'SIGKILL');
   for (const pid of await processesMentioning(dataDir)) process.kill(pid, 'SIGKILL');
   await rm(workDir, { recursive: true, force: true });
-  if (await redisAnswers(DEFAULT_REDIS_URL)) {
-    const redis = createRedisConnection(DEFAULT_REDIS_URL, 'command', 'signals-test-cleanup');
-    const keys = await redis.keys(`${redisPrefix}:*`);
-    if (keys.length > 0) await redis.del(...keys);
-    await redis.quit();
-  }
+  await dropDemoRedisKeys(redisPrefix);
 });
 
 describe('stopping `npm run demo`', () => {

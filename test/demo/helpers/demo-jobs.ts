@@ -5,6 +5,8 @@ import { access, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { expect } from '@jest/globals';
+import { DEFAULT_REDIS_URL, redisAnswers } from '../../../src/demo/local-redis.js';
+import { createRedisConnection } from '../../../src/lib/redis-connection.js';
 import { waitFor } from '../../support/wait-for.js';
 
 export const projectRoot = fileURLToPath(new URL('../../..', import.meta.url));
@@ -103,4 +105,13 @@ export async function makeNpmProject(dir: string): Promise<string> {
     ].join('\n'),
   );
   return project;
+}
+
+/** The demo found the machine's Redis at the default URL (or started its own, gone with it): drops its keys. */
+export async function dropDemoRedisKeys(prefix: string): Promise<void> {
+  if (!(await redisAnswers(DEFAULT_REDIS_URL))) return;
+  const redis = createRedisConnection(DEFAULT_REDIS_URL, 'command', 'demo-test-cleanup');
+  const keys = await redis.keys(`${prefix}:*`);
+  if (keys.length > 0) await redis.del(...keys);
+  await redis.quit();
 }
