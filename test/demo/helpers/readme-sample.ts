@@ -14,17 +14,23 @@ export function readmeDemoSample(readme: string): string[] {
 /** A URL keeps its scheme and its path's words; its host and port, numbers and tokens go. */
 function urlShape(url: string): string {
   const { protocol, pathname } = new URL(url);
-  return `${protocol}//HOST${pathname.replace(/[A-Za-z0-9_-]*\d[A-Za-z0-9_-]*/g, 'ID')}`;
+  return `${protocol}//HOST${pathname.replace(/[A-Za-z0-9_-]*\d[A-Za-z0-9_-]*|[A-Za-z0-9_-]{20,}/g, 'ID')}`;
 }
 
 export function lineShape(line: string): string {
-  return line
-    .replace(/\b(?:https?|webcal|redis|postgresql):\/\/[^\s,)'"]*/g, urlShape)
-    .replace(/(?<![\w/:-])[\w.@~-]*\/[\w.@~/-]*/g, (path) => (path.startsWith('//HOST') ? path : 'PATH'))
-    .replace(/"[^"]*"/g, '"…"')
-    .replace(/\b[A-Za-z0-9_-]*\d[A-Za-z0-9_-]*[A-Za-z][A-Za-z0-9_-]*\b|\b[A-Za-z0-9_-]{24,}\b/g, 'TOKEN')
-    .replace(/\d+(?:\.\d+)?/g, 'N')
-    .trimEnd();
+  return (
+    line
+      .replace(/\b(?:https?|webcal|redis|postgresql):\/\/[^\s,)'"]*/g, urlShape)
+      .replace(/(?<![\w/:-])[\w.@~-]*\/[\w.@~/-]*/g, (path) => (path.startsWith('//HOST') ? path : 'PATH'))
+      .replace(/"[^"]*"/g, '"…"')
+      // A token may begin or end with "-", which a word boundary would leave outside it: bounded by what it is made of.
+      .replace(
+        /(?<![A-Za-z0-9_-])(?:[A-Za-z0-9_-]*\d[A-Za-z0-9_-]*[A-Za-z][A-Za-z0-9_-]*|[A-Za-z0-9_-]{20,})(?![A-Za-z0-9_-])/g,
+        'TOKEN',
+      )
+      .replace(/\d+(?:\.\d+)?/g, 'N')
+      .trimEnd()
+  );
 }
 
 /** The sample's lines that no line of `output` matches in order (the "…" lines and blank ones aside). */
