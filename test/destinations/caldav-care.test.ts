@@ -122,6 +122,35 @@ afterAll(async () => {
   await server?.close();
 });
 
+/** A calendar's collection, as the hrefs of its listing name it. */
+const collectionPath = (calendarUrl: string) => new URL(calendarUrl).pathname;
+
+/**
+ * Every listing of the calendar (REPORT) answers with one more item the account may not read: a 403 inside the
+ * 207, as a shared calendar holding a colleague's private event does. Returns what takes the fault away.
+ */
+function forbiddenItemInListings(calendarUrl: string, name: string): () => void {
+  return proxy.install((request) =>
+    request.method === 'REPORT'
+      ? {
+          kind: 'rewrite-answer',
+          rewrite: (answer) => ({
+            ...answer,
+            body: Buffer.from(
+              answer.body
+                .toString('utf8')
+                .replace(
+                  /<\/(\w+:)?multistatus>/,
+                  `<response xmlns="DAV:"><href>${collectionPath(calendarUrl)}${name}</href>` +
+                    '<status>HTTP/1.1 403 Forbidden</status></response></$1multistatus>',
+                ),
+            ),
+          }),
+        }
+      : undefined,
+  );
+}
+
 describe('1. whatever ends a destination, slotfeed’s events leave the calendar with it', () => {
   it('a person who deletes their data (POST /me/delete) has slotfeed’s events deleted from their calendar, and their own kept; the page said so first', async () => {
     const other = await h.connectViaWeb(h.sync.sim.users[1]!.email);
@@ -381,31 +410,11 @@ describe('4. a UID the calendar holds as the person’s event (Radicale answers 
 });
 
 describe('5. a multistatus with failed items', () => {
-  const collectionPath = (calendarUrl: string) => new URL(calendarUrl).pathname;
-
   it('an item answered 403 is skipped and logged; the good ones are read and the destination is reconciled', async () => {
     const { feed, token } = await smallFeed();
     const destination = await addDestination(feed.id, proxy.url);
     await settled(destination.id);
-    const removeFault = proxy.install((request) =>
-      request.method === 'REPORT'
-        ? {
-            kind: 'rewrite-answer',
-            rewrite: (answer) => ({
-              ...answer,
-              body: Buffer.from(
-                answer.body
-                  .toString('utf8')
-                  .replace(
-                    /<\/(\w+:)?multistatus>/,
-                    `<response xmlns="DAV:"><href>${collectionPath(destination.calendarUrl)}hidden.ics</href>` +
-                      '<status>HTTP/1.1 403 Forbidden</status></response></$1multistatus>',
-                  ),
-              ),
-            }),
-          }
-        : undefined,
-    );
+    const removeFault = forbiddenItemInListings(destination.calendarUrl, 'hidden.ics');
     try {
       await service().reconcileNow(destination.id);
       const reconciled = await settled(destination.id);
@@ -494,7 +503,6 @@ describe('6. the password stays with the server’s own site', () => {
 });
 
 describe('7. a cleanup ends, and its backoff grows', () => {
-  const collectionPath = (calendarUrl: string) => new URL(calendarUrl).pathname;
   const cleanupRow = (id: string) => h.sync.db.prisma.caldavCleanup.findUnique({ where: { id } });
   /** The next attempt of the cleanup `id` once it has made `attempts`: its backoff, in seconds from now. */
   const attemptMade = async (id: string, attempts: number) => {
@@ -516,25 +524,7 @@ describe('7. a cleanup ends, and its backoff grows', () => {
   it('a shared calendar whose listing always holds an item the account may not read (a 403 in the 207): the cleanup deletes slotfeed’s events and ends, its sealed password with it', async () => {
     const { feed } = await smallFeed();
     const destination = await addDestination(feed.id, proxy.url);
-    const removeFault = proxy.install((request) =>
-      request.method === 'REPORT'
-        ? {
-            kind: 'rewrite-answer',
-            rewrite: (answer) => ({
-              ...answer,
-              body: Buffer.from(
-                answer.body
-                  .toString('utf8')
-                  .replace(
-                    /<\/(\w+:)?multistatus>/,
-                    `<response xmlns="DAV:"><href>${collectionPath(destination.calendarUrl)}colleague.ics</href>` +
-                      '<status>HTTP/1.1 403 Forbidden</status></response></$1multistatus>',
-                  ),
-              ),
-            }),
-          }
-        : undefined,
-    );
+    const removeFault = forbiddenItemInListings(destination.calendarUrl, 'colleague.ics');
     try {
       await settled(destination.id);
       expect((await calendarHolds(direct(destination))).slotfeeds.length).toBeGreaterThan(0);
