@@ -247,7 +247,13 @@ describe.each(CALDAV_SERVER_KINDS)('CalDAV destinations against %s', (kind) => {
       );
       expect(failed.lastError).toMatch(/could not reach the server/);
       expect(failed.pendingChanges).toBeGreaterThan(0);
-      expect(await metricValue('caldavFailures', { cause: 'unreachable' })).toBe(unreachableBefore + 1);
+      // The failure is counted just after its state is recorded: waited for, as the state was.
+      const unreachable = await waitFor(
+        () => metricValue('caldavFailures', { cause: 'unreachable' }),
+        (count) => count >= unreachableBefore + 1,
+        { what: 'the failure to be counted' },
+      );
+      expect(unreachable).toBe(unreachableBefore + 1);
 
       await server.start();
       clock().set(failed.retryAt!.toISOString());
