@@ -33,7 +33,7 @@ const NEAR_DAYS = 7;
  * Days between two whole pulls. Past the week ahead only a rare booking changes anything (none is made more than
  * BOOKING_WINDOW_MS ahead), and every date comes into the week ahead, pulled twice a day, before it passes: a
  * booking out there is inferred all the same, a few days later at most. Weekly rather than daily, the history
- * made a third fewer calls and took a quarter less CPU, with the same bookings inferred (docs/demo.md).
+ * made a third fewer calls and took a fifth less CPU, with the same bookings inferred (docs/demo.md).
  */
 const WHOLE_PULL_EVERY_DAYS = 7;
 /** Chance that an account has one of its upcoming bookings cancelled between two syncs. */
