@@ -84,6 +84,8 @@
         duration: { days: 3 },
         dateAlignment: 'day',
         buttonText: '3 days',
+        // Without the year: "Dec 31, 2026 – Jan 2, 2027" pushed "Today" under the arrows and took two lines on a phone.
+        titleFormat: { month: 'short', day: 'numeric' },
       },
     },
     timeZone: section.dataset.timeZone || 'local',

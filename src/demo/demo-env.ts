@@ -65,8 +65,8 @@ export interface DemoEnvInput {
 /**
  * Defaults of the demo's own, used when the caller has not set them: the simulator imposes no rate limit, and
  * the production default (20 requests per second, kind to the real service) would make the first syncs take
- * several times longer while showing nothing more. The history a fresh demo records (demo-history.ts) is some
- * 8,000 calls: at 1,000 a second the limiter itself was the bound (8 s at best, and its waits are timers, which
+ * several times longer while showing nothing more. The history a fresh demo records (demo-history.ts) was some
+ * 8,000 calls when this was chosen (5,000 since): at 1,000 a second the limiter itself was the bound (8 s at best, and its waits are timers, which
  * a loaded machine stretches: 85 s against 25 s at 20,000 in one run on a loaded 2-core machine). At 20,000
  * every call still goes through the limiter, and the CPU bounds them.
  */

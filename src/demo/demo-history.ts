@@ -25,11 +25,17 @@ const DAY_MS = 86_400_000;
 const BOOKING_WINDOW_MS = 14 * DAY_MS;
 /**
  * The week ahead, where the simulated people book most (the nearer a slot, the likelier): its bands are pulled
- * every round, the rest of the horizon on the day's first round only, as the live scheduler pulls far dates
- * less often than near ones. A whole pull is some 70 calls and one of the week ahead some 20, so the history
- * costs about a third less.
+ * every round, the rest of the horizon on the first round of each week only, as the live scheduler pulls far
+ * dates less often than near ones. A whole pull is some 75 calls and one of the week ahead some 30.
  */
 const NEAR_DAYS = 7;
+/**
+ * Days between two whole pulls. Past the week ahead only a rare booking changes anything (none is made more than
+ * BOOKING_WINDOW_MS ahead), and every date comes into the week ahead, pulled twice a day, before it passes: a
+ * booking out there is inferred all the same, a few days later at most. Weekly rather than daily, the history
+ * made a third fewer calls and took a fifth less CPU, with the same bookings inferred (docs/demo.md).
+ */
+const WHOLE_PULL_EVERY_DAYS = 7;
 /** Chance that an account has one of its upcoming bookings cancelled between two syncs. */
 const CANCEL_CHANCE = 0.1;
 
@@ -175,15 +181,15 @@ function cancelOne(control: SimulatorControl, prng: Prng, booker: Booker, nowMs:
 }
 
 /**
- * The bands sync round `round` pulls (1 = the round after the accounts connected): every band on a day's
- * first round, else those that start within the week ahead; undefined means every band (a whole sync).
+ * The bands sync round `round` pulls (1 = the round after the accounts connected): every band on the first
+ * round of a week, else those that start within the week ahead; undefined means every band (a whole sync).
  */
 export function bandsOfRound(
   bands: readonly CadenceBand[],
   round: number,
   syncsPerDay: number,
 ): string[] | undefined {
-  if (round % syncsPerDay === 0) return undefined;
+  if (round % (syncsPerDay * WHOLE_PULL_EVERY_DAYS) === 0) return undefined;
   const near = bands.filter((band) => band.fromDay < NEAR_DAYS).map((band) => band.name);
   return near.length === 0 || near.length === bands.length ? undefined : near;
 }

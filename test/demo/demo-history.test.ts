@@ -76,19 +76,15 @@ describe('planHistory', () => {
     expect(DEMO_HISTORY.days).toBeGreaterThanOrEqual(21);
   });
 
-  it('pulls the week ahead every round and every band on each day’s first round', () => {
+  it('pulls the week ahead every round and every band on the first round of each week', () => {
     const { bands } = loadConfig({ SYNC_BANDS: '4d=10m,7d=40m,*=3h', SYNC_HORIZON_DAYS: '28' }, [
       'sync',
     ]).sync;
-    const rounds = Array.from({ length: 6 }, (_, i) => bandsOfRound(bands, i + 1, 2));
-    expect(rounds).toEqual([
-      ['days 0-3', 'days 4-6'],
-      undefined,
-      ['days 0-3', 'days 4-6'],
-      undefined,
-      ['days 0-3', 'days 4-6'],
-      undefined,
-    ]);
+    const rounds = Array.from({ length: 41 }, (_, i) => bandsOfRound(bands, i + 1, 2));
+    // Two rounds a day: rounds 14 and 28 begin the second and third weeks (round 0 is the connect's whole sync).
+    expect(rounds.flatMap((bandsPulled, i) => (bandsPulled === undefined ? [i + 1] : []))).toEqual([14, 28]);
+    expect(rounds[0]).toEqual(['days 0-3', 'days 4-6']);
+    expect(rounds[1]).toEqual(['days 0-3', 'days 4-6']);
     // Bands that all lie in the week ahead, or none that does: every round is whole.
     const near = loadConfig({ SYNC_BANDS: '3d=10m,*=30m', SYNC_HORIZON_DAYS: '7' }, ['sync']).sync.bands;
     expect(bandsOfRound(near, 1, 2)).toBeUndefined();
