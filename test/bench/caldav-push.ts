@@ -43,7 +43,8 @@ const SINGLE_CHANGES = Number(process.env.BENCH_CALDAV_SINGLE_CHANGES ?? 30);
 const TARGET_SINGLE_P95_MS = 1000;
 const TARGET_RATIO = 0.9;
 
-function snapshotWith(slots: FetchedSlot[]): SnapshotInput {
+/** A snapshot of one event type whose open slots are `slots` (the unit-costs bench commits the same). */
+export function snapshotWith(slots: FetchedSlot[]): SnapshotInput {
   return {
     profile: { payload: { name: 'Bench' }, email: 'bench@example.test', name: 'Bench', timezone: 'UTC' },
     eventTypes: [

@@ -32,7 +32,7 @@ function slotsFrom(startIso: string, count: number): FetchedSlot[] {
 
 /** A connection whose snapshot holds `count` open slots, and a feed of it; returns the feed's path. */
 export async function feedWithSlots(
-  h: WebHarness,
+  h: Pick<WebHarness, 'sync' | 'feeds'>,
   count: number,
 ): Promise<{ path: string; connectionId: string; feedId: string }> {
   const prisma = h.sync.db.prisma;

@@ -355,6 +355,8 @@ class DueHeap {
 
 export interface ScheduleResult {
   callsPerConnectionHour: number;
+  /** Pulls (syncs) per connection per measured hour, what the capacity model multiplies per-sync costs by (the counted run's). */
+  syncsPerConnectionHour?: number;
   staleness: Record<DateBand, number[]>;
   unseen: number;
   /** Most calls planned in one minute, as a share of the budget's minute. */
@@ -397,6 +399,7 @@ export async function runSchedule(
   >;
   let unseen = 0;
   let measuredCalls = 0;
+  let measuredSyncs = 0;
   const firstTwoOpenDays: number[][] = WEEKDAYS.map(() => []);
   const rankBands = options.openRankBands === undefined ? [] : bandsOf(options.openRankBands);
   const byOpenBand = Object.fromEntries(
@@ -529,6 +532,7 @@ export async function runSchedule(
         heap.push(next.nextSyncAt.getTime(), index);
         if (now >= measureFrom) {
           measuredCalls += calls;
+          measuredSyncs += 1;
           for (const name of pick.bands) pullsByBand[name] = (pullsByBand[name] ?? 0) + 1;
           const minute = Math.floor(now / 60_000);
           minuteCalls.set(minute, (minuteCalls.get(minute) ?? 0) + calls);
@@ -548,6 +552,7 @@ export async function runSchedule(
     firstTwoOpenDays,
     ...(rankBands.length > 0 ? { byOpenBand } : {}),
     callsPerConnectionHour: measuredCalls / (world.accounts.length * options.measureHours),
+    syncsPerConnectionHour: measuredSyncs / (world.accounts.length * options.measureHours),
     staleness,
     unseen,
     peakMinuteShare: Math.max(0, ...minuteCalls.values()) / (options.budgetPerSecond * 60),

@@ -10,7 +10,11 @@ import type { FetchedSlot } from '../../src/store/slot-diff.js';
 import { pruneHistory } from '../../src/store/retention.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { check, type BenchSection } from './bench-result.js';
+import { rowWritesBetween, rowWritesByTable, settlePostgresStatistics } from './postgres-writes.js';
 import { round } from './process-stats.js';
+
+/** The tables a sync writes only when something changed (a sync run and its connection are written every time). */
+const CHANGE_TABLES = new Set(['slot', 'booking', 'overview', 'event_type', 'profile']);
 
 const TABLES = [
   'slot',
@@ -39,7 +43,13 @@ export interface GrowthOptions {
   /** Open slots per connection; the sync round's average is ~380 with 3 event types over 28 days. */
   slotsPerConnection?: number;
   days?: number;
+  /** Share of the open slots that change per hourly sync: the day's churn, whatever the syncs per day. */
   changeShare?: number;
+  /**
+   * Commits per connection-day, evenly spaced (default 24, hourly). More syncs see the same day's churn in
+   * smaller parts (the default bands: ~20 an hour, most of them seeing nothing new), each writing its run row.
+   */
+  syncsPerDay?: number;
 }
 
 /** A small seeded generator (mulberry32): the same run every time. */
@@ -146,6 +156,11 @@ export async function benchGrowth(options: GrowthOptions = {}): Promise<BenchSec
   const slotsPerConnection = options.slotsPerConnection ?? 378;
   const days = options.days ?? 3;
   const changeShare = options.changeShare ?? 0.05;
+  const syncsPerDay = options.syncsPerDay ?? 24;
+  const syncMs = DAY_MS / syncsPerDay;
+  // The day's churn (changeShare of the open slots each hour) spread over the day's syncs, a fraction carried.
+  const sharePerSync = (changeShare * 24) / syncsPerDay;
+  const carried = new Map<string, number>();
   const perDay = Math.round(slotsPerConnection / HORIZON_DAYS);
   const random = seededRandom(42);
   const db = await createTestDatabase('bench_growth');
@@ -164,13 +179,15 @@ export async function benchGrowth(options: GrowthOptions = {}): Promise<BenchSec
       await commit(db, accounts[c] as Account, startMs, startMs);
     }
     const before = await tableSizes(db);
+    await settlePostgresStatistics();
+    const writesBefore = await rowWritesByTable({ db });
 
-    for (let hour = 1; hour <= days * 24; hour++) {
-      const nowMs = startMs + hour * 3_600_000;
-      const day = Math.floor(hour / 24);
+    for (let sync = 1; sync <= days * syncsPerDay; sync++) {
+      const nowMs = startMs + Math.round(sync * syncMs);
+      const day = Math.floor(sync / syncsPerDay);
       const dayStartMs = startMs + day * DAY_MS;
       for (const account of accounts) {
-        if (hour % 24 === 0) {
+        if (sync % syncsPerDay === 0) {
           // Midnight: yesterday's slots leave the horizon, a new day enters it.
           for (const [key, s] of account.slots)
             if (s.startsAt.getTime() < dayStartMs) account.slots.delete(key);
@@ -180,7 +197,10 @@ export async function benchGrowth(options: GrowthOptions = {}): Promise<BenchSec
         const all = [...account.slots.values()];
         const open = all.filter((s) => s.open);
         const closed = all.filter((s) => !s.open);
-        const changes = Math.round(open.length * changeShare);
+        // Hourly (the default) as before; at more syncs a day the fractions add up across syncs.
+        const exact = open.length * sharePerSync + (carried.get(account.id) ?? 0);
+        const changes = syncsPerDay === 24 ? Math.round(exact) : Math.floor(exact);
+        carried.set(account.id, syncsPerDay === 24 ? 0 : exact - changes);
         // Half of the change is bookings (slots vanish), half cancellations (booked slots come back).
         for (let i = 0; i < Math.ceil(changes / 2); i++) {
           const s = open.splice(Math.floor(random() * open.length), 1)[0];
@@ -193,6 +213,10 @@ export async function benchGrowth(options: GrowthOptions = {}): Promise<BenchSec
         await commit(db, account, nowMs, dayStartMs);
       }
     }
+    await settlePostgresStatistics();
+    const changeWrites = rowWritesBetween(writesBefore, await rowWritesByTable({ db }), (t) =>
+      CHANGE_TABLES.has(t),
+    );
     const after = await tableSizes(db);
     const perConnectionDay = connections * days;
     const figures: Record<string, number> = {};
@@ -234,14 +258,16 @@ export async function benchGrowth(options: GrowthOptions = {}): Promise<BenchSec
         inputs: {
           connections,
           openSlotsPerConnection: slotsPerConnection,
-          syncsPerDay: 24,
-          slotChangePerSync: `${changeShare * 100} % (half booked, half reopened)`,
+          syncsPerDay,
+          slotChangePerSync: `${round(sharePerSync * 100, 2)} % (half booked, half reopened)`,
           horizonDays: HORIZON_DAYS,
           daysSimulated: days,
         },
         figures: {
           ...figures,
           rowsPerConnectionDay: round(rows / perConnectionDay, 1),
+          // Inserted, updated (a slot closed) and deleted rows of the history, as Postgres counts them.
+          changeRowWritesPerConnectionDay: round(changeWrites / perConnectionDay, 1),
           kibPerConnectionDay: round(bytes / 1024 / perConnectionDay, 1),
           mibPerThousandConnectionsPerYear: round(((bytes / perConnectionDay) * 1000 * 365) / 2 ** 20, 0),
           mibPerConnectionYearWithoutRetention: round(yearBefore / 2 ** 20, 1),

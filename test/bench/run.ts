@@ -22,6 +22,11 @@
 //     weekday for the first two bookable days, and for the days of each of its bands (issue 41).
 //   caldav-push and caldav-hosts (issue 35) run only when named: caldav-push needs radicale and xandikos,
 //     sized by BENCH_CONNECTIONS; caldav-hosts by BENCH_CALDAV_HOSTS_DESTINATIONS (1000) and BENCH_CALDAV_HOSTS (20).
+//   unit-costs (issue 42): the unit costs of a sync, a CalDAV push, a webhook delivery and the web's answers, on the
+//     production build with a redis-server of its own (needs radicale), BENCH_UNIT_COSTS_CONNECTIONS (60) synced
+//     for BENCH_UNIT_COSTS_SECONDS (180). Every run that has the unit costs (this one's or kept) prints the capacity
+//     model's table for 10,000 / 100,000 / 1,000,000 connections and writes it to bench-scaling.md (pasted into
+//     docs/scaling.md); BENCH_ONLY=scaling runs nothing and writes it again from the figures kept.
 //   BENCH_QUICK=1: reduced sizes to try the benchmarks out (100 connections, 2 s loads, 1 day of growth); the
 //     docs/performance.md quotes full-size runs only.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -43,16 +48,20 @@ import { benchRetentionStrategies } from './retention-strategies.js';
 import { benchSharePage } from './share-page.js';
 import { benchSyncRound } from './sync-round.js';
 import { benchTeamFeeds } from './team-feeds.js';
+import { capacityMarkdown, unitCostsOf } from './capacity-table.js';
+import { benchUnitCosts } from './unit-costs.js';
 import { benchWebhooks } from './webhooks.js';
 
 const RESULTS = 'bench-results.json';
 const FRONTIER_TABLE = 'bench-frontier.md';
 const FRONTIER_PLOT = 'bench-frontier.svg';
+const SCALING_TABLE = 'bench-scaling.md';
 const quick = process.env.BENCH_QUICK === '1';
 const only = new Set(
   (
     process.env.BENCH_ONLY ||
-    'sync,commit,feeds,share,teams,webhooks,growth,partitions,reports,freshness,freshness-real,freshness-week'
+    'sync,commit,feeds,share,teams,webhooks,growth,partitions,reports,freshness,freshness-real,freshness-week,' +
+      'unit-costs'
   )
     .split(',')
     .map((name) => name.trim()),
@@ -140,6 +149,17 @@ const benches: [string, () => Promise<BenchSection[]>][] = [
       ),
   ],
   ['growth', () => benchGrowth({ days: quick ? 1 : 3 })],
+  [
+    'unit-costs',
+    () =>
+      benchUnitCosts(bandsSchedule, {
+        connections: Number(process.env.BENCH_UNIT_COSTS_CONNECTIONS ?? (quick ? 20 : 60)),
+        measureSeconds: Number(process.env.BENCH_UNIT_COSTS_SECONDS ?? (quick ? 30 : 180)),
+        ...(quick
+          ? { destinations: 20, webhooks: 20, requests: 200, scheduleConnections: 200, growthConnections: 2 }
+          : {}),
+      }),
+  ],
   ['partitions', () => benchRetentionStrategies({ connections: quick ? 100 : 1000, days: quick ? 35 : 120 })],
   ['reports', () => benchReports()],
   [
@@ -244,5 +264,12 @@ if (ran.has('freshness') || ran.has('freshness-real') || only.has('frontier')) {
     frontierSvg(points, 'slotfeed freshness: p95 staleness by report band vs upstream calls'),
   );
   console.log(`wrote ${FRONTIER_TABLE} and ${FRONTIER_PLOT}`);
+}
+// The capacity model (docs/scaling.md) from the unit costs of this run or the last that measured them.
+if (ran.has('unit-costs') || only.has('scaling')) {
+  const markdown = capacityMarkdown(unitCostsOf(results.sections), results.sections);
+  console.log(`\ncapacity model (docs/scaling.md)\n${markdown}`);
+  writeFileSync(SCALING_TABLE, markdown);
+  console.log(`wrote ${SCALING_TABLE}`);
 }
 process.exit(0);

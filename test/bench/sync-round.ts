@@ -51,7 +51,7 @@ function configDefault(name: string): string {
 }
 
 /** The memory settings the runtime image gives slotfeed (its Dockerfile's ENV): the workers run with them. */
-function runtimeImageMemorySettings(): { MALLOC_ARENA_MAX: string; NODE_OPTIONS: string } {
+export function runtimeImageMemorySettings(): { MALLOC_ARENA_MAX: string; NODE_OPTIONS: string } {
   const dockerfile = readFileSync(fileURLToPath(new URL('../../Dockerfile', import.meta.url)), 'utf8');
   const arenas = /^ENV .*\bMALLOC_ARENA_MAX=(\S+)/m.exec(dockerfile)?.[1];
   const nodeOptions = /^ENV .*\bNODE_OPTIONS=(\S+)/m.exec(dockerfile)?.[1];
@@ -62,22 +62,28 @@ function runtimeImageMemorySettings(): { MALLOC_ARENA_MAX: string; NODE_OPTIONS:
   return { MALLOC_ARENA_MAX: arenas, NODE_OPTIONS: nodeOptions };
 }
 
-async function startWorkers(h: SyncHarness, count: number, env: Record<string, string>) {
+/** `count` processes of `role` (the worker's by default) from the build, once each says it is running. */
+export async function startWorkers(
+  h: SyncHarness,
+  count: number,
+  env: Record<string, string>,
+  role: 'worker' | 'scheduler' | 'web' = 'worker',
+) {
   const workers: SlotfeedProcess[] = [];
   // As production runs it: the build (`npm run bench` builds first), not TypeScript through tsx.
   for (let i = 0; i < count; i++) {
-    workers.push(spawnSlotfeed(['worker'], { ...h.env, ...env }, { from: 'build' }));
+    workers.push(spawnSlotfeed([role], { ...h.env, ...env }, { from: 'build' }));
   }
   await Promise.all(
     workers.map((w) =>
       waitFor(
         async () => w.output(),
         (out) => out.includes('slotfeed running') || w.child.exitCode !== null,
-        { timeoutMs: 60_000, what: 'a worker process to start' },
+        { timeoutMs: 60_000, what: `a ${role} process to start` },
       ),
     ),
   );
-  for (const w of workers) check(w.child.exitCode === null, `worker exited at start: ${w.output()}`);
+  for (const w of workers) check(w.child.exitCode === null, `${role} exited at start: ${w.output()}`);
   return workers;
 }
 

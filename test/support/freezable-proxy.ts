@@ -5,6 +5,8 @@ import net from 'node:net';
 
 export interface FreezableProxy {
   port: number;
+  /** Bytes carried so far: from clients to the server, and back (what a benchmark counts as one side's egress). */
+  bytes(): { toServer: number; toClient: number };
   /** Stops every connection open now from carrying data; neither end is told. */
   freezeExisting(): void;
   close(): Promise<void>;
@@ -12,10 +14,13 @@ export interface FreezableProxy {
 
 export async function startFreezableProxy(target: { host: string; port: number }): Promise<FreezableProxy> {
   const pairs = new Set<{ client: net.Socket; upstream: net.Socket }>();
+  const carried = { toServer: 0, toClient: 0 };
   const server = net.createServer((client) => {
     const upstream = net.connect(target.port, target.host);
     const pair = { client, upstream };
     pairs.add(pair);
+    client.on('data', (chunk: Buffer) => (carried.toServer += chunk.length));
+    upstream.on('data', (chunk: Buffer) => (carried.toClient += chunk.length));
     client.pipe(upstream);
     upstream.pipe(client);
     const drop = () => {
@@ -29,6 +34,7 @@ export async function startFreezableProxy(target: { host: string; port: number }
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     port: (server.address() as net.AddressInfo).port,
+    bytes: () => ({ ...carried }),
     freezeExisting() {
       for (const { client, upstream } of pairs) {
         client.unpipe(upstream);
