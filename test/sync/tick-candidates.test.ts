@@ -121,3 +121,26 @@ describe('a connection whose queued job is gone but whose deduplication key stay
     expect(runs.map((run) => run.connectionId).sort()).toEqual([...ids].sort());
   });
 });
+
+describe('more connections due than a page of the tick holds', () => {
+  it('are all enqueued by one tick, page after page, past a page whose connection is queued already', async () => {
+    clock.advance(3 * 3600); // every band of every connection is due
+    // The earliest due of all has its job waiting out a backoff: with one connection a page, the first page
+    // holds only it. One page a tick enqueued nobody, at every tick for as long as that job waited.
+    const [queued] = ids as [string, ...string[]];
+    await h.clients.prisma.connection.update({
+      where: { id: queued },
+      data: { nextSyncAt: new Date(clock.now().getTime() - 86_400_000) },
+    });
+    const waiting = await h.clients.syncQueue.add(
+      SYNC_JOB,
+      { connectionId: queued },
+      { ...syncJobOptions(queued, 3), delay: 3_600_000 },
+    );
+
+    const result = await tick({ ...h.services.tickDeps, batchSize: 1 });
+    expect(result).toMatchObject({ due: ids.length, queued: 1, enqueued: ids.length - 1 });
+    expect(await waiting.getState()).toBe('delayed');
+    await waiting.remove();
+  });
+});
