@@ -67,6 +67,8 @@ export interface TickResult {
   queued: number;
   /** Sync jobs enqueued. */
   enqueued: number;
+  /** The connections those jobs sync. */
+  enqueuedIds: string[];
   /** Calls the enqueued jobs are expected to cost. */
   calls: number;
   deferred: Allocation['deferred'];
@@ -92,7 +94,7 @@ export type TickDeps = Pick<
 interface PageResult {
   due: number;
   queued: number;
-  enqueued: number;
+  enqueuedIds: string[];
   calls: number;
   /** The budget ran out on this page: what it left waits for the next tick, as do the pages after it. */
   budgetSpent: boolean;
@@ -139,7 +141,7 @@ async function enqueueDuePage(
   return {
     due: due.length,
     queued: queued.size,
-    enqueued: enqueued.length,
+    enqueuedIds: [...enqueuedIds],
     calls,
     budgetSpent: allocation.waiting.length > 0,
     deferred: allocation.deferred,
@@ -160,6 +162,7 @@ export async function enqueueDueSyncs(deps: TickDeps): Promise<TickResult> {
   const pageSize = deps.batchSize ?? TICK_BATCH_SIZE;
   const batchId = `tick-${now.getTime()}`;
   const total = { due: 0, queued: 0, enqueued: 0, calls: 0 };
+  const enqueuedIds: string[] = [];
   let page: PageResult;
   let after: DuePageCursor | undefined;
   for (;;) {
@@ -167,7 +170,8 @@ export async function enqueueDueSyncs(deps: TickDeps): Promise<TickResult> {
     page = await enqueueDuePage(deps, rows, now, batchId);
     total.due += page.due;
     total.queued += page.queued;
-    total.enqueued += page.enqueued;
+    total.enqueued += page.enqueuedIds.length;
+    enqueuedIds.push(...page.enqueuedIds);
     total.calls += page.calls;
     const last = rows.at(-1);
     if (page.budgetSpent || rows.length < pageSize || last === undefined) break;
@@ -180,7 +184,7 @@ export async function enqueueDueSyncs(deps: TickDeps): Promise<TickResult> {
   }
   deps.metrics?.budgetCallsAllocated.inc(total.calls);
   if (total.enqueued > 0) deps.logger.info(total, 'enqueued due syncs');
-  return { ...total, deferred: page.deferred };
+  return { ...total, enqueuedIds, deferred: page.deferred };
 }
 
 function isReady(client: EventEmitter): boolean {
