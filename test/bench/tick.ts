@@ -28,7 +28,7 @@ import {
 } from '../support/bulk-connections.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { check, type BenchSection } from './bench-result.js';
-import { loadAverage, round } from './process-stats.js';
+import { cpuMsOf, loadAverage, round } from './process-stats.js';
 
 export interface TickBenchOptions {
   /** Rows kept at each step, ascending; the last is the million. */
@@ -61,6 +61,9 @@ interface Point {
   wanted: number;
   due: number;
   tickMs: number;
+  /** CPU a tick spent in this process (Node: Prisma, BullMQ, the allocation) and in the bench's redis-server. */
+  nodeCpuMs: number;
+  redisCpuMs: number;
   queryMs: number;
   enqueued: number;
   plan: DueQueryPlan;
@@ -69,6 +72,7 @@ interface Point {
 async function measurePoint(
   db: TestDatabase,
   redis: RedisClient,
+  redisPid: number,
   deps: Omit<TickDeps, 'now'>,
   kept: number,
   wanted: number,
@@ -83,6 +87,8 @@ async function measurePoint(
   const due = rows[0]!.due;
   const tickDeps: TickDeps = { ...deps, now: () => at };
   const tickMs: number[] = [];
+  const nodeCpuMs: number[] = [];
+  const redisCpuMs: number[] = [];
   const queryMs: number[] = [];
   let enqueued = 0;
   // One untimed tick first: the plan cached, the pages of the due rows read once, as a running scheduler has them.
@@ -93,17 +99,34 @@ async function measurePoint(
     const queried = performance.now() - queryStarted;
     await redis.flushdb();
     const started = performance.now();
+    const cpuBefore = process.cpuUsage();
+    const redisCpuBefore = cpuMsOf(redisPid);
     const result = await enqueueDueSyncs(tickDeps);
     const elapsed = performance.now() - started;
+    const cpu = process.cpuUsage(cpuBefore);
+    const redisCpu = cpuMsOf(redisPid) - redisCpuBefore;
     if (i === 0) continue;
     tickMs.push(elapsed);
+    nodeCpuMs.push((cpu.user + cpu.system) / 1000);
+    redisCpuMs.push(redisCpu);
     queryMs.push(queried);
     enqueued = result.enqueued;
   }
   const plan = await explainDueQuery(db.sql, at, deps.batchSize ?? TICK_BATCH_SIZE);
-  const point = { kept, wanted, due, tickMs: median(tickMs), queryMs: median(queryMs), enqueued, plan };
+  const point = {
+    kept,
+    wanted,
+    due,
+    tickMs: median(tickMs),
+    nodeCpuMs: median(nodeCpuMs),
+    redisCpuMs: median(redisCpuMs),
+    queryMs: median(queryMs),
+    enqueued,
+    plan,
+  };
   console.log(
-    `tick: ${kept} kept, ${due} due: tick ${round(point.tickMs, 1)} ms (query ${round(point.queryMs, 1)} ms), ` +
+    `tick: ${kept} kept, ${due} due: tick ${round(point.tickMs, 1)} ms (query ${round(point.queryMs, 1)} ms; ` +
+      `CPU ${round(point.nodeCpuMs)} ms Node, ${round(point.redisCpuMs)} ms Redis), ` +
       `${enqueued} enqueued; plan ${planName(plan)}, ${plan.rowsRead} rows, ${plan.blocks} blocks, ` +
       `load ${loadAverage()}`,
   );
@@ -182,11 +205,11 @@ export async function benchTick(options: TickBenchOptions): Promise<BenchSection
         `tick: generated rows ${generated}–${size} in ${round(generateMs[size] / 1000, 1)} s, load ${loadAverage()}`,
       );
       generated = size;
-      points.push(await measurePoint(db, redis, deps, size, options.due, options.ticks));
+      points.push(await measurePoint(db, redis, redisServer.pid, deps, size, options.due, options.ticks));
     }
     const largest = generated;
     for (const due of options.dueAtLargest)
-      points.push(await measurePoint(db, redis, deps, largest, due, options.ticks));
+      points.push(await measurePoint(db, redis, redisServer.pid, deps, largest, due, options.ticks));
 
     const dead = await measureDeadEntries(db, options.deadEntries, options.due, spreadMs);
 
@@ -203,6 +226,8 @@ export async function benchTick(options: TickBenchOptions): Promise<BenchSection
       planAt1M: planName(atLargest.plan),
       rowsReadAt1M: atLargest.plan.rowsRead,
       perDueMsAtLargest: round(largestDue.tickMs / largestDue.due, 3),
+      nodeCpuMsPerDue: round(largestDue.nodeCpuMs / largestDue.due, 3),
+      redisCpuMsPerDue: round(largestDue.redisCpuMs / largestDue.due, 3),
       dueEnqueuedPerSecondAtLargest: Math.round(largestDue.due / (largestDue.tickMs / 1000)),
       deadEntries: dead.synced,
       queryMsWithDeadEntries: round(dead.first.executionMs, 1),
@@ -219,6 +244,8 @@ export async function benchTick(options: TickBenchOptions): Promise<BenchSection
     for (const point of points) {
       const key = `${point.kept}kept${point.wanted}due`;
       figures[`tickMs_${key}`] = round(point.tickMs, 1);
+      figures[`nodeCpuMs_${key}`] = round(point.nodeCpuMs);
+      figures[`redisCpuMs_${key}`] = round(point.redisCpuMs);
       figures[`queryMs_${key}`] = round(point.queryMs, 1);
       figures[`rowsRead_${key}`] = point.plan.rowsRead;
       figures[`blocks_${key}`] = point.plan.blocks;
