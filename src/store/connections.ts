@@ -1,5 +1,6 @@
 // The connection aggregate: who is connected, their sealed OAuth tokens, and when they are due. Tokens enter
 // and leave this module only in the clear in memory; the rows hold AES-GCM envelopes (token-vault.ts).
+import { findDueConnections, type DueConnectionRow, type DuePageCursor } from './due-connections.js';
 import { recordWebhookEvents } from './webhook-outbox.js';
 import { needsReauth } from './webhook-events.js';
 import { randomUUID } from 'node:crypto';
@@ -68,13 +69,11 @@ export interface ConnectionStore {
    * still the ones read as that (a reconnect may have brought a new grant meanwhile); false if they changed.
    */
   markNeedsReauth(id: string, reason: string, now: Date, readAs?: string): Promise<boolean>;
-  /** Active connections whose next sync is due, soonest first. */
-  /** Active connections due at `now` (earliest first), with their band state as stored. */
-  /** Active connections due by `now`, with what the tick budgets by (band state, pull coverage). */
-  findDue(
-    now: Date,
-    limit: number,
-  ): Promise<{ id: string; bandState: unknown; pullCoverage: unknown; nextSyncAt: Date }[]>;
+  /**
+   * Active connections due by `now`, earliest first, with what the tick budgets by (band state, pull coverage):
+   * at most `limit`, those after `after` (the previous page's last row) when given.
+   */
+  findDue(now: Date, limit: number, after?: DuePageCursor): Promise<DueConnectionRow[]>;
 }
 
 export function createConnectionStore(prisma: PrismaClient, vault: TokenVault): ConnectionStore {
@@ -213,13 +212,8 @@ export function createConnectionStore(prisma: PrismaClient, vault: TokenVault): 
       });
     },
 
-    async findDue(now, limit) {
-      return prisma.connection.findMany({
-        where: { status: 'active', nextSyncAt: { lte: now } },
-        orderBy: { nextSyncAt: 'asc' },
-        take: limit,
-        select: { id: true, bandState: true, pullCoverage: true, nextSyncAt: true },
-      });
+    async findDue(now, limit, after) {
+      return findDueConnections(prisma, now, limit, after);
     },
   };
 }

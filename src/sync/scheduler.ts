@@ -8,6 +8,7 @@ import { Worker, type ConnectionOptions, type Queue } from 'bullmq';
 import type { RepeatedErrorLog } from '../lib/repeated-errors.js';
 import type { Logger } from '../log.js';
 import type { ConnectionStore } from '../store/connections.js';
+import type { DueConnectionRow, DuePageCursor } from '../store/due-connections.js';
 import type { Metrics } from '../lib/metrics.js';
 import { readBandState } from './band-schedule.js';
 import type { CadenceBand } from '../config/sync-bands.js';
@@ -24,6 +25,9 @@ import {
 import { reportErrorsAndBackOff } from '../lib/worker-errors.js';
 
 export const TICK_SCHEDULER_ID = 'due-connections';
+
+/** Due connections one page of a tick reads (SchedulerDeps.batchSize's default). */
+export const TICK_BATCH_SIZE = 5000;
 
 export interface SchedulerDeps {
   connections: ConnectionStore;
@@ -43,7 +47,7 @@ export interface SchedulerDeps {
   accountIntervalSeconds: number;
   /** The upstream calls the scheduler may spend (SYNC_CALL_BUDGET_PER_SECOND). */
   budget: CallBudget;
-  /** Most connections one tick considers; the rest are due still and go next tick. */
+  /** Due connections one page of a tick reads (TICK_BATCH_SIZE); a tick reads as many pages as are due. */
   batchSize?: number;
   now: () => Date;
   logger: Logger;
@@ -63,6 +67,8 @@ export interface TickResult {
   queued: number;
   /** Sync jobs enqueued. */
   enqueued: number;
+  /** The connections those jobs sync. */
+  enqueuedIds: string[];
   /** Calls the enqueued jobs are expected to cost. */
   calls: number;
   deferred: Allocation['deferred'];
@@ -84,13 +90,24 @@ export type TickDeps = Pick<
   | 'metrics'
 >;
 
-/**
- * One tick: the due connections' due bands, the latest first, as far as the call budget goes
- * (call-budget.ts); the rest wait for the next tick. Each pick becomes one sync job for the bands chosen.
- */
-export async function enqueueDueSyncs(deps: TickDeps): Promise<TickResult> {
-  const now = deps.now();
-  const rows = await deps.connections.findDue(now, deps.batchSize ?? 5000);
+/** What one page of due connections came to. */
+interface PageResult {
+  due: number;
+  queued: number;
+  enqueuedIds: string[];
+  calls: number;
+  /** The budget ran out on this page: what it left waits for the next tick, as do the pages after it. */
+  budgetSpent: boolean;
+  deferred: Allocation['deferred'];
+}
+
+/** One page of due connections: their due bands, the latest first, as far as the budget goes. */
+async function enqueueDuePage(
+  deps: TickDeps,
+  rows: readonly DueConnectionRow[],
+  now: Date,
+  batchId: string,
+): Promise<PageResult> {
   const queued = await connectionsWithQueuedSync(
     deps.syncQueue,
     rows.map((row) => row.id),
@@ -114,31 +131,60 @@ export async function enqueueDueSyncs(deps: TickDeps): Promise<TickResult> {
     deps.syncQueue,
     allocation.picks.map((pick) => ({ connectionId: pick.connectionId, bands: pick.bands })),
     deps.maxAttempts,
-    `tick-${now.getTime()}`,
+    batchId,
   );
   const enqueuedIds = new Set(enqueued.map((pick) => pick.connectionId));
   const calls = allocation.picks
     .filter((pick) => enqueuedIds.has(pick.connectionId))
     .reduce((sum, pick) => sum + pick.calls, 0);
   if (calls > 0) await deps.budget.spend(calls, now);
-  for (const [band, waiting] of Object.entries(allocation.deferred)) {
-    deps.metrics?.bandDeferred.set({ band }, waiting.count);
-    deps.metrics?.bandOverdueSeconds.set({ band }, waiting.oldestOverdueSeconds);
-  }
-  deps.metrics?.budgetCallsAllocated.inc(calls);
-  if (enqueued.length > 0) {
-    deps.logger.info(
-      { due: due.length, queued: queued.size, enqueued: enqueued.length, calls },
-      'enqueued due syncs',
-    );
-  }
   return {
     due: due.length,
     queued: queued.size,
-    enqueued: enqueued.length,
+    enqueuedIds: [...enqueuedIds],
     calls,
+    budgetSpent: allocation.waiting.length > 0,
     deferred: allocation.deferred,
   };
+}
+
+/**
+ * One tick: the due connections' due bands, the latest first, as far as the call budget goes
+ * (call-budget.ts); the rest wait for the next tick. Each pick becomes one sync job for the bands chosen.
+ * The due connections are read a page (batchSize) at a time, earliest first, and the tick goes on to the next
+ * page until none is left due or the budget is spent: one page a tick capped the whole installation at a
+ * page per SYNC_TICK_SECONDS (5,000 per 30 s: some 40,000 connections at the default 4-minute near band), and
+ * a page of connections whose jobs were queued already hid every connection behind it. Each page's cost is its
+ * rows, never the rows kept (due-connections.ts).
+ */
+export async function enqueueDueSyncs(deps: TickDeps): Promise<TickResult> {
+  const now = deps.now();
+  const pageSize = deps.batchSize ?? TICK_BATCH_SIZE;
+  const batchId = `tick-${now.getTime()}`;
+  const total = { due: 0, queued: 0, enqueued: 0, calls: 0 };
+  const enqueuedIds: string[] = [];
+  let page: PageResult;
+  let after: DuePageCursor | undefined;
+  for (;;) {
+    const rows = await deps.connections.findDue(now, pageSize, after);
+    page = await enqueueDuePage(deps, rows, now, batchId);
+    total.due += page.due;
+    total.queued += page.queued;
+    total.enqueued += page.enqueuedIds.length;
+    enqueuedIds.push(...page.enqueuedIds);
+    total.calls += page.calls;
+    const last = rows.at(-1);
+    if (page.budgetSpent || rows.length < pageSize || last === undefined) break;
+    after = { id: last.id, nextSyncAt: last.nextSyncAt };
+  }
+  // What waits is the last page's: the budget stopped the tick there (or nothing waits).
+  for (const [band, waiting] of Object.entries(page.deferred)) {
+    deps.metrics?.bandDeferred.set({ band }, waiting.count);
+    deps.metrics?.bandOverdueSeconds.set({ band }, waiting.oldestOverdueSeconds);
+  }
+  deps.metrics?.budgetCallsAllocated.inc(total.calls);
+  if (total.enqueued > 0) deps.logger.info(total, 'enqueued due syncs');
+  return { ...total, enqueuedIds, deferred: page.deferred };
 }
 
 function isReady(client: EventEmitter): boolean {

@@ -1,7 +1,7 @@
 // `npm run bench`: runs the benchmarks, prints one table and writes bench-results.json (git-ignored) with every
 // figure, its inputs, the machine's CPU count and the Node version. Never part of `npm test`.
 //   BENCH_ONLY=sync|commit|feeds|share|teams|webhooks|growth|partitions|reports|freshness|freshness-real|
-//     freshness-week|demo-start|frontier
+//     freshness-week|demo-start|frontier|tick
 //     (comma-separated; default: all but demo-start, which clones the checkout and runs npm ci, so runs only
 //     when named). A run of some keeps the others' last figures in the file.
 //   BENCH_DEMO_SCRIPT: demo-start runs this as the clone's "demo" script instead of the committed one;
@@ -27,6 +27,10 @@
 //     for BENCH_UNIT_COSTS_SECONDS (180). Every run that has the unit costs (this one's or kept) prints the capacity
 //     model's table for 10,000 / 100,000 / 1,000,000 connections and writes it to bench-scaling.md (pasted into
 //     docs/scaling.md); BENCH_ONLY=scaling runs nothing and writes it again from the figures kept.
+//   tick (issue 42) runs only when named: the scheduler's tick over 10,000, 100,000 and 1,000,000 generated
+//     connections (BENCH_TICK_SIZES, comma-separated) with BENCH_TICK_DUE (2000) due, and at the largest size
+//     with BENCH_TICK_DUE_AT_LARGEST (1000,10000,50000) due; BENCH_TICK_TICKS (5) ticks timed per point; then
+//     the query with BENCH_TICK_DEAD_ENTRIES (100000) syncs' dead index entries, and after a VACUUM.
 //   BENCH_QUICK=1: reduced sizes to try the benchmarks out (100 connections, 2 s loads, 1 day of growth); the
 //     docs/performance.md quotes full-size runs only.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -50,6 +54,7 @@ import { benchSyncRound } from './sync-round.js';
 import { benchTeamFeeds } from './team-feeds.js';
 import { capacityMarkdown, unitCostsOf } from './capacity-table.js';
 import { benchUnitCosts } from './unit-costs.js';
+import { benchTick } from './tick.js';
 import { benchWebhooks } from './webhooks.js';
 
 const RESULTS = 'bench-results.json';
@@ -132,6 +137,11 @@ function frontierOf(text: string): Schedule[] {
 const frontier = frontierOf(process.env.BENCH_FRESHNESS_FRONTIER ?? FRONTIER);
 const realFrontier = frontierOf(process.env.BENCH_FRESHNESS_REAL_FRONTIER ?? BEFORE);
 
+/** `1000,10000` as numbers. */
+function listOf(text: string): number[] {
+  return text.split(',').map((entry) => Number(entry.trim()));
+}
+
 const benches: [string, () => Promise<BenchSection[]>][] = [
   ['sync', () => benchSyncRound({ connections, rateLimitPerSecond })],
   ['commit', () => benchCommitCost()],
@@ -206,6 +216,19 @@ const benches: [string, () => Promise<BenchSection[]>][] = [
         realFrontier,
         bandsSchedule,
       ),
+  ],
+  [
+    'tick',
+    () =>
+      benchTick({
+        sizes: listOf(process.env.BENCH_TICK_SIZES ?? (quick ? '1000,10000' : '10000,100000,1000000')),
+        due: Number(process.env.BENCH_TICK_DUE ?? (quick ? 200 : 2000)),
+        dueAtLargest: listOf(
+          process.env.BENCH_TICK_DUE_AT_LARGEST ?? (quick ? '100,1000' : '1000,10000,50000'),
+        ),
+        deadEntries: Number(process.env.BENCH_TICK_DEAD_ENTRIES ?? (quick ? 1000 : 100_000)),
+        ticks: Number(process.env.BENCH_TICK_TICKS ?? 5),
+      }),
   ],
   [
     'demo-start',
