@@ -11,9 +11,8 @@
 // BullMQ. The cleanups ended destinations leave (clean-up.ts) are jobs of the same queue under the same lock, so
 // a cleanup never runs beside a push of the destination it ends.
 //
-// The queue is sharded by destination id over REDIS_SHARDS hash tags (lib/queue-shards.ts), the lock with it
-// (so a job left in shard 0 from before sharding and a new one in the destination's shard take the same lock);
-// a worker process runs one BullMQ worker per shard.
+// The queue is sharded by destination id over REDIS_SHARDS hash tags (lib/queue-shards.ts); a worker process
+// runs one BullMQ worker per shard.
 import type { Queue } from 'bullmq';
 import { DelayedError, Worker, type ConnectionOptions, type Job, type JobsOptions } from 'bullmq';
 import { CalDavHeldBackError } from '../caldav/errors.js';
@@ -24,8 +23,6 @@ import {
   asShards,
   groupByShard,
   openQueueShards,
-  shardIndex,
-  shardPrefix,
   type QueueOrShards,
   type QueueShards,
 } from '../lib/queue-shards.js';
@@ -130,7 +127,6 @@ export function startCaldavWorker(options: {
   connection: ConnectionOptions;
   /** For the per-destination locks. */
   redis: RedisClient;
-  /** REDIS_PREFIX: a destination's lock is under its shard's prefix. */
   prefix: string;
   /** The process's pushes at once, shared out among the shards' workers (shard-workers.ts). */
   concurrency: number;
@@ -143,8 +139,9 @@ export function startCaldavWorker(options: {
 }): RunningCaldavWorker {
   const { push, logger } = options;
   const shards = asShards(options.queue);
-  const lockKey = (destinationId: string) =>
-    `${shardPrefix(options.prefix, shardIndex(destinationId, shards.shards.length))}:caldav-push:${destinationId}`;
+  // On REDIS_PREFIX's tag, not the destination's shard: while processes with two values of REDIS_SHARDS run side by
+  // side (a rolling change of it) both must take the same lock. Two commands a push, against a sync's hundred.
+  const lockKey = (destinationId: string) => `${options.prefix}:caldav-push:${destinationId}`;
   const run = async (job: Job<CaldavJobData, PushResult | CleanUpResult>, token?: string) => {
     const { destinationId } = job.data;
     try {

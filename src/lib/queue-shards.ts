@@ -8,10 +8,12 @@
 // raising it leaves every job already queued where workers still look (shard 0); only new jobs go elsewhere.
 // Lowering it strands the jobs of the shards dropped: queueShardsLeftBehind (startup check) says so.
 //
-// What stays on REDIS_PREFIX's one tag, and why, is said where each key is made: the scheduler's tick (one job
-// scheduler, one tick at a time), the upstream rate limiter and call budget (one budget for every worker),
-// the per-host CalDAV limits (one per CalDAV server, however many destinations), the web role's sessions,
-// OAuth states and rate limits, and the retention lock.
+// What stays on REDIS_PREFIX's one tag, and why: the scheduler's tick (one job scheduler, so one tick at a time),
+// the upstream rate limiter and the call budget (one budget shared by every worker: the upstream's limit is per
+// client, not per shard), the per-host CalDAV limits (one per CalDAV server, however many destinations), the
+// token-refresh and CalDAV-push locks (processes running with two values of REDIS_SHARDS during a change must
+// take the same lock, or a refresh token could be rotated twice), the web role's sessions, OAuth states and rate
+// limits, and the retention lock. docs/performance.md measures what share of the commands they carry.
 import { createHash } from 'node:crypto';
 import type { Queue } from 'bullmq';
 
