@@ -33,7 +33,7 @@ export const redisSection = section({
     shards: variable({
       name: 'REDIS_SHARDS',
       description:
-        'How many hash tags the per-connection queues (syncs, CalDAV pushes, webhook deliveries) are spread over: shard 0 keeps REDIS_PREFIX, shard i puts -i inside its hash tag ({slotfeed-3}), so on a Redis Cluster each shard may live on another node. 1 keeps every key under REDIS_PREFIX. Raising it keeps every pending job; lowering it needs the shards dropped to be drained first (docs/operating.md).',
+        'How many hash tags the per-connection queues (syncs, CalDAV pushes, webhook deliveries) are spread over: shard 0 keeps REDIS_PREFIX, shard i puts -i inside its hash tag ({slotfeed-3}), so on a Redis Cluster each shard may live on another node. 1 keeps every key under REDIS_PREFIX. Raising it keeps every pending job where workers still take it; lowering it leaves the jobs of the shards dropped to be queued again from Postgres (docs/operating.md).',
       default: '1',
       schema: positiveInt(256),
     }),

@@ -73,7 +73,9 @@ beforeAll(async () => {
       SYNC_TICK_SECONDS: '1',
       // Slow enough that a round's syncs are still running, waiting their turn, when the master is killed.
       UPSTREAM_RATE_LIMIT_PER_SECOND: '6',
-      SYNC_WORKER_CONCURRENCY: String(SHARDS),
+      WORKER_CONCURRENCY: String(SHARDS),
+      // The clock stands still between rounds: a budget would never refill within one.
+      SYNC_CALL_BUDGET_PER_SECOND: '0',
       CALDAV_ALLOW_PRIVATE_TARGETS: 'true',
       CALDAV_DISPATCH_INTERVAL_MS: '200',
       WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
@@ -123,9 +125,14 @@ describe(`on a Redis Cluster of three masters with a replica each, REDIS_SHARDS=
         password: caldav.password,
       });
 
-      // A booking the next scheduled round infers, and a day on: the scheduler syncs every connection.
+      // A booking the next scheduled round infers (of a slot still ahead once the clock is a day on), and a day
+      // on: the scheduler syncs every connection.
       const slot = await h.sync.db.prisma.slot.findFirstOrThrow({
-        where: { connectionId: first.connectionId, goneAt: null, startsAt: { gt: clock().now() } },
+        where: {
+          connectionId: first.connectionId,
+          goneAt: null,
+          startsAt: { gt: new Date(clock().now().getTime() + 2 * DAY_SECONDS * 1000) },
+        },
         orderBy: [{ startsAt: 'asc' }, { upstreamEventId: 'asc' }],
       });
       h.sync.sim.control.book(slot.upstreamEventId, slot.startsAt.toISOString());
