@@ -146,6 +146,8 @@ export interface OwnRedisCluster {
   ports: number[];
   /** SIGKILLs one node: no persistence, so what it held lives on only in its replica, if it has one. */
   kill(port: number): Promise<void>;
+  /** Starts a killed node again, empty but with its cluster config: it rejoins, as a replica if it was replaced. */
+  restart(port: number): Promise<void>;
   /** Every node as one of the nodes still running sees it (CLUSTER NODES). */
   describe(): Promise<ClusterNode[]>;
   stop(): Promise<void>;
@@ -197,7 +199,7 @@ export async function startOwnRedisCluster(size = 3, { replicas = 0 } = {}): Pro
   const dir = await mkdtemp(path.join(os.tmpdir(), 'slotfeed-redis-cluster-'));
   const ports: number[] = [];
   for (let i = 0; i < size * (1 + replicas); i++) ports.push(await freePort());
-  const children = ports.map((port) =>
+  const startNode = (port: number) =>
     spawn(
       'redis-server',
       [
@@ -219,8 +221,8 @@ export async function startOwnRedisCluster(size = 3, { replicas = 0 } = {}): Pro
         dir,
       ],
       { stdio: 'ignore' },
-    ),
-  );
+    );
+  const children = ports.map(startNode);
   const exits = children.map((child) => new Promise<void>((resolve) => child.once('exit', () => resolve())));
   const stop = async () => {
     for (const child of children)
@@ -271,6 +273,18 @@ export async function startOwnRedisCluster(size = 3, { replicas = 0 } = {}): Pro
       killed.add(port);
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       await exits[ports.indexOf(port)];
+    },
+    async restart(port) {
+      const i = ports.indexOf(port);
+      const child = startNode(port);
+      children[i] = child;
+      exits[i] = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+      await waitFor(
+        () => answersPing(port),
+        (up) => up,
+        { timeoutMs: 10_000, intervalMs: 50, what: `node ${port} again` },
+      );
+      killed.delete(port);
     },
     async describe() {
       const alive = ports.find((port) => !killed.has(port))!;

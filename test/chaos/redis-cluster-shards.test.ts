@@ -4,7 +4,7 @@
 // served, a webhook delivered, a CalDAV push to Radicale) with keys and BullMQ's scripts on every master. Then a
 // master is killed mid-round (SIGKILL, no persistence): its replica takes over after the cluster's node
 // timeout, every job the round had on it runs to success once, no tick job commits twice, and the next round
-// syncs every connection, on the promoted replica too.
+// syncs every connection, on the promoted replica too. The killed node comes back as a replica.
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -89,7 +89,7 @@ afterAll(async () => {
   await receiver?.close();
   await caldav?.close();
   await cluster?.stop();
-});
+}, patient(60_000));
 
 describe(`on a Redis Cluster of three masters with a replica each, REDIS_SHARDS=${SHARDS}`, () => {
   it(
@@ -270,6 +270,14 @@ describe(`on a Redis Cluster of three masters with a replica each, REDIS_SHARDS=
         },
       );
       expect((await commandCalls(replica.port)).evalsha ?? 0).toBeGreaterThan(scriptsBefore);
+
+      // The killed master comes back, empty, and rejoins as its old replica's replica.
+      await cluster.restart(victim.port);
+      await waitFor(
+        () => cluster.describe(),
+        (nodes) => nodes.find((n) => n.id === victim.id)?.masterId === replica.id,
+        { timeoutMs: 30_000, what: `node ${victim.port} back as a replica` },
+      );
     },
     patient(360_000),
   );
