@@ -67,7 +67,8 @@ export async function runSync(
     const jobs = await enqueueSyncs(syncQueue, ids, config.sync.maxAttempts);
     out.write(`Enqueued ${jobs.length} sync job(s).\n`);
     if (!request.wait || jobs.length === 0) return { failed: 0 };
-    if ((await syncQueue.getWorkers()).length === 0) {
+    // Every worker process consumes every shard: shard 0's workers are all of them.
+    if ((await syncQueue.shards[0]!.getWorkers()).length === 0) {
       // Workers are found under REDIS_PREFIX: a worker of another installation (or of the demo, whose prefix
       // is slotfeed-demo-<hash of its data directory>) does not count. Following jobs nobody takes would only
       // wait out --timeout, so say so now; the jobs stay queued for the first worker that starts.

@@ -6,8 +6,9 @@ import type { RedisClient } from '../lib/redis-connection.js';
 import pg from 'pg';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import type { Logger } from '../log.js';
-import { createCaldavQueue, type CaldavJobData } from '../destinations/caldav-queue.js';
+import { createCaldavQueueShards, type CaldavJobData } from '../destinations/caldav-queue.js';
 import { createMetrics, type Metrics } from '../lib/metrics.js';
+import { closeQueueShards, type QueueShards } from '../lib/queue-shards.js';
 import { createRedisConnection, redisTargetOf } from '../lib/redis-connection.js';
 import type { Releasers } from '../lib/releasers.js';
 import { createRepeatedErrorLog, type RepeatedErrorLog } from '../lib/repeated-errors.js';
@@ -15,8 +16,8 @@ import { startFeedChangeListener, type FeedChangeListener } from '../store/feed-
 import type { PgSessions } from '../store/pg-sessions.js';
 import { createPostgresProbe, type PostgresProbe } from '../store/postgres-probe.js';
 import { createPrismaClient, type PoolTimeouts } from '../store/prisma-client.js';
-import { createSyncQueue, createTickQueue, type SyncJobData } from '../sync/queues.js';
-import { createWebhookQueue, type WebhookJobData } from '../webhooks/webhook-queue.js';
+import { createSyncQueueShards, createTickQueue, type SyncJobData } from '../sync/queues.js';
+import { createWebhookQueueShards, type WebhookJobData } from '../webhooks/webhook-queue.js';
 import type { DaemonConfig } from './daemon-config.js';
 
 export interface Clients {
@@ -36,18 +37,37 @@ export interface Clients {
   metrics: Metrics;
   /** Dedicated Postgres sessions outside the pools: readiness's and the feed change listener's. */
   pgSessions: PgSessions;
-  /** The queues, to produce jobs and read their state (the workers have connections of their own). */
-  syncQueue: Queue<SyncJobData>;
+  /** The queues, to produce jobs and read their state (the workers have connections of their own). The
+   *  per-connection ones are sharded over REDIS_SHARDS hash tags (lib/queue-shards.ts); the tick is one. */
+  syncShards: QueueShards<SyncJobData>;
   tickQueue: Queue;
+  webhookShards: QueueShards<WebhookJobData>;
+  caldavShards: QueueShards<CaldavJobData>;
+  /** Shard 0 of each: the whole queue when REDIS_SHARDS is 1 (as tests run), the jobs queued before it was
+   *  raised otherwise. Code that produces or counts takes the shards. */
+  syncQueue: Queue<SyncJobData>;
   webhookQueue: Queue<WebhookJobData>;
   caldavQueue: Queue<CaldavJobData>;
 }
 
-/** Every queue slotfeed has, for the places that must show or count them all (the queue dashboard). */
+/** The per-connection queues, each with all its shards. */
+export function shardedQueues(
+  clients: Pick<Clients, 'syncShards' | 'webhookShards' | 'caldavShards'>,
+): QueueShards<unknown>[] {
+  return [clients.syncShards, clients.webhookShards, clients.caldavShards] as QueueShards<unknown>[];
+}
+
+/** Every queue slotfeed has, every shard of each, for the places that must show or count them all (the queue
+ *  dashboard). */
 export function everyQueue(
-  clients: Pick<Clients, 'syncQueue' | 'tickQueue' | 'webhookQueue' | 'caldavQueue'>,
+  clients: Pick<Clients, 'syncShards' | 'tickQueue' | 'webhookShards' | 'caldavShards'>,
 ): Queue[] {
-  return [clients.syncQueue, clients.tickQueue, clients.webhookQueue, clients.caldavQueue];
+  return [
+    ...clients.syncShards.shards,
+    clients.tickQueue,
+    ...clients.webhookShards.shards,
+    ...clients.caldavShards.shards,
+  ] as Queue[];
 }
 
 /** A Prisma pool on `databaseUrl`, disconnected with the process. */
@@ -93,14 +113,15 @@ export function openClients(config: DaemonConfig, releasers: Releasers, logger: 
   // Queues only produce here (workers have connections of their own), so they take the fail-fast connection,
   // as BullMQ advises for producers: an admin action or `slotfeed sync` fails instead of waiting for Redis.
   const queueSettings = { connection: redis, prefix: config.redis.prefix, errors };
-  const syncQueue = createSyncQueue(queueSettings);
-  releasers.add('sync queue', () => syncQueue.close());
+  const shards = config.redis.shards;
+  const syncShards = createSyncQueueShards(queueSettings, shards);
+  releasers.add('sync queue', () => closeQueueShards(syncShards));
   const tickQueue = createTickQueue(queueSettings);
   releasers.add('tick queue', () => tickQueue.close());
-  const webhookQueue = createWebhookQueue(queueSettings);
-  releasers.add('webhook queue', () => webhookQueue.close());
-  const caldavQueue = createCaldavQueue(queueSettings);
-  releasers.add('caldav queue', () => caldavQueue.close());
+  const webhookShards = createWebhookQueueShards(queueSettings, shards);
+  releasers.add('webhook queue', () => closeQueueShards(webhookShards));
+  const caldavShards = createCaldavQueueShards(queueSettings, shards);
+  releasers.add('caldav queue', () => closeQueueShards(caldavShards));
   return {
     logger,
     prisma,
@@ -110,10 +131,13 @@ export function openClients(config: DaemonConfig, releasers: Releasers, logger: 
     errors,
     metrics,
     pgSessions,
-    syncQueue,
+    syncShards,
     tickQueue,
-    webhookQueue,
-    caldavQueue,
+    webhookShards,
+    caldavShards,
+    syncQueue: syncShards.shards[0]!,
+    webhookQueue: webhookShards.shards[0]!,
+    caldavQueue: caldavShards.shards[0]!,
   };
 }
 

@@ -1,6 +1,5 @@
 // What the CLI's commands over stored data open: a pool and the stores over it, for `slotfeed sync` the sync
 // queue on a fail-fast connection of its own, and for `slotfeed destinations` the CalDAV destinations service.
-import type { Queue } from 'bullmq';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import { openCalDavAccount } from '../caldav/index.js';
@@ -20,7 +19,8 @@ import { createReportStore } from '../store/reports.js';
 import { createTeamStore } from '../store/teams.js';
 import { createShareLinkStore } from '../store/share-links.js';
 import { createWebhookStore } from '../store/webhooks.js';
-import { createSyncQueue, type SyncJobData } from '../sync/queues.js';
+import { createSyncQueueShards, type SyncJobData } from '../sync/queues.js';
+import { closeQueueShards, type QueueShards } from '../lib/queue-shards.js';
 import { openDatabase } from './clients.js';
 import { tokenVaultFor, type Stores } from './stores.js';
 
@@ -67,12 +67,15 @@ export function openCommandDatabase(
 export function openSyncQueue(
   config: Pick<Config, 'redis'>,
   releasers: Releasers,
-): { redis: RedisClient; syncQueue: Queue<SyncJobData> } {
+): { redis: RedisClient; syncQueue: QueueShards<SyncJobData> } {
   const redis = createRedisConnection(redisTargetOf(config.redis), 'command', 'slotfeed-cli');
   releasers.add('redis', async () => void (await redis.quit()));
   const quiet = { report: () => undefined, recovered: () => undefined };
-  const syncQueue = createSyncQueue({ connection: redis, prefix: config.redis.prefix, errors: quiet });
-  releasers.add('sync queue', () => syncQueue.close());
+  const syncQueue = createSyncQueueShards(
+    { connection: redis, prefix: config.redis.prefix, errors: quiet },
+    config.redis.shards,
+  );
+  releasers.add('sync queue', () => closeQueueShards(syncQueue));
   return { redis, syncQueue };
 }
 

@@ -11,7 +11,7 @@ import type { Role } from '../roles/role.js';
 import { createSchedulerRole } from '../roles/scheduler-role.js';
 import { createWebRole } from '../roles/web-role.js';
 import { createWorkerRole } from '../roles/worker-role.js';
-import { openPostgresProbe, type Clients } from './clients.js';
+import { openPostgresProbe, shardedQueues, type Clients } from './clients.js';
 import type { Clock } from './clock.js';
 import type { DaemonConfig } from './daemon-config.js';
 import type { Services } from './services.js';
@@ -52,10 +52,9 @@ export function composeRoles(
       createWorkerRole({
         sync: {
           deps: services.syncDeps,
-          queue: clients.syncQueue,
+          queue: clients.syncShards,
           settings: {
             connection: clients.bullRedis,
-            prefix,
             concurrency: config.sync.workerConcurrency,
             lockSeconds: config.sync.workerLockSeconds,
             shutdownGraceSeconds: config.sync.shutdownGraceSeconds,
@@ -64,10 +63,9 @@ export function composeRoles(
           logger: clients.logger.child({ role: 'worker' }),
         },
         webhooks: {
-          queue: clients.webhookQueue,
+          queue: clients.webhookShards,
           queueConnection: clients.redis,
           connection: clients.bullRedis,
-          prefix,
           concurrency: config.webhooks.concurrency,
           lockSeconds: config.sync.workerLockSeconds,
           dispatchIntervalMs: config.webhooks.dispatchIntervalMs,
@@ -91,7 +89,7 @@ export function composeRoles(
         webhookWrites: services.webhookWrites,
         feedCommits: services.feedCommits,
         caldav: {
-          queue: clients.caldavQueue,
+          queue: clients.caldavShards,
           connection: clients.bullRedis,
           redis: clients.redis,
           prefix,
@@ -157,10 +155,22 @@ export function composeRoles(
             connectionsByStatus: () => stores.connectionAdmin.countsByStatus(),
             async queueJobs() {
               const states = ['waiting', 'delayed', 'active', 'failed'] as const;
-              const queues = [clients.syncQueue, clients.webhookQueue, clients.caldavQueue];
-              const counts = await Promise.all(queues.map((queue) => queue.getJobCounts(...states)));
+              // Each queue's count is the sum over its shards.
+              const queues = shardedQueues(clients);
+              const counts = await Promise.all(
+                queues.map(async ({ shards }) => {
+                  const perShard = await Promise.all(shards.map((shard) => shard.getJobCounts(...states)));
+                  return Object.fromEntries(
+                    states.map((state) => [state, perShard.reduce((sum, c) => sum + (c[state] ?? 0), 0)]),
+                  );
+                }),
+              );
               return queues.flatMap((queue, i) =>
-                states.map((state) => ({ queue: queue.name, state, count: counts[i]?.[state] ?? 0 })),
+                states.map((state) => ({
+                  queue: queue.shards[0]!.name,
+                  state,
+                  count: counts[i]?.[state] ?? 0,
+                })),
               );
             },
           },

@@ -109,7 +109,7 @@ export function composeServices(
   };
   const tickDeps: TickDeps = {
     connections: stores.connections,
-    syncQueue: clients.syncQueue,
+    syncQueue: clients.syncShards,
     maxAttempts: config.sync.maxAttempts,
     bands: config.sync.bands,
     horizonDays: config.sync.horizonDays,
@@ -184,8 +184,8 @@ export function composeServices(
     cleanups: stores.caldavCleanups,
     feeds: stores.feeds,
     openAccount: openAccountForPerson,
-    enqueue: (ids) => enqueuePushes(clients.caldavQueue, ids),
-    enqueueCleanup: (ids) => enqueueCleanups(clients.caldavQueue, ids),
+    enqueue: (ids) => enqueuePushes(clients.caldavShards, ids),
+    enqueueCleanup: (ids) => enqueueCleanups(clients.caldavShards, ids),
     now: clock.now,
   });
   return { syncDeps, tickDeps, webhookWrites, feedCommits, caldavPush, caldavCleanUp, caldavDestinations };

@@ -59,7 +59,7 @@ export function composeWebDeps(
     tickQueue: clients.tickQueue,
     webhookQueue: clients.webhookQueue,
     dashboardQueues: everyQueue(clients),
-    enqueueSync: async (ids) => void (await enqueueSyncs(clients.syncQueue, ids, config.sync.maxAttempts)),
+    enqueueSync: async (ids) => void (await enqueueSyncs(clients.syncShards, ids, config.sync.maxAttempts)),
     metrics: clients.metrics,
     logger: parts.logger,
     now: clock.now,

@@ -1,5 +1,6 @@
 // Redis: where it is (one server or a cluster) and the prefix of every key slotfeed writes.
 import { z } from 'zod';
+import { positiveInt } from './value-schemas.js';
 import { section, variable } from './variable.js';
 
 const redisUrl = z
@@ -28,6 +29,13 @@ export const redisSection = section({
           (v) => !/[{}]/.test(v) || /^[^{}]*\{[^{}]+\}[^{}]*$/.test(v),
           'a hash tag is one {…} with something inside',
         ),
+    }),
+    shards: variable({
+      name: 'REDIS_SHARDS',
+      description:
+        'How many hash tags the per-connection queues (syncs, CalDAV pushes, webhook deliveries) are spread over: shard 0 keeps REDIS_PREFIX, shard i puts -i inside its hash tag ({slotfeed-3}), so on a Redis Cluster each shard may live on another node. 1 keeps every key under REDIS_PREFIX. Raising it keeps every pending job where workers still take it; lowering it leaves the jobs of the shards dropped to be queued again from Postgres (docs/operating.md).',
+      default: '1',
+      schema: positiveInt(256),
     }),
     clusterNodes: variable({
       name: 'REDIS_CLUSTER_NODES',

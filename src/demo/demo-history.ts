@@ -4,7 +4,7 @@
 // control API, and each sync round goes through the sync queue to the daemon's own worker, like any other
 // sync. Nothing is written to slotfeed's tables by hand: the bookings reports show are the ones the syncs
 // inferred. The caller brings the clock back to the present afterwards.
-import type { Queue } from 'bullmq';
+import type { QueueOrShards } from '../lib/queue-shards.js';
 import type { CadenceBand } from '../config/sync-bands.js';
 import { coerceError } from '../lib/coerce-error.js';
 import { derivePrng, type Prng, type SimulatorControl, type SimUserDetails } from '../simulator/index.js';
@@ -102,7 +102,7 @@ export interface HistoryDeps {
   clock: DemoClock;
   control: SimulatorControl;
   progress: Pick<SyncProgressStore, 'syncedSince' | 'inferredBookings'>;
-  syncQueue: Queue<SyncJobData>;
+  syncQueue: QueueOrShards<SyncJobData>;
   maxAttempts: number;
   /** The daemon's cadence bands (SYNC_BANDS within the horizon): a round pulls the near ones, or all. */
   bands: readonly CadenceBand[];

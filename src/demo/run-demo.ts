@@ -271,7 +271,7 @@ export async function runDemo(
           clock,
           control: simulator.control,
           progress,
-          syncQueue: clients.syncQueue,
+          syncQueue: clients.syncShards,
           maxAttempts: config.sync.maxAttempts,
           bands: config.sync.bands,
           out,
@@ -288,7 +288,7 @@ export async function runDemo(
       // The history's syncs were the connect flow's; the present needs one of its own.
       since = clock.now();
       await enqueueSyncs(
-        clients.syncQueue,
+        clients.syncShards,
         connected.map((c) => c.connectionId),
         config.sync.maxAttempts,
       );

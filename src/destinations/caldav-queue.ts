@@ -10,12 +10,23 @@
 // on-demand push); a failed push is retried by the dispatcher once its backoff ends (push-policy.ts), never by
 // BullMQ. The cleanups ended destinations leave (clean-up.ts) are jobs of the same queue under the same lock, so
 // a cleanup never runs beside a push of the destination it ends.
+//
+// The queue is sharded by destination id over REDIS_SHARDS hash tags (lib/queue-shards.ts); a worker process
+// runs one BullMQ worker per shard.
 import type { Queue } from 'bullmq';
-import { DelayedError, Worker, type ConnectionOptions, type JobsOptions } from 'bullmq';
+import { DelayedError, Worker, type ConnectionOptions, type Job, type JobsOptions } from 'bullmq';
 import { CalDavHeldBackError } from '../caldav/errors.js';
 import { LockTimeoutError, withRedisLock } from '../lib/redis-lock.js';
 import type { RedisClient } from '../lib/redis-connection.js';
 import { createObservedQueue, type QueueSettings } from '../lib/observed-queue.js';
+import {
+  asShards,
+  groupByShard,
+  openQueueShards,
+  type QueueOrShards,
+  type QueueShards,
+} from '../lib/queue-shards.js';
+import { shardConcurrency } from '../lib/shard-workers.js';
 import type { RepeatedErrorLog } from '../lib/repeated-errors.js';
 import { reportErrorsAndBackOff } from '../lib/worker-errors.js';
 import type { Logger } from '../log.js';
@@ -42,6 +53,11 @@ export function createCaldavQueue(settings: QueueSettings): Queue<CaldavJobData>
   return createObservedQueue<CaldavJobData>(CALDAV_QUEUE, settings);
 }
 
+/** The CalDAV queue over `count` hash tags, sharded by destination id. */
+export function createCaldavQueueShards(settings: QueueSettings, count: number): QueueShards<CaldavJobData> {
+  return openQueueShards(settings.prefix, count, (prefix) => createCaldavQueue({ ...settings, prefix }));
+}
+
 /** BullMQ refuses ':' in custom ids. */
 export const caldavJobId = (destinationId: string) => `caldav-${destinationId}`;
 export const caldavCleanupJobId = (destinationId: string) => `caldav-cleanup-${destinationId}`;
@@ -58,33 +74,37 @@ export function caldavJobOptions(jobId: string): JobsOptions {
 
 /** Queues one job of `name` per destination; one already waiting, delayed or running stays the only one. */
 async function enqueueEach(
-  queue: Queue<CaldavJobData>,
+  queue: QueueOrShards<CaldavJobData>,
   name: typeof CALDAV_JOB | typeof CALDAV_CLEANUP_JOB,
   destinationIds: readonly string[],
 ): Promise<void> {
   if (destinationIds.length === 0) return;
   const jobIdOf = name === CALDAV_JOB ? caldavJobId : caldavCleanupJobId;
-  await queue.addBulk(
-    destinationIds.map((destinationId) => ({
-      name,
-      data: { destinationId },
-      opts: caldavJobOptions(jobIdOf(destinationId)),
-    })),
+  await Promise.all(
+    groupByShard(asShards(queue), destinationIds, (id) => id).map(({ shard, items }) =>
+      shard.addBulk(
+        items.map((destinationId) => ({
+          name,
+          data: { destinationId },
+          opts: caldavJobOptions(jobIdOf(destinationId)),
+        })),
+      ),
+    ),
   );
 }
 
 /** Queues a push of each destination. */
-export const enqueuePushes = (queue: Queue<CaldavJobData>, destinationIds: readonly string[]) =>
+export const enqueuePushes = (queue: QueueOrShards<CaldavJobData>, destinationIds: readonly string[]) =>
   enqueueEach(queue, CALDAV_JOB, destinationIds);
 
 /** Queues the cleanup of each ended destination. */
-export const enqueueCleanups = (queue: Queue<CaldavJobData>, destinationIds: readonly string[]) =>
+export const enqueueCleanups = (queue: QueueOrShards<CaldavJobData>, destinationIds: readonly string[]) =>
   enqueueEach(queue, CALDAV_CLEANUP_JOB, destinationIds);
 
 /** Hands every due destination and cleanup to the queue; how many. */
 export async function dispatchDuePushes(
   destinations: Pick<CaldavDestinationStore, 'due'>,
-  queue: Queue<CaldavJobData>,
+  queue: QueueOrShards<CaldavJobData>,
   reconcileIntervalMs: number,
   now: Date,
   cleanups?: Pick<CaldavCleanupStore, 'due'>,
@@ -103,11 +123,12 @@ export interface RunningCaldavWorker {
 }
 
 export function startCaldavWorker(options: {
-  queue: Queue<CaldavJobData>;
+  queue: QueueOrShards<CaldavJobData>;
   connection: ConnectionOptions;
   /** For the per-destination locks. */
   redis: RedisClient;
   prefix: string;
+  /** The process's pushes at once, shared out among the shards' workers (shard-workers.ts). */
   concurrency: number;
   lockSeconds: number;
   dispatchIntervalMs: number;
@@ -117,46 +138,49 @@ export function startCaldavWorker(options: {
   logger: Logger;
 }): RunningCaldavWorker {
   const { push, logger } = options;
+  const shards = asShards(options.queue);
+  // On REDIS_PREFIX's tag, not the destination's shard: while processes with two values of REDIS_SHARDS run side by
+  // side (a rolling change of it) both must take the same lock. Two commands a push, against a sync's hundred.
   const lockKey = (destinationId: string) => `${options.prefix}:caldav-push:${destinationId}`;
-  const worker = new Worker<CaldavJobData, PushResult | CleanUpResult>(
-    CALDAV_QUEUE,
-    async (job, token) => {
-      const { destinationId } = job.data;
-      try {
-        // One lock for a destination's pushes and its cleanup: the cleanup starts once the push has stopped.
-        return await withRedisLock(
-          options.redis,
-          lockKey(destinationId),
-          { ttlMs: options.lockSeconds * 1000, waitMs: 0 },
-          () =>
-            job.name === CALDAV_CLEANUP_JOB
-              ? cleanUpDestination(options.cleanUp, destinationId)
-              : pushDestination(push, destinationId),
-        );
-      } catch (error: unknown) {
-        // Another worker is pushing it: what is still pending afterwards is dispatched again.
-        if (error instanceof LockTimeoutError) return 'skipped';
-        // Its host is busy or held back (a push's or a cleanup's): the job waits in the delayed set, not in this
-        // worker's slot, so the slot goes to a push to another host meanwhile; the job's id keeps the dispatcher
-        // from adding another.
-        if ((error instanceof HostWaitError || error instanceof CalDavHeldBackError) && token !== undefined) {
-          await job.moveToDelayed(Date.now() + error.retryInMs, token);
-          throw new DelayedError();
-        }
-        throw error;
+  const run = async (job: Job<CaldavJobData, PushResult | CleanUpResult>, token?: string) => {
+    const { destinationId } = job.data;
+    try {
+      // One lock for a destination's pushes and its cleanup: the cleanup starts once the push has stopped.
+      return await withRedisLock(
+        options.redis,
+        lockKey(destinationId),
+        { ttlMs: options.lockSeconds * 1000, waitMs: 0 },
+        () =>
+          job.name === CALDAV_CLEANUP_JOB
+            ? cleanUpDestination(options.cleanUp, destinationId)
+            : pushDestination(push, destinationId),
+      );
+    } catch (error: unknown) {
+      // Another worker is pushing it: what is still pending afterwards is dispatched again.
+      if (error instanceof LockTimeoutError) return 'skipped';
+      // Its host is busy or held back (a push's or a cleanup's): the job waits in the delayed set, not in this
+      // worker's slot, so the slot goes to a push to another host meanwhile; the job's id keeps the dispatcher
+      // from adding another.
+      if ((error instanceof HostWaitError || error instanceof CalDavHeldBackError) && token !== undefined) {
+        await job.moveToDelayed(Date.now() + error.retryInMs, token);
+        throw new DelayedError();
       }
-    },
-    {
-      connection: options.connection,
-      prefix: options.prefix,
-      concurrency: options.concurrency,
-      lockDuration: options.lockSeconds * 1000,
-      stalledInterval: options.lockSeconds * 1000,
-    },
+      throw error;
+    }
+  };
+  const workers = shards.shards.map(
+    (shard: Queue<CaldavJobData>) =>
+      new Worker<CaldavJobData, PushResult | CleanUpResult>(CALDAV_QUEUE, run, {
+        connection: options.connection,
+        prefix: shard.opts.prefix!,
+        concurrency: shardConcurrency(options.concurrency, shards.shards.length),
+        lockDuration: options.lockSeconds * 1000,
+        stalledInterval: options.lockSeconds * 1000,
+      }),
   );
   // Logs are trimmed in batches: the destinations pushed since the last trim, once a minute.
   const logged = new Set<string>();
-  worker.on('completed', (job) => logged.add(job.data.destinationId));
+  for (const worker of workers) worker.on('completed', (job) => logged.add(job.data.destinationId));
   const trimLogs = async () => {
     const ids = [...logged];
     logged.clear();
@@ -165,16 +189,14 @@ export function startCaldavWorker(options: {
       .catch((error: unknown) => options.errors.report('caldav log trim', error));
   };
   const trimTimer = setInterval(() => void trimLogs(), LOG_TRIM_INTERVAL_MS);
-  worker.on('failed', (job, error) => {
-    logger.warn(
-      { err: error, destinationId: job?.data.destinationId },
-      'CalDAV push job failed; the dispatcher queues it again while it is due',
-    );
-  });
-  const errorHandling = reportErrorsAndBackOff(worker, {
-    source: 'caldav worker',
-    errors: options.errors,
-    logger,
+  const errorHandlings = workers.map((worker) => {
+    worker.on('failed', (job, error) => {
+      logger.warn(
+        { err: error, destinationId: job?.data.destinationId },
+        'CalDAV push job failed; the dispatcher queues it again while it is due',
+      );
+    });
+    return reportErrorsAndBackOff(worker, { source: 'caldav worker', errors: options.errors, logger });
   });
 
   let running: Promise<void> | undefined;
@@ -215,9 +237,9 @@ export function startCaldavWorker(options: {
       closed = true;
       clearInterval(timer);
       clearInterval(trimTimer);
-      errorHandling.stop();
+      for (const errorHandling of errorHandlings) errorHandling.stop();
       await running;
-      await worker.close();
+      await Promise.all(workers.map((worker) => worker.close()));
     },
   };
 }

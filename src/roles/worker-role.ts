@@ -2,7 +2,7 @@
 // webhook worker (deliveries, the dispatcher that hands new ones to it, the lost-job sweep), which a commit in
 // this process wakes at once, and the CalDAV worker (pushes to destinations, and their dispatcher, which a commit
 // in this process that changed a feed wakes at once: its poll is only the safety net).
-import type { Queue } from 'bullmq';
+import type { QueueOrShards } from '../lib/queue-shards.js';
 import { startCaldavWorker } from '../destinations/caldav-queue.js';
 import type { Signal } from '../lib/signal.js';
 import type { Logger } from '../log.js';
@@ -13,7 +13,7 @@ import { startWebhookWorker } from '../webhooks/webhook-queue.js';
 import { startedParts, type Role } from './role.js';
 
 export interface WorkerRoleDeps {
-  sync: { deps: SyncDeps; queue: Queue<SyncJobData>; settings: SyncWorkerSettings; logger: Logger };
+  sync: { deps: SyncDeps; queue: QueueOrShards<SyncJobData>; settings: SyncWorkerSettings; logger: Logger };
   webhooks: Parameters<typeof startWebhookWorker>[0];
   /** Raised when a commit in this process wrote webhook deliveries: the dispatcher looks at once. */
   webhookWrites: Signal;
@@ -30,7 +30,7 @@ export function createWorkerRole(deps: WorkerRoleDeps): Role {
       const { sync } = deps;
       const worker = startSyncWorker(sync.deps, sync.queue, sync.settings, sync.logger);
       parts.add('sync worker', () => worker.close());
-      await worker.worker.waitUntilReady();
+      await Promise.all(worker.workers.map((shardWorker) => shardWorker.waitUntilReady()));
       const webhookWorker = startWebhookWorker(deps.webhooks);
       const stopListening = deps.webhookWrites.on(() => webhookWorker.kick());
       parts.add('webhook worker', async () => {

@@ -140,6 +140,18 @@ export async function commitSuccessfulSync(
         await tx.syncRun.create({ data: runRow(sync, 'superseded', {}) });
         return SUPERSEDED;
       }
+      // A job that committed once already: its completion was lost by Redis (a failover to a replica it had not
+      // reached yet) or it was handed to another worker while the first still ran, and it ran again. Only ids
+      // slotfeed gives (a tick's, naming its tick and connection) are never reused; BullMQ's counter starts again
+      // on a Redis that lost its keys, so a counter id says nothing about an earlier run.
+      if (
+        run.jobId !== null &&
+        !/^\d+$/.test(run.jobId) &&
+        (await tx.syncRun.count({ where: { connectionId, jobId: run.jobId, outcome: 'succeeded' } })) > 0
+      ) {
+        await tx.syncRun.create({ data: runRow(sync, 'superseded', {}) });
+        return SUPERSEDED;
+      }
       // This commit moves the feed version itself, with its own clock: the triggers that move it for other
       // writers of slots and event types stand aside for this transaction (feed_views migration).
       await tx.$executeRaw`SELECT set_config('slotfeed.moves_feed_version', 'on', true)`;

@@ -1,10 +1,18 @@
-// The two BullMQ queues and the shape of their jobs. Job data carries ids only, never tokens: BullMQ keeps
+// The two BullMQ queues and the shape of their jobs: the sync queue, sharded by connection over REDIS_SHARDS
+// hash tags (lib/queue-shards.ts), and the tick queue, one per installation. Job data carries ids only, never tokens: BullMQ keeps
 // it in Redis as clear text.
 // A queue is a producer: main.ts gives it the fail-fast command connection, as BullMQ advises for producers,
 // so adding a job while Redis is down fails within seconds instead of waiting for Redis to come back.
 import type { Job, JobsOptions, Queue } from 'bullmq';
 import { z } from 'zod';
 import { createObservedQueue, type QueueSettings } from '../lib/observed-queue.js';
+import {
+  asShards,
+  groupByShard,
+  openQueueShards,
+  type QueueOrShards,
+  type QueueShards,
+} from '../lib/queue-shards.js';
 
 export const SYNC_QUEUE = 'sync';
 export const TICK_QUEUE = 'tick';
@@ -26,6 +34,12 @@ export function createSyncQueue(settings: QueueSettings): Queue<SyncJobData> {
   return createObservedQueue<SyncJobData>(SYNC_QUEUE, settings);
 }
 
+/** The sync queue over `count` hash tags, sharded by connection id (queue-shards.ts). */
+export function createSyncQueueShards(settings: QueueSettings, count: number): QueueShards<SyncJobData> {
+  return openQueueShards(settings.prefix, count, (prefix) => createSyncQueue({ ...settings, prefix }));
+}
+
+/** One tick queue per installation, on REDIS_PREFIX's tag: one job scheduler, so one tick runs at a time. */
 export function createTickQueue(settings: QueueSettings): Queue {
   return createObservedQueue(TICK_QUEUE, settings);
 }
@@ -43,9 +57,19 @@ function syncDeduplicationId(connectionId: string): string {
  * keys, then the jobs they name (each job read by key, not by searching BullMQ's lists for it).
  */
 export async function connectionsWithQueuedSync(
-  queue: Queue<SyncJobData>,
+  queue: QueueOrShards<SyncJobData>,
   connectionIds: readonly string[],
 ): Promise<Set<string>> {
+  // A connection's deduplication key and job are in its shard: two round trips per shard, run side by side.
+  const found = await Promise.all(
+    groupByShard(asShards(queue), connectionIds, (id) => id).map(({ shard, items }) =>
+      queuedInShard(shard, items),
+    ),
+  );
+  return new Set(found.flat());
+}
+
+async function queuedInShard(queue: Queue<SyncJobData>, connectionIds: readonly string[]): Promise<string[]> {
   const holders = await Promise.all(
     connectionIds.map((id) => queue.getDeduplicationJobId(syncDeduplicationId(id))),
   );
@@ -58,7 +82,7 @@ export async function connectionsWithQueuedSync(
       return timestamp !== null && finishedOn === null;
     }),
   );
-  return new Set(connectionIds.filter((_, i) => unfinished[i]));
+  return connectionIds.filter((_, i) => unfinished[i]);
 }
 
 /**
@@ -83,20 +107,28 @@ export function syncJobOptions(connectionId: string, maxAttempts: number): JobsO
  * already running finishes as it began. Returns the jobs, existing ones for duplicates.
  */
 export async function enqueueSyncs(
-  queue: Queue<SyncJobData>,
+  queue: QueueOrShards<SyncJobData>,
   connectionIds: readonly string[],
   maxAttempts: number,
 ): Promise<Job<SyncJobData>[]> {
   if (connectionIds.length === 0) return [];
-  const jobs = await queue.addBulk(
-    connectionIds.map((connectionId) => ({
-      name: SYNC_JOB,
-      data: { connectionId },
-      opts: syncJobOptions(connectionId, maxAttempts),
-    })),
+  const byConnection = new Map<string, Job<SyncJobData>>();
+  await Promise.all(
+    groupByShard(asShards(queue), connectionIds, (id) => id).map(async ({ shard, items }) => {
+      const jobs = await shard.addBulk(
+        items.map((connectionId) => ({
+          name: SYNC_JOB,
+          data: { connectionId },
+          opts: syncJobOptions(connectionId, maxAttempts),
+        })),
+      );
+      items.forEach((id, i) => byConnection.set(id, jobs[i]!));
+      await Promise.all(
+        jobs.map((job) => (job.id === undefined ? undefined : runWholeAndNow(shard, job.id))),
+      );
+    }),
   );
-  await Promise.all(jobs.map((job) => (job.id === undefined ? undefined : runWholeAndNow(queue, job.id))));
-  return jobs;
+  return connectionIds.map((id) => byConnection.get(id)!);
 }
 
 async function runWholeAndNow(queue: Queue<SyncJobData>, jobId: string): Promise<void> {
@@ -120,19 +152,27 @@ async function runWholeAndNow(queue: Queue<SyncJobData>, jobId: string): Promise
  * of `batchId` and its connection, so a duplicate shows as BullMQ handing back another job's id.
  */
 export async function enqueueBandSyncs(
-  queue: Queue<SyncJobData>,
+  queue: QueueOrShards<SyncJobData>,
   picks: readonly SyncJobData[],
   maxAttempts: number,
   batchId: string,
 ): Promise<SyncJobData[]> {
   if (picks.length === 0) return [];
   const jobIdOf = (pick: SyncJobData) => `${batchId}-${pick.connectionId}`;
-  const jobs = await queue.addBulk(
-    picks.map((data) => ({
-      name: SYNC_JOB,
-      data,
-      opts: { ...syncJobOptions(data.connectionId, maxAttempts), jobId: jobIdOf(data) },
-    })),
+  const added = new Set<SyncJobData>();
+  await Promise.all(
+    groupByShard(asShards(queue), picks, (pick) => pick.connectionId).map(async ({ shard, items }) => {
+      const jobs = await shard.addBulk(
+        items.map((data) => ({
+          name: SYNC_JOB,
+          data,
+          opts: { ...syncJobOptions(data.connectionId, maxAttempts), jobId: jobIdOf(data) },
+        })),
+      );
+      items.forEach((pick, i) => {
+        if (jobs[i]?.id === jobIdOf(pick)) added.add(pick);
+      });
+    }),
   );
-  return picks.filter((pick, i) => jobs[i]?.id === jobIdOf(pick));
+  return picks.filter((pick) => added.has(pick));
 }

@@ -23,6 +23,7 @@ import {
   type SyncJobData,
 } from './queues.js';
 import { reportErrorsAndBackOff } from '../lib/worker-errors.js';
+import type { QueueOrShards } from '../lib/queue-shards.js';
 
 export const TICK_SCHEDULER_ID = 'due-connections';
 
@@ -31,7 +32,9 @@ export const TICK_BATCH_SIZE = 5000;
 
 export interface SchedulerDeps {
   connections: ConnectionStore;
-  syncQueue: Queue<SyncJobData>;
+  /** Sharded by connection (REDIS_SHARDS); the tick queue is one per installation, on REDIS_PREFIX's tag: its
+   *  job scheduler makes sure one tick runs at a time, and the budget it spends is one for every worker. */
+  syncQueue: QueueOrShards<SyncJobData>;
   tickQueue: Queue;
   /** The tick worker's connection (it blocks: BullMQ's blocking connection). */
   connection: ConnectionOptions;

@@ -2,7 +2,8 @@
 // terms. Permanent failures throw UnrecoverableError so retries stop; a long upstream rate limit hands the
 // job back to the queue (and pauses the queue) without spending an attempt; anything else backs off with the
 // delay the attempt chose and recorded. A killed worker's job is picked up by another worker once its lock
-// lapses (BullMQ's stalled-job check).
+// lapses (BullMQ's stalled-job check). With the sync queue sharded (REDIS_SHARDS) a worker process runs one
+// BullMQ worker per shard, so every shard is consumed wherever workers run.
 import {
   UnrecoverableError,
   WaitingError,
@@ -12,6 +13,8 @@ import {
   type Queue,
 } from 'bullmq';
 import type { RepeatedErrorLog } from '../lib/repeated-errors.js';
+import { asShards, type QueueOrShards, type QueueShards } from '../lib/queue-shards.js';
+import { shardConcurrency } from '../lib/shard-workers.js';
 import type { Logger } from '../log.js';
 import { SYNC_BACKOFF, SYNC_QUEUE, syncJobDataSchema, type SyncJobData } from './queues.js';
 import { syncConnection, SyncFailedError, SyncInterruptedError, type SyncDeps } from './sync-connection.js';
@@ -22,7 +25,7 @@ const ABORT_SETTLE_MS = 5000;
 
 export interface SyncWorkerSettings {
   connection: ConnectionOptions;
-  prefix: string;
+  /** The process's syncs at once, shared out among the shards' workers (shard-workers.ts). */
   concurrency: number;
   lockSeconds: number;
   shutdownGraceSeconds: number;
@@ -37,14 +40,15 @@ export interface SyncJobResult {
 }
 
 export interface RunningSyncWorker {
-  worker: Worker<SyncJobData, SyncJobResult>;
+  /** One per shard of the sync queue. */
+  workers: Worker<SyncJobData, SyncJobResult>[];
   /** Stops taking jobs, lets in-flight ones finish within the grace period, then hands the rest back. */
   close(): Promise<void>;
 }
 
 async function processSyncJob(
   deps: SyncDeps,
-  syncQueue: Queue<SyncJobData>,
+  syncQueue: QueueShards<SyncJobData>,
   job: Job<SyncJobData, SyncJobResult>,
   token: string | undefined,
   signal: AbortSignal | undefined,
@@ -82,7 +86,8 @@ async function processSyncJob(
     if (!(error instanceof SyncFailedError)) throw error;
     if (error.verdict.permanent) throw new UnrecoverableError(error.message);
     if (error.verdict.rateLimitedMs !== undefined) {
-      await syncQueue.rateLimit(error.verdict.rateLimitedMs);
+      // The upstream's limit is one for the installation: every shard waits it out, not only this job's.
+      await Promise.all(syncQueue.shards.map((shard) => shard.rateLimit(error.verdict.rateLimitedMs!)));
       throw Worker.RateLimitError();
     }
     throw error;
@@ -91,17 +96,31 @@ async function processSyncJob(
 
 export function startSyncWorker(
   deps: SyncDeps,
-  syncQueue: Queue<SyncJobData>,
+  syncQueue: QueueOrShards<SyncJobData>,
   settings: SyncWorkerSettings,
   logger: Logger,
 ): RunningSyncWorker {
+  const shards = asShards(syncQueue);
+  const workers = shards.shards.map((shard: Queue<SyncJobData>) =>
+    startShardWorker(deps, shards, shard, settings, logger),
+  );
+  return closedTogether(workers, settings, logger);
+}
+
+function startShardWorker(
+  deps: SyncDeps,
+  shards: QueueShards<SyncJobData>,
+  shard: Queue<SyncJobData>,
+  settings: SyncWorkerSettings,
+  logger: Logger,
+): { worker: Worker<SyncJobData, SyncJobResult>; stopErrorHandling(): void } {
   const worker = new Worker<SyncJobData, SyncJobResult>(
     SYNC_QUEUE,
-    (job, token, signal) => processSyncJob(deps, syncQueue, job, token, signal),
+    (job, token, signal) => processSyncJob(deps, shards, job, token, signal),
     {
       connection: settings.connection,
-      prefix: settings.prefix,
-      concurrency: settings.concurrency,
+      prefix: shard.opts.prefix!,
+      concurrency: shardConcurrency(settings.concurrency, shards.shards.length),
       lockDuration: settings.lockSeconds * 1000,
       stalledInterval: settings.lockSeconds * 1000,
       // A job whose worker died twice in a row is more likely to kill workers than to be unlucky.
@@ -127,14 +146,23 @@ export function startSyncWorker(
     errors: settings.errors,
     logger,
   });
+  return { worker, stopErrorHandling: () => errorHandling.stop() };
+}
 
+/** The shards' workers as one: closed together, within one grace period. */
+function closedTogether(
+  started: { worker: Worker<SyncJobData, SyncJobResult>; stopErrorHandling(): void }[],
+  settings: SyncWorkerSettings,
+  logger: Logger,
+): RunningSyncWorker {
+  const workers = started.map(({ worker }) => worker);
   let closing: Promise<void> | undefined;
   return {
-    worker,
+    workers,
     close() {
       closing ??= (async () => {
-        errorHandling.stop();
-        const graceful = worker.close();
+        for (const { stopErrorHandling } of started) stopErrorHandling();
+        const graceful = Promise.all(workers.map((worker) => worker.close()));
         const graceMs = settings.shutdownGraceSeconds * 1000;
         let timer: NodeJS.Timeout | undefined;
         const outOfTime = new Promise<'timeout'>((resolve) => {
@@ -151,7 +179,7 @@ export function startSyncWorker(
           // which waits for the jobs however long they take. Aborting them instead ends each attempt now (its
           // upstream calls and rate-limit waits take the signal); the attempt is recorded as interrupted and
           // the job goes back to waiting, unspent, so another worker completes it.
-          worker.cancelAllJobs('shutdown: the grace period is over');
+          for (const worker of workers) worker.cancelAllJobs('shutdown: the grace period is over');
           let settleTimer: NodeJS.Timeout | undefined;
           const settled = await Promise.race([
             graceful.then(() => true),

@@ -10,7 +10,12 @@
 // worker sweeps at its own slow cadence, when the queue's connection is ready again, and when the marker key
 // the last pass left is gone: a look at one key per dispatch interval notices that the queue's keys vanished
 // (FLUSHDB, a failover to an empty replica) without a reconnect to tell.
+//
+// With the queue sharded (REDIS_SHARDS) a delivery's job is in its own shard, or in shard 0 where every job was
+// before REDIS_SHARDS was raised: the sweep looks in both, so raising it never sends a pending delivery twice.
+// Each shard has its marker: a node of a cluster that lost its keys takes only its shards' markers along.
 import type { Queue } from 'bullmq';
+import { asShards, groupByShard, type QueueOrShards } from '../lib/queue-shards.js';
 import type { RedisClient } from '../lib/redis-connection.js';
 import type { SweepCursor, WebhookDeliveryStore } from '../store/webhook-deliveries.js';
 import {
@@ -25,8 +30,8 @@ export type { SweepCursor };
 
 export interface LostDeliveryDeps {
   deliveries: WebhookDeliveryStore;
-  queue: Queue<WebhookJobData>;
-  /** The queue's Redis connection: the sweep reads job keys on it in pipelines. */
+  queue: QueueOrShards<WebhookJobData>;
+  /** The queue's Redis connection: the sweep reads job keys on it in pipelines, one per shard. */
   queueConnection: RedisClient;
   retry: WebhookRetrySettings;
 }
@@ -47,14 +52,25 @@ export const LOST_AFTER_RETRY_WINDOW = 'lost from the queue after its retry wind
 
 const SWEEP_START: SweepCursor = { createdAt: new Date(0), id: '00000000-0000-0000-0000-000000000000' };
 
-type JobPresence = 'present' | 'failed' | 'missing';
+type JobPresence = { state: 'present' | 'failed'; shard: Queue<WebhookJobData> } | { state: 'missing' };
 
-/** For each id, whether the queue still has its job, and whether that job failed for good: one round trip. */
-async function jobPresence(deps: LostDeliveryDeps, ids: readonly string[]): Promise<JobPresence[]> {
-  if (ids.length === 0) return [];
-  const failedSet = deps.queue.toKey('failed');
-  const pipeline = deps.queueConnection.pipeline();
-  for (const id of ids) pipeline.exists(deps.queue.toKey(id)).zscore(failedSet, id);
+/** The shards a delivery's job may be in: its own, and shard 0 (where jobs queued before sharding stay). */
+function shardsToLookIn(queue: QueueOrShards<WebhookJobData>, id: string): Queue<WebhookJobData>[] {
+  const shards = asShards(queue);
+  const own = shards.shardFor(id);
+  const home = shards.shards[0]!;
+  return own === home ? [own] : [own, home];
+}
+
+/** Whether one shard has each id's job, and whether it failed for good: one round trip. */
+async function presenceInShard(
+  connection: RedisClient,
+  shard: Queue<WebhookJobData>,
+  ids: readonly string[],
+): Promise<('present' | 'failed' | 'missing')[]> {
+  const failedSet = shard.toKey('failed');
+  const pipeline = connection.pipeline();
+  for (const id of ids) pipeline.exists(shard.toKey(id)).zscore(failedSet, id);
   const replies = (await pipeline.exec()) ?? [];
   return ids.map((id, i) => {
     const [existsError, exists] = replies[2 * i] ?? [new Error(`no reply for job ${id}`)];
@@ -67,15 +83,38 @@ async function jobPresence(deps: LostDeliveryDeps, ids: readonly string[]): Prom
 }
 
 /**
+ * For each id, whether the queue still has its job (and in which shard), and whether that job failed for good:
+ * one round trip per shard (a pipeline's keys must share a slot on a cluster).
+ */
+async function jobPresence(deps: LostDeliveryDeps, ids: readonly string[]): Promise<JobPresence[]> {
+  if (ids.length === 0) return [];
+  const lookups = ids.flatMap((id) => shardsToLookIn(deps.queue, id).map((shard) => ({ id, shard })));
+  const byShard = new Map<Queue<WebhookJobData>, string[]>();
+  for (const { id, shard } of lookups) byShard.set(shard, [...(byShard.get(shard) ?? []), id]);
+  const found = new Map<string, JobPresence>();
+  await Promise.all(
+    [...byShard].map(async ([shard, shardIds]) => {
+      const states = await presenceInShard(deps.queueConnection, shard, shardIds);
+      shardIds.forEach((id, i) => {
+        const state = states[i]!;
+        if (state !== 'missing' && found.get(id)?.state !== 'present') found.set(id, { state, shard });
+      });
+    }),
+  );
+  return ids.map((id) => found.get(id) ?? { state: 'missing' });
+}
+
+/**
  * Gives up a delivery whose job the queue failed for good: with the last attempt's error when its attempts are
  * spent (the row holds it already), else with the queue's reason (a job that stalled too often).
  */
 async function giveUpFailedJob(
-  deps: Pick<LostDeliveryDeps, 'deliveries' | 'queue'>,
+  deps: Pick<LostDeliveryDeps, 'deliveries'>,
+  shard: Queue<WebhookJobData>,
   deliveryId: string,
   now: Date,
 ): Promise<void> {
-  const job = await deps.queue.getJob(deliveryId);
+  const job = await shard.getJob(deliveryId);
   const attemptsLeft = job !== undefined && job.attemptsMade < (job.opts.attempts ?? 1);
   await deps.deliveries.giveUp(
     deliveryId,
@@ -105,21 +144,28 @@ export async function handOverLostDeliveries(
     deps,
     rows.map((row) => row.id),
   );
-  const suspects = rows.filter((_, i) => presence[i] !== 'present').map((r) => r.id);
+  const suspects = rows.filter((_, i) => presence[i]!.state !== 'present').map((r) => r.id);
   if (suspects.length === 0) return { handedOver: [], expired: [], givenUp: [], next };
   const pending = await deliveries.stillPending(suspects);
   const windowMs = retryWindowMs(deps.retry);
-  const lost = rows.filter((row, i) => presence[i] === 'missing' && pending.has(row.id));
+  const lost = rows.filter((row, i) => presence[i]!.state === 'missing' && pending.has(row.id));
   const expired = lost.filter((row) => now.getTime() - row.createdAt.getTime() > windowMs).map((r) => r.id);
   const handedOver = lost.map((r) => r.id).filter((id) => !expired.includes(id));
-  const failed = rows.filter((row, i) => presence[i] === 'failed' && pending.has(row.id)).map((r) => r.id);
+  const failed = rows.flatMap((row, i) => {
+    const found = presence[i]!;
+    return found.state === 'failed' && pending.has(row.id) ? [{ id: row.id, shard: found.shard }] : [];
+  });
   if (handedOver.length > 0) {
-    await queue.addBulk(
-      handedOver.map((id) => ({
-        name: WEBHOOK_JOB,
-        data: { deliveryId: id },
-        opts: webhookJobOptions(id, deps.retry),
-      })),
+    await Promise.all(
+      groupByShard(asShards(queue), handedOver, (id) => id).map(({ shard, items }) =>
+        shard.addBulk(
+          items.map((id) => ({
+            name: WEBHOOK_JOB,
+            data: { deliveryId: id },
+            opts: webhookJobOptions(id, deps.retry),
+          })),
+        ),
+      ),
     );
     await deliveries.markHandedOver(handedOver, now);
   }
@@ -127,8 +173,8 @@ export async function handOverLostDeliveries(
   for (const id of expired) {
     await deliveries.giveUp(id, now, `${LOST_AFTER_RETRY_WINDOW} (${hours} h); not sent again`);
   }
-  for (const id of failed) await giveUpFailedJob(deps, id, now);
-  return { handedOver, expired, givenUp: failed, next };
+  for (const { id, shard } of failed) await giveUpFailedJob(deps, shard, id, now);
+  return { handedOver, expired, givenUp: failed.map(({ id }) => id), next };
 }
 
 /** A whole pass: every pending row, batch after batch; what it found. */
@@ -148,5 +194,7 @@ export async function sweepLostDeliveries(
   return found;
 }
 
-/** The key a pass leaves behind; gone means the queue's keys vanished since (see the top of this file). */
-export const sweepMarkerKey = (queue: Queue<WebhookJobData>) => queue.toKey('lost-job-sweep');
+/** The keys a pass leaves behind, one per shard; one gone means that shard's keys vanished since (see the top
+ *  of this file). */
+export const sweepMarkerKeys = (queue: QueueOrShards<WebhookJobData>): string[] =>
+  asShards(queue).shards.map((shard) => shard.toKey('lost-job-sweep'));

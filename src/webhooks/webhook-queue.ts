@@ -2,16 +2,26 @@
 // worker attempts each, retrying failures with exponential backoff (webhook-jobs.ts declares the policy).
 // Delivery is at least once: a receiver drops repeats by webhook-id. Postgres, not Redis, says what is left to
 // deliver: the lost-job sweep (lost-deliveries.ts) deals with the rows whose job the queue has lost.
+// The queue is sharded by delivery id over REDIS_SHARDS hash tags (lib/queue-shards.ts): a worker process runs
+// one BullMQ worker per shard.
 import type { Queue } from 'bullmq';
-import { Worker, type ConnectionOptions } from 'bullmq';
+import { Worker, type ConnectionOptions, type Job } from 'bullmq';
 import type { Metrics } from '../lib/metrics.js';
 import type { RedisClient } from '../lib/redis-connection.js';
 import { createObservedQueue, type QueueSettings } from '../lib/observed-queue.js';
+import {
+  asShards,
+  groupByShard,
+  openQueueShards,
+  type QueueOrShards,
+  type QueueShards,
+} from '../lib/queue-shards.js';
+import { shardConcurrency } from '../lib/shard-workers.js';
 import type { RepeatedErrorLog } from '../lib/repeated-errors.js';
 import type { Logger } from '../log.js';
 import type { WebhookDeliveryStore } from '../store/webhook-deliveries.js';
 import { reportErrorsAndBackOff } from '../lib/worker-errors.js';
-import { sweepLostDeliveries, sweepMarkerKey, type LostDeliveryDeps } from './lost-deliveries.js';
+import { sweepLostDeliveries, sweepMarkerKeys, type LostDeliveryDeps } from './lost-deliveries.js';
 import { attemptDelivery, type WebhookDeliveryDeps } from './webhook-delivery.js';
 import {
   WEBHOOK_JOB,
@@ -27,22 +37,34 @@ export function createWebhookQueue(settings: QueueSettings): Queue<WebhookJobDat
   return createObservedQueue<WebhookJobData>(WEBHOOK_QUEUE, settings, 'webhook queue');
 }
 
+/** The webhook queue over `count` hash tags, sharded by delivery id. */
+export function createWebhookQueueShards(
+  settings: QueueSettings,
+  count: number,
+): QueueShards<WebhookJobData> {
+  return openQueueShards(settings.prefix, count, (prefix) => createWebhookQueue({ ...settings, prefix }));
+}
+
 /** Hands every outbox row not handed over yet to the queue; the number handed over. */
 export async function dispatchPending(
   deliveries: WebhookDeliveryStore,
-  queue: Queue<WebhookJobData>,
+  queue: QueueOrShards<WebhookJobData>,
   retry: WebhookRetrySettings,
   now: Date,
   batch = 500,
 ): Promise<number> {
   // The rows stay locked while their jobs are added: another dispatcher skips them.
   return deliveries.handOverNew(batch, now, async (ids) => {
-    await queue.addBulk(
-      ids.map((id) => ({
-        name: WEBHOOK_JOB,
-        data: { deliveryId: id },
-        opts: webhookJobOptions(id, retry),
-      })),
+    await Promise.all(
+      groupByShard(asShards(queue), ids, (id) => id).map(({ shard, items }) =>
+        shard.addBulk(
+          items.map((id) => ({
+            name: WEBHOOK_JOB,
+            data: { deliveryId: id },
+            opts: webhookJobOptions(id, retry),
+          })),
+        ),
+      ),
     );
   });
 }
@@ -60,11 +82,11 @@ export interface RunningWebhookWorker {
  * queue's connection is ready again, and when a dispatch interval finds the last pass's marker gone.
  */
 export function startWebhookWorker(options: {
-  queue: Queue<WebhookJobData>;
+  queue: QueueOrShards<WebhookJobData>;
   /** The queue's own connection: its reconnects, and the sweep's reads of job keys. */
   queueConnection: RedisClient;
   connection: ConnectionOptions;
-  prefix: string;
+  /** The process's deliveries at once, shared out among the shards' workers (shard-workers.ts). */
   concurrency: number;
   /** How long a job is held without renewing: a killed worker's delivery moves to another after this. */
   lockSeconds: number;
@@ -81,63 +103,64 @@ export function startWebhookWorker(options: {
 }): RunningWebhookWorker {
   const { logger } = options;
   const { deliveries } = options.delivery;
-  const worker = new Worker<WebhookJobData>(
-    WEBHOOK_QUEUE,
-    async (job) => {
-      const outcome = await attemptDelivery(options.delivery, job.data.deliveryId);
-      if (outcome === 'already-done') return outcome;
-      options.metrics.webhookAttempts.inc({ outcome });
-      // One line per attempt that did not go through (the delivery row holds the details, the URL included).
-      if (outcome !== 'delivered') {
-        logger[outcome === 'disabled' ? 'warn' : 'info'](
-          { deliveryId: job.data.deliveryId, attempt: job.attemptsMade + 1 },
-          outcome === 'disabled'
-            ? 'webhook delivery given up: its endpoint is disabled after failing for too long'
-            : 'webhook delivery failed; retried with backoff',
+  const shards = asShards(options.queue);
+  const deliver = async (job: Job<WebhookJobData>) => {
+    const outcome = await attemptDelivery(options.delivery, job.data.deliveryId);
+    if (outcome === 'already-done') return outcome;
+    options.metrics.webhookAttempts.inc({ outcome });
+    // One line per attempt that did not go through (the delivery row holds the details, the URL included).
+    if (outcome !== 'delivered') {
+      logger[outcome === 'disabled' ? 'warn' : 'info'](
+        { deliveryId: job.data.deliveryId, attempt: job.attemptsMade + 1 },
+        outcome === 'disabled'
+          ? 'webhook delivery given up: its endpoint is disabled after failing for too long'
+          : 'webhook delivery failed; retried with backoff',
+      );
+    }
+    if (outcome === 'delivered') {
+      const row = await deliveries.deliveryTimes(job.data.deliveryId);
+      if (row?.deliveredAt) {
+        options.metrics.webhookDeliverySeconds.observe(
+          (row.deliveredAt.getTime() - row.createdAt.getTime()) / 1000,
         );
       }
-      if (outcome === 'delivered') {
-        const row = await deliveries.deliveryTimes(job.data.deliveryId);
-        if (row?.deliveredAt) {
-          options.metrics.webhookDeliverySeconds.observe(
-            (row.deliveredAt.getTime() - row.createdAt.getTime()) / 1000,
-          );
-        }
-      }
-      // A failure is thrown so that the queue retries it; a disabled endpoint is not retried.
-      if (outcome === 'failed') throw new Error('webhook delivery failed; retried with backoff');
-      return outcome;
-    },
-    {
+    }
+    // A failure is thrown so that the queue retries it; a disabled endpoint is not retried.
+    if (outcome === 'failed') throw new Error('webhook delivery failed; retried with backoff');
+    return outcome;
+  };
+  const workers = shards.shards.map((shard: Queue<WebhookJobData>) => {
+    const worker = new Worker<WebhookJobData>(WEBHOOK_QUEUE, deliver, {
       connection: options.connection,
-      prefix: options.prefix,
-      concurrency: options.concurrency,
+      prefix: shard.opts.prefix!,
+      concurrency: shardConcurrency(options.concurrency, shards.shards.length),
       lockDuration: options.lockSeconds * 1000,
       stalledInterval: options.lockSeconds * 1000,
       // A delivery whose worker died twice in a row is more likely to kill workers than to be unlucky: the
       // queue fails it for good when a worker next takes it, and it is given up with that reason.
       maxStalledCount: 2,
-    },
-  );
-  worker.on('failed', (job, error) => {
-    if (!job) return;
-    // Retried unless its attempts are spent or the queue refused it (it stalled too often).
-    const spent = job.attemptsMade >= (job.opts.attempts ?? 1);
-    if (!spent && error.name !== 'UnrecoverableError') return;
-    const reason = spent ? undefined : `the queue gave up: ${error.message}`;
-    void deliveries
-      .giveUp(job.data.deliveryId, options.delivery.now(), reason)
-      .catch((failure: unknown) =>
-        logger.warn(
-          { err: failure, deliveryId: job.data.deliveryId },
-          'could not mark a webhook delivery given up',
-        ),
-      );
-  });
-  const errorHandling = reportErrorsAndBackOff(worker, {
-    source: 'webhook worker',
-    errors: options.errors,
-    logger,
+    });
+    worker.on('failed', (job, error) => {
+      if (!job) return;
+      // Retried unless its attempts are spent or the queue refused it (it stalled too often).
+      const spent = job.attemptsMade >= (job.opts.attempts ?? 1);
+      if (!spent && error.name !== 'UnrecoverableError') return;
+      const reason = spent ? undefined : `the queue gave up: ${error.message}`;
+      void deliveries
+        .giveUp(job.data.deliveryId, options.delivery.now(), reason)
+        .catch((failure: unknown) =>
+          logger.warn(
+            { err: failure, deliveryId: job.data.deliveryId },
+            'could not mark a webhook delivery given up',
+          ),
+        );
+    });
+    const errorHandling = reportErrorsAndBackOff(worker, {
+      source: 'webhook worker',
+      errors: options.errors,
+      logger,
+    });
+    return { worker, errorHandling };
   });
 
   const sweepDeps: LostDeliveryDeps = {
@@ -146,7 +169,7 @@ export function startWebhookWorker(options: {
     queueConnection: options.queueConnection,
     retry: options.retry,
   };
-  const markerKey = sweepMarkerKey(options.queue);
+  const markerKeys = sweepMarkerKeys(options.queue);
   let running: Promise<void> | undefined;
   let again = false;
   let closed = false;
@@ -158,7 +181,8 @@ export function startWebhookWorker(options: {
     sweepWanted = false;
     try {
       // Left before the pass: keys that vanish during it take the marker along, and the next look sweeps again.
-      await options.queueConnection.set(markerKey, options.delivery.now().toISOString());
+      const at = options.delivery.now().toISOString();
+      await Promise.all(markerKeys.map((key) => options.queueConnection.set(key, at)));
       const found = await sweepLostDeliveries(sweepDeps, options.delivery.now());
       if (found.handedOver.length + found.expired.length + found.givenUp.length > 0) {
         logger.warn(
@@ -179,7 +203,9 @@ export function startWebhookWorker(options: {
   const sweepIfWanted = async () => {
     if (lookForMarker) {
       lookForMarker = false;
-      if ((await options.queueConnection.exists(markerKey)) === 0) sweepWanted = true;
+      // One key per EXISTS: on a cluster the shards' markers are in different slots.
+      const present = await Promise.all(markerKeys.map((key) => options.queueConnection.exists(key)));
+      if (present.some((count) => count === 0)) sweepWanted = true;
     }
     if (sweepWanted) await sweep();
   };
@@ -228,9 +254,9 @@ export function startWebhookWorker(options: {
       clearInterval(timer);
       stopSweeping();
       options.queueConnection.off('ready', onReady);
-      errorHandling.stop();
+      for (const { errorHandling } of workers) errorHandling.stop();
       await running;
-      await worker.close();
+      await Promise.all(workers.map(({ worker }) => worker.close()));
     },
   };
 }

@@ -20,6 +20,8 @@
 //     the counted run over a whole simulated week with realistic weekly hours (issue 38), the configuration
 //     held to the targets counted in bookable days and in calendar days, beside the fixed schedule; p50 / p95 by
 //     weekday for the first two bookable days, and for the days of each of its bands (issue 41).
+//   redis-shards (issue 42) runs only when named: Redis commands per sync by hash tag, REDIS_SHARDS=8, on a
+//     redis-server of its own, BENCH_SHARDS_CONNECTIONS (200) connections.
 //   caldav-push and caldav-hosts (issue 35) run only when named: caldav-push needs radicale and xandikos,
 //     sized by BENCH_CONNECTIONS; caldav-hosts by BENCH_CALDAV_HOSTS_DESTINATIONS (1000) and BENCH_CALDAV_HOSTS (20).
 //   unit-costs (issue 42): the unit costs of a sync, a CalDAV push, a webhook delivery and the web's answers, on the
@@ -150,6 +152,14 @@ const benches: [string, () => Promise<BenchSection[]>][] = [
   ['teams', () => benchTeamFeeds({ seconds: quick ? 2 : 5 })],
   ['webhooks', () => benchWebhooks({ connections: quick ? 100 : 1000 })],
   ['caldav-push', async () => (await import('./caldav-push.js')).benchCaldavPush(connections)],
+  [
+    'redis-shards',
+    async () =>
+      (await import('./redis-shards.js')).benchRedisShards(
+        Number(process.env.BENCH_SHARDS_CONNECTIONS ?? (quick ? 20 : 200)),
+        rateLimitPerSecond,
+      ),
+  ],
   [
     'caldav-hosts',
     async () =>

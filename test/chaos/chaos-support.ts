@@ -144,18 +144,62 @@ export interface OwnRedisCluster {
   /** host:port of every node, comma-separated, as REDIS_CLUSTER_NODES takes them. */
   nodes: string;
   ports: number[];
+  /** SIGKILLs one node: no persistence, so what it held lives on only in its replica, if it has one. */
+  kill(port: number): Promise<void>;
+  /** Starts a killed node again, empty but with its cluster config: it rejoins, as a replica if it was replaced. */
+  restart(port: number): Promise<void>;
+  /** Every node as one of the nodes still running sees it (CLUSTER NODES). */
+  describe(): Promise<ClusterNode[]>;
   stop(): Promise<void>;
 }
 
+export interface ClusterNode {
+  id: string;
+  port: number;
+  role: 'master' | 'replica';
+  /** The id of its master, for a replica. */
+  masterId: string | undefined;
+  /** Down as the cluster sees it (fail, or fail? while it is being decided). */
+  failing: boolean;
+  /** Slot ranges served, for a master: [first, last] each. */
+  slots: [number, number][];
+}
+
+const redisCli = async (port: number, ...args: string[]) =>
+  (await promisify(execFile)('redis-cli', ['-p', String(port), ...args])).stdout;
+
+function parseClusterNodes(text: string): ClusterNode[] {
+  return text
+    .trim()
+    .split('\n')
+    .map((line) => {
+      const [id, address, flags, master, , , , , ...slots] = line.split(' ');
+      return {
+        id: id!,
+        port: Number(/:(\d+)@/.exec(address!)?.[1]),
+        role: flags!.includes('master') ? 'master' : 'replica',
+        masterId: master === '-' ? undefined : master,
+        failing: /\bfail\??\b/.test(flags!),
+        slots: slots
+          .filter((range) => /^\d/.test(range))
+          .map((range) => {
+            const [first, last] = range.split('-').map(Number);
+            return [first!, last ?? first!] as [number, number];
+          }),
+      };
+    });
+}
+
 /**
- * A Redis Cluster of `size` masters (no replicas) on spare loopback ports, its files in a temporary folder,
- * created with `redis-cli --cluster create` and ready (cluster_state:ok on every node) when this resolves.
+ * A Redis Cluster of `size` masters, each with `replicas` replicas, on spare loopback ports, its files in a
+ * temporary folder, created with `redis-cli --cluster create` and ready (cluster_state:ok on every node, every
+ * replica in sync with its master) when this resolves. A node that misses its master for 2 s starts a failover.
  */
-export async function startOwnRedisCluster(size = 3): Promise<OwnRedisCluster> {
+export async function startOwnRedisCluster(size = 3, { replicas = 0 } = {}): Promise<OwnRedisCluster> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'slotfeed-redis-cluster-'));
   const ports: number[] = [];
-  for (let i = 0; i < size; i++) ports.push(await freePort());
-  const children = ports.map((port) =>
+  for (let i = 0; i < size * (1 + replicas); i++) ports.push(await freePort());
+  const startNode = (port: number) =>
     spawn(
       'redis-server',
       [
@@ -177,8 +221,8 @@ export async function startOwnRedisCluster(size = 3): Promise<OwnRedisCluster> {
         dir,
       ],
       { stdio: 'ignore' },
-    ),
-  );
+    );
+  const children = ports.map(startNode);
   const exits = children.map((child) => new Promise<void>((resolve) => child.once('exit', () => resolve())));
   const stop = async () => {
     for (const child of children)
@@ -199,7 +243,7 @@ export async function startOwnRedisCluster(size = 3): Promise<OwnRedisCluster> {
       'create',
       ...ports.map((port) => `127.0.0.1:${port}`),
       '--cluster-replicas',
-      '0',
+      String(replicas),
       '--cluster-yes',
     ]);
     for (const port of ports) {
@@ -209,9 +253,43 @@ export async function startOwnRedisCluster(size = 3): Promise<OwnRedisCluster> {
         { timeoutMs: 20_000, intervalMs: 100, what: `cluster state ok on ${port}` },
       );
     }
+    for (const port of ports) {
+      await waitFor(
+        () => redisCli(port, 'info', 'replication'),
+        (info) => info.includes('role:master') || info.includes('master_link_status:up'),
+        { timeoutMs: 20_000, intervalMs: 100, what: `node ${port} in sync with its master` },
+      );
+    }
   } catch (thrown: unknown) {
     await stop();
     throw thrown;
   }
-  return { nodes: ports.map((port) => `127.0.0.1:${port}`).join(','), ports, stop };
+  const killed = new Set<number>();
+  return {
+    nodes: ports.map((port) => `127.0.0.1:${port}`).join(','),
+    ports,
+    async kill(port) {
+      const child = children[ports.indexOf(port)]!;
+      killed.add(port);
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await exits[ports.indexOf(port)];
+    },
+    async restart(port) {
+      const i = ports.indexOf(port);
+      const child = startNode(port);
+      children[i] = child;
+      exits[i] = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+      await waitFor(
+        () => answersPing(port),
+        (up) => up,
+        { timeoutMs: 10_000, intervalMs: 50, what: `node ${port} again` },
+      );
+      killed.delete(port);
+    },
+    async describe() {
+      const alive = ports.find((port) => !killed.has(port))!;
+      return parseClusterNodes(await redisCli(alive, 'cluster', 'nodes'));
+    },
+    stop,
+  };
 }

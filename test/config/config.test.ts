@@ -29,7 +29,12 @@ describe('loadConfig', () => {
     expect(config.upstream.baseUrl).toBe('https://api.calendbook.test');
     expect(config.upstream.slotsQuery).toEqual({ dateParam: 'date', timezoneParam: 'timezone' });
     expect(config.upstream.timeoutMs).toBe(10_000);
-    expect(config.redis).toEqual({ url: 'redis://127.0.0.1:6379', prefix: 'slotfeed', clusterNodes: [] });
+    expect(config.redis).toEqual({
+      url: 'redis://127.0.0.1:6379',
+      prefix: 'slotfeed',
+      shards: 1,
+      clusterNodes: [],
+    });
     expect(config.log.level).toBe('info');
   });
 

@@ -79,6 +79,7 @@ export interface HarnessOptions {
 /** One slotfeed "process": its clients, stores and services, and what releases them. */
 export interface Peer extends Slotfeed {
   releasers: Releasers;
+  config: DaemonConfig;
 }
 
 export interface SyncHarness {
@@ -93,8 +94,9 @@ export interface SyncHarness {
   clock: Clock;
   /** Connects a simulated user through the OAuth authorization code flow; returns the connection id. */
   connect(email: string): Promise<string>;
-  /** A second, independent slotfeed "process" (own clients, stores and services) on the same database and Redis. */
-  spawnPeer(): Promise<Peer>;
+  /** A second, independent slotfeed "process" (own clients, stores and services) on the same database and Redis;
+   *  `env` over the harness's (a process started with another setting, as after an upgrade). */
+  spawnPeer(env?: Record<string, string>): Promise<Peer>;
   startRoles(roles: RoleName[], peer?: Peer): Promise<void>;
   close(): Promise<void>;
 }
@@ -152,10 +154,13 @@ export async function createSyncHarness(label: string, options: HarnessOptions =
   });
 
   const peers: Releasers[] = [];
-  const spawnPeer = async (): Promise<Peer> => {
+  const spawnPeer = async (overrides: Record<string, string> = {}): Promise<Peer> => {
     const releasers = new Releasers();
     peers.push(releasers);
-    return { ...composeSlotfeed(config, releasers, logger, clock), releasers };
+    const peerConfig = Object.keys(overrides).length
+      ? loadConfig({ ...env, ...overrides }, DAEMON_SECTIONS)
+      : config;
+    return { ...composeSlotfeed(peerConfig, releasers, logger, clock), releasers, config: peerConfig };
   };
   const main = await spawnPeer();
 
@@ -194,7 +199,7 @@ export async function createSyncHarness(label: string, options: HarnessOptions =
     },
     spawnPeer,
     async startRoles(roles, peer = main) {
-      await startRoles(roles, config, peer, peer.releasers, clock);
+      await startRoles(roles, peer.config, peer, peer.releasers, clock);
     },
     async close() {
       for (const releasers of peers.reverse()) await releasers.releaseAll();

@@ -10,6 +10,7 @@
 // Everything the board shows is read from Redis: while the queues' connection is down it answers 503 at once
 // (its requests used to hang until Redis came back).
 import { createBullBoard } from '@bull-board/api';
+import type { Queue } from 'bullmq';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { FastifyAdapter } from '@bull-board/fastify';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -73,11 +74,22 @@ async function boardHeaders(
   return payload;
 }
 
+/**
+ * The board tells queues apart by name: a queue sharded over hash tags (REDIS_SHARDS) has one queue of the same
+ * name per shard, so each is shown under its Redis prefix ({slotfeed-3} sync); with one shard, the name alone.
+ */
+function boardNaming(queue: Queue, all: readonly Queue[]): { prefix?: string } {
+  const shared = all.filter((other) => other.name === queue.name).length > 1;
+  return shared ? { prefix: `${queue.opts.prefix} ` } : {};
+}
+
 export async function registerQueueDashboard(app: FastifyInstance, deps: WebDeps): Promise<void> {
   const serverAdapter = new FastifyAdapter();
   serverAdapter.setBasePath(QUEUE_DASHBOARD_PATH);
   createBullBoard({
-    queues: deps.dashboardQueues.map((queue) => new BullMQAdapter(queue)),
+    queues: deps.dashboardQueues.map(
+      (queue) => new BullMQAdapter(queue, boardNaming(queue, deps.dashboardQueues)),
+    ),
     // @bull-board/fastify 9.10.1 types itself against its own nested @bull-board/api 9.10.1; the interface
     // is the same in 9.10.2, only the declarations are two copies.
     serverAdapter: serverAdapter as unknown as BoardServerAdapter,
