@@ -97,6 +97,7 @@ export function composeRoles(
           lockSeconds: config.sync.workerLockSeconds,
           dispatchIntervalMs: config.caldav.dispatchIntervalMs,
           push: services.caldavPush,
+          hostLines: services.caldavHostGate,
           cleanUp: services.caldavCleanUp,
           errors: clients.errors,
           logger: clients.logger.child({ role: 'caldav' }),

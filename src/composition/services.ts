@@ -5,6 +5,7 @@ import { openCalDavAccount } from '../caldav/index.js';
 import { enqueueCleanups, enqueuePushes } from '../destinations/caldav-queue.js';
 import type { CleanUpDeps } from '../destinations/clean-up.js';
 import { createHostLimits, type HostLimits } from '../destinations/host-limits.js';
+import { createHostGate, type HostGate } from '../destinations/host-gate.js';
 import {
   createCaldavDestinations,
   type CaldavDestinations,
@@ -36,6 +37,8 @@ export interface Services {
   feedCommits: Signal;
   /** What one push of a CalDAV destination runs on (destinations/push-destination.ts): the worker's, and tests'. */
   caldavPush: PushDeps;
+  /** This process's lines at the CalDAV hosts (destinations/host-gate.ts): the worker parks pushes sent back there. */
+  caldavHostGate: HostGate;
   caldavCleanUp: CleanUpDeps;
   /** Add, list, remove, replace credentials, push and reconcile now: for pages and commands. */
   caldavDestinations: CaldavDestinations;
@@ -161,12 +164,16 @@ export function composeServices(
       now: clock.now,
     },
   };
+  // This process's pushes wait in a line at their host, ready to send, for the slot one of them lets go.
+  const caldavHostGate = createHostGate(hostLimits, {
+    waitingPerHost: Math.ceil(config.caldav.hostConcurrency / 2),
+  });
   const caldavPush: PushDeps = {
     destinations: stores.caldavDestinations,
     openAccount,
     feedEvents: (feedId) => feedEventObjects(pushedFeeds, feedId),
     proofs: stores.eventProofs,
-    hosts: hostLimits,
+    hosts: caldavHostGate,
     reconcileIntervalMs: config.caldav.reconcileIntervalMinutes * 60_000,
     now: clock.now,
     metrics,
@@ -188,5 +195,14 @@ export function composeServices(
     enqueueCleanup: (ids) => enqueueCleanups(clients.caldavShards, ids),
     now: clock.now,
   });
-  return { syncDeps, tickDeps, webhookWrites, feedCommits, caldavPush, caldavCleanUp, caldavDestinations };
+  return {
+    syncDeps,
+    tickDeps,
+    webhookWrites,
+    feedCommits,
+    caldavPush,
+    caldavHostGate,
+    caldavCleanUp,
+    caldavDestinations,
+  };
 }

@@ -33,6 +33,7 @@ import type { Logger } from '../log.js';
 import type { CaldavCleanupStore } from '../store/caldav-cleanups.js';
 import type { CaldavDestinationStore } from '../store/caldav-destinations.js';
 import { cleanUpDestination, type CleanUpDeps, type CleanUpResult } from './clean-up.js';
+import type { HostGate } from './host-gate.js';
 import { HostWaitError, pushDestination, type PushDeps, type PushResult } from './push-destination.js';
 
 export const CALDAV_QUEUE = 'caldav';
@@ -134,6 +135,8 @@ export function startCaldavWorker(options: {
   dispatchIntervalMs: number;
   push: PushDeps;
   cleanUp: CleanUpDeps;
+  /** This process's lines at the hosts (host-gate.ts): a push sent back for a full line is parked there. */
+  hostLines?: Pick<HostGate, 'park' | 'unpark'>;
   errors: RepeatedErrorLog;
   logger: Logger;
 }): RunningCaldavWorker {
@@ -144,6 +147,7 @@ export function startCaldavWorker(options: {
   const lockKey = (destinationId: string) => `${options.prefix}:caldav-push:${destinationId}`;
   const run = async (job: Job<CaldavJobData, PushResult | CleanUpResult>, token?: string) => {
     const { destinationId } = job.data;
+    if (job.id !== undefined) options.hostLines?.unpark(job.id);
     try {
       // One lock for a destination's pushes and its cleanup: the cleanup starts once the push has stopped.
       return await withRedisLock(
@@ -163,6 +167,12 @@ export function startCaldavWorker(options: {
       // from adding another.
       if ((error instanceof HostWaitError || error instanceof CalDavHeldBackError) && token !== undefined) {
         await job.moveToDelayed(Date.now() + error.retryInMs, token);
+        // Its host's line was full: brought back as soon as one of this process's slots there is let go.
+        if (error instanceof HostWaitError && error.reason === 'busy' && job.id !== undefined)
+          options.hostLines?.park(error.host, job.id, async () => {
+            await job.promote();
+            return true;
+          });
         throw new DelayedError();
       }
       throw error;

@@ -2,7 +2,8 @@
 // columns declared in feed-inputs.ts: a change to those moves the feed version and Last-Modified, so
 // what the text says can never change behind an unchanged validator. (The last sync's outcome is not one of
 // them: saying "the last sync failed" would change the bytes with no version to show for it.)
-import { DateTime, IANAZone } from 'luxon';
+import { DateTime } from 'luxon';
+import { isIanaZoneName } from '../lib/iana-zone.js';
 import { durationLabel } from '../lib/duration-label.js';
 import type { FeedView, TeamMode } from './feed-options.js';
 import { memberName } from './team-feed-events.js';
@@ -26,7 +27,7 @@ export function describeInterval(seconds: number): string {
 }
 
 function zoneOrUtc(zone: string | null): string {
-  return zone && IANAZone.isValidZone(zone) ? zone : 'UTC';
+  return zone && isIanaZoneName(zone) ? zone : 'UTC';
 }
 
 const WHAT_IT_SHOWS: Record<FeedView, string> = {

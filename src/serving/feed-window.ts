@@ -1,6 +1,7 @@
 // A feed's window: from the start of today in the account's zone, a number of calendar days. The window's
 // first day is part of the render cache key and of Last-Modified: it moves at local midnight with no write.
-import { DateTime, IANAZone } from 'luxon';
+import { DateTime } from 'luxon';
+import { isIanaZoneName } from '../lib/iana-zone.js';
 
 export interface FeedWindow {
   windowStart: Date;
@@ -14,7 +15,7 @@ export interface FeedWindow {
  * are calendar days, so a window across a DST change is 23 or 25 hours longer than days × 24 h … or shorter.
  */
 function computeFeedWindow(now: Date, zone: string | null, days: number): FeedWindow & { dayEnd: number } {
-  const zoneName = zone && IANAZone.isValidZone(zone) ? zone : 'UTC';
+  const zoneName = zone && isIanaZoneName(zone) ? zone : 'UTC';
   const start = DateTime.fromJSDate(now, { zone: zoneName }).startOf('day');
   return {
     windowStart: start.toJSDate(),

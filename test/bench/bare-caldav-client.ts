@@ -65,6 +65,9 @@ export async function runBareCalDavClient(options: {
   username: string;
   password: string;
   concurrency: number;
+  /** Called as the rewrites (the measured phase) begin and end: a bench reads the server's CPU and load there. */
+  onRewritesStart?: () => void;
+  onRewritesEnd?: () => void;
 }): Promise<BareClientResult> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: options.concurrency });
   const authorization = `Basic ${Buffer.from(`${options.username}:${options.password}`).toString('base64')}`;
@@ -90,6 +93,7 @@ export async function runBareCalDavClient(options: {
       ),
     );
     const createSeconds = (performance.now() - createStarted) / 1000;
+    options.onRewritesStart?.();
     const rewriteStarted = performance.now();
     await Promise.all(
       events.map((event) =>
@@ -104,6 +108,7 @@ export async function runBareCalDavClient(options: {
       ),
     );
     const rewriteSeconds = (performance.now() - rewriteStarted) / 1000;
+    options.onRewritesEnd?.();
     return {
       creates: events.length,
       createsPerSecond: events.length / createSeconds,

@@ -13,14 +13,24 @@
 //   3. one host answering 429 with Retry-After: 30: the same two figures.
 // In runs 2 and 3 the measure ends when every other host's destination is answered; the odd host is then put
 // back to 50 ms and the bench waits for its destinations too (not measured) before the next run.
+//
+// Issue 43 added a run between 1 and 2 with every push waiting: a change per feed committed while the caldav queue
+// is paused, then resumed and timed to the last answer, so the bench process's CPU in it is the pushes' alone (and
+// the endpoints' and the bench's polls'): the figure held to 4 ms per push. Each run also reports Postgres's CPU
+// (the bench database's backends) and Redis's (a redis-server of the bench's own) per push, and the hosts' busy
+// fraction and requests in service, counted on their side (BENCH_CPU_PROFILE=<dir>: a CPU profile of each run).
 import { randomUUID } from 'node:crypto';
 import pLimit from 'p-limit';
+import { DISPATCH_BATCH } from '../../src/destinations/caldav-queue.js';
+import { findExecutable, startRedisServer } from '../../src/demo/redis-server-process.js';
 import { commitSuccessfulSync, type SnapshotInput } from '../../src/store/snapshots.js';
 import type { FetchedSlot } from '../../src/store/slot-diff.js';
 import { createWebHarness } from '../support/web-harness.js';
 import { check, type BenchSection } from './bench-result.js';
+import { profilePhase } from './cpu-profile.js';
 import { startMinimalCalDavHost, type HostBehaviour, type MinimalCalDavHost } from './minimal-caldav-host.js';
 import { loadAverage, round } from './process-stats.js';
+import { cpuMsBetween, readPostgresCpu, readProcessCpu } from './store-cpu.js';
 
 const BLOCKS = 3;
 const COMMITS_AT_ONCE = 8;
@@ -30,6 +40,7 @@ const SLOW_MS = 3000;
 const RETRY_AFTER_S = 30;
 const TARGET_P95_MS = 5000;
 const TARGET_FAIRNESS = 1.5;
+const TARGET_CPU_MS_PER_PUSH = 4;
 const CEILING_MS = 15 * 60_000;
 
 function snapshotWith(slots: FetchedSlot[]): SnapshotInput {
@@ -69,6 +80,11 @@ interface RunResult {
   allP95Ms: number;
   pushesPerSecond: number;
   cpuMsPerPush: number;
+  postgresCpuMsPerPush: number;
+  redisCpuMsPerPush: number;
+  /** The measured hosts' mean busy fraction and requests in service, counted on their side. */
+  hostBusyFraction: number;
+  hostMeanInService: number;
   oddHostMostAtOnce: number;
   oddHostRequests: number;
   requestsPerPush: number;
@@ -79,8 +95,13 @@ interface RunResult {
 export async function benchCaldavHosts(count = 1000, hostCount = 20): Promise<BenchSection[]> {
   const hosts: MinimalCalDavHost[] = [];
   for (let i = 0; i < hostCount; i++) hosts.push(await startMinimalCalDavHost({ delayMs: DELAY_MS }));
+  // A Redis of the bench's own: its CPU is then the bench's alone.
+  const redisServer = await startRedisServer({
+    executable: findExecutable('redis-server', process.env.PATH) ?? 'redis-server',
+  });
   const h = await createWebHarness('bench_caldav_hosts', {
     clock: null,
+    redisUrl: redisServer.url,
     env: {
       CALDAV_ALLOW_PRIVATE_TARGETS: 'true',
       ...(process.env.BENCH_CALDAV_CONCURRENCY
@@ -141,48 +162,82 @@ export async function benchCaldavHosts(count = 1000, hostCount = 20): Promise<Be
     await until('the first pushes', allPushed);
     const setupSeconds = (performance.now() - setupStarted) / 1000;
 
-    const measure = async (snapshot: SnapshotInput, odd: HostBehaviour | undefined): Promise<RunResult> => {
+    const queue = h.sync.clients.caldavQueue;
+    const readCpu = async () => ({
+      bench: process.cpuUsage(),
+      postgres: await readPostgresCpu(h.sync.db.sql, h.sync.db.name),
+      redis: readProcessCpu(redisServer.pid),
+    });
+    /**
+     * One run: a change committed to every feed, the odd host (hosts[0]) behaving as `odd`; `waiting`: committed
+     * while the queue is paused, and measured from its resume.
+     */
+    const measure = async (
+      name: string,
+      snapshot: SnapshotInput,
+      odd: HostBehaviour | undefined,
+      waiting = false,
+    ): Promise<RunResult> => {
       const oddHost = hosts[0]!;
       if (odd) oddHost.behaviour = odd;
-      for (const host of hosts) host.resetCounts();
       const loadBefore = loadAverage();
-      const cpuBefore = process.cpuUsage();
       const committedAt = new Map<string, number>();
       const commit = pLimit(COMMITS_AT_ONCE);
+      const commitAll = () =>
+        Promise.all(
+          connections.map(({ connectionId }) =>
+            commit(async () => {
+              await commitSuccessfulSync(prisma, {
+                connectionId,
+                snapshot,
+                run: run(),
+                now: new Date(),
+                next: new Date(),
+              });
+              committedAt.set(connectionId, Date.now());
+              h.sync.services.feedCommits.notify();
+            }),
+          ),
+        );
+      if (waiting) {
+        await queue.pause();
+        await commitAll();
+        await until('the pushes waiting in the paused queue', async () => {
+          const counts = await queue.getJobCounts('waiting', 'prioritized');
+          return (counts.waiting ?? 0) + (counts.prioritized ?? 0) >= Math.min(count, DISPATCH_BATCH);
+        });
+      }
+      for (const host of hosts) host.resetCounts();
+      const cpuBefore = await readCpu();
       const started = Date.now();
-      await Promise.all(
-        connections.map(({ connectionId }) =>
-          commit(async () => {
-            await commitSuccessfulSync(prisma, {
-              connectionId,
-              snapshot,
-              run: run(),
-              now: new Date(),
-              next: new Date(),
-            });
-            committedAt.set(connectionId, Date.now());
-            h.sync.services.feedCommits.notify();
-          }),
-        ),
-      );
       const measured = odd ? connections.filter((c) => c.host !== 0) : connections;
       const measuredIds = measured.map((c) => c.destinationId);
-      let answered: { id: string; lastPushAt: Date | null }[] = [];
-      await until('the pushes of the changes', async () => {
-        answered = await prisma.caldavDestination.findMany({
+      // Counted while it runs (cheap); the answers' times are read once, at the end.
+      const answeredCount = () =>
+        prisma.caldavDestination.count({
           where: { id: { in: measuredIds }, pendingChanges: 0, lastPushAt: { gte: new Date(started) } },
-          select: { id: true, lastPushAt: true },
         });
-        return answered.length === measured.length;
+      await profilePhase(`caldav-hosts-${name}`, async () => {
+        if (waiting) await queue.resume();
+        else await commitAll();
+        await until('the pushes of the changes', async () => (await answeredCount()) === measured.length);
       });
-      const cpu = process.cpuUsage(cpuBefore);
+      const cpuAfter = await readCpu();
+      const cpu = process.cpuUsage(cpuBefore.bench);
       const loadAfter = loadAverage();
+      const answered = await prisma.caldavDestination.findMany({
+        where: { id: { in: measuredIds } },
+        select: { id: true, lastPushAt: true },
+      });
       const oddHostMostAtOnce = oddHost.mostAtOnce();
       const oddHostRequests = oddHost.requests();
-      const requests = hosts.slice(odd ? 1 : 0).reduce((sum, host) => sum + host.requests(), 0);
+      const measuredHosts = hosts.slice(odd ? 1 : 0);
+      const requests = measuredHosts.reduce((sum, host) => sum + host.requests(), 0);
+      const inService = measuredHosts.map((host) => host.inService());
+      const meanOf = (values: number[]) => values.reduce((sum, v) => sum + v, 0) / values.length;
       const answeredAt = new Map(answered.map((row) => [row.id, row.lastPushAt!.getTime()]));
       const lagOf = (c: (typeof connections)[number]) =>
-        answeredAt.get(c.destinationId)! - committedAt.get(c.connectionId)!;
+        answeredAt.get(c.destinationId)! - (waiting ? started : committedAt.get(c.connectionId)!);
       const others = measured
         .filter((c) => c.host !== 0)
         .map(lagOf)
@@ -208,6 +263,10 @@ export async function benchCaldavHosts(count = 1000, hostCount = 20): Promise<Be
         allP95Ms: percentile(all, 95),
         pushesPerSecond: measured.length / ((lastAnswer - started) / 1000),
         cpuMsPerPush: (cpu.user + cpu.system) / 1000 / measured.length,
+        postgresCpuMsPerPush: cpuMsBetween(cpuBefore.postgres, cpuAfter.postgres) / measured.length,
+        redisCpuMsPerPush: cpuMsBetween(cpuBefore.redis, cpuAfter.redis) / measured.length,
+        hostBusyFraction: meanOf(inService.map((figures) => figures.busyFraction)),
+        hostMeanInService: meanOf(inService.map((figures) => figures.meanInService)),
         oddHostMostAtOnce,
         oddHostRequests,
         requestsPerPush: requests / measured.length,
@@ -216,20 +275,33 @@ export async function benchCaldavHosts(count = 1000, hostCount = 20): Promise<Be
       };
     };
 
-    const base = await measure(snapshotWith(slots.filter((_, i) => i !== 1)), undefined);
+    const cpuLine = (r: RunResult) =>
+      `${round(r.cpuMsPerPush, 2)} ms CPU per push (Postgres ${round(r.postgresCpuMsPerPush, 2)}, ` +
+      `Redis ${round(r.redisCpuMsPerPush, 2)}), hosts busy ${round(r.hostBusyFraction, 2)} with ` +
+      `${round(r.hostMeanInService, 2)} in service`;
+    const base = await measure('commits', snapshotWith(slots.filter((_, i) => i !== 1)), undefined);
     console.log(
       `caldav-hosts: ${count} changes over ${hostCount} hosts: p95 ${round(base.allP95Ms, 0)} ms, ` +
-        `${round(base.pushesPerSecond, 1)} pushes/s, ${round(base.cpuMsPerPush, 2)} ms CPU per push, ` +
+        `${round(base.pushesPerSecond, 1)} pushes/s, ${cpuLine(base)}, ` +
         `${round(base.requestsPerPush, 2)} requests per push`,
     );
-    const slow = await measure(snapshotWith(slots.filter((_, i) => i !== 1 && i !== 3)), {
+    const waiting = await measure(
+      'waiting',
+      snapshotWith(slots.filter((_, i) => i !== 1 && i !== 5)),
+      undefined,
+      true,
+    );
+    console.log(
+      `caldav-hosts: ${count} pushes waiting: ${round(waiting.pushesPerSecond, 1)} pushes/s, ${cpuLine(waiting)}`,
+    );
+    const slow = await measure('slow-host', snapshotWith(slots.filter((_, i) => i !== 1 && i !== 3)), {
       delayMs: SLOW_MS,
     });
     console.log(
       `caldav-hosts: one host at ${SLOW_MS} ms: others' p95 ${round(slow.otherP95Ms, 0)} ms ` +
         `(${round(slow.otherP95Ms / base.otherP95Ms, 2)}x), the slow host had at most ${slow.oddHostMostAtOnce} at once`,
     );
-    const limited = await measure(snapshotWith(slots.filter((_, i) => i !== 3)), {
+    const limited = await measure('429-host', snapshotWith(slots.filter((_, i) => i !== 3)), {
       delayMs: DELAY_MS,
       retryAfterSeconds: RETRY_AFTER_S,
     });
@@ -250,7 +322,9 @@ export async function benchCaldavHosts(count = 1000, hostCount = 20): Promise<Be
       hostConcurrency,
       hostRatePerSecond: h.sync.config.caldav.hostRatePerSecond,
       dispatchIntervalMs: h.sync.config.caldav.dispatchIntervalMs,
-      cpu: 'process.cpuUsage of the bench process: worker role, commits, polls and the 20 endpoints',
+      cpu:
+        'process.cpuUsage of the bench process: worker role, polls and the 20 endpoints, and the commits but in ' +
+        'the run with every push waiting; Postgres: the bench database’s backends; Redis: a redis-server of its own',
       setupSeconds: round(setupSeconds, 1),
     };
     const ratioOf = (r: RunResult) => r.otherP95Ms / base.otherP95Ms;
@@ -262,11 +336,25 @@ export async function benchCaldavHosts(count = 1000, hostCount = 20): Promise<Be
           p50LagMs: round(base.otherP50Ms, 0),
           p95LagMs: round(base.allP95Ms, 0),
           pushesPerSecond: round(base.pushesPerSecond, 1),
-          cpuMsPerPush: round(base.cpuMsPerPush, 2),
+          cpuMsPerPushWithCommits: round(base.cpuMsPerPush, 2),
+          postgresCpuMsPerPushWithCommits: round(base.postgresCpuMsPerPush, 2),
+          redisCpuMsPerPush: round(base.redisCpuMsPerPush, 2),
+          hostBusyFraction: round(base.hostBusyFraction, 2),
+          hostRequestsInService: round(base.hostMeanInService, 2),
           requestsPerPush: round(base.requestsPerPush, 2),
+          waitingPushesPerSecond: round(waiting.pushesPerSecond, 1),
+          waitingCpuMsPerPush: round(waiting.cpuMsPerPush, 2),
+          waitingPostgresCpuMsPerPush: round(waiting.postgresCpuMsPerPush, 2),
+          waitingRedisCpuMsPerPush: round(waiting.redisCpuMsPerPush, 2),
+          waitingHostBusyFraction: round(waiting.hostBusyFraction, 2),
+          waitingHostRequestsInService: round(waiting.hostMeanInService, 2),
         },
         targets: {
           'p95 commit to answer under 5 s': { target: '< 5000 ms', met: base.allP95Ms < TARGET_P95_MS },
+          'CPU per push, every push waiting (bench process)': {
+            target: `<= ${TARGET_CPU_MS_PER_PUSH} ms`,
+            met: waiting.cpuMsPerPush <= TARGET_CPU_MS_PER_PUSH,
+          },
         },
       },
       ...(
@@ -285,6 +373,8 @@ export async function benchCaldavHosts(count = 1000, hostCount = 20): Promise<Be
           oddHostMostAtOnce: r.oddHostMostAtOnce,
           oddHostRequests: r.oddHostRequests,
           otherHostsPushesPerSecond: round(r.pushesPerSecond, 1),
+          otherHostsBusyFraction: round(r.hostBusyFraction, 2),
+          otherHostsRequestsInService: round(r.hostMeanInService, 2),
         },
         targets: {
           "other hosts' p95 within 1.5x of the run without it": {
@@ -301,5 +391,6 @@ export async function benchCaldavHosts(count = 1000, hostCount = 20): Promise<Be
   } finally {
     await h.close();
     for (const host of hosts) await host.close();
+    await redisServer.stop();
   }
 }

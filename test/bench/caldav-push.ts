@@ -20,18 +20,28 @@
 // 0.9x its rewrite rate. That push rate is taken with every push waiting (a change per destination committed while
 // the caldav queue is paused, timed from its resume), as the bare client's PUTs all wait to be sent; the rate with
 // the commits in it is reported beside it. BENCH_CONNECTIONS sets the destinations (default 1,000).
+//
+// Issue 43 added, for the waiting pushes and the bare client's rewrites alike: the server's busy fraction and its
+// requests in service (counted from this process's side, requests-in-service.ts), the server's own CPU per
+// request, and for the pushes the bench process's CPU per push (the worker role and the bench's polls: the commits
+// are done before the measure), Postgres's (the bench database's backends) and Redis's (a redis-server of the
+// bench's own) per push. BENCH_CPU_PROFILE=<dir>: a CPU profile of the waiting pushes.
 import { randomUUID } from 'node:crypto';
 import pLimit from 'p-limit';
 import type { Histogram } from 'prom-client';
 import { openCalDavAccount } from '../../src/caldav/index.js';
 import { DISPATCH_BATCH } from '../../src/destinations/caldav-queue.js';
+import { findExecutable, startRedisServer } from '../../src/demo/redis-server-process.js';
 import { commitSuccessfulSync, type SnapshotInput } from '../../src/store/snapshots.js';
 import type { FetchedSlot } from '../../src/store/slot-diff.js';
 import { startCalDavServer, type CalDavServerKind } from '../support/caldav-servers.js';
 import { createWebHarness } from '../support/web-harness.js';
 import { runBareCalDavClient } from './bare-caldav-client.js';
 import { check, type BenchSection } from './bench-result.js';
-import { loadAverage, round } from './process-stats.js';
+import { profilePhase } from './cpu-profile.js';
+import { cpuMsOf, loadAverage, round } from './process-stats.js';
+import { meterClientRequestsTo, type InServiceFigures } from './requests-in-service.js';
+import { cpuMsBetween, readPostgresCpu, readProcessCpu } from './store-cpu.js';
 
 /** Free blocks per feed, each of two touching 30-minute slots. */
 const BLOCKS = 3;
@@ -42,6 +52,7 @@ const CEILING_MS = 15 * 60_000;
 const SINGLE_CHANGES = Number(process.env.BENCH_CALDAV_SINGLE_CHANGES ?? 30);
 const TARGET_SINGLE_P95_MS = 1000;
 const TARGET_RATIO = 0.9;
+const TARGET_CPU_MS_PER_PUSH = 4;
 
 /** A snapshot of one event type whose open slots are `slots` (the unit-costs bench commits the same). */
 export function snapshotWith(slots: FetchedSlot[]): SnapshotInput {
@@ -78,9 +89,19 @@ async function until(what: string, probe: () => Promise<boolean>): Promise<void>
 
 async function benchOne(kind: CalDavServerKind, count: number): Promise<BenchSection> {
   const server = await startCalDavServer(kind);
+  // A Redis of the bench's own: its CPU is then the bench's alone.
+  const redisServer = await startRedisServer({
+    executable: findExecutable('redis-server', process.env.PATH) ?? 'redis-server',
+  });
+  const serverMeter = meterClientRequestsTo(server.baseUrl);
+  const serverCpuMs = () => {
+    const pid = server.pid();
+    return pid === undefined ? NaN : cpuMsOf(pid);
+  };
   // The real clock: the lag is read from the rows' times, which Postgres and the push write.
   const h = await createWebHarness(`bench_caldav_${kind}`, {
     clock: null,
+    redisUrl: redisServer.url,
     env: {
       CALDAV_ALLOW_PRIVATE_TARGETS: 'true',
       ...(process.env.BENCH_CALDAV_CONCURRENCY
@@ -236,17 +257,39 @@ async function benchOne(kind: CalDavServerKind, count: number): Promise<BenchSec
       const counts = await queue.getJobCounts('waiting', 'prioritized');
       return (counts.waiting ?? 0) + (counts.prioritized ?? 0) >= Math.min(count, DISPATCH_BATCH);
     });
-    const resumedAt = Date.now();
-    await queue.resume();
-    let drained: { id: string; lastPushAt: Date | null }[] = [];
-    await until('the paused pushes', async () => {
-      drained = await prisma.caldavDestination.findMany({
-        where: { pendingChanges: 0, lastPushAt: { gte: drainFrom } },
-        select: { id: true, lastPushAt: true },
-      });
-      return drained.length === count;
+    const readCpu = async () => ({
+      bench: process.cpuUsage(),
+      postgres: await readPostgresCpu(h.sync.db.sql, h.sync.db.name),
+      redis: readProcessCpu(redisServer.pid),
+      server: serverCpuMs(),
     });
-    const drainSeconds = (Math.max(...drained.map((row) => row.lastPushAt!.getTime())) - resumedAt) / 1000;
+    const cpuBefore = await readCpu();
+    serverMeter.reset();
+    const resumedAt = Date.now();
+    await profilePhase(`caldav-push-${kind}-waiting`, async () => {
+      await queue.resume();
+      await until(
+        'the paused pushes',
+        async () =>
+          (await prisma.caldavDestination.count({
+            where: { pendingChanges: 0, lastPushAt: { gte: drainFrom } },
+          })) === count,
+      );
+    });
+    const drainInService = serverMeter.read();
+    const cpuAfter = await readCpu();
+    const benchCpu = process.cpuUsage(cpuBefore.bench);
+    const drainCpu = {
+      benchMsPerPush: (benchCpu.user + benchCpu.system) / 1000 / count,
+      postgresMsPerPush: cpuMsBetween(cpuBefore.postgres, cpuAfter.postgres) / count,
+      redisMsPerPush: cpuMsBetween(cpuBefore.redis, cpuAfter.redis) / count,
+      serverMsPerPush: (cpuAfter.server - cpuBefore.server) / count,
+    };
+    const lastDrained = await prisma.caldavDestination.aggregate({
+      where: { lastPushAt: { gte: drainFrom } },
+      _max: { lastPushAt: true },
+    });
+    const drainSeconds = (lastDrained._max.lastPushAt!.getTime() - resumedAt) / 1000;
     const drainPushesPerSecond = count / drainSeconds;
 
     // One change at a time to an idle worker: commit, the wake-up a sync's commit raises, then wait for the
@@ -294,10 +337,20 @@ async function benchOne(kind: CalDavServerKind, count: number): Promise<BenchSec
         }),
       ),
     );
+    let bareInService: InServiceFigures | undefined;
+    let bareServerCpuMs = NaN;
     const bare = await runBareCalDavClient({
       calendarUrls: bareCalendars,
       ...credentials,
       concurrency: bareConcurrency,
+      onRewritesStart: () => {
+        serverMeter.reset();
+        bareServerCpuMs = serverCpuMs();
+      },
+      onRewritesEnd: () => {
+        bareInService = serverMeter.read();
+        bareServerCpuMs = serverCpuMs() - bareServerCpuMs;
+      },
     });
     const loadAtEnd = loadAverage();
     const ratio = drainPushesPerSecond / bare.rewritesPerSecond;
@@ -324,7 +377,17 @@ async function benchOne(kind: CalDavServerKind, count: number): Promise<BenchSec
         pushesPerSecond: round(pushesPerSecond, 1),
         commitsAndPushesVsBareClient: round(pushesPerSecond / bare.rewritesPerSecond, 2),
         waitingPushesPerSecond: round(drainPushesPerSecond, 1),
+        waitingCpuMsPerPush: round(drainCpu.benchMsPerPush, 2),
+        waitingPostgresCpuMsPerPush: round(drainCpu.postgresMsPerPush, 2),
+        waitingRedisCpuMsPerPush: round(drainCpu.redisMsPerPush, 2),
+        waitingServerCpuMsPerPush: round(drainCpu.serverMsPerPush, 2),
+        waitingServerBusyFraction: round(drainInService.busyFraction, 2),
+        waitingServerRequestsInService: round(drainInService.meanInService, 2),
+        waitingServerMostInService: drainInService.most,
         bareRewritesPerSecond: round(bare.rewritesPerSecond, 1),
+        bareServerCpuMsPerRewrite: round(bareServerCpuMs / bare.rewrites, 2),
+        bareServerBusyFraction: round(bareInService?.busyFraction ?? NaN, 2),
+        bareServerRequestsInService: round(bareInService?.meanInService ?? NaN, 2),
         bareCreatesPerSecond: round(bare.createsPerSecond, 1),
         pushRateVsBareClient: round(ratio, 2),
         singleChangeP50Ms: round(percentile(singleLags, 50), 0),
@@ -349,11 +412,17 @@ async function benchOne(kind: CalDavServerKind, count: number): Promise<BenchSec
           target: '>= 0.9',
           met: ratio >= TARGET_RATIO,
         },
+        'CPU per push, waiting pushes (bench process: worker role and polls)': {
+          target: `<= ${TARGET_CPU_MS_PER_PUSH} ms`,
+          met: drainCpu.benchMsPerPush <= TARGET_CPU_MS_PER_PUSH,
+        },
       },
     };
   } finally {
+    serverMeter.stop();
     await h.close();
     await server.close();
+    await redisServer.stop();
   }
 }
 
@@ -372,7 +441,11 @@ export async function benchCaldavPush(count = 1000): Promise<BenchSection[]> {
     console.log(
       `caldav-push ${kind}: p50 ${f.p50LagMs} ms, p95 ${f.p95LagMs} ms, ${f.pushesPerSecond} pushes/s with ` +
         `the commits, ${f.waitingPushesPerSecond}/s waiting (bare client ${f.bareRewritesPerSecond}/s: ` +
-        `${f.pushRateVsBareClient}x); one change, idle worker: ` +
+        `${f.pushRateVsBareClient}x; server busy ${f.waitingServerBusyFraction} with ` +
+        `${f.waitingServerRequestsInService} in service, bare client's ${f.bareServerBusyFraction} with ` +
+        `${f.bareServerRequestsInService}); CPU per push ${f.waitingCpuMsPerPush} ms, Postgres ` +
+        `${f.waitingPostgresCpuMsPerPush}, Redis ${f.waitingRedisCpuMsPerPush}, ${kind} ` +
+        `${f.waitingServerCpuMsPerPush} (bare PUT ${f.bareServerCpuMsPerRewrite}); one change, idle worker: ` +
         `p50 ${f.singleChangeP50Ms} ms, p95 ${f.singleChangeP95Ms} ms; load ` +
         `${section.inputs.loadAverage1mBefore} → ${section.inputs.loadAverage1mAtEnd}`,
     );

@@ -8,6 +8,7 @@
 import { createHash } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { InServiceMeter, type InServiceFigures } from './requests-in-service.js';
 
 export interface HostBehaviour {
   delayMs: number;
@@ -22,6 +23,8 @@ export interface MinimalCalDavHost {
   /** The most requests under way at once since the last reset. */
   mostAtOnce(): number;
   requests(): number;
+  /** Its busy fraction and requests in service since the last reset. */
+  inService(): InServiceFigures;
   resetCounts(): void;
   close(): Promise<void>;
 }
@@ -54,19 +57,15 @@ const etagOf = (data: string) => `"${createHash('sha1').update(data).digest('hex
 export async function startMinimalCalDavHost(behaviour: HostBehaviour): Promise<MinimalCalDavHost> {
   // path of the event → its data and ETag
   const events = new Map<string, { data: string; etag: string }>();
-  let inFlight = 0;
-  let most = 0;
-  let requests = 0;
+  const meter = new InServiceMeter();
   const host: MinimalCalDavHost = {
     origin: '',
     behaviour,
-    inFlight: () => inFlight,
-    mostAtOnce: () => most,
-    requests: () => requests,
-    resetCounts() {
-      most = inFlight;
-      requests = 0;
-    },
+    inFlight: () => meter.inService(),
+    mostAtOnce: () => meter.read().most,
+    requests: () => meter.read().requests,
+    inService: () => meter.read(),
+    resetCounts: () => meter.reset(),
     close: () =>
       new Promise((resolve) => {
         server.closeAllConnections();
@@ -110,14 +109,12 @@ export async function startMinimalCalDavHost(behaviour: HostBehaviour): Promise<
   };
 
   const server = http.createServer((request, response) => {
-    inFlight += 1;
-    requests += 1;
-    most = Math.max(most, inFlight);
+    meter.enter();
     let ended = false;
     const end = () => {
       if (ended) return;
       ended = true;
-      inFlight -= 1;
+      meter.leave();
     };
     response.on('close', end);
     const chunks: Buffer[] = [];

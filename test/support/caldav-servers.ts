@@ -38,6 +38,8 @@ export interface CalDavTestServer {
   close(): Promise<void>;
   /** What the server printed, for a failing test's message. */
   output(): string;
+  /** The running server's process id (a bench reads its CPU). */
+  pid(): number | undefined;
 }
 
 const EXECUTABLES: Record<CalDavServerKind, string> = {
@@ -196,6 +198,7 @@ export async function startCalDavServer(kind: CalDavServerKind): Promise<CalDavT
       await rm(dir, { recursive: true, force: true });
     },
     output: () => log,
+    pid: () => child?.pid,
   };
 }
 

@@ -1,0 +1,110 @@
+// A worker's line at each CalDAV host (issue 43), on the real per-host slots in Redis: a push that finds every slot
+// taken waits ready in line and gets the slot another push of this worker lets go at once, not after a wait in
+// the delayed set; a line holds a bounded number, the next is sent back and parked, and a slot let go brings the
+// oldest parked push back; a slot let go by another worker is found by the first in line asking again; a hold
+// (Retry-After) is answered at once, in line or not. No test here waits for a time: the line's own retry is set
+// to an hour, so only a slot let go can move it.
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import { createHostGate } from '../../src/destinations/host-gate.js';
+import {
+  createHostLimits,
+  isHostWait,
+  type HostLimits,
+  type HostSlots,
+  type HostWait,
+} from '../../src/destinations/host-limits.js';
+import { createTestRedis, type TestRedis } from '../support/redis.js';
+
+const HOUR_MS = 3600_000;
+let redis: TestRedis;
+let limitsOf: (concurrency: number) => HostLimits;
+let hostCount = 0;
+/** A host of the test's own: no slot of another test in its way. */
+const newHost = () => `dav${++hostCount}.example.com`;
+
+beforeAll(async () => {
+  redis = await createTestRedis('host_gate');
+  limitsOf = (concurrency) =>
+    createHostLimits(redis.connection, {
+      concurrency,
+      perSecond: 0,
+      slotTimeoutMs: 60_000,
+      keyPrefix: `${redis.prefix}:caldav-host`,
+    });
+});
+afterAll(async () => {
+  await redis?.cleanup();
+});
+
+const slotsOf = (entered: HostSlots | HostWait): HostSlots => {
+  if (isHostWait(entered)) throw new Error(`expected slots, got a wait: ${JSON.stringify(entered)}`);
+  return entered;
+};
+
+it('a push that finds the host busy waits in line, ready, and takes the slot this worker lets go', async () => {
+  const host = newHost();
+  const gate = createHostGate(limitsOf(1), { waitingPerHost: 2, pollMs: HOUR_MS });
+  const first = slotsOf(await gate.enter(host, 1));
+  const second = gate.enter(host, 1);
+  const third = gate.enter(host, 1);
+  // Two wait in line: the line is full now, and a push coming now is sent back before it renders anything.
+  expect(gate.looksBusy(host)?.reason).toBe('busy');
+  await first.release();
+  const secondSlots = slotsOf(await second);
+  expect(secondSlots.lanes).toBe(1);
+  await secondSlots.release();
+  await slotsOf(await third).release();
+  expect(gate.looksBusy(host)).toBeUndefined();
+});
+
+it('a full line sends the next push back, and a slot let go brings the oldest parked push back', async () => {
+  const host = newHost();
+  const gate = createHostGate(limitsOf(1), { waitingPerHost: 1, pollMs: HOUR_MS });
+  const first = slotsOf(await gate.enter(host, 1));
+  const waiting = gate.enter(host, 1);
+  const sentBack = await gate.enter(host, 1);
+  expect(isHostWait(sentBack) && sentBack.reason).toBe('busy');
+  // The later a push is parked, the longer its own delay: the ones before it come back first.
+  const promoted: string[] = [];
+  gate.park(host, 'job-1', async () => {
+    promoted.push('job-1');
+    return true;
+  });
+  const laterWait = gate.looksBusy(host)!;
+  expect(laterWait.retryInMs).toBeGreaterThan((sentBack as HostWait).retryInMs);
+  gate.park(host, 'job-2', async () => {
+    promoted.push('job-2');
+    return true;
+  });
+  await first.release();
+  expect(promoted).toEqual(['job-1']);
+  // A parked job that came back by its own delay is no longer parked: a slot let go brings the next one.
+  gate.unpark('job-2');
+  await slotsOf(await waiting).release();
+  expect(promoted).toEqual(['job-1']);
+});
+
+it('a slot another worker lets go is taken by the first in line asking again', async () => {
+  const host = newHost();
+  const otherWorker = limitsOf(1);
+  const taken = slotsOf(await otherWorker.enter(host, 1));
+  const gate = createHostGate(limitsOf(1), { waitingPerHost: 1, pollMs: 10 });
+  const waiting = gate.enter(host, 1);
+  await taken.release();
+  await slotsOf(await waiting).release();
+});
+
+it('a host held back answers at once, in line or not, with how long to wait', async () => {
+  const host = newHost();
+  const limits = limitsOf(1);
+  const gate = createHostGate(limits, { waitingPerHost: 2, pollMs: HOUR_MS });
+  const first = slotsOf(await gate.enter(host, 1));
+  const waiting = gate.enter(host, 1);
+  await gate.holdBack(host, 60_000);
+  await first.release();
+  const held = await waiting;
+  expect(isHostWait(held) && held.reason).toBe('held back');
+  const next = await gate.enter(host, 1);
+  expect(isHostWait(next) && next.reason).toBe('held back');
+  expect(gate.looksBusy(host)).toBeUndefined();
+});
