@@ -22,6 +22,9 @@
 //     weekday for the first two bookable days, and for the days of each of its bands (issue 41).
 //   caldav-push and caldav-hosts (issue 35) run only when named: caldav-push needs radicale and xandikos,
 //     sized by BENCH_CONNECTIONS; caldav-hosts by BENCH_CALDAV_HOSTS_DESTINATIONS (1000) and BENCH_CALDAV_HOSTS (20).
+//   worker-rss (issue 42, 4) runs only when named: one worker process's memory over BENCH_WORKER_RSS_CONNECTIONS
+//     (100000) small connections, read at 1k, 10k, 25k, 50k and the last; and Redis memory per connection.
+//     BENCH_WORKER_RSS_MINUTES (240): syncing time allowed; a run out of time reads the last sample where it got.
 //   BENCH_QUICK=1: reduced sizes to try the benchmarks out (100 connections, 2 s loads, 1 day of growth); the
 //     docs/performance.md quotes full-size runs only.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -44,6 +47,7 @@ import { benchSharePage } from './share-page.js';
 import { benchSyncRound } from './sync-round.js';
 import { benchTeamFeeds } from './team-feeds.js';
 import { benchWebhooks } from './webhooks.js';
+import { benchWorkerRss } from './worker-rss.js';
 
 const RESULTS = 'bench-results.json';
 const FRONTIER_TABLE = 'bench-frontier.md';
@@ -186,6 +190,15 @@ const benches: [string, () => Promise<BenchSection[]>][] = [
         realFrontier,
         bandsSchedule,
       ),
+  ],
+  [
+    'worker-rss',
+    () =>
+      benchWorkerRss({
+        connections: Number(process.env.BENCH_WORKER_RSS_CONNECTIONS ?? (quick ? 2000 : 100_000)),
+        checkpoints: [1000, 10_000, 25_000, 50_000],
+        budgetMinutes: Number(process.env.BENCH_WORKER_RSS_MINUTES ?? 240),
+      }),
   ],
   [
     'demo-start',

@@ -13,12 +13,13 @@ export interface TestRedis {
   cleanup(): Promise<void>;
 }
 
-export async function createTestRedis(label: string): Promise<TestRedis> {
+/** `url`: another Redis than the shared one (a benchmark that reads a whole server's memory brings its own). */
+export async function createTestRedis(label: string, url = TEST_REDIS_URL): Promise<TestRedis> {
   const prefix = `slotfeed-test:${label}:${randomBytes(4).toString('hex')}`;
-  const connection = createRedisConnection(TEST_REDIS_URL, 'command', `test-${label}`);
+  const connection = createRedisConnection(url, 'command', `test-${label}`);
   await connection.ping();
   return {
-    url: TEST_REDIS_URL,
+    url,
     prefix,
     connection,
     async cleanup() {

@@ -70,6 +70,8 @@ export interface HarnessOptions {
    * REDIRECT_URI. Web tests pass their app's real /oauth/callback URL.
    */
   redirectUri?: string;
+  /** The Redis to use (default: the shared one, under a prefix of the test's own). */
+  redisUrl?: string;
   /** Superuser URL of the Postgres to create the test database on (default: the shared one). */
   databaseAdminUrl?: string;
   /** Collects slotfeed's log lines (JSON, level info and up) instead of LOG_LEVEL's silence. */
@@ -109,7 +111,7 @@ export async function createSyncHarness(label: string, options: HarnessOptions =
     label,
     options.databaseAdminUrl === undefined ? {} : { adminUrl: options.databaseAdminUrl },
   );
-  const redis = await createTestRedis(label);
+  const redis = await createTestRedis(label, options.redisUrl);
   const sim = await startSimulator({
     users: 3,
     seed: 7,
