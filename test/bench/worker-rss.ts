@@ -12,7 +12,7 @@ import pLimit from 'p-limit';
 import { createRedisConnection, type RedisClient } from '../../src/lib/redis-connection.js';
 import { findExecutable, startRedisServer } from '../../src/demo/redis-server-process.js';
 import { createTokenVault, vaultKeyFromBase64 } from '../../src/store/token-vault.js';
-import { enqueueBandSyncs } from '../../src/sync/queues.js';
+import { enqueueBandSyncs, syncJobOptions } from '../../src/sync/queues.js';
 import { createOAuthClient, type TokenSet } from '../../src/upstream/index.js';
 import { spawnSlotfeed, type SlotfeedProcess } from '../support/child-process.js';
 import { createSyncHarness, type SyncHarness } from '../support/sync-harness.js';
@@ -37,6 +37,8 @@ export interface WorkerRssOptions {
 const EVENT_TYPES_PER_CONNECTION = 1;
 const HORIZON_DAYS = 2;
 const RSS_RATIO_TARGET = 1.2;
+/** How many finished sync jobs BullMQ keeps (slotfeed's removeOnComplete): past it they stop adding to Redis. */
+const RETAINED_COMPLETED_JOBS = (syncJobOptions(randomUUID(), 1).removeOnComplete as { count: number }).count;
 const CONNECT_CONCURRENCY = 32;
 const ROWS_PER_INSERT = 1000;
 const JOBS_PER_ENQUEUE = 5000;
@@ -120,11 +122,12 @@ async function startWorker(
   delete env.SYNC_BACKOFF_MS;
   delete env.SHUTDOWN_GRACE_SECONDS;
   const worker = spawnSlotfeed(['worker'], env, { from: 'build' });
+  // At LOG_LEVEL warn it says nothing once running: it is ready when its sync worker is connected to the queue.
   await waitFor(
-    async () => worker.output(),
-    (out) => /"msg":"slotfeed running"|slotfeed running/.test(out) || worker.child.exitCode !== null,
+    async () => (worker.child.exitCode === null ? h.clients.syncQueue.getWorkersCount() : -1),
+    (count) => count !== 0,
     { timeoutMs: 60_000, what: 'the worker process to start' },
-  ).catch(() => undefined);
+  );
   const address = inspectorAddressIn(worker.output());
   check(worker.child.exitCode === null && address !== undefined, `worker did not start: ${worker.output()}`);
   return { worker, inspector: await openInspectorSession(address) };
@@ -288,6 +291,13 @@ export async function benchWorkerRss(options: WorkerRssOptions): Promise<BenchSe
     const last = samples[samples.length - 1]!;
     const ratio = last.rssMiBAfterGc / first.rssMiBAfterGc;
     const redisBytesPerConnection = (last.redisUsedBytes - redisIdleBytes) / last.synced;
+    // Past the 10,000 finished jobs BullMQ keeps, what one more synced connection adds at rest.
+    const beyondRetention = samples.filter((s) => s.synced >= RETAINED_COMPLETED_JOBS);
+    const marginal =
+      beyondRetention.length >= 2
+        ? (last.redisUsedBytes - beyondRetention[0]!.redisUsedBytes) /
+          (last.synced - beyondRetention[0]!.synced)
+        : null;
     const keyBytes = shapesAtEnd.reduce((sum, [, bytes]) => sum + bytes, 0);
     const per = (n: number) => `${round(n, 0)}`;
     return [
@@ -343,6 +353,7 @@ export async function benchWorkerRss(options: WorkerRssOptions): Promise<BenchSe
             .map((s) => `${s.synced}: ${per((s.redisUsedBytes - redisIdleBytes) / s.synced)}`)
             .join(', '),
           redisBytesPerConnection: round(redisBytesPerConnection, 0),
+          redisMarginalBytesPerConnection: marginal === null ? null : round(marginal, 0),
           redisKeyBytesAtEnd: keyBytes,
           redisTopKeyShapes: shapesAtEnd
             .slice(0, 6)
