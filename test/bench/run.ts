@@ -33,6 +33,9 @@
 //     connections (BENCH_TICK_SIZES, comma-separated) with BENCH_TICK_DUE (2000) due, and at the largest size
 //     with BENCH_TICK_DUE_AT_LARGEST (1000,10000,50000) due; BENCH_TICK_TICKS (5) ticks timed per point; then
 //     the query with BENCH_TICK_DEAD_ENTRIES (100000) syncs' dead index entries, and after a VACUUM.
+//   worker-rss (issue 42, 4) runs only when named: one worker process's memory over BENCH_WORKER_RSS_CONNECTIONS
+//     (100000) small connections, read at 1k, 10k, 25k, 50k and the last; and Redis memory per connection.
+//     BENCH_WORKER_RSS_MINUTES (240): syncing time allowed; a run out of time reads the last sample where it got.
 //   BENCH_QUICK=1: reduced sizes to try the benchmarks out (100 connections, 2 s loads, 1 day of growth); the
 //     docs/performance.md quotes full-size runs only.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -58,6 +61,7 @@ import { capacityMarkdown, unitCostsOf } from './capacity-table.js';
 import { benchUnitCosts } from './unit-costs.js';
 import { benchTick } from './tick.js';
 import { benchWebhooks } from './webhooks.js';
+import { benchWorkerRss } from './worker-rss.js';
 
 const RESULTS = 'bench-results.json';
 const FRONTIER_TABLE = 'bench-frontier.md';
@@ -238,6 +242,15 @@ const benches: [string, () => Promise<BenchSection[]>][] = [
         ),
         deadEntries: Number(process.env.BENCH_TICK_DEAD_ENTRIES ?? (quick ? 1000 : 100_000)),
         ticks: Number(process.env.BENCH_TICK_TICKS ?? 5),
+      }),
+  ],
+  [
+    'worker-rss',
+    () =>
+      benchWorkerRss({
+        connections: Number(process.env.BENCH_WORKER_RSS_CONNECTIONS ?? (quick ? 2000 : 100_000)),
+        checkpoints: [1000, 10_000, 25_000, 50_000],
+        budgetMinutes: Number(process.env.BENCH_WORKER_RSS_MINUTES ?? 240),
       }),
   ],
   [

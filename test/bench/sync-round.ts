@@ -5,8 +5,6 @@
 // same connections, nothing changed upstream) shows where slotfeed's own cost takes over: its rate, and the
 // workers' CPU per call and per stored slot. Correctness is asserted (calls per sync are the minimum the API
 // allows; the no-change round writes no snapshot rows); timing is reported, never asserted.
-import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import pLimit from 'p-limit';
 import { describeVariables } from '../../src/config.js';
 import { enqueueSyncs } from '../../src/sync/queues.js';
@@ -16,6 +14,7 @@ import { apiCallsOf, expectedSync, snapshotRowCounts } from '../support/sync-tru
 import { waitFor } from '../support/wait-for.js';
 import { check, type BenchSection } from './bench-result.js';
 import { busyShare, cpuMsOf, memoryMibOf, round, sampleMachineCpu } from './process-stats.js';
+import { runtimeImageMemorySettings } from './runtime-memory.js';
 
 export interface SyncRoundOptions {
   connections: number;
@@ -48,18 +47,6 @@ function configDefault(name: string): string {
   const value = describeVariables().find((variable) => variable.name === name)?.default;
   check(value !== undefined, `${name} has no default`);
   return value;
-}
-
-/** The memory settings the runtime image gives slotfeed (its Dockerfile's ENV): the workers run with them. */
-export function runtimeImageMemorySettings(): { MALLOC_ARENA_MAX: string; NODE_OPTIONS: string } {
-  const dockerfile = readFileSync(fileURLToPath(new URL('../../Dockerfile', import.meta.url)), 'utf8');
-  const arenas = /^ENV .*\bMALLOC_ARENA_MAX=(\S+)/m.exec(dockerfile)?.[1];
-  const nodeOptions = /^ENV .*\bNODE_OPTIONS=(\S+)/m.exec(dockerfile)?.[1];
-  check(
-    arenas !== undefined && nodeOptions !== undefined,
-    'the Dockerfile sets no MALLOC_ARENA_MAX / NODE_OPTIONS',
-  );
-  return { MALLOC_ARENA_MAX: arenas, NODE_OPTIONS: nodeOptions };
 }
 
 /** `count` processes of `role` (the worker's by default) from the build, once each says it is running. */

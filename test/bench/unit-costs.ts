@@ -28,7 +28,8 @@ import { benchGrowth } from './growth.js';
 import { cpuMsOf, loadAverage, round } from './process-stats.js';
 import { rowWritesBetween, rowWritesByTable } from './postgres-writes.js';
 import { readRedisCounters, redisFiguresPer, redisUseBetween } from './redis-stats.js';
-import { runtimeImageMemorySettings, startWorkers } from './sync-round.js';
+import { runtimeImageMemorySettings } from './runtime-memory.js';
+import { startWorkers } from './sync-round.js';
 import { measureDeliveries } from './unit-costs-deliveries.js';
 
 const execFileAsync = promisify(execFile);
