@@ -333,7 +333,7 @@ export const RESOURCES: { key: string; name: string; unit: string; from: string 
   { key: 'tickMs', name: 'Scheduler tick (1,000,000 connection rows)', unit: 'ms', from: 'the tick bench' },
   {
     key: 'workerRssMiB',
-    name: 'Worker RSS (per process, after 100,000 syncs)',
+    name: "Worker RSS (per process, after a full GC, at the worker-rss run's last sample)",
     unit: 'MiB',
     from: 'the worker-rss bench',
   },
