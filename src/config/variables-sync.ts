@@ -193,8 +193,8 @@ export const syncSection = section({
       compactAfterDays: variable({
         name: 'RETENTION_COMPACT_AFTER_DAYS',
         description:
-          'Closed slots and finished sync runs of UTC days this many days over are packed into one row per connection and day, the form reports read (every report answers the same), and superseded overviews are deleted; 0 keeps them row by row.',
-        // A day past: the connection page lists the last day's runs one by one; reports read both forms.
+          'Slots that closed, and sync runs that started, on a UTC day over for this many days (1: every day before today) are packed into one row per connection and day, the form reports read (every report answers the same), and superseded overviews are deleted; 0 keeps them row by row.',
+        // Today's runs stay row by row for the connection page's list; reports read both forms.
         default: '1',
         schema: z.coerce.number().int().min(0).max(36_500),
       }),

@@ -74,8 +74,8 @@ async function callsByEndpointSince(
   connectionId: string,
   since: Date,
 ): Promise<{ endpoint: string; calls: number }[]> {
-  // Runs of days that are over are packed with their day's calls summed (store/history-compaction.ts): those
-  // count from the first whole day after `since`.
+  // Runs of days that are over are packed with their day's calls summed (store/history-compaction.ts): a packed
+  // day counts whole when any of it is after `since` (exact from a UTC midnight; up to a day more otherwise).
   return prisma.$queryRaw<{ endpoint: string; calls: number }[]>`
     SELECT e.key AS endpoint, sum(e.value::bigint)::int AS calls
     FROM (
@@ -83,7 +83,7 @@ async function callsByEndpointSince(
       WHERE r.connection_id = ${connectionId}::uuid AND r.started_at >= ${since}
       UNION ALL
       SELECT h.calls_by_endpoint FROM sync_run_history h
-      WHERE h.connection_id = ${connectionId}::uuid AND (h.day::timestamp AT TIME ZONE 'UTC') >= ${since}
+      WHERE h.connection_id = ${connectionId}::uuid AND ((h.day + 1)::timestamp AT TIME ZONE 'UTC') > ${since}
     ) r, jsonb_each_text(r.calls_by_endpoint) e
     GROUP BY e.key
     ORDER BY calls DESC, endpoint`;

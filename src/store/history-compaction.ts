@@ -12,10 +12,13 @@ import type { PrismaClient } from '../generated/prisma/client.js';
 
 const DAY_MS = 86_400_000;
 
-/** The UTC midnight `days` days before the one that began `now`: what starts before it is packed. */
+/**
+ * The UTC midnight by which `days` days are over: today's for 1 (yesterday is over), yesterday's for 2. What
+ * closed (slots) or started (runs) before it is packed.
+ */
 export function compactionCutoff(now: Date, days: number): Date {
   const midnight = Math.floor(now.getTime() / DAY_MS) * DAY_MS;
-  return new Date(midnight - days * DAY_MS);
+  return new Date(midnight - (days - 1) * DAY_MS);
 }
 
 /** Connections per batch, for RETENTION_BATCH_SIZE rows: a connection's day is a few hundred rows. */
@@ -80,7 +83,7 @@ export async function rollUpPackedRunBatch(
         RETURNING h.connection_id, h.day, h.outcome, h.upstream_calls, h.duration_ms
       ), rolled AS (
         INSERT INTO sync_run_daily (connection_id, day, outcome, runs, upstream_calls, seconds)
-        SELECT g.connection_id, g.day, u.outcome, COUNT(*)::int, SUM(u.calls)::bigint,
+        SELECT g.connection_id, g.day, (enum_range(NULL::sync_outcome))[u.outcome], COUNT(*)::int, SUM(u.calls)::bigint,
                COALESCE(SUM(u.ms::numeric / 1000), 0)::float8
         FROM gone g CROSS JOIN LATERAL unnest(g.outcome, g.upstream_calls, g.duration_ms) AS u(outcome, calls, ms)
         GROUP BY 1, 2, 3

@@ -4,7 +4,8 @@
 // ahead of HISTORY_NOW of slots at times with milliseconds: booked, some reopened and booked again, closed by a
 // disabled event type, passed, or still open; a sync run every 20 minutes of every outcome, with errors, calls
 // per endpoint and staleness bounds; one run without an end; bookings inferred from the taken closes as every
-// commit infers them (slotfeed_inferred_bookings). Seeded, so every run generates the same.
+// commit infers them (slotfeed_inferred_bookings). Seeded, with ids of its own, so every database it is
+// generated in holds the same.
 import type { PrismaClient } from '../../src/generated/prisma/client.js';
 
 export const HISTORY_NOW = new Date('2026-09-20T12:34:56.789Z');
@@ -18,7 +19,7 @@ export async function generateMixedHistory(
       await tx.$queryRaw`SELECT setseed(0.43)::text`;
       await tx.$executeRaw`
         INSERT INTO connection (id, upstream_user_id, email, timezone, status, first_synced_at, updated_at)
-        SELECT gen_random_uuid(), 'usr_' || i, 'mixed' || i || '@example.test',
+        SELECT md5('mixed history ' || i)::uuid, 'usr_' || i, 'mixed' || i || '@example.test',
                (ARRAY['Europe/Berlin', 'Asia/Kolkata', 'Australia/Lord_Howe', NULL])[i],
                (CASE WHEN i = 3 THEN 'needs_reauth' ELSE 'active' END)::connection_status,
                ${now}::timestamptz - interval '60 days' + i * interval '17 minutes 3.141 seconds', now()

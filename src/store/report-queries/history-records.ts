@@ -54,13 +54,14 @@ export function slotRecords(bounds: HistoryBounds): Prisma.Sql {
     SELECT s.connection_id, s.upstream_event_id, s.starts_at, s.ends_at, s.first_seen_at, s.gone_at, s.close_reason
     FROM slot s WHERE TRUE ${liveConnection(bounds, 's')}
     UNION ALL
-    SELECT h.connection_id, u.upstream_event_id, p.starts_at,
+    SELECT h.connection_id, h.event_ids[u.event_index], p.starts_at,
            p.starts_at + u.length_ms * interval '1 millisecond',
            p.starts_at + u.seen_ms * interval '1 millisecond',
-           p.starts_at + u.gone_ms * interval '1 millisecond', u.close_reason
+           p.starts_at + u.gone_ms * interval '1 millisecond',
+           (enum_range(NULL::slot_close_reason))[u.close_reason]
     FROM slot_history h
-    CROSS JOIN LATERAL unnest(h.upstream_event_id, h.start_ms, h.length_ms, h.seen_ms, h.gone_ms, h.close_reason)
-      AS u(upstream_event_id, start_ms, length_ms, seen_ms, gone_ms, close_reason)
+    CROSS JOIN LATERAL unnest(h.event_index, h.start_ms, h.length_ms, h.seen_ms, h.gone_ms, h.close_reason)
+      AS u(event_index, start_ms, length_ms, seen_ms, gone_ms, close_reason)
     CROSS JOIN LATERAL (
       SELECT (h.day::timestamp AT TIME ZONE 'UTC') + u.start_ms * interval '1 millisecond' AS starts_at
     ) p
@@ -78,7 +79,7 @@ export function syncRunRecords(bounds: HistoryBounds): Prisma.Sql {
            EXTRACT(EPOCH FROM (r.finished_at - r.started_at))::float8 AS seconds
     FROM sync_run r WHERE TRUE ${liveConnection(bounds, 'r')}
     UNION ALL
-    SELECT h.connection_id, u.outcome,
+    SELECT h.connection_id, (enum_range(NULL::sync_outcome))[u.outcome],
            (h.day::timestamp AT TIME ZONE 'UTC') + u.started_ms * interval '1 millisecond',
            u.error_code, u.error_message, u.upstream_calls, (u.duration_ms::numeric / 1000)::float8
     FROM sync_run_history h
@@ -100,11 +101,12 @@ export function changeStalenessRecords(bounds: HistoryBounds): Prisma.Sql {
     CROSS JOIN LATERAL jsonb_to_recordset(r.change_staleness) AS s(band text, "boundSeconds" float8, changes int)
     WHERE r.outcome = 'succeeded' ${liveConnection(bounds, 'r')}
     UNION ALL
-    SELECT h.connection_id, (h.day::timestamp AT TIME ZONE 'UTC') + u.started_ms * interval '1 millisecond',
-           u.band, u.bound_seconds, u.changes
+    SELECT h.connection_id,
+           (h.day::timestamp AT TIME ZONE 'UTC') + h.started_ms[u.run] * interval '1 millisecond',
+           h.stale_band_names[u.band], u.bound_seconds, u.changes
     FROM sync_run_history h
-    CROSS JOIN LATERAL unnest(h.stale_started_ms, h.stale_band, h.stale_bound_seconds, h.stale_changes)
-      AS u(started_ms, band, bound_seconds, changes)
+    CROSS JOIN LATERAL unnest(h.stale_run, h.stale_band, h.stale_bound_seconds, h.stale_changes)
+      AS u(run, band, bound_seconds, changes)
     WHERE ${packedDayConditions(bounds, false)}
   )`;
 }
