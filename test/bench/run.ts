@@ -139,7 +139,14 @@ const benches: [string, () => Promise<BenchSection[]>][] = [
         Number(process.env.BENCH_CALDAV_HOSTS ?? 20),
       ),
   ],
-  ['growth', () => benchGrowth({ days: quick ? 1 : 3 })],
+  [
+    'growth',
+    async () => [
+      ...(await benchGrowth({ schedule: 'hourly', days: quick ? 1 : 3 })),
+      // 18 runs a connection-hour: fewer connections and days keep it to a few minutes.
+      ...(await benchGrowth({ schedule: 'default bands', connections: quick ? 1 : 2, days: quick ? 1 : 2 })),
+    ],
+  ],
   ['partitions', () => benchRetentionStrategies({ connections: quick ? 100 : 1000, days: quick ? 35 : 120 })],
   ['reports', () => benchReports()],
   [
