@@ -32,8 +32,7 @@ export function startRetention(deps: {
           const signal = AbortSignal.any([abort.signal, lock.signal]);
           const started = performance.now();
           const pruned = await deps.retention.prune(deps.settings, { now: deps.now(), signal });
-          const { batches, ...counts } = pruned;
-          if (Object.values(counts).some((n) => n > 0)) {
+          if (Object.entries(pruned).some(([kind, n]) => kind !== 'batches' && n > 0)) {
             deps.logger.info(
               { ...pruned, ms: Math.round(performance.now() - started) },
               'packed the days that are over; pruned sync runs and closed slots past their retention',
