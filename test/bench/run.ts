@@ -1,6 +1,6 @@
 // `npm run bench`: runs the benchmarks, prints one table and writes bench-results.json (git-ignored) with every
 // figure, its inputs, the machine's CPU count and the Node version. Never part of `npm test`.
-//   BENCH_ONLY=sync|commit|feeds|share|teams|webhooks|growth|partitions|reports|freshness|freshness-real|
+//   BENCH_ONLY=sync|commit|feeds|share|teams|webhooks|growth|partitions|reports|reports-packed|freshness|freshness-real|
 //     freshness-week|demo-start|frontier
 //     (comma-separated; default: all but demo-start, which clones the checkout and runs npm ci, so runs only
 //     when named). A run of some keeps the others' last figures in the file.
@@ -52,7 +52,7 @@ const quick = process.env.BENCH_QUICK === '1';
 const only = new Set(
   (
     process.env.BENCH_ONLY ||
-    'sync,commit,feeds,share,teams,webhooks,growth,partitions,reports,freshness,freshness-real,freshness-week'
+    'sync,commit,feeds,share,teams,webhooks,growth,partitions,reports,reports-packed,freshness,freshness-real,freshness-week'
   )
     .split(',')
     .map((name) => name.trim()),
@@ -149,6 +149,7 @@ const benches: [string, () => Promise<BenchSection[]>][] = [
   ],
   ['partitions', () => benchRetentionStrategies({ connections: quick ? 100 : 1000, days: quick ? 35 : 120 })],
   ['reports', () => benchReports()],
+  ['reports-packed', () => benchReports({ packed: true })],
   [
     'freshness',
     () =>
