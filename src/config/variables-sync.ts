@@ -190,6 +190,14 @@ export const syncSection = section({
         default: '180',
         schema: z.coerce.number().int().min(0).max(36_500),
       }),
+      compactAfterDays: variable({
+        name: 'RETENTION_COMPACT_AFTER_DAYS',
+        description:
+          'Slots that closed, and sync runs that started, on a UTC day over for this many days (1: every day before today) are packed into one row per connection and day, the form reports read (every report answers the same), and superseded overviews are deleted; 0 keeps them row by row.',
+        // Today's runs stay row by row for the connection page's list; reports read both forms.
+        default: '1',
+        schema: z.coerce.number().int().min(0).max(36_500),
+      }),
       batchSize: variable({
         name: 'RETENTION_BATCH_SIZE',
         description:

@@ -1,6 +1,7 @@
 // One connection as its administrator's page shows it (src/web/admin/admin-connection-page.ts): its recent sync
 // runs, the upstream calls they made per endpoint, and how many slots it had open on each of the last days.
-import type { PrismaClient } from '../generated/prisma/client.js';
+import { Prisma, type PrismaClient } from '../generated/prisma/client.js';
+import { slotRecords } from './report-queries/history-records.js';
 
 export interface RecentRun {
   id: string;
@@ -73,10 +74,17 @@ async function callsByEndpointSince(
   connectionId: string,
   since: Date,
 ): Promise<{ endpoint: string; calls: number }[]> {
+  // Runs of days that are over are packed with their day's calls summed (store/history-compaction.ts): a packed
+  // day counts whole when any of it is after `since` (exact from a UTC midnight; up to a day more otherwise).
   return prisma.$queryRaw<{ endpoint: string; calls: number }[]>`
-    SELECT e.key AS endpoint, sum(e.value::int)::int AS calls
-    FROM sync_run r, jsonb_each_text(r.calls_by_endpoint) e
-    WHERE r.connection_id = ${connectionId}::uuid AND r.started_at >= ${since}
+    SELECT e.key AS endpoint, sum(e.value::bigint)::int AS calls
+    FROM (
+      SELECT r.calls_by_endpoint FROM sync_run r
+      WHERE r.connection_id = ${connectionId}::uuid AND r.started_at >= ${since}
+      UNION ALL
+      SELECT h.calls_by_endpoint FROM sync_run_history h
+      WHERE h.connection_id = ${connectionId}::uuid AND ((h.day + 1)::timestamp AT TIME ZONE 'UTC') > ${since}
+    ) r, jsonb_each_text(r.calls_by_endpoint) e
     GROUP BY e.key
     ORDER BY calls DESC, endpoint`;
 }
@@ -89,7 +97,11 @@ async function openSlotsByDay(
 ): Promise<{ at: Date; open: number | null }[]> {
   return prisma.$queryRaw<{ at: Date; open: number | null }[]>`
     SELECT t AS at, CASE WHEN c.first_synced_at IS NULL OR c.first_synced_at > t THEN NULL ELSE (
-      SELECT count(*) FROM slot s
+      SELECT count(*) FROM ${slotRecords({
+        connectionId,
+        seenBy: Prisma.sql`${now}::timestamptz`,
+        goneAfter: Prisma.sql`${now}::timestamptz - make_interval(days => ${days})`,
+      })} s
       WHERE s.connection_id = c.id AND s.first_seen_at <= t
         AND (s.gone_at IS NULL OR s.gone_at > t)
     )::int END AS open

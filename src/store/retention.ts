@@ -1,5 +1,6 @@
-// History that does not grow without bound: sync runs and closed slots older than their configured ages are
-// deleted, a batch at a time (each batch its own short transaction, a pause between batches), so pruning never
+// History that does not grow without bound. First the days that are over are packed into the form reports read
+// (store/history-compaction.ts); then sync runs and closed slots older than their configured ages are
+// deleted, in either form, a batch at a time (each batch its own short transaction, a pause between batches), so pruning never
 // holds locks a sync or a feed waits for: it touches no open slot and no running sync's row.
 // Before runs go, what the reports need of them is kept: each pruned run is added to sync_run_daily (per
 // connection, UTC day and outcome: runs, upstream calls, seconds; sync-health counts pruned days from it),
@@ -9,12 +10,24 @@
 // Deleting closed slots changes no feed (feeds show open slots), so the batches say so to the feed-version
 // triggers (slotfeed.moves_feed_version), which would otherwise move every pruned connection's feed version.
 import type { PrismaClient } from '../generated/prisma/client.js';
+import {
+  compactHistoryBatch,
+  compactionCutoff,
+  connectionsPerBatch,
+  prunePackedSlotBatch,
+  rollUpPackedRunBatch,
+} from './history-compaction.js';
 
 export interface RetentionSettings {
   /** Sync runs that started this many days ago or earlier are pruned; 0 keeps them all. */
   syncRunDays: number;
   /** Slots that closed this many days ago or earlier are pruned; 0 keeps them all. */
   closedSlotDays: number;
+  /**
+   * Closed slots and finished runs of UTC days this many days over are packed, one row per connection and day
+   * (store/history-compaction.ts); 0 keeps them row by row. Absent: 0.
+   */
+  compactAfterDays?: number;
   /** Rows per batch. */
   batchSize: number;
 }
@@ -22,6 +35,13 @@ export interface RetentionSettings {
 export interface PruneResult {
   syncRuns: number;
   closedSlots: number;
+  /** Packed days (connection and day) past their age: runs rolled up into sync_run_daily, slots deleted. */
+  syncRunDays: number;
+  closedSlotDays: number;
+  /** Rows packed into their day's row, and superseded overview versions deleted, by the compaction. */
+  packedSlots: number;
+  packedSyncRuns: number;
+  overviewVersions: number;
   batches: number;
 }
 
@@ -66,33 +86,95 @@ async function pruneClosedSlotBatch(prisma: PrismaClient, cutoff: Date, batchSiz
   });
 }
 
+type Pause = () => Promise<void>;
+interface PassOptions {
+  pause: Pause;
+  signal?: AbortSignal | undefined;
+}
+
+/** Runs `batch` until it comes back short or the signal aborts; the rows it did, and how many batches. */
+async function batchesUntilDone(
+  batch: () => Promise<number>,
+  batchSize: number,
+  options: PassOptions,
+): Promise<{ rows: number; batches: number }> {
+  let rows = 0;
+  let batches = 0;
+  for (;;) {
+    if (options.signal?.aborted) break;
+    const done = await batch();
+    rows += done;
+    if (done === 0) break;
+    batches += 1;
+    if (done < batchSize) break;
+    await options.pause();
+  }
+  return { rows, batches };
+}
+
+/** Packs the history of days `days` over, a few connections a batch, every connection once. */
+async function compactAll(
+  prisma: PrismaClient,
+  days: number,
+  settings: RetentionSettings,
+  now: Date,
+  options: PassOptions,
+  result: PruneResult,
+): Promise<void> {
+  const cutoff = compactionCutoff(now, days);
+  let after: string | null = null;
+  while (!options.signal?.aborted) {
+    const batch = await compactHistoryBatch(prisma, cutoff, after, connectionsPerBatch(settings.batchSize));
+    if (batch.lastConnectionId === null) return;
+    after = batch.lastConnectionId;
+    result.packedSlots += batch.slots;
+    result.packedSyncRuns += batch.syncRuns;
+    result.overviewVersions += batch.overviews;
+    result.batches += 1;
+    await options.pause();
+  }
+}
+
 /**
- * Prunes everything past its age, batch after batch, pausing between batches; stops early when `signal` aborts
- * (a shutdown, or the pruning lock lost).
+ * Packs the days that are over, then prunes everything past its age, batch after batch, pausing between
+ * batches; stops early when `signal` aborts (a shutdown, or the pruning lock lost).
  */
 export async function pruneHistory(
   prisma: PrismaClient,
   settings: RetentionSettings,
-  options: { now: Date; pause?: () => Promise<void>; signal?: AbortSignal },
+  options: { now: Date; pause?: Pause; signal?: AbortSignal },
 ): Promise<PruneResult> {
-  const pause = options.pause ?? (() => new Promise<void>((resolve) => setTimeout(resolve, 50)));
-  const result: PruneResult = { syncRuns: 0, closedSlots: 0, batches: 0 };
-  const passes: [keyof Omit<PruneResult, 'batches'>, number, (cutoff: Date) => Promise<number>][] = [
-    ['syncRuns', settings.syncRunDays, (c) => pruneSyncRunBatch(prisma, c, settings.batchSize)],
-    ['closedSlots', settings.closedSlotDays, (c) => pruneClosedSlotBatch(prisma, c, settings.batchSize)],
+  const passOptions: PassOptions = {
+    pause: options.pause ?? (() => new Promise<void>((resolve) => setTimeout(resolve, 50))),
+    signal: options.signal,
+  };
+  const result: PruneResult = {
+    syncRuns: 0,
+    closedSlots: 0,
+    syncRunDays: 0,
+    closedSlotDays: 0,
+    packedSlots: 0,
+    packedSyncRuns: 0,
+    overviewVersions: 0,
+    batches: 0,
+  };
+  const compactAfterDays = settings.compactAfterDays ?? 0;
+  if (compactAfterDays > 0)
+    await compactAll(prisma, compactAfterDays, settings, options.now, passOptions, result);
+  const { batchSize } = settings;
+  const passes: [keyof PruneResult, number, (cutoff: Date) => Promise<number>][] = [
+    ['syncRuns', settings.syncRunDays, (c) => pruneSyncRunBatch(prisma, c, batchSize)],
+    // Packed runs go in whole UTC days: those of days over by the cutoff's midnight.
+    ['syncRunDays', settings.syncRunDays, (c) => rollUpPackedRunBatch(prisma, c, batchSize)],
+    ['closedSlots', settings.closedSlotDays, (c) => pruneClosedSlotBatch(prisma, c, batchSize)],
+    ['closedSlotDays', settings.closedSlotDays, (c) => prunePackedSlotBatch(prisma, c, batchSize)],
   ];
   for (const [kind, days, batch] of passes) {
     if (days <= 0) continue;
     const cutoff = ageCutoff(options.now, days);
-    for (;;) {
-      if (options.signal?.aborted) return result;
-      const pruned = await batch(cutoff);
-      result[kind] += pruned;
-      if (pruned === 0) break;
-      result.batches += 1;
-      if (pruned < settings.batchSize) break;
-      await pause();
-    }
+    const done = await batchesUntilDone(() => batch(cutoff), batchSize, passOptions);
+    result[kind] += done.rows;
+    result.batches += done.batches;
   }
   return result;
 }
@@ -101,7 +183,7 @@ export interface RetentionStore {
   /** Prunes everything past its age (pruneHistory). */
   prune(
     settings: RetentionSettings,
-    options: { now: Date; pause?: () => Promise<void>; signal?: AbortSignal },
+    options: { now: Date; pause?: Pause; signal?: AbortSignal },
   ): Promise<PruneResult>;
 }
 

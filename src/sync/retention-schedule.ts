@@ -32,10 +32,10 @@ export function startRetention(deps: {
           const signal = AbortSignal.any([abort.signal, lock.signal]);
           const started = performance.now();
           const pruned = await deps.retention.prune(deps.settings, { now: deps.now(), signal });
-          if (pruned.syncRuns + pruned.closedSlots > 0) {
+          if (Object.entries(pruned).some(([kind, n]) => kind !== 'batches' && n > 0)) {
             deps.logger.info(
               { ...pruned, ms: Math.round(performance.now() - started) },
-              'pruned sync runs and closed slots past their retention',
+              'packed the days that are over; pruned sync runs and closed slots past their retention',
             );
           }
         },

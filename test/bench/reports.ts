@@ -7,6 +7,7 @@ import { Prisma } from '../../src/generated/prisma/client.js';
 import { parseReportQuery, type RawReportQuery, type ReportName } from '../../src/reports/report-query.js';
 import { runReport } from '../../src/reports/run-report.js';
 import { createReportStore } from '../../src/store/reports.js';
+import { pruneHistory } from '../../src/store/retention.js';
 import { createTestDatabase } from '../support/db.js';
 import { check, type BenchSection } from './bench-result.js';
 
@@ -73,8 +74,12 @@ async function median3(run: () => Promise<unknown>): Promise<number> {
   return Math.round((times.sort((a, b) => a - b)[1] ?? 0) * 1000) / 1000;
 }
 
-/** One section: inputs (what was generated), figures (seconds per report and scope, median of 3 runs). */
-export async function benchReports(): Promise<BenchSection[]> {
+/**
+ * One section: inputs (what was generated), figures (seconds per report and scope, median of 3 runs). With
+ * `packed`, the history is packed first as the compaction packs it (store/history-compaction.ts): every day
+ * before NOW's, one row per connection and day.
+ */
+export async function benchReports(options: { packed?: boolean } = {}): Promise<BenchSection[]> {
   const db = await createTestDatabase('bench_reports');
   try {
     const started = performance.now();
@@ -83,10 +88,24 @@ export async function benchReports(): Promise<BenchSection[]> {
     const inferStarted = performance.now();
     await inferBookings(db.prisma);
     const inferBookingsSeconds = Math.round((performance.now() - inferStarted) / 100) / 10;
+    let packSeconds: number | undefined;
+    if (options.packed) {
+      const packStarted = performance.now();
+      await pruneHistory(
+        db.prisma,
+        { syncRunDays: 0, closedSlotDays: 0, compactAfterDays: 1, batchSize: 1000 },
+        { now: NOW, pause: async () => undefined },
+      );
+      await db.prisma.$executeRaw`VACUUM ANALYZE`;
+      packSeconds = Math.round((performance.now() - packStarted) / 100) / 10;
+    }
     const bookings = await db.prisma.booking.count();
     const slotRows = await db.prisma.slot.count();
     const syncRuns = await db.prisma.syncRun.count();
-    check(slotRows >= 1_000_000, `expected at least 1,000,000 slot rows, generated ${slotRows}`);
+    const packedSlotDays = await db.prisma.slotHistory.count();
+    const packedRunDays = await db.prisma.syncRunHistory.count();
+    if (!options.packed)
+      check(slotRows >= 1_000_000, `expected at least 1,000,000 slot rows, generated ${slotRows}`);
     const one = await db.prisma.connection.findFirstOrThrow({ orderBy: { email: 'asc' } });
 
     const cases: [ReportName, string, RawReportQuery][] = [];
@@ -117,10 +136,13 @@ export async function benchReports(): Promise<BenchSection[]> {
     }
     return [
       {
-        benchmark: 'reports',
+        benchmark: options.packed ? 'reports, history packed' : 'reports',
         inputs: {
           slotRows,
           syncRuns,
+          packedSlotDays,
+          packedRunDays,
+          ...(packSeconds === undefined ? {} : { packSeconds }),
           bookings,
           connections: 100,
           eventTypesPerConnection: 3,

@@ -1,7 +1,7 @@
 // `npm run bench`: runs the benchmarks, prints one table and writes bench-results.json (git-ignored) with every
 // figure, its inputs, the machine's CPU count and the Node version. Never part of `npm test`.
-//   BENCH_ONLY=sync|commit|feeds|share|teams|webhooks|growth|partitions|reports|freshness|freshness-real|
-//     freshness-week|demo-start|frontier|tick
+//   BENCH_ONLY=sync|commit|feeds|share|teams|webhooks|growth|partitions|reports|reports-packed|freshness|
+//     freshness-real|freshness-week|demo-start|frontier|tick
 //     (comma-separated; default: all but demo-start, which clones the checkout and runs npm ci, so runs only
 //     when named). A run of some keeps the others' last figures in the file.
 //   BENCH_DEMO_SCRIPT: demo-start runs this as the clone's "demo" script instead of the committed one;
@@ -71,8 +71,8 @@ const quick = process.env.BENCH_QUICK === '1';
 const only = new Set(
   (
     process.env.BENCH_ONLY ||
-    'sync,commit,feeds,share,teams,webhooks,growth,partitions,reports,freshness,freshness-real,freshness-week,' +
-      'unit-costs'
+    'sync,commit,feeds,share,teams,webhooks,growth,partitions,reports,reports-packed,freshness,freshness-real,' +
+      'freshness-week,unit-costs'
   )
     .split(',')
     .map((name) => name.trim()),
@@ -172,7 +172,14 @@ const benches: [string, () => Promise<BenchSection[]>][] = [
         Number(process.env.BENCH_CALDAV_HOSTS ?? 20),
       ),
   ],
-  ['growth', () => benchGrowth({ days: quick ? 1 : 3 })],
+  [
+    'growth',
+    async () => [
+      ...(await benchGrowth({ schedule: 'hourly', days: quick ? 1 : 3 })),
+      // 18 runs a connection-hour: fewer connections and days keep it to a few minutes.
+      ...(await benchGrowth({ schedule: 'default bands', connections: quick ? 1 : 2, days: quick ? 1 : 2 })),
+    ],
+  ],
   [
     'unit-costs',
     () =>
@@ -186,6 +193,7 @@ const benches: [string, () => Promise<BenchSection[]>][] = [
   ],
   ['partitions', () => benchRetentionStrategies({ connections: quick ? 100 : 1000, days: quick ? 35 : 120 })],
   ['reports', () => benchReports()],
+  ['reports-packed', () => benchReports({ packed: true })],
   [
     'freshness',
     () =>

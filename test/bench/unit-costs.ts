@@ -8,7 +8,7 @@
 //   Postgres row writes; worker CPU per upstream call; Redis memory per connection.
 // - How many syncs and calls a connection makes per hour at the default bands: the freshness benchmark's schedule
 //   (its simulator world and the scheduler's own allocation and band schedule) in virtual time, a day of it.
-// - Rows and bytes per connection-day at that many syncs: the growth benchmark at the default bands' syncs a day.
+// - Rows and bytes per connection-day: the growth benchmark at the default bands, the history packed.
 // - CalDAV pushes, webhook deliveries and web requests (feeds 200 / 304, a share page): unit-costs-deliveries.ts.
 // - One Redis core's throughput on this machine: redis-benchmark against the same server.
 import { execFile } from 'node:child_process';
@@ -130,9 +130,13 @@ export async function benchUnitCosts(
     },
   });
 
-  // Rows and bytes a connection adds a day at that many syncs (the growth benchmark's churn and retention).
-  const syncsPerDay = Math.round(syncsPerConnectionHour * 24);
-  const [growth] = await benchGrowth({ connections: options.growthConnections ?? 5, days: 1, syncsPerDay });
+  // Rows and bytes a connection adds a day at the default bands (the growth benchmark's churn, its syncs
+  // scheduled band by band, and the history packed as retention keeps it).
+  const [growth] = await benchGrowth({
+    schedule: 'default bands',
+    connections: options.growthConnections ?? 2,
+    days: 1,
+  });
   sections.push({ ...growth!, benchmark: 'unit costs: history growth at the default bands' });
 
   const redis = await startOwnRedis();

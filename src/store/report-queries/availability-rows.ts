@@ -10,11 +10,13 @@
 //   the history then shows). Event types are never added together into one "free time" figure per row.
 // - The day is the slot's start in the connection's zone (or --tz); --from/--to bound those days.
 import { Prisma } from '../../generated/prisma/client.js';
+import { slotRecords } from './history-records.js';
 import type { ReportScope } from './report-scope.js';
 import {
   at,
   connectionName,
   dayRangeFilter,
+  dayRangeInstants,
   localDay,
   scopeFilter,
   type ReportDb,
@@ -34,12 +36,20 @@ export interface AvailabilityRow {
 
 export async function availabilityRows(prisma: ReportDb, query: ReportScope): Promise<AvailabilityRow[]> {
   const startsAt = Prisma.sql`s.starts_at`;
+  const days = dayRangeInstants(query);
+  // Only slots still ahead at T, first seen by then: packed days before T's are skipped.
+  const slots = slotRecords({
+    connectionId: query.connectionId,
+    startsFrom: days.from === undefined ? at(query) : Prisma.sql`GREATEST(${at(query)}, ${days.from})`,
+    startsUntil: days.until,
+    seenBy: at(query),
+  });
   return prisma.$queryRaw<AvailabilityRow[]>(Prisma.sql`
     WITH open_slots AS (
       SELECT s.connection_id, s.upstream_event_id, ${localDay(query, startsAt)} AS day,
              COUNT(*)::int AS free_slots,
              (SUM(EXTRACT(EPOCH FROM (s.ends_at - s.starts_at))) / 60)::float8 AS free_minutes
-      FROM slot s JOIN connection c ON c.id = s.connection_id
+      FROM ${slots} s JOIN connection c ON c.id = s.connection_id
       WHERE s.first_seen_at <= ${at(query)}
         AND (s.gone_at IS NULL OR s.gone_at > ${at(query)})
         AND s.starts_at > ${at(query)}

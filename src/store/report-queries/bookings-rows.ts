@@ -19,12 +19,14 @@
 // - Weekday and hour are those of the booked slot's start; 1 = Monday … 7 = Sunday. All in the connection's
 //   zone unless --tz.
 import { Prisma } from '../../generated/prisma/client.js';
+import { slotRecords } from './history-records.js';
 import type { BookingsGrouping, ReportScope } from './report-scope.js';
 import {
   at,
   bookingScopeFilter,
   connectionName,
   dayRangeFilter,
+  dayRangeInstants,
   localDay,
   scopeFilter,
   zoneOf,
@@ -81,6 +83,14 @@ async function bookingsPerPeriod(
   query: ReportScope,
   by: 'day' | 'week',
 ): Promise<PeriodRow[]> {
+  const days = dayRangeInstants(query);
+  // Slots first seen by T in the days asked for: packed days whose first sightings lie outside are skipped.
+  const slots = slotRecords({
+    connectionId: query.connectionId,
+    seenBy: at(query),
+    seenFrom: days.from,
+    seenUntil: days.until,
+  });
   return prisma.$queryRaw<PeriodRow[]>(Prisma.sql`
     WITH booked AS (
       SELECT b.connection_id, ${period(query, by, detectedAt)} AS period, COUNT(*)::int AS bookings,
@@ -95,7 +105,7 @@ async function bookingsPerPeriod(
       -- Slots that opened after the first sync (those it found were open already). first_synced_at, not the
       -- oldest run kept: old runs are pruned (store/retention.ts).
       SELECT s.connection_id, ${period(query, by, firstSeenAt)} AS period, COUNT(*)::int AS opened
-      FROM slot s JOIN connection c ON c.id = s.connection_id
+      FROM ${slots} s JOIN connection c ON c.id = s.connection_id
       WHERE c.first_synced_at IS NOT NULL AND s.first_seen_at <= ${at(query)} AND s.first_seen_at > c.first_synced_at
         ${scopeFilter(query, 's')} ${dayRangeFilter(query, firstSeenAt)}
       GROUP BY 1, 2

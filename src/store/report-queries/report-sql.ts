@@ -52,21 +52,36 @@ export function bookingScopeFilter(query: ReportScope): Prisma.Sql {
 }
 
 /**
+ * Instants every row on a local day in [from, to] lies within, in any zone (a local day lies within UTC −14 h …
+ * +12 h of its own date): `from` inclusive, `until` exclusive; undefined where the query is open.
+ */
+export function dayRangeInstants(query: ReportScope): { from?: Prisma.Sql; until?: Prisma.Sql } {
+  return {
+    ...(query.from === undefined
+      ? {}
+      : { from: Prisma.sql`((${query.from}::date - 1)::timestamp AT TIME ZONE 'UTC')` }),
+    ...(query.to === undefined
+      ? {}
+      : { until: Prisma.sql`((${query.to}::date + 2)::timestamp AT TIME ZONE 'UTC')` }),
+  };
+}
+
+/**
  * `AND …` keeping rows whose `instant` falls on a local day in [from, to]. The exact test is on the local
- * date; the extra UTC bounds (a local day lies within UTC −14 h … +12 h of its own date) let an index on the
- * instant narrow the scan first.
+ * date; the extra UTC bounds (dayRangeInstants) let an index on the instant narrow the scan first.
  */
 export function dayRangeFilter(query: ReportScope, instant: Prisma.Sql): Prisma.Sql {
   const parts: Prisma.Sql[] = [];
-  if (query.from !== undefined) {
+  const bounds = dayRangeInstants(query);
+  if (bounds.from !== undefined) {
     parts.push(
-      Prisma.sql`AND ${instant} >= ((${query.from}::date - 1)::timestamp AT TIME ZONE 'UTC')`,
+      Prisma.sql`AND ${instant} >= ${bounds.from}`,
       Prisma.sql`AND ${localDay(query, instant)} >= ${query.from}::date`,
     );
   }
-  if (query.to !== undefined) {
+  if (bounds.until !== undefined) {
     parts.push(
-      Prisma.sql`AND ${instant} < ((${query.to}::date + 2)::timestamp AT TIME ZONE 'UTC')`,
+      Prisma.sql`AND ${instant} < ${bounds.until}`,
       Prisma.sql`AND ${localDay(query, instant)} <= ${query.to}::date`,
     );
   }

@@ -20,8 +20,9 @@
 //   event types) was last pulled (store/pull-coverage.ts). Each change happened within that time, so this is
 //   how stale it may have been at most; changes nothing had looked at before (a first sync) are not counted.
 import { Prisma } from '../../generated/prisma/client.js';
+import { changeStalenessRecords, syncRunRecords, type HistoryBounds } from './history-records.js';
 import type { ReportScope } from './report-scope.js';
-import { at, connectionName, dayRangeFilter, type ReportDb } from './report-sql.js';
+import { at, connectionName, dayRangeFilter, dayRangeInstants, type ReportDb } from './report-sql.js';
 
 export interface SyncHealthRow {
   connection_id: string;
@@ -52,13 +53,19 @@ function rolledUpDays(query: ReportScope): Prisma.Sql {
 
 export async function syncHealthRows(prisma: ReportDb, query: ReportScope): Promise<SyncHealthRow[]> {
   const startedAt = Prisma.sql`r.started_at`;
+  const days = dayRangeInstants(query);
+  // Runs started by T in the days asked for, live or packed (packed days outside them are skipped).
+  const bounds: HistoryBounds = {
+    connectionId: query.connectionId,
+    startsFrom: days.from,
+    startsUntil: days.until === undefined ? at(query) : Prisma.sql`LEAST(${at(query)}, ${days.until})`,
+  };
   const connectionFilter =
     query.connectionId === undefined ? Prisma.empty : Prisma.sql`WHERE c.id = ${query.connectionId}::uuid`;
   return prisma.$queryRaw<SyncHealthRow[]>(Prisma.sql`
     WITH runs AS (
-      SELECT r.connection_id, r.outcome, r.started_at, r.error_code, r.error_message, r.upstream_calls,
-             EXTRACT(EPOCH FROM (r.finished_at - r.started_at))::float8 AS seconds
-      FROM sync_run r JOIN connection c ON c.id = r.connection_id
+      SELECT r.connection_id, r.outcome, r.started_at, r.error_code, r.error_message, r.upstream_calls, r.seconds
+      FROM ${syncRunRecords(bounds)} r JOIN connection c ON c.id = r.connection_id
       WHERE r.started_at <= ${at(query)}
         ${query.connectionId === undefined ? Prisma.empty : Prisma.sql`AND r.connection_id = ${query.connectionId}::uuid`}
         ${dayRangeFilter(query, startedAt)}
@@ -86,14 +93,11 @@ export async function syncHealthRows(prisma: ReportDb, query: ReportScope): Prom
     ), stale AS (
       -- One row per change (n changes of one band and bound count n times), so the percentile is over
       -- changes, not runs.
-      SELECT r.connection_id, s.band,
-             (percentile_cont(0.95) WITHIN GROUP (ORDER BY s."boundSeconds"))::float8 AS p95
-      FROM sync_run r JOIN connection c ON c.id = r.connection_id
-      CROSS JOIN LATERAL jsonb_to_recordset(r.change_staleness)
-        AS s(band text, "boundSeconds" float8, changes int)
-      CROSS JOIN LATERAL generate_series(1, s.changes)
-      WHERE r.outcome = 'succeeded'
-        AND r.started_at <= ${at(query)}
+      SELECT r.connection_id, r.band,
+             (percentile_cont(0.95) WITHIN GROUP (ORDER BY r.bound_seconds))::float8 AS p95
+      FROM ${changeStalenessRecords(bounds)} r JOIN connection c ON c.id = r.connection_id
+      CROSS JOIN LATERAL generate_series(1, r.changes)
+      WHERE r.started_at <= ${at(query)}
         ${query.connectionId === undefined ? Prisma.empty : Prisma.sql`AND r.connection_id = ${query.connectionId}::uuid`}
         ${dayRangeFilter(query, startedAt)}
       GROUP BY 1, 2

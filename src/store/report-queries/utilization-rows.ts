@@ -11,12 +11,14 @@
 //   then cancelled for good was free in the end. So the share = booked ÷ offered lies between 0 and 1, rounded
 //   to 4 decimals.
 import { Prisma } from '../../generated/prisma/client.js';
+import { slotRecords } from './history-records.js';
 import type { ReportScope } from './report-scope.js';
 import {
   at,
   bookingScopeFilter,
   connectionName,
   dayRangeFilter,
+  dayRangeInstants,
   localDay,
   scopeFilter,
   type ReportDb,
@@ -34,6 +36,14 @@ export interface UtilizationRow {
 export async function utilizationRows(prisma: ReportDb, query: ReportScope): Promise<UtilizationRow[]> {
   const startsAt = Prisma.sql`s.starts_at`;
   const bookingStartsAt = Prisma.sql`b.starts_at`;
+  const days = dayRangeInstants(query);
+  // Slots that started before T, in the days asked for: packed days outside them are skipped.
+  const slots = slotRecords({
+    connectionId: query.connectionId,
+    startsFrom: days.from,
+    startsUntil: days.until === undefined ? at(query) : Prisma.sql`LEAST(${at(query)}, ${days.until})`,
+    seenBy: at(query),
+  });
   // One pass over the slot rows, grouped by local day: the day's offered time is the union of its slots'
   // intervals (range_agg merges the overlaps of event types and of a slot's several rows).
   return prisma.$queryRaw<UtilizationRow[]>(Prisma.sql`
@@ -47,7 +57,7 @@ export async function utilizationRows(prisma: ReportDb, query: ReportScope): Pro
              COALESCE(range_agg(tstzrange(s.starts_at, s.ends_at)) FILTER (
                WHERE s.gone_at IS NULL OR s.gone_at > ${at(query)} OR s.gone_at >= s.starts_at),
                '{}'::tstzmultirange) AS open_at_start
-      FROM slot s JOIN zones c ON c.id = s.connection_id
+      FROM ${slots} s JOIN zones c ON c.id = s.connection_id
       WHERE s.first_seen_at <= ${at(query)} AND s.first_seen_at < s.starts_at
         AND s.starts_at < ${at(query)}
         ${scopeFilter(query, 's')}

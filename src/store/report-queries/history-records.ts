@@ -1,0 +1,112 @@
+// The history a report reads, in whichever form it is kept: the rows of the live tables (slot, sync_run) and the
+// packed days (slot_history, sync_run_history: store/history-compaction.ts), as one relation with the live
+// table's columns. A report puts its own conditions on that relation (Postgres pushes them into both branches,
+// so the live branch keeps its indexes); the bounds given here let the packed branch skip whole days that
+// cannot hold a row in range, so its cost grows with the days read, not with the history kept.
+import { Prisma } from '../../generated/prisma/client.js';
+
+/** Bounds on what a report reads: instants (SQL expressions), each optional. */
+export interface HistoryBounds {
+  connectionId?: string | undefined;
+  /** starts_at (started_at for runs) ≥ this … */
+  startsFrom?: Prisma.Sql | undefined;
+  /** … and < this (or ≤: either way only the UTC day is used). */
+  startsUntil?: Prisma.Sql | undefined;
+  /** Slots: first_seen_at ≤ this. */
+  seenBy?: Prisma.Sql | undefined;
+  /** Slots: first_seen_at ≥ this … */
+  seenFrom?: Prisma.Sql | undefined;
+  /** … and < this. */
+  seenUntil?: Prisma.Sql | undefined;
+  /** Slots: gone_at > this. */
+  goneAfter?: Prisma.Sql | undefined;
+}
+
+const utcDay = (instant: Prisma.Sql) => Prisma.sql`((${instant}) AT TIME ZONE 'UTC')::date`;
+
+/** Conditions on a packed day (alias h) that no row of it in `bounds` can fail. */
+function packedDayConditions(bounds: HistoryBounds, seenColumns: boolean): Prisma.Sql {
+  const parts: Prisma.Sql[] = [Prisma.sql`TRUE`];
+  if (bounds.connectionId !== undefined)
+    parts.push(Prisma.sql`h.connection_id = ${bounds.connectionId}::uuid`);
+  if (bounds.startsFrom !== undefined) parts.push(Prisma.sql`h.day >= ${utcDay(bounds.startsFrom)}`);
+  if (bounds.startsUntil !== undefined) parts.push(Prisma.sql`h.day <= ${utcDay(bounds.startsUntil)}`);
+  if (seenColumns) {
+    if (bounds.seenBy !== undefined) parts.push(Prisma.sql`h.first_seen_from <= ${bounds.seenBy}`);
+    if (bounds.seenFrom !== undefined) parts.push(Prisma.sql`h.first_seen_until >= ${bounds.seenFrom}`);
+    if (bounds.seenUntil !== undefined) parts.push(Prisma.sql`h.first_seen_from < ${bounds.seenUntil}`);
+    if (bounds.goneAfter !== undefined) parts.push(Prisma.sql`h.gone_until > ${bounds.goneAfter}`);
+  }
+  return Prisma.join(parts, ' AND ');
+}
+
+const liveConnection = (bounds: HistoryBounds, alias: string) =>
+  bounds.connectionId === undefined
+    ? Prisma.empty
+    : Prisma.sql`AND ${Prisma.raw(alias)}.connection_id = ${bounds.connectionId}::uuid`;
+
+/**
+ * Every slot row, live or packed: (connection_id, upstream_event_id, starts_at, ends_at, first_seen_at, gone_at,
+ * close_reason), as a parenthesised subquery to alias.
+ */
+export function slotRecords(bounds: HistoryBounds): Prisma.Sql {
+  return Prisma.sql`(
+    SELECT s.connection_id, s.upstream_event_id, s.starts_at, s.ends_at, s.first_seen_at, s.gone_at, s.close_reason
+    FROM slot s WHERE TRUE ${liveConnection(bounds, 's')}
+    UNION ALL
+    SELECT h.connection_id, h.event_ids[u.event_index], p.starts_at,
+           p.starts_at + u.length_ms * interval '1 millisecond',
+           p.starts_at + u.seen_ms * interval '1 millisecond',
+           p.starts_at + u.gone_ms * interval '1 millisecond',
+           (enum_range(NULL::slot_close_reason))[u.close_reason]
+    FROM slot_history h
+    CROSS JOIN LATERAL unnest(h.event_index, h.start_ms, h.length_ms, h.seen_ms, h.gone_ms, h.close_reason)
+      AS u(event_index, start_ms, length_ms, seen_ms, gone_ms, close_reason)
+    CROSS JOIN LATERAL (
+      SELECT (h.day::timestamp AT TIME ZONE 'UTC') + u.start_ms * interval '1 millisecond' AS starts_at
+    ) p
+    WHERE ${packedDayConditions(bounds, true)}
+  )`;
+}
+
+/**
+ * Every finished or recorded sync run, live or packed: (connection_id, outcome, started_at, error_code,
+ * error_message, upstream_calls, seconds), seconds being finished_at − started_at.
+ */
+export function syncRunRecords(bounds: HistoryBounds): Prisma.Sql {
+  return Prisma.sql`(
+    SELECT r.connection_id, r.outcome, r.started_at, r.error_code, r.error_message, r.upstream_calls,
+           EXTRACT(EPOCH FROM (r.finished_at - r.started_at))::float8 AS seconds
+    FROM sync_run r WHERE TRUE ${liveConnection(bounds, 'r')}
+    UNION ALL
+    SELECT h.connection_id, (enum_range(NULL::sync_outcome))[u.outcome],
+           (h.day::timestamp AT TIME ZONE 'UTC') + u.started_ms * interval '1 millisecond',
+           u.error_code, u.error_message, u.upstream_calls, (u.duration_ms::numeric / 1000)::float8
+    FROM sync_run_history h
+    CROSS JOIN LATERAL unnest(h.outcome, h.started_ms, h.error_code, h.error_message, h.upstream_calls,
+                              h.duration_ms)
+      AS u(outcome, started_ms, error_code, error_message, upstream_calls, duration_ms)
+    WHERE ${packedDayConditions(bounds, false)}
+  )`;
+}
+
+/**
+ * The slot changes successful runs stored, with their staleness bounds, live or packed: (connection_id,
+ * started_at, band, bound_seconds, changes), one row per band and bound of a run.
+ */
+export function changeStalenessRecords(bounds: HistoryBounds): Prisma.Sql {
+  return Prisma.sql`(
+    SELECT r.connection_id, r.started_at, s.band, s."boundSeconds" AS bound_seconds, s.changes
+    FROM sync_run r
+    CROSS JOIN LATERAL jsonb_to_recordset(r.change_staleness) AS s(band text, "boundSeconds" float8, changes int)
+    WHERE r.outcome = 'succeeded' ${liveConnection(bounds, 'r')}
+    UNION ALL
+    SELECT h.connection_id,
+           (h.day::timestamp AT TIME ZONE 'UTC') + h.started_ms[u.run] * interval '1 millisecond',
+           h.stale_band_names[u.band], u.bound_seconds, u.changes
+    FROM sync_run_history h
+    CROSS JOIN LATERAL unnest(h.stale_run, h.stale_band, h.stale_bound_seconds, h.stale_changes)
+      AS u(run, band, bound_seconds, changes)
+    WHERE ${packedDayConditions(bounds, false)}
+  )`;
+}

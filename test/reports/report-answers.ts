@@ -1,0 +1,79 @@
+// Every report's answer over a history (mixed-history.ts), in every format, and the admin page's reads of the
+// same history: what compact-history.test.ts and compact-history-migration.test.ts compare between two forms of
+// it. The lists of reports, groupings and formats are the code's own, so a new one is compared too.
+import type { PrismaClient } from '../../src/generated/prisma/client.js';
+import { REPORT_FORMATS, formatReport } from '../../src/reports/report-format.js';
+import {
+  BOOKINGS_GROUPINGS,
+  REPORT_NAMES,
+  parseReportQuery,
+  type RawReportQuery,
+  type ReportName,
+} from '../../src/reports/report-query.js';
+import { runReport } from '../../src/reports/run-report.js';
+import { createConnectionDetailStore } from '../../src/store/connection-detail.js';
+import { createReportStore } from '../../src/store/reports.js';
+import { HISTORY_NOW } from './mixed-history.js';
+
+const DAY_MS = 86_400_000;
+
+interface Case {
+  name: ReportName;
+  label: string;
+  raw: RawReportQuery;
+}
+
+/** Every report, grouping and scope the CLI and admin pages offer, over this history. */
+function cases(ids: { connections: string[]; eventId: string }): Case[] {
+  const [berlin, kolkata] = ids.connections;
+  const scopes: [string, RawReportQuery][] = [
+    ['all connections', {}],
+    ['one connection', { connection: berlin }],
+    ['another connection, another zone', { connection: kolkata, tz: 'Asia/Kathmandu' }],
+    ['local days', { from: '2026-08-10', to: '2026-09-05' }],
+    ['a past instant', { at: '2026-09-01T07:13:21.456Z' }],
+    [
+      'a past instant, days and zone',
+      { at: '2026-09-12T23:59:59.999Z', from: '2026-08-30', tz: 'Pacific/Chatham' },
+    ],
+    ['an event type', { event: ids.eventId }],
+    ['days after the packed ones', { from: '2026-09-19' }],
+  ];
+  const all: Case[] = [];
+  for (const name of REPORT_NAMES) {
+    for (const [label, raw] of scopes) {
+      if (name === 'sync-health' && raw.event !== undefined) continue; // --event does not apply to it
+      const groupings = name === 'bookings' ? BOOKINGS_GROUPINGS : [undefined];
+      for (const by of groupings)
+        all.push({ name, label: by ? `${label}, --by ${by}` : label, raw: { ...raw, by } });
+    }
+  }
+  return all;
+}
+
+/** Each case's report in every format, and the admin page's reads of the same history. */
+export async function allReportAnswers(
+  prisma: PrismaClient,
+  ids: { connections: string[]; eventId: string },
+): Promise<Map<string, string>> {
+  const reports = createReportStore(prisma);
+  const out = new Map<string, string>();
+  for (const c of cases(ids)) {
+    const result = await runReport(reports, parseReportQuery(c.name, c.raw, HISTORY_NOW));
+    for (const format of REPORT_FORMATS)
+      out.set(`${c.name}, ${c.label}, ${format}`, formatReport(result, format, 200));
+  }
+  const heatMap = await reports.bookingsByWeekdayHour({ at: HISTORY_NOW });
+  out.set('bookings heat map', JSON.stringify(heatMap));
+  const detail = createConnectionDetailStore(prisma);
+  for (const id of ids.connections) {
+    out.set(`${id} open slots by day`, JSON.stringify(await detail.openSlotsByDay(id, HISTORY_NOW, 28)));
+    // Packed runs keep their day's calls per endpoint: exact from a UTC midnight.
+    const weekAgo = new Date(Math.floor(HISTORY_NOW.getTime() / DAY_MS) * DAY_MS - 7 * DAY_MS);
+    out.set(
+      `${id} calls by endpoint for a week`,
+      JSON.stringify(await detail.callsByEndpointSince(id, weekAgo)),
+    );
+  }
+  return out;
+}
