@@ -23,7 +23,7 @@ describe('the pull_order_and_bookings migration', () => {
   it('gives existing closes a reason and infers their bookings', async () => {
     db = await createTestDatabase('bookings_migration', { migrate: false });
     copy = await copyMigrations();
-    await copy.remove(MIGRATION);
+    await copy.removeFrom(MIGRATION);
     await applyPendingMigrations({ databaseUrl: db.url, migrationsDir: copy.dir });
 
     const id = randomUUID();

@@ -1,6 +1,6 @@
 // Scratch copies of prisma/migrations for runner tests that edit, add or break migrations without touching
 // the real folder.
-import { cp, mkdtemp, readFile, rm, writeFile, mkdir } from 'node:fs/promises';
+import { cp, mkdtemp, readdir, readFile, rm, writeFile, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { MIGRATIONS_DIR } from '../../support/db.js';
@@ -11,6 +11,11 @@ export interface MigrationsCopy {
   write(name: string, sql: string): Promise<void>;
   read(name: string): Promise<string>;
   remove(name: string): Promise<void>;
+  /**
+   * Removes `name` and every migration after it: a test of one migration over the history before it, where a
+   * later migration would need its columns (or would move the rows the test reads).
+   */
+  removeFrom(name: string): Promise<void>;
   cleanup(): Promise<void>;
 }
 
@@ -32,6 +37,13 @@ export async function copyMigrations(options: { empty?: boolean } = {}): Promise
     },
     read: (name) => readFile(path.join(dir, name, 'migration.sql'), 'utf8'),
     remove: (name) => rm(path.join(dir, name), { recursive: true, force: true }),
+    async removeFrom(name) {
+      // Folder names begin with their timestamp, so their order is the order they are applied in.
+      const later = (await readdir(dir, { withFileTypes: true }))
+        .filter((entry) => entry.isDirectory() && entry.name >= name)
+        .map((entry) => entry.name);
+      await Promise.all(later.map((folder) => rm(path.join(dir, folder), { recursive: true, force: true })));
+    },
     cleanup: () => rm(root, { recursive: true, force: true }),
   };
 }
