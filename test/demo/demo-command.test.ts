@@ -105,8 +105,14 @@ async function countRows(port: number): Promise<Counts> {
     const feeds = await client.query<{ n: string }>(
       'SELECT count(*) AS n FROM feed WHERE revoked_at IS NULL',
     );
+    // Runs of the days before today are packed a row per connection-day (sync_run_history) once the demo's
+    // retention has run: both forms count.
     const runs = await client.query<{ n: string; first: Date }>(
-      'SELECT count(*) AS n, min(started_at) AS first FROM sync_run',
+      `SELECT sum(n) AS n, min(first) AS first FROM (
+         SELECT count(*) AS n, min(started_at) AS first FROM sync_run
+         UNION ALL
+         SELECT count(*), min((h.day::timestamp AT TIME ZONE 'UTC') + u.ms * interval '1 millisecond')
+         FROM sync_run_history h CROSS JOIN LATERAL unnest(h.started_ms) AS u(ms)) AS both_forms`,
     );
     const bookings = await client.query<{ n: string }>('SELECT count(*) AS n FROM booking');
     return {
