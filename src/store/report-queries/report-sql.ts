@@ -110,7 +110,7 @@ export function eventTitleAsOf(query: ReportScope, alias: string): Prisma.Sql {
 export type { ReportDb } from './report-zones.js';
 
 /**
- * Runs a report's queries in one read-only transaction with more working memory, on `scope` with zones Postgres
+ * Runs a report's queries in one read-only transaction with more working memory and no JIT, on `scope` with zones Postgres
  * knows (withPostgresZones): grouping a million slot rows by slot or by day spills to disk at Postgres's 4 MB
  * default and then takes several times as long. SET LOCAL ends with the transaction, so the pooled connection
  * goes back unchanged.
@@ -124,6 +124,10 @@ export function withReportSession<S extends ReportScope, T>(
     async (tx) => {
       await tx.$executeRaw`SET TRANSACTION READ ONLY`;
       await tx.$executeRaw`SET LOCAL work_mem = '64MB'`;
+      // No JIT: Postgres guesses 100 rows for each jsonb_to_recordset and 1000 for each generate_series over a
+      // row's own values (sync-health's staleness), so a one-connection report of a few thousand rows is costed
+      // in the millions, past jit_above_cost, and then spends a second or more compiling for milliseconds of work.
+      await tx.$executeRaw`SET LOCAL jit = off`;
       return work(tx, await withPostgresZones(tx, scope));
     },
     { maxWait: 10_000, timeout: 120_000 },

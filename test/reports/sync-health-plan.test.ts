@@ -1,0 +1,128 @@
+// A one-connection sync-health report costs that connection's history, never the history kept (issue 43): it
+// reads the live runs by (connection_id, started_at) and the packed days by (connection_id, day), as many rows as
+// the connection has, and compiles nothing: Postgres guesses 100 rows for each jsonb_to_recordset and 1000 for
+// each generate_series over a row's values, so the staleness part alone is costed in the millions, and with JIT
+// on the report spent a second or more compiling for milliseconds of work (5.4 s at 100 connections). Held on its
+// plan, not its time (timing lives in `npm run bench`, BENCH_ONLY=reports,reports-packed): a few connections'
+// history generated in bulk, part packed as the compaction packs it, ANALYZEd, and the report's query explained
+// exactly as the store runs it, in the report session.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { Prisma } from '../../src/generated/prisma/client.js';
+import { parseReportQuery } from '../../src/reports/report-query.js';
+import { withReportSession } from '../../src/store/report-queries/report-sql.js';
+import type { ReportDb } from '../../src/store/report-queries/report-zones.js';
+import { syncHealthRows } from '../../src/store/report-queries/sync-health-rows.js';
+import { pruneHistory } from '../../src/store/retention.js';
+import { createTestDatabase, type TestDatabase } from '../support/db.js';
+
+const NOW = new Date('2026-09-20T12:00:00Z');
+const CONNECTIONS = 50;
+const DAYS = 60;
+/** The last days stay row by row; the ones before are packed a row per connection and day. */
+const LIVE_DAYS = 20;
+
+interface PlanNode {
+  'Node Type': string;
+  'Relation Name'?: string;
+  'Index Name'?: string;
+  'Actual Rows': number;
+  'Actual Loops': number;
+  'Rows Removed by Filter'?: number;
+  'Rows Removed by Index Recheck'?: number;
+  Plans?: PlanNode[];
+}
+
+function flatten(node: PlanNode): PlanNode[] {
+  return [node, ...(node.Plans ?? []).flatMap(flatten)];
+}
+
+/** The report's query for one connection, explained in the report session as the store runs it. */
+async function explainOneConnection(prisma: TestDatabase['prisma'], connectionId: string) {
+  const plans: { Plan: PlanNode; JIT?: unknown }[] = [];
+  const explaining = (tx: ReportDb): ReportDb => ({
+    $queryRaw: (async (sql: Prisma.Sql) => {
+      const rows = await (tx as unknown as TestDatabase['prisma']).$queryRawUnsafe<
+        { 'QUERY PLAN': unknown }[]
+      >(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${sql.text}`, ...sql.values);
+      plans.push(...(rows[0]!['QUERY PLAN'] as { Plan: PlanNode }[]));
+      return [];
+    }) as ReportDb['$queryRaw'],
+  });
+  const query = parseReportQuery('sync-health', { connection: connectionId }, NOW);
+  await withReportSession(prisma, query, (tx, scope) => syncHealthRows(explaining(tx), scope));
+  expect(plans).toHaveLength(1);
+  return { plan: plans[0]!, nodes: flatten(plans[0]!.Plan) };
+}
+
+/** Rows a scan of `table` looked at, summed over the plan: what it returned and what its filters dropped. */
+function rowsVisited(nodes: PlanNode[], table: string): number {
+  return nodes
+    .filter((node) => node['Relation Name'] === table)
+    .reduce(
+      (sum, node) =>
+        sum +
+        (node['Actual Rows'] +
+          (node['Rows Removed by Filter'] ?? 0) +
+          (node['Rows Removed by Index Recheck'] ?? 0)) *
+          node['Actual Loops'],
+      0,
+    );
+}
+
+let db: TestDatabase;
+let connectionId: string;
+beforeAll(async () => {
+  db = await createTestDatabase('sync_health_plan');
+  await db.prisma.$executeRaw`
+    INSERT INTO connection (id, upstream_user_id, email, timezone, status, updated_at)
+    SELECT gen_random_uuid(), 'usr_' || i, 'user' || i || '@plan.test', 'Europe/Berlin', 'active', now()
+    FROM generate_series(1, ${CONNECTIONS}::int) i`;
+  // A run every two hours, 2 % failed, the rest with the staleness of the changes they stored.
+  await db.prisma.$executeRaw`
+    INSERT INTO sync_run (id, connection_id, started_at, finished_at, outcome, error_code, error_message,
+                          upstream_calls, change_staleness)
+    SELECT gen_random_uuid(), c.id, t.s, t.s + interval '3 seconds',
+           (CASE WHEN t.f THEN 'failed' ELSE 'succeeded' END)::sync_outcome,
+           CASE WHEN t.f THEN 'upstream_5xx' END, CASE WHEN t.f THEN 'GET /events answered 503' END, 30,
+           CASE WHEN t.f THEN '[]'::jsonb ELSE '[{"band": "days 0-1", "boundSeconds": 60, "changes": 2}]'::jsonb END
+    FROM connection c,
+    LATERAL (SELECT g AS s, random() < 0.02 AS f
+             FROM generate_series(${NOW}::timestamptz - ${DAYS}::int * interval '1 day', ${NOW}::timestamptz,
+                                  interval '2 hours') g) t`;
+  await pruneHistory(
+    db.prisma,
+    { syncRunDays: 0, closedSlotDays: 0, compactAfterDays: LIVE_DAYS, batchSize: 1000 },
+    { now: NOW, pause: async () => undefined },
+  );
+  await db.prisma.$executeRaw`VACUUM ANALYZE`;
+  connectionId = (await db.prisma.connection.findFirstOrThrow({ orderBy: { email: 'asc' } })).id;
+}, 120_000);
+
+afterAll(async () => {
+  await db?.drop();
+});
+
+describe('sync-health for one connection', () => {
+  it("reads that connection's live runs and packed days by index, and compiles nothing", async () => {
+    const liveRuns = await db.prisma.syncRun.count({ where: { connectionId } });
+    const packedDays = await db.prisma.syncRunHistory.count({ where: { connectionId } });
+    // Both forms hold this connection's history, and the others' outnumber it.
+    expect(liveRuns).toBeGreaterThan(200);
+    expect(packedDays).toBeGreaterThan(35);
+    expect(await db.prisma.syncRun.count()).toBe(CONNECTIONS * liveRuns);
+
+    const { plan, nodes } = await explainOneConnection(db.prisma, connectionId);
+    const scans = nodes.filter((node) =>
+      ['sync_run', 'sync_run_history'].includes(node['Relation Name'] ?? ''),
+    );
+    expect(scans.map((node) => node['Relation Name'])).toEqual(
+      expect.arrayContaining(['sync_run', 'sync_run_history']),
+    );
+    for (const scan of scans) expect(scan['Node Type']).not.toBe('Seq Scan');
+    // The runs and the staleness each read the connection's rows once: its share, not the table.
+    expect(rowsVisited(nodes, 'sync_run')).toBeLessThanOrEqual(2 * liveRuns);
+    expect(rowsVisited(nodes, 'sync_run_history')).toBeLessThanOrEqual(2 * packedDays);
+    // No second of compiling for milliseconds of work.
+    expect(plan.JIT).toBeUndefined();
+  });
+});
