@@ -36,6 +36,8 @@
 //   worker-rss (issue 42, 4) runs only when named: one worker process's memory over BENCH_WORKER_RSS_CONNECTIONS
 //     (100000) small connections, read at 1k, 10k, 25k, 50k and the last; and Redis memory per connection.
 //     BENCH_WORKER_RSS_MINUTES (240): syncing time allowed; a run out of time reads the last sample where it got.
+//   growth: BENCH_GROWTH_SCHEDULES (hourly,bands) which schedules to run; the bands run's size
+//     BENCH_GROWTH_BANDS_CONNECTIONS (2) × BENCH_GROWTH_BANDS_DAYS (2): a longer run narrows its upper bound.
 //   BENCH_QUICK=1: reduced sizes to try the benchmarks out (100 connections, 2 s loads, 1 day of growth); the
 //     docs/performance.md quotes full-size runs only.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -174,11 +176,20 @@ const benches: [string, () => Promise<BenchSection[]>][] = [
   ],
   [
     'growth',
-    async () => [
-      ...(await benchGrowth({ schedule: 'hourly', days: quick ? 1 : 3 })),
-      // 18 runs a connection-hour: fewer connections and days keep it to a few minutes.
-      ...(await benchGrowth({ schedule: 'default bands', connections: quick ? 1 : 2, days: quick ? 1 : 2 })),
-    ],
+    async () => {
+      const schedules = (process.env.BENCH_GROWTH_SCHEDULES ?? 'hourly,bands').split(',');
+      return [
+        ...(schedules.includes('hourly') ? await benchGrowth({ schedule: 'hourly', days: quick ? 1 : 3 }) : []),
+        // 18 runs a connection-hour: fewer connections and days keep it to a few minutes.
+        ...(schedules.includes('bands')
+          ? await benchGrowth({
+              schedule: 'default bands',
+              connections: Number(process.env.BENCH_GROWTH_BANDS_CONNECTIONS ?? (quick ? 1 : 2)),
+              days: Number(process.env.BENCH_GROWTH_BANDS_DAYS ?? (quick ? 1 : 2)),
+            })
+          : []),
+      ];
+    },
   ],
   [
     'unit-costs',
