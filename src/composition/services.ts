@@ -150,7 +150,6 @@ export function composeServices(
   const pushedFeeds = {
     proofs: stores.eventProofs,
     feeds: stores.feeds,
-    owners: stores.caldavDestinations,
     representation: {
       content: stores.feedContent,
       revisions: createEventRevisions(stores.eventRevisions),

@@ -3,14 +3,12 @@
 // plan, revisions, cap and render cache), then cut into one resource per event. A revoked feed shows nothing.
 import type { FeedServingDeps } from '../serving/feed-representation.js';
 import { feedRepresentation } from '../serving/feed-representation.js';
-import type { CaldavDestinationStore } from '../store/caldav-destinations.js';
-import type { FeedStore, ResolvedFeed } from '../store/feeds.js';
+import type { FeedStore } from '../store/feeds.js';
 import { eventObjects, type EventObject } from './event-objects.js';
 import type { EventProofs } from './event-proofs.js';
 
 export interface FeedEventObjectsDeps {
-  feeds: Pick<FeedStore, 'get'>;
-  owners: Pick<CaldavDestinationStore, 'feedOwnerState'>;
+  feeds: Pick<FeedStore, 'resolve'>;
   /** As the web role's feed serving has them; the render cache is the caller's own. */
   representation: FeedServingDeps;
   proofs: Pick<EventProofs, 'sign'>;
@@ -18,13 +16,8 @@ export interface FeedEventObjectsDeps {
 
 /** Throws FeedNotFoundError for a feed deleted meanwhile (its destinations go with it). */
 export async function feedEventObjects(deps: FeedEventObjectsDeps, feedId: string): Promise<EventObject[]> {
-  const feed = await deps.feeds.get(feedId);
-  if (feed.revokedAt !== null) return [];
-  const owner = await deps.owners.feedOwnerState(feed);
-  const resolved: ResolvedFeed =
-    owner.kind === 'connection'
-      ? { kind: 'connection', feed, connection: owner.connection }
-      : { kind: 'team', feed, team: owner.team };
+  const resolved = await deps.feeds.resolve(feedId);
+  if (resolved.feed.revokedAt !== null) return [];
   const rendered = await feedRepresentation(deps.representation, resolved);
   return eventObjects(rendered.body.toString('utf8'), feedId, deps.proofs);
 }
