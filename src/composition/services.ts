@@ -11,7 +11,7 @@ import {
   type CaldavDestinations,
 } from '../destinations/caldav-destinations-service.js';
 import type { OpenCalendarAccount } from '../destinations/calendar-port.js';
-import { feedEventObjects } from '../destinations/feed-event-objects.js';
+import { createEventObjectsCut, feedEventObjects } from '../destinations/feed-event-objects.js';
 import type { PushDeps } from '../destinations/push-destination.js';
 import { createRedisRateLimiter } from '../lib/redis-rate-limiter.js';
 import { createEventRevisions } from '../serving/event-revisions.js';
@@ -150,7 +150,7 @@ export function composeServices(
   const pushedFeeds = {
     proofs: stores.eventProofs,
     feeds: stores.feeds,
-    owners: stores.caldavDestinations,
+    cuts: createEventObjectsCut(),
     representation: {
       content: stores.feedContent,
       revisions: createEventRevisions(stores.eventRevisions),

@@ -1,30 +1,35 @@
 // What a destination's feed shows now, as event resources: the feed resolved by id (its row and its owner's
 // state, as a token lookup resolves it), rendered by the feed route's own representation (serving/: the same
 // plan, revisions, cap and render cache), then cut into one resource per event. A revoked feed shows nothing.
+// The cut (each event's proof and digest) is kept with the rendered feed it was cut from, so every destination of
+// one feed version shares it: a new version is a new render, and the cut made of the old one goes with it.
 import type { FeedServingDeps } from '../serving/feed-representation.js';
 import { feedRepresentation } from '../serving/feed-representation.js';
-import type { CaldavDestinationStore } from '../store/caldav-destinations.js';
-import type { FeedStore, ResolvedFeed } from '../store/feeds.js';
+import type { RenderedFeed } from '../serving/render-cache.js';
+import type { FeedStore } from '../store/feeds.js';
 import { eventObjects, type EventObject } from './event-objects.js';
 import type { EventProofs } from './event-proofs.js';
 
 export interface FeedEventObjectsDeps {
-  feeds: Pick<FeedStore, 'get'>;
-  owners: Pick<CaldavDestinationStore, 'feedOwnerState'>;
+  feeds: Pick<FeedStore, 'resolve'>;
   /** As the web role's feed serving has them; the render cache is the caller's own. */
   representation: FeedServingDeps;
   proofs: Pick<EventProofs, 'sign'>;
+  /** The events cut from each rendered feed still in the render cache (createEventObjectsCut). */
+  cuts: WeakMap<RenderedFeed, EventObject[]>;
 }
+
+export const createEventObjectsCut = (): FeedEventObjectsDeps['cuts'] => new WeakMap();
 
 /** Throws FeedNotFoundError for a feed deleted meanwhile (its destinations go with it). */
 export async function feedEventObjects(deps: FeedEventObjectsDeps, feedId: string): Promise<EventObject[]> {
-  const feed = await deps.feeds.get(feedId);
-  if (feed.revokedAt !== null) return [];
-  const owner = await deps.owners.feedOwnerState(feed);
-  const resolved: ResolvedFeed =
-    owner.kind === 'connection'
-      ? { kind: 'connection', feed, connection: owner.connection }
-      : { kind: 'team', feed, team: owner.team };
+  const resolved = await deps.feeds.resolve(feedId);
+  if (resolved.feed.revokedAt !== null) return [];
   const rendered = await feedRepresentation(deps.representation, resolved);
-  return eventObjects(rendered.body.toString('utf8'), feedId, deps.proofs);
+  let objects = deps.cuts.get(rendered);
+  if (objects === undefined) {
+    objects = eventObjects(rendered.body.toString('utf8'), feedId, deps.proofs);
+    deps.cuts.set(rendered, objects);
+  }
+  return objects;
 }

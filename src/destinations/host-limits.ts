@@ -27,8 +27,6 @@ export interface HostLimitSettings {
   /** How long a slot outlives a worker that died holding it. */
   slotTimeoutMs: number;
   keyPrefix: string;
-  /** The process's clock, for how long a host looks busy (Date.now unless a test gives its own). */
-  nowMs?: () => number;
 }
 
 /** The slots a push holds at its host. */
@@ -46,12 +44,6 @@ export interface HostWait {
 export interface HostLimits {
   /** Up to `lanes` slots at `host`, or how long to wait before asking again. */
   enter(host: string, lanes: number): Promise<HostSlots | HostWait>;
-  /**
-   * Whether this process found every slot of `host` taken in the last HOST_BUSY_RETRY_MS and let none of its own
-   * go since: a push then waits without first reading and rendering its feed, work a busy host would waste.
-   * Asks no one; another process's slot let go is seen at the next enter.
-   */
-  looksBusy(host: string): HostWait | undefined;
   /** Before each request of a worker to the host: its rate limit; CalDavHeldBackError while it is held back. */
   pace(host: string, signal?: AbortSignal): Promise<void>;
   /** Before each request of a person's own action (a page's): its rate limit alone, held back or not. */
@@ -82,9 +74,6 @@ export function createHostLimits(redis: RedisClient, settings: HostLimitSettings
     return limiter;
   };
   const slotKey = (host: string) => `${settings.keyPrefix}:slots:${host}`;
-  /** Per host, until when this process takes it for busy (see looksBusy). */
-  const busyUntil = new Map<string, number>();
-  const nowMs = settings.nowMs ?? Date.now;
 
   return {
     async enter(host, lanes) {
@@ -109,10 +98,7 @@ export function createHostLimits(redis: RedisClient, settings: HostLimitSettings
         await Promise.all(held.map((slot) => slot.release().catch(() => undefined)));
         throw error;
       }
-      if (held.length === 0) {
-        busyUntil.set(host, nowMs() + HOST_BUSY_RETRY_MS);
-        return { retryInMs: HOST_BUSY_RETRY_MS, reason: 'busy' };
-      }
+      if (held.length === 0) return { retryInMs: HOST_BUSY_RETRY_MS, reason: 'busy' };
       // The documented way to renew a slot one holds: the same identifier, acquired externally.
       const renew = () =>
         held.map((slot) =>
@@ -131,17 +117,8 @@ export function createHostLimits(redis: RedisClient, settings: HostLimitSettings
         release: async () => {
           clearInterval(renewal);
           await Promise.all(held.map((slot) => slot.release().catch(() => undefined)));
-          busyUntil.delete(host);
         },
       };
-    },
-    looksBusy(host) {
-      const until = busyUntil.get(host);
-      if (until === undefined) return undefined;
-      const retryInMs = until - nowMs();
-      if (retryInMs > 0) return { retryInMs, reason: 'busy' };
-      busyUntil.delete(host);
-      return undefined;
     },
     async pace(host, signal) {
       const heldForMs = await limiterOf(host).acquireUnlessPaused(signal);

@@ -26,7 +26,8 @@ import type { CalendarAccount, FeedEventListing, OpenCalendarAccount } from './c
 import type { EventObject } from './event-objects.js';
 import type { EventProofs } from './event-proofs.js';
 import { planPush, planReconcile, type Listing } from './push-plan.js';
-import { isHostWait, type HostLimits, type HostWait } from './host-limits.js';
+import type { HostGate } from './host-gate.js';
+import { isHostWait, type HostWait } from './host-limits.js';
 import { failureOutcome, errorCode as codeOf, type FailureCause } from './push-policy.js';
 import {
   applyOperations,
@@ -43,7 +44,7 @@ export interface PushDeps {
   feedEvents(feedId: string): Promise<EventObject[]>;
   proofs: Pick<EventProofs, 'fits'>;
   /** Per-host slots, rate and hold-backs; absent: no limit but WRITE_CONCURRENCY (tests of one push). */
-  hosts?: Pick<HostLimits, 'enter' | 'looksBusy' | 'holdBack'>;
+  hosts?: Pick<HostGate, 'enter' | 'looksBusy' | 'holdBack'>;
   reconcileIntervalMs: number;
   now: () => Date;
   metrics: Pick<Metrics, 'caldavPushes' | 'caldavFailures' | 'caldavPushLagSeconds'>;

@@ -63,13 +63,12 @@ export function createEventRevisions(store: EventRevisionStore): EventRevisions 
       const { kept: revisions, writes } = planRevisions(events, published, contentChangedAt);
       if (writes.length === 0) return revisions;
 
-      for (const [uid, revision] of await store.record(feedId, writes)) revisions.set(uid, revision);
+      for (const [uid, revision] of await store.record(feedId, writes, windowStart))
+        revisions.set(uid, revision);
       // A concurrent render (another replica, or newer content) wrote first: take what it stored.
       const lost = writes.map((w) => w.uid).filter((uid) => !revisions.has(uid));
       for (const [uid, revision] of await store.published(feedId, lost))
         revisions.set(uid, revisionOf(revision));
-
-      await store.forgetEndedBefore(feedId, windowStart);
       return revisions;
     },
   };

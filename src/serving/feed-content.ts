@@ -48,6 +48,8 @@ interface ReadSettings {
   defaultDays: number;
   /** A range of the caller's own (the JSON API's) instead of the feed's rolling window. */
   window?: FeedWindow & Pick<ContentWindow, 'edges'>;
+  /** The account's zone as the caller resolved it: the content is then read in one statement (store). */
+  expectedZone?: string | null;
 }
 
 export async function readFeedContent(
@@ -60,6 +62,7 @@ export async function readFeedContent(
       connectionId: feed.connectionId ?? '',
       upstreamEventId: feed.upstreamEventId,
       withBookings: showsBusy(viewOf(feed.options)),
+      ...(settings.expectedZone === undefined ? {} : { expectedZone: settings.expectedZone }),
     },
     (zone) => settings.window ?? feedWindow(settings.now, zone, feed.options.days ?? settings.defaultDays),
   );

@@ -166,7 +166,11 @@ export async function feedRepresentation(
     deps.cache,
     feedCacheKey(feed, connection, windowKey, defaultDays),
     async () => {
-      const content = await readFeedContent(deps.content, feed, { now, defaultDays });
+      const content = await readFeedContent(deps.content, feed, {
+        now,
+        defaultDays,
+        expectedZone: connection.timezone,
+      });
       return {
         key: feedCacheKey(feed, content.connection, content.windowKey, defaultDays),
         rendered: await rendered(deps, feed, content),

@@ -11,7 +11,6 @@
 import { randomUUID } from 'node:crypto';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import type { Prisma } from '../generated/prisma/client.js';
-import type { FeedConnectionState, FeedTeamState } from '../feeds/feed-inputs.js';
 import { createCaldavDestinationLog, type CaldavDestinationLog } from './caldav-destination-log.js';
 import {
   CaldavDestinationNotFoundError,
@@ -25,10 +24,7 @@ import {
   type CaldavDestinationRecord,
 } from './caldav-destination-records.js';
 import { createCaldavPushRecords, type CaldavPushRecords } from './caldav-push-records.js';
-import { ConnectionNotFoundError } from './connections.js';
-import { FEED_CONNECTION_SELECT, FEED_TEAM_SELECT, teamStateOf } from './feed-inputs.js';
 import { FeedNotFoundError } from './feeds.js';
-import { TeamNotFoundError } from './teams.js';
 import type { TokenVault } from './token-vault.js';
 
 export * from './caldav-destination-records.js';
@@ -88,13 +84,6 @@ export interface CaldavDestinationLifecycle {
    * asked for, or none since `reconcileBefore`, and no cleanup under way in their calendar. Oldest change first.
    */
   due(now: Date, reconcileBefore: Date, limit: number): Promise<string[]>;
-  /** The state a feed's events are read with: its connection's, or its team's and members'. */
-  feedOwnerState(feed: {
-    connectionId: string | null;
-    teamId: string | null;
-  }): Promise<
-    { kind: 'connection'; connection: FeedConnectionState } | { kind: 'team'; team: FeedTeamState }
-  >;
 }
 
 export type CaldavDestinationStore = CaldavDestinationLifecycle & CaldavPushRecords & CaldavDestinationLog;
@@ -263,21 +252,6 @@ export function createCaldavDestinationStore(
         take: limit,
       });
       return rows.map((row) => row.id);
-    },
-
-    async feedOwnerState(feed) {
-      if (feed.connectionId !== null) {
-        const connection = await prisma.connection.findUnique({
-          where: { id: feed.connectionId },
-          select: FEED_CONNECTION_SELECT,
-        });
-        if (!connection) throw new ConnectionNotFoundError(feed.connectionId);
-        return { kind: 'connection', connection };
-      }
-      const teamId = feed.teamId ?? '';
-      const team = await prisma.team.findUnique({ where: { id: teamId }, select: FEED_TEAM_SELECT });
-      if (!team) throw new TeamNotFoundError(teamId);
-      return { kind: 'team', team: teamStateOf(team) };
     },
   };
   return { ...lifecycle, ...createCaldavPushRecords(prisma, vault), ...createCaldavDestinationLog(prisma) };

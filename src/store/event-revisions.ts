@@ -21,11 +21,14 @@ export interface EventRevisionStore {
   /**
    * Stores each revision, as new, or over a stored one with another digest and a change time no later; for an
    * existing row the sequence is at least one more than the stored one. Returns what was stored, by UID: a UID
-   * is absent when a concurrent render stored the same digest or newer content first.
+   * is absent when a concurrent render stored the same digest or newer content first. In the same statement, the
+   * feed's other events that ended before `windowStart` are forgotten: they can never be shown again.
    */
-  record(feedId: string, writes: readonly RevisionWrite[]): Promise<Map<string, EventRevision>>;
-  /** Forgets the feed's events that ended before `windowStart`: they can never be shown again. */
-  forgetEndedBefore(feedId: string, windowStart: Date): Promise<void>;
+  record(
+    feedId: string,
+    writes: readonly RevisionWrite[],
+    windowStart: Date,
+  ): Promise<Map<string, EventRevision>>;
 }
 
 export function createEventRevisionStore(prisma: PrismaClient): EventRevisionStore {
@@ -44,12 +47,18 @@ export function createEventRevisionStore(prisma: PrismaClient): EventRevisionSto
       );
     },
 
-    async record(feedId, writes) {
+    async record(feedId, writes, windowStart) {
       if (writes.length === 0) return new Map();
+      const uids = writes.map((w) => w.uid);
+      // The rows written are left out of the forgetting: a statement must not change one row twice.
       const written = await prisma.$queryRaw<{ uid: string; sequence: number; changed_at: Date }[]>`
+        WITH forgotten AS (
+          DELETE FROM feed_event
+          WHERE feed_id = ${feedId}::uuid AND ends_at < ${windowStart} AND uid <> ALL(${uids}::text[])
+        )
         INSERT INTO feed_event (feed_id, uid, digest, sequence, changed_at, ends_at)
         SELECT ${feedId}::uuid, w.uid, w.digest, w.sequence, w.changed_at, w.ends_at
-        FROM unnest(${writes.map((w) => w.uid)}::text[],
+        FROM unnest(${uids}::text[],
                     ${writes.map((w) => w.digest)}::text[],
                     ${writes.map((w) => w.sequence)}::int[],
                     ${writes.map((w) => w.changedAt)}::timestamptz[],
@@ -63,10 +72,6 @@ export function createEventRevisionStore(prisma: PrismaClient): EventRevisionSto
           WHERE feed_event.digest <> EXCLUDED.digest AND EXCLUDED.changed_at >= feed_event.changed_at
         RETURNING uid, sequence, changed_at`;
       return new Map(written.map((row) => [row.uid, { sequence: row.sequence, changedAt: row.changed_at }]));
-    },
-
-    async forgetEndedBefore(feedId, windowStart) {
-      await prisma.feedEvent.deleteMany({ where: { feedId, endsAt: { lt: windowStart } } });
     },
   };
 }

@@ -14,6 +14,7 @@ import {
   type FeedSlot,
 } from '../feeds/feed-model.js';
 import { currentEventTypes } from './connection-admin.js';
+import { readConnectionContentRows } from './connection-content-statement.js';
 import { ConnectionNotFoundError } from './connections.js';
 import { FEED_CONNECTION_SELECT, FEED_TEAM_SELECT, teamStateOf } from './feed-inputs.js';
 import { slotsAround, type SlotRunEdges } from './slot-runs.js';
@@ -33,6 +34,12 @@ export interface ConnectionContentQuery {
   upstreamEventId: string | null;
   /** Read the inferred bookings too (for a view that shows busy time). */
   withBookings: boolean;
+  /**
+   * The account's zone as the caller last read it (its token lookup's or push's read of the connection): with
+   * it, and a window without edges, the content is one statement (connection-content-statement.ts), read the
+   * long way only when the zone moved meanwhile.
+   */
+  expectedZone?: string | null;
 }
 
 export interface ConnectionContent<W extends ContentWindow> {
@@ -131,10 +138,43 @@ function slotEndIn<S extends SlotRow>(
 
 const SNAPSHOT = { isolationLevel: Prisma.TransactionIsolationLevel.RepeatableRead };
 
+/** The content as one statement read it, with the window chosen from the zone it found; undefined if it moved. */
+async function connectionContentInOneStatement<W extends ContentWindow>(
+  prisma: PrismaClient,
+  query: ConnectionContentQuery & { expectedZone: string | null },
+  window: W,
+): Promise<ConnectionContent<W> | undefined> {
+  const rows = await readConnectionContentRows(prisma, query, window);
+  if (!rows) throw new ConnectionNotFoundError(query.connectionId);
+  if (rows.connection.timezone !== query.expectedZone) return undefined;
+  const current = new Map(
+    rows.eventTypes.map(({ upstreamEventId, ...eventType }) => [upstreamEventId, eventType]),
+  );
+  const included = includedEventIds(current, query.upstreamEventId);
+  return {
+    connection: rows.connection,
+    window,
+    eventTypes: new Map([...current].filter(([id]) => included.has(id))),
+    slots: rows.slots.filter((slot) => included.has(slot.eventId)),
+    slotsAround: [],
+    bookings: rows.bookings
+      .filter((booking) => booking.eventIds.some((id) => included.has(id)))
+      .map(({ eventIds: _closed, ...booking }) => booking),
+  };
+}
+
 export function createFeedContentStore(prisma: PrismaClient): FeedContentStore {
   return {
-    forConnection(query, windowIn) {
-      const { connectionId, upstreamEventId } = query;
+    async forConnection(query, windowIn) {
+      const { connectionId, upstreamEventId, expectedZone } = query;
+      if (expectedZone !== undefined) {
+        const window = windowIn(expectedZone);
+        const read =
+          window.edges === undefined
+            ? await connectionContentInOneStatement(prisma, { ...query, expectedZone }, window)
+            : undefined;
+        if (read) return read;
+      }
       return prisma.$transaction(async (tx) => {
         const connection = await tx.connection.findUnique({
           where: { id: connectionId },

@@ -14,7 +14,14 @@ import {
 import type { FeedConnectionState, FeedTeamState } from '../feeds/feed-inputs.js';
 import { hashFeedToken, newFeedToken } from '../feeds/feed-token.js';
 import { ConnectionNotFoundError } from './connections.js';
-import { FEED_CONNECTION_SELECT, FEED_TEAM_SELECT, teamStateOf } from './feed-inputs.js';
+import {
+  CONNECTION_STATE_JSON,
+  connectionStateOf,
+  FEED_CONNECTION_SELECT,
+  FEED_TEAM_SELECT,
+  teamStateOf,
+  type ConnectionStateJson,
+} from './feed-inputs.js';
 import type { Revocation } from './revocation.js';
 import { TeamNotFoundError } from './teams.js';
 import type { TokenVault } from './token-vault.js';
@@ -101,6 +108,8 @@ export interface FeedStore {
   /** The active feed with this token hash and the state it shows (its connection's or its team's), in one
    * query; or undefined. */
   resolveTokenHash(tokenHash: Buffer): Promise<ResolvedFeed | undefined>;
+  /** The feed (revoked or not) and the state it shows, as resolveTokenHash reads them. Throws FeedNotFoundError. */
+  resolve(feedId: string): Promise<ResolvedFeed>;
   /** The feed's token opened from its sealed copy, for its owner's page; null when none was kept. */
   revealToken(feedId: string): Promise<string | null>;
 }
@@ -126,6 +135,34 @@ export class InvalidFeedOptionsError extends Error {
 export interface FeedStoreLogger {
   warn(details: Record<string, unknown>, message: string): void;
 }
+
+/** The feed row's columns a FeedRecord is made of, as one JSON value, of the row `f`. */
+const FEED_ROW_JSON = Prisma.sql`json_build_object(
+  'id', f."id", 'connectionId', f."connection_id", 'teamId', f."team_id",
+  'upstreamEventId', f."upstream_event_id", 'label', f."label", 'tokenSealed', f."token_sealed",
+  'options', f."options", 'createdAt', f."created_at", 'revokedAt', f."revoked_at",
+  'inputsChangedAt', f."inputs_changed_at", 'labelChangedAt', f."label_changed_at")`;
+
+type Stamp = string;
+type FeedRowJson = Omit<
+  Feed,
+  'tokenHash' | 'createdAt' | 'revokedAt' | 'inputsChangedAt' | 'labelChangedAt'
+> & {
+  createdAt: Stamp;
+  revokedAt: Stamp | null;
+  inputsChangedAt: Stamp | null;
+  labelChangedAt: Stamp | null;
+};
+
+const dateOrNull = (stamp: Stamp | null) => (stamp === null ? null : new Date(stamp));
+
+const feedRowOf = (row: FeedRowJson): Omit<Feed, 'tokenHash'> => ({
+  ...row,
+  createdAt: new Date(row.createdAt),
+  revokedAt: dateOrNull(row.revokedAt),
+  inputsChangedAt: dateOrNull(row.inputsChangedAt),
+  labelChangedAt: dateOrNull(row.labelChangedAt),
+});
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -167,8 +204,14 @@ export function createFeedStore(
 ): FeedStore {
   const sealed = (feedId: string, token: string) => vault?.seal(token, sealingContext(feedId)) ?? null;
 
+  /** The state a feed shows, read with its row: its connection's, or its team's and members'. */
+  const OWNER_STATE = {
+    connection: { select: FEED_CONNECTION_SELECT },
+    team: { select: FEED_TEAM_SELECT },
+  } as const;
+
   /** A stored value that no longer validates must not take a feed down: defaults, and a warning. */
-  function toRecord(row: Feed): FeedRecord {
+  function toRecord(row: Omit<Feed, 'tokenHash'>): FeedRecord {
     const parsed = feedOptionsSchema.safeParse(row.options);
     if (!parsed.success) {
       logger?.warn(
@@ -379,15 +422,31 @@ export function createFeedStore(
     async resolveTokenHash(tokenHash) {
       const row = await prisma.feed.findFirst({
         where: { tokenHash: new Uint8Array(tokenHash), revokedAt: null },
-        include: {
-          connection: { select: FEED_CONNECTION_SELECT },
-          team: { select: FEED_TEAM_SELECT },
-        },
+        include: OWNER_STATE,
       });
       if (!row) return undefined;
       if (row.connection) return { kind: 'connection', feed: toRecord(row), connection: row.connection };
       if (row.team) return { kind: 'team', feed: toRecord(row), team: teamStateOf(row.team) };
       return undefined;
+    },
+
+    async resolve(feedId) {
+      if (!UUID.test(feedId)) throw new FeedNotFoundError(feedId);
+      // A connection's feed, the push's case, in one statement (Prisma reads each relation of an include in a
+      // statement of its own); a team's feed as the token lookup reads it.
+      const [found] = await prisma.$queryRaw<{ feed: FeedRowJson; connection: ConnectionStateJson | null }[]>`
+        SELECT ${FEED_ROW_JSON} AS "feed",
+               (SELECT ${CONNECTION_STATE_JSON} FROM "connection" c WHERE c."id" = f."connection_id") AS "connection"
+        FROM "feed" f WHERE f."id" = ${feedId}::uuid`;
+      if (found?.connection) {
+        const feed = toRecord(feedRowOf(found.feed));
+        return { kind: 'connection', feed, connection: connectionStateOf(found.connection) };
+      }
+      const row = found
+        ? await prisma.feed.findUnique({ where: { id: feedId }, include: OWNER_STATE })
+        : null;
+      if (row?.team) return { kind: 'team', feed: toRecord(row), team: teamStateOf(row.team) };
+      throw new FeedNotFoundError(feedId);
     },
   };
 }

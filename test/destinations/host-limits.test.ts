@@ -4,7 +4,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import {
   createHostLimits,
-  HOST_BUSY_RETRY_MS,
   isHostWait,
   type HostLimits,
   type HostSlots,
@@ -20,8 +19,6 @@ let redis: TestRedis;
 /** Two workers' views of the same limits: what one holds, the other cannot take. */
 let workerA: HostLimits;
 let workerB: HostLimits;
-/** The workers' clock, moved by the tests: how long a host looks busy is counted on it. */
-let clockMs = Date.parse('2026-03-02T09:00:00Z');
 
 beforeAll(async () => {
   redis = await createTestRedis('host_limits');
@@ -30,7 +27,6 @@ beforeAll(async () => {
     perSecond: 0,
     slotTimeoutMs: 60_000,
     keyPrefix: `${redis.prefix}:caldav-host`,
-    nowMs: () => clockMs,
   };
   workerA = createHostLimits(redis.connection, settings);
   workerB = createHostLimits(redis.connection, settings);
@@ -55,26 +51,6 @@ describe('per-host slots', () => {
     const after = (await workerB.enter('dav.example.com', 4)) as HostSlots;
     expect(after.lanes).toBe(2);
     await Promise.all([second.release(), after.release(), (elsewhere as HostSlots).release()]);
-  });
-
-  it('a worker that found a host busy waits without asking again, until it lets a slot go or the wait is over', async () => {
-    const host = 'slow.example.com';
-    const taken = (await workerA.enter(host, 3)) as HostSlots;
-    expect(workerB.looksBusy(host)).toBeUndefined();
-    expect(isHostWait(await workerB.enter(host, 1))).toBe(true);
-    // WorkerB saw every slot taken: its next pushes to the host wait without reading their feeds first.
-    expect(workerB.looksBusy(host)).toEqual({ retryInMs: HOST_BUSY_RETRY_MS, reason: 'busy' });
-    clockMs += HOST_BUSY_RETRY_MS;
-    // Its wait is over: it asks again (and workerA's slots, let go meanwhile, are there).
-    expect(workerB.looksBusy(host)).toBeUndefined();
-    await taken.release();
-
-    const again = (await workerA.enter(host, 3)) as HostSlots;
-    expect(isHostWait(await workerA.enter(host, 1))).toBe(true);
-    expect(workerA.looksBusy(host)?.reason).toBe('busy');
-    // A slot of its own let go: the host is worth asking at once.
-    await again.release();
-    expect(workerA.looksBusy(host)).toBeUndefined();
   });
 
   it('a host held back (a 429 or 503 with Retry-After) gets no push, for any worker, until the time given', async () => {

@@ -125,9 +125,23 @@ afterAll(async () => {
   await db?.drop();
 });
 
-describe('readFeedContent', () => {
+/** Each connection's zone as a caller that resolved it would pass it (issue 43: the content in one statement). */
+const zoneOf = (connectionId: string) => (connectionId === kolkata ? 'Asia/Kolkata' : null);
+
+describe.each([
+  ['read in a transaction (no zone known)', () => undefined],
+  ['read in one statement (the zone known)', zoneOf],
+  ['the zone moved since the caller read it: read again in a transaction', () => 'Pacific/Auckland'],
+] as const)('readFeedContent, %s', (_how, expectedZoneOf) => {
+  const settingsFor = (feed: FeedRecord) => {
+    const expectedZone = expectedZoneOf(feed.connectionId ?? '');
+    return expectedZone === undefined ? SETTINGS : { ...SETTINGS, expectedZone };
+  };
+  const read = (feed: FeedRecord) =>
+    readFeedContent(createFeedContentStore(db.prisma), feed, settingsFor(feed));
+
   it('reads the window from the start of today in the connection zone, open slots of enabled event types', async () => {
-    const content = await readFeedContent(createFeedContentStore(db.prisma), feedOf(kolkata), SETTINGS);
+    const content = await read(feedOf(kolkata));
     expect(content.windowStart).toEqual(at('2026-03-02T18:30:00Z'));
     expect(content.windowEnd).toEqual(at('2026-03-04T18:30:00Z'));
     expect(content.windowKey).toBe('2026-03-03');
@@ -148,7 +162,7 @@ describe('readFeedContent', () => {
   });
 
   it('returns the current versions of the event types it may show, and the connection state feeds describe', async () => {
-    const content = await readFeedContent(createFeedContentStore(db.prisma), feedOf(kolkata), SETTINGS);
+    const content = await read(feedOf(kolkata));
     expect([...content.eventTypes.entries()]).toEqual([
       [
         'ev-a',
@@ -175,31 +189,19 @@ describe('readFeedContent', () => {
   });
 
   it('limits a one-event feed to its event type', async () => {
-    const content = await readFeedContent(
-      createFeedContentStore(db.prisma),
-      feedOf(kolkata, { upstreamEventId: 'ev-b' }),
-      SETTINGS,
-    );
+    const content = await read(feedOf(kolkata, { upstreamEventId: 'ev-b' }));
     expect([...content.eventTypes.keys()]).toEqual(['ev-b']);
     expect(keys(content.slots)).toEqual(['ev-b 2026-03-03T09:00:00.000Z', 'ev-b 2026-03-04T18:00:00.000Z']);
   });
 
   it('shows no slots for a one-event feed whose event type is disabled', async () => {
-    const content = await readFeedContent(
-      createFeedContentStore(db.prisma),
-      feedOf(kolkata, { upstreamEventId: 'ev-c' }),
-      SETTINGS,
-    );
+    const content = await read(feedOf(kolkata, { upstreamEventId: 'ev-c' }));
     expect([...content.eventTypes.keys()]).toEqual([]);
     expect(content.slots).toEqual([]);
   });
 
   it('takes the day range from the feed options before the default', async () => {
-    const content = await readFeedContent(
-      createFeedContentStore(db.prisma),
-      feedOf(kolkata, { options: { days: 1 } }),
-      SETTINGS,
-    );
+    const content = await read(feedOf(kolkata, { options: { days: 1 } }));
     expect(content.windowEnd).toEqual(at('2026-03-03T18:30:00Z'));
     expect(keys(content.slots)).toEqual([
       'ev-a 2026-03-02T18:30:00.000Z',
@@ -209,16 +211,14 @@ describe('readFeedContent', () => {
   });
 
   it('uses UTC days for a connection without a zone', async () => {
-    const content = await readFeedContent(createFeedContentStore(db.prisma), feedOf(other), SETTINGS);
+    const content = await read(feedOf(other));
     expect(content.windowStart).toEqual(at('2026-03-02T00:00:00Z'));
     expect(content.windowKey).toBe('2026-03-02');
     expect(keys(content.slots)).toEqual(['ev-a 2026-03-02T00:00:00.000Z', 'ev-a 2026-03-03T09:00:00.000Z']);
   });
 
   it('throws for a feed whose connection is gone', async () => {
-    await expect(
-      readFeedContent(createFeedContentStore(db.prisma), feedOf(randomUUID()), SETTINGS),
-    ).rejects.toThrow(/no connection/);
+    await expect(read(feedOf(randomUUID()))).rejects.toThrow(/no connection/);
   });
 });
 

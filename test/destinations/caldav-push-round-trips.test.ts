@@ -1,0 +1,76 @@
+// What one push costs Postgres (issue 43): a push of one change made about 13 round trips (the destination, the
+// feed, its owner, the content's transaction statement by statement, the revisions, each write's record and the
+// push's end), and half of a push's JavaScript time was the Postgres client. The round trips are counted at the
+// wire, by a proxy in front of the real Postgres (postgres-round-trips.ts) that a second process's composition
+// talks through, so a change that adds statements to a push shows here. Against a real Radicale.
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import { pushDestination } from '../../src/destinations/push-destination.js';
+import type { Peer } from '../support/sync-harness.js';
+import { startCalDavServer, type CalDavTestServer } from '../support/caldav-servers.js';
+import { patient } from '../support/patience.js';
+import { startPostgresRoundTrips, type PostgresRoundTrips } from '../support/postgres-round-trips.js';
+import type { FakeClock } from '../support/sync-harness.js';
+import { createWebHarness, type WebHarness } from '../support/web-harness.js';
+
+/** Round trips a push of one changed event may make: reads, the write's record and the push's end. */
+const MOST_ROUND_TRIPS_PER_PUSH = 7;
+
+let server: CalDavTestServer;
+let h: WebHarness;
+let roundTrips: PostgresRoundTrips;
+let counted: Peer;
+
+beforeAll(async () => {
+  server = await startCalDavServer('radicale');
+  h = await createWebHarness('caldav_push_round_trips', { env: { CALDAV_ALLOW_PRIVATE_TARGETS: 'true' } });
+  const database = new URL(h.sync.db.url);
+  roundTrips = await startPostgresRoundTrips({
+    host: database.hostname,
+    port: Number(database.port || 5432),
+  });
+  counted = await h.sync.spawnPeer({ DATABASE_URL: roundTrips.urlFor(h.sync.db.url) });
+}, patient(30_000));
+afterAll(async () => {
+  await h?.close();
+  await roundTrips?.close();
+  await server?.close();
+});
+
+it('a push of one changed event makes at most a handful of Postgres round trips', async () => {
+  const connected = await h.connectViaWeb(h.sync.sim.users[0]!.email);
+  await h.syncNow(connected.connectionId);
+  const feedId = (await h.feeds.findByToken(connected.token!))!.id;
+  const destination = await h.sync.services.caldavDestinations.add({
+    feedId,
+    serverUrl: server.baseUrl,
+    username: server.username,
+    password: server.password,
+  });
+  // The first push writes the whole feed (a reconciliation); the pool's connections are opened by it.
+  expect(await pushDestination(counted.services.caldavPush, destination.id)).toBe('reconciled');
+
+  // One slot booked upstream: after the sync, one block of the feed shrinks.
+  const clock = h.sync.clock as FakeClock;
+  const slot = (await h.sync.db.prisma.slot.findFirst({
+    where: {
+      connectionId: connected.connectionId,
+      goneAt: null,
+      startsAt: { gt: new Date(clock.now().getTime() + 3600_000) },
+    },
+    orderBy: { startsAt: 'asc' },
+  }))!;
+  h.sync.sim.control.book(slot.upstreamEventId, slot.startsAt.toISOString());
+  clock.advance(600);
+  await h.syncNow(connected.connectionId);
+
+  roundTrips.take();
+  expect(await pushDestination(counted.services.caldavPush, destination.id)).toBe('pushed');
+  const trips = roundTrips.take();
+  const pushed = await h.sync.stores.caldavDestinations.get(destination.id);
+  expect(pushed).toMatchObject({ pendingChanges: 0, lastError: null });
+  const seen = trips.map(
+    (trip, i) => `${i + 1}: ${trip.statements.join('; ').replace(/\s+/g, ' ').slice(0, 140)}`,
+  );
+  // Over the bound, the failure lists the round trips the push made, each with its statements.
+  expect(seen.length <= MOST_ROUND_TRIPS_PER_PUSH ? seen.length : seen.join('\n')).toBe(seen.length);
+});
