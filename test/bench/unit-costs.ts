@@ -193,7 +193,10 @@ export async function benchUnitCosts(
     });
     type Reading = Awaited<ReturnType<typeof read>>;
 
-    // Idle: the scheduler ticking with nothing due, the worker waiting on its queues.
+    // Idle: the scheduler ticking with nothing due, the worker waiting on its queues. Measured once the processes
+    // have settled: right after "slotfeed running" they still compile and warm up, and that start-up work, taken
+    // as the idle rate and subtracted from the longer measure, once made the scheduler's CPU per sync negative.
+    await new Promise((resolve) => setTimeout(resolve, IDLE_SECONDS * 1000));
     const idleFrom = await read();
     await new Promise((resolve) => setTimeout(resolve, IDLE_SECONDS * 1000));
     const idleTo = await read();
@@ -231,6 +234,11 @@ export async function benchUnitCosts(
     const scheduledRun = between(scheduledFrom, scheduledTo);
     const { syncs, calls } = scheduledRun;
     check(syncs > 0 && calls > 0, `the measure saw ${syncs} syncs and ${calls} calls`);
+    check(
+      scheduledRun.workerCpuMs > 0 && scheduledRun.schedulerCpuMs > 0,
+      `the measure's CPU less the idle rate is not positive (worker ${scheduledRun.workerCpuMs} ms, scheduler ` +
+        `${scheduledRun.schedulerCpuMs} ms): the idle window was not idle`,
+    );
     check(
       (await prisma.syncRun.count({ where: { outcome: 'failed' } })) === 0,
       'a sync failed during the measure',
