@@ -179,7 +179,9 @@ const benches: [string, () => Promise<BenchSection[]>][] = [
     async () => {
       const schedules = (process.env.BENCH_GROWTH_SCHEDULES ?? 'hourly,bands').split(',');
       return [
-        ...(schedules.includes('hourly') ? await benchGrowth({ schedule: 'hourly', days: quick ? 1 : 3 }) : []),
+        ...(schedules.includes('hourly')
+          ? await benchGrowth({ schedule: 'hourly', days: quick ? 1 : 3 })
+          : []),
         // 18 runs a connection-hour: fewer connections and days keep it to a few minutes.
         ...(schedules.includes('bands')
           ? await benchGrowth({
