@@ -194,18 +194,23 @@ async function timeReport(run: () => Promise<unknown>): Promise<number | null> {
   return Math.round((sorted[Math.floor(sorted.length / 2)] ?? 0) * 1000) / 1000;
 }
 
+/** The year's history, packed as retention keeps it, in `db` (migrated, empty). */
+export async function generateYearHistory(db: TestDatabase, options: ReportsYearOptions): Promise<void> {
+  await generateConnections(db, options.connections);
+  // The tables at once: the box has two cores.
+  await Promise.all([
+    generatePackedSlots(db, options),
+    generatePackedRuns(db, options),
+    generateBookings(db),
+  ]);
+  await db.sql.query('VACUUM ANALYZE');
+}
+
 export async function benchReportsYear(options: ReportsYearOptions): Promise<BenchSection[]> {
   const db = await createTestDatabase('bench_reports_year');
   try {
     const started = performance.now();
-    await generateConnections(db, options.connections);
-    // Both packed tables at once: the box has two cores.
-    await Promise.all([
-      generatePackedSlots(db, options),
-      generatePackedRuns(db, options),
-      generateBookings(db),
-    ]);
-    await db.sql.query('VACUUM ANALYZE');
+    await generateYearHistory(db, options);
     const generateSeconds = seconds(started);
     const counts = (
       await db.sql.query<Record<string, number>>(
