@@ -161,8 +161,10 @@ async function generateBookings(db: TestDatabase): Promise<void> {
      SELECT c.id, x.detected, y.starts, y.starts + interval '30 minutes',
             ARRAY['evt_' || c.upstream_user_id || '_' || (1 + n % 3)], 1
      FROM connection c, generate_series(1, ${YEAR_DAYS}) g, generate_series(1, 2) n,
+     -- The WHERE ties the draw to the connection and candidate: Postgres draws a lateral again only when a
+     -- column it refers to changes.
      LATERAL (SELECT ('${TODAY}'::date - g)::timestamp AT TIME ZONE 'UTC' + (6 + random() * 14) * interval '1 hour'
-                AS detected, random() AS r) x,
+                AS detected, random() AS r WHERE c.id IS NOT NULL AND n IS NOT NULL) x,
      LATERAL (SELECT date_trunc('hour', x.detected + (1 + random() * 13) * interval '1 day') AS starts) y
      WHERE x.r < 0.85`,
   );
