@@ -83,7 +83,8 @@ export async function rollUpPackedRunBatch(
         RETURNING h.connection_id, h.day, h.outcome, h.upstream_calls, h.duration_ms
       ), rolled AS (
         INSERT INTO sync_run_daily (connection_id, day, outcome, runs, upstream_calls, seconds)
-        SELECT g.connection_id, g.day, (enum_range(NULL::sync_outcome))[u.outcome], COUNT(*)::int, SUM(u.calls)::bigint,
+        -- The enum's values once (an InitPlan), not a pg_enum search per run.
+        SELECT g.connection_id, g.day, (SELECT enum_range(NULL::sync_outcome))[u.outcome], COUNT(*)::int, SUM(u.calls)::bigint,
                COALESCE(SUM(u.ms::numeric / 1000), 0)::float8
         FROM gone g CROSS JOIN LATERAL unnest(g.outcome, g.upstream_calls, g.duration_ms) AS u(outcome, calls, ms)
         GROUP BY 1, 2, 3

@@ -38,6 +38,10 @@
 //     BENCH_WORKER_RSS_MINUTES (240): syncing time allowed; a run out of time reads the last sample where it got.
 //   growth: BENCH_GROWTH_SCHEDULES (hourly,bands) which schedules to run; the bands run's size
 //     BENCH_GROWTH_BANDS_CONNECTIONS (2) × BENCH_GROWTH_BANDS_DAYS (2): a longer run narrows its upper bound.
+//   reports-year (issue 43) runs only when named: every report over a year of BENCH_YEAR_CONNECTIONS (10000)
+//     connections' history generated packed, as retention keeps it, at the default bands' BENCH_YEAR_SLOTS (237)
+//     slots and BENCH_YEAR_RUNS (432) runs a connection-day, drawn from BENCH_YEAR_POOL (64) generated days; a
+//     report is cancelled after BENCH_YEAR_TIMEOUT (120) seconds. Target: 2 s each.
 //   BENCH_QUICK=1: reduced sizes to try the benchmarks out (100 connections, 2 s loads, 1 day of growth); the
 //     docs/performance.md quotes full-size runs only.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -55,6 +59,7 @@ import { benchFreshnessWeek } from './freshness-week.js';
 import { benchGrowth } from './growth.js';
 import { loadAverage } from './process-stats.js';
 import { benchReports } from './reports.js';
+import { benchReportsYear } from './reports-year.js';
 import { benchRetentionStrategies } from './retention-strategies.js';
 import { benchSharePage } from './share-page.js';
 import { benchSyncRound } from './sync-round.js';
@@ -207,6 +212,17 @@ const benches: [string, () => Promise<BenchSection[]>][] = [
   ['partitions', () => benchRetentionStrategies({ connections: quick ? 100 : 1000, days: quick ? 35 : 120 })],
   ['reports', () => benchReports()],
   ['reports-packed', () => benchReports({ packed: true })],
+  [
+    'reports-year',
+    () =>
+      benchReportsYear({
+        connections: Number(process.env.BENCH_YEAR_CONNECTIONS ?? (quick ? 100 : 10_000)),
+        slotsPerDay: Number(process.env.BENCH_YEAR_SLOTS ?? 237),
+        runsPerDay: Number(process.env.BENCH_YEAR_RUNS ?? 432),
+        pool: Number(process.env.BENCH_YEAR_POOL ?? 64),
+        timeoutSeconds: Number(process.env.BENCH_YEAR_TIMEOUT ?? 120),
+      }),
+  ],
   [
     'freshness',
     () =>

@@ -22,6 +22,12 @@ export interface HistoryBounds {
   goneAfter?: Prisma.Sql | undefined;
 }
 
+// An enum's values, looked up once per query (an uncorrelated subquery is an InitPlan): enum_range read per
+// packed element searched pg_enum for each one, two buffer hits a run (test/reports/packed-history-cost.test.ts).
+// Unnesting every run of 100 connections' 90 packed days: 30.6 s with a search each, 5.5 s with this.
+const closeReasons = Prisma.sql`(SELECT enum_range(NULL::slot_close_reason))`;
+const outcomes = Prisma.sql`(SELECT enum_range(NULL::sync_outcome))`;
+
 const utcDay = (instant: Prisma.Sql) => Prisma.sql`((${instant}) AT TIME ZONE 'UTC')::date`;
 
 /** Conditions on a packed day (alias h) that no row of it in `bounds` can fail. */
@@ -58,7 +64,7 @@ export function slotRecords(bounds: HistoryBounds): Prisma.Sql {
            p.starts_at + u.length_ms * interval '1 millisecond',
            p.starts_at + u.seen_ms * interval '1 millisecond',
            p.starts_at + u.gone_ms * interval '1 millisecond',
-           (enum_range(NULL::slot_close_reason))[u.close_reason]
+           (${closeReasons})[u.close_reason]
     FROM slot_history h
     CROSS JOIN LATERAL unnest(h.event_index, h.start_ms, h.length_ms, h.seen_ms, h.gone_ms, h.close_reason)
       AS u(event_index, start_ms, length_ms, seen_ms, gone_ms, close_reason)
@@ -79,7 +85,7 @@ export function syncRunRecords(bounds: HistoryBounds): Prisma.Sql {
            EXTRACT(EPOCH FROM (r.finished_at - r.started_at))::float8 AS seconds
     FROM sync_run r WHERE TRUE ${liveConnection(bounds, 'r')}
     UNION ALL
-    SELECT h.connection_id, (enum_range(NULL::sync_outcome))[u.outcome],
+    SELECT h.connection_id, (${outcomes})[u.outcome],
            (h.day::timestamp AT TIME ZONE 'UTC') + u.started_ms * interval '1 millisecond',
            u.error_code, u.error_message, u.upstream_calls, (u.duration_ms::numeric / 1000)::float8
     FROM sync_run_history h
@@ -102,9 +108,12 @@ export function changeStalenessRecords(bounds: HistoryBounds): Prisma.Sql {
     WHERE r.outcome = 'succeeded' ${liveConnection(bounds, 'r')}
     UNION ALL
     SELECT h.connection_id,
-           (h.day::timestamp AT TIME ZONE 'UTC') + h.started_ms[u.run] * interval '1 millisecond',
+           (h.day::timestamp AT TIME ZONE 'UTC') + f.started_ms[u.run] * interval '1 millisecond',
            h.stale_band_names[u.band], u.bound_seconds, u.changes
     FROM sync_run_history h
+    -- The day's start times decompressed once (a copy, kept by OFFSET 0 from being inlined): subscripting the
+    -- stored array read and decompressed it from TOAST again for every element, a dozen buffer hits each.
+    CROSS JOIN LATERAL (SELECT h.started_ms || '{}'::integer[] AS started_ms OFFSET 0) f
     CROSS JOIN LATERAL unnest(h.stale_run, h.stale_band, h.stale_bound_seconds, h.stale_changes)
       AS u(run, band, bound_seconds, changes)
     WHERE ${packedDayConditions(bounds, false)}

@@ -1,0 +1,288 @@
+// Benchmark (issue 43): every report over a year of 10,000 connections' history, generated in bulk directly in
+// the form retention leaves it (store/retention.ts, store/history-compaction.ts): the last 180 UTC days of closed
+// slots packed a row per connection-day (slot_history), the last 90 days of sync runs packed (sync_run_history),
+// the year's runs before them rolled up per day and outcome (sync_run_daily), and a year of bookings row by row.
+// A day's shape is the default bands' (growth bench, docs/performance.md): 3 event types, ~237 slots starting on
+// a day (5 % taken before they start, the rest passed), 432 runs (2 % failed, 1 % superseded, 30 % of the
+// successful ones with the staleness of the changes they stored), ~1.7 bookings. Days are drawn from a pool of
+// generated days (BENCH_YEAR_POOL), so generating costs writing the rows, not computing each array.
+// Times each report kind over all connections and over one, for the whole history (a year) and for a month,
+// against the issue's target of 2 s each; a report that has not answered after BENCH_YEAR_TIMEOUT seconds is
+// cancelled by Postgres (statement_timeout) and counted as missed by at least that. Timing is reported, never
+// asserted; with BENCH_EXPLAIN=1 the plans of the all-connection reports are printed.
+import { parseReportQuery, type RawReportQuery, type ReportName } from '../../src/reports/report-query.js';
+import { runReport } from '../../src/reports/run-report.js';
+import { createPrismaClient } from '../../src/store/prisma-client.js';
+import { createReportStore } from '../../src/store/reports.js';
+import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { check, type BenchSection } from './bench-result.js';
+import { loadAverage } from './process-stats.js';
+
+const NOW = new Date('2026-09-20T12:00:00Z');
+const TODAY = '2026-09-20';
+const TARGET_SECONDS = 2;
+/** The retention defaults' ages: packed slot days, packed run days (then rolled up), the rollup's year. */
+const SLOT_DAYS = 180;
+const RUN_DAYS = 90;
+const YEAR_DAYS = 365;
+
+export interface ReportsYearOptions {
+  connections: number;
+  slotsPerDay: number;
+  runsPerDay: number;
+  /** Distinct generated days the year's rows are drawn from. */
+  pool: number;
+  timeoutSeconds: number;
+}
+
+const seconds = (since: number) => Math.round((performance.now() - since) / 100) / 10;
+
+async function generateConnections(db: TestDatabase, connections: number): Promise<void> {
+  await db.sql.query(
+    `INSERT INTO connection (id, upstream_user_id, email, timezone, status, first_synced_at, updated_at)
+     SELECT gen_random_uuid(), 'usr_' || i, 'user' || lpad(i::text, 5, '0') || '@bench.test',
+            (ARRAY['Europe/Berlin', 'America/New_York', 'Asia/Kolkata', 'Australia/Lord_Howe'])[1 + i % 4],
+            (CASE WHEN i % 25 = 0 THEN 'needs_reauth' ELSE 'active' END)::connection_status,
+            $2::date - ${YEAR_DAYS + 1}, now()
+     FROM generate_series(1, $1::int) i`,
+    [connections, TODAY],
+  );
+  await db.sql.query(
+    `INSERT INTO event_type (connection_id, upstream_event_id, title, duration_minutes, enabled, content_hash,
+                             payload, valid_from)
+     SELECT c.id, 'evt_' || c.upstream_user_id || '_' || e, 'Event ' || e, 30, true, 'hash', '{}'::jsonb,
+            '2025-01-01T00:00:00Z'
+     FROM connection c, generate_series(1, 3) e`,
+  );
+}
+
+/** The pool's connection-day for connection `c` (usr_<n>) and day `d`: spreads the pool over both. */
+const poolKey = (pool: number) =>
+  `(((split_part(c.upstream_user_id, '_', 2)::int * 7 + (d.day - '${TODAY}'::date)) % ${pool}) + ${pool}) % ${pool}`;
+
+/** slot_history for the last SLOT_DAYS days: a pool of packed days, then a row per connection-day from it. */
+async function generatePackedSlots(db: TestDatabase, options: ReportsYearOptions): Promise<void> {
+  // Slots of 30 minutes on a 5-minute grid between 06:00 and 20:00 UTC, first seen 1–28 days ahead; 5 % taken
+  // (closed between then and their start), the rest passed 10 minutes after they started. Ordered as the
+  // packing orders them (start, event, first seen).
+  await db.sql.query(
+    `CREATE UNLOGGED TABLE bench_slot_pool AS
+     WITH s AS (
+       SELECT k, (1 + i % 3)::smallint AS e, (21600000 + floor(random() * 168) * 300000)::int AS start_ms,
+              -(86400000 + floor(random() * 27 * 86400000))::bigint AS seen_ms, random() AS r, random() AS r2
+       FROM generate_series(0, $1::int - 1) k, generate_series(1, $2::int) i
+     ), t AS (
+       SELECT k, e, start_ms, seen_ms,
+              CASE WHEN r < 0.05 THEN (seen_ms * r2)::bigint ELSE 600000 END AS gone_ms,
+              array_position(enum_range(NULL::slot_close_reason),
+                             (CASE WHEN r < 0.05 THEN 'taken' ELSE 'passed' END)::slot_close_reason)::smallint AS reason
+       FROM s
+     )
+     SELECT k, MIN(start_ms + seen_ms) AS seen_from_ms, MAX(start_ms + seen_ms) AS seen_until_ms,
+            MAX(start_ms + gone_ms) AS gone_until_ms,
+            array_agg(e ORDER BY start_ms, e, seen_ms) AS event_index,
+            array_agg(start_ms ORDER BY start_ms, e, seen_ms) AS start_ms,
+            array_agg(1800000 ORDER BY start_ms, e, seen_ms) AS length_ms,
+            array_agg(seen_ms ORDER BY start_ms, e, seen_ms) AS seen_ms,
+            array_agg(gone_ms ORDER BY start_ms, e, seen_ms) AS gone_ms,
+            array_agg(reason ORDER BY start_ms, e, seen_ms) AS close_reason
+     FROM t GROUP BY k`,
+    [options.pool, options.slotsPerDay],
+  );
+  await db.sql.query(
+    `INSERT INTO slot_history (connection_id, day, first_seen_from, first_seen_until, gone_until, event_ids,
+                               event_index, start_ms, length_ms, seen_ms, gone_ms, close_reason)
+     SELECT c.id, d.day, m.midnight + p.seen_from_ms * interval '1 millisecond',
+            m.midnight + p.seen_until_ms * interval '1 millisecond',
+            m.midnight + p.gone_until_ms * interval '1 millisecond',
+            ARRAY['evt_' || c.upstream_user_id || '_1', 'evt_' || c.upstream_user_id || '_2',
+                  'evt_' || c.upstream_user_id || '_3'],
+            p.event_index, p.start_ms, p.length_ms, p.seen_ms, p.gone_ms, p.close_reason
+     FROM connection c
+     CROSS JOIN LATERAL (SELECT ('${TODAY}'::date - g)::date AS day FROM generate_series(1, ${SLOT_DAYS}) g) d
+     CROSS JOIN LATERAL (SELECT d.day::timestamp AT TIME ZONE 'UTC' AS midnight) m
+     JOIN bench_slot_pool p ON p.k = ${poolKey(options.pool)}`,
+  );
+  await db.sql.query(`DROP TABLE bench_slot_pool`);
+}
+
+/** sync_run_history for the last RUN_DAYS days, and sync_run_daily for the year's days before them. */
+async function generatePackedRuns(db: TestDatabase, options: ReportsYearOptions): Promise<void> {
+  const outcome = (name: string) => `array_position(enum_range(NULL::sync_outcome), '${name}')::smallint`;
+  // Runs evenly through the day (jittered by up to a minute), 1–10 s long, 5–15 upstream calls.
+  await db.sql.query(
+    `CREATE UNLOGGED TABLE bench_run_pool AS
+     WITH r AS (
+       SELECT k, i, ((i - 1) * (86400000 / $2::int) + floor(random() * 60000))::int AS started_ms,
+              (1000 + floor(random() * 9000))::int AS duration_ms, random() AS f, (5 + floor(random() * 11))::int AS calls,
+              random() < 0.3 AS changed, (30 + floor(random() * 7200))::float8 AS bound
+       FROM generate_series(0, $1::int - 1) k, generate_series(1, $2::int) i
+     )
+     SELECT k, array_agg(started_ms ORDER BY i) AS started_ms, array_agg(duration_ms ORDER BY i) AS duration_ms,
+            array_agg(CASE WHEN f < 0.02 THEN ${outcome('failed')} WHEN f < 0.03 THEN ${outcome('superseded')}
+                           ELSE ${outcome('succeeded')} END ORDER BY i) AS outcome,
+            array_agg(calls ORDER BY i) AS upstream_calls,
+            array_agg(CASE WHEN f < 0.02 THEN 'upstream_5xx' END ORDER BY i) AS error_code,
+            array_agg(CASE WHEN f < 0.02 THEN 'GET /events answered 503' END ORDER BY i) AS error_message,
+            array_agg(i::smallint ORDER BY i) FILTER (WHERE f >= 0.03 AND changed) AS stale_run,
+            array_agg((1 + i % 4)::smallint ORDER BY i) FILTER (WHERE f >= 0.03 AND changed) AS stale_band,
+            array_agg(bound ORDER BY i) FILTER (WHERE f >= 0.03 AND changed) AS stale_bound_seconds,
+            array_agg((1 + i % 3)::int ORDER BY i) FILTER (WHERE f >= 0.03 AND changed) AS stale_changes,
+            jsonb_build_object('GET /calendars/{event_id}/slots', SUM(calls)) AS calls_by_endpoint
+     FROM r GROUP BY k`,
+    [options.pool, options.runsPerDay],
+  );
+  await db.sql.query(
+    `INSERT INTO sync_run_history (connection_id, day, started_ms, duration_ms, outcome, upstream_calls,
+                                   error_code, error_message, stale_band_names, stale_run, stale_band,
+                                   stale_bound_seconds, stale_changes, calls_by_endpoint)
+     SELECT c.id, d.day, p.started_ms, p.duration_ms, p.outcome, p.upstream_calls, p.error_code, p.error_message,
+            ARRAY['days 0-1', 'days 2-3', 'days 4-6', 'days 7+'], p.stale_run, p.stale_band,
+            p.stale_bound_seconds, p.stale_changes, p.calls_by_endpoint
+     FROM connection c
+     CROSS JOIN LATERAL (SELECT ('${TODAY}'::date - g)::date AS day FROM generate_series(1, ${RUN_DAYS}) g) d
+     JOIN bench_run_pool p ON p.k = ${poolKey(options.pool)}`,
+  );
+  await db.sql.query(`DROP TABLE bench_run_pool`);
+  await db.sql.query(
+    `INSERT INTO sync_run_daily (connection_id, day, outcome, runs, upstream_calls, seconds)
+     SELECT c.id, ('${TODAY}'::date - g)::date, o.outcome::sync_outcome, round($1::int * o.share)::int,
+            round($1::int * o.share) * 10, round($1::int * o.share) * 5.5
+     FROM connection c, generate_series(${RUN_DAYS + 1}, ${YEAR_DAYS}) g,
+          (VALUES ('succeeded', 0.97), ('failed', 0.02), ('superseded', 0.01)) o(outcome, share)`,
+    [options.runsPerDay],
+  );
+}
+
+/** A year of bookings, ~1.7 a connection-day, detected by day and made 1–14 days ahead. */
+async function generateBookings(db: TestDatabase): Promise<void> {
+  await db.sql.query(
+    `INSERT INTO booking (connection_id, detected_at, starts_at, ends_at, event_ids, slots_closed)
+     SELECT c.id, x.detected, y.starts, y.starts + interval '30 minutes',
+            ARRAY['evt_' || c.upstream_user_id || '_' || (1 + n % 3)], 1
+     FROM connection c, generate_series(1, ${YEAR_DAYS}) g, generate_series(1, 2) n,
+     -- The WHERE ties the draw to the connection and candidate: Postgres draws a lateral again only when a
+     -- column it refers to changes.
+     LATERAL (SELECT ('${TODAY}'::date - g)::timestamp AT TIME ZONE 'UTC' + (6 + random() * 14) * interval '1 hour'
+                AS detected, random() AS r WHERE c.id IS NOT NULL AND n IS NOT NULL) x,
+     LATERAL (SELECT date_trunc('hour', x.detected + (1 + random() * 13) * interval '1 day') AS starts) y
+     WHERE x.r < 0.85`,
+  );
+}
+
+async function tableBytes(db: TestDatabase): Promise<Record<string, number>> {
+  const { rows } = await db.sql.query<{ name: string; mib: number }>(
+    `SELECT relname AS name, round(pg_total_relation_size(oid) / 1048576.0)::float8 AS mib FROM pg_class
+     WHERE relname IN ('slot_history', 'sync_run_history', 'sync_run_daily', 'booking')`,
+  );
+  return Object.fromEntries(rows.map((row) => [`${row.name} MiB`, row.mib]));
+}
+
+/** Seconds a report took: once, and when that was quick, the median of 3. Null: cancelled at the timeout. */
+async function timeReport(run: () => Promise<unknown>): Promise<number | null> {
+  const times: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    const started = performance.now();
+    try {
+      await run();
+    } catch (thrown: unknown) {
+      if (String(thrown).includes('statement timeout')) return null;
+      throw thrown;
+    }
+    times.push((performance.now() - started) / 1000);
+    if (times[0]! > 10 * TARGET_SECONDS) break;
+  }
+  const sorted = times.sort((a, b) => a - b);
+  return Math.round((sorted[Math.floor(sorted.length / 2)] ?? 0) * 1000) / 1000;
+}
+
+/** The year's history, packed as retention keeps it, in `db` (migrated, empty). */
+export async function generateYearHistory(db: TestDatabase, options: ReportsYearOptions): Promise<void> {
+  await generateConnections(db, options.connections);
+  // The tables at once: the box has two cores.
+  await Promise.all([
+    generatePackedSlots(db, options),
+    generatePackedRuns(db, options),
+    generateBookings(db),
+  ]);
+  await db.sql.query('VACUUM ANALYZE');
+}
+
+export async function benchReportsYear(options: ReportsYearOptions): Promise<BenchSection[]> {
+  const db = await createTestDatabase('bench_reports_year');
+  try {
+    const started = performance.now();
+    await generateYearHistory(db, options);
+    const generateSeconds = seconds(started);
+    const counts = (
+      await db.sql.query<Record<string, number>>(
+        `SELECT (SELECT COUNT(*) FROM slot_history)::int AS "packed slot days",
+                (SELECT COUNT(*) FROM sync_run_history)::int AS "packed run days",
+                (SELECT COUNT(*) FROM sync_run_daily)::int AS "rolled-up run rows",
+                (SELECT COUNT(*) FROM booking)::int AS bookings`,
+      )
+    ).rows[0]!;
+    check(
+      counts['packed slot days'] === options.connections * SLOT_DAYS,
+      `expected ${options.connections * SLOT_DAYS} packed slot days, generated ${counts['packed slot days']}`,
+    );
+    const sizes = await tableBytes(db);
+    console.log(`reports-year: generated in ${generateSeconds} s`, counts, sizes);
+
+    // The reports on a client of their own whose sessions Postgres cancels at the timeout.
+    await db.sql.query(
+      `ALTER DATABASE "${db.name}" SET statement_timeout = '${Math.round(options.timeoutSeconds)}s'`,
+    );
+    const prisma = createPrismaClient(db.url);
+    try {
+      const reports = createReportStore(prisma);
+      const one = await prisma.connection.findFirstOrThrow({ orderBy: { email: 'asc' } });
+      const month: RawReportQuery = { from: '2026-08-01', to: '2026-08-31' };
+      const cases: [ReportName, string, RawReportQuery][] = [];
+      for (const name of ['bookings', 'utilization', 'sync-health'] as const) {
+        cases.push([name, 'all, the year', {}], [name, 'one, the year', { connection: one.id }]);
+        cases.push([name, 'all, a month', month], [name, 'one, a month', { ...month, connection: one.id }]);
+      }
+      // Availability looks ahead of its instant: as of a month back, and as of 5 months back.
+      for (const [scope, at] of [
+        ['a month back', '2026-08-20T12:00:00Z'],
+        ['5 months back', '2026-04-20T12:00:00Z'],
+      ] as const) {
+        cases.push(['availability', `all, --at ${scope}`, { at }]);
+        cases.push(['availability', `one, --at ${scope}`, { at, connection: one.id }]);
+      }
+      const figures: Record<string, number | string> = {};
+      const targets: NonNullable<BenchSection['targets']> = {};
+      for (const [name, scope, raw] of cases) {
+        const query = parseReportQuery(name, raw, NOW);
+        const took = await timeReport(() => runReport(reports, query));
+        const label = `${name} — ${scope}`;
+        figures[`${label} (s)`] = took ?? `> ${options.timeoutSeconds} (cancelled)`;
+        targets[label] = { target: `≤ ${TARGET_SECONDS} s`, met: took !== null && took <= TARGET_SECONDS };
+        console.log(`reports-year: ${label}: ${figures[`${label} (s)`]} s (load ${loadAverage()})`);
+      }
+      return [
+        {
+          benchmark: 'reports over a year of 10,000 connections',
+          inputs: {
+            connections: options.connections,
+            eventTypesPerConnection: 3,
+            slotsPerDay: options.slotsPerDay,
+            runsPerDay: options.runsPerDay,
+            poolDays: options.pool,
+            ...counts,
+            ...sizes,
+            generateSeconds,
+            timeoutSeconds: options.timeoutSeconds,
+          },
+          figures,
+          targets,
+        },
+      ];
+    } finally {
+      await prisma.$disconnect();
+    }
+  } finally {
+    await db.drop();
+  }
+}
