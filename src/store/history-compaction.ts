@@ -9,6 +9,7 @@
 // The packing itself is two SQL functions of the compact_history migration (the migration moved the history
 // already there with them): one definition for both. A batch packs a few connections, in its own transaction.
 import type { PrismaClient } from '../generated/prisma/client.js';
+import { ADD_TO_SYNC_RUN_DAILY, INSERT_INTO_SYNC_RUN_DAILY } from './sync-run-daily.js';
 
 const DAY_MS = 86_400_000;
 
@@ -82,16 +83,13 @@ export async function rollUpPackedRunBatch(
         WHERE h.connection_id = d.connection_id AND h.day = d.day
         RETURNING h.connection_id, h.day, h.outcome, h.upstream_calls, h.duration_ms
       ), rolled AS (
-        INSERT INTO sync_run_daily (connection_id, day, outcome, runs, upstream_calls, seconds)
+        ${INSERT_INTO_SYNC_RUN_DAILY}
         -- The enum's values once (an InitPlan), not a pg_enum search per run.
         SELECT g.connection_id, g.day, (SELECT enum_range(NULL::sync_outcome))[u.outcome], COUNT(*)::int, SUM(u.calls)::bigint,
                COALESCE(SUM(u.ms::numeric / 1000), 0)::float8
         FROM gone g CROSS JOIN LATERAL unnest(g.outcome, g.upstream_calls, g.duration_ms) AS u(outcome, calls, ms)
         GROUP BY 1, 2, 3
-        ON CONFLICT (connection_id, day, outcome) DO UPDATE SET
-          runs = sync_run_daily.runs + EXCLUDED.runs,
-          upstream_calls = sync_run_daily.upstream_calls + EXCLUDED.upstream_calls,
-          seconds = sync_run_daily.seconds + EXCLUDED.seconds
+        ${ADD_TO_SYNC_RUN_DAILY}
         RETURNING 1
       )
       SELECT (SELECT COUNT(*) FROM gone)::int AS days`;

@@ -10,6 +10,7 @@
 // Deleting closed slots changes no feed (feeds show open slots), so the batches say so to the feed-version
 // triggers (slotfeed.moves_feed_version), which would otherwise move every pruned connection's feed version.
 import type { PrismaClient } from '../generated/prisma/client.js';
+import { ADD_TO_SYNC_RUN_DAILY, INSERT_INTO_SYNC_RUN_DAILY } from './sync-run-daily.js';
 import {
   compactHistoryBatch,
   compactionCutoff,
@@ -61,14 +62,11 @@ async function pruneSyncRunBatch(prisma: PrismaClient, cutoff: Date, batchSize: 
         DELETE FROM sync_run r USING doomed d WHERE r.id = d.id
         RETURNING r.connection_id, r.started_at, r.finished_at, r.outcome, r.upstream_calls
       ), rolled AS (
-        INSERT INTO sync_run_daily (connection_id, day, outcome, runs, upstream_calls, seconds)
+        ${INSERT_INTO_SYNC_RUN_DAILY}
         SELECT connection_id, (started_at AT TIME ZONE 'UTC')::date, outcome, COUNT(*)::int,
                SUM(upstream_calls)::bigint, SUM(EXTRACT(EPOCH FROM (finished_at - started_at)))::float8
         FROM gone GROUP BY 1, 2, 3
-        ON CONFLICT (connection_id, day, outcome) DO UPDATE SET
-          runs = sync_run_daily.runs + EXCLUDED.runs,
-          upstream_calls = sync_run_daily.upstream_calls + EXCLUDED.upstream_calls,
-          seconds = sync_run_daily.seconds + EXCLUDED.seconds
+        ${ADD_TO_SYNC_RUN_DAILY}
         RETURNING 1
       )
       SELECT (SELECT COUNT(*) FROM gone)::int AS pruned`;
