@@ -36,6 +36,28 @@ describe('capacity model', () => {
     expect(formatFigure(at.redisCores ?? null)).toBe('not measured');
   });
 
+  it("takes the scheduler's CPU per sync from the tick bench's biggest tick at its largest size when kept", () => {
+    const unitCosts = {
+      bench: 'unit-costs',
+      benchmark: 'unit costs',
+      inputs: {},
+      figures: { schedulerCpuMsPerSync: 2.8 },
+    };
+    const tick = {
+      bench: 'tick',
+      benchmark: 'tick',
+      inputs: {},
+      figures: {
+        nodeCpuMs_100000kept2000due: 190,
+        nodeCpuMs_1000000kept2000due: 134,
+        nodeCpuMs_1000000kept50001due: 3311,
+        tickMsAt1M: 189,
+      },
+    };
+    expect(unitCostsOf([unitCosts]).schedulerCpuMsPerSync).toBe(2.8);
+    expect(unitCostsOf([unitCosts, tick]).schedulerCpuMsPerSync).toBeCloseTo(3311 / 50001);
+  });
+
   it('recovers a fixed cost per sync and a cost per call from two mixes of syncs', () => {
     const cost = (m: { syncs: number; calls: number }) => m.syncs * 7 + m.calls * 0.25;
     const first = { syncs: 60, calls: 5400 };
