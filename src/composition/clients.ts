@@ -9,6 +9,7 @@ import type { Logger } from '../log.js';
 import { createCaldavQueueShards, type CaldavJobData } from '../destinations/caldav-queue.js';
 import { createMetrics, type Metrics } from '../lib/metrics.js';
 import { closeQueueShards, type QueueShards } from '../lib/queue-shards.js';
+import { closeRedisClient } from '../lib/redis-close.js';
 import { createRedisConnection, redisTargetOf } from '../lib/redis-connection.js';
 import type { Releasers } from '../lib/releasers.js';
 import { createRepeatedErrorLog, type RepeatedErrorLog } from '../lib/repeated-errors.js';
@@ -106,9 +107,9 @@ export function openClients(config: DaemonConfig, releasers: Releasers, logger: 
   const metrics = createMetrics();
   const errors = createRepeatedErrorLog(logger, { onReport: (source) => metrics.errors.inc({ source }) });
   const redis = createRedisConnection(redisTargetOf(config.redis), 'command', 'slotfeed', errors);
-  releasers.add('redis', async () => void (await redis.quit()));
+  releasers.add('redis', () => closeRedisClient(redis));
   const bullRedis = createRedisConnection(redisTargetOf(config.redis), 'blocking', 'slotfeed-bullmq', errors);
-  releasers.add('redis (bullmq)', async () => void (await bullRedis.quit()));
+  releasers.add('redis (bullmq)', () => closeRedisClient(bullRedis));
   const pgSessions = pgSessionsFor(config.database.url);
   // Queues only produce here (workers have connections of their own), so they take the fail-fast connection,
   // as BullMQ advises for producers: an admin action or `slotfeed sync` fails instead of waiting for Redis.

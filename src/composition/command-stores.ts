@@ -7,6 +7,7 @@ import {
   createCaldavDestinations,
   type CaldavDestinations,
 } from '../destinations/caldav-destinations-service.js';
+import { closeRedisClient } from '../lib/redis-close.js';
 import { createRedisConnection, redisTargetOf, type RedisClient } from '../lib/redis-connection.js';
 import type { Releasers } from '../lib/releasers.js';
 import { createApiKeyStore } from '../store/api-keys.js';
@@ -69,7 +70,7 @@ export function openSyncQueue(
   releasers: Releasers,
 ): { redis: RedisClient; syncQueue: QueueShards<SyncJobData> } {
   const redis = createRedisConnection(redisTargetOf(config.redis), 'command', 'slotfeed-cli');
-  releasers.add('redis', async () => void (await redis.quit()));
+  releasers.add('redis', () => closeRedisClient(redis));
   const quiet = { report: () => undefined, recovered: () => undefined };
   const syncQueue = createSyncQueueShards(
     { connection: redis, prefix: config.redis.prefix, errors: quiet },

@@ -156,7 +156,8 @@ export const syncSection = section({
     }),
     shutdownGraceSeconds: variable({
       name: 'SHUTDOWN_GRACE_SECONDS',
-      description: 'On SIGTERM, how long in-flight syncs may run before they are handed back to the queue.',
+      description:
+        'On SIGTERM, how long in-flight syncs may run before they are handed back to the queue; also how long the webhook, CalDAV and tick workers are waited for.',
       default: '25',
       schema: z.coerce.number().int().min(0).max(3600),
     }),

@@ -26,6 +26,7 @@ import {
   type QueueOrShards,
   type QueueShards,
 } from '../lib/queue-shards.js';
+import { closeWorkersWithin } from '../lib/close-workers.js';
 import { shardConcurrency } from '../lib/shard-workers.js';
 import type { RepeatedErrorLog } from '../lib/repeated-errors.js';
 import { reportErrorsAndBackOff } from '../lib/worker-errors.js';
@@ -137,6 +138,8 @@ export function startCaldavWorker(options: {
   cleanUp: CleanUpDeps;
   /** This process's lines at the hosts (host-gate.ts): a push sent back for a full line is parked there. */
   hostLines?: Pick<HostGate, 'park' | 'unpark'>;
+  /** SHUTDOWN_GRACE_SECONDS: how long close() waits for the jobs in flight before it stops waiting (close-workers.ts). */
+  shutdownGraceMs: number;
   errors: RepeatedErrorLog;
   logger: Logger;
 }): RunningCaldavWorker {
@@ -249,7 +252,7 @@ export function startCaldavWorker(options: {
       clearInterval(trimTimer);
       for (const errorHandling of errorHandlings) errorHandling.stop();
       await running;
-      await Promise.all(workers.map((worker) => worker.close()));
+      await closeWorkersWithin(workers, options.shutdownGraceMs, logger);
     },
   };
 }

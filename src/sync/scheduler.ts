@@ -22,6 +22,7 @@ import {
   TICK_QUEUE,
   type SyncJobData,
 } from './queues.js';
+import { closeWorkersWithin } from '../lib/close-workers.js';
 import { reportErrorsAndBackOff } from '../lib/worker-errors.js';
 import type { QueueOrShards } from '../lib/queue-shards.js';
 
@@ -42,6 +43,8 @@ export interface SchedulerDeps {
   queueConnection: EventEmitter;
   prefix: string;
   tickSeconds: number;
+  /** SHUTDOWN_GRACE_SECONDS: how long close() waits for the tick in flight before it stops waiting (close-workers.ts). */
+  shutdownGraceMs: number;
   maxAttempts: number;
   /** SYNC_BANDS and SYNC_HORIZON_DAYS: which bands exist and how far ahead they reach. */
   bands: readonly CadenceBand[];
@@ -301,7 +304,7 @@ export async function startScheduler(deps: SchedulerDeps): Promise<RunningSchedu
       await looking;
       deps.queueConnection.off('ready', onReady);
       errorHandling.stop();
-      await worker.close();
+      await closeWorkersWithin([worker], deps.shutdownGraceMs, deps.logger);
     },
   };
 }

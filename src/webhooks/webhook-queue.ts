@@ -16,6 +16,7 @@ import {
   type QueueOrShards,
   type QueueShards,
 } from '../lib/queue-shards.js';
+import { closeWorkersWithin } from '../lib/close-workers.js';
 import { shardConcurrency } from '../lib/shard-workers.js';
 import type { RepeatedErrorLog } from '../lib/repeated-errors.js';
 import type { Logger } from '../log.js';
@@ -98,6 +99,8 @@ export function startWebhookWorker(options: {
   /** How an attempt is made, and the delivery store the worker, the dispatcher and the sweep share. */
   delivery: WebhookDeliveryDeps;
   metrics: Metrics;
+  /** SHUTDOWN_GRACE_SECONDS: how long close() waits for the jobs in flight before it stops waiting (close-workers.ts). */
+  shutdownGraceMs: number;
   errors: RepeatedErrorLog;
   logger: Logger;
 }): RunningWebhookWorker {
@@ -256,7 +259,11 @@ export function startWebhookWorker(options: {
       options.queueConnection.off('ready', onReady);
       for (const { errorHandling } of workers) errorHandling.stop();
       await running;
-      await Promise.all(workers.map(({ worker }) => worker.close()));
+      await closeWorkersWithin(
+        workers.map(({ worker }) => worker),
+        options.shutdownGraceMs,
+        logger,
+      );
     },
   };
 }

@@ -60,9 +60,10 @@ async function scheduledRound(): Promise<Date> {
   return clock().now();
 }
 
-// Run only when asked (SLOTFEED_CLUSTER_SHARDS_TEST=1): it passes alone (397 s at load 5), but in a CI run of the
-// whole suite its teardown (the harness's shutdown, after the failover) once outlived its 240 s, and why is not
-// known yet (docs/operating.md, "Redis beyond one node"). Until that is found it is not part of `npm test`.
+// Run only when asked (SLOTFEED_CLUSTER_SHARDS_TEST=1): it passes alone (397 s at load 5), but its roles run in
+// jest's process, and after the failover BullMQ may leave a worker's close() pending for ever (a Cluster
+// connect() that never settles; src/lib/close-workers.ts). Shutdown now goes on without it, but its timers keep
+// jest from exiting. test/chaos/redis-cluster-shutdown.test.ts checks the shutdown in child processes instead.
 const describeOnRequest = process.env.SLOTFEED_CLUSTER_SHARDS_TEST === '1' ? describe : describe.skip;
 
 describeOnRequest(`on a Redis Cluster of three masters with a replica each, REDIS_SHARDS=${SHARDS}`, () => {
