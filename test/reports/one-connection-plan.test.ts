@@ -5,69 +5,32 @@
 // slots generated in bulk, packed as the compaction packs them, ANALYZEd, and each report's queries explained
 // exactly as the store runs them, in the report session.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { Prisma } from '../../src/generated/prisma/client.js';
-import { parseReportQuery, type RawReportQuery, type ReportName } from '../../src/reports/report-query.js';
+import {
+  parseReportQuery,
+  type RawReportQuery,
+  type ReportName,
+  type ReportQuery,
+} from '../../src/reports/report-query.js';
 import { availabilityRows } from '../../src/store/report-queries/availability-rows.js';
 import { bookingsRows } from '../../src/store/report-queries/bookings-rows.js';
-import { withReportSession } from '../../src/store/report-queries/report-sql.js';
 import type { ReportDb } from '../../src/store/report-queries/report-zones.js';
 import { utilizationRows } from '../../src/store/report-queries/utilization-rows.js';
 import { pruneHistory } from '../../src/store/retention.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { explainReport, flattenPlan, rowsVisited, type PlanNode } from '../support/report-plans.js';
 
 const NOW = new Date('2026-09-20T12:00:00Z');
 const CONNECTIONS = 30;
 const DAYS = 40;
 
-interface PlanNode {
-  'Node Type': string;
-  'Relation Name'?: string;
-  'Actual Rows': number;
-  'Actual Loops': number;
-  'Rows Removed by Filter'?: number;
-  'Rows Removed by Index Recheck'?: number;
-  Plans?: PlanNode[];
-}
-
-function flatten(node: PlanNode): PlanNode[] {
-  return [node, ...(node.Plans ?? []).flatMap(flatten)];
-}
-
 /** Every node of every query `read` runs for `raw`, explained in the report session as the store runs them. */
 async function explainedNodes(
   report: ReportName,
   raw: RawReportQuery,
-  read: (db: ReportDb, scope: ReturnType<typeof parseReportQuery>) => Promise<unknown>,
+  read: (db: ReportDb, scope: ReportQuery) => Promise<unknown>,
 ): Promise<PlanNode[]> {
-  const nodes: PlanNode[] = [];
-  const explaining = (tx: ReportDb): ReportDb => ({
-    $queryRaw: (async (sql: Prisma.Sql) => {
-      const rows = await (tx as unknown as TestDatabase['prisma']).$queryRawUnsafe<
-        { 'QUERY PLAN': unknown }[]
-      >(`EXPLAIN (ANALYZE, FORMAT JSON) ${sql.text}`, ...sql.values);
-      for (const explained of rows[0]!['QUERY PLAN'] as { Plan: PlanNode }[])
-        nodes.push(...flatten(explained.Plan));
-      return [];
-    }) as ReportDb['$queryRaw'],
-  });
-  const query = parseReportQuery(report, raw, NOW);
-  await withReportSession(db.prisma, query, (tx, scope) => read(explaining(tx), scope));
-  return nodes;
-}
-
-/** Rows the scans of slot_history looked at, summed over the plans: what they returned and what filters dropped. */
-function packedDaysVisited(nodes: PlanNode[]): number {
-  return nodes
-    .filter((node) => node['Relation Name'] === 'slot_history')
-    .reduce(
-      (sum, node) =>
-        sum +
-        (node['Actual Rows'] +
-          (node['Rows Removed by Filter'] ?? 0) +
-          (node['Rows Removed by Index Recheck'] ?? 0)) *
-          node['Actual Loops'],
-      0,
-    );
+  const explained = await explainReport(db.prisma, parseReportQuery(report, raw, NOW), read);
+  return explained.flatMap((query) => flattenPlan(query.Plan));
 }
 
 let db: TestDatabase;
@@ -121,6 +84,6 @@ describe('a report over packed slots for one connection', () => {
     const scans = nodes.filter((node) => node['Relation Name'] === 'slot_history');
     expect(scans.length).toBeGreaterThan(0);
     for (const scan of scans) expect(scan['Node Type']).not.toBe('Seq Scan');
-    expect(packedDaysVisited(nodes)).toBeLessThanOrEqual(packedDays);
+    expect(rowsVisited(nodes, 'slot_history')).toBeLessThanOrEqual(packedDays);
   });
 });

@@ -7,43 +7,25 @@
 // the compaction packs them, sync-health explained as the store runs it over all of them. The buffers it touches
 // stay well under one per packed run and staleness; they were several each (11,414 for 14,232).
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { Prisma } from '../../src/generated/prisma/client.js';
-import { parseReportQuery, type ReportName } from '../../src/reports/report-query.js';
-import { withReportSession } from '../../src/store/report-queries/report-sql.js';
+import { parseReportQuery, type ReportName, type ReportQuery } from '../../src/reports/report-query.js';
 import type { ReportDb } from '../../src/store/report-queries/report-zones.js';
 import { syncHealthRows } from '../../src/store/report-queries/sync-health-rows.js';
 import { pruneHistory } from '../../src/store/retention.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { explainReport } from '../support/report-plans.js';
 
 const NOW = new Date('2026-09-20T12:00:00Z');
 const CONNECTIONS = 4;
 const DAYS = 10;
 
-interface ExplainedPlan {
-  'Shared Hit Blocks': number;
-  'Shared Read Blocks': number;
-}
-
 /** Buffers (hit or read) of every query `read` runs, explained in the report session as the store runs them. */
 async function buffersOf(
   prisma: TestDatabase['prisma'],
   report: ReportName,
-  read: (db: ReportDb, scope: ReturnType<typeof parseReportQuery>) => Promise<unknown>,
+  read: (db: ReportDb, scope: ReportQuery) => Promise<unknown>,
 ): Promise<number> {
-  let buffers = 0;
-  const explaining = (tx: ReportDb): ReportDb => ({
-    $queryRaw: (async (sql: Prisma.Sql) => {
-      const rows = await (tx as unknown as TestDatabase['prisma']).$queryRawUnsafe<
-        { 'QUERY PLAN': unknown }[]
-      >(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${sql.text}`, ...sql.values);
-      const [explained] = rows[0]!['QUERY PLAN'] as { Plan: ExplainedPlan }[];
-      buffers += explained!.Plan['Shared Hit Blocks'] + explained!.Plan['Shared Read Blocks'];
-      return [];
-    }) as ReportDb['$queryRaw'],
-  });
-  const query = parseReportQuery(report, {}, NOW);
-  await withReportSession(prisma, query, (tx, scope) => read(explaining(tx), scope));
-  return buffers;
+  const explained = await explainReport(prisma, parseReportQuery(report, {}, NOW), read);
+  return explained.reduce((sum, { Plan }) => sum + Plan['Shared Hit Blocks'] + Plan['Shared Read Blocks'], 0);
 }
 
 let db: TestDatabase;

@@ -7,13 +7,11 @@
 // history generated in bulk, part packed as the compaction packs it, ANALYZEd, and the report's query explained
 // exactly as the store runs it, in the report session.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { Prisma } from '../../src/generated/prisma/client.js';
 import { parseReportQuery } from '../../src/reports/report-query.js';
-import { withReportSession } from '../../src/store/report-queries/report-sql.js';
-import type { ReportDb } from '../../src/store/report-queries/report-zones.js';
 import { syncHealthRows } from '../../src/store/report-queries/sync-health-rows.js';
 import { pruneHistory } from '../../src/store/retention.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { explainReport, flattenPlan, rowsVisited } from '../support/report-plans.js';
 
 const NOW = new Date('2026-09-20T12:00:00Z');
 const CONNECTIONS = 50;
@@ -21,52 +19,12 @@ const DAYS = 60;
 /** The last days stay row by row; the ones before are packed a row per connection and day. */
 const LIVE_DAYS = 20;
 
-interface PlanNode {
-  'Node Type': string;
-  'Relation Name'?: string;
-  'Index Name'?: string;
-  'Actual Rows': number;
-  'Actual Loops': number;
-  'Rows Removed by Filter'?: number;
-  'Rows Removed by Index Recheck'?: number;
-  Plans?: PlanNode[];
-}
-
-function flatten(node: PlanNode): PlanNode[] {
-  return [node, ...(node.Plans ?? []).flatMap(flatten)];
-}
-
 /** The report's query for one connection, explained in the report session as the store runs it. */
 async function explainOneConnection(prisma: TestDatabase['prisma'], connectionId: string) {
-  const plans: { Plan: PlanNode; JIT?: unknown }[] = [];
-  const explaining = (tx: ReportDb): ReportDb => ({
-    $queryRaw: (async (sql: Prisma.Sql) => {
-      const rows = await (tx as unknown as TestDatabase['prisma']).$queryRawUnsafe<
-        { 'QUERY PLAN': unknown }[]
-      >(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${sql.text}`, ...sql.values);
-      plans.push(...(rows[0]!['QUERY PLAN'] as { Plan: PlanNode }[]));
-      return [];
-    }) as ReportDb['$queryRaw'],
-  });
   const query = parseReportQuery('sync-health', { connection: connectionId }, NOW);
-  await withReportSession(prisma, query, (tx, scope) => syncHealthRows(explaining(tx), scope));
+  const plans = await explainReport(prisma, query, syncHealthRows);
   expect(plans).toHaveLength(1);
-  return { plan: plans[0]!, nodes: flatten(plans[0]!.Plan) };
-}
-
-/** Rows a scan of `table` looked at, summed over the plan: what it returned and what its filters dropped. */
-function rowsVisited(nodes: PlanNode[], table: string): number {
-  return nodes
-    .filter((node) => node['Relation Name'] === table)
-    .reduce(
-      (sum, node) =>
-        sum +
-        (node['Actual Rows'] +
-          (node['Rows Removed by Filter'] ?? 0) +
-          (node['Rows Removed by Index Recheck'] ?? 0)) *
-          node['Actual Loops'],
-      0,
-    );
+  return { plan: plans[0]!, nodes: flattenPlan(plans[0]!.Plan) };
 }
 
 let db: TestDatabase;
