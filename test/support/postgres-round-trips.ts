@@ -3,6 +3,7 @@
 // extended-protocol Sync, so the Z messages sent back are the round trips, whatever the client library. The SQL
 // of each (Parse and Query messages) is kept too, so a failing count can say which statements it saw.
 import net from 'node:net';
+import { closeTogether } from './socket-pair.js';
 
 export interface RoundTrip {
   /** The statements sent in it, as their SQL text; empty for a round trip of prepared statements alone. */
@@ -77,14 +78,7 @@ export async function startPostgresRoundTrips(target: {
     );
     client.pipe(upstream);
     upstream.pipe(client);
-    const drop = () => {
-      client.destroy();
-      upstream.destroy();
-      sockets.delete(client);
-      sockets.delete(upstream);
-    };
-    client.on('error', drop).on('close', drop);
-    upstream.on('error', drop).on('close', drop);
+    closeTogether(client, upstream, sockets);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as net.AddressInfo).port;

@@ -3,6 +3,7 @@
 // its place in the reply stream (as it answers a command it refuses: OOM, NOPERM, a script error), and every other
 // command goes through as sent. The client sees a Redis that fails one command in the middle of its work.
 import net from 'node:net';
+import { closeTogether } from './socket-pair.js';
 
 /** Whether the command (its name and arguments, as sent) is to fail. */
 export type RedisFault = (command: string[]) => boolean;
@@ -64,14 +65,7 @@ export async function startRedisFaultProxy(target: { port: number }): Promise<Re
       }
     });
     upstream.pipe(client);
-    const drop = () => {
-      client.destroy();
-      upstream.destroy();
-      sockets.delete(client);
-      sockets.delete(upstream);
-    };
-    client.on('error', drop).on('close', drop);
-    upstream.on('error', drop).on('close', drop);
+    closeTogether(client, upstream, sockets);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as net.AddressInfo;
