@@ -5,13 +5,17 @@
 // master is killed mid-round (SIGKILL, no persistence): its replica takes over after the cluster's node
 // timeout, every job the round had on it runs to success once, no tick job commits twice, and the next round
 // syncs every connection, on the promoted replica too. The killed node comes back as a replica.
+// The worker and the scheduler run as `slotfeed` child processes, stopped by SIGTERM: after the failover
+// BullMQ may leave a worker's close() pending for ever (src/lib/close-workers.ts), and in jest's own process its
+// timers would keep jest from exiting; the CLI exits once its shutdown is done. The web role runs no BullMQ
+// worker and stays in jest's process (the web harness), on the real clock the children read too.
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Cluster } from 'ioredis';
 import { shardPrefix } from '../../src/lib/queue-shards.js';
 import { startCalDavServer, type CalDavTestServer } from '../support/caldav-servers.js';
-import type { FakeClock } from '../support/sync-harness.js';
+import { spawnSlotfeed, startWorkerProcess, type SlotfeedProcess } from '../support/child-process.js';
 import { waitFor } from '../support/wait-for.js';
 import { createWebHarness, type WebHarness } from '../support/web-harness.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
@@ -29,14 +33,14 @@ import {
 const PREFIX = '{slotfeed-shards}';
 const SHARDS = 8;
 const USERS = 8;
-const DAY_SECONDS = 24 * 3600;
+const DAY_MS = 24 * 3600 * 1000;
 
 let cluster: OwnRedisCluster;
 let caldav: CalDavTestServer;
 let receiver: WebhookReceiver;
 let h: WebHarness;
+const children: SlotfeedProcess[] = [];
 const connections: { connectionId: string; token: string }[] = [];
-const clock = () => h.sync.clock as FakeClock;
 
 const slotOf = (tag: string, client: Cluster) => client.cluster('KEYSLOT', tag) as Promise<number>;
 const serves = (node: ClusterNode, slot: number) =>
@@ -50,28 +54,36 @@ async function commandCalls(port: number): Promise<Record<string, number>> {
   );
 }
 
-/** Connections whose last good sync is at or after `at` (the fake clock's time). */
+/** Connections whose last good sync is at or after `at`. */
 const syncedSince = async (at: Date) =>
   h.sync.db.prisma.connection.count({ where: { lastGoodSyncAt: { gte: at } } });
 
-/** Moves the clock a day on, so every band of every connection is due, and waits for the scheduler's round. */
+/**
+ * Makes every band of every connection due now, as a day on would (the child processes read the real clock, so
+ * the test moves the due times instead of the clock); the scheduler's next tick starts the round. Returns when.
+ */
 async function scheduledRound(): Promise<Date> {
-  clock().advance(DAY_SECONDS);
-  return clock().now();
+  const at = new Date();
+  await h.sync.db.prisma.$executeRaw`
+    UPDATE connection SET next_sync_at = ${at},
+      band_state = (SELECT coalesce(jsonb_object_agg(key, value || jsonb_build_object('dueAt', ${at.toISOString()}::text)), '{}'::jsonb)
+                      FROM jsonb_each(band_state::jsonb))`;
+  return at;
 }
 
-// Run only when asked (SLOTFEED_CLUSTER_SHARDS_TEST=1): it passes alone (397 s at load 5), but its roles run in
-// jest's process, and after the failover BullMQ may leave a worker's close() pending for ever (a Cluster
-// connect() that never settles; src/lib/close-workers.ts). Shutdown now goes on without it, but its timers keep
-// jest from exiting. test/chaos/redis-cluster-shutdown.test.ts checks the shutdown in child processes instead.
-const describeOnRequest = process.env.SLOTFEED_CLUSTER_SHARDS_TEST === '1' ? describe : describe.skip;
+/** Sends each child SIGTERM and waits for it to exit: shutdown must end on its own. */
+async function stopChildren(): Promise<void> {
+  for (const child of children) child.child.kill('SIGTERM');
+  await Promise.all(children.map((child) => child.exited));
+}
 
-describeOnRequest(`on a Redis Cluster of three masters with a replica each, REDIS_SHARDS=${SHARDS}`, () => {
+describe(`on a Redis Cluster of three masters with a replica each, REDIS_SHARDS=${SHARDS}`, () => {
   beforeAll(async () => {
     cluster = await startOwnRedisCluster(3, { replicas: 1 });
     caldav = await startCalDavServer('radicale');
     receiver = await startWebhookReceiver();
     h = await createWebHarness('chaos_redis_cluster_shards', {
+      clock: null,
       simulator: { users: USERS },
       env: {
         REDIS_CLUSTER_NODES: cluster.nodes,
@@ -81,17 +93,28 @@ describeOnRequest(`on a Redis Cluster of three masters with a replica each, REDI
         // Slow enough that a round's syncs are still running, waiting their turn, when the master is killed.
         UPSTREAM_RATE_LIMIT_PER_SECOND: '6',
         WORKER_CONCURRENCY: String(SHARDS),
-        // The clock stands still between rounds: a budget would never refill within one.
+        // No budget: a round's syncs all go at once, waiting only on the rate limit.
         SYNC_CALL_BUDGET_PER_SECOND: '0',
+        // The default bands, each a day apart: nothing comes due between the test's own rounds.
+        SYNC_BANDS: '2d=24h,4d=24h,7d=24h,*=24h',
         CALDAV_ALLOW_PRIVATE_TARGETS: 'true',
         CALDAV_DISPATCH_INTERVAL_MS: '200',
         WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
         WEBHOOK_DISPATCH_INTERVAL_MS: '200',
       },
     });
-    await h.sync.startRoles(['worker', 'scheduler']);
+    const env = { ...h.sync.env, LOG_LEVEL: 'info' };
+    const scheduler = spawnSlotfeed(['scheduler'], env);
+    children.push(scheduler);
+    await waitFor(
+      async () => scheduler.output(),
+      (output) => output.includes('slotfeed running'),
+      { timeoutMs: 30_000, what: 'the scheduler running' },
+    );
+    children.push(await startWorkerProcess(env));
   }, patient(90_000));
   afterAll(async () => {
+    await stopChildren();
     await h?.close();
     await receiver?.close();
     await caldav?.close();
@@ -131,13 +154,13 @@ describeOnRequest(`on a Redis Cluster of three masters with a replica each, REDI
         password: caldav.password,
       });
 
-      // A booking the next scheduled round infers (of a slot still ahead once the clock is a day on), and a day
-      // on: the scheduler syncs every connection.
+      // A booking the next scheduled round infers (of a slot more than two days ahead), and every band due:
+      // the scheduler syncs every connection.
       const slot = await h.sync.db.prisma.slot.findFirstOrThrow({
         where: {
           connectionId: first.connectionId,
           goneAt: null,
-          startsAt: { gt: new Date(clock().now().getTime() + 2 * DAY_SECONDS * 1000) },
+          startsAt: { gt: new Date(Date.now() + 2 * DAY_MS) },
         },
         orderBy: [{ startsAt: 'asc' }, { upstreamEventId: 'asc' }],
       });
