@@ -13,7 +13,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Cluster } from 'ioredis';
-import { shardPrefix } from '../../src/lib/queue-shards.js';
+import { shardIndex, shardPrefix } from '../../src/lib/queue-shards.js';
 import { startCalDavServer, type CalDavTestServer } from '../support/caldav-servers.js';
 import { spawnSlotfeed, startWorkerProcess, type SlotfeedProcess } from '../support/child-process.js';
 import { waitFor } from '../support/wait-for.js';
@@ -33,6 +33,9 @@ import {
 const PREFIX = '{slotfeed-shards}';
 const SHARDS = 8;
 const USERS = 8;
+// Connection ids are random, so eight of them may all land in shards of one master (that of shard 0, which the
+// failover leaves alone: it holds the tick and the limiter). Spare users are connected until one lands elsewhere.
+const SPARE_USERS = 8;
 const DAY_MS = 24 * 3600 * 1000;
 
 let cluster: OwnRedisCluster;
@@ -41,6 +44,8 @@ let receiver: WebhookReceiver;
 let h: WebHarness;
 const children: SlotfeedProcess[] = [];
 const connections: { connectionId: string; token: string }[] = [];
+/** The hash slot of each shard's tag, read once the cluster is up. */
+let shardSlots: number[];
 
 const slotOf = (tag: string, client: Cluster) => client.cluster('KEYSLOT', tag) as Promise<number>;
 const serves = (node: ClusterNode, slot: number) =>
@@ -52,6 +57,34 @@ async function commandCalls(port: number): Promise<Record<string, number>> {
   return Object.fromEntries(
     [...stdout.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)].map((m) => [m[1]!, Number(m[2])]),
   );
+}
+
+/** The hash slot of each shard's tag, read from the cluster. */
+async function shardSlotsOf(): Promise<number[]> {
+  const client = new Cluster(
+    cluster.ports.map((port) => ({ host: '127.0.0.1', port })),
+    { redisOptions: { protocol: 2 } },
+  );
+  try {
+    return await Promise.all(
+      Array.from({ length: SHARDS }, (_, i) => slotOf(shardPrefix(PREFIX, i), client)),
+    );
+  } finally {
+    client.disconnect();
+  }
+}
+
+/** The shards the connected connections' syncs run in. */
+const connectionShards = () => [...new Set(connections.map((c) => shardIndex(c.connectionId, SHARDS)))];
+
+/**
+ * The master to kill: one that runs syncs of a connected connection, not the one of REDIS_PREFIX's tag (shard 0),
+ * so that the failover takes running syncs and leaves the tick and the limiter be. None while every connection
+ * is in that master's shards.
+ */
+function victimOf(nodes: ClusterNode[]): ClusterNode | undefined {
+  const first = nodes.find((node) => serves(node, shardSlots[0]!));
+  return nodes.find((node) => node !== first && connectionShards().some((i) => serves(node, shardSlots[i]!)));
 }
 
 /** Connections whose last good sync is at or after `at`. */
@@ -84,7 +117,7 @@ describe(`on a Redis Cluster of three masters with a replica each, REDIS_SHARDS=
     receiver = await startWebhookReceiver();
     h = await createWebHarness('chaos_redis_cluster_shards', {
       clock: null,
-      simulator: { users: USERS },
+      simulator: { users: USERS + SPARE_USERS },
       env: {
         REDIS_CLUSTER_NODES: cluster.nodes,
         REDIS_PREFIX: PREFIX,
@@ -124,13 +157,18 @@ describe(`on a Redis Cluster of three masters with a replica each, REDIS_SHARDS=
   it(
     'connects, syncs on schedule, serves feeds, delivers a webhook and pushes to CalDAV, with keys and commands on every master',
     async () => {
-      for (const user of h.sync.sim.users) {
+      shardSlots = await shardSlotsOf();
+      const topology = await cluster.describe();
+      const users = [...h.sync.sim.users];
+      while (connections.length < USERS || !victimOf(topology)) {
+        const user = users.shift();
+        if (!user) throw new Error('every connection landed in shards of the master of shard 0');
         const connected = await h.connectViaWeb(user.email);
         connections.push({ connectionId: connected.connectionId, token: connected.token! });
       }
       await waitFor(
         () => h.sync.db.prisma.connection.count({ where: { lastGoodSyncAt: { not: null } } }),
-        (n) => n === USERS,
+        (n) => n === connections.length,
         { timeoutMs: 90_000, what: 'the first sync of every connection' },
       );
       for (const { token } of connections) {
@@ -168,7 +206,7 @@ describe(`on a Redis Cluster of three masters with a replica each, REDIS_SHARDS=
       const round = await scheduledRound();
       await waitFor(
         () => syncedSince(round),
-        (n) => n === USERS,
+        (n) => n === connections.length,
         {
           timeoutMs: 90_000,
           what: 'a scheduled sync of every connection',
@@ -192,10 +230,8 @@ describe(`on a Redis Cluster of three masters with a replica each, REDIS_SHARDS=
         await client.ping();
         const masters = (await cluster.describe()).filter((node) => node.role === 'master');
         expect(masters).toHaveLength(3);
-        const tags = Array.from({ length: SHARDS }, (_, i) => shardPrefix(PREFIX, i));
-        const slots = await Promise.all(tags.map((tag) => slotOf(tag, client)));
         for (const master of masters) {
-          expect(slots.some((slot) => serves(master, slot))).toBe(true);
+          expect(shardSlots.some((slot) => serves(master, slot))).toBe(true);
           const keys = await client
             .nodes('master')
             .find((n) => n.options.port === master.port)!
@@ -222,22 +258,8 @@ describe(`on a Redis Cluster of three masters with a replica each, REDIS_SHARDS=
     'loses a master mid-round: its replica takes over, no job is lost, none commits twice, syncing goes on',
     async () => {
       const before = await cluster.describe();
-      const client = new Cluster(
-        cluster.ports.map((port) => ({ host: '127.0.0.1', port })),
-        { redisOptions: { protocol: 2 } },
-      );
-      let victim: ClusterNode;
-      let victimShards: number[];
-      try {
-        const slots = await Promise.all(
-          Array.from({ length: SHARDS }, (_, i) => slotOf(shardPrefix(PREFIX, i), client)),
-        );
-        // A master with sync shards of its own, not the one of REDIS_PREFIX's tag (shard 0).
-        victim = before.find((node) => serves(node, slots[1]!) && !serves(node, slots[0]!))!;
-        victimShards = slots.flatMap((slot, i) => (serves(victim, slot) ? [i] : []));
-      } finally {
-        client.disconnect();
-      }
+      const victim = victimOf(before)!;
+      const victimShards = connectionShards().filter((i) => serves(victim, shardSlots[i]!));
       const replica = before.find((node) => node.masterId === victim.id)!;
       expect(replica).toBeDefined();
       const shards = victimShards.map((i) => h.sync.clients.syncShards.shards[i]!);
@@ -274,7 +296,7 @@ describe(`on a Redis Cluster of three masters with a replica each, REDIS_SHARDS=
       );
       await waitFor(
         () => syncedSince(round),
-        (n) => n === USERS,
+        (n) => n === connections.length,
         {
           timeoutMs: 120_000,
           what: 'every connection synced in the round of the failover',
@@ -292,7 +314,7 @@ describe(`on a Redis Cluster of three masters with a replica each, REDIS_SHARDS=
       const next = await scheduledRound();
       await waitFor(
         () => syncedSince(next),
-        (n) => n === USERS,
+        (n) => n === connections.length,
         {
           timeoutMs: 120_000,
           what: 'every connection synced after the failover',
