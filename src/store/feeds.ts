@@ -22,6 +22,7 @@ import {
   teamStateOf,
   type ConnectionStateJson,
 } from './feed-inputs.js';
+import { FEED_ROW_JSON, feedRowOf, type FeedRowJson } from './feed-row-json.js';
 import type { Revocation } from './revocation.js';
 import { TeamNotFoundError } from './teams.js';
 import type { TokenVault } from './token-vault.js';
@@ -135,34 +136,6 @@ export class InvalidFeedOptionsError extends Error {
 export interface FeedStoreLogger {
   warn(details: Record<string, unknown>, message: string): void;
 }
-
-/** The feed row's columns a FeedRecord is made of, as one JSON value, of the row `f`. */
-const FEED_ROW_JSON = Prisma.sql`json_build_object(
-  'id', f."id", 'connectionId', f."connection_id", 'teamId', f."team_id",
-  'upstreamEventId', f."upstream_event_id", 'label', f."label", 'tokenSealed', f."token_sealed",
-  'options', f."options", 'createdAt', f."created_at", 'revokedAt', f."revoked_at",
-  'inputsChangedAt', f."inputs_changed_at", 'labelChangedAt', f."label_changed_at")`;
-
-type Stamp = string;
-type FeedRowJson = Omit<
-  Feed,
-  'tokenHash' | 'createdAt' | 'revokedAt' | 'inputsChangedAt' | 'labelChangedAt'
-> & {
-  createdAt: Stamp;
-  revokedAt: Stamp | null;
-  inputsChangedAt: Stamp | null;
-  labelChangedAt: Stamp | null;
-};
-
-const dateOrNull = (stamp: Stamp | null) => (stamp === null ? null : new Date(stamp));
-
-const feedRowOf = (row: FeedRowJson): Omit<Feed, 'tokenHash'> => ({
-  ...row,
-  createdAt: new Date(row.createdAt),
-  revokedAt: dateOrNull(row.revokedAt),
-  inputsChangedAt: dateOrNull(row.inputsChangedAt),
-  labelChangedAt: dateOrNull(row.labelChangedAt),
-});
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
