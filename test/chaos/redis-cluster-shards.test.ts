@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Cluster } from 'ioredis';
 import { shardIndex, shardPrefix } from '../../src/lib/queue-shards.js';
 import { startCalDavServer, type CalDavTestServer } from '../support/caldav-servers.js';
-import { spawnSlotfeed, startWorkerProcess, type SlotfeedProcess } from '../support/child-process.js';
+import { startRoleProcess, startWorkerProcess, type SlotfeedProcess } from '../support/child-process.js';
 import { waitFor } from '../support/wait-for.js';
 import { createWebHarness, type WebHarness } from '../support/web-harness.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
@@ -137,13 +137,7 @@ describe(`on a Redis Cluster of three masters with a replica each, REDIS_SHARDS=
       },
     });
     const env = { ...h.sync.env, LOG_LEVEL: 'info' };
-    const scheduler = spawnSlotfeed(['scheduler'], env);
-    children.push(scheduler);
-    await waitFor(
-      async () => scheduler.output(),
-      (output) => output.includes('slotfeed running'),
-      { timeoutMs: 30_000, what: 'the scheduler running' },
-    );
+    children.push(await startRoleProcess('scheduler', env));
     children.push(await startWorkerProcess(env));
   }, patient(90_000));
   afterAll(async () => {

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import {
   killProcesses,
-  spawnSlotfeed,
+  startRoleProcess,
   startWorkerProcess,
   type SlotfeedProcess,
 } from '../support/child-process.js';
@@ -44,13 +44,7 @@ describe('a worker and a scheduler on a Redis Cluster', () => {
       const before = await cluster.describe();
       const victim = before.find((node) => node.role === 'master')!;
       const replica = before.find((node) => node.masterId === victim.id)!;
-      const scheduler = spawnSlotfeed(['scheduler'], env);
-      children.push(scheduler);
-      await waitFor(
-        async () => scheduler.output(),
-        (output) => output.includes('slotfeed running'),
-        { timeoutMs: 30_000, what: 'the scheduler running' },
-      );
+      children.push(await startRoleProcess('scheduler', env));
       const worker = await startWorkerProcess(env);
       children.push(worker);
       // At once, while the worker's blocking connections are still finding their way around the cluster.

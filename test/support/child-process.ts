@@ -32,19 +32,24 @@ export function spawnSlotfeed(
   return { child, output: () => output, exited };
 }
 
-/** A `slotfeed worker` child process, once it says it is running (its roles have started). */
-export async function startWorkerProcess(env: Record<string, string>): Promise<SlotfeedProcess> {
-  const worker = spawnSlotfeed(['worker'], env);
+/** A `slotfeed <role>` child process, once it says it is running (its roles have started). */
+export async function startRoleProcess(
+  role: 'worker' | 'scheduler',
+  env: Record<string, string>,
+): Promise<SlotfeedProcess> {
+  const started = spawnSlotfeed([role], env);
   const deadline = Date.now() + patient(30_000);
-  while (!worker.output().includes('slotfeed running')) {
-    if (worker.child.exitCode !== null || Date.now() > deadline) {
-      worker.child.kill('SIGKILL');
-      throw new Error(`the worker did not start:\n${worker.output().slice(-2000)}`);
+  while (!started.output().includes('slotfeed running')) {
+    if (started.child.exitCode !== null || Date.now() > deadline) {
+      started.child.kill('SIGKILL');
+      throw new Error(`the ${role} did not start:\n${started.output().slice(-2000)}`);
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  return worker;
+  return started;
 }
+
+export const startWorkerProcess = (env: Record<string, string>) => startRoleProcess('worker', env);
 
 /** SIGKILLs whichever of these processes still run, and waits until all have exited. */
 export async function killProcesses(processes: readonly SlotfeedProcess[]): Promise<void> {
