@@ -13,7 +13,7 @@
 // much longer, no call goes beyond the rate) and what a lost timeline costs (Redis restarted empty: calls
 // already reserved go on their schedule beside the new one's, for at most that long).
 // A pause set while a caller sleeps its reservation still stops its call: this process's own pauses at once,
-// another process's as this process last asked Redis, at most PAUSE_CHECK_REUSE_MS before.
+// another process's as this process last asked, at most PAUSE_CHECK_REUSE_MS before.
 // Waits are slept in steps of at most SLEEP_STEP_MS, each ended early by the caller's abort: a pause of hours
 // is then neither slept through by a shutdown nor handed to setTimeout whole (which shortens anything over 24.8
 // days to 1 ms). A pause is asked about once a step.
@@ -170,12 +170,13 @@ export function createRedisRateLimiter(
   const pausedForScript = redisScript(redis, 'slotfeedRateLimitPausedFor', PAUSED_FOR, 1);
   const pausedForMs = async () => Math.max(0, Number(await pausedForScript([pauseKey], [])));
 
-  // The last answer this process had from Redis to "are the calls paused?", shared by the callers that wake within
-  // PAUSE_CHECK_REUSE_MS of it; forgotten when this process pauses the calls, so its own pause is seen at once.
-  // Redis alone says whether the calls are paused (a hold ended there ends for every process).
+  // What this process knows of a pause without asking: its own pauseAll, and the last answer it had from Redis
+  // (shared by the callers that wake within PAUSE_CHECK_REUSE_MS of it).
+  let ownPauseUntil = 0;
   let lastPauseCheck: { at: number; answer: Promise<number> } | undefined;
-  const pausedForNow = (): Promise<number> => {
+  const pausedForNow = async (): Promise<number> => {
     const now = Date.now();
+    if (ownPauseUntil > now) return ownPauseUntil - now;
     if (lastPauseCheck === undefined || now - lastPauseCheck.at >= PAUSE_CHECK_REUSE_MS) {
       lastPauseCheck = { at: now, answer: pausedForMs() };
     }
@@ -286,8 +287,8 @@ export function createRedisRateLimiter(
     },
     async pauseAll(ms) {
       if (ms <= 0) return;
+      ownPauseUntil = Math.max(ownPauseUntil, Date.now() + ms);
       await pauseScript([pauseKey], [Math.ceil(ms)]);
-      lastPauseCheck = undefined;
     },
     pausedForMs,
   };
