@@ -7,26 +7,20 @@
 // the caller sleeps until then without asking again. Asking again after each wait, as this limiter first did,
 // made one script call per wait step for every queued caller; with calls queued at the rate that was several
 // script calls per upstream call, all on the one hash tag every worker shares. The callers of one process that
-// are waiting at once are reserved for together, in one script call. Reservations reach at most
-// RESERVE_AHEAD_MS ahead; a caller further back in the queue is told when to ask again. That bounds what a
-// reservation given up costs (a shutdown does not give its callers' reservations back: the others wait that
-// much longer, no call goes beyond the rate) and what a lost timeline costs (Redis restarted empty: calls
-// already reserved go on their schedule beside the new one's, for at most that long).
-// A pause set while a caller sleeps its reservation still stops its call: this process's own pauses at once,
-// another process's as this process last asked, at most PAUSE_CHECK_REUSE_MS before.
+// are waiting at once are reserved for together, in one script call. A reservation whose caller is aborted
+// (a shutdown) is not given back: the others wait one interval longer, no call goes out beyond the rate.
 // Waits are slept in steps of at most SLEEP_STEP_MS, each ended early by the caller's abort: a pause of hours
 // is then neither slept through by a shutdown nor handed to setTimeout whole (which shortens anything over 24.8
-// days to 1 ms). A pause is asked about once a step.
+// days to 1 ms). A pause is asked about once a step; a reserved wait of a step or more asks once more at its
+// end, so a pause another process set meanwhile (a 429) still stops the call.
 import type { RedisClient } from './redis-connection.js';
 import { redisScript } from './redis-script.js';
 
-// Reserves up to ARGV[5] consecutive grants, those within ARGV[6] ms of now. Returns { pauseMs, wait1, … }:
-// pauseMs > 0 when the calls are paused (nothing reserved); else each grant's wait from now in ms, or, for a
-// grant past the horizon (not reserved), minus how long until it would be within it. Time comes from Redis so
-// that workers on machines with skewed clocks share one timeline. ARGV[4] says what a pause does: 'wait' and
-// 'report' answer it (nothing reserved), 'ignore' leaves it aside (the rate alone decides). The audit stream's
-// entry ids are the grants' times (what the limit decided, wherever the callers then run), made here from the
-// stream's last id so that they rise on any Redis version.
+// Reserves ARGV[5] consecutive grants. Returns { pauseMs, wait1, wait2, … }: pauseMs > 0 when the calls are
+// paused (nothing reserved), else the ms each grant must wait from now. Time comes from Redis so that workers on
+// machines with skewed clocks share one timeline. ARGV[4] says what a pause does: 'wait' and 'report' answer it
+// (nothing reserved), 'ignore' leaves it aside (the rate alone decides). The audit stream's entry ids are the
+// grants' times: what the limit decided, wherever the callers then run.
 const RESERVE = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -37,39 +31,20 @@ end
 local interval = tonumber(ARGV[1])
 local tolerance = tonumber(ARGV[2])
 local count = tonumber(ARGV[5])
-local horizon = tonumber(ARGV[6])
 local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
 if tat < now then tat = now end
-local lastMs, lastSeq = -1, 0
-if ARGV[3] ~= '' then
-  local top = redis.call('XREVRANGE', ARGV[3], '+', '-', 'COUNT', 1)[1]
-  if top then
-    local dash = string.find(top[1], '-', 1, true)
-    lastMs = tonumber(string.sub(top[1], 1, dash - 1))
-    lastSeq = tonumber(string.sub(top[1], dash + 1))
-  end
-end
 local answer = { 0 }
-local reserved = 0
 for k = 0, count - 1 do
-  local at = tat + reserved * interval - tolerance
+  local at = tat + k * interval - tolerance
   if at < now then at = now end
-  if at - now > horizon then
-    answer[k + 2] = -math.max(1, math.ceil(at - now - horizon))
-  else
-    reserved = reserved + 1
-    answer[k + 2] = math.ceil(at - now)
-    if ARGV[3] ~= '' then
-      local ms = math.floor(at)
-      if ms > lastMs then lastMs, lastSeq = ms, 0 else lastSeq = lastSeq + 1 end
-      redis.call('XADD', ARGV[3], 'MAXLEN', '~', '100000', lastMs .. '-' .. lastSeq, 'g', '1')
-    end
+  answer[k + 2] = math.ceil(at - now)
+  if ARGV[3] ~= '' then
+    local added = redis.pcall('XADD', ARGV[3], 'MAXLEN', '~', '100000', math.floor(at) .. '-*', 'g', '1')
+    if type(added) == 'table' and added.err then redis.call('XADD', ARGV[3], 'MAXLEN', '~', '100000', '*', 'g', '1') end
   end
 end
-if reserved > 0 then
-  local nextTat = tat + reserved * interval
-  redis.call('SET', KEYS[1], tostring(nextTat), 'PX', math.ceil(nextTat - now + 1000))
-end
+local nextTat = tat + count * interval
+redis.call('SET', KEYS[1], tostring(nextTat), 'PX', math.ceil(nextTat - now + 1000))
 return answer`;
 
 const PAUSE = `
@@ -98,14 +73,8 @@ export interface RateLimiterOptions {
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
 }
 
-/** The longest single sleep of a wait: a shutdown never waits longer. */
+/** The longest single sleep of a wait: Redis is asked again after it, and a shutdown never waits longer. */
 export const SLEEP_STEP_MS = 1000;
-
-/** How far ahead a grant may be reserved: past it a caller is told when to ask again. */
-export const RESERVE_AHEAD_MS = 2000;
-
-/** How long an answer to "are the calls paused?" serves the callers of this process that wake after it. */
-export const PAUSE_CHECK_REUSE_MS = 100;
 
 export interface RateLimiter {
   /** Resolves when this process may make one upstream call; a pause is waited out. */
@@ -143,7 +112,7 @@ function defaultSleep(ms: number, signal?: AbortSignal): Promise<void> {
 
 type PauseMode = 'wait' | 'report' | 'ignore';
 
-/** The most callers one script call reserves for. */
+/** The most grants one script call reserves: a batch's last caller waits at most this many intervals for it. */
 export const MOST_GRANTS_PER_CALL = 32;
 
 interface Waiter {
@@ -170,19 +139,6 @@ export function createRedisRateLimiter(
   const pausedForScript = redisScript(redis, 'slotfeedRateLimitPausedFor', PAUSED_FOR, 1);
   const pausedForMs = async () => Math.max(0, Number(await pausedForScript([pauseKey], [])));
 
-  // What this process knows of a pause without asking: its own pauseAll, and the last answer it had from Redis
-  // (shared by the callers that wake within PAUSE_CHECK_REUSE_MS of it).
-  let ownPauseUntil = 0;
-  let lastPauseCheck: { at: number; answer: Promise<number> } | undefined;
-  const pausedForNow = async (): Promise<number> => {
-    const now = Date.now();
-    if (ownPauseUntil > now) return ownPauseUntil - now;
-    if (lastPauseCheck === undefined || now - lastPauseCheck.at >= PAUSE_CHECK_REUSE_MS) {
-      lastPauseCheck = { at: now, answer: pausedForMs() };
-    }
-    return lastPauseCheck.answer;
-  };
-
   /** Sleeps `ms` in steps of at most SLEEP_STEP_MS, each ended by the signal's abort. */
   const sleepInSteps = async (ms: number, signal: AbortSignal | undefined) => {
     for (let left = ms; left > 0; left -= SLEEP_STEP_MS) {
@@ -191,23 +147,16 @@ export function createRedisRateLimiter(
     }
   };
 
-  /**
-   * One waiter's answer: a pause handled as its mode says; past the horizon, asked again when it is near; else
-   * its reservation slept, and a pause set meanwhile waited out (the rate alone decides for 'ignore').
-   */
+  /** One waiter's answer: its reserved wait slept, or the pause handled as its mode says. */
   const settle = async (waiter: Waiter, pauseMs: number, waitMs: number): Promise<void> => {
     if (pauseMs > 0) {
       if (waiter.mode === 'report') return waiter.resolve(pauseMs);
       await sleep(Math.min(pauseMs, SLEEP_STEP_MS), waiter.signal);
       return enqueue(waiter);
     }
-    if (waitMs < 0) {
-      await sleep(Math.min(-waitMs, SLEEP_STEP_MS), waiter.signal);
-      return enqueue(waiter);
-    }
     await sleepInSteps(waitMs, waiter.signal);
-    if (waitMs > 0 && waiter.mode !== 'ignore') {
-      const paused = await pausedForNow();
+    if (waitMs >= SLEEP_STEP_MS && waiter.mode !== 'ignore') {
+      const paused = await pausedForMs();
       if (paused > 0) return settle(waiter, paused, 0);
     }
     waiter.resolve(0);
@@ -218,6 +167,8 @@ export function createRedisRateLimiter(
   const queue: Waiter[] = [];
   let reserving = false;
 
+  // `reserving` is cleared in the same turn as the last look at the queue, so a waiter enqueued after it starts
+  // a reservation of its own rather than waiting on one that is over.
   /** The next waiters to reserve for: the first one's mode, at most MOST_GRANTS_PER_CALL; the aborted dropped. */
   const nextBatch = (): Waiter[] => {
     const mode = queue[0]!.mode;
@@ -244,7 +195,7 @@ export function createRedisRateLimiter(
         try {
           const reply = (await reserveScript(
             [tatKey, pauseKey],
-            [intervalMs, toleranceMs, auditKey, batch[0]!.mode, batch.length, RESERVE_AHEAD_MS],
+            [intervalMs, toleranceMs, auditKey, batch[0]!.mode, batch.length],
           )) as (number | string)[];
           answer = reply.map(Number);
         } catch (error: unknown) {
@@ -286,9 +237,7 @@ export function createRedisRateLimiter(
       await take('ignore', signal);
     },
     async pauseAll(ms) {
-      if (ms <= 0) return;
-      ownPauseUntil = Math.max(ownPauseUntil, Date.now() + ms);
-      await pauseScript([pauseKey], [Math.ceil(ms)]);
+      if (ms > 0) await pauseScript([pauseKey], [Math.ceil(ms)]);
     },
     pausedForMs,
   };
