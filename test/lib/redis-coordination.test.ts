@@ -1,6 +1,5 @@
 import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { Redis } from 'ioredis';
 import {
   createRedisRateLimiter,
   MOST_GRANTS_PER_CALL,
@@ -167,7 +166,7 @@ describe('createRedisRateLimiter', () => {
   it('reserves for the callers queued in a process together: a script call a batch, not one per wait step', async () => {
     const key = `${redis.prefix}:rl:queued`;
     // Every script call of this limiter, seen by Redis (MONITOR), told apart from other tests' by its key.
-    const monitor = await new Redis(redis.url, { lazyConnect: true }).monitor();
+    const monitor = await redis.connection.monitor();
     let scriptCalls = 0;
     monitor.on('monitor', (_time: string, args: string[]) => {
       if (args[0]?.toLowerCase() === 'evalsha' && args.includes(`${key}:tat`)) scriptCalls++;
