@@ -1,10 +1,6 @@
 import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import {
-  createRedisRateLimiter,
-  MOST_GRANTS_PER_CALL,
-  SLEEP_STEP_MS,
-} from '../../src/lib/redis-rate-limiter.js';
+import { createRedisRateLimiter, SLEEP_STEP_MS } from '../../src/lib/redis-rate-limiter.js';
 import { LockLostError, LockTimeoutError, withRedisLock } from '../../src/lib/redis-lock.js';
 import { createTestRedis, type TestRedis } from '../support/redis.js';
 
@@ -161,44 +157,6 @@ describe('createRedisRateLimiter', () => {
     const waiting = limiter.acquire(shutdown.signal);
     shutdown.abort(new Error('shutting down'));
     await expect(waiting).rejects.toThrow('shutting down');
-  });
-
-  it('reserves for the callers queued in a process together: a script call a batch, not one per wait step', async () => {
-    const key = `${redis.prefix}:rl:queued`;
-    // Every script call of this limiter, seen by Redis (MONITOR), told apart from other tests' by its key.
-    const monitor = await redis.connection.monitor();
-    let scriptCalls = 0;
-    monitor.on('monitor', (_time: string, args: string[]) => {
-      if (args[0]?.toLowerCase() === 'evalsha' && args.includes(`${key}:tat`)) scriptCalls++;
-    });
-    try {
-      const options = { perSecond: 50, burst: 1, audit: true };
-      // Two processes' limiters, 40 callers each, all queued at once: 80 grants at 50 a second.
-      const processes = [1, 2].map(() => createRedisRateLimiter(redis.connection, key, options));
-      await Promise.all(processes.flatMap((limiter) => Array.from({ length: 40 }, () => limiter.acquire())));
-      const grants = (await redis.connection.xrange(`${key}:grants`, '-', '+')).map(([id]) =>
-        Number(id.split('-')[0]),
-      );
-      expect(grants).toHaveLength(80);
-      // The rate holds where it is decided: 80 grants 20 ms apart span at least 79 intervals.
-      expect(Math.max(...grants) - Math.min(...grants)).toBeGreaterThanOrEqual(79 * 20 - 1);
-      // Asked again after each wait, as before reservations, these 80 grants took 2,916 script calls.
-      expect(scriptCalls).toBeLessThanOrEqual(2 * Math.ceil(40 / MOST_GRANTS_PER_CALL) + 2);
-    } finally {
-      monitor.disconnect();
-    }
-  });
-
-  it('does not let a reserved call go while another process has paused the calls', async () => {
-    const key = `${redis.prefix}:rl:paused-meanwhile`;
-    const waiting = createRedisRateLimiter(redis.connection, key, { perSecond: 0.5, burst: 1 });
-    const other = createRedisRateLimiter(redis.connection, key, { perSecond: 0.5, burst: 1 });
-    await waiting.acquire();
-    // The next grant is two seconds away: the caller sleeps its reservation, and meanwhile the other process is
-    // answered 429 and pauses everyone for three seconds.
-    const granted = waiting.acquire().then(() => other.pausedForMs());
-    await other.pauseAll(3000);
-    expect(await granted).toBe(0);
   });
 
   it('records each grant in its audit stream when asked to, at the Redis time of the grant', async () => {
