@@ -1,8 +1,14 @@
 // One worker process's line at each CalDAV host (issue 43): pushes that have read and rendered their feed and
-// found every slot of their host taken wait here, in the order they came, and the slot one of this process's
-// pushes lets go is tried at once by the first of them, so a push ready to send takes it within a Redis round
-// trip, not after a quarter second in the queue's delayed set. Slots let go by other processes are noticed by
-// the first in line asking again every HOST_BUSY_RETRY_MS.
+// found every slot of their host taken wait here, in the order they came, and a slot one of this process's pushes
+// lets go is handed to the first of them as it is, still held in Redis: a push ready to send has it at once, with
+// no round trip to let it go and take it again, and the host never sees the slot free in between. Slots let go by
+// other processes are noticed by the first in line asking again every HOST_BUSY_RETRY_MS.
+//
+// Handing over keeps a slot in this process while it has pushes for the host in line. That is no less fair to
+// other processes than before: a slot let go to Redis was asked for again at once by the first here, within a
+// round trip, where another process's line asks only every HOST_BUSY_RETRY_MS. A host this process saw held back
+// (a Retry-After) gets no handover: its slot goes back to Redis, and the push in line is told to wait; a hold
+// another process set is met by the push's own pace before its first request (host-limits.ts).
 //
 // A line holds at most `waitingPerHost` pushes, each in one of the worker's slots: with the host's own slots, a
 // slow host holds that many of the worker's pushes and no more, and the worker's other slots go to other hosts.
@@ -13,7 +19,9 @@
 import {
   HOST_BUSY_RETRY_MS,
   isHostWait,
+  slotsHeldTogether,
   type HostLimits,
+  type HostSlot,
   type HostSlots,
   type HostWait,
 } from './host-limits.js';
@@ -32,22 +40,32 @@ export interface HostGate extends Pick<HostLimits, 'holdBack'> {
   unpark(jobId: string): void;
 }
 
+/** Why a waiter was woken: a slot handed or let go (ask Redis now), or it became first in line (poll from now). */
+type Wake = 'slot' | 'first';
+
 interface Waiter {
-  woken: boolean;
-  wake?: () => void;
+  woken?: Wake;
+  wake?: (why: Wake) => void;
+  /** Asking Redis for slots right now: a slot let go meanwhile goes back to Redis, where it will find it. */
+  asking: boolean;
+  /** A slot another push of this process handed over, still held. */
+  handed?: HostSlot;
 }
 
 interface Line {
   waiting: Waiter[];
   /** Parked jobs by id, oldest first, each with what brings it back. */
   parked: Map<string, () => Promise<boolean>>;
+  /** Until when this process saw the host held back (a Retry-After): no slot is handed over before then. */
+  heldUntilMs: number;
 }
 
 export function createHostGate(
   limits: Pick<HostLimits, 'enter' | 'holdBack'>,
-  settings: { waitingPerHost: number; pollMs?: number },
+  settings: { waitingPerHost: number; pollMs?: number; now?: () => number },
 ): HostGate {
   const pollMs = settings.pollMs ?? HOST_BUSY_RETRY_MS;
+  const now = settings.now ?? Date.now;
   // One small line per host this process has pushed to, kept: a line dropped while a push is about to join it
   // would leave that push waiting where no slot let go reaches it.
   const lines = new Map<string, Line>();
@@ -55,15 +73,16 @@ export function createHostGate(
   const lineOf = (host: string): Line => {
     let line = lines.get(host);
     if (!line) {
-      line = { waiting: [], parked: new Map() };
+      line = { waiting: [], parked: new Map(), heldUntilMs: 0 };
       lines.set(host, line);
     }
     return line;
   };
-  const wake = (waiter: Waiter | undefined) => {
+  const wake = (waiter: Waiter | undefined, why: Wake) => {
     if (!waiter) return;
-    waiter.woken = true;
-    waiter.wake?.();
+    // A slot beats a move up the line: a waiter woken for both asks Redis.
+    if (waiter.woken !== 'slot') waiter.woken = why;
+    waiter.wake?.(waiter.woken);
   };
   /** Sent back behind the ones parked before it: a place frees for each slot let go, so they come in turn. */
   const full = (line: Line): HostWait => ({
@@ -80,17 +99,32 @@ export function createHostGate(
       if (await promote().catch(() => false)) return;
     }
   };
-  const slotsLettingGo = (host: string, slots: HostSlots): HostSlots => ({
-    lanes: slots.lanes,
-    release: async () => {
-      await slots.release();
-      wake(lines.get(host)?.waiting[0]);
-      void promoteOne(host);
-    },
-  });
+  /** A slot let go: to the first push in line unless it is asking Redis (then to Redis, where it will find it). */
+  const letGo = async (host: string, slot: HostSlot) => {
+    const line = lines.get(host);
+    const first = line?.waiting[0];
+    const taker =
+      first && !first.asking && first.handed === undefined && line!.heldUntilMs <= now() ? first : undefined;
+    if (taker) {
+      taker.handed = slot;
+      wake(taker, 'slot');
+    } else {
+      await slot.release();
+      wake(line?.waiting[0], 'slot');
+    }
+    void promoteOne(host);
+  };
+  const slotsLettingGo = (host: string, slots: HostSlots): HostSlots => {
+    const held = slots.held.map((slot) => ({ release: () => letGo(host, slot) }));
+    return slotsHeldTogether(held);
+  };
 
   return {
-    holdBack: (host, ms) => limits.holdBack(host, ms),
+    holdBack: async (host, ms) => {
+      const line = lineOf(host);
+      line.heldUntilMs = Math.max(line.heldUntilMs, now() + ms);
+      await limits.holdBack(host, ms);
+    },
     looksBusy(host) {
       const line = lines.get(host);
       return line && line.waiting.length >= settings.waitingPerHost ? full(line) : undefined;
@@ -99,30 +133,39 @@ export function createHostGate(
       const line = lineOf(host);
       if (line.waiting.length >= settings.waitingPerHost) return full(line);
       // In line before the first ask, so a slot let go while it asks wakes it: no wake-up is lost in between.
-      const waiter: Waiter = { woken: false };
+      const waiter: Waiter = { asking: false };
       line.waiting.push(waiter);
+      let why: Wake = 'slot';
       try {
         for (;;) {
-          if (line.waiting[0] === waiter) {
-            waiter.woken = false;
-            const entered = await limits.enter(host, lanes);
+          if (waiter.handed) return slotsLettingGo(host, slotsHeldTogether([waiter.handed]));
+          if (line.waiting[0] === waiter && why === 'slot') {
+            // Marked until its answer is acted on (same microtask): no slot is handed to it meanwhile.
+            let entered: HostSlots | HostWait;
+            waiter.asking = true;
+            try {
+              entered = await limits.enter(host, lanes);
+            } finally {
+              waiter.asking = false;
+            }
             if (!isHostWait(entered)) return slotsLettingGo(host, entered);
             if (entered.reason === 'held back') return entered;
           }
-          await new Promise<void>((resolve) => {
-            if (waiter.woken) return resolve();
-            const timer = line.waiting[0] === waiter ? setTimeout(resolve, pollMs) : undefined;
+          why = await new Promise<Wake>((resolve) => {
+            if (waiter.woken) return resolve(waiter.woken);
+            const timer = line.waiting[0] === waiter ? setTimeout(() => resolve('slot'), pollMs) : undefined;
             timer?.unref();
-            waiter.wake = () => {
+            waiter.wake = (woken) => {
               clearTimeout(timer);
-              resolve();
+              resolve(woken);
             };
           });
-          waiter.woken = false;
+          waiter.woken = undefined;
         }
       } finally {
         line.waiting.splice(line.waiting.indexOf(waiter), 1);
-        wake(line.waiting[0]);
+        // The next in line polls from now; it asks at once only if a slot came free for it to find.
+        wake(line.waiting[0], waiter.handed ? 'first' : 'slot');
       }
     },
     park(host, jobId, promote) {

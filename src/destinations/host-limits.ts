@@ -13,7 +13,7 @@
 // refused at once (CalDavHeldBackError) and its job waits in the delayed set, not in a worker's slot. A person's
 // own action on a page (adding a calendar, new credentials, resuming) is tried now, paced by the rate alone: it
 // is one person's few requests, and they are waiting for the answer.
-import { Semaphore } from 'redis-semaphore';
+import { Semaphore, type LockOptions } from 'redis-semaphore';
 import { CalDavHeldBackError } from '../caldav/errors.js';
 import type { RedisClient } from '../lib/redis-connection.js';
 import { createRedisRateLimiter, type RateLimiter } from '../lib/redis-rate-limiter.js';
@@ -29,12 +29,28 @@ export interface HostLimitSettings {
   keyPrefix: string;
 }
 
-/** The slots a push holds at its host. */
-export interface HostSlots {
-  /** How many lanes the push may write with (1 to the lanes asked for). */
-  lanes: number;
+/** One slot at a host, renewed in Redis while held. */
+export interface HostSlot {
   release(): Promise<void>;
 }
+
+/** The slots a push holds at its host. */
+export interface HostSlots {
+  /** How many lanes the push may write with (1 to the lanes asked for): one slot each. */
+  lanes: number;
+  /** Each slot on its own, so that a worker can hand one to another push (host-gate.ts). */
+  held: readonly HostSlot[];
+  release(): Promise<void>;
+}
+
+/** Slots held together: released together. */
+export const slotsHeldTogether = (held: readonly HostSlot[]): HostSlots => ({
+  lanes: held.length,
+  held,
+  release: async () => {
+    await Promise.all(held.map((slot) => slot.release()));
+  },
+});
 
 export interface HostWait {
   retryInMs: number;
@@ -74,6 +90,28 @@ export function createHostLimits(redis: RedisClient, settings: HostLimitSettings
     return limiter;
   };
   const slotKey = (host: string) => `${settings.keyPrefix}:slots:${host}`;
+  /** A slot taken, renewed until it is let go (it may change hands in between: host-gate.ts). */
+  const heldSlot = (host: string, slot: Semaphore, slotOptions: LockOptions): HostSlot => {
+    // The documented way to renew a slot one holds: the same identifier, acquired externally.
+    const renewal = setInterval(
+      () =>
+        void new Semaphore(redis, slotKey(host), settings.concurrency, {
+          ...slotOptions,
+          identifier: slot.identifier,
+          acquiredExternally: true,
+        })
+          .tryAcquire()
+          .catch(() => false),
+      Math.max(1, Math.floor(settings.slotTimeoutMs / 3)),
+    );
+    renewal.unref();
+    return {
+      release: async () => {
+        clearInterval(renewal);
+        await slot.release().catch(() => undefined);
+      },
+    };
+  };
 
   return {
     async enter(host, lanes) {
@@ -86,39 +124,20 @@ export function createHostLimits(redis: RedisClient, settings: HostLimitSettings
         refreshInterval: 0,
         acquireAttemptsLimit: 1,
       };
-      const held: Semaphore[] = [];
+      const taken: Semaphore[] = [];
       try {
         for (let lane = 0; lane < lanes; lane++) {
           const slot = new Semaphore(redis, slotKey(host), settings.concurrency, slotOptions);
           if (!(await slot.tryAcquire())) break;
-          held.push(slot);
+          taken.push(slot);
         }
       } catch (error: unknown) {
         // Redis failed on a later slot: the ones taken go back now, not when their timeout runs out.
-        await Promise.all(held.map((slot) => slot.release().catch(() => undefined)));
+        await Promise.all(taken.map((slot) => slot.release().catch(() => undefined)));
         throw error;
       }
-      if (held.length === 0) return { retryInMs: HOST_BUSY_RETRY_MS, reason: 'busy' };
-      // The documented way to renew a slot one holds: the same identifier, acquired externally.
-      const renew = () =>
-        held.map((slot) =>
-          new Semaphore(redis, slotKey(host), settings.concurrency, {
-            ...slotOptions,
-            identifier: slot.identifier,
-            acquiredExternally: true,
-          })
-            .tryAcquire()
-            .catch(() => false),
-        );
-      const renewal = setInterval(() => void renew(), Math.max(1, Math.floor(settings.slotTimeoutMs / 3)));
-      renewal.unref();
-      return {
-        lanes: held.length,
-        release: async () => {
-          clearInterval(renewal);
-          await Promise.all(held.map((slot) => slot.release().catch(() => undefined)));
-        },
-      };
+      if (taken.length === 0) return { retryInMs: HOST_BUSY_RETRY_MS, reason: 'busy' };
+      return slotsHeldTogether(taken.map((slot) => heldSlot(host, slot, slotOptions)));
     },
     async pace(host, signal) {
       const heldForMs = await limiterOf(host).acquireUnlessPaused(signal);

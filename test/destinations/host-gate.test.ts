@@ -108,3 +108,39 @@ it('a host held back answers at once, in line or not, with how long to wait', as
   expect(isHostWait(next) && next.reason).toBe('held back');
   expect(gate.looksBusy(host)).toBeUndefined();
 });
+
+it('a slot let go goes straight to the push in line: held in Redis throughout, with no ask there', async () => {
+  const host = newHost();
+  const limits = limitsOf(1);
+  let asks = 0;
+  let askAnswered: () => void = () => undefined;
+  const counted: HostLimits = {
+    ...limits,
+    enter: async (...args) => {
+      const entered = await limits.enter(...args);
+      asks += 1;
+      askAnswered();
+      return entered;
+    },
+  };
+  const gate = createHostGate(counted, { waitingPerHost: 1, pollMs: HOUR_MS });
+  const first = slotsOf(await gate.enter(host, 1));
+  const secondAsked = new Promise<void>((resolve) => (askAnswered = resolve));
+  const second = gate.enter(host, 1);
+  // The second push asked once, found the host busy, and waits in line.
+  await secondAsked;
+  await new Promise((resolve) => setImmediate(resolve));
+  expect(asks).toBe(2);
+
+  const otherWorker = limitsOf(1);
+  await first.release();
+  const secondSlots = slotsOf(await second);
+  expect(secondSlots.lanes).toBe(1);
+  expect(asks).toBe(2);
+  // Never free in between: another worker asking after the handover finds the host busy.
+  const meanwhile = await otherWorker.enter(host, 1);
+  expect(isHostWait(meanwhile) && meanwhile.reason).toBe('busy');
+  // With no one in line, the slot goes back to Redis.
+  await secondSlots.release();
+  await slotsOf(await otherWorker.enter(host, 1)).release();
+});
