@@ -49,16 +49,34 @@ export interface Tally {
 
 export const emptyTally = (): Tally => ({ created: 0, changed: 0, deleted: 0, conflicts: [] });
 
-/** Applies the plan's operations to the calendar, recording each as the server answers it. */
+/**
+ * Applies the plan's operations to the calendar, recording each as the server answers it. `answered` is told once
+ * the last request has been answered and none will follow, before that answer is recorded: the host's slots are
+ * let go then, so a record in Postgres does not keep the server waiting.
+ */
 export async function applyOperations(
   deps: WriteDeps,
   destination: CaldavDestinationRecord,
   account: CalendarAccount,
   operations: readonly PushOperation[],
   lanes: number,
+  answered: () => void = () => undefined,
 ): Promise<Tally> {
   const { destinations } = deps;
   const tally = emptyTally();
+  /** The next operation to start. */
+  let next = 0;
+  /** Lanes whose operation may still send a request. */
+  let requesting = 0;
+  let allAnswered = false;
+  /** The lane's operation sends no more requests: the last such, with nothing left to start, tells `answered`. */
+  const doneRequesting = () => {
+    requesting -= 1;
+    if (requesting === 0 && next >= operations.length && !allAnswered) {
+      allAnswered = true;
+      answered();
+    }
+  };
   /** The destination's state as the last record said it: no write starts once it says stop. */
   let stopped: StateAtWrite | undefined;
   const heed = (state: StateAtWrite) => {
@@ -97,9 +115,12 @@ export async function applyOperations(
     });
   };
 
-  const attempt = async (operation: PushOperation): Promise<void> => {
+  /** The operation's request; `lastRequest` once it is answered, before its record (a success ends the operation). */
+  const attempt = async (operation: PushOperation, lastRequest: () => void): Promise<void> => {
     if (operation.kind === 'create') {
-      await recordWrite(operation.event, await account.createEvent(destination.calendarUrl, operation.event));
+      const stored = await account.createEvent(destination.calendarUrl, operation.event);
+      lastRequest();
+      await recordWrite(operation.event, stored);
       tally.created += 1;
     } else if (operation.kind === 'update') {
       const stored = await account.updateEvent({
@@ -107,10 +128,12 @@ export async function applyOperations(
         etag: operation.etag ?? '',
         icalendar: operation.event.icalendar,
       });
+      lastRequest();
       await recordWrite(operation.event, stored);
       tally.changed += 1;
     } else {
       await account.deleteEvent({ href: operation.href, etag: operation.etag ?? '' });
+      lastRequest();
       await forget(operation.uid);
       tally.deleted += 1;
     }
@@ -131,19 +154,19 @@ export async function applyOperations(
     return undefined;
   };
 
-  const applyOne = async (operation: PushOperation): Promise<void> => {
+  const applyOne = async (operation: PushOperation, lastRequest: () => void): Promise<void> => {
     // A record without an ETag (the server named none) cannot be matched: read the event's current one first.
     const unmatched = operation.kind !== 'create' && operation.etag === null;
     if (!unmatched) {
       try {
-        return await attempt(operation);
+        return await attempt(operation, lastRequest);
       } catch (error: unknown) {
         const code = codeOf(error);
         if (operation.kind === 'update' && code === 'uid_conflict' && operation.etag !== null) {
           // The server keeps another UID at slotfeed's href (it rewrote the one given) and refuses to change a
           // resource's UID: the event is replaced whole.
           await account.deleteEvent({ href: operation.href, etag: operation.etag });
-          return attempt({ kind: 'create', event: operation.event });
+          return attempt({ kind: 'create', event: operation.event }, lastRequest);
         }
         if (operation.kind === 'create' && (code === 'uid_conflict' || code === 'not_found')) {
           // A server answers a PUT into a deleted collection with 404 or 409, as it answers a clash with 409.
@@ -160,7 +183,7 @@ export async function applyOperations(
     const retry = await against(operation);
     if (retry === undefined) return;
     try {
-      await attempt(retry);
+      await attempt(retry, lastRequest);
     } catch (error: unknown) {
       const code = codeOf(error);
       if (retry.kind === 'create' && code === 'uid_conflict') return clash(retry);
@@ -176,15 +199,23 @@ export async function applyOperations(
 
   // A few at a time; the first failure, or a record saying the destination was paused or removed, stops new
   // writes, lets those under way finish and be recorded, and ends the push.
-  let next = 0;
   let failure: { error: unknown } | undefined;
   const lane = async () => {
     while (failure === undefined && stopped === undefined && next < operations.length) {
       const operation = operations[next++]!;
+      requesting += 1;
+      let requested = false;
+      const lastRequest = () => {
+        if (requested) return;
+        requested = true;
+        doneRequesting();
+      };
       try {
-        await applyOne(operation);
+        await applyOne(operation, lastRequest);
       } catch (error: unknown) {
         failure ??= { error };
+      } finally {
+        lastRequest();
       }
     }
   };

@@ -160,21 +160,25 @@ export async function pushDestination(deps: PushDeps, destinationId: string): Pr
 
 /**
  * The host's slots, held only while the push talks to the server (its listing and its writes), not while it reads
- * the feed or records its end: a slot is the server's capacity, and time spent elsewhere would waste it.
+ * the feed or records its end: a slot is the server's capacity, and time spent elsewhere would waste it. `talk`
+ * says when the server has answered its last request, and the slots are let go then, before that answer's record.
  */
 async function withHostSlots<T>(
   deps: PushDeps,
   host: string,
   wanted: number,
-  talk: (lanes: number) => Promise<T>,
+  talk: (lanes: number, answered: () => void) => Promise<T>,
 ): Promise<T> {
-  if (!deps.hosts) return talk(wanted);
+  if (!deps.hosts) return talk(wanted, () => undefined);
   const slots = await deps.hosts.enter(host, wanted);
   if (isHostWait(slots)) throw new HostWaitError(host, slots.retryInMs, slots.reason);
+  let released: Promise<void> | undefined;
+  // Let go once the server has answered the last request (before its record), or when the talk ends.
+  const letGo = () => (released ??= slots.release());
   try {
-    return await talk(slots.lanes);
+    return await talk(slots.lanes, () => void letGo());
   } finally {
-    await slots.release();
+    await letGo();
   }
 }
 
@@ -208,15 +212,17 @@ async function pushOpened(
     const { listing, plan, tally } =
       !reconcile && pushed.operations.length === 0
         ? await quietly()
-        : await withHostSlots(deps, host, lanesFor(pushed.operations.length), async (lanes) => {
+        : await withHostSlots(deps, host, lanesFor(pushed.operations.length), async (lanes, answered) => {
             const listing = reconcile
               ? await opened.listFeedEvents(destination.calendarUrl, destination.feedId)
               : undefined;
             const plan = listing
               ? planReconcile(desired, written, listingForPlan(listing, destination.feedId, deps.proofs))
               : pushed;
+            // A listing that found nothing to write was the last request.
+            if (plan.operations.length === 0) answered();
             await recordPlanned(deps, destinationId, written, plan);
-            const tally = await applyOperations(deps, destination, opened, plan.operations, lanes);
+            const tally = await applyOperations(deps, destination, opened, plan.operations, lanes, answered);
             return { listing, plan, tally };
           });
 

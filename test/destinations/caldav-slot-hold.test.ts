@@ -1,0 +1,93 @@
+// A host's slot is its server's capacity (issue 43): a push holds it while it talks to the server and lets it go
+// once the last request is answered, before it records that answer in Postgres, so the next push to the server
+// is not kept waiting on slotfeed's own bookkeeping. With one slot per host, whether another worker could take
+// the host's slot is asked (of the real slots in Redis) at each record a push makes. Against a real Radicale.
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import { createHostLimits, isHostWait } from '../../src/destinations/host-limits.js';
+import { pushDestination, type PushDeps } from '../../src/destinations/push-destination.js';
+import { startCalDavServer, type CalDavTestServer } from '../support/caldav-servers.js';
+import { patient } from '../support/patience.js';
+import type { FakeClock } from '../support/sync-harness.js';
+import { createWebHarness, type WebHarness } from '../support/web-harness.js';
+
+let server: CalDavTestServer;
+let h: WebHarness;
+
+beforeAll(async () => {
+  server = await startCalDavServer('radicale');
+  h = await createWebHarness('caldav_slot_hold', {
+    env: { CALDAV_ALLOW_PRIVATE_TARGETS: 'true', CALDAV_HOST_CONCURRENCY: '1' },
+  });
+}, patient(30_000));
+afterAll(async () => {
+  await h?.close();
+  await server?.close();
+});
+
+it('a push lets its host’s slot go once the server has answered, before it records the answer', async () => {
+  const connected = await h.connectViaWeb(h.sync.sim.users[0]!.email);
+  await h.syncNow(connected.connectionId);
+  const feedId = (await h.feeds.findByToken(connected.token!))!.id;
+  const destination = await h.sync.services.caldavDestinations.add({
+    feedId,
+    serverUrl: server.baseUrl,
+    username: server.username,
+    password: server.password,
+  });
+  const host = new URL(destination.calendarUrl).host;
+  // Another worker's view of the host's one slot.
+  const otherWorker = createHostLimits(h.sync.clients.redis, {
+    concurrency: 1,
+    perSecond: 0,
+    slotTimeoutMs: 60_000,
+    keyPrefix: `${h.sync.redis.prefix}:caldav-host`,
+  });
+  const slotFree = async () => {
+    const entered = await otherWorker.enter(host, 1);
+    if (isHostWait(entered)) return false;
+    await entered.release();
+    return true;
+  };
+  const real = h.sync.services.caldavPush;
+  const freeAtRecord: boolean[] = [];
+  const deps: PushDeps = {
+    ...real,
+    destinations: {
+      ...real.destinations,
+      recordWritten: async (...args) => {
+        freeAtRecord.push(await slotFree());
+        return real.destinations.recordWritten(...args);
+      },
+      forgetWritten: async (...args) => {
+        freeAtRecord.push(await slotFree());
+        return real.destinations.forgetWritten(...args);
+      },
+    },
+  };
+  // The first push writes the whole feed, one event after another through the one slot.
+  expect(await pushDestination(deps, destination.id)).toBe('reconciled');
+  expect(freeAtRecord.length).toBeGreaterThan(1);
+  // Every write but the last is recorded with the slot still held for the next; the last one's record is not.
+  expect(freeAtRecord).toEqual([...freeAtRecord.slice(0, -1).map(() => false), true]);
+
+  // One slot booked upstream: after the sync, one block of the feed shrinks, and the push writes that change.
+  const clock = h.sync.clock as FakeClock;
+  const slot = (await h.sync.db.prisma.slot.findFirst({
+    where: {
+      connectionId: connected.connectionId,
+      goneAt: null,
+      startsAt: { gt: new Date(clock.now().getTime() + 3600_000) },
+    },
+    orderBy: { startsAt: 'asc' },
+  }))!;
+  h.sync.sim.control.book(slot.upstreamEventId, slot.startsAt.toISOString());
+  clock.advance(600);
+  await h.syncNow(connected.connectionId);
+  freeAtRecord.length = 0;
+  expect(await pushDestination(deps, destination.id)).toBe('pushed');
+  expect(freeAtRecord.at(-1)).toBe(true);
+  expect(await h.sync.stores.caldavDestinations.get(destination.id)).toMatchObject({
+    pendingChanges: 0,
+    lastError: null,
+  });
+});
