@@ -26,12 +26,13 @@ export interface KeepAliveAgents {
 const keepAlive = { keepAlive: true, timeout: IDLE_SOCKET_MS, scheduling: 'lifo' } as const;
 
 /**
- * Agents for one target policy: private addresses refused after DNS unless `allowPrivateTargets`; `filter`
- * narrows request-filtering-agent's own settings (a test's allowed loopback address).
+ * Agents for one target policy: private addresses refused after DNS unless `allowPrivateTargets`; `filter` adds
+ * to request-filtering-agent's settings and the https trust (a test's allowed loopback address, a bench's own
+ * certificate authority).
  */
 export function createKeepAliveAgents(options: {
   allowPrivateTargets: boolean;
-  filter?: RequestFilteringAgentOptions;
+  filter?: RequestFilteringAgentOptions & Pick<https.AgentOptions, 'ca'>;
 }): KeepAliveAgents {
   const [plain, secure] = options.allowPrivateTargets
     ? [new http.Agent(keepAlive), new https.Agent(keepAlive)]

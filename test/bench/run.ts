@@ -24,6 +24,8 @@
 //     redis-server of its own, BENCH_SHARDS_CONNECTIONS (200) connections.
 //   caldav-push and caldav-hosts (issue 35) run only when named: caldav-push needs radicale and xandikos,
 //     sized by BENCH_CONNECTIONS; caldav-hosts by BENCH_CALDAV_HOSTS_DESTINATIONS (1000) and BENCH_CALDAV_HOSTS (20).
+//   caldav-connections (issue 43) runs only when named: CPU per CalDAV request over https with a new connection
+//     each and with kept connections (needs openssl), BENCH_CALDAV_CONNECTION_REQUESTS (500) a run.
 //   unit-costs (issue 42): the unit costs of a sync, a CalDAV push, a webhook delivery and the web's answers, on the
 //     production build with a redis-server of its own (needs radicale), BENCH_UNIT_COSTS_CONNECTIONS (60) synced
 //     for BENCH_UNIT_COSTS_SECONDS (180). Every run that has the unit costs (this one's or kept) prints the capacity
@@ -163,6 +165,7 @@ const benches: [string, () => Promise<BenchSection[]>][] = [
   ['teams', () => benchTeamFeeds({ seconds: quick ? 2 : 5 })],
   ['webhooks', () => benchWebhooks({ connections: quick ? 100 : 1000 })],
   ['caldav-push', async () => (await import('./caldav-push.js')).benchCaldavPush(connections)],
+  ['caldav-connections', async () => (await import('./caldav-connections.js')).benchCaldavConnections()],
   [
     'redis-shards',
     async () =>
