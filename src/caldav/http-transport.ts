@@ -3,14 +3,14 @@
 // own network). Node's global fetch takes no agent. It follows no redirect (guarded-fetch.ts follows them, checking
 // each target), and reads at most `maxBodyBytes` of a body.
 //
-// Connections are kept open between requests (keep-alive-agents.ts). A kept connection the server closed while it
+// Connections are kept open between requests (lib/keep-alive-agents.ts). A kept connection the server closed while it
 // sat idle fails the next request sent on it at once (a reset, or the socket hanging up before any answer); such a
 // request never reached the server, so it is sent again on another connection, for the methods HTTP makes safe to
 // repeat. A failure on a new connection is the server's, and is the caller's to see.
 import http from 'node:http';
 import https from 'node:https';
 import { CalDavRequestError, CalDavTargetError } from './errors.js';
-import { sharedKeepAliveAgents, type KeepAliveAgents } from './keep-alive-agents.js';
+import { sharedKeepAliveAgents, type KeepAliveAgents } from '../lib/keep-alive-agents.js';
 import { PRIVATE_CALDAV_TARGET_REFUSED } from './target-policy.js';
 
 export type Fetch = typeof fetch;

@@ -5,7 +5,7 @@
 // the client trusts as its authority, so certificate checks are in the measure) answers 204 to PUTs of an event's
 // size; the production transport (nodeHttpTransport, the private-address filter on with this loopback address
 // allowed) sends BENCH_CALDAV_CONNECTION_REQUESTS (500) of them one after another, first with agents as before
-// (no keep-alive), then with keep-alive-agents.ts's, twice over. CPU per request is this process's (user and
+// (no keep-alive), then with lib/keep-alive-agents.ts's, twice over. CPU per request is this process's (user and
 // system) and the server's (/proc), so both hold on a busy machine; the wall time per request is reported beside.
 import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -14,7 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { RequestFilteringHttpsAgent } from 'request-filtering-agent';
 import { nodeHttpTransport } from '../../src/caldav/http-transport.js';
-import { createKeepAliveAgents, type KeepAliveAgents } from '../../src/caldav/keep-alive-agents.js';
+import { createKeepAliveAgents, type KeepAliveAgents } from '../../src/lib/keep-alive-agents.js';
 import { check, type BenchSection } from './bench-result.js';
 import { cpuMsOf, loadAverage, round } from './process-stats.js';
 

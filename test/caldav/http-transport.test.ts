@@ -7,7 +7,7 @@ import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, expect, it } from '@jest/globals';
-import { createKeepAliveAgents } from '../../src/caldav/keep-alive-agents.js';
+import { createKeepAliveAgents } from '../../src/lib/keep-alive-agents.js';
 import { nodeHttpTransport } from '../../src/caldav/http-transport.js';
 
 interface TestServer {
