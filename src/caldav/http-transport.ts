@@ -10,7 +10,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { CalDavRequestError, CalDavTargetError } from './errors.js';
-import { sharedKeepAliveAgents, type KeepAliveAgents } from '../lib/keep-alive-agents.js';
+import { closedWhileKept, sharedKeepAliveAgents, type KeepAliveAgents } from '../lib/keep-alive-agents.js';
 import { PRIVATE_CALDAV_TARGET_REFUSED } from './target-policy.js';
 
 export type Fetch = typeof fetch;
@@ -35,8 +35,6 @@ function headersOf(message: http.IncomingMessage): Headers {
 const REPEATABLE = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'PROPFIND', 'REPORT']);
 /** Sent again at most this often: each try takes another kept connection, or a new one. */
 const STALE_CONNECTION_RETRIES = 3;
-
-const CLOSED_CONNECTION_CODES = new Set(['ECONNRESET', 'EPIPE']);
 
 interface Outgoing {
   url: URL;
@@ -120,10 +118,7 @@ function sendOnce(out: Outgoing): Sent {
   });
   return {
     answer,
-    onClosedConnection: (error) =>
-      request.reusedSocket &&
-      !answering &&
-      CLOSED_CONNECTION_CODES.has((error as { code?: unknown }).code as string),
+    onClosedConnection: (error) => closedWhileKept(request, answering, error),
   };
 }
 

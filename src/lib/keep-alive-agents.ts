@@ -1,13 +1,15 @@
-// The connections CalDAV requests go out on, kept open between requests to the same server. A push is a few
-// requests, and a worker pushes many destinations on one server (an iCloud, a Fastmail, a company's own) one after
-// another: without keep-alive each request paid a new TCP connection and, over https, a TLS handshake, on both
-// sides. request-filtering-agent's own shared agents (useAgent) are plain http.Agents without keep-alive, so the
-// transport's agents are made here, one pair per process and policy, with it on.
+// The connections slotfeed's outgoing requests (CalDAV writes, webhook deliveries) go out on, kept open between
+// requests to the same server. A push is a few requests, and a worker pushes many destinations on one server (an
+// iCloud, a Fastmail, a company's own) one after another; a webhook endpoint gets every event of an installation:
+// without keep-alive each request paid a new TCP connection and, over https, a TLS handshake, on both sides.
+// request-filtering-agent's own shared agents (useAgent) are plain http.Agents without keep-alive, so the agents
+// are made here, one pair per process and policy, with it on.
 //
 // The address filter stays where it was: request-filtering-agent checks the address a name resolves to when a
 // connection is made, and a kept connection only ever goes to the address it was checked for. An idle connection
 // is closed after IDLE_SOCKET_MS, below the shortest keep-alive of common servers (Apache's 5 s), or sooner when the
-// server says so (Keep-Alive: timeout=); one the server closed first is met by http-transport.ts's retry.
+// server says so (Keep-Alive: timeout=); a request sent on one the server closed first fails at once, before any
+// answer (closedWhileKept), and its sender sends it again.
 import http from 'node:http';
 import https from 'node:https';
 import {
@@ -16,7 +18,7 @@ import {
   type RequestFilteringAgentOptions,
 } from 'request-filtering-agent';
 
-/** How long an idle connection to a CalDAV server is kept for the next request. */
+/** How long an idle connection to a server is kept for the next request. */
 export const IDLE_SOCKET_MS = 4_000;
 
 export interface KeepAliveAgents {
@@ -54,3 +56,14 @@ export function sharedKeepAliveAgents(allowPrivateTargets: boolean): KeepAliveAg
   }
   return agents;
 }
+
+const CLOSED_CONNECTION_CODES = new Set(['ECONNRESET', 'EPIPE']);
+
+/**
+ * The request failed on a kept connection before any answer began (`answering` false): the server had closed the
+ * connection while it sat idle, and never saw the request.
+ */
+export const closedWhileKept = (request: http.ClientRequest, answering: boolean, error: unknown): boolean =>
+  request.reusedSocket &&
+  !answering &&
+  CLOSED_CONNECTION_CODES.has((error as { code?: unknown } | undefined)?.code as string);

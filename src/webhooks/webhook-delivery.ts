@@ -6,10 +6,11 @@
 // day), when the endpoint is disabled and its pending deliveries given up. A disabled endpoint gets nothing but
 // the test events someone asks for, one attempt each: how a receiver is checked before its endpoint is enabled
 // again, without a day of retries to a receiver that is still broken.
-import http from 'node:http';
+import http, { type Agent } from 'node:http';
 import https from 'node:https';
 import { Webhook } from 'standardwebhooks';
 import { coerceError } from '../lib/coerce-error.js';
+import { closedWhileKept } from '../lib/keep-alive-agents.js';
 import type { WebhookDeliveryStore } from '../store/webhook-deliveries.js';
 import { WEBHOOK_TEST_EVENT } from '../store/webhook-events.js';
 import { deliveryAgent } from './target-policy.js';
@@ -43,26 +44,27 @@ interface PostResult {
   error?: string;
 }
 
-function post(url: string, body: string, headers: Record<string, string>, settings: WebhookDeliverySettings) {
-  return new Promise<PostResult>((resolve) => {
-    const target = new URL(url);
+/** One POST of a delivery; never throws (a failure is the result's error). */
+function postOnce(
+  target: URL,
+  agent: Agent,
+  body: string,
+  headers: Record<string, string>,
+  settings: WebhookDeliverySettings,
+) {
+  return new Promise<PostResult & { closedWhileKept?: boolean }>((resolve) => {
     const client = target.protocol === 'https:' ? https : http;
-    let agent: ReturnType<typeof deliveryAgent>;
-    try {
-      agent = deliveryAgent(url, { allowPrivate: settings.allowPrivateTargets });
-    } catch (refused: unknown) {
-      resolve({ error: coerceError(refused).message });
-      return;
-    }
+    let answering = false;
     const request = client.request(
       target,
       {
         method: 'POST',
         headers: { ...headers, 'content-length': Buffer.byteLength(body) },
         timeout: settings.timeoutMs,
-        ...(agent ? { agent } : {}),
+        agent,
       },
       (response) => {
+        answering = true;
         // The body is not read for anything: drained so the socket can be reused.
         response.resume();
         response.on('end', () => resolve({ status: response.statusCode ?? 0 }));
@@ -70,9 +72,34 @@ function post(url: string, body: string, headers: Record<string, string>, settin
       },
     );
     request.on('timeout', () => request.destroy(new Error(`no answer within ${settings.timeoutMs} ms`)));
-    request.on('error', (error) => resolve({ error: error.message }));
+    request.on('error', (error) =>
+      resolve({ error: error.message, closedWhileKept: closedWhileKept(request, answering, error) }),
+    );
     request.end(body);
   });
+}
+
+/**
+ * Posts a delivery. Sent again, once, when it went out on a kept connection the receiver had closed meanwhile
+ * (it never reached the receiver): deliveries are at least once anyway, their webhook-id the same every time.
+ */
+export async function postDelivery(
+  url: string,
+  body: string,
+  headers: Record<string, string>,
+  settings: WebhookDeliverySettings,
+): Promise<PostResult> {
+  let agent: Agent;
+  try {
+    agent = deliveryAgent(url, { allowPrivate: settings.allowPrivateTargets });
+  } catch (refused: unknown) {
+    return { error: coerceError(refused).message };
+  }
+  const target = new URL(url);
+  const first = await postOnce(target, agent, body, headers, settings);
+  if (!first.closedWhileKept) return { status: first.status, error: first.error };
+  const { status, error } = await postOnce(target, agent, body, headers, settings);
+  return { status, error };
 }
 
 export async function attemptDelivery(
@@ -91,7 +118,7 @@ export async function attemptDelivery(
   const sentAt = (deps.wallClock ?? (() => new Date()))();
   const signature = new Webhook(await deps.secretOf(delivery.endpointId)).sign(messageId, sentAt, body);
   const started = performance.now();
-  const result = await post(
+  const result = await postDelivery(
     delivery.url,
     body,
     {
