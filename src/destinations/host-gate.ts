@@ -18,6 +18,7 @@
 // brings it back when nothing in this process frees a place (another process holds the host's slots).
 import {
   HOST_BUSY_RETRY_MS,
+  HOST_HOLD_MAX_MS,
   isHostWait,
   slotsHeldTogether,
   type HostLimits,
@@ -48,8 +49,10 @@ interface Waiter {
   wake?: (why: Wake) => void;
   /** Asking Redis for slots right now: a slot let go meanwhile goes back to Redis, where it will find it. */
   asking: boolean;
-  /** A slot another push of this process handed over, still held. */
-  handed?: HostSlot;
+  /** The lanes it asked for: slots are handed to it up to these. */
+  wanted: number;
+  /** Slots other pushes of this process handed over, still held. */
+  handed: HostSlot[];
 }
 
 interface Line {
@@ -99,18 +102,20 @@ export function createHostGate(
       if (await promote().catch(() => false)) return;
     }
   };
-  /** A slot let go: to the first push in line unless it is asking Redis (then to Redis, where it will find it). */
+  /**
+   * A slot let go: to the first push in line still short of the lanes it asked for, unless it is asking Redis
+   * (then to Redis, where it will find it) or the host is held back; else to Redis. Several slots let go at once
+   * fill the first push up to its lanes, then the next.
+   */
   const letGo = async (host: string, slot: HostSlot) => {
     const line = lines.get(host);
-    const first = line?.waiting[0];
-    const taker =
-      first && !first.asking && first.handed === undefined && line!.heldUntilMs <= now() ? first : undefined;
-    if (taker) {
-      taker.handed = slot;
-      wake(taker, 'slot');
+    const short = line?.waiting.find((waiter) => waiter.handed.length < waiter.wanted);
+    if (short && !short.asking && line!.heldUntilMs <= now()) {
+      short.handed.push(slot);
+      wake(short, 'slot');
     } else {
       await slot.release();
-      wake(line?.waiting[0], 'slot');
+      wake(short, 'slot');
     }
     void promoteOne(host);
   };
@@ -122,7 +127,7 @@ export function createHostGate(
   return {
     holdBack: async (host, ms) => {
       const line = lineOf(host);
-      line.heldUntilMs = Math.max(line.heldUntilMs, now() + ms);
+      line.heldUntilMs = Math.max(line.heldUntilMs, now() + Math.min(ms, HOST_HOLD_MAX_MS));
       await limits.holdBack(host, ms);
     },
     looksBusy(host) {
@@ -133,12 +138,12 @@ export function createHostGate(
       const line = lineOf(host);
       if (line.waiting.length >= settings.waitingPerHost) return full(line);
       // In line before the first ask, so a slot let go while it asks wakes it: no wake-up is lost in between.
-      const waiter: Waiter = { asking: false };
+      const waiter: Waiter = { asking: false, wanted: lanes, handed: [] };
       line.waiting.push(waiter);
       let why: Wake = 'slot';
       try {
         for (;;) {
-          if (waiter.handed) return slotsLettingGo(host, slotsHeldTogether([waiter.handed]));
+          if (waiter.handed.length > 0) return slotsLettingGo(host, slotsHeldTogether(waiter.handed));
           if (line.waiting[0] === waiter && why === 'slot') {
             // Marked until its answer is acted on (same microtask): no slot is handed to it meanwhile.
             let entered: HostSlots | HostWait;
@@ -165,7 +170,7 @@ export function createHostGate(
       } finally {
         line.waiting.splice(line.waiting.indexOf(waiter), 1);
         // The next in line polls from now; it asks at once only if a slot came free for it to find.
-        wake(line.waiting[0], waiter.handed ? 'first' : 'slot');
+        wake(line.waiting[0], waiter.handed.length > 0 ? 'first' : 'slot');
       }
     },
     park(host, jobId, promote) {

@@ -144,3 +144,33 @@ it('a slot let go goes straight to the push in line: held in Redis throughout, w
   await secondSlots.release();
   await slotsOf(await otherWorker.enter(host, 1)).release();
 });
+
+it('slots let go together fill the first push in line up to its lanes, then the next: none left free', async () => {
+  const host = newHost();
+  const limits = limitsOf(4);
+  let askAnswered: () => void = () => undefined;
+  const counted: HostLimits = {
+    ...limits,
+    enter: async (...args) => {
+      const entered = await limits.enter(...args);
+      askAnswered();
+      return entered;
+    },
+  };
+  const gate = createHostGate(counted, { waitingPerHost: 2, pollMs: HOUR_MS });
+  const holder = slotsOf(await gate.enter(host, 4));
+  const firstAsked = new Promise<void>((resolve) => (askAnswered = resolve));
+  const first = gate.enter(host, 3);
+  await firstAsked;
+  await new Promise((resolve) => setImmediate(resolve));
+  const second = gate.enter(host, 2);
+  // Four let go at once: three to the first in line (its lanes), one to the next, none back to Redis.
+  await holder.release();
+  const [firstSlots, secondSlots] = [slotsOf(await first), slotsOf(await second)];
+  expect([firstSlots.lanes, secondSlots.lanes]).toEqual([3, 1]);
+  const otherWorker = limitsOf(4);
+  const meanwhile = await otherWorker.enter(host, 1);
+  expect(isHostWait(meanwhile) && meanwhile.reason).toBe('busy');
+  await Promise.all([firstSlots.release(), secondSlots.release()]);
+  expect(slotsOf(await otherWorker.enter(host, 4)).lanes).toBe(4);
+});
