@@ -66,13 +66,17 @@ export async function applyOperations(
   const tally = emptyTally();
   /** The next operation to start. */
   let next = 0;
+  let failure: { error: unknown } | undefined;
   /** Lanes whose operation may still send a request. */
   let requesting = 0;
   let allAnswered = false;
-  /** The lane's operation sends no more requests: the last such, with nothing left to start, tells `answered`. */
+  /**
+   * The lane's operation sends no more requests: the last such, with nothing left to start, tells `answered`. Not
+   * after a failure: the push's caller first learns from it (a Retry-After holds the host back before its slots go).
+   */
   const doneRequesting = () => {
     requesting -= 1;
-    if (requesting === 0 && next >= operations.length && !allAnswered) {
+    if (requesting === 0 && next >= operations.length && failure === undefined && !allAnswered) {
       allAnswered = true;
       answered();
     }
@@ -199,7 +203,6 @@ export async function applyOperations(
 
   // A few at a time; the first failure, or a record saying the destination was paused or removed, stops new
   // writes, lets those under way finish and be recorded, and ends the push.
-  let failure: { error: unknown } | undefined;
   const lane = async () => {
     while (failure === undefined && stopped === undefined && next < operations.length) {
       const operation = operations[next++]!;

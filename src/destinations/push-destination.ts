@@ -28,7 +28,7 @@ import type { EventProofs } from './event-proofs.js';
 import { planPush, planReconcile, type Listing } from './push-plan.js';
 import type { HostGate } from './host-gate.js';
 import { isHostWait, type HostWait } from './host-limits.js';
-import { failureOutcome, errorCode as codeOf, type FailureCause } from './push-policy.js';
+import { failureOutcome, errorCode as codeOf, hostHoldMs, type FailureCause } from './push-policy.js';
 import {
   applyOperations,
   CalendarGoneError,
@@ -177,6 +177,12 @@ async function withHostSlots<T>(
   const letGo = () => (released ??= slots.release());
   try {
     return await talk(slots.lanes, () => void letGo());
+  } catch (error: unknown) {
+    // The server asked every client of it to wait: the host is held back before its slots are let go, so that
+    // no push in this worker's line is handed one meanwhile.
+    const holdMs = hostHoldMs(error);
+    if (holdMs !== undefined) await deps.hosts.holdBack(host, holdMs).catch(() => undefined);
+    throw error;
   } finally {
     await letGo();
   }
@@ -286,12 +292,8 @@ async function pushOpened(
       deps.logger.warn({ destinationId }, 'CalDAV destination’s calendar is gone: paused');
       return 'calendar-gone';
     }
+    // A Retry-After held the whole host back already, as the push let its slots go (withHostSlots).
     const outcome = failureOutcome(error, destination.consecutiveFailures + 1, failedAt);
-    const retryAfterMs = (error as { retryAfterMs?: unknown }).retryAfterMs;
-    if (outcome.cause === 'retry_later' && typeof retryAfterMs === 'number' && deps.hosts) {
-      // The server asked every client of it to wait: the host, not only this destination, is held back.
-      await deps.hosts.holdBack(host, retryAfterMs).catch(() => undefined);
-    }
     try {
       await destinations.pushFailed(
         destinationId,

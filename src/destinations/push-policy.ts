@@ -76,3 +76,10 @@ export function failureOutcome(error: unknown, failures: number, now: Date): Fai
     message: `${error.message}; tried again after ${Math.ceil(wait / 1000)} s`,
   };
 }
+
+/** How long a server asked every client of it to wait (a 429 or 503 with Retry-After), or undefined. */
+export function hostHoldMs(error: unknown): number | undefined {
+  return isCoded(error) && error.code === 'retry_later' && error.retryAfterMs !== undefined
+    ? Math.min(error.retryAfterMs, RETRY_AFTER_MAX_MS)
+    : undefined;
+}

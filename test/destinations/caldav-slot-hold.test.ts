@@ -1,26 +1,32 @@
 // A host's slot is its server's capacity (issue 43): a push holds it while it talks to the server and lets it go
 // once the last request is answered, before it records that answer in Postgres, so the next push to the server
 // is not kept waiting on slotfeed's own bookkeeping. With one slot per host, whether another worker could take
-// the host's slot is asked (of the real slots in Redis) at each record a push makes. Against a real Radicale.
+// the host's slot is asked (of the real slots in Redis) at each record a push makes. A push answered 429 with
+// Retry-After holds the host back before it lets its slots go, so no push waiting in line is handed one in
+// between. Against a real Radicale, behind a fault proxy of the test's own for the 429.
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
-import { createHostLimits, isHostWait } from '../../src/destinations/host-limits.js';
+import { createHostLimits, isHostWait, slotsHeldTogether } from '../../src/destinations/host-limits.js';
 import { pushDestination, type PushDeps } from '../../src/destinations/push-destination.js';
 import { startCalDavServer, type CalDavTestServer } from '../support/caldav-servers.js';
 import { patient } from '../support/patience.js';
 import type { FakeClock } from '../support/sync-harness.js';
 import { createWebHarness, type WebHarness } from '../support/web-harness.js';
+import { startFaultProxy, type FaultProxy } from './helpers/fault-proxy.js';
 
 let server: CalDavTestServer;
+let proxy: FaultProxy;
 let h: WebHarness;
 
 beforeAll(async () => {
   server = await startCalDavServer('radicale');
+  proxy = await startFaultProxy(server.baseUrl);
   h = await createWebHarness('caldav_slot_hold', {
     env: { CALDAV_ALLOW_PRIVATE_TARGETS: 'true', CALDAV_HOST_CONCURRENCY: '1' },
   });
 }, patient(30_000));
 afterAll(async () => {
   await h?.close();
+  await proxy?.close();
   await server?.close();
 });
 
@@ -90,4 +96,52 @@ it('a push lets its host’s slot go once the server has answered, before it rec
     pendingChanges: 0,
     lastError: null,
   });
+});
+
+it('a push answered 429 with Retry-After holds its host back before it lets its slots go', async () => {
+  const connected = await h.connectViaWeb(h.sync.sim.users[1]!.email);
+  await h.syncNow(connected.connectionId);
+  const feedId = (await h.feeds.findByToken(connected.token!))!.id;
+  const destination = await h.sync.services.caldavDestinations.add({
+    feedId,
+    serverUrl: proxy.url,
+    username: server.username,
+    password: server.password,
+  });
+  const host = new URL(destination.calendarUrl).host;
+  const real = h.sync.services.caldavPush;
+  const gate = real.hosts!;
+  const happened: string[] = [];
+  const deps: PushDeps = {
+    ...real,
+    hosts: {
+      ...gate,
+      enter: async (...args) => {
+        const entered = await gate.enter(...args);
+        if (isHostWait(entered)) return entered;
+        return slotsHeldTogether(
+          entered.held.map((slot) => ({
+            release: async () => {
+              happened.push('slot let go');
+              await slot.release();
+            },
+          })),
+        );
+      },
+      holdBack: async (...args) => {
+        happened.push('host held back');
+        await gate.holdBack(...args);
+      },
+    },
+  };
+  const removeFault = proxy.install((request) =>
+    request.method === 'PUT' ? { kind: 'answer', status: 429, headers: { 'retry-after': '60' } } : undefined,
+  );
+  try {
+    expect(await pushDestination(deps, destination.id)).toBe('failed');
+  } finally {
+    removeFault();
+    await h.sync.clients.redis.del(`${h.sync.redis.prefix}:caldav-host:rate:${host}:paused-until`);
+  }
+  expect(happened).toEqual(['host held back', 'slot let go']);
 });
