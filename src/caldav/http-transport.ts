@@ -10,7 +10,12 @@
 import http from 'node:http';
 import https from 'node:https';
 import { CalDavRequestError, CalDavTargetError } from './errors.js';
-import { closedWhileKept, sharedKeepAliveAgents, type KeepAliveAgents } from '../lib/keep-alive-agents.js';
+import {
+  closedWhileKept,
+  sharedKeepAliveAgents,
+  STALE_CONNECTION_RETRIES,
+  type KeepAliveAgents,
+} from '../lib/keep-alive-agents.js';
 import { PRIVATE_CALDAV_TARGET_REFUSED } from './target-policy.js';
 
 export type Fetch = typeof fetch;
@@ -33,8 +38,6 @@ function headersOf(message: http.IncomingMessage): Headers {
 
 /** Methods a request of which may be sent again (RFC 9110: safe or idempotent; MKCALENDAR and POST are not). */
 const REPEATABLE = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'PROPFIND', 'REPORT']);
-/** Sent again at most this often: each try takes another kept connection, or a new one. */
-const STALE_CONNECTION_RETRIES = 3;
 
 interface Outgoing {
   url: URL;

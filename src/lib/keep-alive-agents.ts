@@ -59,6 +59,9 @@ export function sharedKeepAliveAgents(allowPrivateTargets: boolean): KeepAliveAg
 
 const CLOSED_CONNECTION_CODES = new Set(['ECONNRESET', 'EPIPE']);
 
+/** A request is sent again at most this often on a closed kept connection: each try takes another, or a new one. */
+export const STALE_CONNECTION_RETRIES = 3;
+
 /**
  * The request failed on a kept connection before any answer began (`answering` false): the server had closed the
  * connection while it sat idle, and never saw the request.

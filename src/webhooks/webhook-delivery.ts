@@ -10,7 +10,7 @@ import http, { type Agent } from 'node:http';
 import https from 'node:https';
 import { Webhook } from 'standardwebhooks';
 import { coerceError } from '../lib/coerce-error.js';
-import { closedWhileKept } from '../lib/keep-alive-agents.js';
+import { closedWhileKept, STALE_CONNECTION_RETRIES } from '../lib/keep-alive-agents.js';
 import type { WebhookDeliveryStore } from '../store/webhook-deliveries.js';
 import { WEBHOOK_TEST_EVENT } from '../store/webhook-events.js';
 import { deliveryAgent } from './target-policy.js';
@@ -52,7 +52,7 @@ function postOnce(
   headers: Record<string, string>,
   settings: WebhookDeliverySettings,
 ) {
-  return new Promise<PostResult & { closedWhileKept?: boolean }>((resolve) => {
+  return new Promise<PostResult & { staleConnection?: boolean }>((resolve) => {
     const client = target.protocol === 'https:' ? https : http;
     let answering = false;
     const request = client.request(
@@ -73,15 +73,16 @@ function postOnce(
     );
     request.on('timeout', () => request.destroy(new Error(`no answer within ${settings.timeoutMs} ms`)));
     request.on('error', (error) =>
-      resolve({ error: error.message, closedWhileKept: closedWhileKept(request, answering, error) }),
+      resolve({ error: error.message, staleConnection: closedWhileKept(request, answering, error) }),
     );
     request.end(body);
   });
 }
 
 /**
- * Posts a delivery. Sent again, once, when it went out on a kept connection the receiver had closed meanwhile
- * (it never reached the receiver): deliveries are at least once anyway, their webhook-id the same every time.
+ * Posts a delivery. Sent again when it went out on a kept connection the receiver had closed meanwhile (it got no
+ * answer, and most likely never reached the receiver): deliveries are at least once anyway, their webhook-id the
+ * same every time.
  */
 export async function postDelivery(
   url: string,
@@ -96,10 +97,10 @@ export async function postDelivery(
     return { error: coerceError(refused).message };
   }
   const target = new URL(url);
-  const first = await postOnce(target, agent, body, headers, settings);
-  if (!first.closedWhileKept) return { status: first.status, error: first.error };
-  const { status, error } = await postOnce(target, agent, body, headers, settings);
-  return { status, error };
+  for (let retries = 0; ; retries++) {
+    const { status, error, staleConnection } = await postOnce(target, agent, body, headers, settings);
+    if (!staleConnection || retries >= STALE_CONNECTION_RETRIES) return { status, error };
+  }
 }
 
 export async function attemptDelivery(
