@@ -11,15 +11,11 @@ import { promisify } from 'node:util';
 import { startEmbeddedPostgres, type RunningPostgres } from '../../src/demo/embedded-postgres-server.js';
 import type { PrismaClient } from '../../src/generated/prisma/client.js';
 import type { CallArrival } from '../../src/simulator/index.js';
+import { reservePort } from '../support/reserved-port.js';
 import { waitFor } from '../support/wait-for.js';
 
-export async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
+/** A free loopback port for a server the test starts on it (support/reserved-port.ts). */
+export const freePort = reservePort;
 
 export interface OwnRedis {
   url: string;

@@ -2,21 +2,13 @@
 // expired code, another flow's code, and a code issued for another redirect URI. Every one is a 400 page,
 // and nothing is stored: no connection, no feed, no sync enqueued, and (for the replay) the first grant's
 // tokens untouched and still working, because the replayed code is never sent to the token endpoint.
-import net from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import type { FakeClock } from '../support/sync-harness.js';
 import { createWebHarness, type WebHarness } from '../support/web-harness.js';
+import { reservePort } from '../support/reserved-port.js';
 
 const OTHER_REDIRECT_URI = 'http://127.0.0.1:9/another-app/callback';
 let h: WebHarness;
-
-async function reservePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 beforeAll(async () => {
   // The simulator must also know a second redirect URI (another registered app of the same client), so the

@@ -2,7 +2,6 @@
 // with the simulator's registered redirect URI equal to the app's real /oauth/callback URL. Its WebDeps come
 // from the composition root's own composeWebDeps, so whatever production gives the web role, tests give too.
 import http from 'node:http';
-import net from 'node:net';
 import { Writable } from 'node:stream';
 import { loadConfig } from '../../src/config.js';
 import type { Metrics } from '../../src/lib/metrics.js';
@@ -14,6 +13,7 @@ import type { FeedStore } from '../../src/store/feeds.js';
 import { syncConnection } from '../../src/sync/sync-connection.js';
 import { startWeb, type WebDeps } from '../../src/web/app.js';
 import { createSyncHarness, type HarnessOptions, type SyncHarness } from './sync-harness.js';
+import { reservePort } from './reserved-port.js';
 
 export const ADMIN_TOKEN = 'admin-token-for-tests-0123456789';
 
@@ -65,15 +65,6 @@ export interface WebHarness {
   /** One sync of one connection, as a worker would run it. */
   syncNow(connectionId: string): Promise<void>;
   close(): Promise<void>;
-}
-
-/** A free port, to fix the callback URL before the simulator (which must know it) starts. */
-async function reservePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 export function rawRequest(

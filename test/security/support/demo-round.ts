@@ -4,7 +4,6 @@
 // feed URLs are rotated and created from admin, and OAuth tokens are refreshed twice with refresh-token
 // rotation on (short access-token lifetime, the shared fake clock moved past it). Every credential the
 // simulator issued and every feed token slotfeed showed is recorded, for the leak checks to look for.
-import net from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { loadConfig } from '../../../src/config.js';
@@ -24,6 +23,7 @@ import { FakeClock } from '../../support/sync-harness.js';
 import { waitFor } from '../../support/wait-for.js';
 import { FEED_TOKEN_IN_PAGE, rawRequest, type RawResponse } from '../../support/web-harness.js';
 import type { NamedSecret } from './secret-forms.js';
+import { reservePort } from '../../support/reserved-port.js';
 
 export const ROUND_ADMIN_TOKEN = 'admin-token-for-the-secrets-round-0123';
 const ACCESS_TOKEN_TTL_SECONDS = 900;
@@ -45,14 +45,6 @@ export interface DemoRound {
   /** What the round did, so a test can check it did what it claims (syncs, refreshes, feeds served). */
   counts: { connections: number; feedFetches: number; refreshes: number; syncRuns: number };
   close(): Promise<void>;
-}
-
-async function reservePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 function expectStatus(response: RawResponse, status: number, what: string): RawResponse {
