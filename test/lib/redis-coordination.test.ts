@@ -44,15 +44,17 @@ describe('withRedisLock', () => {
 
   it('keeps the lock past its TTL while the work runs, so a contender waits for the release', async () => {
     const key = `${redis.prefix}:lock:renewed`;
-    const ttlMs = 100;
+    // Long enough that a loaded machine's stalls of the event loop (a ci-check read 100 ms lapse under one) do
+    // not outlast it: a stall longer than the TTL loses the lock by design.
+    const ttlMs = 1_000;
     const events: string[] = [];
-    // The holder works until the contender, by its own count, has waited five TTLs for the lock (or got in).
+    // The holder works until the contender, by its own count, has waited three TTLs for the lock (or got in).
     let contenderWaitedLong!: () => void;
     const contenderWaited = new Promise<void>((resolve) => (contenderWaitedLong = resolve));
     let waitedMs = 0;
     const contenderSleep = async (ms: number) => {
       waitedMs += ms;
-      if (waitedMs >= 5 * ttlMs) contenderWaitedLong();
+      if (waitedMs >= 3 * ttlMs) contenderWaitedLong();
       await new Promise((r) => setTimeout(r, ms));
     };
     let holding!: () => void;
