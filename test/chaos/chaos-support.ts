@@ -125,6 +125,19 @@ export async function overlappingRuns(prisma: PrismaClient): Promise<{ connectio
      AND a.started_at < b.finished_at AND b.started_at < a.finished_at`;
 }
 
+/**
+ * Runs of one connection where the older pull committed after a newer one had: the tickets (docs/syncing.md,
+ * "Commits follow pulls") exist so that never happens, where two runs of a connection may overlap (a job Redis
+ * lost while it ran, and the job that replaced it). A run's ticket is taken as it starts, so start order is
+ * ticket order.
+ */
+export async function olderPullsCommittedLast(prisma: PrismaClient): Promise<{ connectionId: string }[]> {
+  return prisma.$queryRaw<{ connectionId: string }[]>`
+    SELECT a.connection_id::text AS "connectionId" FROM sync_run a JOIN sync_run b
+      ON a.connection_id = b.connection_id AND a.started_at < b.started_at
+     AND a.outcome = 'succeeded' AND b.outcome = 'succeeded' AND a.finished_at > b.finished_at`;
+}
+
 /** The most calls that arrived within any `windowMs` (a sliding window over the arrival times). */
 export function mostCallsInAnyWindow(arrivals: readonly CallArrival[], windowMs: number): number {
   const times = arrivals.map((a) => a.atMs).sort((a, b) => a - b);
