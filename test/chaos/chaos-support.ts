@@ -11,7 +11,7 @@ import { promisify } from 'node:util';
 import { startEmbeddedPostgres, type RunningPostgres } from '../../src/demo/embedded-postgres-server.js';
 import type { PrismaClient } from '../../src/generated/prisma/client.js';
 import type { CallArrival } from '../../src/simulator/index.js';
-import { reservePort } from '../support/reserved-port.js';
+import { CLUSTER_BUS_OFFSET, reservePort } from '../support/reserved-port.js';
 import { waitFor } from '../support/wait-for.js';
 
 /** A free loopback port for a server the test starts on it (support/reserved-port.ts). */
@@ -125,19 +125,6 @@ export async function overlappingRuns(prisma: PrismaClient): Promise<{ connectio
      AND a.started_at < b.finished_at AND b.started_at < a.finished_at`;
 }
 
-/**
- * Runs of one connection where the older pull committed after a newer one had: the tickets (docs/syncing.md,
- * "Commits follow pulls") exist so that never happens, where two runs of a connection may overlap (a job Redis
- * lost while it ran, and the job that replaced it). A run's ticket is taken as it starts, so start order is
- * ticket order.
- */
-export async function olderPullsCommittedLast(prisma: PrismaClient): Promise<{ connectionId: string }[]> {
-  return prisma.$queryRaw<{ connectionId: string }[]>`
-    SELECT a.connection_id::text AS "connectionId" FROM sync_run a JOIN sync_run b
-      ON a.connection_id = b.connection_id AND a.started_at < b.started_at
-     AND a.outcome = 'succeeded' AND b.outcome = 'succeeded' AND a.finished_at > b.finished_at`;
-}
-
 /** The most calls that arrived within any `windowMs` (a sliding window over the arrival times). */
 export function mostCallsInAnyWindow(arrivals: readonly CallArrival[], windowMs: number): number {
   const times = arrivals.map((a) => a.atMs).sort((a, b) => a - b);
@@ -207,7 +194,14 @@ function parseClusterNodes(text: string): ClusterNode[] {
 export async function startOwnRedisCluster(size = 3, { replicas = 0 } = {}): Promise<OwnRedisCluster> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'slotfeed-redis-cluster-'));
   const ports: number[] = [];
-  for (let i = 0; i < size * (1 + replicas); i++) ports.push(await freePort());
+  // Each node listens on its port and its bus port (+ CLUSTER_BUS_OFFSET): no two of those may meet.
+  const taken = new Set<number>();
+  while (ports.length < size * (1 + replicas)) {
+    const port = await freePort();
+    if (taken.has(port) || taken.has(port + CLUSTER_BUS_OFFSET)) continue;
+    ports.push(port);
+    taken.add(port).add(port + CLUSTER_BUS_OFFSET);
+  }
   const startNode = (port: number) =>
     spawn(
       'redis-server',

@@ -2,22 +2,25 @@
 // Redis or Postgres of the test's own). A port found by binding port 0 is an ephemeral one, and between the test
 // releasing it and its server binding it, any outgoing connection on the machine (a Postgres client, a jest
 // worker's HTTP request) may be given it as its local port: a ci-check on a busy machine failed with EADDRINUSE
-// that way. Ports are drawn below the kernel's ephemeral range, which no outgoing connection is given, and
-// checked free by binding them; two tests drawing the same one at once is a chance of one in thousands.
+// that way. Ports are drawn low enough that neither they nor the port a Redis Cluster node also listens on (its
+// port + 10,000, the cluster bus) are ever in the kernel's ephemeral range, and checked free by binding them.
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
 
 /** Where the draw starts: above the well-known services a test machine runs (Postgres, Redis, RabbitMQ…). */
 const LOWEST = 10_000;
+/** A Redis Cluster node's bus port is its port plus this. */
+export const CLUSTER_BUS_OFFSET = 10_000;
+/** Linux's default first ephemeral port, taken when the kernel's cannot be read. */
+const LINUX_EPHEMERAL_START = 32_768;
 
-/** The first port of the kernel's ephemeral range (Linux's default when it cannot be read). */
+/** The first port of the kernel's ephemeral range. */
 function ephemeralStart(): number {
   try {
     const [first] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/);
-    const port = Number(first);
-    return port > LOWEST + 1_000 ? port : 32_768;
+    return Number(first) || LINUX_EPHEMERAL_START;
   } catch {
-    return 32_768;
+    return LINUX_EPHEMERAL_START;
   }
 }
 
@@ -28,9 +31,13 @@ const bindsFree = (port: number) =>
     server.listen({ host: '127.0.0.1', port, exclusive: true }, () => server.close(() => resolve(true)));
   });
 
-/** A free loopback port below the ephemeral range. */
+/** A free loopback port that, plus CLUSTER_BUS_OFFSET, is still below the ephemeral range. */
 export async function reservePort(): Promise<number> {
-  const below = ephemeralStart();
+  const below = ephemeralStart() - CLUSTER_BUS_OFFSET;
+  if (below - LOWEST < 1_000)
+    throw new Error(
+      `the ephemeral ports start at ${below + CLUSTER_BUS_OFFSET}: too low to draw test ports under`,
+    );
   for (let tries = 0; tries < 100; tries++) {
     const port = LOWEST + Math.floor(Math.random() * (below - LOWEST));
     if (await bindsFree(port)) return port;
