@@ -252,16 +252,22 @@ describe(`on a Redis Cluster of three masters with a replica each, REDIS_SHARDS=
     'loses a master mid-round: its replica takes over, no job is lost, none commits twice, syncing goes on',
     async () => {
       // A settled cluster first: on a loaded machine a master can miss the node timeout before this test kills
-      // one (a failover nobody asked for), and its replica is then the master whose old master has not yet
-      // come back as its replica.
-      const before = await waitFor(
-        () => cluster.describe(),
-        (nodes) => {
+      // one (a failover nobody asked for); its old master is then listed as the new one's replica only once it
+      // has come back, and can take over only once it has the data (its link to the master up).
+      const { nodes: before } = await waitFor(
+        async () => {
+          const nodes = await cluster.describe();
           const master = victimOf(nodes);
-          const replicaOf = (id: string) => nodes.some((node) => node.masterId === id && !node.failing);
-          return master !== undefined && !nodes.some((node) => node.failing) && replicaOf(master.id);
+          const replica = master && nodes.find((node) => node.masterId === master.id && !node.failing);
+          const linked =
+            replica !== undefined &&
+            (
+              await promisify(execFile)('redis-cli', ['-p', String(replica.port), 'info', 'replication'])
+            ).stdout.includes('master_link_status:up');
+          return { nodes, settled: linked && !nodes.some((node) => node.failing) };
         },
-        { what: 'a settled cluster, the master to kill with a replica in it' },
+        ({ settled }) => settled,
+        { what: 'a settled cluster, the master to kill with a replica in sync' },
       );
       const victim = victimOf(before)!;
       const victimShards = connectionShards().filter((i) => serves(victim, shardSlots[i]!));
