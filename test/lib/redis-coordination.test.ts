@@ -44,8 +44,8 @@ describe('withRedisLock', () => {
 
   it('keeps the lock past its TTL while the work runs, so a contender waits for the release', async () => {
     const key = `${redis.prefix}:lock:renewed`;
-    // Long enough that a loaded machine's stalls of the event loop (a ci-check read 100 ms lapse under one) do
-    // not outlast it: a stall longer than the TTL loses the lock by design.
+    // Long enough for a loaded machine's stalls of the event loop (a ci-check saw a 100 ms lock lapse under one):
+    // renewed every third of the TTL, the lock is lost by design to a stall of two thirds of it after a renewal.
     const ttlMs = 1_000;
     const events: string[] = [];
     // The holder works until the contender, by its own count, has waited three TTLs for the lock (or got in).
