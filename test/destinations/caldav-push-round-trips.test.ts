@@ -9,8 +9,8 @@ import type { Peer } from '../support/sync-harness.js';
 import { startCalDavServer, type CalDavTestServer } from '../support/caldav-servers.js';
 import { patient } from '../support/patience.js';
 import { startPostgresRoundTrips, type PostgresRoundTrips } from '../support/postgres-round-trips.js';
-import type { FakeClock } from '../support/sync-harness.js';
 import { createWebHarness, type WebHarness } from '../support/web-harness.js';
+import { bookNextSlotAndSync, connectedWithDestination } from './helpers/feed-destination.js';
 
 /** Round trips a push of one changed event may make: reads, the write's record and the push's end. */
 const MOST_ROUND_TRIPS_PER_PUSH = 7;
@@ -37,11 +37,7 @@ afterAll(async () => {
 });
 
 it('a push of one changed event makes at most a handful of Postgres round trips', async () => {
-  const connected = await h.connectViaWeb(h.sync.sim.users[0]!.email);
-  await h.syncNow(connected.connectionId);
-  const feedId = (await h.feeds.findByToken(connected.token!))!.id;
-  const destination = await h.sync.services.caldavDestinations.add({
-    feedId,
+  const { connectionId, destination } = await connectedWithDestination(h, 0, {
     serverUrl: server.baseUrl,
     username: server.username,
     password: server.password,
@@ -50,18 +46,7 @@ it('a push of one changed event makes at most a handful of Postgres round trips'
   expect(await pushDestination(counted.services.caldavPush, destination.id)).toBe('reconciled');
 
   // One slot booked upstream: after the sync, one block of the feed shrinks.
-  const clock = h.sync.clock as FakeClock;
-  const slot = (await h.sync.db.prisma.slot.findFirst({
-    where: {
-      connectionId: connected.connectionId,
-      goneAt: null,
-      startsAt: { gt: new Date(clock.now().getTime() + 3600_000) },
-    },
-    orderBy: { startsAt: 'asc' },
-  }))!;
-  h.sync.sim.control.book(slot.upstreamEventId, slot.startsAt.toISOString());
-  clock.advance(600);
-  await h.syncNow(connected.connectionId);
+  await bookNextSlotAndSync(h, connectionId);
 
   roundTrips.take();
   expect(await pushDestination(counted.services.caldavPush, destination.id)).toBe('pushed');

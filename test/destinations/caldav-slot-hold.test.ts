@@ -9,9 +9,9 @@ import { createHostLimits, isHostWait, slotsHeldTogether } from '../../src/desti
 import { pushDestination, type PushDeps } from '../../src/destinations/push-destination.js';
 import { startCalDavServer, type CalDavTestServer } from '../support/caldav-servers.js';
 import { patient } from '../support/patience.js';
-import type { FakeClock } from '../support/sync-harness.js';
 import { createWebHarness, type WebHarness } from '../support/web-harness.js';
 import { startFaultProxy, type FaultProxy } from './helpers/fault-proxy.js';
+import { bookNextSlotAndSync, connectedWithDestination } from './helpers/feed-destination.js';
 
 let server: CalDavTestServer;
 let proxy: FaultProxy;
@@ -31,11 +31,7 @@ afterAll(async () => {
 });
 
 it('a push lets its host’s slot go once the server has answered, before it records the answer', async () => {
-  const connected = await h.connectViaWeb(h.sync.sim.users[0]!.email);
-  await h.syncNow(connected.connectionId);
-  const feedId = (await h.feeds.findByToken(connected.token!))!.id;
-  const destination = await h.sync.services.caldavDestinations.add({
-    feedId,
+  const { connectionId, destination } = await connectedWithDestination(h, 0, {
     serverUrl: server.baseUrl,
     username: server.username,
     password: server.password,
@@ -77,18 +73,7 @@ it('a push lets its host’s slot go once the server has answered, before it rec
   expect(freeAtRecord).toEqual([...freeAtRecord.slice(0, -1).map(() => false), true]);
 
   // One slot booked upstream: after the sync, one block of the feed shrinks, and the push writes that change.
-  const clock = h.sync.clock as FakeClock;
-  const slot = (await h.sync.db.prisma.slot.findFirst({
-    where: {
-      connectionId: connected.connectionId,
-      goneAt: null,
-      startsAt: { gt: new Date(clock.now().getTime() + 3600_000) },
-    },
-    orderBy: { startsAt: 'asc' },
-  }))!;
-  h.sync.sim.control.book(slot.upstreamEventId, slot.startsAt.toISOString());
-  clock.advance(600);
-  await h.syncNow(connected.connectionId);
+  await bookNextSlotAndSync(h, connectionId);
   freeAtRecord.length = 0;
   expect(await pushDestination(deps, destination.id)).toBe('pushed');
   expect(freeAtRecord.at(-1)).toBe(true);
@@ -99,11 +84,7 @@ it('a push lets its host’s slot go once the server has answered, before it rec
 });
 
 it('a push answered 429 with Retry-After holds its host back before it lets its slots go', async () => {
-  const connected = await h.connectViaWeb(h.sync.sim.users[1]!.email);
-  await h.syncNow(connected.connectionId);
-  const feedId = (await h.feeds.findByToken(connected.token!))!.id;
-  const destination = await h.sync.services.caldavDestinations.add({
-    feedId,
+  const { destination } = await connectedWithDestination(h, 1, {
     serverUrl: proxy.url,
     username: server.username,
     password: server.password,
