@@ -3,13 +3,11 @@
 // each time). A delivery sent on a kept connection the receiver had closed meanwhile is sent again at once on a
 // new one, rather than failing an attempt and waiting out a retry; a receiver that answers is never posted twice.
 // Against a real node:http receiver on loopback.
-import { once } from 'node:events';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterEach, expect, it } from '@jest/globals';
 import { sharedKeepAliveAgents } from '../../src/lib/keep-alive-agents.js';
 import { deliveryAgent } from '../../src/webhooks/target-policy.js';
 import { postDelivery, type WebhookDeliverySettings } from '../../src/webhooks/webhook-delivery.js';
+import { startKeptConnectionServer, type KeptConnectionServer } from '../support/kept-connection-server.js';
 
 const settings: WebhookDeliverySettings = {
   timeoutMs: 10_000,
@@ -18,62 +16,24 @@ const settings: WebhookDeliverySettings = {
 };
 const headers = { 'content-type': 'application/json', 'webhook-id': 'msg_test' };
 
-interface Receiver {
-  url: string;
-  connections: number;
-  bodies: string[];
-  /** Drops the next delivery that comes on a connection it answered on before, as a receiver closing it would. */
-  dropNextOnKeptConnection: boolean;
-  close(): Promise<void>;
-}
-
-const receivers: Receiver[] = [];
+const receivers: KeptConnectionServer[] = [];
 afterEach(async () => {
   await Promise.all(receivers.splice(0).map((receiver) => receiver.close()));
 });
 
-async function startReceiver(): Promise<Receiver> {
-  const answeredOn = new WeakSet<object>();
-  const server = http.createServer((request, response) => {
-    if (state.dropNextOnKeptConnection && answeredOn.has(request.socket)) {
-      state.dropNextOnKeptConnection = false;
-      request.socket.destroy();
-      return;
-    }
-    let body = '';
-    request.on('data', (chunk: Buffer) => (body += chunk));
-    request.on('end', () => {
-      state.bodies.push(body);
-      answeredOn.add(request.socket);
-      response.writeHead(204);
-      response.end();
-    });
-  });
-  const state: Receiver = {
-    url: '',
-    connections: 0,
-    bodies: [],
-    dropNextOnKeptConnection: false,
-    close: async () => {
-      server.closeAllConnections();
-      server.close();
-      await once(server, 'close');
-    },
-  };
-  server.on('connection', () => (state.connections += 1));
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  state.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`;
-  receivers.push(state);
-  return state;
+async function startReceiver(): Promise<KeptConnectionServer> {
+  const receiver = await startKeptConnectionServer('/hooks', () => 204);
+  receivers.push(receiver);
+  return receiver;
 }
+const bodiesOf = (receiver: KeptConnectionServer) => receiver.requests.map((request) => request.body);
 
 it('deliveries to one endpoint share a kept connection', async () => {
   const receiver = await startReceiver();
   for (const n of [1, 2, 3]) {
     expect(await postDelivery(receiver.url, `{"n":${n}}`, headers, settings)).toEqual({ status: 204 });
   }
-  expect(receiver.bodies).toEqual(['{"n":1}', '{"n":2}', '{"n":3}']);
+  expect(bodiesOf(receiver)).toEqual(['{"n":1}', '{"n":2}', '{"n":3}']);
   expect(receiver.connections).toBe(1);
 });
 
@@ -82,7 +42,7 @@ it('a delivery on a kept connection the receiver closed is sent again at once, o
   expect(await postDelivery(receiver.url, '{"n":1}', headers, settings)).toEqual({ status: 204 });
   receiver.dropNextOnKeptConnection = true;
   expect(await postDelivery(receiver.url, '{"n":2}', headers, settings)).toEqual({ status: 204 });
-  expect(receiver.bodies).toEqual(['{"n":1}', '{"n":2}']);
+  expect(bodiesOf(receiver)).toEqual(['{"n":1}', '{"n":2}']);
   expect(receiver.connections).toBe(2);
 });
 
