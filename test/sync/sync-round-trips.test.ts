@@ -1,0 +1,94 @@
+// What one sync costs Postgres: a scheduled sync that changes nothing is the daemon's most common work (a million
+// connections make some 16 a second at the default bands), and each of its Postgres round trips is a socket write
+// and a wait on both sides. Its commit made three round trips it needed no more than its first read for: the check
+// that a scheduler's job had not committed once already, the switch that lets the commit move the feed version
+// itself, and the first sync's instant, each a statement of its own. Counted at the wire, by a proxy in front of
+// the real Postgres (postgres-round-trips.ts) that a second process's composition talks through.
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import { syncConnection } from '../../src/sync/sync-connection.js';
+import { patient } from '../support/patience.js';
+import { startPostgresRoundTrips, type PostgresRoundTrips } from '../support/postgres-round-trips.js';
+import type { FakeClock, Peer } from '../support/sync-harness.js';
+import { createWebHarness, type WebHarness } from '../support/web-harness.js';
+
+/**
+ * Round trips of a scheduled sync of the nearest band that changes nothing: the ticket, its plan's basis (the
+ * connection, its event types, its open dates and slots), the access token; then the commit's transaction: begin,
+ * the locked read, the four reads of the stored state, the connection, the run, commit.
+ */
+const MOST_ROUND_TRIPS_PER_SYNC = 15;
+
+let h: WebHarness;
+let roundTrips: PostgresRoundTrips;
+let counted: Peer;
+
+beforeAll(async () => {
+  h = await createWebHarness('sync_round_trips');
+  const database = new URL(h.sync.db.url);
+  roundTrips = await startPostgresRoundTrips({
+    host: database.hostname,
+    port: Number(database.port || 5432),
+  });
+  counted = await h.sync.spawnPeer({ DATABASE_URL: roundTrips.urlFor(h.sync.db.url) });
+}, patient(30_000));
+afterAll(async () => {
+  await h?.close();
+  await roundTrips?.close();
+});
+
+it('a scheduled sync of one band that changes nothing makes at most a handful of Postgres round trips', async () => {
+  const connected = await h.connectViaWeb(h.sync.sim.users[0]!.email);
+  await h.syncNow(connected.connectionId);
+  const nearest = h.sync.config.sync.bands[0]!.name;
+  const clock = h.sync.clock as FakeClock;
+  const sync = (tick: number) =>
+    syncConnection(counted.services.syncDeps, {
+      connectionId: connected.connectionId,
+      // A scheduler's job id, as a tick names it: the commit checks it has not committed once already.
+      jobId: `tick-${tick}-${connected.connectionId}`,
+      attempt: 1,
+      maxAttempts: 1,
+      bands: [nearest],
+    });
+  // The first opens the pool's connections.
+  clock.advance(60);
+  await sync(1);
+  clock.advance(60);
+  roundTrips.take();
+  const changes = await sync(2);
+  const trips = roundTrips.take();
+  expect(changes).toMatchObject({ superseded: false, slotsOpened: 0, slotsClosed: 0 });
+  const seen = trips.map(
+    (trip, i) => `${i + 1}: ${trip.statements.join('; ').replace(/\s+/g, ' ').slice(0, 140)}`,
+  );
+  // Over the bound, the failure lists the round trips the sync made, each with its statements.
+  expect(seen.length <= MOST_ROUND_TRIPS_PER_SYNC ? seen.length : seen.join('\n')).toBe(seen.length);
+  // The first sync's instant is still kept, and not moved by later ones.
+  const stored = await h.sync.db.prisma.connection.findUniqueOrThrow({
+    where: { id: connected.connectionId },
+  });
+  expect(stored.firstSyncedAt).not.toBeNull();
+  expect(stored.firstSyncedAt!.getTime()).toBeLessThan(stored.lastGoodSyncAt!.getTime());
+});
+
+it('a scheduler’s job that runs again after it committed is recorded superseded, not committed twice', async () => {
+  const connected = await h.connectViaWeb(h.sync.sim.users[1]!.email);
+  await h.syncNow(connected.connectionId);
+  const clock = h.sync.clock as FakeClock;
+  const attempt = {
+    connectionId: connected.connectionId,
+    jobId: `tick-again-${connected.connectionId}`,
+    attempt: 1,
+    maxAttempts: 1,
+  };
+  clock.advance(60);
+  expect(await syncConnection(counted.services.syncDeps, attempt)).toMatchObject({ superseded: false });
+  // Its completion lost (a failover), the same job runs once more.
+  clock.advance(60);
+  expect(await syncConnection(counted.services.syncDeps, attempt)).toMatchObject({ superseded: true });
+  const runs = await h.sync.db.prisma.syncRun.findMany({
+    where: { connectionId: connected.connectionId, jobId: attempt.jobId },
+    orderBy: { startedAt: 'asc' },
+  });
+  expect(runs.map((run) => run.outcome)).toEqual(['succeeded', 'superseded']);
+});
