@@ -8,7 +8,7 @@ import { pushDestination } from '../../src/destinations/push-destination.js';
 import type { Peer } from '../support/sync-harness.js';
 import { startCalDavServer, type CalDavTestServer } from '../support/caldav-servers.js';
 import { patient } from '../support/patience.js';
-import { startPostgresRoundTrips, type PostgresRoundTrips } from '../support/postgres-round-trips.js';
+import { peerWithCountedRoundTrips, type PostgresRoundTrips } from '../support/postgres-round-trips.js';
 import { createWebHarness, type WebHarness } from '../support/web-harness.js';
 import { bookNextSlotAndSync, connectedWithDestination } from './helpers/feed-destination.js';
 
@@ -23,12 +23,7 @@ let counted: Peer;
 beforeAll(async () => {
   server = await startCalDavServer('radicale');
   h = await createWebHarness('caldav_push_round_trips', { env: { CALDAV_ALLOW_PRIVATE_TARGETS: 'true' } });
-  const database = new URL(h.sync.db.url);
-  roundTrips = await startPostgresRoundTrips({
-    host: database.hostname,
-    port: Number(database.port || 5432),
-  });
-  counted = await h.sync.spawnPeer({ DATABASE_URL: roundTrips.urlFor(h.sync.db.url) });
+  ({ roundTrips, peer: counted } = await peerWithCountedRoundTrips(h.sync));
 }, patient(30_000));
 afterAll(async () => {
   await h?.close();

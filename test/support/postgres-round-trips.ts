@@ -4,6 +4,7 @@
 // of each (Parse and Query messages) is kept too, so a failing count can say which statements it saw.
 import net from 'node:net';
 import { closeTogether } from './socket-pair.js';
+import type { Peer, SyncHarness } from './sync-harness.js';
 
 export interface RoundTrip {
   /** The statements sent in it, as their SQL text; empty for a round trip of prepared statements alone. */
@@ -102,4 +103,17 @@ export async function startPostgresRoundTrips(target: {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/** A second composition of `harness`'s slotfeed that talks to Postgres through a proxy counting its round trips. */
+export async function peerWithCountedRoundTrips(
+  harness: Pick<SyncHarness, 'db' | 'spawnPeer'>,
+): Promise<{ roundTrips: PostgresRoundTrips; peer: Peer }> {
+  const database = new URL(harness.db.url);
+  const roundTrips = await startPostgresRoundTrips({
+    host: database.hostname,
+    port: Number(database.port || 5432),
+  });
+  const peer = await harness.spawnPeer({ DATABASE_URL: roundTrips.urlFor(harness.db.url) });
+  return { roundTrips, peer };
 }

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { syncConnection } from '../../src/sync/sync-connection.js';
 import { patient } from '../support/patience.js';
-import { startPostgresRoundTrips, type PostgresRoundTrips } from '../support/postgres-round-trips.js';
+import { peerWithCountedRoundTrips, type PostgresRoundTrips } from '../support/postgres-round-trips.js';
 import type { FakeClock, Peer } from '../support/sync-harness.js';
 import { createWebHarness, type WebHarness } from '../support/web-harness.js';
 
@@ -25,12 +25,7 @@ let counted: Peer;
 
 beforeAll(async () => {
   h = await createWebHarness('sync_round_trips');
-  const database = new URL(h.sync.db.url);
-  roundTrips = await startPostgresRoundTrips({
-    host: database.hostname,
-    port: Number(database.port || 5432),
-  });
-  counted = await h.sync.spawnPeer({ DATABASE_URL: roundTrips.urlFor(h.sync.db.url) });
+  ({ roundTrips, peer: counted } = await peerWithCountedRoundTrips(h.sync));
 }, patient(30_000));
 afterAll(async () => {
   await h?.close();
