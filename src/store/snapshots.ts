@@ -122,16 +122,10 @@ export async function commitSuccessfulSync(
   const { connectionId, snapshot, run, now } = sync;
   return prisma.$transaction(
     async (tx) => {
-      // Serialises commits of one connection (a job recovered from a stalled worker may overlap the original),
-      // and reads in the same round trip everything the commit decides by:
-      // - whether this job committed once already: its completion was lost by Redis (a failover to a replica it
-      //   had not reached yet), or it was handed to another worker while the first still ran, and it ran again.
-      //   Only ids slotfeed gives (a tick's, naming its tick and connection) are never reused; BullMQ's counter
-      //   starts again on a Redis that lost its keys, so a counter id says nothing about an earlier run.
-      // - and it sets the transaction's switch: this commit moves the feed version itself, with its own clock,
-      //   so the triggers that move it for other writers of slots and event types stand aside (feed_views
-      //   migration). A superseded commit writes its run row alone, which no such trigger watches.
-      const jobOnceOnly = run.jobId !== null && !/^\d+$/.test(run.jobId) ? run.jobId : null;
+      // Serialises commits of one connection (a job recovered from a stalled worker may overlap the original).
+      // The same round trip sets the transaction's switch: this commit moves the feed version itself, with its own
+      // clock, so the triggers that move it for other writers of slots and event types stand aside (feed_views
+      // migration); a superseded commit writes its run row alone, which no such trigger watches.
       const [locked] = await tx.$queryRaw<
         {
           committed_pull_sequence: number;
@@ -139,21 +133,29 @@ export async function commitSuccessfulSync(
           first_synced_at: Date | null;
           band_state: unknown;
           pull_coverage: unknown;
-          job_committed: boolean;
         }[]
       >`
         SELECT committed_pull_sequence, last_good_sync_at, first_synced_at, band_state, pull_coverage,
-               set_config('slotfeed.moves_feed_version', 'on', true) AS moves_feed_version,
-               ${jobOnceOnly}::text IS NOT NULL AND EXISTS (
-                 SELECT 1 FROM sync_run r
-                 WHERE r.connection_id = connection.id AND r.job_id = ${jobOnceOnly}::text AND r.outcome = 'succeeded'
-               ) AS job_committed
+               set_config('slotfeed.moves_feed_version', 'on', true) AS moves_feed_version
         FROM connection WHERE id = ${connectionId}::uuid FOR UPDATE`;
       if (!locked) throw new ConnectionNotFoundError(connectionId);
       // Turns are not enough: a pull that began before the last committed one saw older upstream state, and
       // committing it would reopen what the newer pull saw booked.
-      const olderPull = run.pullSequence !== undefined && run.pullSequence < locked.committed_pull_sequence;
-      if (olderPull || locked.job_committed) {
+      if (run.pullSequence !== undefined && run.pullSequence < locked.committed_pull_sequence) {
+        await tx.syncRun.create({ data: runRow(sync, 'superseded', {}) });
+        return SUPERSEDED;
+      }
+      // A job that committed once already: its completion was lost by Redis (a failover to a replica it had not
+      // reached yet) or it was handed to another worker while the first still ran, and it ran again. Only ids
+      // slotfeed gives (a tick's, naming its tick and connection) are never reused; BullMQ's counter starts again
+      // on a Redis that lost its keys, so a counter id says nothing about an earlier run. A statement of its own,
+      // after the lock: a subquery of the locking read would see sync_run as it was before that read waited for
+      // the lock, and miss the run of the commit it waited for (READ COMMITTED re-reads only the locked row).
+      if (
+        run.jobId !== null &&
+        !/^\d+$/.test(run.jobId) &&
+        (await tx.syncRun.count({ where: { connectionId, jobId: run.jobId, outcome: 'succeeded' } })) > 0
+      ) {
         await tx.syncRun.create({ data: runRow(sync, 'superseded', {}) });
         return SUPERSEDED;
       }
