@@ -1,7 +1,7 @@
 // Whether a stored open slot that a sync did not fetch closes, and why, decided from what that sync saw. Only
 // `taken` means "most likely booked": the other reasons explain a vanished slot without a booking, and must not
 // be counted as one. A partial sync leaves open what it did not look at.
-import { DateTime } from 'luxon';
+import { localDateOf } from '../lib/zone-days.js';
 
 export type CloseReason = 'taken' | 'event_type_disabled' | 'event_type_removed' | 'passed' | 'window_moved';
 
@@ -34,7 +34,7 @@ export function closeReasonOf(
   if (!eventType.enabled) return 'event_type_disabled';
   const { horizon } = context;
   if (horizon) {
-    const date = DateTime.fromJSDate(slot.startsAt, { zone: horizon.zone }).toISODate();
+    const date = localDateOf(slot.startsAt, horizon.zone);
     if (date === null || !horizon.dates.has(date)) return 'window_moved';
     if (horizon.pulled && !horizon.pulled.has(date)) return null;
   }

@@ -6,7 +6,7 @@
 // A pure module of store/ rather than of sync/: the plan is a function of rows read under the commit's lock, so
 // it runs inside the store's transaction, and it speaks only the store's own terms (stored open slots, the
 // slot_close_reason enum, connection.pull_coverage, the outbox's events).
-import { DateTime } from 'luxon';
+import { localDateOf } from '../lib/zone-days.js';
 import { contentHash } from '../lib/content-hash.js';
 import { dateBandOf } from '../lib/date-bands.js';
 import { closeReasonOf, type CloseContext, type CloseReason } from './close-reasons.js';
@@ -214,7 +214,7 @@ function pulledBandOfStart(pulled: SnapshotInput): (startsAt: Date) => string | 
   const bandOfDate = new Map<string, string>();
   for (const band of horizon.bands) for (const date of band.dates) bandOfDate.set(date, band.name);
   return (startsAt) => {
-    const date = DateTime.fromJSDate(startsAt, { zone: horizon.zone }).toISODate();
+    const date = localDateOf(startsAt, horizon.zone);
     return date === null ? undefined : bandOfDate.get(date);
   };
 }

@@ -12,7 +12,7 @@
 // the past are dropped (slots that started change nothing a bound measures), so the list stays a few steps:
 // about one per band, plus one when a band's dates moved on since its last pull. Kept in store/: it is what
 // connection.pull_coverage holds, read and written by the sync commit (snapshots.ts) under the connection's lock.
-import { DateTime } from 'luxon';
+import { dateAfter, startOfDateIn } from '../lib/zone-days.js';
 import { z } from 'zod';
 
 const instant = z.iso.datetime({ offset: true });
@@ -87,9 +87,10 @@ function msOrNull(iso: string | null): number | null {
 
 /** The slot starts of consecutive dates (YYYY-MM-DD) in `zone`: from the first's midnight to the next day's. */
 export function rangeOfDates(zone: string, dates: readonly string[]): PulledRange {
-  const first = DateTime.fromISO(dates[0]!, { zone });
-  const last = DateTime.fromISO(dates.at(-1)!, { zone });
-  return { fromMs: first.toMillis(), untilMs: last.plus({ days: 1 }).toMillis() };
+  return {
+    fromMs: startOfDateIn(dates[0]!, zone),
+    untilMs: startOfDateIn(dateAfter(dates.at(-1)!, 1), zone),
+  };
 }
 
 /** Every slot start: what a pull that is the whole picture looked at. */

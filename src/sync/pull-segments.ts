@@ -2,7 +2,7 @@
 // asking for them brought back, through the overviews or each date's slot list directly (pull-plan.ts says which),
 // each payload checked for what the schema cannot see (a slot nowhere near its date, an overview in another zone).
 // Every request of a pull goes through one limit, and the first failure stops the rest.
-import { DateTime } from 'luxon';
+import { dateAfter, startOfDateIn } from '../lib/zone-days.js';
 import pLimit, { type LimitFunction } from 'p-limit';
 import {
   formatIssuePath,
@@ -32,9 +32,8 @@ export interface PullSettings {
  * another zone than the one we sent.
  */
 function checkSlotsNearDate(starts: readonly string[], date: string, zone: string): void {
-  const day = DateTime.fromISO(date, { zone });
-  const earliest = day.minus({ days: 1 }).toMillis();
-  const latest = day.plus({ days: 2 }).toMillis();
+  const earliest = startOfDateIn(dateAfter(date, -1), zone);
+  const latest = startOfDateIn(dateAfter(date, 2), zone);
   const stray = starts.find((start) => {
     const ms = Date.parse(start);
     return ms < earliest || ms >= latest;

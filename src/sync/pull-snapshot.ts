@@ -8,6 +8,7 @@
 // in windows of its own, so each band's overview is stored, and replaced, whole. Every payload has been
 // validated by the upstream client before it reaches this module.
 import { DateTime } from 'luxon';
+import { localDateOf } from '../lib/zone-days.js';
 import type { SnapshotInput } from '../store/snapshots.js';
 import type { FetchedSlot } from '../store/slot-diff.js';
 import type { StoredEventType, StoredOpenSlot } from '../store/pull-basis.js';
@@ -149,7 +150,7 @@ export async function pullSnapshot(
   const future = open.filter((slot) => slot.startsAt.getTime() > now.getTime());
   const knownDates = new Map<string, Set<string>>();
   for (const slot of future) {
-    const date = DateTime.fromJSDate(slot.startsAt, { zone }).toISODate()!;
+    const date = localDateOf(slot.startsAt, zone)!;
     const dates = knownDates.get(slot.eventId) ?? new Set<string>();
     knownDates.set(slot.eventId, dates.add(date));
   }
@@ -202,7 +203,7 @@ function missedAny(
   return future.some(
     (slot) =>
       asked.has(slot.eventId) &&
-      pulledDates.has(DateTime.fromJSDate(slot.startsAt, { zone }).toISODate()!) &&
+      pulledDates.has(localDateOf(slot.startsAt, zone)!) &&
       !fetched.has(`${slot.eventId} ${slot.startsAt.getTime()}`),
   );
 }

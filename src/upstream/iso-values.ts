@@ -37,8 +37,12 @@ export function calendarDateIn(value: string, zone: string): string | undefined 
  */
 export function normalisedUtcInstant(value: string): string | undefined {
   if (!UTC_INSTANT.test(value)) return undefined;
-  const parsed = DateTime.fromISO(value, { zone: 'utc' });
-  return parsed.isValid ? (parsed.toUTC().toISO() ?? undefined) : undefined;
+  // The format is the regex's; the range left to check is the day of the month, since Date.parse rolls
+  // 2026-02-30 over into March where luxon refuses it. Date rather than luxon: this runs for every slot.
+  const ms = Date.parse(value);
+  if (Number.isNaN(ms)) return undefined;
+  const normalised = new Date(ms).toISOString();
+  return normalised.slice(0, 10) === value.slice(0, 10) ? normalised : undefined;
 }
 
 /**

@@ -4,7 +4,7 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { DateTime } from 'luxon';
-import { zoneDaysBetween } from '../../src/lib/zone-days.js';
+import { dateAfter, localDateOf, startOfDateIn, zoneDaysBetween } from '../../src/lib/zone-days.js';
 
 const ZONES = [
   'US/Pacific-New',
@@ -54,5 +54,65 @@ describe('zoneDaysBetween', () => {
     expect(() => zoneDaysBetween('Mars/Olympus_Mons', new Date(), new Date())).toThrow(
       '"Mars/Olympus_Mons" is not a time zone luxon knows',
     );
+  });
+});
+
+describe('localDateOf', () => {
+  const luxonDate = (ms: number, zone: string) => DateTime.fromMillis(ms, { zone }).toISODate();
+
+  it('gives every instant the date luxon gives it, on either side of each offset change', () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...ZONES, 'Asia/Kathmandu', 'America/St_Johns', 'Africa/Casablanca'),
+        fc.date({ min: new Date('1969-01-01'), max: new Date('2040-12-31'), noInvalidDate: true }),
+        (zone, instant) => {
+          // Twice: the second answer comes from the offsets remembered by the first.
+          expect(localDateOf(instant, zone)).toBe(luxonDate(instant.getTime(), zone));
+          expect(localDateOf(instant, zone)).toBe(luxonDate(instant.getTime(), zone));
+        },
+      ),
+      { numRuns: 3000 },
+    );
+  });
+
+  it('reads the hours around a change of offset exactly, minute by minute', () => {
+    // Lord Howe moves by half an hour at 02:00 local; Santiago skips midnight; Chatham sits at +12:45/+13:45.
+    // St John's fell back at 00:01 local until 2011, half past a UTC hour: in that hour the date goes back.
+    const changes: Array<[string, string]> = [
+      ['America/St_Johns', '2010-11-07T02:31:00Z'],
+      ['Australia/Lord_Howe', '2026-10-03T15:00:00Z'],
+      ['America/Santiago', '2026-09-06T04:00:00Z'],
+      ['Pacific/Chatham', '2026-09-26T14:00:00Z'],
+      ['Europe/Berlin', '2026-10-25T01:00:00Z'],
+    ];
+    for (const [zone, at] of changes) {
+      for (let minute = -180; minute <= 180; minute++) {
+        const ms = Date.parse(at) + minute * 60_000;
+        expect([zone, minute, localDateOf(new Date(ms), zone)]).toEqual([zone, minute, luxonDate(ms, zone)]);
+      }
+    }
+  });
+
+  it('gives null for a zone luxon does not know, as luxon does', () => {
+    expect(localDateOf(new Date('2026-05-01T12:00:00Z'), 'Mars/Olympus_Mons')).toBeNull();
+  });
+});
+
+describe('startOfDateIn and dateAfter', () => {
+  it('begin a date where luxon begins it, asked once or again', () => {
+    for (const zone of ZONES) {
+      for (const date of ['2026-09-06', '2026-03-29', '2026-10-25', '2026-12-31']) {
+        const luxons = DateTime.fromISO(date, { zone }).toMillis();
+        expect([zone, date, startOfDateIn(date, zone)]).toEqual([zone, date, luxons]);
+        expect([zone, date, startOfDateIn(date, zone)]).toEqual([zone, date, luxons]);
+      }
+    }
+  });
+
+  it('count calendar days across month and year ends, and refuse what is not a date', () => {
+    expect(dateAfter('2026-12-31', 1)).toBe('2027-01-01');
+    expect(dateAfter('2024-03-01', -1)).toBe('2024-02-29');
+    expect(dateAfter('2026-03-28', 2)).toBe('2026-03-30');
+    expect(() => dateAfter('tomorrow', 1)).toThrow('"tomorrow" is not a date (YYYY-MM-DD)');
   });
 });

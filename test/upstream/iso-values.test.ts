@@ -1,5 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
-import { calendarDateIn, isSameZone } from '../../src/upstream/iso-values.js';
+import fc from 'fast-check';
+import { DateTime } from 'luxon';
+import { calendarDateIn, isSameZone, normalisedUtcInstant } from '../../src/upstream/iso-values.js';
 
 describe('calendarDateIn', () => {
   it.each([
@@ -49,5 +51,45 @@ describe('isSameZone', () => {
     expect(isSameZone('Europe/Berlin', 'Europe/Paris')).toBe(false);
     expect(isSameZone('Europe/Berlin', '+01:00')).toBe(false);
     expect(isSameZone('Europe/Berlin', 'Mars/Olympus_Mons')).toBe(false);
+  });
+});
+
+describe('normalisedUtcInstant', () => {
+  it.each([
+    ['2026-03-04T23:00:00Z', '2026-03-04T23:00:00.000Z'],
+    ['2026-03-04T23:00:00.5Z', '2026-03-04T23:00:00.500Z'],
+    ['2026-03-04T23:00:00.123456789Z', '2026-03-04T23:00:00.123Z'],
+    ['2024-02-29T12:00:00Z', '2024-02-29T12:00:00.000Z'],
+    ['0001-01-01T00:00:00Z', '0001-01-01T00:00:00.000Z'],
+  ])('writes %s as %s', (value, normalised) => {
+    expect(normalisedUtcInstant(value)).toBe(normalised);
+  });
+
+  it.each(['2026-02-29T12:00:00Z', '2026-02-30T12:00:00Z', '2026-04-31T00:00:00Z', '2026-13-01T00:00:00Z'])(
+    'refuses %s, a day that does not exist',
+    (value) => {
+      expect(normalisedUtcInstant(value)).toBeUndefined();
+    },
+  );
+
+  it('agrees with luxon on every date-time of the format, the days that do not exist included', () => {
+    const twoDigits = (max: number) => fc.integer({ min: 0, max }).map((n) => String(n).padStart(2, '0'));
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 9999 }).map((n) => String(n).padStart(4, '0')),
+        twoDigits(13),
+        twoDigits(32),
+        twoDigits(23),
+        twoDigits(59),
+        fc.option(fc.integer({ min: 0, max: 999_999_999 }).map((n) => `.${n}`)),
+        (year, month, day, hour, minute, fraction) => {
+          const value = `${year}-${month}-${day}T${hour}:${minute}:07${fraction ?? ''}Z`;
+          const parsed = DateTime.fromISO(value, { zone: 'utc' });
+          const luxons = parsed.isValid ? (parsed.toUTC().toISO() ?? undefined) : undefined;
+          expect([value, normalisedUtcInstant(value)]).toEqual([value, luxons]);
+        },
+      ),
+      { numRuns: 5000 },
+    );
   });
 });
