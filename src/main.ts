@@ -17,10 +17,12 @@ export function composeSlotfeed(
   releasers: Releasers,
   logger: Logger,
   clock: Clock = systemClock,
+  /** What the syncs' upstream clients send with; absent: the global fetch. */
+  upstreamFetch?: typeof fetch,
 ): Slotfeed {
   const clients = openClients(config, releasers, logger);
   const stores = createStores(config, clients);
-  const services = composeServices(config, clients, stores, clock);
+  const services = composeServices(config, clients, stores, clock, upstreamFetch);
   return { clients, stores, services };
 }
 

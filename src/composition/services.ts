@@ -63,6 +63,8 @@ export function composeServices(
     | 'eventProofs'
   >,
   clock: Clock = systemClock,
+  /** What the sync's upstream clients send with; absent: the global fetch (the demo's history passes its own). */
+  upstreamFetch?: typeof fetch,
 ): Services {
   const { metrics } = clients;
   const prefix = config.redis.prefix;
@@ -87,7 +89,7 @@ export function composeServices(
           onCall(endpoint);
           countUpstreamCall(metrics)(endpoint, outcome);
         },
-        signal,
+        { signal, ...(upstreamFetch ? { fetch: upstreamFetch } : {}) },
       ),
     settings: {
       horizonDays: config.sync.horizonDays,

@@ -4,12 +4,19 @@ import { upstreamStatusLabel, type Metrics } from '../lib/metrics.js';
 import { createApiClient, createOAuthClient } from '../upstream/index.js';
 import type { Clock } from './clock.js';
 
-/** The upstream API and OAuth clients, reporting every call to `onCall`; `signal` aborts their calls. */
+export interface UpstreamTransport {
+  /** Aborts the clients' calls. */
+  signal?: AbortSignal;
+  /** What sends their requests; absent: the global fetch. */
+  fetch?: typeof fetch;
+}
+
+/** The upstream API and OAuth clients, reporting every call to `onCall`. */
 export function createUpstreamClients(
   upstream: Config['upstream'],
   clock: Clock,
   onCall: (endpoint: string, outcome: { status?: number }) => void,
-  signal?: AbortSignal,
+  { signal, fetch }: UpstreamTransport = {},
 ) {
   const api = createApiClient({
     baseUrl: upstream.baseUrl,
@@ -17,6 +24,7 @@ export function createUpstreamClients(
     slotsQuery: upstream.slotsQuery,
     now: clock.now,
     ...(signal ? { signal } : {}),
+    ...(fetch ? { fetch } : {}),
     onCall,
   });
   const oauth = createOAuthClient({
@@ -28,6 +36,7 @@ export function createUpstreamClients(
     timeoutMs: upstream.timeoutMs,
     now: clock.now,
     ...(signal ? { signal } : {}),
+    ...(fetch ? { fetch } : {}),
     onCall,
   });
   return { api, oauth };

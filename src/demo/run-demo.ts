@@ -56,6 +56,7 @@ import { freeLoopbackPort } from './free-port.js';
 import { resolveLocalPostgres } from './local-postgres.js';
 import { resolveLocalRedis } from './local-redis.js';
 import { recordedRelocation } from './relocated-cluster.js';
+import { switchableFetch } from './switchable-fetch.js';
 
 type Env = Record<string, string | undefined>;
 
@@ -203,7 +204,8 @@ export async function runDemo(
       }),
       DAEMON_SECTIONS,
     );
-    const slotfeed = composeSlotfeed(config, releasers, logger, clock);
+    const upstreamTransport = switchableFetch(globalThis.fetch);
+    const slotfeed = composeSlotfeed(config, releasers, logger, clock, upstreamTransport.fetch);
     const { clients, stores } = slotfeed;
     const progress = stores.syncProgress;
     // A database that has never seen a connection gets a history; a re-run keeps the one it has, and finishes
@@ -258,6 +260,9 @@ export async function runDemo(
       `Connecting ${accounts.length} accounts through /connect → Calendbook sign-in → /oauth/callback\n`,
     );
     let since = clock.now();
+    // The history's syncs, the connect flow's first ones included, reach the simulator without a socket; the
+    // present's go over HTTP again.
+    if (plan) upstreamTransport.use(simulator.inProcessFetch);
     const connected: ConnectedAccount[] = [];
     for (const account of accounts) {
       connected.push(
@@ -283,6 +288,7 @@ export async function runDemo(
         connected.map((c) => ({ userId: c.account.id, connectionId: c.connectionId })),
       );
       clock.backToPresent();
+      upstreamTransport.use(globalThis.fetch);
       out.write(`${describeHistory(plan, history, performance.now() - started)}\n`);
       if (stopRequested()) return;
       // The history's syncs were the connect flow's; the present needs one of its own.

@@ -8,6 +8,7 @@ import Fastify from 'fastify';
 import type { FastifyError } from 'fastify';
 import { registerApiRoutes } from './api-routes.js';
 import { registerAuthRoutes } from './auth-routes.js';
+import { inProcessFetch } from './in-process-fetch.js';
 import type { SimContext } from './context.js';
 import { createSimContext, stateOf, worldOf } from './context.js';
 import { createSimulatorControl } from './control.js';
@@ -109,6 +110,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
       timezone: u.profile.timezone,
     })),
     control,
+    inProcessFetch: inProcessFetch((request) => app.inject(request)),
     close() {
       // Safe to call twice; the abort ends injected delays so their handlers give up. The state is written
       // last, once no request can change it any more.

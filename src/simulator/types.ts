@@ -269,6 +269,8 @@ export interface RunningSimulator {
   redirectUris: string[];
   users: SimUserSummary[];
   control: SimulatorControl;
+  /** A fetch answered by this simulator in this process, without a socket (in-process-fetch.ts). */
+  inProcessFetch: typeof fetch;
   /** Stops listening; with a state file, resolves once every change made before is written to it. */
   close(): Promise<void>;
 }
