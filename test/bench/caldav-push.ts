@@ -25,7 +25,8 @@
 // requests in service (counted from this process's side, requests-in-service.ts), the server's own CPU per
 // request, and for the pushes the bench process's CPU per push (the worker role and the bench's polls: the commits
 // are done before the measure), Postgres's (the bench database's backends) and Redis's (a redis-server of the
-// bench's own) per push. BENCH_CPU_PROFILE=<dir>: a CPU profile of the waiting pushes.
+// bench's own) per push. BENCH_CPU_PROFILE=<dir>: a CPU profile of the waiting pushes. BENCH_CALDAV_HOST_RATE
+// sets CALDAV_HOST_RATE_PER_SECOND (0: none), which holds the pushes, not the bare client, to 100 requests a second.
 import { randomUUID } from 'node:crypto';
 import pLimit from 'p-limit';
 import type { Histogram } from 'prom-client';
@@ -106,6 +107,11 @@ async function benchOne(kind: CalDavServerKind, count: number): Promise<BenchSec
       CALDAV_ALLOW_PRIVATE_TARGETS: 'true',
       ...(process.env.BENCH_CALDAV_CONCURRENCY
         ? { CALDAV_CONCURRENCY: process.env.BENCH_CALDAV_CONCURRENCY }
+        : {}),
+      // The host's request rate (CALDAV_HOST_RATE_PER_SECOND, default 100): a server faster than that is held to
+      // it at the defaults, where the bare client is not; 0 measures what the pushes do without it.
+      ...(process.env.BENCH_CALDAV_HOST_RATE
+        ? { CALDAV_HOST_RATE_PER_SECOND: process.env.BENCH_CALDAV_HOST_RATE }
         : {}),
     },
   });
@@ -367,6 +373,8 @@ async function benchOne(kind: CalDavServerKind, count: number): Promise<BenchSec
         change: 'one block shrinks per feed: one event rewritten under If-Match',
         commitsAtOnce: COMMITS_AT_ONCE,
         caldavConcurrency: h.sync.config.caldav.concurrency,
+        hostConcurrency: h.sync.config.caldav.hostConcurrency,
+        hostRatePerSecond: h.sync.config.caldav.hostRatePerSecond,
         dispatchIntervalMs: h.sync.config.caldav.dispatchIntervalMs,
         upstream: 'none: snapshots committed through the store (commitSuccessfulSync)',
         loadAverage1mBefore: loadBefore,
