@@ -6,7 +6,6 @@ import type { RunningSimulator } from '../../src/simulator/index.js';
 import type { ApiClient } from '../../src/upstream/api-client.js';
 import {
   UpstreamAuthError,
-  UpstreamError,
   UpstreamRateLimitedError,
   UpstreamUnavailableError,
 } from '../../src/upstream/errors.js';
@@ -16,21 +15,12 @@ import {
   oauthClientFor,
   startTestSimulator,
 } from '../upstream/simulator-session.js';
+import { upstreamFailure } from '../support/upstream-failure.js';
 
 let sim: RunningSimulator;
 let overSocket: ApiClient;
 let inProcess: ApiClient;
 let token: string;
-
-async function failure(p: Promise<unknown>): Promise<UpstreamError> {
-  try {
-    await p;
-  } catch (e: unknown) {
-    if (e instanceof UpstreamError) return e;
-    throw e;
-  }
-  throw new Error('call succeeded');
-}
 
 beforeAll(async () => {
   sim = await startTestSimulator();
@@ -80,16 +70,16 @@ describe('the simulator in process', () => {
   });
 
   it('fails with the error, status and Retry-After a socket brings', async () => {
-    const refused = await failure(inProcess.listEventTypes('not.a.jwt'));
+    const refused = await upstreamFailure(inProcess.listEventTypes('not.a.jwt'));
     expect(refused).toBeInstanceOf(UpstreamAuthError);
     expect(refused.status).toBe(401);
 
     sim.control.setFaults({ queue: [{ endpoint: 'GET /events', kind: 'status', status: 503 }] });
-    const unavailable = await failure(inProcess.listEventTypes(token));
+    const unavailable = await upstreamFailure(inProcess.listEventTypes(token));
     expect([unavailable.constructor, unavailable.status]).toEqual([UpstreamUnavailableError, 503]);
 
     sim.control.setFaults({ queue: [{ kind: 'rate_limited', retryAfter: '2' }] });
-    const limited = await failure(inProcess.getProfile(token));
+    const limited = await upstreamFailure(inProcess.getProfile(token));
     expect(limited).toBeInstanceOf(UpstreamRateLimitedError);
     expect((limited as UpstreamRateLimitedError).retryAfterMs).toBe(2000);
   });
@@ -97,7 +87,7 @@ describe('the simulator in process', () => {
   it('gives up on an answer that never comes when the timeout ends the wait', async () => {
     sim.control.setFaults({ queue: [{ endpoint: 'GET /users/me', kind: 'hang' }] });
     const impatient = apiClientFor(sim, { fetch: sim.inProcessFetch, timeoutMs: 200 });
-    const error = await failure(impatient.getProfile(token));
+    const error = await upstreamFailure(impatient.getProfile(token));
     expect(error).toBeInstanceOf(UpstreamUnavailableError);
     expect((error as UpstreamUnavailableError).cause).toBe('timeout');
   });

@@ -5,7 +5,6 @@ import type { ApiClient, UpstreamEndpoint } from '../../src/upstream/api-client.
 import {
   UpstreamAuthError,
   UpstreamBadRequestError,
-  UpstreamError,
   UpstreamInvalidPayloadError,
   UpstreamNotFoundError,
   UpstreamRateLimitedError,
@@ -13,6 +12,7 @@ import {
 } from '../../src/upstream/errors.js';
 import type { EventType, Overview } from '../../src/upstream/schemas.js';
 import { apiClientFor, connectUser, oauthClientFor, startTestSimulator } from './simulator-session.js';
+import { upstreamFailure } from '../support/upstream-failure.js';
 
 // Each client error class, produced by the matching simulator fault over a real socket.
 
@@ -25,16 +25,6 @@ let event: EventType;
 const overviewQuery = () => ({ startDate: '2026-03-02', timezone: user.timezone, period: '4w' });
 const dayBefore = (date: string | null | undefined) =>
   new Date(Date.parse(`${String(date)}T00:00:00Z`) - 86_400_000).toISOString().slice(0, 10);
-
-async function failure(p: Promise<unknown>): Promise<UpstreamError> {
-  try {
-    await p;
-  } catch (e: unknown) {
-    if (e instanceof UpstreamError) return e;
-    throw e;
-  }
-  throw new Error('call succeeded');
-}
 
 function queue(...outcomes: FaultOutcome[]) {
   sim.control.setFaults({ queue: outcomes });
@@ -64,7 +54,7 @@ beforeEach(() => {
 describe('status faults', () => {
   it('a queued 503 (an HTML page) is unavailable/status, retryable', async () => {
     queue({ endpoint: 'GET /events', kind: 'status', status: 503 });
-    const error = await failure(calls['GET /events']());
+    const error = await upstreamFailure(calls['GET /events']());
     expect(error).toBeInstanceOf(UpstreamUnavailableError);
     expect((error as UpstreamUnavailableError).cause).toBe('status');
     expect(error.status).toBe(503);
@@ -74,20 +64,20 @@ describe('status faults', () => {
   it('a queued 500 on each endpoint is unavailable with that endpoint key', async () => {
     for (const endpoint of Object.keys(calls) as UpstreamEndpoint[]) {
       queue({ endpoint, kind: 'status', status: 500 });
-      const error = await failure(calls[endpoint]());
+      const error = await upstreamFailure(calls[endpoint]());
       expect([error.code, error.endpoint]).toEqual(['unavailable', endpoint]);
     }
   });
 
   it('a queued 401 is auth', async () => {
     queue({ endpoint: 'GET /users/me', kind: 'status', status: 401 });
-    const error = await failure(calls['GET /users/me']());
+    const error = await upstreamFailure(calls['GET /users/me']());
     expect(error).toBeInstanceOf(UpstreamAuthError);
     expect(error.message).not.toContain(token);
   });
 
   it('a token the service does not know is auth/invalid_token', async () => {
-    const error = await failure(api.listEventTypes('not.a.jwt'));
+    const error = await upstreamFailure(api.listEventTypes('not.a.jwt'));
     expect(error).toBeInstanceOf(UpstreamAuthError);
     expect((error as UpstreamAuthError).reason).toBe('invalid_token');
   });
@@ -96,14 +86,14 @@ describe('status faults', () => {
 describe('rate limits', () => {
   it("429 with Retry-After '2' → rate_limited, retryAfterMs 2000", async () => {
     queue({ kind: 'rate_limited', retryAfter: '2' });
-    const error = await failure(calls['GET /events']());
+    const error = await upstreamFailure(calls['GET /events']());
     expect(error).toBeInstanceOf(UpstreamRateLimitedError);
     expect((error as UpstreamRateLimitedError).retryAfterMs).toBe(2000);
   });
 
   it('429 with an HTTP-date → retryAfterMs relative to the injected now', async () => {
     queue({ kind: 'rate_limited', retryAfter: 'Mon, 02 Mar 2026 09:00:05 GMT' });
-    const error = await failure(calls['GET /users/me']());
+    const error = await upstreamFailure(calls['GET /users/me']());
     expect((error as UpstreamRateLimitedError).retryAfterMs).toBe(5000);
   });
 
@@ -113,7 +103,7 @@ describe('rate limits', () => {
     // The client's clock follows the simulator's here, as two real clocks would roughly agree.
     const limited = apiClientFor(sim, { now: () => sim.control.now() });
     await limited.listEventTypes(token);
-    const error = await failure(limited.listEventTypes(token));
+    const error = await upstreamFailure(limited.listEventTypes(token));
     expect(error).toBeInstanceOf(UpstreamRateLimitedError);
     expect((error as UpstreamRateLimitedError).retryAfterMs).toBe(1000);
   });
@@ -123,7 +113,7 @@ describe('transport failures', () => {
   it('a hang with a small timeoutMs is unavailable/timeout', async () => {
     queue({ endpoint: 'GET /events', kind: 'hang' });
     const impatient = apiClientFor(sim, { timeoutMs: 150 });
-    const error = await failure(impatient.listEventTypes(token));
+    const error = await upstreamFailure(impatient.listEventTypes(token));
     expect(error).toBeInstanceOf(UpstreamUnavailableError);
     expect((error as UpstreamUnavailableError).cause).toBe('timeout');
     expect(error.status).toBeUndefined();
@@ -135,7 +125,7 @@ describe('transport failures', () => {
     const { port } = probe.address() as { port: number };
     await new Promise<void>((resolve) => probe.close(() => resolve()));
     const nowhere = apiClientFor(sim, { baseUrl: `http://127.0.0.1:${port}/api` });
-    const error = await failure(nowhere.listEventTypes(token));
+    const error = await upstreamFailure(nowhere.listEventTypes(token));
     expect(error).toBeInstanceOf(UpstreamUnavailableError);
     expect((error as UpstreamUnavailableError).cause).toBe('network');
     expect((error as UpstreamUnavailableError).detail).toBe('ECONNREFUSED');
@@ -143,7 +133,7 @@ describe('transport failures', () => {
 
   it('a malformed (cut-off) body is invalid_payload, retryable', async () => {
     queue({ endpoint: 'GET /calendars/{event_id}', kind: 'malformed' });
-    const error = await failure(calls['GET /calendars/{event_id}']());
+    const error = await upstreamFailure(calls['GET /calendars/{event_id}']());
     expect(error).toBeInstanceOf(UpstreamInvalidPayloadError);
     expect((error as UpstreamInvalidPayloadError).path).toBe('(body)');
     expect(error.retryable).toBe(true);
@@ -151,7 +141,7 @@ describe('transport failures', () => {
 
   it('a body over maxBodyBytes is invalid_payload', async () => {
     const tiny = apiClientFor(sim, { maxBodyBytes: 64 });
-    const error = await failure(tiny.listEventTypes(token));
+    const error = await upstreamFailure(tiny.listEventTypes(token));
     expect(error).toBeInstanceOf(UpstreamInvalidPayloadError);
     expect(error.retryable).toBe(false);
   });
@@ -159,22 +149,24 @@ describe('transport failures', () => {
 
 describe('request errors', () => {
   it('an unknown event is not_found', async () => {
-    const error = await failure(api.getOverview(token, 'evt_does_not_exist', overviewQuery()));
+    const error = await upstreamFailure(api.getOverview(token, 'evt_does_not_exist', overviewQuery()));
     expect(error).toBeInstanceOf(UpstreamNotFoundError);
     expect(error.endpoint).toBe('GET /calendars/{event_id}');
     expect(
-      await failure(api.getSlots(token, 'evt/../x', { date: '2026-03-03', timezone: 'UTC' })),
+      await upstreamFailure(api.getSlots(token, 'evt/../x', { date: '2026-03-03', timezone: 'UTC' })),
     ).toBeInstanceOf(UpstreamNotFoundError);
   });
 
   it('a period of two months or more is bad_request with the service message', async () => {
-    const error = await failure(api.getOverview(token, event.event_id, { ...overviewQuery(), period: '2m' }));
+    const error = await upstreamFailure(
+      api.getOverview(token, event.event_id, { ...overviewQuery(), period: '2m' }),
+    );
     expect(error).toBeInstanceOf(UpstreamBadRequestError);
     expect((error as UpstreamBadRequestError).excerpt).toBe('bad_request: period must be below 2 months');
   });
 
   it('a malformed period is bad_request', async () => {
-    const error = await failure(
+    const error = await upstreamFailure(
       api.getOverview(token, event.event_id, { ...overviewQuery(), period: 'two weeks' }),
     );
     expect(error.code).toBe('bad_request');
@@ -228,7 +220,7 @@ describe('payload drift', () => {
     for (const endpoint of Object.keys(calls) as UpstreamEndpoint[]) {
       for (let i = 0; i < 6; i++) {
         queue({ endpoint, kind: 'drift', variant: 'invalidShape' });
-        const error = await failure(calls[endpoint]());
+        const error = await upstreamFailure(calls[endpoint]());
         expect(error).toBeInstanceOf(UpstreamInvalidPayloadError);
         expect(error.endpoint).toBe(endpoint);
         expect((error as UpstreamInvalidPayloadError).path).not.toBe('(body)');
@@ -247,7 +239,7 @@ describe('call accounting', () => {
     sim.control.resetCallCounts();
     queue({ endpoint: 'GET /users/me', kind: 'status', status: 503 });
     await counted.listEventTypes(token);
-    await failure(counted.getProfile(token));
+    await upstreamFailure(counted.getProfile(token));
     await counted.getSlots(token, event.event_id, { date: '2026-03-03', timezone: user.timezone });
     expect(seen).toEqual(['GET /events 200', 'GET /users/me 503', 'GET /calendars/{event_id}/slots 200']);
     expect(sim.control.callCounts()).toMatchObject({

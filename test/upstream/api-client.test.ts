@@ -3,10 +3,10 @@ import { createApiClient } from '../../src/upstream/api-client.js';
 import type { ApiClientOptions, UpstreamEndpoint } from '../../src/upstream/api-client.js';
 import {
   UpstreamAuthError,
-  UpstreamError,
   UpstreamInvalidPayloadError,
   UpstreamUnavailableError,
 } from '../../src/upstream/errors.js';
+import { upstreamFailure } from '../support/upstream-failure.js';
 
 // Request shape and body handling, with fetch injected. The same behaviour over real sockets against the
 // simulator is in api-client-simulator.test.ts.
@@ -42,16 +42,6 @@ const json = (body: unknown, status = 200) =>
 
 const slotList = { timezone: 'UTC', booking_type: 'single', slot_list: { '2026-03-02T09:00:00Z': {} } };
 
-async function rejection(p: Promise<unknown>): Promise<UpstreamError> {
-  try {
-    await p;
-  } catch (e: unknown) {
-    if (e instanceof UpstreamError) return e;
-    throw e;
-  }
-  throw new Error('call succeeded');
-}
-
 describe('api client requests', () => {
   it('sends the bearer token and Accept JSON, URL-encodes the event id and names the slots query', async () => {
     const { fetchFn, calls } = fakeFetch(() => json(slotList));
@@ -85,8 +75,10 @@ describe('api client requests', () => {
   it('sends start_date, timezone and period (only when given) to the overview', async () => {
     const { fetchFn, calls } = fakeFetch(() => json({}, 400));
     const api = client(fetchFn);
-    await rejection(api.getOverview('t', 'ev', { startDate: '2026-03-02', timezone: 'UTC', period: '2w' }));
-    await rejection(api.getOverview('t', 'ev', { startDate: '2026-03-02', timezone: 'UTC' }));
+    await upstreamFailure(
+      api.getOverview('t', 'ev', { startDate: '2026-03-02', timezone: 'UTC', period: '2w' }),
+    );
+    await upstreamFailure(api.getOverview('t', 'ev', { startDate: '2026-03-02', timezone: 'UTC' }));
     expect(calls.map((c) => c.url.search)).toEqual([
       '?start_date=2026-03-02&timezone=UTC&period=2w',
       '?start_date=2026-03-02&timezone=UTC',
@@ -98,7 +90,7 @@ describe('api client requests', () => {
     const { fetchFn } = fakeFetch((url) => (url.pathname.endsWith('/events') ? json([]) : json({}, 503)));
     const api = client(fetchFn, { onCall: (endpoint, outcome) => seen.push([endpoint, outcome]) });
     await api.listEventTypes('t');
-    await rejection(api.getProfile('t'));
+    await upstreamFailure(api.getProfile('t'));
     expect(seen.map(([e, o]) => [e, o.status])).toEqual([
       ['GET /events', 200],
       ['GET /users/me', 503],
@@ -109,10 +101,10 @@ describe('api client requests', () => {
   it('refuses to send an empty or unsendable token, without quoting it', async () => {
     const { fetchFn, calls } = fakeFetch(() => json([]));
     const api = client(fetchFn);
-    const error = await rejection(api.listEventTypes('abc\r\nX-Injected: 1'));
+    const error = await upstreamFailure(api.listEventTypes('abc\r\nX-Injected: 1'));
     expect(error).toBeInstanceOf(UpstreamAuthError);
     expect(error.message).not.toContain('Injected');
-    expect(await rejection(api.listEventTypes(''))).toBeInstanceOf(UpstreamAuthError);
+    expect(await upstreamFailure(api.listEventTypes(''))).toBeInstanceOf(UpstreamAuthError);
     expect(calls).toHaveLength(0);
   });
 });
@@ -131,7 +123,7 @@ describe('api client bodies', () => {
       },
     });
     const { fetchFn } = fakeFetch(() => new Response(endless, { status: 200 }));
-    const error = await rejection(client(fetchFn, { maxBodyBytes: 10 * 1024 }).listEventTypes('t'));
+    const error = await upstreamFailure(client(fetchFn, { maxBodyBytes: 10 * 1024 }).listEventTypes('t'));
     expect(error).toBeInstanceOf(UpstreamInvalidPayloadError);
     expect((error as UpstreamInvalidPayloadError).path).toBe('(body)');
     expect(error.retryable).toBe(false);
@@ -150,7 +142,7 @@ describe('api client bodies', () => {
     const { fetchFn } = fakeFetch(
       () => new Response(body, { headers: { 'content-length': String(6 * 1024 * 1024) } }),
     );
-    const error = await rejection(client(fetchFn).listEventTypes('t'));
+    const error = await upstreamFailure(client(fetchFn).listEventTypes('t'));
     expect(error).toBeInstanceOf(UpstreamInvalidPayloadError);
     expect(error.message).toContain(`${5 * 1024 * 1024} bytes`);
     expect(pulled).toBeLessThanOrEqual(1);
@@ -158,14 +150,14 @@ describe('api client bodies', () => {
 
   it('treats a 200 that is not JSON as a retryable invalid_payload', async () => {
     const { fetchFn } = fakeFetch(() => new Response('{"timezone": "UT', { status: 200 }));
-    const error = await rejection(client(fetchFn).getProfile('t'));
+    const error = await upstreamFailure(client(fetchFn).getProfile('t'));
     expect(error).toBeInstanceOf(UpstreamInvalidPayloadError);
     expect(error.retryable).toBe(true);
   });
 
   it('maps a non-JSON 400 body to bad_request with a sanitized excerpt', async () => {
     const { fetchFn } = fakeFetch(() => new Response('period tok-secret-1 is too long', { status: 400 }));
-    const error = await rejection(
+    const error = await upstreamFailure(
       client(fetchFn).getOverview('tok-secret-1', 'ev', {
         startDate: '2026-03-02',
         timezone: 'UTC',
@@ -184,7 +176,7 @@ describe('api client failures before an answer', () => {
       new Promise<Response>((_resolve, reject) => {
         init?.signal?.addEventListener('abort', () => reject(init.signal?.reason));
       })) as typeof fetch;
-    const error = await rejection(client(hanging, { timeoutMs: 20 }).listEventTypes('t'));
+    const error = await upstreamFailure(client(hanging, { timeoutMs: 20 }).listEventTypes('t'));
     expect(error).toBeInstanceOf(UpstreamUnavailableError);
     expect((error as UpstreamUnavailableError).cause).toBe('timeout');
   });
@@ -195,7 +187,7 @@ describe('api client failures before an answer', () => {
         cause: Object.assign(new Error('connect'), { code: 'ECONNREFUSED' }),
       });
     }) as typeof fetch;
-    const error = (await rejection(client(refused).listEventTypes('t'))) as UpstreamUnavailableError;
+    const error = (await upstreamFailure(client(refused).listEventTypes('t'))) as UpstreamUnavailableError;
     expect(error.cause).toBe('network');
     expect(error.detail).toBe('ECONNREFUSED');
     expect(error.retryable).toBe(true);

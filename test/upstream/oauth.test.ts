@@ -1,7 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
-import { UpstreamAuthError, UpstreamError, UpstreamInvalidPayloadError } from '../../src/upstream/errors.js';
+import { UpstreamAuthError, UpstreamInvalidPayloadError } from '../../src/upstream/errors.js';
 import { createOAuthClient, pkceChallengeOf } from '../../src/upstream/oauth.js';
 import type { OAuthClientOptions } from '../../src/upstream/oauth.js';
+import { upstreamFailure } from '../support/upstream-failure.js';
 
 // Request shapes with fetch injected; the real flow against the simulator is in oauth-simulator.test.ts.
 
@@ -45,16 +46,6 @@ const tokens =
   (body: Record<string, unknown>, status = 200) =>
   () =>
     new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
-
-async function rejection(p: Promise<unknown>): Promise<UpstreamError> {
-  try {
-    await p;
-  } catch (e: unknown) {
-    if (e instanceof UpstreamError) return e;
-    throw e;
-  }
-  throw new Error('call succeeded');
-}
 
 describe('buildAuthorizationRequest', () => {
   it('builds the /login URL with state and an S256 PKCE challenge', () => {
@@ -160,7 +151,7 @@ describe('token requests', () => {
 
   it('treats a code exchange without a refresh token as an invalid payload', async () => {
     const { fetchFn } = tokenServer(tokens({ access_token: 'at', token_type: 'Bearer' }));
-    const error = await rejection(oauth(fetchFn).exchangeCode('code-1'));
+    const error = await upstreamFailure(oauth(fetchFn).exchangeCode('code-1'));
     expect(error).toBeInstanceOf(UpstreamInvalidPayloadError);
     expect((error as UpstreamInvalidPayloadError).path).toBe('refresh_token');
   });
@@ -172,7 +163,7 @@ describe('token requests', () => {
         400,
       ),
     );
-    const error = await rejection(oauth(fetchFn).refresh('rt-dead-123'));
+    const error = await upstreamFailure(oauth(fetchFn).refresh('rt-dead-123'));
     expect(error).toBeInstanceOf(UpstreamAuthError);
     expect((error as UpstreamAuthError).reason).toBe('invalid_grant');
     expect(error.endpoint).toBe('POST /oauth2/token');
@@ -184,7 +175,7 @@ describe('token requests', () => {
     const { fetchFn } = tokenServer(
       () => new Response(null, { status: 307, headers: { location: 'https://x/' } }),
     );
-    const error = await rejection(oauth(fetchFn).refresh('rt'));
+    const error = await upstreamFailure(oauth(fetchFn).refresh('rt'));
     expect(error.code).toBe('unavailable');
     expect(error.status).toBe(307);
   });
