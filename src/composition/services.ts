@@ -166,9 +166,11 @@ export function composeServices(
       now: clock.now,
     },
   };
-  // This process's pushes wait in a line at their host, ready to send, for the slot one of them lets go.
+  // This process's pushes wait in a line at their host, ready to send, for the slot one of them lets go. Its places
+  // count the pushes still reading their feed too: as many as the host's slots, so that a push is ready for each
+  // slot let go (caldav-push bench: 3.3–3.7 of 4 requests in service, against 1.7–3.1 with half as many).
   const caldavHostGate = createHostGate(hostLimits, {
-    waitingPerHost: Math.ceil(config.caldav.hostConcurrency / 2),
+    waitingPerHost: config.caldav.hostConcurrency,
   });
   const caldavPush: PushDeps = {
     destinations: stores.caldavDestinations,

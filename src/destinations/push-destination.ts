@@ -26,7 +26,7 @@ import type { CalendarAccount, FeedEventListing, OpenCalendarAccount } from './c
 import type { EventObject } from './event-objects.js';
 import type { EventProofs } from './event-proofs.js';
 import { planPush, planReconcile, type Listing } from './push-plan.js';
-import type { HostGate } from './host-gate.js';
+import type { HostGate, HostPlace } from './host-gate.js';
 import { isHostWait, type HostWait } from './host-limits.js';
 import { failureOutcome, errorCode as codeOf, hostHoldMs, type FailureCause } from './push-policy.js';
 import {
@@ -44,7 +44,7 @@ export interface PushDeps {
   feedEvents(feedId: string): Promise<EventObject[]>;
   proofs: Pick<EventProofs, 'fits'>;
   /** Per-host slots, rate and hold-backs; absent: no limit but WRITE_CONCURRENCY (tests of one push). */
-  hosts?: Pick<HostGate, 'enter' | 'looksBusy' | 'holdBack'>;
+  hosts?: Pick<HostGate, 'takePlace' | 'holdBack'>;
   reconcileIntervalMs: number;
   now: () => Date;
   metrics: Pick<Metrics, 'caldavPushes' | 'caldavFailures' | 'caldavPushLagSeconds'>;
@@ -166,11 +166,12 @@ export async function pushDestination(deps: PushDeps, destinationId: string): Pr
 async function withHostSlots<T>(
   deps: PushDeps,
   host: string,
+  place: HostPlace | undefined,
   wanted: number,
   talk: (lanes: number, answered: () => void) => Promise<T>,
 ): Promise<T> {
-  if (!deps.hosts) return talk(wanted, () => undefined);
-  const slots = await deps.hosts.enter(host, wanted);
+  if (!deps.hosts || !place) return talk(wanted, () => undefined);
+  const slots = await place.enter(wanted);
   if (isHostWait(slots)) throw new HostWaitError(host, slots.retryInMs, slots.reason);
   let released: Promise<void> | undefined;
   // Let go once the server has answered the last request (before its record), or when the talk ends.
@@ -198,8 +199,10 @@ async function pushOpened(
   const destinationId = destination.id;
   const host = new URL(destination.calendarUrl).host;
   const reconcile = reconciliationDue(destination, startedAt, deps.reconcileIntervalMs);
-  const busy = deps.hosts?.looksBusy(host);
-  if (busy) throw new HostWaitError(host, busy.retryInMs, busy.reason);
+  // A place in the host's line before the feed is read and rendered: a push with no place is sent back now, not
+  // once that work is done.
+  const place = deps.hosts?.takePlace(host);
+  if (place && isHostWait(place)) throw new HostWaitError(host, place.retryInMs, place.reason);
   let account: CalendarAccount | undefined;
   try {
     const opened = await deps.openAccount({
@@ -212,25 +215,39 @@ async function pushOpened(
     const pushed = planPush(desired, written);
     // Nothing to write and no listing due: the server is not asked anything, and no slot is taken.
     const quietly = async () => {
+      place?.leave();
       await recordPlanned(deps, destinationId, written, pushed);
       return { listing: undefined, plan: pushed, tally: emptyTally() };
     };
     const { listing, plan, tally } =
       !reconcile && pushed.operations.length === 0
         ? await quietly()
-        : await withHostSlots(deps, host, lanesFor(pushed.operations.length), async (lanes, answered) => {
-            const listing = reconcile
-              ? await opened.listFeedEvents(destination.calendarUrl, destination.feedId)
-              : undefined;
-            const plan = listing
-              ? planReconcile(desired, written, listingForPlan(listing, destination.feedId, deps.proofs))
-              : pushed;
-            // A listing that found nothing to write was the last request.
-            if (plan.operations.length === 0) answered();
-            await recordPlanned(deps, destinationId, written, plan);
-            const tally = await applyOperations(deps, destination, opened, plan.operations, lanes, answered);
-            return { listing, plan, tally };
-          });
+        : await withHostSlots(
+            deps,
+            host,
+            place,
+            lanesFor(pushed.operations.length),
+            async (lanes, answered) => {
+              const listing = reconcile
+                ? await opened.listFeedEvents(destination.calendarUrl, destination.feedId)
+                : undefined;
+              const plan = listing
+                ? planReconcile(desired, written, listingForPlan(listing, destination.feedId, deps.proofs))
+                : pushed;
+              // A listing that found nothing to write was the last request.
+              if (plan.operations.length === 0) answered();
+              await recordPlanned(deps, destinationId, written, plan);
+              const tally = await applyOperations(
+                deps,
+                destination,
+                opened,
+                plan.operations,
+                lanes,
+                answered,
+              );
+              return { listing, plan, tally };
+            },
+          );
 
     const answeredAt = deps.now();
     const summary = pushSummary(tally);
@@ -318,6 +335,9 @@ async function pushOpened(
         : 'CalDAV push failed; tried again after a backoff',
     );
     return 'failed';
+  } finally {
+    // Its place goes to the next push however this one ended (a no-op once it entered the line).
+    place?.leave();
   }
 }
 

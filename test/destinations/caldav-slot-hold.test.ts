@@ -3,10 +3,13 @@
 // is not kept waiting on slotfeed's own bookkeeping. With one slot per host, whether another worker could take
 // the host's slot is asked (of the real slots in Redis) at each record a push makes. A push answered 429 with
 // Retry-After holds the host back before it lets its slots go, so no push waiting in line is handed one in
-// between. Against a real Radicale, behind a fault proxy of the test's own for the 429.
+// between. A push takes its place in the host's line before it reads its feed: with none free it is sent back
+// having read nothing, and a push that fails before it talks to the server gives its place back. Against a real
+// Radicale, behind a fault proxy of the test's own for the 429.
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { createHostLimits, isHostWait, slotsHeldTogether } from '../../src/destinations/host-limits.js';
-import { pushDestination, type PushDeps } from '../../src/destinations/push-destination.js';
+import { HostWaitError, pushDestination, type PushDeps } from '../../src/destinations/push-destination.js';
+import type { HostGate, HostPlace } from '../../src/destinations/host-gate.js';
 import { startCalDavServer, type CalDavTestServer } from '../support/caldav-servers.js';
 import { patient } from '../support/patience.js';
 import { createWebHarness, type WebHarness } from '../support/web-harness.js';
@@ -97,17 +100,24 @@ it('a push answered 429 with Retry-After holds its host back before it lets its 
     ...real,
     hosts: {
       ...gate,
-      enter: async (...args) => {
-        const entered = await gate.enter(...args);
-        if (isHostWait(entered)) return entered;
-        return slotsHeldTogether(
-          entered.held.map((slot) => ({
-            release: async () => {
-              happened.push('slot let go');
-              await slot.release();
-            },
-          })),
-        );
+      takePlace: (placeHost) => {
+        const place = gate.takePlace(placeHost);
+        if (isHostWait(place)) return place;
+        return {
+          ...place,
+          enter: async (lanes) => {
+            const entered = await place.enter(lanes);
+            if (isHostWait(entered)) return entered;
+            return slotsHeldTogether(
+              entered.held.map((slot) => ({
+                release: async () => {
+                  happened.push('slot let go');
+                  await slot.release();
+                },
+              })),
+            );
+          },
+        };
       },
       holdBack: async (...args) => {
         happened.push('host held back');
@@ -125,4 +135,46 @@ it('a push answered 429 with Retry-After holds its host back before it lets its 
     await h.sync.clients.redis.del(`${h.sync.redis.prefix}:caldav-host:rate:${host}:paused-until`);
   }
   expect(happened).toEqual(['host held back', 'slot let go']);
+});
+
+/** Every place free in the host's line of this worker, taken: how many, and a way to leave them all. */
+function takeEveryPlace(gate: Pick<HostGate, 'takePlace'>, host: string) {
+  const places: HostPlace[] = [];
+  for (let place = gate.takePlace(host); !isHostWait(place); place = gate.takePlace(host)) places.push(place);
+  return { count: places.length, leave: () => places.forEach((place) => place.leave()) };
+}
+
+it('a push with no place in its host’s line reads nothing, and one that fails before it talks gives its place back', async () => {
+  const { destination } = await connectedWithDestination(h, 2, {
+    serverUrl: server.baseUrl,
+    username: server.username,
+    password: server.password,
+    calendarName: 'slotfeed places',
+  });
+  const host = new URL(destination.calendarUrl).host;
+  const real = h.sync.services.caldavPush;
+  const gate = real.hosts!;
+  let feedReads = 0;
+  let feedBroken = false;
+  const deps: PushDeps = {
+    ...real,
+    feedEvents: async (feedId) => {
+      feedReads++;
+      if (feedBroken) throw new Error('the feed could not be read');
+      return real.feedEvents(feedId);
+    },
+  };
+
+  const every = takeEveryPlace(gate, host);
+  expect(every.count).toBeGreaterThan(0);
+  await expect(pushDestination(deps, destination.id)).rejects.toBeInstanceOf(HostWaitError);
+  expect(feedReads).toBe(0);
+  every.leave();
+
+  feedBroken = true;
+  expect(await pushDestination(deps, destination.id)).toBe('failed');
+  expect(feedReads).toBe(1);
+  const after = takeEveryPlace(gate, host);
+  after.leave();
+  expect(after.count).toBe(every.count);
 });

@@ -5,7 +5,7 @@
 // (Retry-After) is answered at once, in line or not. No test here waits for a time: the line's own retry is set
 // to an hour, so only a slot let go can move it.
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
-import { createHostGate } from '../../src/destinations/host-gate.js';
+import { createHostGate, type HostGate, type HostPlace } from '../../src/destinations/host-gate.js';
 import {
   createHostLimits,
   isHostWait,
@@ -41,6 +41,13 @@ const slotsOf = (entered: HostSlots | HostWait): HostSlots => {
   return entered;
 };
 
+/** The host's line has a place free: one is taken and left again. */
+const expectAPlace = (gate: HostGate, host: string) => {
+  const place = gate.takePlace(host);
+  expect(isHostWait(place)).toBe(false);
+  (place as HostPlace).leave();
+};
+
 it('a push that finds the host busy waits in line, ready, and takes the slot this worker lets go', async () => {
   const host = newHost();
   const gate = createHostGate(limitsOf(1), { waitingPerHost: 2, pollMs: HOUR_MS });
@@ -48,13 +55,36 @@ it('a push that finds the host busy waits in line, ready, and takes the slot thi
   const second = gate.enter(host, 1);
   const third = gate.enter(host, 1);
   // Two wait in line: the line is full now, and a push coming now is sent back before it renders anything.
-  expect(gate.looksBusy(host)?.reason).toBe('busy');
+  const fourth = gate.takePlace(host);
+  expect(isHostWait(fourth) && fourth.reason).toBe('busy');
   await first.release();
   const secondSlots = slotsOf(await second);
   expect(secondSlots.lanes).toBe(1);
   await secondSlots.release();
   await slotsOf(await third).release();
-  expect(gate.looksBusy(host)).toBeUndefined();
+  expectAPlace(gate, host);
+});
+
+it('a place is taken before the feed is read: pushes still reading fill the line, and a place left frees', async () => {
+  const host = newHost();
+  const gate = createHostGate(limitsOf(1), { waitingPerHost: 2, pollMs: HOUR_MS });
+  const reading = gate.takePlace(host) as HostPlace;
+  const alsoReading = gate.takePlace(host) as HostPlace;
+  expect(isHostWait(reading) || isHostWait(alsoReading)).toBe(false);
+  // Neither waits for a slot yet, but the line is full: the next push is sent back before it reads anything.
+  const sentBack = gate.takePlace(host);
+  expect(isHostWait(sentBack) && sentBack.reason).toBe('busy');
+  // One had nothing to write: its place is the next push's. Leaving twice frees it once.
+  alsoReading.leave();
+  alsoReading.leave();
+  const next = gate.takePlace(host) as HostPlace;
+  expect(isHostWait(next)).toBe(false);
+  expect(isHostWait(gate.takePlace(host))).toBe(true);
+  // Entering waits in line and gives the place up with the slots: a place is entered once.
+  await slotsOf(await reading.enter(1)).release();
+  await expect(reading.enter(1)).rejects.toThrow('entered once');
+  next.leave();
+  expectAPlace(gate, host);
 });
 
 it('a full line sends the next push back, and a slot let go brings the oldest parked push back', async () => {
@@ -70,7 +100,7 @@ it('a full line sends the next push back, and a slot let go brings the oldest pa
     promoted.push('job-1');
     return true;
   });
-  const laterWait = gate.looksBusy(host)!;
+  const laterWait = gate.takePlace(host) as HostWait;
   expect(laterWait.retryInMs).toBeGreaterThan((sentBack as HostWait).retryInMs);
   gate.park(host, 'job-2', async () => {
     promoted.push('job-2');
@@ -106,7 +136,7 @@ it('a host held back answers at once, in line or not, with how long to wait', as
   expect(isHostWait(held) && held.reason).toBe('held back');
   const next = await gate.enter(host, 1);
   expect(isHostWait(next) && next.reason).toBe('held back');
-  expect(gate.looksBusy(host)).toBeUndefined();
+  expectAPlace(gate, host);
 });
 
 it('a slot let go goes straight to the push in line: held in Redis throughout, with no ask there', async () => {

@@ -9,6 +9,8 @@ export interface CalendarLogin {
   serverUrl: string;
   username: string;
   password: string;
+  /** The calendar's name on the server (found or made); absent: the default name. */
+  calendarName?: string;
 }
 
 /** The harness's simulated user `userIndex`, connected and synced, their feed added as a CalDAV destination. */
