@@ -2,7 +2,8 @@ import { DateTime } from 'luxon';
 import { isIanaZoneName } from '../lib/iana-zone.js';
 
 // Format checks are regexes (so we decide which ISO 8601 spellings pass, not luxon, which also takes week
-// and ordinal dates); range checks are luxon's (so "2026-02-30" and "25:00" fail).
+// and ordinal dates); range checks are luxon's (so "2026-02-30" and "25:00" fail), but for the per-slot UTC instant,
+// whose day of the month is checked against Date's (normalisedUtcInstant).
 
 const CALENDAR_DATE = /^\d{4}-\d{2}-\d{2}$/;
 // The offset is optional: the service's overview dates are declared "date-time" and come with Z, with an

@@ -13,6 +13,8 @@ const ZONES = [
   'Australia/Lord_Howe',
   'Pacific/Chatham',
   'Asia/Kolkata',
+  'Atlantic/Azores', // falls back at 01:00 to 00:00 in October: that date's midnight comes twice
+  'America/Havana', // the same in November
 ];
 
 describe('zoneDaysBetween', () => {
@@ -99,14 +101,40 @@ describe('localDateOf', () => {
 });
 
 describe('startOfDateIn and dateAfter', () => {
-  it('begin a date where luxon begins it, asked once or again', () => {
-    for (const zone of ZONES) {
-      for (const date of ['2026-09-06', '2026-03-29', '2026-10-25', '2026-12-31']) {
-        const luxons = DateTime.fromISO(date, { zone }).toMillis();
-        expect([zone, date, startOfDateIn(date, zone)]).toEqual([zone, date, luxons]);
-        expect([zone, date, startOfDateIn(date, zone)]).toEqual([zone, date, luxons]);
-      }
-    }
+  it('begin each date at its first instant: on the date, with the instant before it on the day before', () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...ZONES, 'Asia/Kathmandu', 'America/St_Johns', 'Pacific/Apia'),
+        fc.date({ min: new Date('2000-01-02'), max: new Date('2040-12-30'), noInvalidDate: true }),
+        (zone, day) => {
+          const date = day.toISOString().slice(0, 10);
+          const starts = startOfDateIn(date, zone);
+          const luxonDate = (ms: number) => DateTime.fromMillis(ms, { zone }).toISODate()!;
+          expect([zone, date, luxonDate(starts) >= date, luxonDate(starts - 1) < date]).toEqual([
+            zone,
+            date,
+            true,
+            true,
+          ]);
+          // Asked again, from the memory: the same.
+          expect(startOfDateIn(date, zone)).toBe(starts);
+        },
+      ),
+      { numRuns: 3000 },
+    );
+  });
+
+  it('begins a date at its first midnight where it comes twice, and where DST skips it at the change', () => {
+    // Whatever the time of year it is asked in (luxon's fromISO picks by the offset of the day it is asked on).
+    expect(new Date(startOfDateIn('2026-10-25', 'Atlantic/Azores')).toISOString()).toBe(
+      '2026-10-25T00:00:00.000Z',
+    );
+    expect(new Date(startOfDateIn('2026-09-06', 'America/Santiago')).toISOString()).toBe(
+      '2026-09-06T04:00:00.000Z',
+    );
+    // Samoa skipped 30 December 2011: it begins, and ends, where 31 December begins.
+    expect(startOfDateIn('2011-12-30', 'Pacific/Apia')).toBe(startOfDateIn('2011-12-31', 'Pacific/Apia'));
+    expect(startOfDateIn('2026-05-01', 'Mars/Olympus_Mons')).toBeNaN();
   });
 
   it('count calendar days across month and year ends, and refuse what is not a date', () => {
@@ -114,5 +142,6 @@ describe('startOfDateIn and dateAfter', () => {
     expect(dateAfter('2024-03-01', -1)).toBe('2024-02-29');
     expect(dateAfter('2026-03-28', 2)).toBe('2026-03-30');
     expect(() => dateAfter('tomorrow', 1)).toThrow('"tomorrow" is not a date (YYYY-MM-DD)');
+    expect(() => dateAfter('2026-02-30', 1)).toThrow('"2026-02-30" is not a date (YYYY-MM-DD)');
   });
 });

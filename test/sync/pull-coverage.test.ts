@@ -84,6 +84,18 @@ describe('pull coverage', () => {
     expect(oldestPulledAt(NEVER_PULLED, [near])).toBeNull();
   });
 
+  it('ends a range of dates where the next date begins, across a midnight DST skips or repeats', () => {
+    // Santiago skips midnight on 6 September: the day after the 5th begins at 01:00, 04:00Z, and the 6th ends
+    // where the 7th begins (its midnight, 03:00Z), not an hour into it.
+    expect(rangeOfDates('America/Santiago', ['2026-09-05'])).toEqual({
+      fromMs: Date.parse('2026-09-05T04:00:00Z'),
+      untilMs: Date.parse('2026-09-06T04:00:00Z'),
+    });
+    expect(rangeOfDates('America/Santiago', ['2026-09-06']).untilMs).toBe(Date.parse('2026-09-07T03:00:00Z'));
+    // The Azores repeat midnight on 25 October: the 24th ends at the first one.
+    expect(rangeOfDates('Atlantic/Azores', ['2026-10-24']).untilMs).toBe(Date.parse('2026-10-25T00:00:00Z'));
+  });
+
   it('reads a missing or malformed stored value as never pulled', () => {
     for (const stored of [
       {},
