@@ -14,10 +14,11 @@
 // (takePlace) until it has its slots or will not talk to the server: with the host's own slots, a slow host holds
 // that many of the worker's pushes and no more, and the worker's other slots go to other hosts. A push is sent back
 // before it reads and renders anything, never after (a place taken only once it was ready sent back six pushes in
-// ten that had read their feed, in the caldav-push bench). A push that finds no place is sent back to the delayed set (caldav-queue.ts) and parked here: each slot
-// let go brings the oldest parked push of that host back (promotes its job), so it comes back as a place frees
-// rather than by polling; the delay it was sent back with grows with the pushes parked before it, and only
-// brings it back when nothing in this process frees a place (another process holds the host's slots).
+// ten that had read their feed, in the caldav-push bench). A push that finds no place is sent back to the delayed
+// set (caldav-queue.ts) and parked here: each slot let go, and each place left without one, brings the oldest parked
+// push of that host back (promotes its job), so it comes back as a place frees rather than by polling; the delay it
+// was sent back with grows with the pushes parked before it, and only brings it back when nothing in this process
+// frees a place (another process holds the host's slots).
 import {
   HOST_BUSY_RETRY_MS,
   HOST_HOLD_MAX_MS,
@@ -196,7 +197,12 @@ export function createHostGate(
           giveUp();
         }
       },
-      leave: giveUp,
+      leave() {
+        const freed = taken;
+        giveUp();
+        // A place freed without a slot let go (nothing to write, a failure before talking): a parked push takes it.
+        if (freed) void promoteOne(host);
+      },
     };
   };
 

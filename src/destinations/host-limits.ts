@@ -74,7 +74,8 @@ export const HOST_BUSY_RETRY_MS = 250;
 /** The longest a host is held back: as long as a destination's own retry after a Retry-After is put off. */
 export const HOST_HOLD_MAX_MS = RETRY_AFTER_MAX_MS;
 
-export const isHostWait = <T extends object>(entered: T | HostWait): entered is HostWait => 'retryInMs' in entered;
+export const isHostWait = <T extends object>(entered: T | HostWait): entered is HostWait =>
+  'retryInMs' in entered;
 
 export function createHostLimits(redis: RedisClient, settings: HostLimitSettings): HostLimits {
   const limiters = new Map<string, RateLimiter>();

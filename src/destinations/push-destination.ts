@@ -280,6 +280,8 @@ async function pushOpened(
     }
     return reconcile ? 'reconciled' : 'pushed';
   } catch (error: unknown) {
+    // Its place goes to the next push before this one's failure is recorded.
+    place?.leave();
     // Nothing was sent: the job waits for the host (caldav-queue.ts), and nothing is recorded as failed.
     if (error instanceof HostWaitError) throw error;
     // Held back since the push began (another push's 429 or 503): it stops before its next request, what it

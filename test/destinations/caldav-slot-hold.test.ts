@@ -144,7 +144,7 @@ function takeEveryPlace(gate: Pick<HostGate, 'takePlace'>, host: string) {
   return { count: places.length, leave: () => places.forEach((place) => place.leave()) };
 }
 
-it('a push with no place in its host’s line reads nothing, and one that fails before it talks gives its place back', async () => {
+it('a push with no place in its host’s line reads nothing; one that fails before it talks gives it back', async () => {
   const { destination } = await connectedWithDestination(h, 2, {
     serverUrl: server.baseUrl,
     username: server.username,

@@ -87,6 +87,27 @@ it('a place is taken before the feed is read: pushes still reading fill the line
   expectAPlace(gate, host);
 });
 
+it('a place left without a slot let go (nothing to write) brings the oldest parked push back', async () => {
+  const host = newHost();
+  const gate = createHostGate(limitsOf(1), { waitingPerHost: 1, pollMs: HOUR_MS });
+  const reading = gate.takePlace(host) as HostPlace;
+  expect(isHostWait(gate.takePlace(host))).toBe(true);
+  const promoted: string[] = [];
+  gate.park(host, 'job-1', async () => {
+    promoted.push('job-1');
+    return true;
+  });
+  reading.leave();
+  expect(promoted).toEqual(['job-1']);
+  // Left twice, it brings back no second one.
+  gate.park(host, 'job-2', async () => {
+    promoted.push('job-2');
+    return true;
+  });
+  reading.leave();
+  expect(promoted).toEqual(['job-1']);
+});
+
 it('a full line sends the next push back, and a slot let go brings the oldest parked push back', async () => {
   const host = newHost();
   const gate = createHostGate(limitsOf(1), { waitingPerHost: 1, pollMs: HOUR_MS });
