@@ -4,16 +4,24 @@
 // method, path and query, headers, body, status, headers and body back. Redirects are returned, not followed.
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 
-/** Statuses a Response must have no body for (the Fetch standard's null body statuses). */
-const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
+/** Statuses a Response must have no body for (the Fetch standard's null body statuses a Response can have). */
+const NULL_BODY_STATUSES = new Set([204, 205, 304]);
 
 type Inject = (options: InjectOptions) => Promise<LightMyRequestResponse>;
 
-function untilAborted(signal: AbortSignal): Promise<never> {
-  return new Promise((_resolve, reject) => {
-    if (signal.aborted) reject(signal.reason);
-    signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+/** The answer, or the signal's reason once it aborts; the listener goes with the answer, as a fetch's does. */
+async function answerUnlessAborted<T>(answering: Promise<T>, signal: AbortSignal): Promise<T> {
+  let stopListening = () => undefined as void;
+  const aborted = new Promise<never>((_resolve, reject) => {
+    const abort = () => reject(signal.reason);
+    signal.addEventListener('abort', abort, { once: true });
+    stopListening = () => signal.removeEventListener('abort', abort);
   });
+  try {
+    return await Promise.race([answering, aborted]);
+  } finally {
+    stopListening();
+  }
 }
 
 function requestBody(body: RequestInit['body']): string | Buffer | undefined {
@@ -24,9 +32,15 @@ function requestBody(body: RequestInit['body']): string | Buffer | undefined {
   throw new TypeError('the simulator in process takes a string, form or byte body only');
 }
 
-export function inProcessFetch(inject: Inject): typeof fetch {
+/** A fetch of `origin`'s URLs (the simulator's own), answered by `inject`; any other URL is refused. */
+export function inProcessFetch(inject: Inject, origin: string): typeof fetch {
   return async (input, init = {}) => {
-    const url = new URL(input instanceof Request ? input.url : String(input));
+    if (input instanceof Request) throw new TypeError('the simulator in process takes a URL and options');
+    const url = new URL(String(input));
+    if (url.origin !== origin) {
+      throw new TypeError(`the simulator in process answers ${origin} only, not ${url.origin}`);
+    }
+    init.signal?.throwIfAborted();
     const answering = inject({
       method: (init.method ?? 'GET') as InjectOptions['method'],
       url: url.pathname + url.search,
@@ -34,7 +48,7 @@ export function inProcessFetch(inject: Inject): typeof fetch {
       payload: requestBody(init.body),
     });
     // A timeout or a shutdown ends the wait as it ends a fetch's; the simulator's handler finishes on its own.
-    const answer = await (init.signal ? Promise.race([answering, untilAborted(init.signal)]) : answering);
+    const answer = await (init.signal ? answerUnlessAborted(answering, init.signal) : answering);
     const headers = new Headers();
     for (const [name, value] of Object.entries(answer.headers)) {
       if (Array.isArray(value)) value.forEach((one) => headers.append(name, one));

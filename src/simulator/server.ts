@@ -110,7 +110,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
       timezone: u.profile.timezone,
     })),
     control,
-    inProcessFetch: inProcessFetch((request) => app.inject(request)),
+    inProcessFetch: inProcessFetch((request) => app.inject(request), ctx.origin),
     close() {
       // Safe to call twice; the abort ends injected delays so their handlers give up. The state is written
       // last, once no request can change it any more.

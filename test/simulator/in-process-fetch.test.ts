@@ -84,6 +84,16 @@ describe('the simulator in process', () => {
     expect((limited as UpstreamRateLimitedError).retryAfterMs).toBe(2000);
   });
 
+  it('answers its own origin only: a client pointed elsewhere fails rather than reach the simulator', async () => {
+    const elsewhere = apiClientFor(sim, {
+      fetch: sim.inProcessFetch,
+      baseUrl: 'http://calendbook.example/api',
+    });
+    const error = await upstreamFailure(elsewhere.getProfile(token));
+    expect(error).toBeInstanceOf(UpstreamUnavailableError);
+    expect((error as UpstreamUnavailableError).cause).toBe('network');
+  });
+
   it('gives up on an answer that never comes when the timeout ends the wait', async () => {
     sim.control.setFaults({ queue: [{ endpoint: 'GET /users/me', kind: 'hang' }] });
     const impatient = apiClientFor(sim, { fetch: sim.inProcessFetch, timeoutMs: 200 });
