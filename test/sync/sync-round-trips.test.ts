@@ -102,9 +102,10 @@ it('a job whose twin commits while it waits for the connection’s lock is recor
   const waitingForTheLock = async () =>
     (
       await twin.query<{ waiting: number }>(
+        // Blocked by the twin's session, whatever its statement reads as: Postgres 15.20 shows a statement sent by
+        // the extended protocol and waiting for a lock as its transaction's BEGIN, idle in transaction.
         `SELECT count(*)::int AS waiting FROM pg_stat_activity
-         WHERE wait_event_type = 'Lock' AND query LIKE '%FOR UPDATE%' AND pid <> pg_backend_pid()
-           AND datname = current_database()`,
+         WHERE pg_backend_pid() = ANY(pg_blocking_pids(pid))`,
       )
     ).rows[0]!.waiting;
   const real = counted.services.syncDeps;
