@@ -44,13 +44,23 @@ describe('the feed_views migration', () => {
       ['two weeks', null, { days: 14 }],
       ['one event type', 'ev-open', {}],
     ];
-    for (const [label, eventId, options] of feeds) {
+    // Made a second apart, in this order: the default feed is the oldest, and two made within one millisecond
+    // (created_at keeps milliseconds) would be told apart by their random ids alone.
+    for (const [index, [label, eventId, options]] of feeds.entries()) {
       const token = newFeedToken();
       tokens.set(label, token);
       await db.sql.query(
-        `INSERT INTO feed (id, connection_id, upstream_event_id, label, token_hash, options)
-         VALUES ($1, $2, $3, $4, $5, $6)`,
-        [randomUUID(), connectionId, eventId, label, hashFeedToken(token), JSON.stringify(options)],
+        `INSERT INTO feed (id, connection_id, upstream_event_id, label, token_hash, options, created_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+        [
+          randomUUID(),
+          connectionId,
+          eventId,
+          label,
+          hashFeedToken(token),
+          JSON.stringify(options),
+          new Date(Date.UTC(2026, 0, 1) + index * 1000),
+        ],
       );
     }
 
