@@ -4,6 +4,8 @@
 // worker's HTTP request) may be given it as its local port: a ci-check on a busy machine failed with EADDRINUSE
 // that way. Ports are drawn low enough that neither they nor the port a Redis Cluster node also listens on (its
 // port + 10,000, the cluster bus) are ever in the kernel's ephemeral range, and checked free by binding them.
+// Ports a browser refuses to load a page from are never drawn: Chromium answered ERR_UNSAFE_PORT for a web role
+// that had drawn 10080.
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
 
@@ -11,6 +13,11 @@ import net from 'node:net';
 const LOWEST = 10_000;
 /** A Redis Cluster node's bus port is its port plus this. */
 export const CLUSTER_BUS_OFFSET = 10_000;
+/**
+ * The Fetch standard's bad ports at or above LOWEST (its "port blocking"): browsers refuse
+ * to load from them, so a page test's server must not listen there.
+ */
+export const BROWSER_BLOCKED_PORTS: ReadonlySet<number> = new Set([10080]);
 /** Linux's default first ephemeral port, taken when the kernel's cannot be read. */
 const LINUX_EPHEMERAL_START = 32_768;
 
@@ -31,16 +38,19 @@ const bindsFree = (port: number) =>
     server.listen({ host: '127.0.0.1', port, exclusive: true }, () => server.close(() => resolve(true)));
   });
 
-/** A free loopback port that, plus CLUSTER_BUS_OFFSET, is still below the ephemeral range. */
-export async function reservePort(): Promise<number> {
+/**
+ * A free loopback port that, plus CLUSTER_BUS_OFFSET, is still below the ephemeral range, and that a browser loads
+ * pages from. `random` draws it (a test's own, to make a draw land where it must).
+ */
+export async function reservePort(random: () => number = Math.random): Promise<number> {
   const below = ephemeralStart() - CLUSTER_BUS_OFFSET;
   if (below - LOWEST < 1_000)
     throw new Error(
       `the ephemeral ports start at ${below + CLUSTER_BUS_OFFSET}: too low to draw test ports under`,
     );
   for (let tries = 0; tries < 100; tries++) {
-    const port = LOWEST + Math.floor(Math.random() * (below - LOWEST));
-    if (await bindsFree(port)) return port;
+    const port = LOWEST + Math.floor(random() * (below - LOWEST));
+    if (!BROWSER_BLOCKED_PORTS.has(port) && (await bindsFree(port))) return port;
   }
   throw new Error(`no free loopback port between ${LOWEST} and ${below}`);
 }
