@@ -5,10 +5,12 @@
 // CalDAV client's typed errors (src/caldav/errors.ts), whose messages name no secret; the password is never
 // returned.
 import type { CaldavCleanupRecord, CaldavCleanupStore } from '../store/caldav-cleanups.js';
-import type {
-  CaldavDestinationRecord,
-  CaldavDestinationStore,
-  DestinationLogEntry,
+import {
+  duePush,
+  type CaldavDestinationRecord,
+  type CaldavDestinationStore,
+  type DestinationLogEntry,
+  type DuePush,
 } from '../store/caldav-destinations.js';
 import { FeedNotFoundError, type FeedStore } from '../store/feeds.js';
 import type { CalendarAccount, CalendarInfo, OpenCalendarAccount } from './calendar-port.js';
@@ -43,8 +45,8 @@ export interface CaldavDestinationsDeps {
   cleanups: CaldavCleanupStore;
   feeds: Pick<FeedStore, 'get'>;
   openAccount: OpenCalendarAccount;
-  /** Queues a push of each destination (the caldav queue; one per destination). */
-  enqueue(destinationIds: string[]): Promise<void>;
+  /** Queues a push of each destination (the caldav queue; one per destination), naming its host. */
+  enqueue(pushes: DuePush[]): Promise<void>;
   /** Queues the cleanup of each ended destination (the same queue, under the destination's lock). */
   enqueueCleanup(destinationIds: string[]): Promise<void>;
   now: () => Date;
@@ -237,7 +239,7 @@ export function createCaldavDestinations(deps: CaldavDestinationsDeps): CaldavDe
       }
       // Queued for a first push at once; if the queue cannot take it (Redis down), the destination is stored
       // as due (its whole feed pending) and the dispatcher, which reads Postgres, queues it once Redis is back.
-      await deps.enqueue([added.id]).catch(() => undefined);
+      await deps.enqueue([duePush(added)]).catch(() => undefined);
       return added;
     },
 
@@ -295,28 +297,28 @@ export function createCaldavDestinations(deps: CaldavDestinationsDeps): CaldavDe
         [{ kind: 'credentials', uid: null, message: 'credentials replaced' }],
         deps.now(),
       );
-      if (replaced.state === 'active') await deps.enqueue([destinationId]);
+      if (replaced.state === 'active') await deps.enqueue([duePush(replaced)]);
       return replaced;
     },
 
     async setPaused(destinationId, paused) {
       if (!paused) await calendarAgainIfGone(destinationId);
       const updated = await destinations.setPaused(destinationId, paused, deps.now());
-      if (!paused && updated.state === 'active') await deps.enqueue([destinationId]);
+      if (!paused && updated.state === 'active') await deps.enqueue([duePush(updated)]);
       return updated;
     },
 
     async pushNow(destinationId) {
       await pushable(destinationId);
       const updated = await destinations.requestPush(destinationId, deps.now());
-      await deps.enqueue([destinationId]);
+      await deps.enqueue([duePush(updated)]);
       return updated;
     },
 
     async reconcileNow(destinationId) {
       await pushable(destinationId);
       const updated = await destinations.requestReconcile(destinationId, deps.now());
-      await deps.enqueue([destinationId]);
+      await deps.enqueue([duePush(updated)]);
       return updated;
     },
   };

@@ -16,6 +16,7 @@ import { CalDavHeldBackError } from '../caldav/errors.js';
 import type { Metrics } from '../lib/metrics.js';
 import type { Logger } from '../log.js';
 import {
+  calendarHost,
   keepsPushing,
   type CaldavDestinationRecord,
   type OpenedPush,
@@ -136,26 +137,44 @@ async function recordPlanned(
   }
 }
 
-/** One push of the destination; never throws for the server's or the feed's failures (they are recorded). */
-export async function pushDestination(deps: PushDeps, destinationId: string): Promise<PushResult> {
+/** A place in a host's line taken before the push opened its destination: the host its job was queued for. */
+export interface PlaceTaken {
+  host: string;
+  place: HostPlace;
+}
+
+/**
+ * One push of the destination; never throws for the server's or the feed's failures (they are recorded). `taken`:
+ * a place its worker took in the line of the host the job names, before the push's lock and first read.
+ */
+export async function pushDestination(
+  deps: PushDeps,
+  destinationId: string,
+  taken?: PlaceTaken,
+): Promise<PushResult> {
   const { destinations } = deps;
   const startedAt = deps.now();
-  let opened: OpenedPush;
   try {
-    opened = await destinations.openPush(destinationId, startedAt);
-  } catch (error: unknown) {
-    // Removed before the push began (its cleanup, not a push, deals with the calendar now).
-    if (error instanceof Error && error.name === 'CaldavDestinationNotFoundError') return 'skipped';
-    throw error;
-  }
-  const { destination } = opened;
-  if (!keepsPushing(destination.state)) return 'skipped';
-  if (destination.retryAt !== null && destination.retryAt > startedAt) return 'skipped';
-  // An ended destination's cleanup of this calendar holds the same UIDs and proofs: what this push wrote or took
-  // over, it would delete. The push waits for it to end (the dispatcher brings it back then).
-  if (opened.awaitsCleanup) return 'skipped';
+    let opened: OpenedPush;
+    try {
+      opened = await destinations.openPush(destinationId, startedAt);
+    } catch (error: unknown) {
+      // Removed before the push began (its cleanup, not a push, deals with the calendar now).
+      if (error instanceof Error && error.name === 'CaldavDestinationNotFoundError') return 'skipped';
+      throw error;
+    }
+    const { destination } = opened;
+    if (!keepsPushing(destination.state)) return 'skipped';
+    if (destination.retryAt !== null && destination.retryAt > startedAt) return 'skipped';
+    // An ended destination's cleanup of this calendar holds the same UIDs and proofs: what this push wrote or
+    // took over, it would delete. The push waits for it to end (the dispatcher brings it back then).
+    if (opened.awaitsCleanup) return 'skipped';
 
-  return pushOpened(deps, opened, startedAt);
+    return await pushOpened(deps, opened, startedAt, taken);
+  } finally {
+    // Not pushed, or pushed: the place is free again either way (a no-op once the push entered the line).
+    taken?.place.leave();
+  }
 }
 
 /**
@@ -194,14 +213,18 @@ async function pushOpened(
   deps: PushDeps,
   { destination, claim, credentials, written }: OpenedPush,
   startedAt: Date,
+  taken: PlaceTaken | undefined,
 ): Promise<PushResult> {
   const { destinations } = deps;
   const destinationId = destination.id;
-  const host = new URL(destination.calendarUrl).host;
+  const host = calendarHost(destination.calendarUrl);
   const reconcile = reconciliationDue(destination, startedAt, deps.reconcileIntervalMs);
   // A place in the host's line before the feed is read and rendered: a push with no place is sent back now, not
   // once that work is done.
-  const place = deps.hosts?.takePlace(host);
+  // The job named the host, and its worker took the place already; a calendar moved to another host since then
+  // waits in that host's line instead.
+  if (taken !== undefined && taken.host !== host) taken.place.leave();
+  const place = taken?.host === host ? taken.place : deps.hosts?.takePlace(host);
   if (place && isHostWait(place)) throw new HostWaitError(host, place.retryInMs, place.reason);
   let account: CalendarAccount | undefined;
   try {

@@ -55,6 +55,9 @@ export class CalendarTakenError extends Error {
 
 export const DESTINATION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** The associated data a destination's password is sealed with: a sealed copy moved to another row fails. */
+/** The host a destination's pushes are limited by (host-limits.ts): its calendar's, port included. */
+export const calendarHost = (calendarUrl: string): string => new URL(calendarUrl).host;
+
 export const sealingContext = (destinationId: string) => `caldav-destination:${destinationId}`;
 
 export const RECORD_FIELDS = {

@@ -14,6 +14,7 @@ import type { Prisma } from '../generated/prisma/client.js';
 import { createCaldavDestinationLog, type CaldavDestinationLog } from './caldav-destination-log.js';
 import {
   CaldavDestinationNotFoundError,
+  calendarHost,
   CalendarTakenError,
   DESTINATION_ID,
   destinationRecord,
@@ -81,10 +82,22 @@ export interface CaldavDestinationLifecycle {
   requestReconcile(destinationId: string, now: Date): Promise<CaldavDestinationRecord>;
   /**
    * Destinations a push is due for: active or failing, out of backoff, with changes pending, a reconciliation
-   * asked for, or none since `reconcileBefore`, and no cleanup under way in their calendar. Oldest change first.
+   * asked for, or none since `reconcileBefore`, and no cleanup under way in their calendar. Oldest change first,
+   * each with its calendar's host.
    */
-  due(now: Date, reconcileBefore: Date, limit: number): Promise<string[]>;
+  due(now: Date, reconcileBefore: Date, limit: number): Promise<DuePush[]>;
 }
+
+/** A destination due for a push, and the host its push waits in line for (calendarHost). */
+export interface DuePush {
+  id: string;
+  host: string;
+}
+
+export const duePush = (destination: Pick<CaldavDestinationRecord, 'id' | 'calendarUrl'>): DuePush => ({
+  id: destination.id,
+  host: calendarHost(destination.calendarUrl),
+});
 
 export type CaldavDestinationStore = CaldavDestinationLifecycle & CaldavPushRecords & CaldavDestinationLog;
 
@@ -248,10 +261,10 @@ export function createCaldavDestinationStore(
           ],
         },
         orderBy: [{ pendingSince: { sort: 'asc', nulls: 'last' } }, { id: 'asc' }],
-        select: { id: true },
+        select: { id: true, calendarUrl: true },
         take: limit,
       });
-      return rows.map((row) => row.id);
+      return rows.map(duePush);
     },
   };
   return { ...lifecycle, ...createCaldavPushRecords(prisma, vault), ...createCaldavDestinationLog(prisma) };

@@ -3,12 +3,19 @@
 // push's end), and half of a push's JavaScript time was the Postgres client. The round trips are counted at the
 // wire, by a proxy in front of the real Postgres (postgres-round-trips.ts) that a second process's composition
 // talks through, so a change that adds statements to a push shows here. Against a real Radicale.
+//
+// A push its worker sends back for a full line at its host costs nothing but the BullMQ round: the dispatcher
+// names the host in the job, so the push is sent back before it takes its lock or reads its destination.
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import { caldavJobId } from '../../src/destinations/caldav-queue.js';
+import type { HostPlace } from '../../src/destinations/host-gate.js';
+import { isHostWait } from '../../src/destinations/host-limits.js';
 import { pushDestination } from '../../src/destinations/push-destination.js';
 import type { Peer } from '../support/sync-harness.js';
 import { startCalDavServer, type CalDavTestServer } from '../support/caldav-servers.js';
 import { patient } from '../support/patience.js';
 import { peerWithCountedRoundTrips, type PostgresRoundTrips } from '../support/postgres-round-trips.js';
+import { waitFor } from '../support/wait-for.js';
 import { createWebHarness, type WebHarness } from '../support/web-harness.js';
 import { bookNextSlotAndSync, connectedWithDestination } from './helpers/feed-destination.js';
 
@@ -53,4 +60,46 @@ it('a push of one changed event makes at most a handful of Postgres round trips'
   );
   // Over the bound, the failure lists the round trips the push made, each with its statements.
   expect(seen.length <= MOST_ROUND_TRIPS_PER_PUSH ? seen.length : seen.join('\n')).toBe(seen.length);
+});
+
+it('a push sent back for a full line at its host reads nothing, and comes back when a place frees', async () => {
+  const { connectionId, destination } = await connectedWithDestination(h, 1, {
+    serverUrl: server.baseUrl,
+    username: server.username,
+    password: server.password,
+    calendarName: 'Line',
+  });
+  expect(await pushDestination(h.sync.services.caldavPush, destination.id)).toBe('reconciled');
+  await bookNextSlotAndSync(h, connectionId);
+
+  // Every place in the line of the counted worker's host taken, as by pushes of its own reading their feeds.
+  const host = new URL(destination.calendarUrl).host;
+  const gate = counted.services.caldavHostGate;
+  const places = Array.from({ length: counted.config.caldav.hostConcurrency }, () => gate.takePlace(host));
+  const taken = places.filter((place): place is HostPlace => !isHostWait(place));
+  expect(taken).toHaveLength(places.length);
+
+  roundTrips.take();
+  await h.sync.startRoles(['worker'], counted);
+  const queue = counted.clients.caldavShards.shardFor(destination.id);
+  await waitFor(
+    async () => (await queue.getJob(caldavJobId(destination.id)))?.getState(),
+    (state) => state === 'delayed',
+    { what: 'the push sent back to the delayed set' },
+  );
+  // Its dispatch is all the worker asked Postgres: the push never opened its destination.
+  const opened = roundTrips
+    .take()
+    .filter((trip) => trip.statements.some((s) => s.includes('password_sealed')));
+  expect(opened).toEqual([]);
+  expect((await h.sync.stores.caldavDestinations.get(destination.id)).pendingChanges).toBeGreaterThan(0);
+
+  // A place left brings it back, and it pushes.
+  taken[0]!.leave();
+  await waitFor(
+    async () => (await h.sync.stores.caldavDestinations.get(destination.id)).pendingChanges,
+    (pending) => pending === 0,
+    { what: 'the push once a place was free' },
+  );
+  for (const place of taken) place.leave();
 });
