@@ -74,6 +74,21 @@ describe('event revisions', () => {
     }
   });
 
+  it('move a changed event past both what was published and its slots’ history', async () => {
+    const feedId = await newFeed();
+    const windowStart = WINDOW_START;
+    await store.revisionsFor(feedId, [event('h')], {
+      contentChangedAt: at('2026-03-02T09:00:00Z'),
+      windowStart,
+    });
+    const aheadInHistory = event('h', { summary: 'Open', history: { sequence: 9, changedAt: WINDOW_START } });
+    const moved = await store.revisionsFor(feedId, [aheadInHistory], {
+      contentChangedAt: at('2026-03-02T09:10:00Z'),
+      windowStart,
+    });
+    expect(moved.get('h')).toEqual({ sequence: 9, changedAt: at('2026-03-02T09:10:00Z') });
+  });
+
   it('refuse a render of older content: it gets the newer revision, which stays', async () => {
     const feedId = await newFeed();
     const times = { windowStart: WINDOW_START };
