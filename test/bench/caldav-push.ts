@@ -27,6 +27,9 @@
 // are done before the measure), Postgres's (the bench database's backends) and Redis's (a redis-server of the
 // bench's own) per push. BENCH_CPU_PROFILE=<dir>: a CPU profile of the waiting pushes. BENCH_CALDAV_HOST_RATE
 // sets CALDAV_HOST_RATE_PER_SECOND (0: none), which holds the pushes, not the bare client, to 100 requests a second.
+// Beside the CPU, the round trips a waiting push makes (round-trip-counts.ts): Postgres statements and Redis commands
+// sent, and the commands Redis ran for them; BENCH_REDIS_COMMANDS=by-caller lists the commands by the code that sent
+// them.
 import { randomUUID } from 'node:crypto';
 import pLimit from 'p-limit';
 import type { Histogram } from 'prom-client';
@@ -42,6 +45,7 @@ import { check, type BenchSection } from './bench-result.js';
 import { profilePhase } from './cpu-profile.js';
 import { cpuMsOf, loadAverage, round } from './process-stats.js';
 import { meterClientRequestsTo, type InServiceFigures } from './requests-in-service.js';
+import { countPostgresStatements, countRedisCommands, redisCommandsRun } from './round-trip-counts.js';
 import { cpuMsBetween, readPostgresCpu, readProcessCpu } from './store-cpu.js';
 
 /** Free blocks per feed, each of two touching 30-minute slots. */
@@ -272,6 +276,9 @@ async function benchOne(kind: CalDavServerKind, count: number): Promise<BenchSec
       server: serverCpuMs(),
     });
     const cpuBefore = await readCpu();
+    const redisCommandsBefore = await redisCommandsRun(h.sync.clients.redis);
+    const sent = countRedisCommands(process.env.BENCH_REDIS_COMMANDS === 'by-caller');
+    const statements = countPostgresStatements();
     serverMeter.reset();
     const resumedAt = Date.now();
     await profilePhase(`caldav-push-${kind}-waiting`, async () => {
@@ -285,6 +292,14 @@ async function benchOne(kind: CalDavServerKind, count: number): Promise<BenchSec
       );
     });
     const drainInService = serverMeter.read();
+    statements.stop();
+    sent.stop();
+    // Less the INFO that reads the count.
+    const redisCommandsRunByServer = (await redisCommandsRun(h.sync.clients.redis)) - redisCommandsBefore - 1;
+    const redisCommandsSent = [...sent.read().values()].reduce((sum, n) => sum + n, 0);
+    if (process.env.BENCH_REDIS_COMMANDS === 'by-caller')
+      for (const [caller, n] of [...sent.read()].sort((a, b) => b[1] - a[1]))
+        console.log(`${(n / count).toFixed(2).padStart(6)} a push: ${caller}`);
     const cpuAfter = await readCpu();
     const benchCpu = process.cpuUsage(cpuBefore.bench);
     const drainCpu = {
@@ -294,6 +309,9 @@ async function benchOne(kind: CalDavServerKind, count: number): Promise<BenchSec
       postgresMsPerPush: cpuMsBetween(cpuBefore.postgres, cpuAfter.postgres) / count,
       redisMsPerPush: cpuMsBetween(cpuBefore.redis, cpuAfter.redis) / count,
       serverMsPerPush: (cpuAfter.server - cpuBefore.server) / count,
+      postgresStatementsPerPush: statements.read() / count,
+      redisCommandsSentPerPush: redisCommandsSent / count,
+      redisCommandsRunPerPush: redisCommandsRunByServer / count,
     };
     const lastDrained = await prisma.caldavDestination.aggregate({
       where: { lastPushAt: { gte: drainFrom } },
@@ -393,6 +411,9 @@ async function benchOne(kind: CalDavServerKind, count: number): Promise<BenchSec
         waitingCpuMsPerPushInKernel: round(drainCpu.benchSystemMsPerPush, 2),
         waitingPostgresCpuMsPerPush: round(drainCpu.postgresMsPerPush, 2),
         waitingRedisCpuMsPerPush: round(drainCpu.redisMsPerPush, 2),
+        waitingPostgresStatementsPerPush: round(drainCpu.postgresStatementsPerPush, 2),
+        waitingRedisCommandsSentPerPush: round(drainCpu.redisCommandsSentPerPush, 2),
+        waitingRedisCommandsRunPerPush: round(drainCpu.redisCommandsRunPerPush, 2),
         waitingServerCpuMsPerPush: round(drainCpu.serverMsPerPush, 2),
         waitingServerBusyFraction: round(drainInService.busyFraction, 2),
         waitingServerRequestsInService: round(drainInService.meanInService, 2),
@@ -460,7 +481,9 @@ export async function benchCaldavPush(count = 1000): Promise<BenchSection[]> {
         `${f.waitingServerRequestsInService} in service, bare client's ${f.bareServerBusyFraction} with ` +
         `${f.bareServerRequestsInService}); CPU per push ${f.waitingCpuMsPerPush} ms, Postgres ` +
         `${f.waitingPostgresCpuMsPerPush}, Redis ${f.waitingRedisCpuMsPerPush}, ${kind} ` +
-        `${f.waitingServerCpuMsPerPush} (bare PUT ${f.bareServerCpuMsPerRewrite}); one change, idle worker: ` +
+        `${f.waitingServerCpuMsPerPush} (bare PUT ${f.bareServerCpuMsPerRewrite}); round trips per push: ` +
+        `${f.waitingPostgresStatementsPerPush} Postgres statements, ${f.waitingRedisCommandsSentPerPush} Redis ` +
+        `commands (${f.waitingRedisCommandsRunPerPush} run there); one change, idle worker: ` +
         `p50 ${f.singleChangeP50Ms} ms, p95 ${f.singleChangeP95Ms} ms; load ` +
         `${section.inputs.loadAverage1mBefore} → ${section.inputs.loadAverage1mAtEnd}`,
     );
