@@ -175,7 +175,7 @@ export function composeServices(
   const caldavPush: PushDeps = {
     destinations: stores.caldavDestinations,
     openAccount,
-    feedEvents: (feedId) => feedEventObjects(pushedFeeds, feedId),
+    feedEvents: (feedId, read) => feedEventObjects(pushedFeeds, feedId, read),
     proofs: stores.eventProofs,
     hosts: caldavHostGate,
     reconcileIntervalMs: config.caldav.reconcileIntervalMinutes * 60_000,

@@ -41,8 +41,8 @@ import {
 export interface PushDeps {
   destinations: CaldavDestinationStore;
   openAccount: OpenCalendarAccount;
-  /** What the feed shows now (feed-event-objects.ts). */
-  feedEvents(feedId: string): Promise<EventObject[]>;
+  /** What the feed shows now (feed-event-objects.ts), from the feed as the push's opening read it. */
+  feedEvents(feedId: string, read: OpenedPush['feed']): Promise<EventObject[]>;
   proofs: Pick<EventProofs, 'fits'>;
   /** Per-host slots, rate and hold-backs; absent: no limit but WRITE_CONCURRENCY (tests of one push). */
   hosts?: Pick<HostGate, 'takePlace' | 'holdBack'>;
@@ -211,7 +211,7 @@ async function withHostSlots<T>(
 /** The push itself: read the feed, talk to the server within its host's slots, record the end. */
 async function pushOpened(
   deps: PushDeps,
-  { destination, claim, credentials, written }: OpenedPush,
+  { destination, feed, claim, credentials, written }: OpenedPush,
   startedAt: Date,
   taken: PlaceTaken | undefined,
 ): Promise<PushResult> {
@@ -234,7 +234,7 @@ async function pushOpened(
       ...credentials,
     });
     account = opened;
-    const desired = await deps.feedEvents(destination.feedId);
+    const desired = await deps.feedEvents(destination.feedId, feed);
     const pushed = planPush(desired, written);
     // Nothing to write and no listing due: the server is not asked anything, and no slot is taken.
     const quietly = async () => {

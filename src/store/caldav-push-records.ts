@@ -15,6 +15,7 @@ import {
   type CaldavDestinationRecord,
   type CaldavDestinationState,
 } from './caldav-destination-records.js';
+import { RESOLVED_FEED_JSON, type ResolvedFeedJson } from './feed-row-json.js';
 import type { TokenVault } from './token-vault.js';
 import { destinationNeedsCredentials } from './webhook-events.js';
 import { recordOwnerWebhookEvents } from './webhook-outbox.js';
@@ -52,6 +53,8 @@ export interface PushClaim {
 
 export interface OpenedPush {
   destination: CaldavDestinationRecord;
+  /** Its feed with its connection's state, read in the same statement (FeedStore.resolveFrom); null: gone. */
+  feed: ResolvedFeedJson | null;
   claim: PushClaim;
   credentials: CaldavCredentials;
   written: Map<string, WrittenEvent>;
@@ -80,7 +83,7 @@ export interface CaldavPushRecords {
   claim(destinationId: string, now: Date): Promise<PushClaim>;
   /**
    * All a push reads of its destination, in one round trip: the record, what it carries (its claim), the opened
-   * credentials and the events written there. Throws CaldavDestinationNotFoundError.
+   * credentials, the events written there and its feed. Throws CaldavDestinationNotFoundError.
    */
   openPush(destinationId: string, now: Date): Promise<OpenedPush>;
   /**
@@ -189,7 +192,12 @@ export function createCaldavPushRecords(prisma: PrismaClient, vault: TokenVault)
     async openPush(destinationId, now) {
       if (!DESTINATION_ID.test(destinationId)) throw new CaldavDestinationNotFoundError(destinationId);
       const [row] = await prisma.$queryRaw<
-        (CaldavDestinationRecord & { passwordSealed: string; written: unknown; awaitsCleanup: boolean })[]
+        (CaldavDestinationRecord & {
+          passwordSealed: string;
+          written: unknown;
+          awaitsCleanup: boolean;
+          feed: ResolvedFeedJson | null;
+        })[]
       >`
         SELECT d."id"::text AS "id", d."feed_id"::text AS "feedId", d."server_url" AS "serverUrl",
                d."calendar_url" AS "calendarUrl", d."username", d."calendar_name" AS "calendarName",
@@ -204,16 +212,18 @@ export function createCaldavPushRecords(prisma: PrismaClient, vault: TokenVault)
                           'writtenAt', e."written_at", 'clash', e."clash"))
                          FROM "caldav_event" e WHERE e."destination_id" = d."id"), '[]'::json) AS "written",
                EXISTS (SELECT 1 FROM "caldav_cleanup" c WHERE c."calendar_url" = d."calendar_url")
-                 AS "awaitsCleanup"
+                 AS "awaitsCleanup",
+               (SELECT ${RESOLVED_FEED_JSON} FROM "feed" f WHERE f."id" = d."feed_id") AS "feed"
         FROM "caldav_destination" d WHERE d."id" = ${destinationId}::uuid`;
       if (!row) throw new CaldavDestinationNotFoundError(destinationId);
-      const { passwordSealed, written, awaitsCleanup, ...destination } = row;
+      const { passwordSealed, written, awaitsCleanup, feed, ...destination } = row;
       const events = (written as (Omit<WrittenEvent, 'writtenAt'> & { writtenAt: string })[]).map((e) => ({
         ...e,
         writtenAt: new Date(e.writtenAt),
       }));
       return {
         destination,
+        feed,
         claim: {
           pendingChanges: destination.pendingChanges,
           pendingSince: destination.pendingSince,

@@ -1,8 +1,9 @@
 // A feed row as one JSON value, for a statement that reads it beside other rows in one round trip (the CalDAV
-// push's resolve reads the feed and its connection's state so), and its decoding back into Prisma's Feed:
+// push reads its destination, the feed and its connection's state so), and its decoding back into Prisma's Feed:
 // timestamps come back as strings in JSON. Every column but the token hash, which nothing after a lookup needs.
 import type { Feed } from '../generated/prisma/client.js';
 import { Prisma } from '../generated/prisma/client.js';
+import { CONNECTION_STATE_JSON, type ConnectionStateJson } from './feed-inputs.js';
 
 /** The feed row's columns a FeedRecord is made of, as one JSON value, of the row `f`. */
 export const FEED_ROW_JSON = Prisma.sql`json_build_object(
@@ -31,3 +32,16 @@ export const feedRowOf = (row: FeedRowJson): Omit<Feed, 'tokenHash'> => ({
   inputsChangedAt: dateOrNull(row.inputsChangedAt),
   labelChangedAt: dateOrNull(row.labelChangedAt),
 });
+
+/**
+ * The feed `f` with its connection's state (null for a team's feed), as one JSON value: what a feed is resolved
+ * from (FeedStore.resolveFrom) when a statement reads it beside other rows.
+ */
+export const RESOLVED_FEED_JSON = Prisma.sql`json_build_object(
+  'feed', ${FEED_ROW_JSON},
+  'connection', (SELECT ${CONNECTION_STATE_JSON} FROM "connection" c WHERE c."id" = f."connection_id"))`;
+
+export interface ResolvedFeedJson {
+  feed: FeedRowJson;
+  connection: ConnectionStateJson | null;
+}

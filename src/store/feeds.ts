@@ -14,15 +14,8 @@ import {
 import type { FeedConnectionState, FeedTeamState } from '../feeds/feed-inputs.js';
 import { hashFeedToken, newFeedToken } from '../feeds/feed-token.js';
 import { ConnectionNotFoundError } from './connections.js';
-import {
-  CONNECTION_STATE_JSON,
-  connectionStateOf,
-  FEED_CONNECTION_SELECT,
-  FEED_TEAM_SELECT,
-  teamStateOf,
-  type ConnectionStateJson,
-} from './feed-inputs.js';
-import { FEED_ROW_JSON, feedRowOf, type FeedRowJson } from './feed-row-json.js';
+import { connectionStateOf, FEED_CONNECTION_SELECT, FEED_TEAM_SELECT, teamStateOf } from './feed-inputs.js';
+import { feedRowOf, RESOLVED_FEED_JSON, type ResolvedFeedJson } from './feed-row-json.js';
 import type { Revocation } from './revocation.js';
 import { TeamNotFoundError } from './teams.js';
 import type { TokenVault } from './token-vault.js';
@@ -111,6 +104,11 @@ export interface FeedStore {
   resolveTokenHash(tokenHash: Buffer): Promise<ResolvedFeed | undefined>;
   /** The feed (revoked or not) and the state it shows, as resolveTokenHash reads them. Throws FeedNotFoundError. */
   resolve(feedId: string): Promise<ResolvedFeed>;
+  /**
+   * As resolve, from what a statement of another store read beside its own rows (RESOLVED_FEED_JSON; null: no
+   * such feed): a connection's feed as it is, a team's read again with its members.
+   */
+  resolveFrom(feedId: string, read: ResolvedFeedJson | null): Promise<ResolvedFeed>;
   /** The feed's token opened from its sealed copy, for its owner's page; null when none was kept. */
   revealToken(feedId: string): Promise<string | null>;
 }
@@ -212,6 +210,16 @@ export function createFeedStore(
       tokenRecoverable: row.tokenSealed !== null,
     };
   }
+
+  const resolveFrom: FeedStore['resolveFrom'] = async (feedId, read) => {
+    if (read?.connection) {
+      const feed = toRecord(feedRowOf(read.feed));
+      return { kind: 'connection', feed, connection: connectionStateOf(read.connection) };
+    }
+    const row = read ? await prisma.feed.findUnique({ where: { id: feedId }, include: OWNER_STATE }) : null;
+    if (row?.team) return { kind: 'team', feed: toRecord(row), team: teamStateOf(row.team) };
+    throw new FeedNotFoundError(feedId);
+  };
 
   // Prisma rejects a malformed uuid with a validation error; to callers it is simply a feed that does not exist.
   async function findRow(feedId: string): Promise<Feed> {
@@ -407,19 +415,11 @@ export function createFeedStore(
       if (!UUID.test(feedId)) throw new FeedNotFoundError(feedId);
       // A connection's feed, the push's case, in one statement (Prisma reads each relation of an include in a
       // statement of its own); a team's feed as the token lookup reads it.
-      const [found] = await prisma.$queryRaw<{ feed: FeedRowJson; connection: ConnectionStateJson | null }[]>`
-        SELECT ${FEED_ROW_JSON} AS "feed",
-               (SELECT ${CONNECTION_STATE_JSON} FROM "connection" c WHERE c."id" = f."connection_id") AS "connection"
-        FROM "feed" f WHERE f."id" = ${feedId}::uuid`;
-      if (found?.connection) {
-        const feed = toRecord(feedRowOf(found.feed));
-        return { kind: 'connection', feed, connection: connectionStateOf(found.connection) };
-      }
-      const row = found
-        ? await prisma.feed.findUnique({ where: { id: feedId }, include: OWNER_STATE })
-        : null;
-      if (row?.team) return { kind: 'team', feed: toRecord(row), team: teamStateOf(row.team) };
-      throw new FeedNotFoundError(feedId);
+      const [found] = await prisma.$queryRaw<{ read: ResolvedFeedJson }[]>`
+        SELECT ${RESOLVED_FEED_JSON} AS "read" FROM "feed" f WHERE f."id" = ${feedId}::uuid`;
+      return resolveFrom(feedId, found?.read ?? null);
     },
+
+    resolveFrom,
   };
 }

@@ -158,10 +158,10 @@ it('a push with no place in its host’s line reads nothing; one that fails befo
   let feedBroken = false;
   const deps: PushDeps = {
     ...real,
-    feedEvents: async (feedId) => {
+    feedEvents: async (feedId, read) => {
       feedReads++;
       if (feedBroken) throw new Error('the feed could not be read');
-      return real.feedEvents(feedId);
+      return real.feedEvents(feedId, read);
     },
   };
 
