@@ -9,6 +9,7 @@ import {
   type CaldavDestinationRecord,
   type CaldavDestinationStore,
   type StateAtWrite,
+  type WrittenEvent,
 } from '../store/caldav-destinations.js';
 import type { CalendarAccount, StoredEvent } from './calendar-port.js';
 import type { EventObject } from './event-objects.js';
@@ -45,6 +46,11 @@ export interface Tally {
   deleted: number;
   /** Events left alone: a second precondition failure, or a UID someone else's event holds (newly). */
   conflicts: { uid: string; message: string; cause: 'uid_conflict' | 'precondition' }[];
+  /**
+   * A push's only write, answered and not yet recorded: its caller records it with the push's end, in one
+   * statement (recordedWithTheEnd).
+   */
+  unrecorded?: Omit<WrittenEvent, 'clash'>;
 }
 
 export const emptyTally = (): Tally => ({ created: 0, changed: 0, deleted: 0, conflicts: [] });
@@ -52,7 +58,9 @@ export const emptyTally = (): Tally => ({ created: 0, changed: 0, deleted: 0, co
 /**
  * Applies the plan's operations to the calendar, recording each as the server answers it. `answered` is told once
  * the last request has been answered and none will follow, before that answer is recorded: the host's slots are
- * let go then, so a record in Postgres does not keep the server waiting.
+ * let go then, so a record in Postgres does not keep the server waiting. `recordedWithTheEnd`: a plan of one
+ * operation leaves its write's record to the caller (Tally.unrecorded), which makes it with the push's end, a
+ * round trip fewer; nothing can follow the only write, so nothing needs its answer of the destination's state sooner.
  */
 export async function applyOperations(
   deps: WriteDeps,
@@ -61,6 +69,7 @@ export async function applyOperations(
   operations: readonly PushOperation[],
   lanes: number,
   answered: () => void = () => undefined,
+  recordedWithTheEnd = false,
 ): Promise<Tally> {
   const { destinations } = deps;
   const tally = emptyTally();
@@ -86,16 +95,18 @@ export async function applyOperations(
   const heed = (state: StateAtWrite) => {
     if (!keepsPushing(state)) stopped ??= state;
   };
-  const recordWrite = async (event: EventObject, stored: StoredEvent) =>
-    heed(
-      await destinations.recordWritten(destination.id, {
-        uid: event.uid,
-        href: stored.href,
-        etag: stored.etag,
-        digest: event.digest,
-        writtenAt: deps.now(),
-      }),
-    );
+  const deferred = recordedWithTheEnd && operations.length === 1;
+  const recordWrite = async (event: EventObject, stored: StoredEvent) => {
+    const written = {
+      uid: event.uid,
+      href: stored.href,
+      etag: stored.etag,
+      digest: event.digest,
+      writtenAt: deps.now(),
+    };
+    if (deferred) tally.unrecorded = written;
+    else heed(await destinations.recordWritten(destination.id, written));
+  };
   const forget = async (uid: string) => heed(await destinations.forgetWritten(destination.id, uid));
   /** The event as the server has it under this feed's marker now, or undefined. */
   const reread = async (uid: string) =>

@@ -267,6 +267,7 @@ async function pushOpened(
                 plan.operations,
                 lanes,
                 answered,
+                true,
               );
               return { listing, plan, tally };
             },
@@ -274,7 +275,7 @@ async function pushOpened(
 
     const answeredAt = deps.now();
     const summary = pushSummary(tally);
-    await destinations.pushSucceeded(destinationId, claim, answeredAt, reconcile, [
+    const logEntries = [
       ...(listing?.failedItems ?? []).map((item) => ({
         kind: 'listing',
         uid: null,
@@ -293,7 +294,16 @@ async function pushOpened(
       ...plan.repairs,
       ...tally.conflicts.map(({ uid, message }) => ({ kind: 'conflict', uid, message })),
       ...(summary === undefined ? [] : [{ kind: 'push', uid: null, message: summary }]),
-    ]);
+    ];
+    const end = { claim, now: answeredAt, reconciled: reconcile, logEntries };
+    if (tally.unrecorded === undefined) {
+      await destinations.pushSucceeded(destinationId, claim, answeredAt, reconcile, logEntries);
+    } else {
+      // The only write's record and the push's end in one statement; paused or removed meanwhile, the push
+      // stops as a record saying so stops it (below), the write recorded (or, removed, in the cleanup).
+      const state = await destinations.writtenAndSucceeded(destinationId, tally.unrecorded, end);
+      if (!keepsPushing(state)) throw new PushStopped(state);
+    }
     deps.metrics.caldavPushes.inc({ outcome: reconcile ? 'reconciled' : 'pushed' });
     for (const { cause } of tally.conflicts) deps.metrics.caldavFailures.inc({ cause });
     if (claim.pendingChanges > 0 && claim.pendingSince !== null) {

@@ -3,7 +3,7 @@
 // opens a push; a record per write that also answers the destination's state, so a push stops once it is paused or
 // removed; and its end, succeeded (with its log entries, in one statement) or failed.
 import { randomUUID } from 'node:crypto';
-import type { PrismaClient } from '../generated/prisma/client.js';
+import { Prisma, type PrismaClient } from '../generated/prisma/client.js';
 import type { DestinationLogEntry } from './caldav-destination-log.js';
 import {
   CaldavDestinationNotFoundError,
@@ -100,6 +100,21 @@ export interface CaldavPushRecords {
     logEntries?: readonly Omit<DestinationLogEntry, 'at'>[],
   ): Promise<void>;
   /**
+   * A push of one write ends: the write's record (as recordWritten) and the push's end (as pushSucceeded), in one
+   * statement, the end only while the destination is still pushed to. Says the destination's state as the write
+   * was recorded, as recordWritten does: a push paused or removed meanwhile ends as one stopped by its record.
+   */
+  writtenAndSucceeded(
+    destinationId: string,
+    event: Omit<WrittenEvent, 'clash'>,
+    end: {
+      claim: PushClaim;
+      now: Date;
+      reconciled: boolean;
+      logEntries?: readonly Omit<DestinationLogEntry, 'at'>[];
+    },
+  ): Promise<StateAtWrite>;
+  /**
    * The push failed: the state it leaves (failing, or needs_credentials: no retries until credentials are
    * replaced), why, and when to try again. A paused destination stays paused. Moving into needs_credentials
    * writes a destination.needs_credentials webhook event for the feed's owner, in the same transaction.
@@ -111,8 +126,74 @@ export interface CaldavPushRecords {
   ): Promise<CaldavDestinationRecord>;
 }
 
+/** The log's entries as one JSON value, a millisecond apart from `now` so they read in the array's order. */
+function logEntriesJson(logEntries: readonly Omit<DestinationLogEntry, 'at'>[], now: Date): string {
+  return JSON.stringify(
+    logEntries.map((entry, i) => ({
+      id: randomUUID(),
+      at: new Date(now.getTime() + i).toISOString(),
+      kind: entry.kind,
+      uid: entry.uid,
+      message: entry.message,
+    })),
+  );
+}
+
+/** Inserts the entries (logEntriesJson) into the destination's log, while `onlyIf` holds. */
+const logInsert = (destinationId: string, entries: string, onlyIf: Prisma.Sql) => Prisma.sql`
+  INSERT INTO "caldav_destination_log" ("id", "destination_id", "at", "kind", "uid", "message")
+  SELECT e."id", ${destinationId}::uuid, e."at", e."kind", e."uid", e."message"
+  FROM jsonb_to_recordset(${entries}::jsonb)
+       AS e("id" uuid, "at" timestamptz, "kind" text, "uid" text, "message" text)
+  WHERE ${onlyIf}`;
+
+/**
+ * A push's end on its destination's row: what it carried comes off the pending count (a change a trigger counts
+ * during the push is never lost: what stays pending was committed after the push read the feed, so its lag is
+ * counted from then at the earliest), failures and backoff clear, a failing destination is active again.
+ */
+const pushEndedSet = (claim: PushClaim, now: Date, reconciled: boolean) => Prisma.sql`
+  "pending_since" = CASE WHEN "pending_changes" - ${claim.pendingChanges}::int > 0
+                         THEN GREATEST(COALESCE("pending_since", ${claim.readAt}), ${claim.readAt})
+                    END,
+  "pending_changes" = GREATEST("pending_changes" - ${claim.pendingChanges}::int, 0),
+  "state" = CASE WHEN "state" = 'failing' THEN 'active'::caldav_destination_state ELSE "state" END,
+  "last_push_at" = ${now},
+  "last_error" = CASE WHEN "state" IN ('active', 'failing') THEN NULL ELSE "last_error" END,
+  "retry_at" = NULL,
+  "consecutive_failures" = 0,
+  "last_reconciled_at" = CASE WHEN ${reconciled} THEN ${now} ELSE "last_reconciled_at" END,
+  "reconcile_requested_at" = CASE
+    WHEN ${reconciled} AND "reconcile_requested_at" <= ${claim.readAt} THEN NULL
+    ELSE "reconcile_requested_at"
+  END`;
+
 export function createCaldavPushRecords(prisma: PrismaClient, vault: TokenVault): CaldavPushRecords {
   const get = (destinationId: string) => destinationRecord(prisma, destinationId);
+  /** CTEs `d` (the destination's row, share-locked) and `written` (the write's record, while the row exists). */
+  const writtenUnderShareLock = (destinationId: string, event: Omit<WrittenEvent, 'clash'>) => Prisma.sql`
+    d AS (SELECT "id", "state" FROM "caldav_destination" WHERE "id" = ${destinationId}::uuid FOR SHARE),
+    written AS (
+      INSERT INTO "caldav_event" ("destination_id", "uid", "href", "etag", "digest", "written_at", "clash")
+      SELECT d."id", ${event.uid}, ${event.href}, ${event.etag}, ${event.digest}, ${event.writtenAt}, false
+      FROM d
+      ON CONFLICT ("destination_id", "uid") DO UPDATE
+      SET "href" = EXCLUDED."href", "etag" = EXCLUDED."etag", "digest" = EXCLUDED."digest",
+          "written_at" = EXCLUDED."written_at", "clash" = false
+      RETURNING 1
+    )`;
+  /**
+   * A write recorded after its destination was removed: the cleanup the removal left (committed before the
+   * record's statement began, or it would have waited for the row) takes the event, so it is deleted with the others.
+   */
+  const intoCleanup = async (destinationId: string, event: Omit<WrittenEvent, 'clash'>): Promise<'gone'> => {
+    await prisma.$executeRaw`
+      UPDATE "caldav_cleanup"
+      SET "events" = "events" || jsonb_build_array(jsonb_build_object(
+        'uid', ${event.uid}::text, 'href', ${event.href}::text, 'etag', ${event.etag}::text))
+      WHERE "id" = ${destinationId}::uuid`;
+    return 'gone';
+  };
   return {
     async writtenEvents(destinationId) {
       if (!DESTINATION_ID.test(destinationId)) return new Map();
@@ -127,26 +208,26 @@ export function createCaldavPushRecords(prisma: PrismaClient, vault: TokenVault)
       // The destination's row is share-locked while the write is recorded: a removal waits for it (and then
       // finds it in the record), or has committed before it (then the write goes into the cleanup, below).
       const [row] = await prisma.$queryRaw<{ state: CaldavDestinationState | null }[]>`
-        WITH d AS (SELECT "id", "state" FROM "caldav_destination" WHERE "id" = ${destinationId}::uuid FOR SHARE),
-        written AS (
-          INSERT INTO "caldav_event" ("destination_id", "uid", "href", "etag", "digest", "written_at", "clash")
-          SELECT d."id", ${event.uid}, ${event.href}, ${event.etag}, ${event.digest}, ${event.writtenAt}, false
-          FROM d
-          ON CONFLICT ("destination_id", "uid") DO UPDATE
-          SET "href" = EXCLUDED."href", "etag" = EXCLUDED."etag", "digest" = EXCLUDED."digest",
-              "written_at" = EXCLUDED."written_at", "clash" = false
+        WITH ${writtenUnderShareLock(destinationId, event)}
+        SELECT (SELECT "state"::text FROM d) AS "state", (SELECT count(*) FROM written) AS "written"`;
+      return row?.state ?? (await intoCleanup(destinationId, event));
+    },
+
+    async writtenAndSucceeded(destinationId, event, { claim, now, reconciled, logEntries = [] }) {
+      // As recordWritten, and the push's end (as pushSucceeded) in the same statement while the destination is
+      // still pushed to: paused or removed, the push stops as its record says, with nothing more recorded.
+      const pushing = Prisma.sql`EXISTS (SELECT 1 FROM d WHERE d."state" IN ('active', 'failing'))`;
+      const [row] = await prisma.$queryRaw<{ state: CaldavDestinationState | null }[]>`
+        WITH ${writtenUnderShareLock(destinationId, event)},
+        logged AS (${logInsert(destinationId, logEntriesJson(logEntries, now), pushing)}),
+        ended AS (
+          UPDATE "caldav_destination" SET ${pushEndedSet(claim, now, reconciled)}
+          WHERE "id" = ${destinationId}::uuid AND ${pushing}
           RETURNING 1
         )
-        SELECT (SELECT "state"::text FROM d) AS "state", (SELECT count(*) FROM written) AS "written"`;
-      if (row?.state != null) return row.state;
-      // Removed: the cleanup it left (committed before this statement began, or it would have waited above)
-      // takes the event, so it is deleted with the others.
-      await prisma.$executeRaw`
-        UPDATE "caldav_cleanup"
-        SET "events" = "events" || jsonb_build_array(jsonb_build_object(
-          'uid', ${event.uid}::text, 'href', ${event.href}::text, 'etag', ${event.etag}::text))
-        WHERE "id" = ${destinationId}::uuid`;
-      return 'gone';
+        SELECT (SELECT "state"::text FROM d) AS "state", (SELECT count(*) FROM written) AS "written",
+               (SELECT count(*) FROM ended) AS "ended"`;
+      return row?.state ?? (await intoCleanup(destinationId, event));
     },
 
     async recordClash(destinationId, uid, now) {
@@ -239,41 +320,12 @@ export function createCaldavPushRecords(prisma: PrismaClient, vault: TokenVault)
     },
 
     async pushSucceeded(destinationId, claim, now, reconciled, logEntries = []) {
-      // One statement, so a change a trigger counts during the push is never lost: what stays pending was
-      // committed after the push read the feed, so its lag is counted from then at the earliest. The log's
-      // entries go in with it (a millisecond apart, so they read in the array's order).
-      const entries = JSON.stringify(
-        logEntries.map((entry, i) => ({
-          id: randomUUID(),
-          at: new Date(now.getTime() + i).toISOString(),
-          kind: entry.kind,
-          uid: entry.uid,
-          message: entry.message,
-        })),
-      );
+      // One statement, so a change a trigger counts during the push is never lost (pushEndedSet); the log's
+      // entries go in with it.
+      const exists = Prisma.sql`EXISTS (SELECT 1 FROM "caldav_destination" WHERE "id" = ${destinationId}::uuid)`;
       await prisma.$executeRaw`
-        WITH logged AS (
-          INSERT INTO "caldav_destination_log" ("id", "destination_id", "at", "kind", "uid", "message")
-          SELECT e."id", ${destinationId}::uuid, e."at", e."kind", e."uid", e."message"
-          FROM jsonb_to_recordset(${entries}::jsonb)
-               AS e("id" uuid, "at" timestamptz, "kind" text, "uid" text, "message" text)
-          WHERE EXISTS (SELECT 1 FROM "caldav_destination" WHERE "id" = ${destinationId}::uuid)
-        )
-        UPDATE "caldav_destination"
-        SET "pending_since" = CASE WHEN "pending_changes" - ${claim.pendingChanges}::int > 0
-                                   THEN GREATEST(COALESCE("pending_since", ${claim.readAt}), ${claim.readAt})
-                              END,
-            "pending_changes" = GREATEST("pending_changes" - ${claim.pendingChanges}::int, 0),
-            "state" = CASE WHEN "state" = 'failing' THEN 'active'::caldav_destination_state ELSE "state" END,
-            "last_push_at" = ${now},
-            "last_error" = CASE WHEN "state" IN ('active', 'failing') THEN NULL ELSE "last_error" END,
-            "retry_at" = NULL,
-            "consecutive_failures" = 0,
-            "last_reconciled_at" = CASE WHEN ${reconciled} THEN ${now} ELSE "last_reconciled_at" END,
-            "reconcile_requested_at" = CASE
-              WHEN ${reconciled} AND "reconcile_requested_at" <= ${claim.readAt} THEN NULL
-              ELSE "reconcile_requested_at"
-            END
+        WITH logged AS (${logInsert(destinationId, logEntriesJson(logEntries, now), exists)})
+        UPDATE "caldav_destination" SET ${pushEndedSet(claim, now, reconciled)}
         WHERE "id" = ${destinationId}::uuid`;
     },
 

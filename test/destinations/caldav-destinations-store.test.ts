@@ -180,6 +180,59 @@ describe('what is left to push, whoever writes', () => {
   });
 });
 
+describe('a push of one write, recorded with its end in one statement', () => {
+  const written = (uid: string) => ({
+    uid,
+    href: `/ada/${uid}.ics`,
+    etag: '"1"',
+    digest: 'd1',
+    writtenAt: later(6),
+  });
+  const end = (claim: Awaited<ReturnType<CaldavDestinationStore['claim']>>) => ({
+    claim,
+    now: later(6),
+    reconciled: false,
+    logEntries: [{ kind: 'push', uid: null, message: 'pushed: 1 changed' }],
+  });
+
+  it('records the write and ends the push, as the two statements did', async () => {
+    const { feed } = await feeds.create({ connectionId: await newConnection() });
+    const destination = await newDestination(feed.id);
+    const claim = await destinations.claim(destination.id, later(5));
+    expect(await destinations.writtenAndSucceeded(destination.id, written('one'), end(claim))).toBe('active');
+    expect([...(await destinations.writtenEvents(destination.id)).keys()]).toEqual(['one']);
+    expect(await destinations.get(destination.id)).toMatchObject({ pendingChanges: 0, lastPushAt: later(6) });
+    expect((await destinations.logOf(destination.id, 10)).map((entry) => entry.message)).toContain(
+      'pushed: 1 changed',
+    );
+  });
+
+  it('paused meanwhile: the write is recorded, the push is not ended, and the state says stop', async () => {
+    const { feed } = await feeds.create({ connectionId: await newConnection() });
+    const destination = await newDestination(feed.id);
+    const claim = await destinations.claim(destination.id, later(5));
+    await destinations.setPaused(destination.id, true, later(5));
+    expect(await destinations.writtenAndSucceeded(destination.id, written('two'), end(claim))).toBe('paused');
+    expect([...(await destinations.writtenEvents(destination.id)).keys()]).toEqual(['two']);
+    const after = await destinations.get(destination.id);
+    expect(after.pendingChanges).toBe(claim.pendingChanges);
+    expect(after.lastPushAt).toBeNull();
+    expect((await destinations.logOf(destination.id, 10)).map((entry) => entry.message)).not.toContain(
+      'pushed: 1 changed',
+    );
+  });
+
+  it('removed meanwhile: the write goes into the removal’s cleanup, so it is deleted with the rest', async () => {
+    const { feed } = await feeds.create({ connectionId: await newConnection() });
+    const destination = await newDestination(feed.id);
+    const claim = await destinations.claim(destination.id, later(5));
+    await destinations.retire(destination.id, { keepEvents: false, reason: 'removed', now: later(5) });
+    expect(await destinations.writtenAndSucceeded(destination.id, written('three'), end(claim))).toBe('gone');
+    const cleanup = await createCaldavCleanupStore(db.prisma, vault).find(destination.id);
+    expect(cleanup?.events.map((event) => event.uid)).toEqual(['three']);
+  });
+});
+
 describe('which destinations are due', () => {
   it('leaves out paused ones, those needing credentials and those in backoff until it ends', async () => {
     const { feed } = await feeds.create({ connectionId: await newConnection() });

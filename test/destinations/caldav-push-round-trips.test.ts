@@ -21,9 +21,9 @@ import { bookNextSlotAndSync, connectedWithDestination } from './helpers/feed-de
 
 /**
  * Round trips a push of one changed event may make: its destination with its feed and owner, the feed's content,
- * its events' revisions (decided and stored in one statement), the write's record and the push's end.
+ * its events' revisions (decided and stored in one statement), and the write's record with the push's end.
  */
-const MOST_ROUND_TRIPS_PER_PUSH = 5;
+const MOST_ROUND_TRIPS_PER_PUSH = 4;
 
 let server: CalDavTestServer;
 let h: WebHarness;

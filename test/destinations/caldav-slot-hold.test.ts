@@ -67,6 +67,11 @@ it('a push lets its host’s slot go once the server has answered, before it rec
         freeAtRecord.push(await slotFree());
         return real.destinations.forgetWritten(...args);
       },
+      // A push of one write records it with the push's end.
+      writtenAndSucceeded: async (...args) => {
+        freeAtRecord.push(await slotFree());
+        return real.destinations.writtenAndSucceeded(...args);
+      },
     },
   };
   // The first push writes the whole feed, one event after another through the one slot.
