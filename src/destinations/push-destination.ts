@@ -21,6 +21,9 @@ import {
   type CaldavDestinationRecord,
   type OpenedPush,
   type CaldavDestinationStore,
+  type DestinationLogEntry,
+  type PushClaim,
+  type StateAtWrite,
   type WrittenEvent,
 } from '../store/caldav-destinations.js';
 import type { CalendarAccount, FeedEventListing, OpenCalendarAccount } from './calendar-port.js';
@@ -116,6 +119,58 @@ function pushSummary(tally: Tally): string | undefined {
     tally.deleted > 0 ? `${tally.deleted} deleted` : '',
   ].filter((part) => part !== '');
   return parts.length === 0 ? undefined : `pushed: ${parts.join(', ')}`;
+}
+
+/** What the push's end writes to the destination's log: the listing's gaps, the repairs, conflicts and writes. */
+function endLogEntries(
+  listing: FeedEventListing | undefined,
+  plan: { repairs: readonly Omit<DestinationLogEntry, 'at'>[] },
+  tally: Tally,
+): Omit<DestinationLogEntry, 'at'>[] {
+  const summary = pushSummary(tally);
+  return [
+    ...(listing?.failedItems ?? []).map((item) => ({
+      kind: 'listing',
+      uid: null,
+      message: `the server could not give ${item.href} (${item.status}) in its listing: skipped`,
+    })),
+    ...(listing?.complete === false
+      ? [
+          {
+            kind: 'listing',
+            uid: null,
+            message: 'the server’s listing was incomplete: nothing was deleted or forgotten on its strength',
+          },
+        ]
+      : []),
+    ...plan.repairs,
+    ...tally.conflicts.map(({ uid, message }) => ({ kind: 'conflict', uid, message })),
+    ...(summary === undefined ? [] : [{ kind: 'push', uid: null, message: summary }]),
+  ];
+}
+
+/**
+ * A push of one write ends: the write's record and the push's end in one statement; when it answers; paused or
+ * removed meanwhile, the push stops as a record saying so stops it (the write recorded, or, removed, put in the
+ * cleanup). Should that statement fail, the write is recorded alone before the failure goes on: a write slotfeed
+ * made is never left out of its record (a removal's cleanup deletes what the record holds).
+ */
+async function endedWithTheWrite(
+  deps: PushDeps,
+  destinationId: string,
+  write: NonNullable<Tally['unrecorded']>,
+  end: { claim: PushClaim; reconciled: boolean; logEntries: Omit<DestinationLogEntry, 'at'>[] },
+): Promise<Date> {
+  const answeredAt = deps.now();
+  let state: StateAtWrite;
+  try {
+    state = await deps.destinations.writtenAndSucceeded(destinationId, write, { ...end, now: answeredAt });
+  } catch (error: unknown) {
+    await deps.destinations.recordWritten(destinationId, write).catch(() => undefined);
+    throw error;
+  }
+  if (!keepsPushing(state)) throw new PushStopped(state);
+  return answeredAt;
 }
 
 /** The plan's adoptions and forgettings, recorded before any write. */
@@ -240,9 +295,9 @@ async function pushOpened(
     const quietly = async () => {
       place?.leave();
       await recordPlanned(deps, destinationId, written, pushed);
-      return { listing: undefined, plan: pushed, tally: emptyTally() };
+      return { listing: undefined, plan: pushed, tally: emptyTally(), ended: undefined };
     };
-    const { listing, plan, tally } =
+    const { listing, plan, tally, ended } =
       !reconcile && pushed.operations.length === 0
         ? await quietly()
         : await withHostSlots(
@@ -269,40 +324,29 @@ async function pushOpened(
                 answered,
                 true,
               );
-              return { listing, plan, tally };
+              // The only write is recorded now, beside its slot's release as every write's record is, with the
+              // push's end.
+              const ended =
+                tally.unrecorded === undefined
+                  ? undefined
+                  : await endedWithTheWrite(deps, destinationId, tally.unrecorded, {
+                      claim,
+                      reconciled: reconcile,
+                      logEntries: endLogEntries(listing, plan, tally),
+                    });
+              return { listing, plan, tally, ended };
             },
           );
 
-    const answeredAt = deps.now();
-    const summary = pushSummary(tally);
-    const logEntries = [
-      ...(listing?.failedItems ?? []).map((item) => ({
-        kind: 'listing',
-        uid: null,
-        message: `the server could not give ${item.href} (${item.status}) in its listing: skipped`,
-      })),
-      ...(listing?.complete === false
-        ? [
-            {
-              kind: 'listing',
-              uid: null,
-              message:
-                'the server’s listing was incomplete: nothing was deleted or forgotten on its strength',
-            },
-          ]
-        : []),
-      ...plan.repairs,
-      ...tally.conflicts.map(({ uid, message }) => ({ kind: 'conflict', uid, message })),
-      ...(summary === undefined ? [] : [{ kind: 'push', uid: null, message: summary }]),
-    ];
-    const end = { claim, now: answeredAt, reconciled: reconcile, logEntries };
-    if (tally.unrecorded === undefined) {
-      await destinations.pushSucceeded(destinationId, claim, answeredAt, reconcile, logEntries);
-    } else {
-      // The only write's record and the push's end in one statement; paused or removed meanwhile, the push
-      // stops as a record saying so stops it (below), the write recorded (or, removed, in the cleanup).
-      const state = await destinations.writtenAndSucceeded(destinationId, tally.unrecorded, end);
-      if (!keepsPushing(state)) throw new PushStopped(state);
+    const answeredAt = ended ?? deps.now();
+    if (ended === undefined) {
+      await destinations.pushSucceeded(
+        destinationId,
+        claim,
+        answeredAt,
+        reconcile,
+        endLogEntries(listing, plan, tally),
+      );
     }
     deps.metrics.caldavPushes.inc({ outcome: reconcile ? 'reconciled' : 'pushed' });
     for (const { cause } of tally.conflicts) deps.metrics.caldavFailures.inc({ cause });

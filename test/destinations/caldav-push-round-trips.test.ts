@@ -5,13 +5,14 @@
 // talks through, so a change that adds statements to a push shows here. Against a real Radicale.
 //
 // A push its worker sends back for a full line at its host costs nothing but the BullMQ round: the dispatcher
-// names the host in the job, so the push is sent back before it takes its lock or reads its destination.
+// names the host in the job, so the push is sent back before it takes its lock or reads its destination. A push of
+// one write records it with its end in one statement; should that fail, the write is still recorded.
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { caldavJobId } from '../../src/destinations/caldav-queue.js';
 import type { HostPlace } from '../../src/destinations/host-gate.js';
 import { isHostWait } from '../../src/destinations/host-limits.js';
-import { pushDestination } from '../../src/destinations/push-destination.js';
-import type { Peer } from '../support/sync-harness.js';
+import { pushDestination, type PushDeps } from '../../src/destinations/push-destination.js';
+import type { FakeClock, Peer } from '../support/sync-harness.js';
 import { startCalDavServer, type CalDavTestServer } from '../support/caldav-servers.js';
 import { patient } from '../support/patience.js';
 import { peerWithCountedRoundTrips, type PostgresRoundTrips } from '../support/postgres-round-trips.js';
@@ -29,6 +30,8 @@ let server: CalDavTestServer;
 let h: WebHarness;
 let roundTrips: PostgresRoundTrips;
 let counted: Peer;
+/** The first test's connection and feed. */
+let first: { connectionId: string; feedId: string };
 
 beforeAll(async () => {
   server = await startCalDavServer('radicale');
@@ -52,6 +55,7 @@ it('a push of one changed event makes at most a handful of Postgres round trips'
 
   // One slot booked upstream: after the sync, one block of the feed shrinks.
   await bookNextSlotAndSync(h, connectionId);
+  first = { connectionId, feedId: destination.feedId };
 
   roundTrips.take();
   expect(await pushDestination(counted.services.caldavPush, destination.id)).toBe('pushed');
@@ -63,6 +67,46 @@ it('a push of one changed event makes at most a handful of Postgres round trips'
   );
   // Over the bound, the failure lists the round trips the push made, each with its statements.
   expect(seen.length <= MOST_ROUND_TRIPS_PER_PUSH ? seen.length : seen.join('\n')).toBe(seen.length);
+});
+
+it('a push whose end cannot be recorded still records its only write, so a removal would clean it up', async () => {
+  const destination = await h.sync.services.caldavDestinations.add({
+    feedId: first.feedId,
+    serverUrl: server.baseUrl,
+    username: server.username,
+    password: server.password,
+    calendarName: 'End',
+  });
+  const real = h.sync.services.caldavPush;
+  expect(await pushDestination(real, destination.id)).toBe('reconciled');
+  // One of slotfeed's events deleted in the calendar behind its back: the next reconciliation writes it again, a
+  // push of one write.
+  const [gone] = [...(await real.destinations.writtenEvents(destination.id)).values()];
+  const deleted = await fetch(new URL(gone!.href, server.baseUrl), {
+    method: 'DELETE',
+    headers: {
+      authorization: `Basic ${Buffer.from(`${server.username}:${server.password}`).toString('base64')}`,
+    },
+  });
+  expect(deleted.ok).toBe(true);
+  await h.sync.services.caldavDestinations.reconcileNow(destination.id);
+  (h.sync.clock as FakeClock).advance(60);
+
+  // The statement that records the write with the push's end fails (Postgres refused it, say).
+  const failingEnd: PushDeps = {
+    ...real,
+    destinations: {
+      ...real.destinations,
+      writtenAndSucceeded: async () => {
+        throw new Error('the end could not be recorded');
+      },
+    },
+  };
+  expect(await pushDestination(failingEnd, destination.id)).toBe('failed');
+  expect((await real.destinations.logOf(destination.id, 1))[0]?.message).toContain('could not be recorded');
+  // Written again, and recorded as written now.
+  const rewritten = (await real.destinations.writtenEvents(destination.id)).get(gone!.uid);
+  expect(rewritten?.writtenAt.getTime()).toBeGreaterThan(gone!.writtenAt.getTime());
 });
 
 it('a push sent back for a full line at its host reads nothing, and comes back when a place frees', async () => {
