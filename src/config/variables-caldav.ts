@@ -51,7 +51,7 @@ export const caldavSection = section({
     concurrency: variable({
       name: 'CALDAV_CONCURRENCY',
       description:
-        'CalDAV destinations one worker process pushes at the same time. A push mostly waits (on the server, on Postgres), so a process carries many; each server still gets at most CALDAV_HOST_CONCURRENCY requests at once.',
+        'CalDAV destinations one worker process pushes at the same time. A push mostly waits (on the server, on Postgres), so a process carries many; each server still gets at most CALDAV_HOST_CONCURRENCY requests at once, and a slow server holds up to twice that many of a worker’s pushes (its requests, and as many waiting in line or reading their feed): keep this well above it.',
       default: '32',
       schema: positiveInt(100),
     }),
