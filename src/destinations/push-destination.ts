@@ -9,9 +9,9 @@
 // then holds every write the push made, and the cleanup that deletes them runs under the push's own lock
 // (caldav-queue.ts), so nothing a push writes is left behind by a removal.
 //
-// The writes themselves, and what a conflict at one of them does, are apply-operations.ts's. A calendar deleted on
-// the server pauses the destination and says so. Any other failure ends the push: push-policy.ts decides the
-// state and the retry.
+// The writes themselves, and what a conflict at one of them does, are apply-operations.ts's; what a push records of
+// itself beside them (its log entries, its end), push-records.ts's. A calendar deleted on the server pauses the
+// destination and says so. Any other failure ends the push: push-policy.ts decides the state and the retry.
 import { CalDavHeldBackError } from '../caldav/errors.js';
 import type { Metrics } from '../lib/metrics.js';
 import type { Logger } from '../log.js';
@@ -21,25 +21,16 @@ import {
   type CaldavDestinationRecord,
   type OpenedPush,
   type CaldavDestinationStore,
-  type DestinationLogEntry,
-  type PushClaim,
-  type StateAtWrite,
-  type WrittenEvent,
 } from '../store/caldav-destinations.js';
 import type { CalendarAccount, FeedEventListing, OpenCalendarAccount } from './calendar-port.js';
 import type { EventObject } from './event-objects.js';
 import type { EventProofs } from './event-proofs.js';
 import { planPush, planReconcile, type Listing } from './push-plan.js';
+import { endedWithTheWrite, endLogEntries, recordPlanned } from './push-records.js';
 import type { HostGate, HostPlace } from './host-gate.js';
 import { isHostWait, type HostWait } from './host-limits.js';
 import { failureOutcome, errorCode as codeOf, hostHoldMs, type FailureCause } from './push-policy.js';
-import {
-  applyOperations,
-  CalendarGoneError,
-  emptyTally,
-  PushStopped,
-  type Tally,
-} from './apply-operations.js';
+import { applyOperations, CalendarGoneError, emptyTally, PushStopped } from './apply-operations.js';
 
 export interface PushDeps {
   destinations: CaldavDestinationStore;
@@ -110,86 +101,6 @@ export function listingForPlan(
       proven: proofs.fits(feedId, event.uid, event.proof),
     })),
   };
-}
-
-function pushSummary(tally: Tally): string | undefined {
-  const parts = [
-    tally.created > 0 ? `${tally.created} created` : '',
-    tally.changed > 0 ? `${tally.changed} changed` : '',
-    tally.deleted > 0 ? `${tally.deleted} deleted` : '',
-  ].filter((part) => part !== '');
-  return parts.length === 0 ? undefined : `pushed: ${parts.join(', ')}`;
-}
-
-/** What the push's end writes to the destination's log: the listing's gaps, the repairs, conflicts and writes. */
-function endLogEntries(
-  listing: FeedEventListing | undefined,
-  plan: { repairs: readonly Omit<DestinationLogEntry, 'at'>[] },
-  tally: Tally,
-): Omit<DestinationLogEntry, 'at'>[] {
-  const summary = pushSummary(tally);
-  return [
-    ...(listing?.failedItems ?? []).map((item) => ({
-      kind: 'listing',
-      uid: null,
-      message: `the server could not give ${item.href} (${item.status}) in its listing: skipped`,
-    })),
-    ...(listing?.complete === false
-      ? [
-          {
-            kind: 'listing',
-            uid: null,
-            message: 'the server’s listing was incomplete: nothing was deleted or forgotten on its strength',
-          },
-        ]
-      : []),
-    ...plan.repairs,
-    ...tally.conflicts.map(({ uid, message }) => ({ kind: 'conflict', uid, message })),
-    ...(summary === undefined ? [] : [{ kind: 'push', uid: null, message: summary }]),
-  ];
-}
-
-/**
- * A push of one write ends: the write's record and the push's end in one statement; when it answers; paused or
- * removed meanwhile, the push stops as a record saying so stops it (the write recorded, or, removed, put in the
- * cleanup). Should that statement fail, the write is recorded alone before the failure goes on: a write slotfeed
- * made is never left out of its record (a removal's cleanup deletes what the record holds).
- */
-async function endedWithTheWrite(
-  deps: PushDeps,
-  destinationId: string,
-  write: NonNullable<Tally['unrecorded']>,
-  end: { claim: PushClaim; reconciled: boolean; logEntries: Omit<DestinationLogEntry, 'at'>[] },
-): Promise<Date> {
-  const answeredAt = deps.now();
-  let state: StateAtWrite;
-  try {
-    state = await deps.destinations.writtenAndSucceeded(destinationId, write, { ...end, now: answeredAt });
-  } catch (error: unknown) {
-    await deps.destinations.recordWritten(destinationId, write).catch(() => undefined);
-    throw error;
-  }
-  if (!keepsPushing(state)) throw new PushStopped(state);
-  return answeredAt;
-}
-
-/** The plan's adoptions and forgettings, recorded before any write. */
-async function recordPlanned(
-  deps: PushDeps,
-  destinationId: string,
-  written: ReadonlyMap<string, WrittenEvent>,
-  plan: { forget: string[]; adopt: { uid: string; href: string; etag: string }[] },
-) {
-  for (const uid of plan.forget) await deps.destinations.forgetWritten(destinationId, uid);
-  for (const adopted of plan.adopt) {
-    const record = written.get(adopted.uid);
-    if (record)
-      await deps.destinations.recordWritten(destinationId, {
-        ...record,
-        href: adopted.href,
-        etag: adopted.etag,
-      });
-  }
 }
 
 /** A place in a host's line taken before the push opened its destination: the host its job was queued for. */
