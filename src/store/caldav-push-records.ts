@@ -39,7 +39,15 @@ export interface WrittenEvent {
  */
 export type StateAtWrite = CaldavDestinationState | 'gone';
 
-export const keepsPushing = (state: StateAtWrite): boolean => state === 'active' || state === 'failing';
+/** The states a destination is pushed to in. */
+const PUSHED_STATES: readonly StateAtWrite[] = ['active', 'failing'];
+
+export const keepsPushing = (state: StateAtWrite): boolean => PUSHED_STATES.includes(state);
+
+/** The same states in SQL, for a statement that decides by them (writtenAndSucceeded). */
+const pushedStatesSql = Prisma.join(
+  PUSHED_STATES.map((state) => Prisma.sql`${state}::caldav_destination_state`),
+);
 
 /** What a push carried, to be taken off the pending count when it went through. */
 export interface PushClaim {
@@ -159,7 +167,7 @@ const pushEndedSet = (claim: PushClaim, now: Date, reconciled: boolean) => Prism
   "pending_changes" = GREATEST("pending_changes" - ${claim.pendingChanges}::int, 0),
   "state" = CASE WHEN "state" = 'failing' THEN 'active'::caldav_destination_state ELSE "state" END,
   "last_push_at" = ${now},
-  "last_error" = CASE WHEN "state" IN ('active', 'failing') THEN NULL ELSE "last_error" END,
+  "last_error" = CASE WHEN "state" IN (${pushedStatesSql}) THEN NULL ELSE "last_error" END,
   "retry_at" = NULL,
   "consecutive_failures" = 0,
   "last_reconciled_at" = CASE WHEN ${reconciled} THEN ${now} ELSE "last_reconciled_at" END,
@@ -216,7 +224,7 @@ export function createCaldavPushRecords(prisma: PrismaClient, vault: TokenVault)
     async writtenAndSucceeded(destinationId, event, { claim, now, reconciled, logEntries = [] }) {
       // As recordWritten, and the push's end (as pushSucceeded) in the same statement while the destination is
       // still pushed to: paused or removed, the push stops as its record says, with nothing more recorded.
-      const pushing = Prisma.sql`EXISTS (SELECT 1 FROM d WHERE d."state" IN ('active', 'failing'))`;
+      const pushing = Prisma.sql`EXISTS (SELECT 1 FROM d WHERE d."state" IN (${pushedStatesSql}))`;
       const [row] = await prisma.$queryRaw<{ state: CaldavDestinationState | null }[]>`
         WITH ${writtenUnderShareLock(destinationId, event)},
         logged AS (${logInsert(destinationId, logEntriesJson(logEntries, now), pushing)}),
