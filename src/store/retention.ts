@@ -18,6 +18,7 @@ import {
   prunePackedSlotBatch,
   rollUpPackedRunBatch,
 } from './history-compaction.js';
+import { pruneUtilizationDayBatch, storeUtilizationDayBatch } from './utilization-days.js';
 
 export interface RetentionSettings {
   /** Sync runs that started this many days ago or earlier are pruned; 0 keeps them all. */
@@ -43,6 +44,9 @@ export interface PruneResult {
   packedSlots: number;
   packedSyncRuns: number;
   overviewVersions: number;
+  /** Utilization's local days stored now that they are over, and stored days deleted with their slots. */
+  utilizationDaysStored: number;
+  utilizationDays: number;
   batches: number;
 }
 
@@ -133,8 +137,29 @@ async function compactAll(
   }
 }
 
+/** Stores utilization's days that are over (store/utilization-days.ts), a few connections a batch. */
+async function storeAllUtilizationDays(
+  prisma: PrismaClient,
+  settings: RetentionSettings,
+  now: Date,
+  options: PassOptions,
+  result: PruneResult,
+): Promise<void> {
+  let after: string | null = null;
+  while (!options.signal?.aborted) {
+    const batch = await storeUtilizationDayBatch(prisma, now, after, connectionsPerBatch(settings.batchSize));
+    if (batch.lastConnectionId === null) return;
+    after = batch.lastConnectionId;
+    // A batch whose connections were all up to date only read: neither counted nor paused after.
+    if (batch.days === 0) continue;
+    result.utilizationDaysStored += batch.days;
+    result.batches += 1;
+    await options.pause();
+  }
+}
+
 /**
- * Packs the days that are over, then prunes everything past its age, batch after batch, pausing between
+ * Packs the days that are over and stores utilization's, then prunes everything past its age, batch after batch, pausing between
  * batches; stops early when `signal` aborts (a shutdown, or the pruning lock lost).
  */
 export async function pruneHistory(
@@ -154,11 +179,14 @@ export async function pruneHistory(
     packedSlots: 0,
     packedSyncRuns: 0,
     overviewVersions: 0,
+    utilizationDaysStored: 0,
+    utilizationDays: 0,
     batches: 0,
   };
   const compactAfterDays = settings.compactAfterDays ?? 0;
   if (compactAfterDays > 0)
     await compactAll(prisma, compactAfterDays, settings, options.now, passOptions, result);
+  await storeAllUtilizationDays(prisma, settings, options.now, passOptions, result);
   const { batchSize } = settings;
   const passes: [keyof PruneResult, number, (cutoff: Date) => Promise<number>][] = [
     ['syncRuns', settings.syncRunDays, (c) => pruneSyncRunBatch(prisma, c, batchSize)],
@@ -166,6 +194,8 @@ export async function pruneHistory(
     ['syncRunDays', settings.syncRunDays, (c) => rollUpPackedRunBatch(prisma, c, batchSize)],
     ['closedSlots', settings.closedSlotDays, (c) => pruneClosedSlotBatch(prisma, c, batchSize)],
     ['closedSlotDays', settings.closedSlotDays, (c) => prunePackedSlotBatch(prisma, c, batchSize)],
+    // Stored utilization days go with the slots they were counted from.
+    ['utilizationDays', settings.closedSlotDays, (c) => pruneUtilizationDayBatch(prisma, c, batchSize)],
   ];
   for (const [kind, days, batch] of passes) {
     if (days <= 0) continue;

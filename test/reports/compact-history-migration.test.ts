@@ -1,14 +1,16 @@
 // An installation from before compact history moves to it (issue 43, 1): a database migrated up to the migration
 // before compact_history holds a generated history row by row (mixed-history.ts), the remaining migrations are
 // applied with slotfeed's runner, and every report (report-answers.ts) then answers as it does over the same
-// history generated row by row in a database migrated to the end, where nothing is packed.
+// history generated row by row in a database migrated to the end, where nothing is packed; and again once the
+// retention pass has stored utilization's days (utilization_days, the migration after it).
 import { cpSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { applyPendingMigrations } from '../../src/store/migrations/index.js';
+import { pruneHistory } from '../../src/store/retention.js';
 import { createTestDatabase, MIGRATIONS_DIR, type TestDatabase } from '../support/db.js';
-import { generateMixedHistory } from './mixed-history.js';
+import { generateMixedHistory, HISTORY_NOW } from './mixed-history.js';
 import { allReportAnswers } from './report-answers.js';
 
 const COMPACT_HISTORY = '20261128160000_compact_history';
@@ -67,5 +69,21 @@ describe('the compact_history migration', () => {
     const packed = await allReportAnswers(upgraded.prisma, ids);
     expect([...packed.keys()]).toEqual([...rowByRow.keys()]);
     expect([...rowByRow].filter(([key, text]) => packed.get(key) !== text).map(([key]) => key)).toEqual([]);
+
+    // The utilization_days migration stores nothing itself: the next retention pass stores the days that are
+    // over, every connection's, and the reports still answer the same.
+    expect(applied.applied).toContain('20261129180000_utilization_days');
+    expect(await count(upgraded, 'utilization_day')).toBe(0);
+    const stored = await pruneHistory(
+      upgraded.prisma,
+      { syncRunDays: 0, closedSlotDays: 0, compactAfterDays: 1, batchSize: 1000 },
+      { now: HISTORY_NOW, pause: async () => undefined },
+    );
+    expect(stored.utilizationDaysStored).toBeGreaterThan(100);
+    expect(await count(upgraded, 'utilization_stored')).toBe(ids.connections.length);
+    const fromStored = await allReportAnswers(upgraded.prisma, ids);
+    expect([...rowByRow].filter(([key, text]) => fromStored.get(key) !== text).map(([key]) => key)).toEqual(
+      [],
+    );
   }, 400_000);
 });

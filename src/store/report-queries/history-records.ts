@@ -8,6 +8,8 @@ import { Prisma } from '../../generated/prisma/client.js';
 /** Bounds on what a report reads: instants (SQL expressions), each optional. */
 export interface HistoryBounds {
   connectionId?: string | undefined;
+  /** Only these connections: an SQL expression of a uuid[] (a subquery Postgres evaluates once). */
+  connectionIds?: Prisma.Sql | undefined;
   /** starts_at (started_at for runs) ≥ this … */
   startsFrom?: Prisma.Sql | undefined;
   /** … and < this (or ≤: either way only the UTC day is used). */
@@ -35,6 +37,8 @@ function packedDayConditions(bounds: HistoryBounds, seenColumns: boolean): Prism
   const parts: Prisma.Sql[] = [Prisma.sql`TRUE`];
   if (bounds.connectionId !== undefined)
     parts.push(Prisma.sql`h.connection_id = ${bounds.connectionId}::uuid`);
+  if (bounds.connectionIds !== undefined)
+    parts.push(Prisma.sql`h.connection_id = ANY(${bounds.connectionIds})`);
   if (bounds.startsFrom !== undefined) parts.push(Prisma.sql`h.day >= ${utcDay(bounds.startsFrom)}`);
   if (bounds.startsUntil !== undefined) parts.push(Prisma.sql`h.day <= ${utcDay(bounds.startsUntil)}`);
   if (seenColumns) {
@@ -46,10 +50,17 @@ function packedDayConditions(bounds: HistoryBounds, seenColumns: boolean): Prism
   return Prisma.join(parts, ' AND ');
 }
 
-const liveConnection = (bounds: HistoryBounds, alias: string) =>
-  bounds.connectionId === undefined
-    ? Prisma.empty
-    : Prisma.sql`AND ${Prisma.raw(alias)}.connection_id = ${bounds.connectionId}::uuid`;
+function liveConnection(bounds: HistoryBounds, alias: string): Prisma.Sql {
+  const column = Prisma.raw(`${alias}.connection_id`);
+  return Prisma.join(
+    [
+      Prisma.empty,
+      ...(bounds.connectionId === undefined ? [] : [Prisma.sql`${column} = ${bounds.connectionId}::uuid`]),
+      ...(bounds.connectionIds === undefined ? [] : [Prisma.sql`${column} = ANY(${bounds.connectionIds})`]),
+    ],
+    ' AND ',
+  );
+}
 
 /**
  * Every slot row, live or packed: (connection_id, upstream_event_id, starts_at, ends_at, first_seen_at, gone_at,

@@ -1,0 +1,118 @@
+// Utilization's days stored once they are over (issue 43): the retention pass keeps each connection's past local
+// days as the report computes them, the report reads those and computes only the days after, and every
+// utilization answer (each scope and format) stays what it was computed from the history. A connection whose
+// zone changes has its days counted again in the new zone; stored days go with their slots.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { parseReportQuery } from '../../src/reports/report-query.js';
+import { runReport } from '../../src/reports/run-report.js';
+import { pruneHistory, type RetentionSettings } from '../../src/store/retention.js';
+import { createReportStore } from '../../src/store/reports.js';
+import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { generateMixedHistory, HISTORY_NOW } from './mixed-history.js';
+import { allReportAnswers } from './report-answers.js';
+
+const DAY_MS = 86_400_000;
+/** Nothing packed or pruned: only the utilization days are stored. */
+const STORE_ONLY: RetentionSettings = {
+  syncRunDays: 0,
+  closedSlotDays: 0,
+  compactAfterDays: 0,
+  batchSize: 2,
+};
+const pass = (db: TestDatabase, settings = STORE_ONLY, now = HISTORY_NOW) =>
+  pruneHistory(db.prisma, settings, { now, pause: async () => undefined });
+
+let db: TestDatabase;
+let ids: { connections: string[]; eventId: string };
+
+beforeAll(async () => {
+  db = await createTestDatabase('utilization_days');
+  ids = await generateMixedHistory(db.prisma);
+}, 120_000);
+
+afterAll(async () => {
+  await db?.drop();
+});
+
+const utilizationAnswers = async () =>
+  new Map([...(await allReportAnswers(db.prisma, ids))].filter(([key]) => key.startsWith('utilization,')));
+
+const stored = async () =>
+  (
+    await db.sql.query<{ connection_id: string; zone: string; through: string }>(
+      `SELECT connection_id::text, zone, through::text FROM utilization_stored ORDER BY connection_id`,
+    )
+  ).rows;
+
+/** Offered minutes per day of one connection's utilization report, as the report prints them. */
+async function offeredByDay(connection: string, tz?: string): Promise<Map<string, unknown>> {
+  const query = parseReportQuery('utilization', { connection, ...(tz ? { tz } : {}) }, HISTORY_NOW);
+  const result = await runReport(createReportStore(db.prisma), query);
+  return new Map(result.rows.map((row) => [String(row.day), row.offered_minutes]));
+}
+
+describe('utilization days stored once they are over', () => {
+  it('answers every utilization report as computed, reading the stored days', async () => {
+    const computed = await utilizationAnswers();
+    // A pass ten days back stores the days over then; the next, the days since.
+    const earlier = await pass(db, STORE_ONLY, new Date(HISTORY_NOW.getTime() - 10 * DAY_MS));
+    const now = await pass(db);
+    expect(earlier.utilizationDaysStored).toBeGreaterThan(100);
+    expect(now.utilizationDaysStored).toBeGreaterThanOrEqual(4 * 9);
+    // Through yesterday in each connection's zone (UTC for the one without).
+    expect((await stored()).map((row) => [row.zone, row.through]).sort()).toEqual(
+      [
+        ['Asia/Kolkata', '2026-09-19'],
+        ['Australia/Lord_Howe', '2026-09-19'],
+        ['Europe/Berlin', '2026-09-19'],
+        ['UTC', '2026-09-19'],
+      ].sort(),
+    );
+    const fromStored = await utilizationAnswers();
+    expect([...fromStored.keys()]).toEqual([...computed.keys()]);
+    expect([...computed].filter(([key, text]) => fromStored.get(key) !== text).map(([key]) => key)).toEqual(
+      [],
+    );
+
+    // A second pass the same day has nothing more to store.
+    expect((await pass(db)).utilizationDaysStored).toBe(0);
+
+    // The report in the connection's own zone reads a stored day; in another zone it computes every day.
+    const [berlin] = ids.connections as [string];
+    const before = await offeredByDay(berlin);
+    const day = [...before.keys()][3] as string;
+    await db.sql.query(
+      `UPDATE utilization_day SET offered_minutes = 1 WHERE connection_id = $1::uuid AND day = $2::date`,
+      [berlin, day],
+    );
+    expect((await offeredByDay(berlin)).get(day)).toBe(1);
+    expect((await offeredByDay(berlin, 'Europe/Berlin')).get(day)).toBe(before.get(day));
+    await db.sql.query(
+      `UPDATE utilization_day SET offered_minutes = $3 WHERE connection_id = $1::uuid AND day = $2::date`,
+      [berlin, day, before.get(day)],
+    );
+  }, 300_000);
+
+  it('counts the days again when a connection moves to another zone', async () => {
+    const [berlin] = ids.connections as [string];
+    await db.sql.query(`UPDATE connection SET timezone = 'America/New_York' WHERE id = $1::uuid`, [berlin]);
+    const inNewYork = await offeredByDay(berlin, 'America/New_York');
+    // Days counted in Berlin are not used for a connection now in New York…
+    expect(await offeredByDay(berlin)).toEqual(inNewYork);
+    // … and the next pass counts them again there.
+    expect((await pass(db)).utilizationDaysStored).toBeGreaterThan(50);
+    expect((await stored()).find((row) => row.connection_id === berlin)?.zone).toBe('America/New_York');
+    expect(await offeredByDay(berlin)).toEqual(inNewYork);
+  }, 120_000);
+
+  it('deletes stored days with the slots they were counted from', async () => {
+    const days = async () =>
+      Number((await db.sql.query(`SELECT count(*) AS n FROM utilization_day`)).rows[0]?.n);
+    const before = await days();
+    const result = await pass(db, { ...STORE_ONLY, closedSlotDays: 30 });
+    expect(result.utilizationDays).toBeGreaterThan(0);
+    expect(await days()).toBe(before - result.utilizationDays);
+    const oldest = (await db.sql.query(`SELECT min(day)::text AS d FROM utilization_day`)).rows[0]?.d;
+    expect(oldest >= '2026-08-21').toBe(true);
+  }, 120_000);
+});
