@@ -18,7 +18,7 @@ import {
   prunePackedSlotBatch,
   rollUpPackedRunBatch,
 } from './history-compaction.js';
-import { pruneUtilizationDayBatch, storeUtilizationDayBatch } from './utilization-days.js';
+import { pruneReportDayBatch, storeReportDayBatch } from './report-days.js';
 
 export interface RetentionSettings {
   /** Sync runs that started this many days ago or earlier are pruned; 0 keeps them all. */
@@ -44,9 +44,9 @@ export interface PruneResult {
   packedSlots: number;
   packedSyncRuns: number;
   overviewVersions: number;
-  /** Utilization's local days stored now that they are over, and stored days deleted with their slots. */
-  utilizationDaysStored: number;
-  utilizationDays: number;
+  /** Report days (utilization's, opened slots') stored now that they are over, and stored days deleted with their slots. */
+  reportDaysStored: number;
+  reportDays: number;
   batches: number;
 }
 
@@ -137,8 +137,8 @@ async function compactAll(
   }
 }
 
-/** Stores utilization's days that are over (store/utilization-days.ts), a few connections a batch. */
-async function storeAllUtilizationDays(
+/** Stores the report days that are over (store/report-days.ts), a few connections a batch. */
+async function storeAllReportDays(
   prisma: PrismaClient,
   settings: RetentionSettings,
   now: Date,
@@ -147,19 +147,19 @@ async function storeAllUtilizationDays(
 ): Promise<void> {
   let after: string | null = null;
   while (!options.signal?.aborted) {
-    const batch = await storeUtilizationDayBatch(prisma, now, after, connectionsPerBatch(settings.batchSize));
+    const batch = await storeReportDayBatch(prisma, now, after, connectionsPerBatch(settings.batchSize));
     if (batch.lastConnectionId === null) return;
     after = batch.lastConnectionId;
     // A batch whose connections were all up to date only read: neither counted nor paused after.
-    if (batch.days === 0) continue;
-    result.utilizationDaysStored += batch.days;
+    if (batch.rows === 0) continue;
+    result.reportDaysStored += batch.rows;
     result.batches += 1;
     await options.pause();
   }
 }
 
 /**
- * Packs the days that are over and stores utilization's, then prunes everything past its age, batch after batch, pausing between
+ * Packs the days that are over and stores the reports' figures of them, then prunes everything past its age, batch after batch, pausing between
  * batches; stops early when `signal` aborts (a shutdown, or the pruning lock lost).
  */
 export async function pruneHistory(
@@ -179,14 +179,14 @@ export async function pruneHistory(
     packedSlots: 0,
     packedSyncRuns: 0,
     overviewVersions: 0,
-    utilizationDaysStored: 0,
-    utilizationDays: 0,
+    reportDaysStored: 0,
+    reportDays: 0,
     batches: 0,
   };
   const compactAfterDays = settings.compactAfterDays ?? 0;
   if (compactAfterDays > 0)
     await compactAll(prisma, compactAfterDays, settings, options.now, passOptions, result);
-  await storeAllUtilizationDays(prisma, settings, options.now, passOptions, result);
+  await storeAllReportDays(prisma, settings, options.now, passOptions, result);
   const { batchSize } = settings;
   const passes: [keyof PruneResult, number, (cutoff: Date) => Promise<number>][] = [
     ['syncRuns', settings.syncRunDays, (c) => pruneSyncRunBatch(prisma, c, batchSize)],
@@ -194,8 +194,8 @@ export async function pruneHistory(
     ['syncRunDays', settings.syncRunDays, (c) => rollUpPackedRunBatch(prisma, c, batchSize)],
     ['closedSlots', settings.closedSlotDays, (c) => pruneClosedSlotBatch(prisma, c, batchSize)],
     ['closedSlotDays', settings.closedSlotDays, (c) => prunePackedSlotBatch(prisma, c, batchSize)],
-    // Stored utilization days go with the slots they were counted from.
-    ['utilizationDays', settings.closedSlotDays, (c) => pruneUtilizationDayBatch(prisma, c, batchSize)],
+    // Stored report days go with the slots they were counted from.
+    ['reportDays', settings.closedSlotDays, (c) => pruneReportDayBatch(prisma, c, batchSize)],
   ];
   for (const [kind, days, batch] of passes) {
     if (days <= 0) continue;

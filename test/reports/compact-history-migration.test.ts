@@ -2,7 +2,7 @@
 // before compact_history holds a generated history row by row (mixed-history.ts), the remaining migrations are
 // applied with slotfeed's runner, and every report (report-answers.ts) then answers as it does over the same
 // history generated row by row in a database migrated to the end, where nothing is packed; and again once the
-// retention pass has stored utilization's days (utilization_days, the migration after it).
+// retention run has stored the reports' days (report_days, the migration after it).
 import { cpSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -70,17 +70,17 @@ describe('the compact_history migration', () => {
     expect([...packed.keys()]).toEqual([...rowByRow.keys()]);
     expect([...rowByRow].filter(([key, text]) => packed.get(key) !== text).map(([key]) => key)).toEqual([]);
 
-    // The utilization_days migration stores nothing itself: the next retention pass stores the days that are
-    // over, every connection's, and the reports still answer the same.
-    expect(applied.applied).toContain('20261129180000_utilization_days');
+    // The report_days migration stores nothing itself: the next retention run stores the days that are over,
+    // every connection's, and the reports still answer the same.
+    expect(applied.applied).toContain('20261129180000_report_days');
     expect(await count(upgraded, 'utilization_day')).toBe(0);
     const stored = await pruneHistory(
       upgraded.prisma,
       { syncRunDays: 0, closedSlotDays: 0, compactAfterDays: 1, batchSize: 1000 },
       { now: HISTORY_NOW, pause: async () => undefined },
     );
-    expect(stored.utilizationDaysStored).toBeGreaterThan(100);
-    expect(await count(upgraded, 'utilization_stored')).toBe(ids.connections.length);
+    expect(stored.reportDaysStored).toBeGreaterThan(100);
+    expect(await count(upgraded, 'report_days_stored')).toBe(ids.connections.length);
     const fromStored = await allReportAnswers(upgraded.prisma, ids);
     expect([...rowByRow].filter(([key, text]) => fromStored.get(key) !== text).map(([key]) => key)).toEqual(
       [],

@@ -244,15 +244,15 @@ describe('pruning a generated history', () => {
       { syncRunDays: 0, closedSlotDays: 0, batchSize: 10 },
       { now: new Date(clock().now().getTime() + 10_000 * DAY_MS) },
     );
-    // Deletes nothing; the days over by then are stored for utilization (what that pass's batches were).
+    // Deletes nothing; the days over by then are stored for the reports (what that pass's batches were).
     expect(kept).toMatchObject({
       syncRuns: 0,
       closedSlots: 0,
       syncRunDays: 0,
       closedSlotDays: 0,
-      utilizationDays: 0,
+      reportDays: 0,
     });
-    expect(kept.batches).toBe(kept.utilizationDaysStored > 0 ? 1 : 0);
+    expect(kept.batches).toBe(kept.reportDaysStored > 0 ? 1 : 0);
     expect(await prisma().syncRun.count()).toBe(runs);
   });
 });

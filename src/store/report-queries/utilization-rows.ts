@@ -11,12 +11,13 @@
 //   then cancelled for good was free in the end. So the share = booked ÷ offered lies between 0 and 1, rounded
 //   to 4 decimals.
 // - A day's figures are final once the day is over in its zone: its slots were all first seen before they
-//   started, its bookings detected before they started. The retention pass stores them (utilization_day,
-//   store/utilization-days.ts) with this file's own query, and a report in the connections' own zones reads
+//   started, its bookings detected before they started. The retention run stores them (utilization_day,
+//   store/report-days.ts) with this file's own query, and a report in the connections' own zones reads
 //   the stored days and computes only those after them; --tz and --event compute every day.
 import { Prisma } from '../../generated/prisma/client.js';
 import { slotRecords } from './history-records.js';
 import type { ReportScope } from './report-scope.js';
+import { readsStoredDays, storedDays, storedThrough, unstored } from './stored-days.js';
 import {
   at,
   bookingScopeFilter,
@@ -25,7 +26,6 @@ import {
   dayRangeInstants,
   localDay,
   scopeFilter,
-  zoneOf,
   type ReportDb,
 } from './report-sql.js';
 
@@ -38,32 +38,6 @@ export interface UtilizationRow {
   booked_minutes: number;
 }
 
-/** The zone a connection's days were stored in: its own, or UTC when it has none (zoneOf without --tz). */
-export const STORED_ZONE = Prisma.sql`COALESCE(c.timezone, 'UTC')`;
-
-/** Whether a report's days may come from the stored ones: they were counted in each connection's own zone, of every event type. */
-const readsStoredDays = (query: ReportScope) => query.timezone === undefined && query.eventId === undefined;
-
-/**
- * What the query's connections have not stored of its days (the days before today at T, within --to): their ids
- * (`ids`) and the earliest instant a day after their stored ones starts (`from`), each a scalar subquery
- * Postgres evaluates once. A connection without days stored in its zone bounds `from` by its first successful
- * sync (no slot starts before it), or not at all. Empty when every day asked for is stored.
- */
-function unstored(query: ReportScope): { ids: Prisma.Sql; from: Prisma.Sql } {
-  const lastDay = Prisma.sql`LEAST(${localDay(query, at(query))} - 1, ${query.to ?? null}::date)`;
-  const behind = Prisma.sql`
-    FROM connection c LEFT JOIN utilization_stored s ON s.connection_id = c.id AND s.zone = ${STORED_ZONE}
-    WHERE (s.through IS NULL OR s.through < ${lastDay})
-      ${query.connectionId === undefined ? Prisma.empty : Prisma.sql`AND c.id = ${query.connectionId}::uuid`}`;
-  return {
-    ids: Prisma.sql`ARRAY(SELECT c.id ${behind})`,
-    from: Prisma.sql`(SELECT MIN(CASE WHEN s.through IS NULL
-                                      THEN COALESCE(c.first_synced_at, '-infinity'::timestamptz)
-                                      ELSE (s.through + 1)::timestamp AT TIME ZONE ${zoneOf(query)} END) ${behind})`,
-  };
-}
-
 /**
  * Each past local day's figures (connection_id, day, offered_minutes, bookings, booked_minutes), computed from
  * the history; with `afterStored`, only the days after each connection's stored ones.
@@ -72,7 +46,9 @@ export function computedUtilizationDays(query: ReportScope, afterStored: boolean
   const startsAt = Prisma.sql`s.starts_at`;
   const bookingStartsAt = Prisma.sql`b.starts_at`;
   const days = dayRangeInstants(query);
-  const rest = afterStored ? unstored(query) : undefined;
+  // The days before T's, within --to, not stored yet.
+  const lastDay = Prisma.sql`LEAST(${localDay(query, at(query))} - 1, ${query.to ?? null}::date)`;
+  const rest = afterStored ? unstored(query, lastDay) : undefined;
   const from =
     rest === undefined
       ? days.from
@@ -87,16 +63,12 @@ export function computedUtilizationDays(query: ReportScope, afterStored: boolean
     startsUntil: days.until === undefined ? at(query) : Prisma.sql`LEAST(${at(query)}, ${days.until})`,
     seenBy: at(query),
   });
-  const storedThrough =
-    rest === undefined
-      ? Prisma.sql`NULL::date`
-      : Prisma.sql`(SELECT s.through FROM utilization_stored s
-                    WHERE s.connection_id = c.id AND s.zone = ${STORED_ZONE})`;
   // One pass over the slot rows, grouped by local day: the day's offered time is the union of its slots'
   // intervals (range_agg merges the overlaps of event types and of a slot's several rows).
   return Prisma.sql`
     WITH zones AS MATERIALIZED (
-      SELECT c.id, c.timezone, ${localDay(query, at(query))} AS today, ${storedThrough} AS stored_through
+      SELECT c.id, c.timezone, ${localDay(query, at(query))} AS today,
+             ${rest === undefined ? Prisma.sql`NULL::date` : storedThrough} AS stored_through
       FROM connection c
       ${rest === undefined ? Prisma.empty : Prisma.sql`WHERE c.id = ANY(${rest.ids})`}
     ), offered AS (
@@ -135,27 +107,13 @@ export function computedUtilizationDays(query: ReportScope, afterStored: boolean
     WHERE o.day < o.today`;
 }
 
-/** The stored days (utilization_day) of the query's connections and days, for those stored in their own zone. */
-function storedUtilizationDays(query: ReportScope): Prisma.Sql {
-  const conditions = [
-    Prisma.sql`u.day <= s.through`,
-    Prisma.sql`u.day < ${localDay(query, at(query))}`,
-    ...(query.connectionId === undefined ? [] : [Prisma.sql`u.connection_id = ${query.connectionId}::uuid`]),
-    ...(query.from === undefined ? [] : [Prisma.sql`u.day >= ${query.from}::date`]),
-    ...(query.to === undefined ? [] : [Prisma.sql`u.day <= ${query.to}::date`]),
-  ];
-  return Prisma.sql`
-    SELECT u.connection_id, u.day, u.offered_minutes, u.bookings, u.booked_minutes
-    FROM utilization_day u
-    JOIN connection c ON c.id = u.connection_id
-    JOIN utilization_stored s ON s.connection_id = u.connection_id AND s.zone = ${STORED_ZONE}
-    WHERE ${Prisma.join(conditions, ' AND ')}`;
-}
+/** What a stored utilization day holds besides its connection and day: computedUtilizationDays's columns. */
+export const UTILIZATION_FIGURES = ['offered_minutes', 'bookings', 'booked_minutes'] as const;
 
 export async function utilizationRows(prisma: ReportDb, query: ReportScope): Promise<UtilizationRow[]> {
-  const stored = readsStoredDays(query);
-  const days = stored
-    ? Prisma.sql`(${storedUtilizationDays(query)}) UNION ALL (${computedUtilizationDays(query, true)})`
+  const days = readsStoredDays(query)
+    ? Prisma.sql`(${storedDays(query, 'utilization_day', UTILIZATION_FIGURES)})
+                 UNION ALL (${computedUtilizationDays(query, true)})`
     : computedUtilizationDays(query, false);
   return prisma.$queryRaw<UtilizationRow[]>(Prisma.sql`
     SELECT d.connection_id::text AS connection_id, ${connectionName} AS connection, d.day, d.offered_minutes,

@@ -1,7 +1,8 @@
-// Utilization's days stored once they are over (issue 43): the retention pass keeps each connection's past local
-// days as the report computes them, the report reads those and computes only the days after, and every
-// utilization answer (each scope and format) stays what it was computed from the history. A connection whose
-// zone changes has its days counted again in the new zone; stored days go with their slots.
+// Report days stored once they are over (issue 43): the retention run keeps each connection's past local days as
+// the reports compute them (utilization's figures, the bookings report's opened slots), the reports read those and
+// compute only the days after, and every utilization and bookings answer (each scope, grouping and format) stays
+// what it was computed from the history. A connection whose zone changes has its days counted again in the new
+// zone; stored days go with their slots.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { parseReportQuery } from '../../src/reports/report-query.js';
 import { runReport } from '../../src/reports/run-report.js';
@@ -34,13 +35,17 @@ afterAll(async () => {
   await db?.drop();
 });
 
-const utilizationAnswers = async () =>
-  new Map([...(await allReportAnswers(db.prisma, ids))].filter(([key]) => key.startsWith('utilization,')));
+const storedDayAnswers = async () =>
+  new Map(
+    [...(await allReportAnswers(db.prisma, ids))].filter(
+      ([key]) => key.startsWith('utilization,') || key.startsWith('bookings,'),
+    ),
+  );
 
 const stored = async () =>
   (
     await db.sql.query<{ connection_id: string; zone: string; through: string }>(
-      `SELECT connection_id::text, zone, through::text FROM utilization_stored ORDER BY connection_id`,
+      `SELECT connection_id::text, zone, through::text FROM report_days_stored ORDER BY connection_id`,
     )
   ).rows;
 
@@ -51,14 +56,25 @@ async function offeredByDay(connection: string, tz?: string): Promise<Map<string
   return new Map(result.rows.map((row) => [String(row.day), row.offered_minutes]));
 }
 
-describe('utilization days stored once they are over', () => {
-  it('answers every utilization report as computed, reading the stored days', async () => {
-    const computed = await utilizationAnswers();
+/** Slots opened per day of one connection's bookings report, as the report prints them. */
+async function openedByDay(connection: string, tz?: string): Promise<Map<string, unknown>> {
+  const query = parseReportQuery('bookings', { connection, by: 'day', ...(tz ? { tz } : {}) }, HISTORY_NOW);
+  const result = await runReport(createReportStore(db.prisma), query);
+  return new Map(result.rows.map((row) => [String(row.day), row.opened]));
+}
+
+describe('report days stored once they are over', () => {
+  it('answers every utilization and bookings report as computed, reading the stored days', async () => {
+    const computed = await storedDayAnswers();
     // A pass ten days back stores the days over then; the next, the days since.
     const earlier = await pass(db, STORE_ONLY, new Date(HISTORY_NOW.getTime() - 10 * DAY_MS));
     const now = await pass(db);
-    expect(earlier.utilizationDaysStored).toBeGreaterThan(100);
-    expect(now.utilizationDaysStored).toBeGreaterThanOrEqual(4 * 9);
+    expect(earlier.reportDaysStored).toBeGreaterThan(100);
+    expect(now.reportDaysStored).toBeGreaterThanOrEqual(4 * 9);
+    for (const table of ['utilization_day', 'opened_day'])
+      expect(Number((await db.sql.query(`SELECT count(*) AS n FROM ${table}`)).rows[0]?.n)).toBeGreaterThan(
+        100,
+      );
     // Through yesterday in each connection's zone (UTC for the one without).
     expect((await stored()).map((row) => [row.zone, row.through]).sort()).toEqual(
       [
@@ -68,14 +84,14 @@ describe('utilization days stored once they are over', () => {
         ['UTC', '2026-09-19'],
       ].sort(),
     );
-    const fromStored = await utilizationAnswers();
+    const fromStored = await storedDayAnswers();
     expect([...fromStored.keys()]).toEqual([...computed.keys()]);
     expect([...computed].filter(([key, text]) => fromStored.get(key) !== text).map(([key]) => key)).toEqual(
       [],
     );
 
     // A second pass the same day has nothing more to store.
-    expect((await pass(db)).utilizationDaysStored).toBe(0);
+    expect((await pass(db)).reportDaysStored).toBe(0);
 
     // The report in the connection's own zone reads a stored day; in another zone it computes every day.
     const [berlin] = ids.connections as [string];
@@ -91,28 +107,52 @@ describe('utilization days stored once they are over', () => {
       `UPDATE utilization_day SET offered_minutes = $3 WHERE connection_id = $1::uuid AND day = $2::date`,
       [berlin, day, before.get(day)],
     );
+    // So does the bookings report with the opened slots.
+    const opened = await openedByDay(berlin);
+    const openedDay = [...opened.keys()][3] as string;
+    await db.sql.query(
+      `UPDATE opened_day SET opened = 1000 WHERE connection_id = $1::uuid AND day = $2::date`,
+      [berlin, openedDay],
+    );
+    expect((await openedByDay(berlin)).get(openedDay)).toBe(1000);
+    expect((await openedByDay(berlin, 'Europe/Berlin')).get(openedDay)).toBe(opened.get(openedDay));
+    await db.sql.query(
+      `UPDATE opened_day SET opened = $3 WHERE connection_id = $1::uuid AND day = $2::date`,
+      [berlin, openedDay, opened.get(openedDay)],
+    );
   }, 300_000);
 
   it('counts the days again when a connection moves to another zone', async () => {
     const [berlin] = ids.connections as [string];
     await db.sql.query(`UPDATE connection SET timezone = 'America/New_York' WHERE id = $1::uuid`, [berlin]);
     const inNewYork = await offeredByDay(berlin, 'America/New_York');
+    const openedInNewYork = await openedByDay(berlin, 'America/New_York');
     // Days counted in Berlin are not used for a connection now in New York…
     expect(await offeredByDay(berlin)).toEqual(inNewYork);
+    expect(await openedByDay(berlin)).toEqual(openedInNewYork);
     // … and the next pass counts them again there.
-    expect((await pass(db)).utilizationDaysStored).toBeGreaterThan(50);
+    expect((await pass(db)).reportDaysStored).toBeGreaterThan(50);
     expect((await stored()).find((row) => row.connection_id === berlin)?.zone).toBe('America/New_York');
     expect(await offeredByDay(berlin)).toEqual(inNewYork);
+    expect(await openedByDay(berlin)).toEqual(openedInNewYork);
   }, 120_000);
 
   it('deletes stored days with the slots they were counted from', async () => {
     const days = async () =>
-      Number((await db.sql.query(`SELECT count(*) AS n FROM utilization_day`)).rows[0]?.n);
+      Number(
+        (
+          await db.sql.query(
+            `SELECT (SELECT count(*) FROM utilization_day) + (SELECT count(*) FROM opened_day) AS n`,
+          )
+        ).rows[0]?.n,
+      );
     const before = await days();
     const result = await pass(db, { ...STORE_ONLY, closedSlotDays: 30 });
-    expect(result.utilizationDays).toBeGreaterThan(0);
-    expect(await days()).toBe(before - result.utilizationDays);
-    const oldest = (await db.sql.query(`SELECT min(day)::text AS d FROM utilization_day`)).rows[0]?.d;
-    expect(oldest >= '2026-08-21').toBe(true);
+    expect(result.reportDays).toBeGreaterThan(0);
+    expect(await days()).toBe(before - result.reportDays);
+    for (const table of ['utilization_day', 'opened_day']) {
+      const oldest = (await db.sql.query(`SELECT min(day)::text AS d FROM ${table}`)).rows[0]?.d;
+      expect(oldest >= '2026-08-21').toBe(true);
+    }
   }, 120_000);
 });

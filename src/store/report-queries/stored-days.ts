@@ -1,0 +1,60 @@
+// Report days stored once they are over (store/report-days.ts): what a report reads of them and how it finds the
+// days it must still compute. A connection's days are stored through `report_days_stored.through`, counted in
+// its zone then; they count for a report only in that zone, of every event type.
+import { Prisma } from '../../generated/prisma/client.js';
+import type { ReportScope } from './report-scope.js';
+import { at, localDay, zoneOf } from './report-sql.js';
+
+/** The zone a connection's days are stored in (alias `c`): its own, or UTC when it has none (zoneOf without --tz). */
+export const STORED_ZONE = Prisma.sql`COALESCE(c.timezone, 'UTC')`;
+
+/** Whether a report may read stored days: it counts days in each connection's own zone, of every event type. */
+export const readsStoredDays = (query: ReportScope): boolean =>
+  query.timezone === undefined && query.eventId === undefined;
+
+/** The last day stored for connection alias `c` in its current zone, or NULL. */
+export const storedThrough = Prisma.sql`(SELECT s.through FROM report_days_stored s
+  WHERE s.connection_id = c.id AND s.zone = ${STORED_ZONE})`;
+
+/**
+ * What the query's connections have not stored of the days up to `lastDay` (an SQL date over alias `c`): their
+ * ids (`ids`, a uuid[]) and the earliest instant a day after their stored ones starts (`from`), each a subquery
+ * Postgres evaluates once. A connection without days stored in its zone bounds `from` by its first successful
+ * sync (nothing it saw starts or was seen before it), or not at all.
+ */
+export function unstored(query: ReportScope, lastDay: Prisma.Sql): { ids: Prisma.Sql; from: Prisma.Sql } {
+  const behind = Prisma.sql`
+    FROM connection c LEFT JOIN report_days_stored s ON s.connection_id = c.id AND s.zone = ${STORED_ZONE}
+    WHERE (s.through IS NULL OR s.through < ${lastDay})
+      ${query.connectionId === undefined ? Prisma.empty : Prisma.sql`AND c.id = ${query.connectionId}::uuid`}`;
+  return {
+    ids: Prisma.sql`ARRAY(SELECT c.id ${behind})`,
+    from: Prisma.sql`(SELECT MIN(CASE WHEN s.through IS NULL
+                                      THEN COALESCE(c.first_synced_at, '-infinity'::timestamptz)
+                                      ELSE (s.through + 1)::timestamp AT TIME ZONE ${zoneOf(query)} END) ${behind})`,
+  };
+}
+
+/**
+ * `table`'s stored rows (alias u: connection_id, day, …) of the query's connections and local days before T's,
+ * for connections whose days are stored in their current zone.
+ */
+export function storedDays(
+  query: ReportScope,
+  table: 'utilization_day' | 'opened_day',
+  columns: readonly string[],
+): Prisma.Sql {
+  const conditions = [
+    Prisma.sql`u.day <= s.through`,
+    Prisma.sql`u.day < ${localDay(query, at(query))}`,
+    ...(query.connectionId === undefined ? [] : [Prisma.sql`u.connection_id = ${query.connectionId}::uuid`]),
+    ...(query.from === undefined ? [] : [Prisma.sql`u.day >= ${query.from}::date`]),
+    ...(query.to === undefined ? [] : [Prisma.sql`u.day <= ${query.to}::date`]),
+  ];
+  return Prisma.sql`
+    SELECT u.connection_id, u.day, ${Prisma.raw(columns.map((column) => `u.${column}`).join(', '))}
+    FROM ${Prisma.raw(table)} u
+    JOIN connection c ON c.id = u.connection_id
+    JOIN report_days_stored s ON s.connection_id = u.connection_id AND s.zone = ${STORED_ZONE}
+    WHERE ${Prisma.join(conditions, ' AND ')}`;
+}
