@@ -21,7 +21,7 @@
 import { Prisma } from '../../generated/prisma/client.js';
 import { slotRecords } from './history-records.js';
 import type { BookingsGrouping, ReportScope } from './report-scope.js';
-import { readsStoredDays, storedDays, storedThrough, unstored } from './stored-days.js';
+import { laterOf, readsStoredDays, storedDays, storedThrough, unstored } from './stored-days.js';
 import {
   at,
   bookingScopeFilter,
@@ -93,21 +93,15 @@ export function computedOpenedDays(query: ReportScope, afterStored: boolean): Pr
   // T's own day starts less than 26 hours before T, in any zone.
   const notStoredFrom =
     rest === undefined ? undefined : Prisma.sql`LEAST(${rest.from}, ${at(query)} - interval '26 hours')`;
-  const from =
-    notStoredFrom === undefined
-      ? days.from
-      : days.from === undefined
-        ? notStoredFrom
-        : Prisma.sql`GREATEST(${days.from}, ${notStoredFrom})`;
-  // Slots first seen by T in the days asked for (and so starting after their first day): packed days whose
-  // first sightings lie outside are skipped.
+  const from = laterOf(days.from, notStoredFrom);
+  // Slots first seen by T in the days asked for: packed days whose first sightings lie outside are skipped (by
+  // the index of their last sighting, for the few days after the stored ones).
   const slots = slotRecords({
     connectionId: query.connectionId,
     connectionIds: rest?.ids,
     seenBy: at(query),
     seenFrom: from,
     seenUntil: days.until,
-    startsFrom: from,
   });
   const day = localDay(query, firstSeenAt);
   // first_synced_at, not the oldest run kept: old runs are pruned (store/retention.ts).

@@ -58,3 +58,9 @@ export function storedDays(
     JOIN report_days_stored s ON s.connection_id = u.connection_id AND s.zone = ${STORED_ZONE}
     WHERE ${Prisma.join(conditions, ' AND ')}`;
 }
+
+/** The later of two optional lower bounds (SQL instants): both, either, or none. */
+export function laterOf(a: Prisma.Sql | undefined, b: Prisma.Sql | undefined): Prisma.Sql | undefined {
+  if (a === undefined) return b;
+  return b === undefined ? a : Prisma.sql`GREATEST(${a}, ${b})`;
+}

@@ -17,7 +17,7 @@
 import { Prisma } from '../../generated/prisma/client.js';
 import { slotRecords } from './history-records.js';
 import type { ReportScope } from './report-scope.js';
-import { readsStoredDays, storedDays, storedThrough, unstored } from './stored-days.js';
+import { laterOf, readsStoredDays, storedDays, storedThrough, unstored } from './stored-days.js';
 import {
   at,
   bookingScopeFilter,
@@ -49,12 +49,7 @@ export function computedUtilizationDays(query: ReportScope, afterStored: boolean
   // The days before T's, within --to, not stored yet.
   const lastDay = Prisma.sql`LEAST(${localDay(query, at(query))} - 1, ${query.to ?? null}::date)`;
   const rest = afterStored ? unstored(query, lastDay) : undefined;
-  const from =
-    rest === undefined
-      ? days.from
-      : days.from === undefined
-        ? rest.from
-        : Prisma.sql`GREATEST(${days.from}, ${rest.from})`;
+  const from = laterOf(days.from, rest?.from);
   // Slots that started before T, in the days asked for: packed days outside them are skipped.
   const slots = slotRecords({
     connectionId: query.connectionId,
