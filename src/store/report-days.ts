@@ -4,7 +4,7 @@
 // connection and day instead of every slot. A connection whose zone changed has its days counted again in the
 // new one, from the history still kept; the stored days go when their slots' retention ends.
 import { Prisma } from '../generated/prisma/client.js';
-import { computedOpenedDays, OPENED_FIGURES } from './report-queries/bookings-rows.js';
+import { computedOpenedDays, OPENED_FIGURES } from './report-queries/booking-periods.js';
 import { localDay } from './report-queries/report-sql.js';
 import { withPostgresZones, type ReportDb } from './report-queries/report-zones.js';
 import { STORED_ZONE } from './report-queries/stored-days.js';

@@ -51,6 +51,11 @@ export function bookingScopeFilter(query: ReportScope): Prisma.Sql {
   return parts.length === 0 ? Prisma.empty : Prisma.join(parts, ' ');
 }
 
+/** Rows of `booking b JOIN connection c` known at T, within the query's connection, event type and days. */
+export function bookedWhere(query: ReportScope): Prisma.Sql {
+  return Prisma.sql`b.detected_at <= ${at(query)} ${bookingScopeFilter(query)} ${dayRangeFilter(query, Prisma.sql`b.detected_at`)}`;
+}
+
 /**
  * Instants every row on a local day in [from, to] lies within, in any zone (a local day lies within UTC −14 h …
  * +12 h of its own date): `from` inclusive, `until` exclusive; undefined where the query is open.
