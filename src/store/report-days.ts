@@ -1,10 +1,10 @@
 // Report days stored once they are over (issue 43): the retention run computes each connection's local days that
 // ended since its last run with the reports' own queries (utilization's figures: computedUtilizationDays; the
-// bookings report's opened slots: computedOpenedDays) and keeps them, so an all-connection report reads a row per
+// bookings report's bookings and opened slots by day: computedBookingDays) and keeps them, so an all-connection report reads a row per
 // connection and day instead of every slot. A connection whose zone changed has its days counted again in the
 // new one, from the history still kept; the stored days go when their slots' retention ends.
 import { Prisma } from '../generated/prisma/client.js';
-import { computedOpenedDays, OPENED_FIGURES } from './report-queries/booking-periods.js';
+import { BOOKING_DAY_FIGURES, computedBookingDays } from './report-queries/booking-periods.js';
 import { localDay } from './report-queries/report-sql.js';
 import { withPostgresZones, type ReportDb } from './report-queries/report-zones.js';
 import { STORED_ZONE } from './report-queries/stored-days.js';
@@ -15,7 +15,7 @@ type Db = ReportDb & { $executeRaw: (query: Prisma.Sql) => Promise<number> };
 /** Each stored table with its figures and the query that computes them. */
 const STORED_TABLES = [
   { table: 'utilization_day', figures: UTILIZATION_FIGURES, computed: computedUtilizationDays },
-  { table: 'opened_day', figures: OPENED_FIGURES, computed: computedOpenedDays },
+  { table: 'booking_day', figures: BOOKING_DAY_FIGURES, computed: computedBookingDays },
 ] as const;
 
 /** `INSERT INTO table (connection_id, day, …figures) SELECT …` of the computed days up to `through`, as a CTE body. */
@@ -52,7 +52,7 @@ export async function storeReportDays(db: Db, connectionIds: string[], now: Date
     ), utilization AS (
       DELETE FROM utilization_day u USING moved m WHERE u.connection_id = m.connection_id
     )
-    DELETE FROM opened_day o USING moved m WHERE o.connection_id = m.connection_id`);
+    DELETE FROM booking_day o USING moved m WHERE o.connection_id = m.connection_id`);
   const behind = await db.$queryRaw<{ id: string }[]>(Prisma.sql`
     SELECT c.id::text AS id FROM connection c LEFT JOIN report_days_stored s ON s.connection_id = c.id
     WHERE c.id = ANY(${connectionIds}::uuid[]) AND (s.through IS NULL OR s.through < ${yesterday})`);
@@ -60,15 +60,15 @@ export async function storeReportDays(db: Db, connectionIds: string[], now: Date
   for (const { id } of behind) {
     const query = { ...scope, connectionId: id };
     // One statement: the days and how far they go are stored together or not at all.
-    const [utilization, opened] = STORED_TABLES.map((table) => insertDays(table, query, yesterday));
+    const [utilization, bookings] = STORED_TABLES.map((table) => insertDays(table, query, yesterday));
     const [done] = await db.$queryRaw<{ rows: number }[]>(Prisma.sql`
-      WITH utilization AS (${utilization!}), opened AS (${opened!}), through AS (
+      WITH utilization AS (${utilization!}), bookings AS (${bookings!}), through AS (
         INSERT INTO report_days_stored (connection_id, zone, through)
         SELECT c.id, ${STORED_ZONE}, ${yesterday} FROM connection c WHERE c.id = ${id}::uuid
         ON CONFLICT (connection_id) DO UPDATE SET zone = EXCLUDED.zone, through = EXCLUDED.through
         RETURNING 1
       )
-      SELECT ((SELECT COUNT(*) FROM utilization) + (SELECT COUNT(*) FROM opened))::int AS rows,
+      SELECT ((SELECT COUNT(*) FROM utilization) + (SELECT COUNT(*) FROM bookings))::int AS rows,
              (SELECT COUNT(*) FROM through)::int AS marked`);
     stored += done?.rows ?? 0;
   }

@@ -1,5 +1,5 @@
 // Report days stored once they are over (issue 43): the retention run keeps each connection's past local days as
-// the reports compute them (utilization's figures, the bookings report's opened slots), the reports read those and
+// the reports compute them (utilization's figures, the bookings report's by day), the reports read those and
 // compute only the days after, and every utilization and bookings answer (each scope, grouping and format) stays
 // what it was computed from the history. A connection whose zone changes has its days counted again in the new
 // zone; stored days go with their slots.
@@ -71,7 +71,7 @@ describe('report days stored once they are over', () => {
     const now = await pass(db);
     expect(earlier.reportDaysStored).toBeGreaterThan(100);
     expect(now.reportDaysStored).toBeGreaterThanOrEqual(4 * 9);
-    for (const table of ['utilization_day', 'opened_day'])
+    for (const table of ['utilization_day', 'booking_day'])
       expect(Number((await db.sql.query(`SELECT count(*) AS n FROM ${table}`)).rows[0]?.n)).toBeGreaterThan(
         100,
       );
@@ -111,13 +111,13 @@ describe('report days stored once they are over', () => {
     const opened = await openedByDay(berlin);
     const openedDay = [...opened.keys()][3] as string;
     await db.sql.query(
-      `UPDATE opened_day SET opened = 1000 WHERE connection_id = $1::uuid AND day = $2::date`,
+      `UPDATE booking_day SET opened = 1000 WHERE connection_id = $1::uuid AND day = $2::date`,
       [berlin, openedDay],
     );
     expect((await openedByDay(berlin)).get(openedDay)).toBe(1000);
     expect((await openedByDay(berlin, 'Europe/Berlin')).get(openedDay)).toBe(opened.get(openedDay));
     await db.sql.query(
-      `UPDATE opened_day SET opened = $3 WHERE connection_id = $1::uuid AND day = $2::date`,
+      `UPDATE booking_day SET opened = $3 WHERE connection_id = $1::uuid AND day = $2::date`,
       [berlin, openedDay, opened.get(openedDay)],
     );
   }, 300_000);
@@ -142,7 +142,7 @@ describe('report days stored once they are over', () => {
       Number(
         (
           await db.sql.query(
-            `SELECT (SELECT count(*) FROM utilization_day) + (SELECT count(*) FROM opened_day) AS n`,
+            `SELECT (SELECT count(*) FROM utilization_day) + (SELECT count(*) FROM booking_day) AS n`,
           )
         ).rows[0]?.n,
       );
@@ -150,7 +150,7 @@ describe('report days stored once they are over', () => {
     const result = await pass(db, { ...STORE_ONLY, closedSlotDays: 30 });
     expect(result.reportDays).toBeGreaterThan(0);
     expect(await days()).toBe(before - result.reportDays);
-    for (const table of ['utilization_day', 'opened_day']) {
+    for (const table of ['utilization_day', 'booking_day']) {
       const oldest = (await db.sql.query(`SELECT min(day)::text AS d FROM ${table}`)).rows[0]?.d;
       expect(oldest >= '2026-08-21').toBe(true);
     }

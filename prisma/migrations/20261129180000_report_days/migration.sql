@@ -16,15 +16,20 @@ CREATE TABLE "utilization_day" (
 );
 ALTER TABLE "utilization_day" ADD CONSTRAINT "utilization_day_connection_id_fkey" FOREIGN KEY ("connection_id") REFERENCES "connection"("id") ON DELETE CASCADE ON UPDATE CASCADE;
 
--- opened_day: the bookings report's opened slots (first seen after the connection's first sync), one row per
--- connection and local day of their first sighting that had any.
-CREATE TABLE "opened_day" (
+-- booking_day: the bookings report's figures by day, one row per connection and local day with bookings detected
+-- on it or slots first seen on it (after the connection's first sync): bookings, booked minutes, median and
+-- mean lead, opened slots.
+CREATE TABLE "booking_day" (
     "connection_id" UUID NOT NULL,
     "day" DATE NOT NULL,
+    "bookings" INTEGER NOT NULL,
+    "booked_minutes" DOUBLE PRECISION,
+    "median_lead_hours" DOUBLE PRECISION,
+    "mean_lead_hours" DOUBLE PRECISION,
     "opened" INTEGER NOT NULL,
-    CONSTRAINT "opened_day_pkey" PRIMARY KEY ("connection_id", "day")
+    CONSTRAINT "booking_day_pkey" PRIMARY KEY ("connection_id", "day")
 );
-ALTER TABLE "opened_day" ADD CONSTRAINT "opened_day_connection_id_fkey" FOREIGN KEY ("connection_id") REFERENCES "connection"("id") ON DELETE CASCADE ON UPDATE CASCADE;
+ALTER TABLE "booking_day" ADD CONSTRAINT "booking_day_connection_id_fkey" FOREIGN KEY ("connection_id") REFERENCES "connection"("id") ON DELETE CASCADE ON UPDATE CASCADE;
 
 -- report_days_stored: how far a connection's days are stored in both tables, and in which zone they were
 -- counted. Every local day up to `through` is (a day without figures has no row); days counted in another zone
@@ -37,5 +42,7 @@ CREATE TABLE "report_days_stored" (
 );
 ALTER TABLE "report_days_stored" ADD CONSTRAINT "report_days_stored_connection_id_fkey" FOREIGN KEY ("connection_id") REFERENCES "connection"("id") ON DELETE CASCADE ON UPDATE CASCADE;
 
--- The days after the stored ones: their bookings found by start, not by reading every booking.
+-- The days after the stored ones: utilization's bookings found by start, and the packed slot days holding
+-- their first sightings by the last of them, not by reading every booking or every packed day.
 CREATE INDEX "booking_starts_at_idx" ON "booking"("starts_at");
+CREATE INDEX "slot_history_first_seen_until_idx" ON "slot_history"("first_seen_until");

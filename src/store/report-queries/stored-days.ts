@@ -16,23 +16,39 @@ export const readsStoredDays = (query: ReportScope): boolean =>
 export const storedThrough = Prisma.sql`(SELECT s.through FROM report_days_stored s
   WHERE s.connection_id = c.id AND s.zone = ${STORED_ZONE})`;
 
+/** Connections whose days a report computes: their ids (a uuid[] subquery), and where their days start. */
+export interface ComputedPart {
+  ids: Prisma.Sql;
+  /** The earliest instant a day to compute starts; undefined: every day. */
+  from?: Prisma.Sql;
+}
+
 /**
- * What the query's connections have not stored of the days up to `lastDay` (an SQL date over alias `c`): their
- * ids (`ids`, a uuid[]) and the earliest instant a day after their stored ones starts (`from`), each a subquery
- * Postgres evaluates once. A connection without days stored in its zone bounds `from` by its first successful
- * sync (nothing it saw starts or was seen before it), or not at all.
+ * The query's connections with days up to `lastDay` (an SQL date over alias `c`) not stored, in two parts, each
+ * a subquery Postgres evaluates once: those with days stored in their current zone, whose days to compute start
+ * after `through` (`from`: the earliest such start among them), and those without, whose days are all computed.
+ * Kept apart so that a connection with nothing stored (new since the last retention run, or moved to another
+ * zone) does not make the report read every connection's whole history.
  */
-export function unstored(query: ReportScope, lastDay: Prisma.Sql): { ids: Prisma.Sql; from: Prisma.Sql } {
+export function unstoredParts(query: ReportScope, lastDay: Prisma.Sql): [ComputedPart, ComputedPart] {
+  const connection =
+    query.connectionId === undefined ? Prisma.empty : Prisma.sql`AND c.id = ${query.connectionId}::uuid`;
   const behind = Prisma.sql`
-    FROM connection c LEFT JOIN report_days_stored s ON s.connection_id = c.id AND s.zone = ${STORED_ZONE}
-    WHERE (s.through IS NULL OR s.through < ${lastDay})
-      ${query.connectionId === undefined ? Prisma.empty : Prisma.sql`AND c.id = ${query.connectionId}::uuid`}`;
-  return {
-    ids: Prisma.sql`ARRAY(SELECT c.id ${behind})`,
-    from: Prisma.sql`(SELECT MIN(CASE WHEN s.through IS NULL
-                                      THEN COALESCE(c.first_synced_at, '-infinity'::timestamptz)
-                                      ELSE (s.through + 1)::timestamp AT TIME ZONE ${zoneOf(query)} END) ${behind})`,
-  };
+    FROM connection c JOIN report_days_stored s ON s.connection_id = c.id AND s.zone = ${STORED_ZONE}
+    WHERE s.through < ${lastDay} ${connection}`;
+  return [
+    {
+      ids: Prisma.sql`ARRAY(SELECT c.id ${behind})`,
+      // A local day after `through` starts at its midnight in the zone.
+      from: Prisma.sql`(SELECT MIN((s.through + 1)::timestamp AT TIME ZONE ${zoneOf(query)}) ${behind})`,
+    },
+    {
+      ids: Prisma.sql`ARRAY(
+        SELECT c.id FROM connection c
+        WHERE NOT EXISTS (SELECT 1 FROM report_days_stored s WHERE s.connection_id = c.id AND s.zone = ${STORED_ZONE})
+          ${connection})`,
+    },
+  ];
 }
 
 /**
@@ -41,7 +57,7 @@ export function unstored(query: ReportScope, lastDay: Prisma.Sql): { ids: Prisma
  */
 export function storedDays(
   query: ReportScope,
-  table: 'utilization_day' | 'opened_day',
+  table: 'utilization_day' | 'booking_day',
   columns: readonly string[],
 ): Prisma.Sql {
   const conditions = [

@@ -17,7 +17,14 @@
 import { Prisma } from '../../generated/prisma/client.js';
 import { slotRecords } from './history-records.js';
 import type { ReportScope } from './report-scope.js';
-import { laterOf, readsStoredDays, storedDays, storedThrough, unstored } from './stored-days.js';
+import {
+  laterOf,
+  readsStoredDays,
+  storedDays,
+  storedThrough,
+  unstoredParts,
+  type ComputedPart,
+} from './stored-days.js';
 import {
   at,
   bookingScopeFilter,
@@ -43,12 +50,18 @@ export interface UtilizationRow {
  * the history; with `afterStored`, only the days after each connection's stored ones.
  */
 export function computedUtilizationDays(query: ReportScope, afterStored: boolean): Prisma.Sql {
+  if (!afterStored) return computedDaysOf(query, undefined);
+  // The days before T's, within --to, not stored yet.
+  const lastDay = Prisma.sql`LEAST(${localDay(query, at(query))} - 1, ${query.to ?? null}::date)`;
+  const [behind, none] = unstoredParts(query, lastDay);
+  return Prisma.sql`(${computedDaysOf(query, behind)}) UNION ALL (${computedDaysOf(query, none)})`;
+}
+
+/** computedUtilizationDays for every connection (`rest` undefined), or for a part after its stored days. */
+function computedDaysOf(query: ReportScope, rest: ComputedPart | undefined): Prisma.Sql {
   const startsAt = Prisma.sql`s.starts_at`;
   const bookingStartsAt = Prisma.sql`b.starts_at`;
   const days = dayRangeInstants(query);
-  // The days before T's, within --to, not stored yet.
-  const lastDay = Prisma.sql`LEAST(${localDay(query, at(query))} - 1, ${query.to ?? null}::date)`;
-  const rest = afterStored ? unstored(query, lastDay) : undefined;
   const from = laterOf(days.from, rest?.from);
   // Slots that started before T, in the days asked for: packed days outside them are skipped.
   const slots = slotRecords({
@@ -86,7 +99,8 @@ export function computedUtilizationDays(query: ReportScope, afterStored: boolean
              range_agg(tstzrange(b.starts_at, b.ends_at)) AS spans
       FROM booking b JOIN connection c ON c.id = b.connection_id
       WHERE b.detected_at <= ${at(query)} AND b.starts_at < ${at(query)}
-        ${rest === undefined ? Prisma.empty : Prisma.sql`AND b.connection_id = ANY(${rest.ids}) AND b.starts_at >= ${from}`}
+        ${rest === undefined ? Prisma.empty : Prisma.sql`AND b.connection_id = ANY(${rest.ids})`}
+        ${from === undefined ? Prisma.empty : Prisma.sql`AND b.starts_at >= ${from}`}
         ${bookingScopeFilter(query)}
         ${dayRangeFilter(query, bookingStartsAt)}
       GROUP BY 1, 2
