@@ -14,6 +14,7 @@ import { parseReportQuery, type RawReportQuery, type ReportName } from '../../sr
 import { runReport } from '../../src/reports/run-report.js';
 import { createPrismaClient } from '../../src/store/prisma-client.js';
 import { createReportStore } from '../../src/store/reports.js';
+import { storeReportDays } from '../../src/store/report-days.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { check, type BenchSection } from './bench-result.js';
 import { loadAverage } from './process-stats.js';
@@ -33,6 +34,10 @@ export interface ReportsYearOptions {
   /** Distinct generated days the year's rows are drawn from. */
   pool: number;
   timeoutSeconds: number;
+  /** Connections whose utilization days the retention pass itself stores (timed); the rest copy theirs. */
+  storeSample: number;
+  /** The reports to time (all four when absent). */
+  reports?: ReportName[];
 }
 
 const seconds = (since: number) => Math.round((performance.now() - since) / 100) / 10;
@@ -170,10 +175,53 @@ async function generateBookings(db: TestDatabase): Promise<void> {
   );
 }
 
+/**
+ * The report days the retention run stores (utilization's, opened slots'), as it leaves them: the run itself
+ * stores those of `storeSample` connections (usr_1 …, timed: the first run after an upgrade, a connection's whole
+ * history at once), and every other connection gets a copy of the days of the sampled one in its zone (usr_n
+ * copies usr_(1 + (n − 1) mod sample), the same zone when the sample is a multiple of 4). Seconds per sampled
+ * connection.
+ */
+async function generateStoredReportDays(db: TestDatabase, options: ReportsYearOptions): Promise<number> {
+  const sample = (
+    await db.sql.query<{ id: string }>(
+      `SELECT id::text FROM connection WHERE split_part(upstream_user_id, '_', 2)::int <= $1`,
+      [options.storeSample],
+    )
+  ).rows.map((row) => row.id);
+  const prisma = createPrismaClient(db.url);
+  const started = performance.now();
+  try {
+    await storeReportDays(prisma, sample, NOW);
+  } finally {
+    await prisma.$disconnect();
+  }
+  const perConnection = (performance.now() - started) / 1000 / sample.length;
+  const copyOf = `1 + (split_part(c.upstream_user_id, '_', 2)::int - 1) % ${options.storeSample}`;
+  for (const [table, columns] of [
+    ['utilization_day', ['day', 'offered_minutes', 'bookings', 'booked_minutes']],
+    ['booking_day', ['day', 'bookings', 'booked_minutes', 'median_lead_hours', 'mean_lead_hours', 'opened']],
+    ['report_days_stored', ['zone', 'through']],
+  ] as const) {
+    await db.sql.query(
+      `INSERT INTO ${table} (connection_id, ${columns.join(', ')})
+       SELECT c.id, ${columns.map((column) => `u.${column}`).join(', ')}
+       FROM connection c
+       JOIN connection s ON s.upstream_user_id = 'usr_' || (${copyOf})
+       JOIN ${table} u ON u.connection_id = s.id
+       WHERE split_part(c.upstream_user_id, '_', 2)::int > $1`,
+      [options.storeSample],
+    );
+  }
+  await db.sql.query('VACUUM ANALYZE utilization_day, booking_day, report_days_stored');
+  return Math.round(perConnection * 1000) / 1000;
+}
+
 async function tableBytes(db: TestDatabase): Promise<Record<string, number>> {
   const { rows } = await db.sql.query<{ name: string; mib: number }>(
     `SELECT relname AS name, round(pg_total_relation_size(oid) / 1048576.0)::float8 AS mib FROM pg_class
-     WHERE relname IN ('slot_history', 'sync_run_history', 'sync_run_daily', 'booking')`,
+     WHERE relname IN ('slot_history', 'sync_run_history', 'sync_run_daily', 'booking', 'utilization_day',
+                       'booking_day')`,
   );
   return Object.fromEntries(rows.map((row) => [`${row.name} MiB`, row.mib]));
 }
@@ -213,13 +261,16 @@ export async function benchReportsYear(options: ReportsYearOptions): Promise<Ben
   try {
     const started = performance.now();
     await generateYearHistory(db, options);
+    const storeSecondsPerConnection = await generateStoredReportDays(db, options);
     const generateSeconds = seconds(started);
     const counts = (
       await db.sql.query<Record<string, number>>(
         `SELECT (SELECT COUNT(*) FROM slot_history)::int AS "packed slot days",
                 (SELECT COUNT(*) FROM sync_run_history)::int AS "packed run days",
                 (SELECT COUNT(*) FROM sync_run_daily)::int AS "rolled-up run rows",
-                (SELECT COUNT(*) FROM booking)::int AS bookings`,
+                (SELECT COUNT(*) FROM booking)::int AS bookings,
+                (SELECT COUNT(*) FROM utilization_day)::int AS "stored utilization days",
+                (SELECT COUNT(*) FROM booking_day)::int AS "stored booking days"`,
       )
     ).rows[0]!;
     check(
@@ -251,9 +302,12 @@ export async function benchReportsYear(options: ReportsYearOptions): Promise<Ben
         cases.push(['availability', `all, --at ${scope}`, { at }]);
         cases.push(['availability', `one, --at ${scope}`, { at, connection: one.id }]);
       }
-      const figures: Record<string, number | string> = {};
+      const figures: Record<string, number | string> = {
+        'report days stored by the retention run, s per connection (its whole history)':
+          storeSecondsPerConnection,
+      };
       const targets: NonNullable<BenchSection['targets']> = {};
-      for (const [name, scope, raw] of cases) {
+      for (const [name, scope, raw] of cases.filter(([name]) => options.reports?.includes(name) ?? true)) {
         const query = parseReportQuery(name, raw, NOW);
         const took = await timeReport(() => runReport(reports, query));
         const label = `${name} — ${scope}`;
@@ -274,6 +328,7 @@ export async function benchReportsYear(options: ReportsYearOptions): Promise<Ben
             ...sizes,
             generateSeconds,
             timeoutSeconds: options.timeoutSeconds,
+            storeSample: options.storeSample,
           },
           figures,
           targets,

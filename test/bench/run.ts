@@ -43,7 +43,9 @@
 //   reports-year (issue 43) runs only when named: every report over a year of BENCH_YEAR_CONNECTIONS (10000)
 //     connections' history generated packed, as retention keeps it, at the default bands' BENCH_YEAR_SLOTS (237)
 //     slots and BENCH_YEAR_RUNS (432) runs a connection-day, drawn from BENCH_YEAR_POOL (64) generated days; a
-//     report is cancelled after BENCH_YEAR_TIMEOUT (120) seconds. Target: 2 s each.
+//     report is cancelled after BENCH_YEAR_TIMEOUT (120) seconds. Target: 2 s each. Stored report days: the
+//     retention run stores BENCH_YEAR_STORE_SAMPLE (20) connections' (timed), the rest copy theirs.
+//     BENCH_YEAR_REPORTS (e.g. utilization,bookings) times only those reports.
 //   BENCH_QUICK=1: reduced sizes to try the benchmarks out (100 connections, 2 s loads, 1 day of growth); the
 //     docs/performance.md quotes full-size runs only.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -62,6 +64,7 @@ import { benchGrowth } from './growth.js';
 import { loadAverage } from './process-stats.js';
 import { benchReports } from './reports.js';
 import { benchReportsYear } from './reports-year.js';
+import type { ReportName } from '../../src/reports/report-query.js';
 import { benchRetentionStrategies } from './retention-strategies.js';
 import { benchSharePage } from './share-page.js';
 import { benchSyncRound } from './sync-round.js';
@@ -224,6 +227,10 @@ const benches: [string, () => Promise<BenchSection[]>][] = [
         runsPerDay: Number(process.env.BENCH_YEAR_RUNS ?? 432),
         pool: Number(process.env.BENCH_YEAR_POOL ?? 64),
         timeoutSeconds: Number(process.env.BENCH_YEAR_TIMEOUT ?? 120),
+        storeSample: Number(process.env.BENCH_YEAR_STORE_SAMPLE ?? 20),
+        ...(process.env.BENCH_YEAR_REPORTS
+          ? { reports: process.env.BENCH_YEAR_REPORTS.split(',') as ReportName[] }
+          : {}),
       }),
   ],
   [
