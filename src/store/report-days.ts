@@ -2,15 +2,24 @@
 // ended since its last run with the reports' own queries (utilization's figures: computedUtilizationDays; the
 // bookings report's bookings and opened slots by day: computedBookingDays) and keeps them, so an all-connection report reads a row per
 // connection and day instead of every slot. A connection whose zone changed has its days counted again in the
-// new one, from the history still kept; the stored days go when their slots' retention ends.
+// new one, from the history still kept. Stored days are kept for good, as bookings are: a report over days whose
+// slots retention has pruned still answers what it did while they were kept.
 import { Prisma } from '../generated/prisma/client.js';
 import { BOOKING_DAY_FIGURES, computedBookingDays } from './report-queries/booking-periods.js';
 import { localDay } from './report-queries/report-sql.js';
+import type { ReportScope } from './report-queries/report-scope.js';
 import { withPostgresZones, type ReportDb } from './report-queries/report-zones.js';
 import { STORED_ZONE } from './report-queries/stored-days.js';
 import { computedUtilizationDays, UTILIZATION_FIGURES } from './report-queries/utilization-rows.js';
 
 type Db = ReportDb & { $executeRaw: (query: Prisma.Sql) => Promise<number> };
+
+/**
+ * How long a day must have been over before it is stored. A sync stamps what it writes with the instant its
+ * commit began, and the commit can take up to two minutes (store/snapshots.ts) on a worker whose clock may run a
+ * little apart from this one's: an hour leaves no row of the day still to come.
+ */
+export const SETTLE_MS = 3_600_000;
 
 /** Each stored table with its figures and the query that computes them. */
 const STORED_TABLES = [
@@ -18,10 +27,13 @@ const STORED_TABLES = [
   { table: 'booking_day', figures: BOOKING_DAY_FIGURES, computed: computedBookingDays },
 ] as const;
 
-/** `INSERT INTO table (connection_id, day, …figures) SELECT …` of the computed days up to `through`, as a CTE body. */
+/**
+ * `INSERT INTO table (connection_id, day, …figures) SELECT …` of the computed days up to `through`, as the body
+ * of a CTE beside `claimed` (storeConnectionDays): nothing is inserted unless the connection was claimed.
+ */
 function insertDays(
   { table, figures, computed }: (typeof STORED_TABLES)[number],
-  query: Parameters<typeof computedUtilizationDays>[0],
+  query: ReportScope,
   through: Prisma.Sql,
 ): Prisma.Sql {
   const columns = Prisma.raw(['connection_id', 'day', ...figures].join(', '));
@@ -30,49 +42,75 @@ function insertDays(
     INSERT INTO ${Prisma.raw(table)} (${columns})
     SELECT ${Prisma.raw(['connection_id', 'day', ...figures].map((column) => `d.${column}`).join(', '))}
     FROM (${computed(query, true)}) d JOIN connection c ON c.id = d.connection_id
-    WHERE d.day <= ${through}
+    WHERE d.day <= ${through} AND EXISTS (SELECT 1 FROM claimed)
     ON CONFLICT (connection_id, day) DO UPDATE SET ${updates}
     RETURNING 1`;
 }
 
+/** A connection whose days could not be stored this run, and why; the next run tries again. */
+export interface ReportDayFailure {
+  connectionId: string;
+  error: unknown;
+}
+
 /**
- * Stores the local days of `connectionIds` that are over at `now` and not stored yet, in each connection's zone
- * (or UTC). Postgres's own names stand in for zones it lacks, as in a report. The number of rows stored.
+ * Stores the local days of `connectionId` that were over SETTLE_MS before `now` and are not stored yet, in its
+ * zone (or UTC; Postgres's own name stands in for a zone it lacks, as in a report). The number of rows stored.
  */
-export async function storeReportDays(db: Db, connectionIds: string[], now: Date): Promise<number> {
-  if (connectionIds.length === 0) return 0;
-  const scope = await withPostgresZones(db, { at: now });
-  const yesterday = Prisma.sql`${localDay(scope, Prisma.sql`${now}::timestamptz`)} - 1`;
+async function storeConnectionDays(db: Db, connectionId: string, now: Date): Promise<number> {
+  const query = await withPostgresZones(db, { at: now, connectionId });
+  // The last day stored: the one before the day it was SETTLE_MS ago.
+  const settled = new Date(now.getTime() - SETTLE_MS);
+  const through = Prisma.sql`${localDay(query, Prisma.sql`${settled}::timestamptz`)} - 1`;
   // Days counted in a zone the connection no longer has are counted again from what is kept.
   await db.$executeRaw(Prisma.sql`
     WITH moved AS (
       DELETE FROM report_days_stored s USING connection c
-      WHERE c.id = s.connection_id AND c.id = ANY(${connectionIds}::uuid[]) AND s.zone <> ${STORED_ZONE}
+      WHERE c.id = s.connection_id AND c.id = ${connectionId}::uuid AND s.zone <> ${STORED_ZONE}
       RETURNING s.connection_id
     ), utilization AS (
       DELETE FROM utilization_day u USING moved m WHERE u.connection_id = m.connection_id
     )
     DELETE FROM booking_day o USING moved m WHERE o.connection_id = m.connection_id`);
-  const behind = await db.$queryRaw<{ id: string }[]>(Prisma.sql`
-    SELECT c.id::text AS id FROM connection c LEFT JOIN report_days_stored s ON s.connection_id = c.id
-    WHERE c.id = ANY(${connectionIds}::uuid[]) AND (s.through IS NULL OR s.through < ${yesterday})`);
-  let stored = 0;
-  for (const { id } of behind) {
-    const query = { ...scope, connectionId: id };
-    // One statement: the days and how far they go are stored together or not at all.
-    const [utilization, bookings] = STORED_TABLES.map((table) => insertDays(table, query, yesterday));
-    const [done] = await db.$queryRaw<{ rows: number }[]>(Prisma.sql`
-      WITH utilization AS (${utilization!}), bookings AS (${bookings!}), through AS (
-        INSERT INTO report_days_stored (connection_id, zone, through)
-        SELECT c.id, ${STORED_ZONE}, ${yesterday} FROM connection c WHERE c.id = ${id}::uuid
-        ON CONFLICT (connection_id) DO UPDATE SET zone = EXCLUDED.zone, through = EXCLUDED.through
-        RETURNING 1
-      )
-      SELECT ((SELECT COUNT(*) FROM utilization) + (SELECT COUNT(*) FROM bookings))::int AS rows,
-             (SELECT COUNT(*) FROM through)::int AS marked`);
-    stored += done?.rows ?? 0;
+  // One statement: the days and how far they go are stored together or not at all. Only while the connection
+  // is behind and its stored days (if any) are in its zone as this statement sees it (a zone that moved since
+  // the line above waits for the next run), and not while a sync's commit holds its row: the rows' key check
+  // would wait for that commit, and the next run stores them.
+  const [utilization, bookings] = STORED_TABLES.map((table) => insertDays(table, query, through));
+  const [done] = await db.$queryRaw<{ rows: number }[]>(Prisma.sql`
+    WITH claimed AS (
+      SELECT c.id FROM connection c LEFT JOIN report_days_stored s ON s.connection_id = c.id
+      WHERE c.id = ${connectionId}::uuid AND (s.zone IS NULL OR s.zone = ${STORED_ZONE})
+        AND (s.through IS NULL OR s.through < ${through})
+      FOR KEY SHARE OF c SKIP LOCKED
+    ), utilization AS (${utilization!}), bookings AS (${bookings!}), marked AS (
+      INSERT INTO report_days_stored (connection_id, zone, through)
+      SELECT c.id, ${STORED_ZONE}, ${through} FROM connection c JOIN claimed k ON k.id = c.id
+      ON CONFLICT (connection_id) DO UPDATE SET zone = EXCLUDED.zone, through = EXCLUDED.through
+    )
+    SELECT ((SELECT COUNT(*) FROM utilization) + (SELECT COUNT(*) FROM bookings))::int AS rows`);
+  return done?.rows ?? 0;
+}
+
+/**
+ * Stores the days of `connectionIds` (storeConnectionDays), each on its own: one that fails (a zone no stand-in
+ * keeps, a statement cancelled) is reported and skipped.
+ */
+export async function storeReportDays(
+  db: Db,
+  connectionIds: readonly string[],
+  now: Date,
+): Promise<{ rows: number; failures: ReportDayFailure[] }> {
+  let rows = 0;
+  const failures: ReportDayFailure[] = [];
+  for (const connectionId of connectionIds) {
+    try {
+      rows += await storeConnectionDays(db, connectionId, now);
+    } catch (error: unknown) {
+      failures.push({ connectionId, error });
+    }
   }
-  return stored;
+  return { rows, failures };
 }
 
 /** Stores the days of the connections after `afterId` (by id), `connections` of them (storeReportDays). */
@@ -81,27 +119,11 @@ export async function storeReportDayBatch(
   now: Date,
   afterId: string | null,
   connections: number,
-): Promise<{ lastConnectionId: string | null; rows: number }> {
+): Promise<{ lastConnectionId: string | null; rows: number; failures: ReportDayFailure[] }> {
   const ids = (
     await db.$queryRaw<{ id: string }[]>(Prisma.sql`
       SELECT id::text FROM connection WHERE ${afterId}::uuid IS NULL OR id > ${afterId}::uuid
       ORDER BY id LIMIT ${connections}`)
   ).map((row) => row.id);
-  if (ids.length === 0) return { lastConnectionId: null, rows: 0 };
-  return { lastConnectionId: ids[ids.length - 1] ?? null, rows: await storeReportDays(db, ids, now) };
-}
-
-/** One batch of stored days before `cutoff`'s UTC day (their slots' retention is over), deleted from both tables. */
-export async function pruneReportDayBatch(db: Db, cutoff: Date, batchSize: number): Promise<number> {
-  let deleted = 0;
-  for (const { table } of STORED_TABLES) {
-    deleted += await db.$executeRaw(Prisma.sql`
-      DELETE FROM ${Prisma.raw(table)} u USING (
-        SELECT connection_id, day FROM ${Prisma.raw(table)}
-        WHERE day < (${cutoff}::timestamptz AT TIME ZONE 'UTC')::date
-        ORDER BY day LIMIT ${batchSize} FOR UPDATE SKIP LOCKED
-      ) d
-      WHERE u.connection_id = d.connection_id AND u.day = d.day`);
-  }
-  return deleted;
+  return { lastConnectionId: ids[ids.length - 1] ?? null, ...(await storeReportDays(db, ids, now)) };
 }

@@ -31,7 +31,15 @@ export function startRetention(deps: {
         async (lock) => {
           const signal = AbortSignal.any([abort.signal, lock.signal]);
           const started = performance.now();
-          const pruned = await deps.retention.prune(deps.settings, { now: deps.now(), signal });
+          const pruned = await deps.retention.prune(deps.settings, {
+            now: deps.now(),
+            signal,
+            onReportDayFailure: ({ connectionId, error }) =>
+              deps.logger.warn(
+                { err: error, connectionId },
+                'could not store a connection’s report days; the next run tries again (its reports compute them)',
+              ),
+          });
           if (Object.entries(pruned).some(([kind, n]) => kind !== 'batches' && n > 0)) {
             deps.logger.info(
               { ...pruned, ms: Math.round(performance.now() - started) },

@@ -192,7 +192,11 @@ async function generateStoredReportDays(db: TestDatabase, options: ReportsYearOp
   const prisma = createPrismaClient(db.url);
   const started = performance.now();
   try {
-    await storeReportDays(prisma, sample, NOW);
+    const { failures } = await storeReportDays(prisma, sample, NOW);
+    check(
+      failures.length === 0,
+      `storing report days failed: ${failures.map((f) => String(f.error)).join('; ')}`,
+    );
   } finally {
     await prisma.$disconnect();
   }

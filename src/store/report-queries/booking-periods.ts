@@ -147,13 +147,12 @@ export async function bookingsPerPeriod(
       GROUP BY 1, 2
     ), opened AS (
       SELECT d.connection_id, date_trunc('week', d.day::timestamp)::date AS period, SUM(d.opened)::int AS opened
-      FROM (${bookingDays}) d GROUP BY 1, 2
+      FROM (${bookingDays}) d WHERE d.opened > 0 GROUP BY 1, 2
     )
     SELECT COALESCE(b.connection_id, o.connection_id)::text AS connection_id, ${connectionName} AS connection,
            COALESCE(b.period, o.period) AS period, COALESCE(b.bookings, 0) AS bookings, b.booked_minutes,
            b.median_lead_hours, b.mean_lead_hours, COALESCE(o.opened, 0) AS opened
     FROM booked b FULL JOIN opened o ON o.connection_id = b.connection_id AND o.period = b.period
     JOIN connection c ON c.id = COALESCE(b.connection_id, o.connection_id)
-    WHERE COALESCE(b.bookings, 0) > 0 OR COALESCE(o.opened, 0) > 0
     ORDER BY connection, 1, period`);
 }

@@ -39,8 +39,10 @@ export function unstoredParts(query: ReportScope, lastDay: Prisma.Sql): [Compute
   return [
     {
       ids: Prisma.sql`ARRAY(SELECT c.id ${behind})`,
-      // A local day after `through` starts at its midnight in the zone.
-      from: Prisma.sql`(SELECT MIN((s.through + 1)::timestamp AT TIME ZONE ${zoneOf(query)}) ${behind})`,
+      // A local day after `through` starts at its midnight in the zone; where that midnight comes twice (a clock
+      // set back at midnight, as in Havana) Postgres reads the later one, so three hours earlier is safe.
+      from: Prisma.sql`(SELECT MIN((s.through + 1)::timestamp AT TIME ZONE ${zoneOf(query)} - interval '3 hours')
+                        ${behind})`,
     },
     {
       ids: Prisma.sql`ARRAY(
