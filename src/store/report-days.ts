@@ -8,7 +8,12 @@ import { Prisma } from '../generated/prisma/client.js';
 import { BOOKING_DAY_FIGURES, computedBookingDays } from './report-queries/booking-periods.js';
 import { localDay } from './report-queries/report-sql.js';
 import type { ReportScope } from './report-queries/report-scope.js';
-import { withPostgresZones, type ReportDb } from './report-queries/report-zones.js';
+import {
+  connectionZones,
+  postgresZoneStandIns,
+  ReportZoneError,
+  type ReportDb,
+} from './report-queries/report-zones.js';
 import { STORED_ZONE } from './report-queries/stored-days.js';
 import { computedUtilizationDays, UTILIZATION_FIGURES } from './report-queries/utilization-rows.js';
 
@@ -54,14 +59,47 @@ export interface ReportDayFailure {
 }
 
 /**
+ * The zones a run counts days in: every connection's, as names Postgres knows (report-zones.ts), read once a run
+ * rather than once a connection. `unknown`: zones with no stand-in, whose connections' days cannot be counted.
+ */
+interface StoringZones {
+  scope: ReportScope;
+  unknown: readonly string[];
+}
+
+async function storingZones(db: Db, now: Date, connectionId?: string): Promise<StoringZones> {
+  const { standIns, unknown } = await postgresZoneStandIns(db, await connectionZones(db, connectionId), now);
+  return { scope: { at: now, ...(standIns.size === 0 ? {} : { postgresZones: standIns }) }, unknown };
+}
+
+/** The last day to store of connection alias `c` at `now`: the one before the day it was SETTLE_MS ago. */
+function lastDayToStore(scope: ReportScope, now: Date): Prisma.Sql {
+  const settled = new Date(now.getTime() - SETTLE_MS);
+  return Prisma.sql`${localDay(scope, Prisma.sql`${settled}::timestamptz`)} - 1`;
+}
+
+/**
+ * Whether connection alias `c`, with its report_days_stored row `s` (LEFT JOINed), has days to store at `now`:
+ * none stored yet, stored in a zone it no longer has, or a day over since. The same days storeConnectionDays
+ * stores: a connection that has none is not visited at all, so a run costs a statement a connection only once a
+ * day, when its day is over, not once an hour.
+ */
+function hasDaysToStore(scope: ReportScope, now: Date): Prisma.Sql {
+  return Prisma.sql`(s.connection_id IS NULL OR s.zone <> ${STORED_ZONE} OR s.through < ${lastDayToStore(scope, now)})`;
+}
+
+/**
  * Stores the local days of `connectionId` that were over SETTLE_MS before `now` and are not stored yet, in its
  * zone (or UTC; Postgres's own name stands in for a zone it lacks, as in a report). The number of rows stored.
  */
-async function storeConnectionDays(db: Db, connectionId: string, now: Date): Promise<number> {
-  const query = await withPostgresZones(db, { at: now, connectionId });
-  // The last day stored: the one before the day it was SETTLE_MS ago.
-  const settled = new Date(now.getTime() - SETTLE_MS);
-  const through = Prisma.sql`${localDay(query, Prisma.sql`${settled}::timestamptz`)} - 1`;
+async function storeConnectionDays(
+  db: Db,
+  connectionId: string,
+  now: Date,
+  zones: ReportScope,
+): Promise<number> {
+  const query: ReportScope = { ...zones, connectionId };
+  const through = lastDayToStore(query, now);
   // Days counted in a zone the connection no longer has are counted again from what is kept.
   await db.$executeRaw(Prisma.sql`
     WITH moved AS (
@@ -92,10 +130,37 @@ async function storeConnectionDays(db: Db, connectionId: string, now: Date): Pro
   return done?.rows ?? 0;
 }
 
+/** A connection to visit: one with days to store, or one in a zone no stand-in keeps (a failure, reported). */
+interface DueConnection {
+  id: string;
+  /** Its zone, when no name Postgres knows keeps its time. */
+  unknownZone: string | null;
+}
+
 /**
- * Stores the days of `connectionIds` (storeConnectionDays), each on its own: one that fails (a zone no stand-in
+ * Stores the days of each connection (storeConnectionDays), each on its own: one that fails (a zone no stand-in
  * keeps, a statement cancelled) is reported and skipped.
  */
+async function storeDueDays(
+  db: Db,
+  due: readonly DueConnection[],
+  now: Date,
+  zones: StoringZones,
+): Promise<{ rows: number; failures: ReportDayFailure[] }> {
+  let rows = 0;
+  const failures: ReportDayFailure[] = [];
+  for (const { id, unknownZone } of due) {
+    try {
+      if (unknownZone !== null) throw new ReportZoneError(unknownZone);
+      rows += await storeConnectionDays(db, id, now, zones.scope);
+    } catch (error: unknown) {
+      failures.push({ connectionId: id, error });
+    }
+  }
+  return { rows, failures };
+}
+
+/** Stores the days of `connectionIds` that are over (storeConnectionDays), each on its own (storeDueDays). */
 export async function storeReportDays(
   db: Db,
   connectionIds: readonly string[],
@@ -103,27 +168,61 @@ export async function storeReportDays(
 ): Promise<{ rows: number; failures: ReportDayFailure[] }> {
   let rows = 0;
   const failures: ReportDayFailure[] = [];
-  for (const connectionId of connectionIds) {
-    try {
-      rows += await storeConnectionDays(db, connectionId, now);
-    } catch (error: unknown) {
-      failures.push({ connectionId, error });
-    }
+  for (const id of connectionIds) {
+    const zones = await storingZones(db, now, id);
+    const stored = await storeDueDays(db, [{ id, unknownZone: zones.unknown[0] ?? null }], now, zones);
+    rows += stored.rows;
+    failures.push(...stored.failures);
   }
   return { rows, failures };
 }
 
-/** Stores the days of the connections after `afterId` (by id), `connections` of them (storeReportDays). */
+/** A run's pass over every connection's report days, a batch at a time (storeReportDayBatch). */
+export interface ReportDayPass {
+  zones: StoringZones;
+}
+
+/** What a run needs before its first batch: the zones, read once for every connection. */
+export async function beginReportDayPass(db: Db, now: Date): Promise<ReportDayPass> {
+  return { zones: await storingZones(db, now) };
+}
+
+/**
+ * Stores the days of the next `connections` connections after `afterId` (by id) that have days to store, and
+ * reports those in a zone no stand-in keeps; connections with nothing to store are skipped in the same statement.
+ */
 export async function storeReportDayBatch(
   db: Db,
+  pass: ReportDayPass,
   now: Date,
   afterId: string | null,
   connections: number,
 ): Promise<{ lastConnectionId: string | null; rows: number; failures: ReportDayFailure[] }> {
-  const ids = (
-    await db.$queryRaw<{ id: string }[]>(Prisma.sql`
-      SELECT id::text FROM connection WHERE ${afterId}::uuid IS NULL OR id > ${afterId}::uuid
-      ORDER BY id LIMIT ${connections}`)
-  ).map((row) => row.id);
-  return { lastConnectionId: ids[ids.length - 1] ?? null, ...(await storeReportDays(db, ids, now)) };
+  const due = await dueConnections(db, pass.zones, now, afterId, connections).catch(async () => {
+    // A connection moved to a zone Postgres lacks since the pass began: the zones again, once.
+    pass.zones = await storingZones(db, now);
+    return dueConnections(db, pass.zones, now, afterId, connections);
+  });
+  return {
+    lastConnectionId: due[due.length - 1]?.id ?? null,
+    ...(await storeDueDays(db, due, now, pass.zones)),
+  };
+}
+
+/** The next `connections` connections after `afterId` with days to store or in a zone no stand-in keeps. */
+function dueConnections(
+  db: Db,
+  { scope, unknown }: StoringZones,
+  now: Date,
+  afterId: string | null,
+  connections: number,
+): Promise<DueConnection[]> {
+  // A zone Postgres cannot count in is never named in a day's SQL: its connections are due, to be reported.
+  return db.$queryRaw<DueConnection[]>(Prisma.sql`
+    SELECT c.id::text AS id,
+           CASE WHEN c.timezone = ANY(${unknown}::text[]) THEN c.timezone END AS "unknownZone"
+    FROM connection c LEFT JOIN report_days_stored s ON s.connection_id = c.id
+    WHERE (${afterId}::uuid IS NULL OR c.id > ${afterId}::uuid)
+      AND CASE WHEN c.timezone = ANY(${unknown}::text[]) THEN true ELSE ${hasDaysToStore(scope, now)} END
+    ORDER BY c.id LIMIT ${connections}`);
 }

@@ -22,7 +22,7 @@ import {
   prunePackedSlotBatch,
   rollUpPackedRunBatch,
 } from './history-compaction.js';
-import { storeReportDayBatch, type ReportDayFailure } from './report-days.js';
+import { beginReportDayPass, storeReportDayBatch, type ReportDayFailure } from './report-days.js';
 
 export interface RetentionSettings {
   /** Sync runs that started this many days ago or earlier are pruned; 0 keeps them all. */
@@ -159,9 +159,16 @@ async function storeAllReportDays(
   options: PassOptions,
   result: PruneResult,
 ): Promise<void> {
+  const pass = await beginReportDayPass(prisma, now);
   let after: string | null = null;
   while (!options.signal?.aborted) {
-    const batch = await storeReportDayBatch(prisma, now, after, connectionsPerBatch(settings.batchSize));
+    const batch = await storeReportDayBatch(
+      prisma,
+      pass,
+      now,
+      after,
+      connectionsPerBatch(settings.batchSize),
+    );
     if (batch.lastConnectionId === null) return;
     after = batch.lastConnectionId;
     result.reportDayFailures += batch.failures.length;

@@ -46,6 +46,8 @@
 //     report is cancelled after BENCH_YEAR_TIMEOUT (120) seconds. Target: 2 s each. Stored report days: the
 //     retention run stores BENCH_YEAR_STORE_SAMPLE (20) connections' (timed), the rest copy theirs.
 //     BENCH_YEAR_REPORTS (e.g. utilization,bookings) times only those reports.
+//   report-days-pass (issue 43) runs only when named: the retention run's pass over report days at
+//     BENCH_REPORT_DAYS_CONNECTIONS (10000, in four zones): the first run, one with no day over, one with a quarter's.
 //   BENCH_QUICK=1: reduced sizes to try the benchmarks out (100 connections, 2 s loads, 1 day of growth); the
 //     docs/performance.md quotes full-size runs only.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -64,6 +66,7 @@ import { benchGrowth } from './growth.js';
 import { loadAverage } from './process-stats.js';
 import { benchReports } from './reports.js';
 import { benchReportsYear } from './reports-year.js';
+import { benchReportDaysPass } from './report-days-pass.js';
 import type { ReportName } from '../../src/reports/report-query.js';
 import { benchRetentionStrategies } from './retention-strategies.js';
 import { benchSharePage } from './share-page.js';
@@ -231,6 +234,13 @@ const benches: [string, () => Promise<BenchSection[]>][] = [
         ...(process.env.BENCH_YEAR_REPORTS
           ? { reports: process.env.BENCH_YEAR_REPORTS.split(',') as ReportName[] }
           : {}),
+      }),
+  ],
+  [
+    'report-days-pass',
+    () =>
+      benchReportDaysPass({
+        connections: Number(process.env.BENCH_REPORT_DAYS_CONNECTIONS ?? (quick ? 1000 : 10_000)),
       }),
   ],
   [

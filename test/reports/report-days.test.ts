@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { parseReportQuery } from '../../src/reports/report-query.js';
 import { runReport } from '../../src/reports/run-report.js';
+import type { PrismaClient } from '../../src/generated/prisma/client.js';
 import { pruneHistory, type RetentionSettings } from '../../src/store/retention.js';
 import { createReportStore } from '../../src/store/reports.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
@@ -175,5 +176,46 @@ describe('report days stored once they are over', () => {
     expect(result.reportDayFailures).toBe(1);
     expect(result.reportDaysStored).toBeGreaterThan(0);
     expect((await stored()).find((row) => row.connection_id === kolkata)?.through).toBe('2026-09-19');
+  }, 120_000);
+
+  it('asks nothing of a connection until a day is over in its zone: a run an hour later touches none', async () => {
+    const [berlin, kolkata, lordHowe] = ids.connections as [string, string, string];
+    /** The connections a run's statements named, by the values they were sent with. */
+    const connectionsTouched = async (now: Date) => {
+      const named = new Set<string>();
+      const record = (query: { values?: unknown[] }) => {
+        for (const value of query.values ?? [])
+          if (typeof value === 'string' && ids.connections.includes(value)) named.add(value);
+      };
+      const watched = new Proxy(db.prisma, {
+        get(target, property, receiver) {
+          const value: unknown = Reflect.get(target, property, receiver);
+          if (typeof value !== 'function') return value;
+          if (property !== '$queryRaw' && property !== '$executeRaw') return value.bind(target);
+          return (query: { values?: unknown[] }) => {
+            record(query);
+            return (value as (q: unknown) => unknown).call(target, query);
+          };
+        },
+      }) as PrismaClient;
+      await pruneHistory(watched, STORE_ONLY, { now, pause: async () => undefined });
+      return [...named].sort();
+    };
+    // Every day stored through 19 September (Berlin back from the zone nobody knows, where the test above moved
+    // it): an hour on, no connection has a day to store.
+    await db.sql.query(`UPDATE connection SET timezone = 'Europe/Berlin' WHERE id = $1::uuid`, [berlin]);
+    await pass(db);
+    expect(await connectionsTouched(new Date(HISTORY_NOW.getTime() + 3_600_000))).toEqual([]);
+    // At 20:00 UTC the 20th has been over for more than an hour in Kolkata (UTC+5:30) and Lord Howe (UTC+10:30),
+    // not in Berlin or UTC.
+    const evening = new Date('2026-09-20T20:00:00Z');
+    expect(await connectionsTouched(evening)).toEqual([kolkata, lordHowe].sort());
+    expect(await connectionsTouched(evening)).toEqual([]);
+    expect(
+      (await stored())
+        .filter((row) => row.through === '2026-09-20')
+        .map((row) => row.connection_id)
+        .sort(),
+    ).toEqual([kolkata, lordHowe].sort());
   }, 120_000);
 });

@@ -33,4 +33,8 @@ describe('postgresZoneFor', () => {
   it('finds none for a zone whose time no known zone keeps', () => {
     expect(postgresZoneFor('Asia/Kathmandu', KNOWN, AT)).toBeUndefined();
   });
+
+  it('finds none, and does not throw, for a zone ICU does not know either', () => {
+    expect(postgresZoneFor('Mars/Olympus_Mons', KNOWN, AT)).toBeUndefined();
+  });
 });

@@ -35,13 +35,24 @@ function offsetsAgree(a: string, b: string, fromMs: number, untilMs: number): bo
   return true;
 }
 
+/** ICU's own name for `zone` (America/Los_Angeles for US/Pacific-New), or undefined when ICU lacks it. */
+function icuNameOf(zone: string): string | undefined {
+  try {
+    return new Intl.DateTimeFormat('en-US', { timeZone: zone }).resolvedOptions().timeZone;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * A name from `known` (Postgres's) that keeps the same time as `zone` around `at`, as luxon reads both; `zone`
  * itself when Postgres knows it; undefined when none does.
  */
 export function postgresZoneFor(zone: string, known: ReadonlySet<string>, at: Date): string | undefined {
   if (known.has(zone)) return zone;
-  const icuName = new Intl.DateTimeFormat('en-US', { timeZone: zone }).resolvedOptions().timeZone;
+  const icuName = icuNameOf(zone);
+  // ICU does not know it either: nothing can tell which zone keeps its time.
+  if (icuName === undefined) return undefined;
   if (known.has(icuName)) return icuName;
   const fromMs = DateTime.fromJSDate(at).minus({ years: YEARS_BEFORE }).toMillis();
   const untilMs = DateTime.fromJSDate(at).plus({ years: YEARS_AFTER }).toMillis();
@@ -60,36 +71,56 @@ export function postgresZoneFor(zone: string, known: ReadonlySet<string>, at: Da
   );
 }
 
-/**
- * `scope` with every zone its queries name (--tz, or each connection's own in its scope) one Postgres knows:
- * `timezone` replaced, and `postgresZones` mapping each connection zone Postgres lacks to its stand-in.
- */
-export async function withPostgresZones<S extends ReportScope>(db: ReportDb, scope: S): Promise<S> {
-  const own =
-    scope.timezone !== undefined
-      ? []
-      : await db.$queryRaw<{ zone: string }[]>(Prisma.sql`
-          SELECT DISTINCT timezone AS zone FROM connection
-          WHERE timezone IS NOT NULL
-            ${scope.connectionId === undefined ? Prisma.empty : Prisma.sql`AND id = ${scope.connectionId}::uuid`}`);
-  const zones = [
-    ...new Set([...(scope.timezone === undefined ? [] : [scope.timezone]), ...own.map((r) => r.zone)]),
-  ];
-  if (zones.length === 0) return scope;
-  const unknown = await db.$queryRaw<{ zone: string }[]>(Prisma.sql`
+/** Zones as names Postgres knows: each lacking one's stand-in, and those with none (no report can count them). */
+export interface PostgresZoneStandIns {
+  standIns: ReadonlyMap<string, string>;
+  unknown: readonly string[];
+}
+
+/** The stand-ins of those of `zones` Postgres lacks, around `at` (postgresZoneFor). */
+export async function postgresZoneStandIns(
+  db: ReportDb,
+  zones: readonly string[],
+  at: Date,
+): Promise<PostgresZoneStandIns> {
+  if (zones.length === 0) return { standIns: new Map(), unknown: [] };
+  const lacking = await db.$queryRaw<{ zone: string }[]>(Prisma.sql`
     SELECT z AS zone FROM unnest(${zones}::text[]) z WHERE z NOT IN (SELECT name FROM pg_timezone_names)`);
-  if (unknown.length === 0) return scope;
+  if (lacking.length === 0) return { standIns: new Map(), unknown: [] };
   const known = new Set(
     (await db.$queryRaw<{ name: string }[]>(Prisma.sql`SELECT name FROM pg_timezone_names`)).map(
       (r) => r.name,
     ),
   );
   const standIns = new Map<string, string>();
-  for (const { zone } of unknown) {
-    const standIn = postgresZoneFor(zone, known, scope.at);
-    if (standIn === undefined) throw new ReportZoneError(zone);
-    standIns.set(zone, standIn);
+  const unknown: string[] = [];
+  for (const { zone } of lacking) {
+    const standIn = postgresZoneFor(zone, known, at);
+    if (standIn === undefined) unknown.push(zone);
+    else standIns.set(zone, standIn);
   }
+  return { standIns, unknown };
+}
+
+/** The zones of the connections in `connectionId`'s scope (every connection without one), none twice. */
+export async function connectionZones(db: ReportDb, connectionId?: string): Promise<string[]> {
+  const rows = await db.$queryRaw<{ zone: string }[]>(Prisma.sql`
+    SELECT DISTINCT timezone AS zone FROM connection
+    WHERE timezone IS NOT NULL
+      ${connectionId === undefined ? Prisma.empty : Prisma.sql`AND id = ${connectionId}::uuid`}`);
+  return rows.map((row) => row.zone);
+}
+
+/**
+ * `scope` with every zone its queries name (--tz, or each connection's own in its scope) one Postgres knows:
+ * `timezone` replaced, and `postgresZones` mapping each connection zone Postgres lacks to its stand-in.
+ */
+export async function withPostgresZones<S extends ReportScope>(db: ReportDb, scope: S): Promise<S> {
+  const own = scope.timezone !== undefined ? [] : await connectionZones(db, scope.connectionId);
+  const zones = [...new Set([...(scope.timezone === undefined ? [] : [scope.timezone]), ...own])];
+  const { standIns, unknown } = await postgresZoneStandIns(db, zones, scope.at);
+  if (unknown.length > 0) throw new ReportZoneError(unknown[0]!);
+  if (standIns.size === 0) return scope;
   return scope.timezone === undefined
     ? { ...scope, postgresZones: standIns }
     : { ...scope, timezone: standIns.get(scope.timezone) ?? scope.timezone };
