@@ -218,4 +218,71 @@ describe('report days stored once they are over', () => {
         .sort(),
     ).toEqual([kolkata, lordHowe].sort());
   }, 120_000);
+
+  it('stores a day a run in one statement for every connection one day behind, with the same answers', async () => {
+    const [berlin, kolkata] = ids.connections as [string, string];
+    await db.sql.query(`UPDATE connection SET timezone = 'Europe/Berlin' WHERE id = $1::uuid`, [berlin]);
+    await db.sql.query('TRUNCATE utilization_day, booking_day, report_days_stored');
+    const computed = await storedDayAnswers();
+    // Ten connections a batch (RETENTION_BATCH_SIZE's default): all four in one.
+    const batched: RetentionSettings = { ...STORE_ONLY, batchSize: 1000 };
+    await pass(db, batched, new Date(HISTORY_NOW.getTime() - 10 * DAY_MS));
+    const batches: string[][] = [];
+    const watched = new Proxy(db.prisma, {
+      get(target, property, receiver) {
+        const value: unknown = Reflect.get(target, property, receiver);
+        if (typeof value !== 'function') return value;
+        if (property !== '$queryRaw' && property !== '$executeRaw') return value.bind(target);
+        return (query: { values?: unknown[] }) => {
+          for (const bound of query.values ?? [])
+            if (Array.isArray(bound) && bound.every((id) => ids.connections.includes(id as string)))
+              batches.push((bound as string[]).slice().sort());
+          return (value as (q: unknown) => unknown).call(target, query);
+        };
+      },
+    }) as PrismaClient;
+    // A run a day, each finding every connection one day behind.
+    for (let daysBack = 9; daysBack >= 0; daysBack--) {
+      const result = await pruneHistory(watched, batched, {
+        now: new Date(HISTORY_NOW.getTime() - daysBack * DAY_MS),
+        pause: async () => undefined,
+      });
+      expect(result.reportDayFailures).toBe(0);
+    }
+    expect(batches.filter((batch) => batch.length === 4).length).toBeGreaterThanOrEqual(10);
+    expect((await stored()).every((row) => row.through === '2026-09-19')).toBe(true);
+    const fromStored = await storedDayAnswers();
+    expect([...computed].filter(([key, text]) => fromStored.get(key) !== text).map(([key]) => key)).toEqual(
+      [],
+    );
+
+    // A batch that fails is stored a connection at a time: the one that fails is reported, the others stored.
+    await db.sql.query(`
+      CREATE FUNCTION refuse_kolkata() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF NEW.connection_id = '${kolkata}'::uuid THEN RAISE EXCEPTION 'refused for the test'; END IF;
+        RETURN NEW;
+      END $$;
+      CREATE TRIGGER refuse_kolkata BEFORE INSERT ON utilization_day
+        FOR EACH ROW EXECUTE FUNCTION refuse_kolkata();`);
+    try {
+      const failures: string[] = [];
+      const nextDay = await pruneHistory(db.prisma, batched, {
+        now: new Date(HISTORY_NOW.getTime() + DAY_MS),
+        pause: async () => undefined,
+        onReportDayFailure: ({ connectionId }) => failures.push(connectionId),
+      });
+      expect(failures).toEqual([kolkata]);
+      expect(nextDay.reportDaysStored).toBeGreaterThan(0);
+      const through = new Map((await stored()).map((row) => [row.connection_id, row.through]));
+      expect(through.get(kolkata)).toBe('2026-09-19');
+      expect([...through].filter(([id]) => id !== kolkata).map(([, day]) => day)).toEqual([
+        '2026-09-20',
+        '2026-09-20',
+        '2026-09-20',
+      ]);
+    } finally {
+      await db.sql.query('DROP TRIGGER refuse_kolkata ON utilization_day; DROP FUNCTION refuse_kolkata()');
+    }
+  }, 300_000);
 });

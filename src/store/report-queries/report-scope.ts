@@ -6,6 +6,11 @@ export type BookingsGrouping = (typeof BOOKINGS_GROUPINGS)[number];
 
 export interface ReportScope {
   connectionId?: string;
+  /**
+   * Only these connections: a batch the retention run stores the days of (store/report-days.ts), read as one
+   * statement rather than one a connection. Reports do not take it.
+   */
+  connectionBatch?: readonly string[];
   eventId?: string;
   /** Inclusive local days 'YYYY-MM-DD' (in each connection's zone, or `timezone`). */
   from?: string;

@@ -27,12 +27,18 @@ export function localDay(query: ReportScope, instant: Prisma.Sql): Prisma.Sql {
 
 export const at = (query: ReportScope): Prisma.Sql => Prisma.sql`${query.at}::timestamptz`;
 
+/** `AND …` keeping the query's connections (--connection, or a batch of them) in `column`; empty for all. */
+export function connectionFilter(query: ReportScope, column: Prisma.Sql): Prisma.Sql {
+  const parts: Prisma.Sql[] = [];
+  if (query.connectionId !== undefined) parts.push(Prisma.sql`AND ${column} = ${query.connectionId}::uuid`);
+  if (query.connectionBatch !== undefined)
+    parts.push(Prisma.sql`AND ${column} = ANY(${query.connectionBatch}::uuid[])`);
+  return parts.length === 0 ? Prisma.empty : Prisma.join(parts, ' ');
+}
+
 /** `AND …` for --connection and --event on a table alias holding connection_id / upstream_event_id. */
 export function scopeFilter(query: ReportScope, alias: string): Prisma.Sql {
-  const parts: Prisma.Sql[] = [];
-  if (query.connectionId !== undefined) {
-    parts.push(Prisma.sql`AND ${Prisma.raw(alias)}.connection_id = ${query.connectionId}::uuid`);
-  }
+  const parts: Prisma.Sql[] = [connectionFilter(query, Prisma.raw(`${alias}.connection_id`))];
   if (query.eventId !== undefined) {
     parts.push(Prisma.sql`AND ${Prisma.raw(alias)}.upstream_event_id = ${query.eventId}`);
   }
@@ -44,9 +50,7 @@ export function scopeFilter(query: ReportScope, alias: string): Prisma.Sql {
  * closed one of its slots, so --event keeps the bookings whose event_ids hold it.
  */
 export function bookingScopeFilter(query: ReportScope): Prisma.Sql {
-  const parts: Prisma.Sql[] = [];
-  if (query.connectionId !== undefined)
-    parts.push(Prisma.sql`AND b.connection_id = ${query.connectionId}::uuid`);
+  const parts: Prisma.Sql[] = [connectionFilter(query, Prisma.sql`b.connection_id`)];
   if (query.eventId !== undefined) parts.push(Prisma.sql`AND b.event_ids @> ARRAY[${query.eventId}::text]`);
   return parts.length === 0 ? Prisma.empty : Prisma.join(parts, ' ');
 }

@@ -3,7 +3,7 @@
 // its zone then; they count for a report only in that zone, of every event type.
 import { Prisma } from '../../generated/prisma/client.js';
 import type { ReportScope } from './report-scope.js';
-import { at, localDay, zoneOf } from './report-sql.js';
+import { at, connectionFilter, localDay, zoneOf } from './report-sql.js';
 
 /** The zone a connection's days are stored in (alias `c`): its own, or UTC when it has none (zoneOf without --tz). */
 export const STORED_ZONE = Prisma.sql`COALESCE(c.timezone, 'UTC')`;
@@ -31,8 +31,7 @@ export interface ComputedPart {
  * zone) does not make the report read every connection's whole history.
  */
 export function unstoredParts(query: ReportScope, lastDay: Prisma.Sql): [ComputedPart, ComputedPart] {
-  const connection =
-    query.connectionId === undefined ? Prisma.empty : Prisma.sql`AND c.id = ${query.connectionId}::uuid`;
+  const connection = connectionFilter(query, Prisma.sql`c.id`);
   const behind = Prisma.sql`
     FROM connection c JOIN report_days_stored s ON s.connection_id = c.id AND s.zone = ${STORED_ZONE}
     WHERE s.through < ${lastDay} ${connection}`;
@@ -63,9 +62,8 @@ export function storedDays(
   columns: readonly string[],
 ): Prisma.Sql {
   const conditions = [
-    Prisma.sql`u.day <= s.through`,
+    Prisma.sql`u.day <= s.through ${connectionFilter(query, Prisma.sql`u.connection_id`)}`,
     Prisma.sql`u.day < ${localDay(query, at(query))}`,
-    ...(query.connectionId === undefined ? [] : [Prisma.sql`u.connection_id = ${query.connectionId}::uuid`]),
     ...(query.from === undefined ? [] : [Prisma.sql`u.day >= ${query.from}::date`]),
     ...(query.to === undefined ? [] : [Prisma.sql`u.day <= ${query.to}::date`]),
   ];
