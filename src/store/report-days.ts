@@ -4,7 +4,7 @@
 // connection and day instead of every slot. A connection whose zone changed has its days counted again in the
 // new one, from the history still kept. Stored days are kept for good, as bookings are: a report over days whose
 // slots retention has pruned still answers what it did while they were kept.
-import { Prisma } from '../generated/prisma/client.js';
+import { Prisma, type PrismaClient } from '../generated/prisma/client.js';
 import { BOOKING_DAY_FIGURES, computedBookingDays } from './report-queries/booking-periods.js';
 import { localDay } from './report-queries/report-sql.js';
 import type { ReportScope } from './report-queries/report-scope.js';
@@ -17,7 +17,7 @@ import {
 import { STORED_ZONE } from './report-queries/stored-days.js';
 import { computedUtilizationDays, UTILIZATION_FIGURES } from './report-queries/utilization-rows.js';
 
-type Db = ReportDb & { $executeRaw: (query: Prisma.Sql) => Promise<number> };
+type Db = ReportDb & Pick<PrismaClient, '$executeRaw' | '$transaction'>;
 
 /**
  * How long a day must have been over before it is stored. A sync stamps what it writes with the instant its
@@ -93,8 +93,8 @@ function hasDaysToStore(scope: ReportScope, now: Date, moreThanOne = false): Pri
 /**
  * Stores the local days of the connections of `batch` that were over SETTLE_MS before `now` and are not stored
  * yet, each in its zone (or UTC; Postgres's own name stands in for a zone it lacks, as in a report), in two
- * statements whatever the batch's size: planning the days' query costs several times running it for one
- * connection (4–7 ms against ~1). The number of rows stored.
+ * statements whatever the batch's size: planning the days' query costs several times running it for a
+ * connection's day (4–7 ms against ~1 with no history). The number of rows stored.
  */
 async function storeBatchDays(
   db: Db,
@@ -104,8 +104,10 @@ async function storeBatchDays(
 ): Promise<number> {
   const query: ReportScope = { ...zones, connectionBatch: batch };
   const through = lastDayToStore(query, now);
-  // Days counted in a zone a connection no longer has are counted again from what is kept.
-  await db.$executeRaw(Prisma.sql`
+  // Days counted in a zone a connection no longer has are counted again from what is kept: deleted in the
+  // transaction that stores them again, so that a zone the store cannot count in (one Postgres lacks, moved to
+  // since the pass began) fails both and keeps them.
+  const deleteMoved = db.$executeRaw(Prisma.sql`
     WITH moved AS (
       DELETE FROM report_days_stored s USING connection c
       WHERE c.id = s.connection_id AND c.id = ANY(${batch}::uuid[]) AND s.zone <> ${STORED_ZONE}
@@ -116,10 +118,10 @@ async function storeBatchDays(
     DELETE FROM booking_day o USING moved m WHERE o.connection_id = m.connection_id`);
   // One statement: each connection's days and how far they go are stored together or not at all. Only while
   // the connection is behind and its stored days (if any) are in its zone as this statement sees it (a zone that
-  // moved since the line above waits for the next run), and not while a sync's commit holds its row: the rows'
-  // key check would wait for that commit, and the next run stores them.
+  // moved since the delete waits for the next run), and not while a sync's commit holds its row: the rows' key
+  // check would wait for that commit, and the next run stores them.
   const [utilization, bookings] = STORED_TABLES.map((table) => insertDays(table, query, through));
-  const [done] = await db.$queryRaw<{ rows: number }[]>(Prisma.sql`
+  const store = db.$queryRaw<{ rows: number }[]>(Prisma.sql`
     WITH claimed AS (
       SELECT c.id FROM connection c LEFT JOIN report_days_stored s ON s.connection_id = c.id
       WHERE c.id = ANY(${batch}::uuid[]) AND (s.zone IS NULL OR s.zone = ${STORED_ZONE})
@@ -131,6 +133,7 @@ async function storeBatchDays(
       ON CONFLICT (connection_id) DO UPDATE SET zone = EXCLUDED.zone, through = EXCLUDED.through
     )
     SELECT ((SELECT COUNT(*) FROM utilization) + (SELECT COUNT(*) FROM bookings))::int AS rows`);
+  const [, [done]] = await db.$transaction([deleteMoved, store]);
   return done?.rows ?? 0;
 }
 
@@ -224,7 +227,8 @@ export async function storeReportDayBatch(
   connections: number,
 ): Promise<{ lastConnectionId: string | null; rows: number; failures: ReportDayFailure[] }> {
   const due = await dueConnections(db, pass.zones, now, afterId, connections).catch(async () => {
-    // A connection moved to a zone Postgres lacks since the pass began: the zones again, once.
+    // A connection in a zone Postgres lacks that the pass did not read (new, or moved since it began), where
+    // Postgres evaluated its day before the condition that makes it due anyway: the zones again, once.
     pass.zones = await storingZones(db, now);
     return dueConnections(db, pass.zones, now, afterId, connections);
   });

@@ -15,6 +15,7 @@ import { runReport } from '../../src/reports/run-report.js';
 import { createPrismaClient } from '../../src/store/prisma-client.js';
 import { createReportStore } from '../../src/store/reports.js';
 import { storeReportDays } from '../../src/store/report-days.js';
+import { pruneHistory } from '../../src/store/retention.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { check, type BenchSection } from './bench-result.js';
 import { loadAverage } from './process-stats.js';
@@ -221,6 +222,25 @@ async function generateStoredReportDays(db: TestDatabase, options: ReportsYearOp
   return Math.round(perConnection * 1000) / 1000;
 }
 
+/**
+ * The retention run a day after NOW: every connection has the 20th to store (its last slots, its bookings), one
+ * day behind, so they are stored a batch at a time (store/report-days.ts). Milliseconds per connection.
+ */
+async function timeNextDayRun(
+  prisma: ReturnType<typeof createPrismaClient>,
+  connections: number,
+): Promise<number> {
+  const started = performance.now();
+  const result = await pruneHistory(
+    prisma,
+    { syncRunDays: 0, closedSlotDays: 0, compactAfterDays: 0, batchSize: 1000 },
+    { now: new Date(NOW.getTime() + 86_400_000), pause: async () => undefined },
+  );
+  check(result.reportDayFailures === 0, `${result.reportDayFailures} connections failed the next day's run`);
+  check(result.reportDaysStored > 0, "the next day's run stored nothing");
+  return Math.round(((performance.now() - started) / connections) * 100) / 100;
+}
+
 async function tableBytes(db: TestDatabase): Promise<Record<string, number>> {
   const { rows } = await db.sql.query<{ name: string; mib: number }>(
     `SELECT relname AS name, round(pg_total_relation_size(oid) / 1048576.0)::float8 AS mib FROM pg_class
@@ -319,6 +339,9 @@ export async function benchReportsYear(options: ReportsYearOptions): Promise<Ben
         targets[label] = { target: `≤ ${TARGET_SECONDS} s`, met: took !== null && took <= TARGET_SECONDS };
         console.log(`reports-year: ${label}: ${figures[`${label} (s)`]} s (load ${loadAverage()})`);
       }
+      // Last, as it stores the 20th: the next day's run, every connection one day behind.
+      figures['report days stored the next day by the retention run, ms per connection (batched)'] =
+        await timeNextDayRun(prisma, options.connections);
       return [
         {
           benchmark: 'reports over a year of 10,000 connections',
