@@ -10,6 +10,7 @@ import { localDay } from './report-queries/report-sql.js';
 import type { ReportScope } from './report-queries/report-scope.js';
 import {
   connectionZones,
+  postgresZoneNames,
   postgresZoneStandIns,
   ReportZoneError,
   type ReportDb,
@@ -69,7 +70,8 @@ interface StoringZones {
 }
 
 async function storingZones(db: Db, now: Date, connectionId?: string): Promise<StoringZones> {
-  const { standIns, unknown } = await postgresZoneStandIns(db, await connectionZones(db, connectionId), now);
+  const zones = await connectionZones(db, connectionId);
+  const { standIns, unknown } = await postgresZoneStandIns(db, postgresZoneNames(), zones, now);
   return { scope: { at: now, ...(standIns.size === 0 ? {} : { postgresZones: standIns }) }, unknown };
 }
 

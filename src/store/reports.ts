@@ -13,6 +13,7 @@ import {
 } from './report-queries/bookings-rows.js';
 import type { BookingsGrouping, ReportScope } from './report-queries/report-scope.js';
 import { withReportSession } from './report-queries/report-sql.js';
+import { postgresZoneNames, type ReportDb } from './report-queries/report-zones.js';
 import { syncHealthRows, type SyncHealthRow } from './report-queries/sync-health-rows.js';
 import { utilizationRows, type UtilizationRow } from './report-queries/utilization-rows.js';
 
@@ -60,13 +61,16 @@ export interface ReportStore {
 }
 
 export function createReportStore(prisma: PrismaClient): ReportStore {
+  // Read once for this store's reports, not once a report (report-zones.ts).
+  const knownZones = postgresZoneNames();
+  const session = <S extends ReportScope, T>(scope: S, work: (db: ReportDb, zoned: S) => Promise<T>) =>
+    withReportSession(prisma, knownZones, scope, work);
   return {
-    availability: (scope) => withReportSession(prisma, scope, (db, zoned) => availabilityRows(db, zoned)),
-    bookings: (scope) => withReportSession(prisma, scope, (db, zoned) => bookingsRows(db, zoned)),
-    utilization: (scope) => withReportSession(prisma, scope, (db, zoned) => utilizationRows(db, zoned)),
-    syncHealth: (scope) => withReportSession(prisma, scope, (db, zoned) => syncHealthRows(db, zoned)),
-    bookingsByWeekdayHour: (scope) =>
-      withReportSession(prisma, scope, (db, zoned) => bookingsByWeekdayHour(db, zoned)),
+    availability: (scope) => session(scope, availabilityRows),
+    bookings: (scope) => session(scope, bookingsRows),
+    utilization: (scope) => session(scope, utilizationRows),
+    syncHealth: (scope) => session(scope, syncHealthRows),
+    bookingsByWeekdayHour: (scope) => session(scope, bookingsByWeekdayHour),
 
     async hasConnection(connectionId) {
       try {

@@ -4,7 +4,7 @@
 import type { Prisma } from '../../src/generated/prisma/client.js';
 import type { ReportQuery } from '../../src/reports/report-query.js';
 import { withReportSession } from '../../src/store/report-queries/report-sql.js';
-import type { ReportDb } from '../../src/store/report-queries/report-zones.js';
+import { postgresZoneNames, type ReportDb } from '../../src/store/report-queries/report-zones.js';
 import type { TestDatabase } from './db.js';
 
 export interface PlanNode {
@@ -61,6 +61,8 @@ export async function explainReport<Scope>(
       return [];
     }) as ReportDb['$queryRaw'],
   });
-  await withReportSession(prisma, query, (tx, scope) => read(explaining(tx), scope as Scope));
+  await withReportSession(prisma, postgresZoneNames(), query, (tx, scope) =>
+    read(explaining(tx), scope as Scope),
+  );
   return explained;
 }

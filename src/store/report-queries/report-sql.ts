@@ -2,7 +2,7 @@
 // local-day range. Everything is a bound parameter (Prisma.sql), never spliced text.
 import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
 import type { ReportScope } from './report-scope.js';
-import { withPostgresZones, type ReportDb } from './report-zones.js';
+import { withPostgresZones, type PostgresZoneNames, type ReportDb } from './report-zones.js';
 
 /**
  * The zone of connection alias `c`: --tz when given, else the connection's own (or the stand-in Postgres knows it
@@ -126,6 +126,7 @@ export type { ReportDb } from './report-zones.js';
  */
 export function withReportSession<S extends ReportScope, T>(
   prisma: PrismaClient,
+  knownZones: PostgresZoneNames,
   scope: S,
   work: (db: ReportDb, scope: S) => Promise<T>,
 ): Promise<T> {
@@ -137,7 +138,7 @@ export function withReportSession<S extends ReportScope, T>(
       // row's own values (sync-health's staleness), so a one-connection report of a few thousand rows is costed
       // in the millions, past jit_above_cost, and then spends a second or more compiling for milliseconds of work.
       await tx.$executeRaw`SET LOCAL jit = off`;
-      return work(tx, await withPostgresZones(tx, scope));
+      return work(tx, await withPostgresZones(tx, scope, knownZones));
     },
     { maxWait: 10_000, timeout: 120_000 },
   );

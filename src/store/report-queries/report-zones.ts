@@ -77,24 +77,50 @@ export interface PostgresZoneStandIns {
   unknown: readonly string[];
 }
 
-/** The stand-ins of those of `zones` Postgres lacks, around `at` (postgresZoneFor). */
+/** The names of the zones a Postgres knows (pg_timezone_names), read with `db` when they must be read. */
+export type PostgresZoneNames = (db: ReportDb) => Promise<ReadonlySet<string>>;
+
+/** How long the names are kept: a Postgres's zone data changes only when it is upgraded. */
+export const ZONE_NAMES_KEPT_MS = 10 * 60_000;
+
+/**
+ * The names of the zones a Postgres knows, read at most once every `keptMs`: reading them scans its whole zone
+ * database (40–90 ms here), which every report paid before its first query. Read with the caller's own `db` (a
+ * report's transaction), so that no report waits for a second pooled connection; a failed read is not kept.
+ */
+export function postgresZoneNames(
+  keptMs = ZONE_NAMES_KEPT_MS,
+  now: () => number = Date.now,
+): PostgresZoneNames {
+  let kept: { names: Promise<ReadonlySet<string>>; readAtMs: number } | undefined;
+  return (db) => {
+    if (kept === undefined || now() - kept.readAtMs >= keptMs) {
+      const names = db
+        .$queryRaw<{ name: string }[]>(Prisma.sql`SELECT name FROM pg_timezone_names`)
+        .then((rows): ReadonlySet<string> => new Set(rows.map((row) => row.name)));
+      const reading = { names, readAtMs: now() };
+      kept = reading;
+      names.catch(() => {
+        if (kept === reading) kept = undefined;
+      });
+    }
+    return kept.names;
+  };
+}
+
+/** The stand-ins of those of `zones` Postgres lacks (by `knownNames`), around `at` (postgresZoneFor). */
 export async function postgresZoneStandIns(
   db: ReportDb,
+  knownNames: PostgresZoneNames,
   zones: readonly string[],
   at: Date,
 ): Promise<PostgresZoneStandIns> {
   if (zones.length === 0) return { standIns: new Map(), unknown: [] };
-  const lacking = await db.$queryRaw<{ zone: string }[]>(Prisma.sql`
-    SELECT z AS zone FROM unnest(${zones}::text[]) z WHERE z NOT IN (SELECT name FROM pg_timezone_names)`);
-  if (lacking.length === 0) return { standIns: new Map(), unknown: [] };
-  const known = new Set(
-    (await db.$queryRaw<{ name: string }[]>(Prisma.sql`SELECT name FROM pg_timezone_names`)).map(
-      (r) => r.name,
-    ),
-  );
+  const known = await knownNames(db);
+  const lacking = zones.filter((zone) => !known.has(zone));
   const standIns = new Map<string, string>();
   const unknown: string[] = [];
-  for (const { zone } of lacking) {
+  for (const zone of lacking) {
     const standIn = postgresZoneFor(zone, known, at);
     if (standIn === undefined) unknown.push(zone);
     else standIns.set(zone, standIn);
@@ -115,10 +141,14 @@ export async function connectionZones(db: ReportDb, connectionId?: string): Prom
  * `scope` with every zone its queries name (--tz, or each connection's own in its scope) one Postgres knows:
  * `timezone` replaced, and `postgresZones` mapping each connection zone Postgres lacks to its stand-in.
  */
-export async function withPostgresZones<S extends ReportScope>(db: ReportDb, scope: S): Promise<S> {
+export async function withPostgresZones<S extends ReportScope>(
+  db: ReportDb,
+  scope: S,
+  knownNames: PostgresZoneNames,
+): Promise<S> {
   const own = scope.timezone !== undefined ? [] : await connectionZones(db, scope.connectionId);
   const zones = [...new Set([...(scope.timezone === undefined ? [] : [scope.timezone]), ...own])];
-  const { standIns, unknown } = await postgresZoneStandIns(db, zones, scope.at);
+  const { standIns, unknown } = await postgresZoneStandIns(db, knownNames, zones, scope.at);
   if (unknown.length > 0) throw new ReportZoneError(unknown[0]!);
   if (standIns.size === 0) return scope;
   return scope.timezone === undefined
