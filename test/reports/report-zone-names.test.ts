@@ -51,7 +51,7 @@ describe('the zone names Postgres knows, in reports', () => {
     expect(counting.read()).toBe(1);
   }, 60_000);
 
-  it('are read again once they have been kept ZONE_NAMES_KEPT_MS, and not kept when the read failed', async () => {
+  it('are read again once kept ZONE_NAMES_KEPT_MS, not kept when a read failed, and read again by one that joined it', async () => {
     let nowMs = 0;
     const names = postgresZoneNames(ZONE_NAMES_KEPT_MS, () => nowMs);
     // A Postgres nothing listens for: the read fails, and the next one reads again.
@@ -61,6 +61,17 @@ describe('the zone names Postgres knows, in reports', () => {
     } finally {
       await unreachable.$disconnect();
     }
+    // A report that joined a read under way which then fails reads them with its own client.
+    const unreachableAgain = createPrismaClient('postgresql://postgres@127.0.0.1:1/none');
+    try {
+      const first = names(unreachableAgain);
+      const joined = names(db.prisma);
+      await expect(first).rejects.toThrow();
+      expect((await joined).has('Europe/Berlin')).toBe(true);
+    } finally {
+      await unreachableAgain.$disconnect();
+    }
+    nowMs += ZONE_NAMES_KEPT_MS;
     counting = countZoneNameReads();
     expect((await names(db.prisma)).has('Europe/Berlin')).toBe(true);
     nowMs += ZONE_NAMES_KEPT_MS - 1;

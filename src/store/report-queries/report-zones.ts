@@ -93,18 +93,22 @@ export function postgresZoneNames(
   now: () => number = Date.now,
 ): PostgresZoneNames {
   let kept: { names: Promise<ReadonlySet<string>>; readAtMs: number } | undefined;
+  const read = (db: ReportDb) =>
+    db
+      .$queryRaw<{ name: string }[]>(Prisma.sql`SELECT name FROM pg_timezone_names`)
+      .then((rows): ReadonlySet<string> => new Set(rows.map((row) => row.name)));
   return (db) => {
     if (kept === undefined || now() - kept.readAtMs >= keptMs) {
-      const names = db
-        .$queryRaw<{ name: string }[]>(Prisma.sql`SELECT name FROM pg_timezone_names`)
-        .then((rows): ReadonlySet<string> => new Set(rows.map((row) => row.name)));
-      const reading = { names, readAtMs: now() };
+      const reading = { names: read(db), readAtMs: now() };
       kept = reading;
-      names.catch(() => {
+      reading.names.catch(() => {
         if (kept === reading) kept = undefined;
       });
+      return reading.names;
     }
-    return kept.names;
+    // Another report's read, kept or under way: should it fail (that report's transaction cancelled, say), this
+    // report reads them with its own.
+    return kept.names.catch(() => read(db));
   };
 }
 
