@@ -1,0 +1,169 @@
+// Counts of values in logarithmic buckets, DDSketch's mapping (a bucket's highest value is RATIO times its
+// lowest), so a percentile read back from the counts is within RELATIVE_ERROR of the exact one. Kept as counts
+// rather than a library's sketch because reports subtract them: a running total stored per day, the days of a
+// range are the total at its end less the total before it (store/sync-health-days.ts), and no JS sketch library
+// offers subtraction. Bucket keys are computed in SQL (report-queries/sync-health-figures.ts) from the same
+// constants; the counts travel between Postgres and here as bytes (encodeHistograms), a few hundred a histogram.
+
+/** Largest relative error of a value read back from its bucket: 1 %. */
+export const RELATIVE_ERROR = 0.01;
+/** A bucket's highest value over its lowest. */
+export const RATIO = (1 + RELATIVE_ERROR) / (1 - RELATIVE_ERROR);
+/** Values below this (a run of under a millisecond, a staleness of none) share bucket 0 and read back as 0. */
+export const SMALLEST = 0.001;
+
+/**
+ * Counts by bucket key, keys ascending and each count above 0: arrays rather than a Map, because a report adds
+ * and subtracts two or three of them a connection for thousands of connections (a merge of sorted arrays).
+ */
+export interface Histogram {
+  keys: number[];
+  counts: number[];
+}
+/** Histograms by name (sync-health: 'duration' and one per date band). */
+export type Histograms = Map<string, Histogram>;
+
+/** A histogram of `[key, count]` pairs in any order (counts of one key added up). */
+export function histogramOf(pairs: Iterable<readonly [number, number]>): Histogram {
+  const byKey = new Map<number, number>();
+  for (const [key, count] of pairs) byKey.set(key, (byKey.get(key) ?? 0) + count);
+  const sorted = [...byKey].filter(([, count]) => count !== 0).sort(([x], [y]) => x - y);
+  return { keys: sorted.map(([key]) => key), counts: sorted.map(([, count]) => count) };
+}
+
+/** The key of `value`'s bucket: 0 below SMALLEST, else 1 + ⌈log_RATIO(value / SMALLEST)⌉. As the SQL computes it. */
+export function bucketKey(value: number): number {
+  if (!(value >= SMALLEST)) return 0;
+  return 1 + Math.ceil(Math.log(value / SMALLEST) / Math.log(RATIO));
+}
+
+/** The value a bucket reads back as: within RELATIVE_ERROR of every value in it. */
+export function bucketValue(key: number): number {
+  if (key <= 0) return 0;
+  return (2 * SMALLEST * RATIO ** (key - 1)) / (RATIO + 1);
+}
+
+/** `a` plus `sign` × `b`, merged by key; a bucket whose count comes to 0 is dropped. */
+function mergedHistogram(a: Histogram, b: Histogram, sign: 1 | -1): Histogram {
+  const keys: number[] = [];
+  const counts: number[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < a.keys.length || j < b.keys.length) {
+    const keyA = i < a.keys.length ? a.keys[i]! : Infinity;
+    const keyB = j < b.keys.length ? b.keys[j]! : Infinity;
+    const key = Math.min(keyA, keyB);
+    const count = (keyA === key ? a.counts[i++]! : 0) + (keyB === key ? sign * b.counts[j++]! : 0);
+    if (count !== 0) {
+      keys.push(key);
+      counts.push(count);
+    }
+  }
+  return { keys, counts };
+}
+
+/** `into` plus `sign` × `from`, in place by name; a histogram that comes to nothing is dropped. */
+export function addHistograms(into: Histograms, from: Histograms, sign: 1 | -1 = 1): Histograms {
+  for (const [name, histogram] of from) {
+    const sum = mergedHistogram(into.get(name) ?? { keys: [], counts: [] }, histogram, sign);
+    if (sum.keys.length > 0) into.set(name, sum);
+    else into.delete(name);
+  }
+  return into;
+}
+
+/**
+ * The p-th percentiles as Postgres's percentile_cont computes them (interpolated between the two values around
+ * rank p·(n−1)), each of the two read back from its bucket: within RELATIVE_ERROR of the exact answer, as both
+ * are and the interpolation keeps their weights. null with no values.
+ */
+export function percentilesOf(histogram: Histogram | undefined, ps: readonly number[]): (number | null)[] {
+  const total = histogram?.counts.reduce((sum, count) => sum + count, 0) ?? 0;
+  if (histogram === undefined || total <= 0) return ps.map(() => null);
+  const { keys, counts } = histogram;
+  const valueAt = (index: number): number => {
+    let seen = 0;
+    for (let i = 0; i < keys.length; i++) {
+      seen += counts[i]!;
+      if (index < seen) return bucketValue(keys[i]!);
+    }
+    return bucketValue(keys[keys.length - 1]!);
+  };
+  return ps.map((p) => {
+    const rank = p * (total - 1);
+    const lower = Math.floor(rank);
+    const below = valueAt(lower);
+    return rank === lower ? below : below + (rank - lower) * (valueAt(lower + 1) - below);
+  });
+}
+
+export const percentileOf = (histogram: Histogram | undefined, p: number): number | null =>
+  percentilesOf(histogram, [p])[0]!;
+
+// The bytes: for each histogram its name's length and UTF-8, its bucket count, then each bucket as the key's
+// distance from the one before and its count, all unsigned LEB128 varints. Keys are ascending, so distances are
+// small, and most counts fit a byte or two.
+
+function writeVarint(out: number[], value: number): void {
+  let rest = value;
+  while (rest >= 0x80) {
+    out.push((rest % 0x80) | 0x80);
+    rest = Math.floor(rest / 0x80);
+  }
+  out.push(rest);
+}
+
+/** The histograms as bytes (decodeHistograms reads them). Counts must be whole and not negative. */
+export function encodeHistograms(histograms: Histograms): Uint8Array {
+  const out: number[] = [];
+  const names = [...histograms.keys()].sort();
+  for (const name of names) {
+    const nameBytes = new TextEncoder().encode(name);
+    writeVarint(out, nameBytes.length);
+    out.push(...nameBytes);
+    const { keys, counts } = histograms.get(name)!;
+    writeVarint(out, keys.length);
+    let previous = 0;
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i]!;
+      const count = counts[i]!;
+      if (!Number.isInteger(count) || count < 0) throw new RangeError(`A histogram count of ${count}`);
+      writeVarint(out, key - previous);
+      writeVarint(out, count);
+      previous = key;
+    }
+  }
+  return Uint8Array.from(out);
+}
+
+export function decodeHistograms(bytes: Uint8Array | null | undefined): Histograms {
+  const histograms: Histograms = new Map();
+  if (!bytes) return histograms;
+  let at = 0;
+  const readVarint = (): number => {
+    let value = 0;
+    let scale = 1;
+    for (;;) {
+      if (at >= bytes.length) throw new RangeError('Histogram bytes end mid-number');
+      const byte = bytes[at++]!;
+      value += (byte & 0x7f) * scale;
+      if (byte < 0x80) return value;
+      scale *= 0x80;
+    }
+  };
+  const decoder = new TextDecoder();
+  while (at < bytes.length) {
+    const nameLength = readVarint();
+    const name = decoder.decode(bytes.subarray(at, at + nameLength));
+    at += nameLength;
+    const histogram: Histogram = { keys: [], counts: [] };
+    let key = 0;
+    for (let left = readVarint(); left > 0; left--) {
+      key += readVarint();
+      histogram.keys.push(key);
+      histogram.counts.push(readVarint());
+    }
+    histograms.set(name, histogram);
+  }
+  return histograms;
+}

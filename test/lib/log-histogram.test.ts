@@ -1,0 +1,98 @@
+// Log-bucket histograms (issue 43): a percentile read back from the counts is within RELATIVE_ERROR of
+// percentile_cont's over the values themselves, after adding and subtracting histograms as stored running totals
+// are, and the bytes they are stored as read back the same.
+import { describe, expect, it } from '@jest/globals';
+import {
+  addHistograms,
+  bucketKey,
+  bucketValue,
+  decodeHistograms,
+  encodeHistograms,
+  histogramOf,
+  percentileOf,
+  RELATIVE_ERROR,
+  SMALLEST,
+  type Histograms,
+} from '../../src/lib/log-histogram.js';
+
+/** percentile_cont as Postgres computes it: interpolated between the values around rank p·(n−1). */
+function exactPercentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const rank = p * (sorted.length - 1);
+  const lower = Math.floor(rank);
+  const below = sorted[lower]!;
+  return rank === lower ? below : below + (rank - lower) * (sorted[lower + 1]! - below);
+}
+
+function histogramsOfValues(values: number[]): Histograms {
+  return new Map([['duration', histogramOf(values.map((value) => [bucketKey(value), 1] as const))]]);
+}
+
+/** A seeded PRNG, so a failure reproduces. */
+function prng(seed: number): () => number {
+  let state = seed;
+  return () => {
+    state = (state * 1_103_515_245 + 12_345) % 2 ** 31;
+    return state / 2 ** 31;
+  };
+}
+
+describe('log-bucket histograms', () => {
+  it('reads every value back within the relative error, and values under the smallest as 0', () => {
+    for (let value = SMALLEST; value < 1e7; value *= 1.37) {
+      const readBack = bucketValue(bucketKey(value));
+      expect(Math.abs(readBack - value) / value).toBeLessThanOrEqual(RELATIVE_ERROR + 1e-12);
+    }
+    expect(bucketValue(bucketKey(0))).toBe(0);
+    expect(bucketValue(bucketKey(SMALLEST / 2))).toBe(0);
+  });
+
+  it('answers percentile_cont within the relative error, interpolated ranks included', () => {
+    const random = prng(43);
+    for (const size of [1, 2, 3, 10, 57, 1000]) {
+      // Durations over four orders of magnitude, and a cluster, so neighbouring ranks sit in distant buckets.
+      const values = Array.from({ length: size }, (_, i) =>
+        i % 5 === 0 ? 0.2 + random() * 0.01 : 0.05 * 10 ** (random() * 4),
+      );
+      for (const p of [0, 0.5, 0.95, 1]) {
+        const exact = exactPercentile(values, p);
+        const estimate = percentileOf(histogramsOfValues(values).get('duration'), p)!;
+        expect(Math.abs(estimate - exact)).toBeLessThanOrEqual(exact * RELATIVE_ERROR + 1e-12);
+      }
+    }
+    expect(percentileOf(undefined, 0.5)).toBeNull();
+    expect(percentileOf({ keys: [], counts: [] }, 0.5)).toBeNull();
+  });
+
+  it('gives a range of running totals as the total at its end less the total before it', () => {
+    const random = prng(7);
+    const days = Array.from({ length: 30 }, () => Array.from({ length: 24 }, () => 0.1 + random() * 30));
+    const running: Histograms[] = [];
+    const total: Histograms = new Map();
+    for (const day of days) running.push(new Map(addHistograms(total, histogramsOfValues(day))));
+    // Days 10–19: through day 19 less through day 9.
+    const range = addHistograms(addHistograms(new Map(), running[19]!), running[9]!, -1);
+    const values = days.slice(10, 20).flat();
+    for (const p of [0.5, 0.95]) {
+      const exact = exactPercentile(values, p);
+      expect(Math.abs(percentileOf(range.get('duration'), p)! - exact)).toBeLessThanOrEqual(
+        exact * RELATIVE_ERROR,
+      );
+    }
+    // A bucket that comes to nothing is dropped, so an empty range reads as no values.
+    expect(addHistograms(addHistograms(new Map(), running[5]!), running[5]!, -1).size).toBe(0);
+  });
+
+  it('stores histograms as bytes that read back the same', () => {
+    const histograms: Histograms = new Map([
+      ['duration', { keys: [0, 1, 400, 1_900], counts: [3, 1, 70_000, 2 ** 40] }],
+      ['0-24h', { keys: [812], counts: [5] }],
+      ['7d+', { keys: [], counts: [] }],
+    ]);
+    const bytes = encodeHistograms(histograms);
+    expect(decodeHistograms(bytes)).toEqual(histograms);
+    expect(decodeHistograms(null).size).toBe(0);
+    expect(() => decodeHistograms(bytes.subarray(0, bytes.length - 1))).toThrow(RangeError);
+    expect(() => encodeHistograms(new Map([['duration', { keys: [3], counts: [-1] }]]))).toThrow(RangeError);
+  });
+});
