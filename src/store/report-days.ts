@@ -1,7 +1,8 @@
 // Report days stored once they are over (issue 43): the retention run computes each connection's local days that
 // ended since its last run with the reports' own queries (utilization's figures: computedUtilizationDays; the
-// bookings report's bookings and opened slots by day: computedBookingDays) and keeps them, so an all-connection report reads a row per
-// connection and day instead of every slot. A connection whose zone changed has its days counted again in the
+// bookings report's bookings and opened slots by day: computedBookingDays; sync-health's running totals:
+// sync-health-days.ts) and keeps them, so an all-connection report reads a row per connection and day (two, for
+// sync-health) instead of every slot and run. A connection whose zone changed has its days counted again in the
 // new one, from the history still kept. Stored days are kept for good, as bookings are: a report over days whose
 // slots retention has pruned still answers what it did while they were kept.
 import { Prisma, type PrismaClient } from '../generated/prisma/client.js';
@@ -17,6 +18,7 @@ import {
 } from './report-queries/report-zones.js';
 import { STORED_ZONE } from './report-queries/stored-days.js';
 import { computedUtilizationDays, UTILIZATION_FIGURES } from './report-queries/utilization-rows.js';
+import { storeSyncHealthDays, type ClaimedConnection } from './sync-health-days.js';
 
 type Db = ReportDb & Pick<PrismaClient, '$executeRaw' | '$transaction'>;
 
@@ -94,9 +96,9 @@ function hasDaysToStore(scope: ReportScope, now: Date, moreThanOne = false): Pri
 
 /**
  * Stores the local days of the connections of `batch` that were over SETTLE_MS before `now` and are not stored
- * yet, each in its zone (or UTC; Postgres's own name stands in for a zone it lacks, as in a report), in two
- * statements whatever the batch's size: planning the days' query costs several times running it for a
- * connection's day (4–7 ms against ~1 with no history). The number of rows stored.
+ * yet, each in its zone (or UTC; Postgres's own name stands in for a zone it lacks, as in a report), in one
+ * transaction of at most seven statements whatever the batch's size: planning the days' query costs several times running
+ * it for a connection's day (4–7 ms against ~1 with no history). The number of rows stored.
  */
 async function storeBatchDays(
   db: Db,
@@ -106,37 +108,53 @@ async function storeBatchDays(
 ): Promise<number> {
   const query: ReportScope = { ...zones, connectionBatch: batch };
   const through = lastDayToStore(query, now);
-  // Days counted in a zone a connection no longer has are counted again from what is kept: deleted in the
-  // transaction that stores them again, so that a zone the store cannot count in (one Postgres lacks, moved to
-  // since the pass began) fails both and keeps them.
-  const deleteMoved = db.$executeRaw(Prisma.sql`
-    WITH moved AS (
-      DELETE FROM report_days_stored s USING connection c
-      WHERE c.id = s.connection_id AND c.id = ANY(${batch}::uuid[]) AND s.zone <> ${STORED_ZONE}
-      RETURNING s.connection_id
-    ), utilization AS (
-      DELETE FROM utilization_day u USING moved m WHERE u.connection_id = m.connection_id
-    )
-    DELETE FROM booking_day o USING moved m WHERE o.connection_id = m.connection_id`);
-  // One statement: each connection's days and how far they go are stored together or not at all. Only while
-  // the connection is behind and its stored days (if any) are in its zone as this statement sees it (a zone that
-  // moved since the delete waits for the next run), and not while a sync's commit holds its row: the rows' key
-  // check would wait for that commit, and the next run stores them.
-  const [utilization, bookings] = STORED_TABLES.map((table) => insertDays(table, query, through));
-  const store = db.$queryRaw<{ rows: number }[]>(Prisma.sql`
-    WITH claimed AS (
-      SELECT c.id FROM connection c LEFT JOIN report_days_stored s ON s.connection_id = c.id
-      WHERE c.id = ANY(${batch}::uuid[]) AND (s.zone IS NULL OR s.zone = ${STORED_ZONE})
-        AND (s.through IS NULL OR s.through < ${through})
-      FOR KEY SHARE OF c SKIP LOCKED
-    ), utilization AS (${utilization!}), bookings AS (${bookings!}), marked AS (
-      INSERT INTO report_days_stored (connection_id, zone, through)
-      SELECT c.id, ${STORED_ZONE}, ${through} FROM connection c JOIN claimed k ON k.id = c.id
-      ON CONFLICT (connection_id) DO UPDATE SET zone = EXCLUDED.zone, through = EXCLUDED.through
-    )
-    SELECT ((SELECT COUNT(*) FROM utilization) + (SELECT COUNT(*) FROM bookings))::int AS rows`);
-  const [, [done]] = await db.$transaction([deleteMoved, store]);
-  return done?.rows ?? 0;
+  return db.$transaction(
+    async (tx) => {
+      // Days counted in a zone a connection no longer has are counted again from what is kept: deleted in the
+      // transaction that stores them again, so that a zone the store cannot count in (one Postgres lacks, moved
+      // to since the pass began) fails both and keeps them.
+      await tx.$executeRaw(Prisma.sql`
+        WITH moved AS (
+          DELETE FROM report_days_stored s USING connection c
+          WHERE c.id = s.connection_id AND c.id = ANY(${batch}::uuid[]) AND s.zone <> ${STORED_ZONE}
+          RETURNING s.connection_id
+        ), utilization AS (
+          DELETE FROM utilization_day u USING moved m WHERE u.connection_id = m.connection_id
+        ), health AS (
+          DELETE FROM sync_health_day h USING moved m WHERE h.connection_id = m.connection_id
+        )
+        DELETE FROM booking_day o USING moved m WHERE o.connection_id = m.connection_id`);
+      // Only while the connection is behind and its stored days (if any) are in its zone as this transaction
+      // sees it, and not while a sync's commit holds its row: the rows' key check would wait for that commit, and
+      // the next run stores them. Each connection's days and how far they go are stored together or not at all.
+      const claimed = await tx.$queryRaw<ClaimedConnection[]>(Prisma.sql`
+        SELECT c.id::text AS id, s.through::text AS "previousThrough"
+        FROM connection c LEFT JOIN report_days_stored s ON s.connection_id = c.id
+        WHERE c.id = ANY(${batch}::uuid[]) AND (s.zone IS NULL OR s.zone = ${STORED_ZONE})
+          AND (s.through IS NULL OR s.through < ${through})
+        FOR KEY SHARE OF c SKIP LOCKED`);
+      if (claimed.length === 0) return 0;
+      const ids = claimed.map(({ id }) => id);
+      // Before report_days_stored moves on: the running totals go on from the days it says are stored.
+      const health = await storeSyncHealthDays(tx, claimed, zones, through);
+      const [utilization, bookings] = STORED_TABLES.map((table) => insertDays(table, query, through));
+      const [done] = await tx.$queryRaw<{ rows: number }[]>(Prisma.sql`
+        WITH claimed AS (SELECT unnest(${ids}::uuid[]) AS id),
+        utilization AS (${utilization!}), bookings AS (${bookings!}), marked AS (
+          INSERT INTO report_days_stored (connection_id, zone, through)
+          SELECT c.id, ${STORED_ZONE}, ${through} FROM connection c JOIN claimed k ON k.id = c.id
+          ON CONFLICT (connection_id) DO UPDATE SET zone = EXCLUDED.zone, through = EXCLUDED.through
+        )
+        SELECT ((SELECT COUNT(*) FROM utilization) + (SELECT COUNT(*) FROM bookings))::int AS rows`);
+      return (done?.rows ?? 0) + health;
+    },
+    // One snapshot: the claim, the days counted and the marker all see the connection's zone and stored days as
+    // they were when the transaction began, whatever a reconnect or an overlapping run commits meanwhile (an
+    // overlapping run's rows make this one fail to serialize, and its connections wait for the next run). A
+    // connection catching up reads its whole history (0.5–1.2 s with a year at the default bands); Prisma's
+    // default is 5 s.
+    { maxWait: 10_000, timeout: 120_000, isolationLevel: Prisma.TransactionIsolationLevel.RepeatableRead },
+  );
 }
 
 /** A connection to visit: one with days to store, or one in a zone no stand-in keeps (a failure, reported). */

@@ -9,8 +9,9 @@
 // instant in it.
 // Between the packing and the pruning, each connection's days that are over are stored as the reports read them
 // (store/report-days.ts) and kept for good, like bookings. Storing a connection's days takes a key-share lock on
-// its row for one statement (its rows' key checks), skipping a connection whose row a sync's commit holds; a sync
-// that starts committing meanwhile waits for that statement (milliseconds a day; ~0.4 s for 180 days at once).
+// its row for one short transaction (its rows' key checks), skipping a connection whose row a sync's commit holds;
+// a sync that starts committing meanwhile waits for that transaction (milliseconds a day; about a second for a
+// year of history at once).
 // Deleting closed slots changes no feed (feeds show open slots), so the batches say so to the feed-version
 // triggers (slotfeed.moves_feed_version), which would otherwise move every pruned connection's feed version.
 import type { PrismaClient } from '../generated/prisma/client.js';

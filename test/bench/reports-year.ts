@@ -206,6 +206,21 @@ async function generateStoredReportDays(db: TestDatabase, options: ReportsYearOp
   for (const [table, columns] of [
     ['utilization_day', ['day', 'offered_minutes', 'bookings', 'booked_minutes']],
     ['booking_day', ['day', 'bookings', 'booked_minutes', 'median_lead_hours', 'mean_lead_hours', 'opened']],
+    [
+      'sync_health_day',
+      [
+        'day',
+        'succeeded',
+        'failed',
+        'superseded',
+        'interrupted',
+        'attempts',
+        'calls',
+        'histograms',
+        'last_error',
+        'last_error_at',
+      ],
+    ],
     ['report_days_stored', ['zone', 'through']],
   ] as const) {
     await db.sql.query(
@@ -218,7 +233,7 @@ async function generateStoredReportDays(db: TestDatabase, options: ReportsYearOp
       [options.storeSample],
     );
   }
-  await db.sql.query('VACUUM ANALYZE utilization_day, booking_day, report_days_stored');
+  await db.sql.query('VACUUM ANALYZE utilization_day, booking_day, sync_health_day, report_days_stored');
   return Math.round(perConnection * 1000) / 1000;
 }
 
@@ -245,7 +260,7 @@ async function tableBytes(db: TestDatabase): Promise<Record<string, number>> {
   const { rows } = await db.sql.query<{ name: string; mib: number }>(
     `SELECT relname AS name, round(pg_total_relation_size(oid) / 1048576.0)::float8 AS mib FROM pg_class
      WHERE relname IN ('slot_history', 'sync_run_history', 'sync_run_daily', 'booking', 'utilization_day',
-                       'booking_day')`,
+                       'booking_day', 'sync_health_day')`,
   );
   return Object.fromEntries(rows.map((row) => [`${row.name} MiB`, row.mib]));
 }
@@ -294,7 +309,8 @@ export async function benchReportsYear(options: ReportsYearOptions): Promise<Ben
                 (SELECT COUNT(*) FROM sync_run_daily)::int AS "rolled-up run rows",
                 (SELECT COUNT(*) FROM booking)::int AS bookings,
                 (SELECT COUNT(*) FROM utilization_day)::int AS "stored utilization days",
-                (SELECT COUNT(*) FROM booking_day)::int AS "stored booking days"`,
+                (SELECT COUNT(*) FROM booking_day)::int AS "stored booking days",
+                (SELECT COUNT(*) FROM sync_health_day)::int AS "stored sync-health days"`,
       )
     ).rows[0]!;
     check(

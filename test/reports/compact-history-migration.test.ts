@@ -11,7 +11,7 @@ import { applyPendingMigrations } from '../../src/store/migrations/index.js';
 import { pruneHistory } from '../../src/store/retention.js';
 import { createTestDatabase, MIGRATIONS_DIR, type TestDatabase } from '../support/db.js';
 import { generateMixedHistory, HISTORY_NOW } from './mixed-history.js';
-import { allReportAnswers } from './report-answers.js';
+import { allReportAnswers, differingAnswers } from './report-answers.js';
 
 const COMPACT_HISTORY = '20261128160000_compact_history';
 
@@ -68,7 +68,7 @@ describe('the compact_history migration', () => {
     const rowByRow = await allReportAnswers(migrated.prisma, ids);
     const packed = await allReportAnswers(upgraded.prisma, ids);
     expect([...packed.keys()]).toEqual([...rowByRow.keys()]);
-    expect([...rowByRow].filter(([key, text]) => packed.get(key) !== text).map(([key]) => key)).toEqual([]);
+    expect(differingAnswers(rowByRow, packed)).toEqual([]);
 
     // The report_days migration stores nothing itself: the next retention run stores the days that are over,
     // every connection's, and the reports still answer the same.
@@ -82,8 +82,6 @@ describe('the compact_history migration', () => {
     expect(stored.reportDaysStored).toBeGreaterThan(100);
     expect(await count(upgraded, 'report_days_stored')).toBe(ids.connections.length);
     const fromStored = await allReportAnswers(upgraded.prisma, ids);
-    expect([...rowByRow].filter(([key, text]) => fromStored.get(key) !== text).map(([key]) => key)).toEqual(
-      [],
-    );
+    expect(differingAnswers(rowByRow, fromStored)).toEqual([]);
   }, 400_000);
 });

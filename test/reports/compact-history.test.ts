@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { pruneHistory } from '../../src/store/retention.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { generateMixedHistory, HISTORY_NOW } from './mixed-history.js';
-import { allReportAnswers } from './report-answers.js';
+import { allReportAnswers, differingAnswers } from './report-answers.js';
 
 const DAY_MS = 86_400_000;
 let db: TestDatabase;
@@ -54,7 +54,7 @@ describe('history packed into the form reports read', () => {
 
     const packed = await allReportAnswers(db.prisma, ids);
     expect([...packed.keys()]).toEqual([...rowByRow.keys()]);
-    const differing = [...rowByRow].filter(([key, text]) => packed.get(key) !== text).map(([key]) => key);
+    const differing = differingAnswers(rowByRow, packed);
     expect(differing).toEqual([]);
     // Not vacuous: the reports have rows to compare.
     expect(rowByRow.get('utilization, all connections, csv')?.split('\n').length).toBeGreaterThan(100);

@@ -13,6 +13,7 @@ import {
 import { runReport } from '../../src/reports/run-report.js';
 import { createConnectionDetailStore } from '../../src/store/connection-detail.js';
 import { createReportStore } from '../../src/store/reports.js';
+import { RELATIVE_ERROR } from '../../src/lib/log-histogram.js';
 import { HISTORY_NOW } from './mixed-history.js';
 
 const DAY_MS = 86_400_000;
@@ -76,4 +77,48 @@ export async function allReportAnswers(
     );
   }
   return out;
+}
+
+/**
+ * sync-health's columns read from histograms once its days are stored (lib/log-histogram.ts), each with the
+ * unit it is printed to: within RELATIVE_ERROR of the exact answer, and that unit for the rounding of both.
+ */
+const APPROXIMATE_COLUMNS: [RegExp, number][] = [
+  [/^(median|p95)_seconds$/, 0.001],
+  [/^stale_p95_/, 1],
+];
+
+function withinError(key: string, expected: unknown, actual: unknown): boolean {
+  const unit = APPROXIMATE_COLUMNS.find(([pattern]) => pattern.test(key))?.[1];
+  if (unit === undefined || typeof expected !== 'number' || typeof actual !== 'number')
+    return JSON.stringify(expected) === JSON.stringify(actual);
+  return Math.abs(actual - expected) <= Math.abs(expected) * RELATIVE_ERROR + unit;
+}
+
+/** Whether two sync-health answers in JSON agree: every value exactly, the approximate columns within error. */
+function sameSyncHealth(expected: string, actual: string): boolean {
+  const [a, b] = [JSON.parse(expected), JSON.parse(actual)] as { rows: Record<string, unknown>[] }[];
+  if (JSON.stringify({ ...a, rows: null }) !== JSON.stringify({ ...b, rows: null })) return false;
+  if (a!.rows.length !== b!.rows.length) return false;
+  return a!.rows.every((row, i) => {
+    const other = b!.rows[i]!;
+    const keys = new Set([...Object.keys(row), ...Object.keys(other)]);
+    return [...keys].every((key) => withinError(key, row[key], other[key]));
+  });
+}
+
+/**
+ * The keys whose answers differ between two forms of one history. Everything is compared as printed, except
+ * sync-health once its days are stored: its JSON with the percentiles within their error (its table and CSV
+ * print the same rows).
+ */
+export function differingAnswers(expected: Map<string, string>, actual: Map<string, string>): string[] {
+  return [...expected]
+    .filter(([key, text]) => {
+      const other = actual.get(key);
+      if (other === text) return false;
+      if (other === undefined || !key.startsWith('sync-health,')) return true;
+      return key.endsWith(', json') ? !sameSyncHealth(text, other) : false;
+    })
+    .map(([key]) => key);
 }

@@ -12,7 +12,7 @@ import { pruneHistory, type RetentionSettings } from '../../src/store/retention.
 import { createReportStore } from '../../src/store/reports.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { generateMixedHistory, HISTORY_NOW } from './mixed-history.js';
-import { allReportAnswers } from './report-answers.js';
+import { allReportAnswers, differingAnswers } from './report-answers.js';
 
 const DAY_MS = 86_400_000;
 /** Nothing packed or pruned: only the utilization days are stored. */
@@ -40,7 +40,8 @@ afterAll(async () => {
 const storedDayAnswers = async () =>
   new Map(
     [...(await allReportAnswers(db.prisma, ids))].filter(
-      ([key]) => key.startsWith('utilization,') || key.startsWith('bookings,'),
+      ([key]) =>
+        key.startsWith('utilization,') || key.startsWith('bookings,') || key.startsWith('sync-health,'),
     ),
   );
 
@@ -66,11 +67,21 @@ async function openedByDay(connection: string, tz?: string): Promise<Map<string,
 }
 
 /** The test's client, telling `seen` the values each raw statement is sent with (its connections, say). */
-function watchingStatements(seen: (values: unknown[]) => void): PrismaClient {
-  return new Proxy(db.prisma, {
+function watchingStatements(seen: (values: unknown[]) => void, client: object = db.prisma): PrismaClient {
+  return new Proxy(client, {
     get(target, property, receiver) {
       const value: unknown = Reflect.get(target, property, receiver);
       if (typeof value !== 'function') return value;
+      if (property === '$transaction')
+        // An interactive transaction's statements are watched too.
+        return (work: unknown, options?: unknown) =>
+          typeof work === 'function'
+            ? (value as (w: unknown, o?: unknown) => unknown).call(
+                target,
+                (tx: object) => (work as (t: unknown) => unknown)(watchingStatements(seen, tx)),
+                options,
+              )
+            : (value as (w: unknown, o?: unknown) => unknown).call(target, work, options);
       if (property !== '$queryRaw' && property !== '$executeRaw') return value.bind(target);
       return (query: { values?: unknown[] }) => {
         seen(query.values ?? []);
@@ -115,9 +126,7 @@ describe('report days stored once they are over', () => {
     );
     const fromStored = await storedDayAnswers();
     expect([...fromStored.keys()]).toEqual([...computed.keys()]);
-    expect([...computed].filter(([key, text]) => fromStored.get(key) !== text).map(([key]) => key)).toEqual(
-      [],
-    );
+    expect(differingAnswers(computed, fromStored)).toEqual([]);
 
     // A second pass the same day has nothing more to store.
     expect((await pass(db)).reportDaysStored).toBe(0);
@@ -173,7 +182,7 @@ describe('report days stored once they are over', () => {
     const result = await pass(db, { ...STORE_ONLY, closedSlotDays: 30, syncRunDays: 30 });
     expect(result.closedSlots).toBeGreaterThan(0);
     const after = await storedDayAnswers();
-    expect(before.filter(([key, text]) => after.get(key) !== text).map(([key]) => key)).toEqual([]);
+    expect(differingAnswers(new Map(before), after)).toEqual([]);
     expect(before.length).toBeGreaterThan(40);
   }, 300_000);
 
@@ -224,10 +233,10 @@ describe('report days stored once they are over', () => {
     ).toEqual([kolkata, lordHowe].sort());
   }, 120_000);
 
-  it('stores a day a run in one statement for every connection one day behind, with the same answers', async () => {
+  it('stores a day a run in six statements for every connection one day behind together, with the same answers', async () => {
     const [berlin, kolkata] = ids.connections as [string, string];
     await db.sql.query(`UPDATE connection SET timezone = 'Europe/Berlin' WHERE id = $1::uuid`, [berlin]);
-    await db.sql.query('TRUNCATE utilization_day, booking_day, report_days_stored');
+    await db.sql.query('TRUNCATE utilization_day, booking_day, sync_health_day, report_days_stored');
     const computed = await storedDayAnswers();
     // Ten connections a batch (RETENTION_BATCH_SIZE's default): all four in one.
     const batched: RetentionSettings = { ...STORE_ONLY, batchSize: 1000 };
@@ -238,8 +247,9 @@ describe('report days stored once they are over', () => {
       if (named.size === 4 && values.some((value) => Array.isArray(value))) naming.all++;
       else if (named.size === 1) naming.one++;
     });
-    // A run a day, each finding every connection one day behind: the four in one batch, its two statements
-    // (the moved days' delete, the store); one names a single connection, the search for more after the last.
+    // A run a day, each finding every connection one day behind: the four in one batch, its six statements
+    // (the moved days' delete, the claim, the last sync-health totals, the day's sync-health figures, their
+    // totals stored, the other days stored); one names a single connection, the search for more after the last.
     for (let daysBack = 9; daysBack >= 0; daysBack--) {
       naming = { all: 0, one: 0 };
       const result = await pruneHistory(watched, batched, {
@@ -247,13 +257,11 @@ describe('report days stored once they are over', () => {
         pause: async () => undefined,
       });
       expect(result.reportDayFailures).toBe(0);
-      expect(naming).toEqual({ all: 2, one: 1 });
+      expect(naming).toEqual({ all: 6, one: 1 });
     }
     expect((await stored()).every((row) => row.through === '2026-09-19')).toBe(true);
     const fromStored = await storedDayAnswers();
-    expect([...computed].filter(([key, text]) => fromStored.get(key) !== text).map(([key]) => key)).toEqual(
-      [],
-    );
+    expect(differingAnswers(computed, fromStored)).toEqual([]);
 
     // A batch that fails is stored a connection at a time: the one that fails is reported, the others stored.
     await db.sql.query(`

@@ -4,8 +4,9 @@
 // each generate_series over a row's values, so the staleness part alone is costed in the millions, and with JIT
 // on the report spent a second or more compiling for milliseconds of work (5.4 s at 100 connections). Held on its
 // plan, not its time (timing lives in `npm run bench`, BENCH_ONLY=reports,reports-packed): a few connections'
-// history generated in bulk, part packed as the compaction packs it, ANALYZEd, and the report's query explained
-// exactly as the store runs it, in the report session.
+// history generated in bulk, part packed as the compaction packs it, its days stored by the retention run, ANALYZEd,
+// and the report's queries explained exactly as the store runs them, in the report session: the listing of its
+// stored totals and the days after them.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { parseReportQuery } from '../../src/reports/report-query.js';
 import { syncHealthRows } from '../../src/store/report-queries/sync-health-rows.js';
@@ -19,12 +20,16 @@ const DAYS = 60;
 /** The last days stay row by row; the ones before are packed a row per connection and day. */
 const LIVE_DAYS = 20;
 
-/** The report's query for one connection, explained in the report session as the store runs it. */
+/**
+ * The report's queries for one connection, explained in the report session as the store runs them: with its days
+ * stored (the retention run below stores them), the listing that reads its stored totals and the query of the
+ * days after them.
+ */
 async function explainOneConnection(prisma: TestDatabase['prisma'], connectionId: string) {
   const query = parseReportQuery('sync-health', { connection: connectionId }, NOW);
   const plans = await explainReport(prisma, query, syncHealthRows);
-  expect(plans).toHaveLength(1);
-  return { plan: plans[0]!, nodes: flattenPlan(plans[0]!.Plan) };
+  expect(plans).toHaveLength(2);
+  return { plans, nodes: plans.flatMap((plan) => flattenPlan(plan.Plan)) };
 }
 
 let db: TestDatabase;
@@ -69,18 +74,18 @@ describe('sync-health for one connection', () => {
     expect(packedDays).toBeGreaterThan(35);
     expect(await db.prisma.syncRun.count()).toBe(CONNECTIONS * liveRuns);
 
-    const { plan, nodes } = await explainOneConnection(db.prisma, connectionId);
+    const { plans, nodes } = await explainOneConnection(db.prisma, connectionId);
     const scans = nodes.filter((node) =>
-      ['sync_run', 'sync_run_history'].includes(node['Relation Name'] ?? ''),
+      ['sync_run', 'sync_run_history', 'sync_health_day'].includes(node['Relation Name'] ?? ''),
     );
     expect(scans.map((node) => node['Relation Name'])).toEqual(
-      expect.arrayContaining(['sync_run', 'sync_run_history']),
+      expect.arrayContaining(['sync_run', 'sync_run_history', 'sync_health_day']),
     );
     for (const scan of scans) expect(scan['Node Type']).not.toBe('Seq Scan');
     // The runs and the staleness each read the connection's rows once: its share, not the table.
     expect(rowsVisited(nodes, 'sync_run')).toBeLessThanOrEqual(2 * liveRuns);
     expect(rowsVisited(nodes, 'sync_run_history')).toBeLessThanOrEqual(2 * packedDays);
     // No second of compiling for milliseconds of work.
-    expect(plan.JIT).toBeUndefined();
+    for (const plan of plans) expect(plan.JIT).toBeUndefined();
   });
 });

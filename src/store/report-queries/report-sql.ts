@@ -119,7 +119,7 @@ export function eventTitleAsOf(query: ReportScope, alias: string): Prisma.Sql {
 export type { ReportDb } from './report-zones.js';
 
 /**
- * Runs a report's queries in one read-only transaction with more working memory and no JIT, on `scope` with zones Postgres
+ * Runs a report's queries in one read-only snapshot with more working memory and no JIT, on `scope` with zones Postgres
  * knows (withPostgresZones): grouping a million slot rows by slot or by day spills to disk at Postgres's 4 MB
  * default and then takes several times as long. SET LOCAL ends with the transaction, so the pooled connection
  * goes back unchanged.
@@ -140,6 +140,9 @@ export function withReportSession<S extends ReportScope, T>(
       await tx.$executeRaw`SET LOCAL jit = off`;
       return work(tx, await withPostgresZones(tx, scope, knownZones));
     },
-    { maxWait: 10_000, timeout: 120_000 },
+    // One snapshot for every query of a report: a report reads stored days and then the days after them
+    // (sync-health-rows.ts), and a retention run committing between the two would otherwise skip a day or count
+    // one twice. Read-only, so it never fails to serialize.
+    { maxWait: 10_000, timeout: 120_000, isolationLevel: Prisma.TransactionIsolationLevel.RepeatableRead },
   );
 }

@@ -8,6 +8,9 @@
 //   counted from it, on their UTC day (that is all the rollup knows), for days that ended by T. The rollup
 //   keeps counts per outcome and upstream calls, so runs, success rate and calls per run cover them; durations,
 //   staleness and the last error are per run and cover the retained runs only.
+// - In each connection's own zone, its stored days (store/sync-health-days.ts) are read from running totals:
+//   the same figures, counted while the runs were kept (so durations, staleness and the last error of runs
+//   pruned since are still in them, each run on its local day), the percentiles from histograms.
 // - Duration = finished_at − started_at in seconds; median and p95 are percentile_cont (interpolated), over
 //   all runs of the selection. Upstream calls per run is their mean.
 // - Last error: the latest failed run in the selection (its error code and message).
@@ -20,9 +23,28 @@
 //   event types) was last pulled (store/pull-coverage.ts). Each change happened within that time, so this is
 //   how stale it may have been at most; changes nothing had looked at before (a first sync) are not counted.
 import { Prisma } from '../../generated/prisma/client.js';
-import { changeStalenessRecords, syncRunRecords, type HistoryBounds } from './history-records.js';
+import { changeStalenessRecords, syncRunRecords } from './history-records.js';
+import {
+  DURATION_HISTOGRAM,
+  histogramsOf,
+  lastStoredDay,
+  rolledUpDays,
+  syncHealthBounds,
+  syncHealthFigures,
+  type SyncHealthFigures,
+} from './sync-health-figures.js';
+import { percentileOf, percentilesOf } from '../../lib/log-histogram.js';
+import {
+  addTotals,
+  emptyTotals,
+  TOTALS_COLUMN_NAMES,
+  TOTALS_COLUMNS,
+  totalsOf,
+  type StoredTotalsRow,
+} from '../sync-health-days.js';
+import { readsStoredDays, STORED_ZONE } from './stored-days.js';
 import type { ReportScope } from './report-scope.js';
-import { at, connectionName, dayRangeFilter, dayRangeInstants, type ReportDb } from './report-sql.js';
+import { at, connectionFilter, connectionName, dayRangeFilter, type ReportDb } from './report-sql.js';
 
 export interface SyncHealthRow {
   connection_id: string;
@@ -40,35 +62,16 @@ export interface SyncHealthRow {
   last_error_at: Date | null;
 }
 
-/** Which sync_run_daily rows (alias `d`) count: their UTC day is in --from/--to and ended by T. */
-function rolledUpDays(query: ReportScope): Prisma.Sql {
-  const conditions = [
-    Prisma.sql`((d.day + 1)::timestamp AT TIME ZONE 'UTC') <= ${at(query)}`,
-    ...(query.connectionId === undefined ? [] : [Prisma.sql`d.connection_id = ${query.connectionId}::uuid`]),
-    ...(query.from === undefined ? [] : [Prisma.sql`d.day >= ${query.from}::date`]),
-    ...(query.to === undefined ? [] : [Prisma.sql`d.day <= ${query.to}::date`]),
-  ];
-  return Prisma.join(conditions, ' AND ');
-}
-
-export async function syncHealthRows(prisma: ReportDb, query: ReportScope): Promise<SyncHealthRow[]> {
+/** The rows computed from every run of the range (and the rollup of those pruned): exact. */
+async function computedSyncHealthRows(prisma: ReportDb, query: ReportScope): Promise<SyncHealthRow[]> {
   const startedAt = Prisma.sql`r.started_at`;
-  const days = dayRangeInstants(query);
-  // Runs started by T in the days asked for, live or packed (packed days outside them are skipped).
-  const bounds: HistoryBounds = {
-    connectionId: query.connectionId,
-    startsFrom: days.from,
-    startsUntil: days.until === undefined ? at(query) : Prisma.sql`LEAST(${at(query)}, ${days.until})`,
-  };
-  const connectionFilter =
-    query.connectionId === undefined ? Prisma.empty : Prisma.sql`WHERE c.id = ${query.connectionId}::uuid`;
+  const bounds = syncHealthBounds(query);
   return prisma.$queryRaw<SyncHealthRow[]>(Prisma.sql`
     WITH runs AS (
       SELECT r.connection_id, r.outcome, r.started_at, r.error_code, r.error_message, r.upstream_calls, r.seconds
       FROM ${syncRunRecords(bounds)} r JOIN connection c ON c.id = r.connection_id
       WHERE r.started_at <= ${at(query)}
-        ${query.connectionId === undefined ? Prisma.empty : Prisma.sql`AND r.connection_id = ${query.connectionId}::uuid`}
-        ${dayRangeFilter(query, startedAt)}
+        ${connectionFilter(query, Prisma.sql`r.connection_id`)} ${dayRangeFilter(query, startedAt)}
     ), per_connection AS (
       -- Superseded (a newer pull committed in its place) and interrupted (a shutdown) runs are neither
       -- successes nor failures: they are counted apart.
@@ -98,8 +101,7 @@ export async function syncHealthRows(prisma: ReportDb, query: ReportScope): Prom
       FROM ${changeStalenessRecords(bounds)} r JOIN connection c ON c.id = r.connection_id
       CROSS JOIN LATERAL generate_series(1, r.changes)
       WHERE r.started_at <= ${at(query)}
-        ${query.connectionId === undefined ? Prisma.empty : Prisma.sql`AND r.connection_id = ${query.connectionId}::uuid`}
-        ${dayRangeFilter(query, startedAt)}
+        ${connectionFilter(query, Prisma.sql`r.connection_id`)} ${dayRangeFilter(query, startedAt)}
       GROUP BY 1, 2
     ), stale_by_connection AS (
       SELECT connection_id, jsonb_object_agg(band, p95) AS stale_p95 FROM stale GROUP BY 1
@@ -123,6 +125,131 @@ export async function syncHealthRows(prisma: ReportDb, query: ReportScope): Prom
     LEFT JOIN rolled_up d ON d.connection_id = c.id
     LEFT JOIN stale_by_connection s ON s.connection_id = c.id
     LEFT JOIN last_error e ON e.connection_id = c.id
-    ${connectionFilter}
+    WHERE TRUE ${connectionFilter(query, Prisma.sql`c.id`)}
     ORDER BY connection, c.id`);
+}
+
+/** A connection as the stored path lists it: in the report's order, with its totals where days are stored. */
+interface ListedConnection {
+  connection_id: string;
+  connection: string;
+  status: string;
+  stored: boolean;
+  /** The running total through the range's last stored day, and through the day before its first. */
+  through_end: StoredTotalsRow | null;
+  before_start: StoredTotalsRow | null;
+}
+
+/** The stored row a listing read under `prefix`, or null where it found none. */
+function totalsRowAt(row: Record<string, unknown>, prefix: string): StoredTotalsRow | null {
+  if (row[`${prefix}attempts`] === null || row[`${prefix}attempts`] === undefined) return null;
+  return Object.fromEntries(
+    TOTALS_COLUMN_NAMES.map((column) => [column, row[`${prefix}${column}`]]),
+  ) as unknown as StoredTotalsRow;
+}
+
+/**
+ * The query's connections, each with its stored running totals around the range (sync-health-days.ts): the last
+ * at or before the range's last stored day, and the last before its first day (never past the other). Read as
+ * plain columns: as JSON they took twice as long.
+ */
+async function listedConnections(db: ReportDb, query: ReportScope): Promise<ListedConnection[]> {
+  const endDay = Prisma.sql`LEAST(${lastStoredDay(query)}, ${query.to ?? null}::date)`;
+  const startDay =
+    query.from === undefined ? undefined : Prisma.sql`LEAST(${endDay}, ${query.from}::date - 1)`;
+  const totalsThrough = (day: Prisma.Sql | undefined, alias: string) =>
+    day === undefined
+      ? Prisma.sql`LEFT JOIN LATERAL (SELECT ${TOTALS_COLUMNS} FROM sync_health_day h WHERE FALSE) ${Prisma.raw(alias)} ON TRUE`
+      : Prisma.sql`LEFT JOIN LATERAL (
+          SELECT ${TOTALS_COLUMNS} FROM sync_health_day h
+          WHERE s.connection_id IS NOT NULL AND h.connection_id = c.id AND h.day <= ${day}
+          ORDER BY h.day DESC LIMIT 1
+        ) ${Prisma.raw(alias)} ON TRUE`;
+  const prefixed = (alias: string) =>
+    Prisma.raw(TOTALS_COLUMN_NAMES.map((column) => `${alias}.${column} AS "${alias}_${column}"`).join(', '));
+  const rows = await db.$queryRaw<Record<string, unknown>[]>(Prisma.sql`
+    SELECT c.id::text AS connection_id, ${connectionName} AS connection, c.status::text AS status,
+           s.connection_id IS NOT NULL AS stored, ${prefixed('e')}, ${prefixed('b')}
+    FROM connection c LEFT JOIN report_days_stored s ON s.connection_id = c.id AND s.zone = ${STORED_ZONE}
+    ${totalsThrough(endDay, 'e')} ${totalsThrough(startDay, 'b')}
+    WHERE TRUE ${connectionFilter(query, Prisma.sql`c.id`)}
+    ORDER BY connection, c.id`);
+  return rows.map((row) => ({
+    connection_id: row.connection_id as string,
+    connection: row.connection as string,
+    status: row.status as string,
+    stored: row.stored as boolean,
+    through_end: totalsRowAt(row, 'e_'),
+    before_start: totalsRowAt(row, 'b_'),
+  }));
+}
+
+/** A stored connection's row: its range's totals (stored days and the days after) as the report prints them. */
+function rowFromTotals(listed: ListedConnection, rest: SyncHealthFigures | undefined): SyncHealthRow {
+  const end = listed.through_end === null ? undefined : totalsOf(listed.through_end);
+  const before = listed.before_start === null ? undefined : totalsOf(listed.before_start);
+  // The end's totals are decoded afresh for this row, so they are added to in place.
+  const totals = end ? { ...end } : emptyTotals();
+  if (before) addTotals(totals, before, -1);
+  if (rest)
+    addTotals(totals, { ...rest, histograms: histogramsOf(rest), lastError: null, lastErrorAt: null });
+  // The latest failure in range: the days after the stored ones', else the stored total's unless it was
+  // already the total's before the range began.
+  const storedError =
+    end?.lastErrorAt && !(before?.lastErrorAt && before.lastErrorAt.getTime() >= end.lastErrorAt.getTime())
+      ? { at: end.lastErrorAt, text: end.lastError }
+      : undefined;
+  const lastError =
+    rest?.last_error_at != null ? { at: new Date(rest.last_error_at), text: rest.last_error } : storedError;
+  const [median_seconds = null, p95_seconds = null] = percentilesOf(
+    totals.histograms.get(DURATION_HISTOGRAM),
+    [0.5, 0.95],
+  );
+  const staleBands = [...totals.histograms].filter(([name]) => name !== DURATION_HISTOGRAM);
+  return {
+    connection_id: listed.connection_id,
+    connection: listed.connection,
+    status: listed.status,
+    runs: totals.succeeded + totals.failed,
+    succeeded: totals.succeeded,
+    superseded: totals.superseded,
+    interrupted: totals.interrupted,
+    median_seconds,
+    p95_seconds,
+    calls_per_run: totals.attempts === 0 ? null : totals.calls / totals.attempts,
+    stale_p95:
+      staleBands.length === 0
+        ? null
+        : Object.fromEntries(staleBands.map(([band, histogram]) => [band, percentileOf(histogram, 0.95)])),
+    last_error: lastError?.text ?? null,
+    last_error_at: lastError?.at ?? null,
+  };
+}
+
+/**
+ * sync-health's rows. In each connection's own zone, a connection with days stored is read from its running
+ * totals (two rows) and the runs of the days after them; its median, p95 and staleness p95 come from histograms
+ * (within lib/log-histogram.ts's RELATIVE_ERROR of the exact ones), the rest exactly. The others, and every
+ * connection under --tz, are computed from their runs.
+ */
+export async function syncHealthRows(db: ReportDb, query: ReportScope): Promise<SyncHealthRow[]> {
+  if (!readsStoredDays(query)) return computedSyncHealthRows(db, query);
+  const listed = await listedConnections(db, query);
+  const storedIds = listed.filter((row) => row.stored).map((row) => row.connection_id);
+  if (storedIds.length === 0) return computedSyncHealthRows(db, query);
+  const unstoredIds = listed.filter((row) => !row.stored).map((row) => row.connection_id);
+  const exact =
+    unstoredIds.length === 0
+      ? []
+      : await computedSyncHealthRows(db, { ...query, connectionBatch: unstoredIds });
+  const rest = await syncHealthFigures(
+    db,
+    { ...query, connectionBatch: storedIds },
+    { byDay: false, afterStored: true },
+  );
+  const exactById = new Map(exact.map((row) => [row.connection_id, row]));
+  const restById = new Map(rest.map((row) => [row.connection_id, row]));
+  return listed.map((row) =>
+    row.stored ? rowFromTotals(row, restById.get(row.connection_id)) : exactById.get(row.connection_id)!,
+  );
 }
