@@ -6,34 +6,26 @@
 import { Prisma, type PrismaClient } from '../generated/prisma/client.js';
 import { addHistograms, decodeHistograms, encodeHistograms, type Histograms } from '../lib/log-histogram.js';
 import type { ReportScope } from './report-queries/report-scope.js';
-import { histogramsOf, syncHealthFigures } from './report-queries/sync-health-figures.js';
+import {
+  histogramsOf,
+  SYNC_HEALTH_COUNTS,
+  syncHealthFigures,
+  type SyncHealthCounts,
+} from './report-queries/sync-health-figures.js';
 
 /** A connection's totals through a day, as stored. */
-export interface SyncHealthTotals {
-  succeeded: number;
-  failed: number;
-  superseded: number;
-  interrupted: number;
-  attempts: number;
-  calls: number;
+export interface SyncHealthTotals extends SyncHealthCounts {
   histograms: Histograms;
   lastError: string | null;
   lastErrorAt: Date | null;
 }
 
 export const emptyTotals = (): SyncHealthTotals => ({
-  succeeded: 0,
-  failed: 0,
-  superseded: 0,
-  interrupted: 0,
-  attempts: 0,
-  calls: 0,
+  ...(Object.fromEntries(SYNC_HEALTH_COUNTS.map((count) => [count, 0])) as SyncHealthCounts),
   histograms: new Map(),
   lastError: null,
   lastErrorAt: null,
 });
-
-const COUNTS = ['succeeded', 'failed', 'superseded', 'interrupted', 'attempts', 'calls'] as const;
 
 /** `into` plus `sign` × `from`'s counts and histograms, in place; the last error is the caller's. */
 export function addTotals(
@@ -41,19 +33,14 @@ export function addTotals(
   from: SyncHealthTotals,
   sign: 1 | -1 = 1,
 ): SyncHealthTotals {
-  for (const count of COUNTS) into[count] += sign * from[count];
+  for (const count of SYNC_HEALTH_COUNTS) into[count] += sign * from[count];
   addHistograms(into.histograms, from.histograms, sign);
   return into;
 }
 
 /** A stored row's columns, as StoredTotalsRow names them. */
 export const TOTALS_COLUMN_NAMES = [
-  'succeeded',
-  'failed',
-  'superseded',
-  'interrupted',
-  'attempts',
-  'calls',
+  ...SYNC_HEALTH_COUNTS,
   'histograms',
   'last_error',
   'last_error_at',
@@ -62,13 +49,7 @@ export const TOTALS_COLUMN_NAMES = [
 /** A stored row's columns (alias h) as a report or the store reads them. */
 export const TOTALS_COLUMNS = Prisma.raw(TOTALS_COLUMN_NAMES.map((column) => `h.${column}`).join(', '));
 
-export interface StoredTotalsRow {
-  succeeded: number;
-  failed: number;
-  superseded: number;
-  interrupted: number;
-  attempts: number;
-  calls: number;
+export interface StoredTotalsRow extends SyncHealthCounts {
   histograms: Uint8Array;
   last_error: string | null;
   last_error_at: Date | null;
@@ -76,12 +57,7 @@ export interface StoredTotalsRow {
 
 export function totalsOf(row: StoredTotalsRow): SyncHealthTotals {
   return {
-    succeeded: row.succeeded,
-    failed: row.failed,
-    superseded: row.superseded,
-    interrupted: row.interrupted,
-    attempts: row.attempts,
-    calls: row.calls,
+    ...(Object.fromEntries(SYNC_HEALTH_COUNTS.map((count) => [count, row[count]])) as SyncHealthCounts),
     histograms: decodeHistograms(row.histograms),
     lastError: row.last_error,
     lastErrorAt: row.last_error_at === null ? null : new Date(row.last_error_at),

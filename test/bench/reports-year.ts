@@ -17,6 +17,7 @@ import { createReportStore } from '../../src/store/reports.js';
 import { storeReportDays } from '../../src/store/report-days.js';
 import { pruneHistory } from '../../src/store/retention.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { TOTALS_COLUMN_NAMES } from '../../src/store/sync-health-days.js';
 import { check, type BenchSection } from './bench-result.js';
 import { loadAverage } from './process-stats.js';
 
@@ -206,21 +207,7 @@ async function generateStoredReportDays(db: TestDatabase, options: ReportsYearOp
   for (const [table, columns] of [
     ['utilization_day', ['day', 'offered_minutes', 'bookings', 'booked_minutes']],
     ['booking_day', ['day', 'bookings', 'booked_minutes', 'median_lead_hours', 'mean_lead_hours', 'opened']],
-    [
-      'sync_health_day',
-      [
-        'day',
-        'succeeded',
-        'failed',
-        'superseded',
-        'interrupted',
-        'attempts',
-        'calls',
-        'histograms',
-        'last_error',
-        'last_error_at',
-      ],
-    ],
+    ['sync_health_day', ['day', ...TOTALS_COLUMN_NAMES]],
     ['report_days_stored', ['zone', 'through']],
   ] as const) {
     await db.sql.query(

@@ -21,16 +21,21 @@ import {
 /** The histogram of run durations; staleness's are named by their date band. */
 export const DURATION_HISTOGRAM = 'duration';
 
-export interface SyncHealthFigures {
+/** The figures that add up across days: runs by outcome, all runs (attempts) and their upstream calls. */
+export const SYNC_HEALTH_COUNTS = [
+  'succeeded',
+  'failed',
+  'superseded',
+  'interrupted',
+  'attempts',
+  'calls',
+] as const;
+export type SyncHealthCounts = Record<(typeof SYNC_HEALTH_COUNTS)[number], number>;
+
+export interface SyncHealthFigures extends SyncHealthCounts {
   connection_id: string;
   /** The local day, when counted by day; null otherwise. */
   day: string | null;
-  succeeded: number;
-  failed: number;
-  superseded: number;
-  interrupted: number;
-  attempts: number;
-  calls: number;
   /** Histogram name → bucket key → count. */
   histograms: Record<string, Record<string, number>> | null;
   last_error: string | null;
