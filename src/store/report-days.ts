@@ -91,7 +91,8 @@ function lastDayToStore(scope: ReportScope, now: Date): Prisma.Sql {
  */
 function hasDaysToStore(scope: ReportScope, now: Date, moreThanOne = false): Prisma.Sql {
   const behind = moreThanOne ? Prisma.sql`${lastDayToStore(scope, now)} - 1` : lastDayToStore(scope, now);
-  return Prisma.sql`(s.connection_id IS NULL OR s.zone <> ${STORED_ZONE} OR s.through < ${behind})`;
+  return Prisma.sql`(s.connection_id IS NULL OR s.zone <> ${STORED_ZONE} OR s.through < ${behind}
+    OR s.sync_health_through IS NULL OR s.sync_health_through < ${behind})`;
 }
 
 /**
@@ -128,22 +129,25 @@ async function storeBatchDays(
       // sees it, and not while a sync's commit holds its row: the rows' key check would wait for that commit, and
       // the next run stores them. Each connection's days and how far they go are stored together or not at all.
       const claimed = await tx.$queryRaw<ClaimedConnection[]>(Prisma.sql`
-        SELECT c.id::text AS id, s.through::text AS "previousThrough"
+        SELECT c.id::text AS id, s.sync_health_through::text AS "previousThrough"
         FROM connection c LEFT JOIN report_days_stored s ON s.connection_id = c.id
         WHERE c.id = ANY(${batch}::uuid[]) AND (s.zone IS NULL OR s.zone = ${STORED_ZONE})
-          AND (s.through IS NULL OR s.through < ${through})
+          AND (s.through IS NULL OR s.through < ${through}
+               OR s.sync_health_through IS NULL OR s.sync_health_through < ${through})
         FOR KEY SHARE OF c SKIP LOCKED`);
       if (claimed.length === 0) return 0;
       const ids = claimed.map(({ id }) => id);
-      // Before report_days_stored moves on: the running totals go on from the days it says are stored.
+      // Before report_days_stored moves on: the running totals go on from the days its sync_health_through says
+      // are stored.
       const health = await storeSyncHealthDays(tx, claimed, zones, through);
       const [utilization, bookings] = STORED_TABLES.map((table) => insertDays(table, query, through));
       const [done] = await tx.$queryRaw<{ rows: number }[]>(Prisma.sql`
         WITH claimed AS (SELECT unnest(${ids}::uuid[]) AS id),
         utilization AS (${utilization!}), bookings AS (${bookings!}), marked AS (
-          INSERT INTO report_days_stored (connection_id, zone, through)
-          SELECT c.id, ${STORED_ZONE}, ${through} FROM connection c JOIN claimed k ON k.id = c.id
-          ON CONFLICT (connection_id) DO UPDATE SET zone = EXCLUDED.zone, through = EXCLUDED.through
+          INSERT INTO report_days_stored (connection_id, zone, through, sync_health_through)
+          SELECT c.id, ${STORED_ZONE}, ${through}, ${through} FROM connection c JOIN claimed k ON k.id = c.id
+          ON CONFLICT (connection_id) DO UPDATE
+            SET zone = EXCLUDED.zone, through = EXCLUDED.through, sync_health_through = EXCLUDED.sync_health_through
         )
         SELECT ((SELECT COUNT(*) FROM utilization) + (SELECT COUNT(*) FROM bookings))::int AS rows`);
       return (done?.rows ?? 0) + health;

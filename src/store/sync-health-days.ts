@@ -72,7 +72,8 @@ export interface ClaimedConnection {
 
 /**
  * Stores the running totals of `claimed`'s days after their previous ones through `through` (an SQL date over
- * alias `c`), before report_days_stored moves on (report-days.ts does that after, in the same transaction). A
+ * alias `c`), before report_days_stored's sync_health_through moves on (report-days.ts does that after, in the same
+ * transaction). A
  * connection with nothing stored before starts again from its first run. The number of rows stored.
  */
 export async function storeSyncHealthDays(

@@ -1,10 +1,8 @@
 // sync-health's days stored as running totals (issue 43): once the retention run has stored a connection's days,
 // sync-health reads two rows of it for any range and counts only the days after them from their runs. Every
 // sync-health answer (each scope and format) stays what it was computed from the runs: counts, calls and the last
-// error exactly, the median, p95 and staleness p95 within the histograms' relative error. An installation that
-// stored report days before sync-health's were kept counts them all again after the migration.
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
+// error exactly, the median, p95 and staleness p95 within the histograms' relative error. Days marked stored
+// without sync-health's totals (before the migration, or by a scheduler of the version before) are counted.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { parseReportQuery } from '../../src/reports/report-query.js';
 import { runReport } from '../../src/reports/run-report.js';
@@ -13,7 +11,7 @@ import { createReportStore } from '../../src/store/reports.js';
 import { withReportSession } from '../../src/store/report-queries/report-sql.js';
 import { postgresZoneNames, type ReportDb } from '../../src/store/report-queries/report-zones.js';
 import { syncHealthRows } from '../../src/store/report-queries/sync-health-rows.js';
-import { createTestDatabase, MIGRATIONS_DIR, type TestDatabase } from '../support/db.js';
+import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { generateMixedHistory, HISTORY_NOW } from './mixed-history.js';
 import { allReportAnswers, differingAnswers } from './report-answers.js';
 
@@ -111,7 +109,7 @@ describe('sync-health days stored as running totals', () => {
         [berlin],
       );
       await db.sql.query(
-        `UPDATE report_days_stored SET through = '2026-09-16' WHERE connection_id = $1::uuid`,
+        `UPDATE report_days_stored SET through = '2026-09-16', sync_health_through = '2026-09-16' WHERE connection_id = $1::uuid`,
         [berlin],
       );
     };
@@ -138,24 +136,43 @@ describe('sync-health days stored as running totals', () => {
     expect(expected[0]!.runs).toBeGreaterThan(1000);
   }, 120_000);
 
-  it('counts every connection’s days again after the migration, where report days were stored without them', async () => {
+  it('counts the days stored before the migration, or by a scheduler of the version before, without sync-health’s', async () => {
     const computed = await syncHealthAnswers();
-    // An installation before this migration: report days stored, no sync-health totals.
+    const utilizationDays = await count('utilization_day');
+    // As the migration leaves an installation that stored report days before it: no sync-health totals, and
+    // sync_health_through (the column it adds) null.
     await db.sql.query('DELETE FROM sync_health_day');
-    const migration = readFileSync(
-      path.join(MIGRATIONS_DIR, '20261130000000_sync_health_days', 'migration.sql'),
-      'utf8',
-    );
-    // Its statements other than the table's own (which the database has).
-    const resets = migration.match(/^DELETE FROM [^;]+;/gm) ?? [];
-    expect(resets.length).toBe(1);
-    for (const reset of resets) await db.sql.query(reset);
-    expect(await count('report_days_stored')).toBe(0);
+    await db.sql.query('UPDATE report_days_stored SET sync_health_through = NULL');
     await pass(db);
     expect(await count('report_days_stored')).toBe(ids.connections.length);
     expect(await count('sync_health_day')).toBeGreaterThan(4 * 50);
+    expect(await count('utilization_day')).toBe(utilizationDays);
+    expect(differingAnswers(computed, await syncHealthAnswers())).toEqual([]);
+
+    // A scheduler of the version before, still running after the migration, marks days stored (through) without
+    // writing their totals: the next run of this version counts them.
+    const [berlin] = ids.connections as [string];
+    await db.sql.query(`DELETE FROM sync_health_day WHERE connection_id = $1::uuid AND day > '2026-09-12'`, [
+      berlin,
+    ]);
+    await db.sql.query(
+      `UPDATE report_days_stored SET sync_health_through = '2026-09-12' WHERE connection_id = $1::uuid`,
+      [berlin],
+    );
+    const runsBefore = (await healthOf(berlin)).runs;
+    expect((await pass(db)).reportDaysStored).toBeGreaterThan(0);
+    expect(
+      (
+        await db.sql.query(
+          `SELECT sync_health_through::text AS d FROM report_days_stored WHERE connection_id = $1`,
+          [berlin],
+        )
+      ).rows[0]?.d,
+    ).toBe('2026-09-19');
+    expect((await healthOf(berlin)).runs).toBe(runsBefore);
     expect(differingAnswers(computed, await syncHealthAnswers())).toEqual([]);
   }, 300_000);
+
   it('keeps the durations and staleness of runs retention prunes, and answers the same after', async () => {
     const before = await syncHealthAnswers();
     const readsStored = (key: string) => !/zone/.test(key);

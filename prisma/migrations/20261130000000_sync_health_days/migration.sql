@@ -23,6 +23,7 @@ CREATE TABLE "sync_health_day" (
 );
 ALTER TABLE "sync_health_day" ADD CONSTRAINT "sync_health_day_connection_id_fkey" FOREIGN KEY ("connection_id") REFERENCES "connection"("id") ON DELETE CASCADE ON UPDATE CASCADE;
 
--- Days already stored have no sync-health totals: the next retention run counts every connection's days again
--- (utilization's and the bookings' are written over with the same figures).
-DELETE FROM "report_days_stored";
+-- How far sync-health's totals go, apart from the other report days': days stored before this migration (or by a
+-- scheduler of the version before it, still running) have none, and the next retention run counts them from the
+-- connection's first run, leaving utilization's and the bookings' days as they are.
+ALTER TABLE "report_days_stored" ADD COLUMN "sync_health_through" DATE;

@@ -81,11 +81,11 @@ export function rolledUpDays(query: ReportScope): Prisma.Sql {
 }
 
 /**
- * The last stored day (report_days_stored alias `s`) a report at T reads: the stored ones before T's own day, which
+ * The last stored day (report_days_stored alias `s`, its sync_health_through) a report at T reads: the stored ones before T's own day, which
  * is counted from its runs (a report as of a past instant counts that day's runs up to it).
  */
 export function lastStoredDay(query: ReportScope): Prisma.Sql {
-  return Prisma.sql`LEAST(s.through, ${localDay(query, at(query))} - 1)`;
+  return Prisma.sql`LEAST(s.sync_health_through, ${localDay(query, at(query))} - 1)`;
 }
 
 /**
@@ -96,7 +96,7 @@ export function lastStoredDay(query: ReportScope): Prisma.Sql {
  */
 function afterStoredFrom(query: ReportScope): Prisma.Sql {
   return Prisma.sql`(
-    SELECT CASE WHEN bool_and(s.through IS NOT NULL)
+    SELECT CASE WHEN bool_and(s.sync_health_through IS NOT NULL)
                 THEN MIN((${lastStoredDay(query)} + 1)::timestamp AT TIME ZONE ${zoneOf(query)} - interval '3 hours')
                 ELSE '-infinity'::timestamptz END
     FROM connection c LEFT JOIN report_days_stored s ON s.connection_id = c.id AND s.zone = ${STORED_ZONE}
@@ -108,7 +108,7 @@ export interface FiguresOptions {
   byDay: boolean;
   /**
    * Only days after the ones stored: joins report_days_stored `s` (in the connection's current zone, as
-   * stored-days.ts reads it) and keeps days after lastStoredDay, or every day where none are stored.
+   * stored-days.ts reads it) and keeps days after lastStoredDay, or every day where sync-health has none stored.
    */
   afterStored?: boolean;
   /** Only days up to this SQL date (over alias `c`). */
@@ -132,7 +132,9 @@ export async function syncHealthFigures(
     Prisma.join(
       [
         Prisma.empty,
-        ...(options.afterStored ? [Prisma.sql`(s.through IS NULL OR ${day} > ${lastStoredDay(query)})`] : []),
+        ...(options.afterStored
+          ? [Prisma.sql`(s.sync_health_through IS NULL OR ${day} > ${lastStoredDay(query)})`]
+          : []),
         ...(options.through ? [Prisma.sql`${day} <= ${options.through}`] : []),
       ],
       ' AND ',

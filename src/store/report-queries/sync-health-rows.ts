@@ -162,14 +162,14 @@ async function listedConnections(db: ReportDb, query: ReportScope): Promise<List
       ? Prisma.sql`LEFT JOIN LATERAL (SELECT ${TOTALS_COLUMNS} FROM sync_health_day h WHERE FALSE) ${Prisma.raw(alias)} ON TRUE`
       : Prisma.sql`LEFT JOIN LATERAL (
           SELECT ${TOTALS_COLUMNS} FROM sync_health_day h
-          WHERE s.connection_id IS NOT NULL AND h.connection_id = c.id AND h.day <= ${day}
+          WHERE s.sync_health_through IS NOT NULL AND h.connection_id = c.id AND h.day <= ${day}
           ORDER BY h.day DESC LIMIT 1
         ) ${Prisma.raw(alias)} ON TRUE`;
   const prefixed = (alias: string) =>
     Prisma.raw(TOTALS_COLUMN_NAMES.map((column) => `${alias}.${column} AS "${alias}_${column}"`).join(', '));
   const rows = await db.$queryRaw<Record<string, unknown>[]>(Prisma.sql`
     SELECT c.id::text AS connection_id, ${connectionName} AS connection, c.status::text AS status,
-           s.connection_id IS NOT NULL AS stored, ${prefixed('e')}, ${prefixed('b')}
+           s.sync_health_through IS NOT NULL AS stored, ${prefixed('e')}, ${prefixed('b')}
     FROM connection c LEFT JOIN report_days_stored s ON s.connection_id = c.id AND s.zone = ${STORED_ZONE}
     ${totalsThrough(endDay, 'e')} ${totalsThrough(startDay, 'b')}
     WHERE TRUE ${connectionFilter(query, Prisma.sql`c.id`)}
