@@ -208,7 +208,7 @@ async function generateStoredReportDays(db: TestDatabase, options: ReportsYearOp
     ['utilization_day', ['day', 'offered_minutes', 'bookings', 'booked_minutes']],
     ['booking_day', ['day', 'bookings', 'booked_minutes', 'median_lead_hours', 'mean_lead_hours', 'opened']],
     ['sync_health_day', ['day', ...TOTALS_COLUMN_NAMES]],
-    ['report_days_stored', ['zone', 'through']],
+    ['report_days_stored', ['zone', 'through', 'sync_health_through']],
   ] as const) {
     await db.sql.query(
       `INSERT INTO ${table} (connection_id, ${columns.join(', ')})
@@ -297,9 +297,16 @@ export async function benchReportsYear(options: ReportsYearOptions): Promise<Ben
                 (SELECT COUNT(*) FROM booking)::int AS bookings,
                 (SELECT COUNT(*) FROM utilization_day)::int AS "stored utilization days",
                 (SELECT COUNT(*) FROM booking_day)::int AS "stored booking days",
-                (SELECT COUNT(*) FROM sync_health_day)::int AS "stored sync-health days"`,
+                (SELECT COUNT(*) FROM sync_health_day)::int AS "stored sync-health days",
+                (SELECT COUNT(*) FROM report_days_stored WHERE sync_health_through IS NOT NULL)::int
+                  AS "connections with sync-health days stored"`,
       )
     ).rows[0]!;
+    // Every connection's reports read stored days, as after a retention run, not the runs.
+    check(
+      counts['connections with sync-health days stored'] === options.connections,
+      `sync-health days stored for ${counts['connections with sync-health days stored']} connections`,
+    );
     check(
       counts['packed slot days'] === options.connections * SLOT_DAYS,
       `expected ${options.connections * SLOT_DAYS} packed slot days, generated ${counts['packed slot days']}`,
