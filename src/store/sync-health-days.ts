@@ -11,6 +11,7 @@ import {
   SYNC_HEALTH_COUNTS,
   syncHealthFigures,
   type SyncHealthCounts,
+  type SyncHealthFigures,
 } from './report-queries/sync-health-figures.js';
 
 /** A connection's totals through a day, as stored. */
@@ -36,6 +37,16 @@ export function addTotals(
   for (const count of SYNC_HEALTH_COUNTS) into[count] += sign * from[count];
   addHistograms(into.histograms, from.histograms, sign);
   return into;
+}
+
+/** Counted figures (sync-health-figures.ts) as totals: what a day, or the days after the stored ones, adds. */
+export function totalsOfFigures(figures: SyncHealthFigures): SyncHealthTotals {
+  return {
+    ...(Object.fromEntries(SYNC_HEALTH_COUNTS.map((count) => [count, figures[count]])) as SyncHealthCounts),
+    histograms: histogramsOf(figures),
+    lastError: figures.last_error,
+    lastErrorAt: figures.last_error_at === null ? null : new Date(figures.last_error_at),
+  };
 }
 
 /** A stored row's columns, as StoredTotalsRow names them. */
@@ -100,10 +111,11 @@ export async function storeSyncHealthDays(
   const rows = days.map((figures) => {
     const totals = running.get(figures.connection_id) ?? emptyTotals();
     running.set(figures.connection_id, totals);
-    addTotals(totals, { ...figures, histograms: histogramsOf(figures), lastError: null, lastErrorAt: null });
-    if (figures.last_error_at !== null) {
-      totals.lastError = figures.last_error;
-      totals.lastErrorAt = new Date(figures.last_error_at);
+    const day = totalsOfFigures(figures);
+    addTotals(totals, day);
+    if (day.lastErrorAt !== null) {
+      totals.lastError = day.lastError;
+      totals.lastErrorAt = day.lastErrorAt;
     }
     // Encoded now: the histograms go on adding up for the connection's later days.
     return {

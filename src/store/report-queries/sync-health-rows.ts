@@ -26,7 +26,6 @@ import { Prisma } from '../../generated/prisma/client.js';
 import { changeStalenessRecords, syncRunRecords } from './history-records.js';
 import {
   DURATION_HISTOGRAM,
-  histogramsOf,
   lastStoredDay,
   rolledUpDays,
   syncHealthBounds,
@@ -40,6 +39,7 @@ import {
   TOTALS_COLUMN_NAMES,
   TOTALS_COLUMNS,
   totalsOf,
+  totalsOfFigures,
   type StoredTotalsRow,
 } from '../sync-health-days.js';
 import { readsStoredDays, STORED_ZONE } from './stored-days.js';
@@ -191,16 +191,15 @@ function rowFromTotals(listed: ListedConnection, rest: SyncHealthFigures | undef
   // The end's totals are decoded afresh for this row, so they are added to in place.
   const totals = end ? { ...end } : emptyTotals();
   if (before) addTotals(totals, before, -1);
-  if (rest)
-    addTotals(totals, { ...rest, histograms: histogramsOf(rest), lastError: null, lastErrorAt: null });
+  const after = rest === undefined ? undefined : totalsOfFigures(rest);
+  if (after) addTotals(totals, after);
   // The latest failure in range: the days after the stored ones', else the stored total's unless it was
   // already the total's before the range began.
   const storedError =
     end?.lastErrorAt && !(before?.lastErrorAt && before.lastErrorAt.getTime() >= end.lastErrorAt.getTime())
       ? { at: end.lastErrorAt, text: end.lastError }
       : undefined;
-  const lastError =
-    rest?.last_error_at != null ? { at: new Date(rest.last_error_at), text: rest.last_error } : storedError;
+  const lastError = after?.lastErrorAt ? { at: after.lastErrorAt, text: after.lastError } : storedError;
   const [median_seconds = null, p95_seconds = null] = percentilesOf(
     totals.histograms.get(DURATION_HISTOGRAM),
     [0.5, 0.95],
