@@ -136,34 +136,121 @@ export function encodeHistograms(histograms: Histograms): Uint8Array {
   return Uint8Array.from(out);
 }
 
-export function decodeHistograms(bytes: Uint8Array | null | undefined): Histograms {
-  const histograms: Histograms = new Map();
-  if (!bytes) return histograms;
-  let at = 0;
-  const readVarint = (): number => {
+const utf8 = new TextDecoder();
+const NO_BYTES = new Uint8Array(0);
+
+/**
+ * A cursor over histograms' bytes: a name, its bucket count, then each bucket's key distance and count. A report
+ * reads two stored rows a connection for thousands of connections (sync-health over all of them), so reading is
+ * a loop over the bytes with arrays sized up front, and nothing made per number.
+ */
+class HistogramBytes {
+  private at = 0;
+  constructor(private readonly bytes: Uint8Array) {}
+
+  get done(): boolean {
+    return this.at >= this.bytes.length;
+  }
+
+  varint(): number {
     let value = 0;
     let scale = 1;
     for (;;) {
-      if (at >= bytes.length) throw new RangeError('Histogram bytes end mid-number');
-      const byte = bytes[at++]!;
+      if (this.at >= this.bytes.length) throw new RangeError('Histogram bytes end mid-number');
+      const byte = this.bytes[this.at++]!;
       value += (byte & 0x7f) * scale;
       if (byte < 0x80) return value;
       scale *= 0x80;
     }
-  };
-  const decoder = new TextDecoder();
-  while (at < bytes.length) {
-    const nameLength = readVarint();
-    const name = decoder.decode(bytes.subarray(at, at + nameLength));
-    at += nameLength;
-    const histogram: Histogram = { keys: [], counts: [] };
-    let key = 0;
-    for (let left = readVarint(); left > 0; left--) {
-      key += readVarint();
-      histogram.keys.push(key);
-      histogram.counts.push(readVarint());
+  }
+
+  /** The next histogram's name: short and nearly always ASCII, which needs no TextDecoder. */
+  name(): string {
+    const length = this.varint();
+    const from = this.at;
+    const to = from + length;
+    if (to > this.bytes.length) throw new RangeError('Histogram bytes end mid-name');
+    this.at = to;
+    let name = '';
+    for (let i = from; i < to; i++) {
+      const byte = this.bytes[i]!;
+      if (byte >= 0x80) return utf8.decode(this.bytes.subarray(from, to));
+      name += String.fromCharCode(byte);
     }
-    histograms.set(name, histogram);
+    return name;
+  }
+
+  /** The next histogram's bucket count, after its name. */
+  buckets(): number {
+    const buckets = this.varint();
+    // Each bucket takes two bytes at least: a count past that is not from encodeHistograms.
+    if (buckets * 2 > this.bytes.length - this.at) throw new RangeError('Histogram bytes end mid-number');
+    return buckets;
+  }
+}
+
+export function decodeHistograms(bytes: Uint8Array | null | undefined): Histograms {
+  const histograms: Histograms = new Map();
+  const reader = new HistogramBytes(bytes ?? NO_BYTES);
+  while (!reader.done) {
+    const name = reader.name();
+    const buckets = reader.buckets();
+    const keys = new Array<number>(buckets);
+    const counts = new Array<number>(buckets);
+    let key = 0;
+    for (let i = 0; i < buckets; i++) {
+      key += reader.varint();
+      keys[i] = key;
+      counts[i] = reader.varint();
+    }
+    histograms.set(name, { keys, counts });
   }
   return histograms;
+}
+
+/**
+ * The histograms of `plus` less those of `minus` (both bytes as encodeHistograms wrote them, names in the same
+ * order): addHistograms(decodeHistograms(plus), decodeHistograms(minus), -1), read in one pass over both without
+ * decoding either on its own. A report's range of running totals is exactly this, two a connection.
+ */
+export function histogramsLess(
+  plus: Uint8Array | null | undefined,
+  minus: Uint8Array | null | undefined,
+): Histograms {
+  const result: Histograms = new Map();
+  const a = new HistogramBytes(plus ?? NO_BYTES);
+  const b = new HistogramBytes(minus ?? NO_BYTES);
+  let nameA = a.done ? undefined : a.name();
+  let nameB = b.done ? undefined : b.name();
+  while (nameA !== undefined || nameB !== undefined) {
+    const fromA = nameA !== undefined && (nameB === undefined || nameA <= nameB);
+    const fromB = nameB !== undefined && (nameA === undefined || nameB <= nameA);
+    let leftA = fromA ? a.buckets() : 0;
+    let leftB = fromB ? b.buckets() : 0;
+    const keys: number[] = [];
+    const counts: number[] = [];
+    let keyA = leftA > 0 ? a.varint() : Infinity;
+    let keyB = leftB > 0 ? b.varint() : Infinity;
+    while (leftA > 0 || leftB > 0) {
+      const key = keyA < keyB ? keyA : keyB;
+      let count = 0;
+      if (keyA === key) {
+        count += a.varint();
+        keyA = --leftA > 0 ? keyA + a.varint() : Infinity;
+      }
+      if (keyB === key) {
+        count -= b.varint();
+        keyB = --leftB > 0 ? keyB + b.varint() : Infinity;
+      }
+      if (count !== 0) {
+        keys.push(key);
+        counts.push(count);
+      }
+    }
+    const name = (fromA ? nameA : nameB)!;
+    if (keys.length > 0) result.set(name, { keys, counts });
+    if (fromA) nameA = a.done ? undefined : a.name();
+    if (fromB) nameB = b.done ? undefined : b.name();
+  }
+  return result;
 }

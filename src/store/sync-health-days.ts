@@ -4,7 +4,13 @@
 // the total at its end less the one before its start (report-queries/sync-health-rows.ts). Written by the
 // retention run with the other report days (report-days.ts), in its transaction.
 import { Prisma, type PrismaClient } from '../generated/prisma/client.js';
-import { addHistograms, decodeHistograms, encodeHistograms, type Histograms } from '../lib/log-histogram.js';
+import {
+  addHistograms,
+  decodeHistograms,
+  encodeHistograms,
+  histogramsLess,
+  type Histograms,
+} from '../lib/log-histogram.js';
 import type { ReportScope } from './report-queries/report-scope.js';
 import {
   histogramsOf,
@@ -21,8 +27,18 @@ export interface SyncHealthTotals extends SyncHealthCounts {
   lastErrorAt: Date | null;
 }
 
+/** The counts of `source` (figures, a stored row or totals), copied. */
+function countsOf(source: SyncHealthCounts): SyncHealthCounts {
+  // A loop over the names rather than Object.fromEntries: a report over every connection makes two a connection.
+  const counts = {} as SyncHealthCounts;
+  for (const count of SYNC_HEALTH_COUNTS) counts[count] = source[count];
+  return counts;
+}
+
+const NO_COUNTS = Object.fromEntries(SYNC_HEALTH_COUNTS.map((count) => [count, 0])) as SyncHealthCounts;
+
 export const emptyTotals = (): SyncHealthTotals => ({
-  ...(Object.fromEntries(SYNC_HEALTH_COUNTS.map((count) => [count, 0])) as SyncHealthCounts),
+  ...countsOf(NO_COUNTS),
   histograms: new Map(),
   lastError: null,
   lastErrorAt: null,
@@ -42,7 +58,7 @@ export function addTotals(
 /** Counted figures (sync-health-figures.ts) as totals: what a day, or the days after the stored ones, adds. */
 export function totalsOfFigures(figures: SyncHealthFigures): SyncHealthTotals {
   return {
-    ...(Object.fromEntries(SYNC_HEALTH_COUNTS.map((count) => [count, figures[count]])) as SyncHealthCounts),
+    ...countsOf(figures),
     histograms: histogramsOf(figures),
     lastError: figures.last_error,
     lastErrorAt: figures.last_error_at === null ? null : new Date(figures.last_error_at),
@@ -68,10 +84,25 @@ export interface StoredTotalsRow extends SyncHealthCounts {
 
 export function totalsOf(row: StoredTotalsRow): SyncHealthTotals {
   return {
-    ...(Object.fromEntries(SYNC_HEALTH_COUNTS.map((count) => [count, row[count]])) as SyncHealthCounts),
+    ...countsOf(row),
     histograms: decodeHistograms(row.histograms),
     lastError: row.last_error,
     lastErrorAt: row.last_error_at === null ? null : new Date(row.last_error_at),
+  };
+}
+
+/**
+ * A range's totals from the stored rows around it: the one through its last day less the one before its first
+ * (null where there is none), read without decoding either on its own. Its last error is the caller's to choose.
+ */
+export function totalsBetween(end: StoredTotalsRow | null, before: StoredTotalsRow | null): SyncHealthTotals {
+  const counts = countsOf(end ?? NO_COUNTS);
+  if (before) for (const count of SYNC_HEALTH_COUNTS) counts[count] -= before[count];
+  return {
+    ...counts,
+    histograms: histogramsLess(end?.histograms, before?.histograms),
+    lastError: null,
+    lastErrorAt: null,
   };
 }
 

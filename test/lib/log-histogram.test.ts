@@ -9,11 +9,22 @@ import {
   decodeHistograms,
   encodeHistograms,
   histogramOf,
+  histogramsLess,
   percentileOf,
   RELATIVE_ERROR,
   SMALLEST,
   type Histograms,
 } from '../../src/lib/log-histogram.js';
+
+/** Each count of `histograms` cut to a random part of it, some to nothing: a running total from earlier. */
+function halved(histograms: Histograms, random: () => number): Histograms {
+  const earlier: Histograms = new Map();
+  for (const [name, { keys, counts }] of histograms) {
+    if (random() < 0.2) continue;
+    earlier.set(name, histogramOf(keys.map((key, i) => [key, Math.floor(counts[i]! * random())] as const)));
+  }
+  return earlier;
+}
 
 /** percentile_cont as Postgres computes it: interpolated between the values around rank p·(n−1). */
 function exactPercentile(values: number[], p: number): number {
@@ -81,6 +92,36 @@ describe('log-bucket histograms', () => {
     }
     // A bucket that comes to nothing is dropped, so an empty range reads as no values.
     expect(addHistograms(addHistograms(new Map(), running[5]!), running[5]!, -1).size).toBe(0);
+  });
+
+  it('subtracts stored bytes in one pass as decoding both and subtracting does', () => {
+    const random = prng(11);
+    // Histograms of a few names (some only on one side, some empty), keys spread and often shared.
+    const randomHistograms = (): Histograms => {
+      const histograms: Histograms = new Map();
+      for (const name of ['duration', '0-24h', '1-3d', '3-7d', 'é-band']) {
+        if (random() < 0.3) continue;
+        const pairs = Array.from(
+          { length: Math.floor(random() * 40) },
+          () => [Math.floor(random() * 60), 1 + Math.floor(random() * 5)] as const,
+        );
+        histograms.set(name, histogramOf(pairs));
+      }
+      return histograms;
+    };
+    for (let trial = 0; trial < 300; trial++) {
+      const end = randomHistograms();
+      // A running total before the range holds no more than the one at its end, as stored totals do; and
+      // sometimes anything at all, which the subtraction must take the same way.
+      const before = trial % 3 === 0 ? randomHistograms() : halved(end, random);
+      // Added into nothing first, so that a histogram that comes to nothing is dropped on both sides.
+      const expected = addHistograms(addHistograms(new Map(), end), before, -1);
+      expect(histogramsLess(encodeHistograms(end), encodeHistograms(before))).toEqual(expected);
+    }
+    expect(histogramsLess(null, null).size).toBe(0);
+    const some = randomHistograms();
+    expect(histogramsLess(encodeHistograms(some), null)).toEqual(addHistograms(new Map(), some));
+    expect(histogramsLess(encodeHistograms(some), encodeHistograms(some)).size).toBe(0);
   });
 
   it('stores histograms as bytes that read back the same', () => {

@@ -35,10 +35,9 @@ import {
 import { percentileOf, percentilesOf } from '../../lib/log-histogram.js';
 import {
   addTotals,
-  emptyTotals,
   TOTALS_COLUMN_NAMES,
   TOTALS_COLUMNS,
-  totalsOf,
+  totalsBetween,
   totalsOfFigures,
   type StoredTotalsRow,
 } from '../sync-health-days.js';
@@ -140,12 +139,23 @@ interface ListedConnection {
   before_start: StoredTotalsRow | null;
 }
 
-/** The stored row a listing read under `prefix`, or null where it found none. */
-function totalsRowAt(row: Record<string, unknown>, prefix: string): StoredTotalsRow | null {
-  if (row[`${prefix}attempts`] === null || row[`${prefix}attempts`] === undefined) return null;
-  return Object.fromEntries(
-    TOTALS_COLUMN_NAMES.map((column) => [column, row[`${prefix}${column}`]]),
-  ) as unknown as StoredTotalsRow;
+/** Each stored column and the name a listing reads it under, for the totals it reads as `alias`. */
+const listedColumns = (alias: string) =>
+  TOTALS_COLUMN_NAMES.map((column) => [column, `${alias}_${column}`] as const);
+const THROUGH_END = listedColumns('e');
+const BEFORE_START = listedColumns('b');
+
+/** The stored row a listing read under `columns`' names, or null where it found none. */
+function totalsRowAt(
+  row: Record<string, unknown>,
+  columns: ReturnType<typeof listedColumns>,
+): StoredTotalsRow | null {
+  // A loop rather than Object.fromEntries: two a connection, for every connection of the report.
+  const stored: Record<string, unknown> = {};
+  for (const [column, listedAs] of columns) stored[column] = row[listedAs];
+  return stored.attempts === null || stored.attempts === undefined
+    ? null
+    : (stored as unknown as StoredTotalsRow);
 }
 
 /**
@@ -165,11 +175,11 @@ async function listedConnections(db: ReportDb, query: ReportScope): Promise<List
           WHERE s.sync_health_through IS NOT NULL AND h.connection_id = c.id AND h.day <= ${day}
           ORDER BY h.day DESC LIMIT 1
         ) ${Prisma.raw(alias)} ON TRUE`;
-  const prefixed = (alias: string) =>
-    Prisma.raw(TOTALS_COLUMN_NAMES.map((column) => `${alias}.${column} AS "${alias}_${column}"`).join(', '));
+  const selected = (alias: string, columns: ReturnType<typeof listedColumns>) =>
+    Prisma.raw(columns.map(([column, listedAs]) => `${alias}.${column} AS "${listedAs}"`).join(', '));
   const rows = await db.$queryRaw<Record<string, unknown>[]>(Prisma.sql`
     SELECT c.id::text AS connection_id, ${connectionName} AS connection, c.status::text AS status,
-           s.sync_health_through IS NOT NULL AS stored, ${prefixed('e')}, ${prefixed('b')}
+           s.sync_health_through IS NOT NULL AS stored, ${selected('e', THROUGH_END)}, ${selected('b', BEFORE_START)}
     FROM connection c LEFT JOIN report_days_stored s ON s.connection_id = c.id AND s.zone = ${STORED_ZONE}
     ${totalsThrough(endDay, 'e')} ${totalsThrough(startDay, 'b')}
     WHERE TRUE ${connectionFilter(query, Prisma.sql`c.id`)}
@@ -179,25 +189,24 @@ async function listedConnections(db: ReportDb, query: ReportScope): Promise<List
     connection: row.connection as string,
     status: row.status as string,
     stored: row.stored as boolean,
-    through_end: totalsRowAt(row, 'e_'),
-    before_start: totalsRowAt(row, 'b_'),
+    through_end: totalsRowAt(row, THROUGH_END),
+    before_start: totalsRowAt(row, BEFORE_START),
   }));
 }
 
 /** A stored connection's row: its range's totals (stored days and the days after) as the report prints them. */
 function rowFromTotals(listed: ListedConnection, rest: SyncHealthFigures | undefined): SyncHealthRow {
-  const end = listed.through_end === null ? undefined : totalsOf(listed.through_end);
-  const before = listed.before_start === null ? undefined : totalsOf(listed.before_start);
-  // The end's totals are decoded afresh for this row, so they are added to in place.
-  const totals = end ? { ...end } : emptyTotals();
-  if (before) addTotals(totals, before, -1);
+  const { through_end: end, before_start: before } = listed;
+  const totals = totalsBetween(end, before);
   const after = rest === undefined ? undefined : totalsOfFigures(rest);
   if (after) addTotals(totals, after);
   // The latest failure in range: the days after the stored ones', else the stored total's unless it was
   // already the total's before the range began.
+  const endErrorAt = end?.last_error_at ? new Date(end.last_error_at) : undefined;
+  const beforeErrorAt = before?.last_error_at ? new Date(before.last_error_at) : undefined;
   const storedError =
-    end?.lastErrorAt && !(before?.lastErrorAt && before.lastErrorAt.getTime() >= end.lastErrorAt.getTime())
-      ? { at: end.lastErrorAt, text: end.lastError }
+    endErrorAt && !(beforeErrorAt && beforeErrorAt.getTime() >= endErrorAt.getTime())
+      ? { at: endErrorAt, text: end!.last_error }
       : undefined;
   const lastError = after?.lastErrorAt ? { at: after.lastErrorAt, text: after.lastError } : storedError;
   const [median_seconds = null, p95_seconds = null] = percentilesOf(
