@@ -1,7 +1,8 @@
 // Benchmark (issue 43): every report over a year of 10,000 connections' history, generated in bulk directly in
 // the form retention leaves it (store/retention.ts, store/history-compaction.ts): the last 180 UTC days of closed
 // slots packed a row per connection-day (slot_history), the last 90 days of sync runs packed (sync_run_history),
-// the year's runs before them rolled up per day and outcome (sync_run_daily), and a year of bookings row by row.
+// the year's runs before them rolled up per day and outcome (sync_run_daily), today's runs up to the bench's
+// instant row by row (sync_run: a UTC day is packed once it is over), and a year of bookings row by row.
 // A day's shape is the default bands' (growth bench, docs/performance.md): 3 event types, ~237 slots starting on
 // a day (5 % taken before they start, the rest passed), 432 runs (2 % failed, 1 % superseded, 30 % of the
 // successful ones with the staleness of the changes they stored), ~1.7 bookings. Days are drawn from a pool of
@@ -17,6 +18,7 @@ import { createReportStore } from '../../src/store/reports.js';
 import { storeReportDays } from '../../src/store/report-days.js';
 import { pruneHistory } from '../../src/store/retention.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { DATE_BANDS } from '../../src/lib/date-bands.js';
 import { TOTALS_COLUMN_NAMES } from '../../src/store/sync-health-days.js';
 import { check, type BenchSection } from './bench-result.js';
 import { loadAverage } from './process-stats.js';
@@ -28,6 +30,8 @@ const TARGET_SECONDS = 2;
 const SLOT_DAYS = 180;
 const RUN_DAYS = 90;
 const YEAR_DAYS = 365;
+/** The report's date bands, as a sync records its changes' staleness by them. */
+const BAND_NAMES = DATE_BANDS.map((band) => band.name);
 
 export interface ReportsYearOptions {
   connections: number;
@@ -144,11 +148,12 @@ async function generatePackedRuns(db: TestDatabase, options: ReportsYearOptions)
                                    error_code, error_message, stale_band_names, stale_run, stale_band,
                                    stale_bound_seconds, stale_changes, calls_by_endpoint)
      SELECT c.id, d.day, p.started_ms, p.duration_ms, p.outcome, p.upstream_calls, p.error_code, p.error_message,
-            ARRAY['days 0-1', 'days 2-3', 'days 4-6', 'days 7+'], p.stale_run, p.stale_band,
+            $1::text[], p.stale_run, p.stale_band,
             p.stale_bound_seconds, p.stale_changes, p.calls_by_endpoint
      FROM connection c
      CROSS JOIN LATERAL (SELECT ('${TODAY}'::date - g)::date AS day FROM generate_series(1, ${RUN_DAYS}) g) d
      JOIN bench_run_pool p ON p.k = ${poolKey(options.pool)}`,
+    [BAND_NAMES],
   );
   await db.sql.query(`DROP TABLE bench_run_pool`);
   await db.sql.query(
@@ -158,6 +163,37 @@ async function generatePackedRuns(db: TestDatabase, options: ReportsYearOptions)
      FROM connection c, generate_series(${RUN_DAYS + 1}, ${YEAR_DAYS}) g,
           (VALUES ('succeeded', 0.97), ('failed', 0.02), ('superseded', 0.01)) o(outcome, share)`,
     [options.runsPerDay],
+  );
+}
+
+/**
+ * Today's runs up to NOW, row by row in sync_run as a live installation holds them (a UTC day's runs are packed
+ * only once it is over): the same shape as a packed day's, each successful run that changed slots with its
+ * staleness as the sync commit records it.
+ */
+async function generateTodaysRuns(db: TestDatabase, options: ReportsYearOptions): Promise<void> {
+  await db.sql.query(
+    `INSERT INTO sync_run (id, connection_id, started_at, finished_at, outcome, error_code, error_message,
+                           upstream_calls, calls_by_endpoint, change_staleness)
+     SELECT gen_random_uuid(), c.id, r.started_at, r.started_at + r.seconds * interval '1 second',
+            (CASE WHEN r.f < 0.02 THEN 'failed' WHEN r.f < 0.03 THEN 'superseded' ELSE 'succeeded' END)::sync_outcome,
+            CASE WHEN r.f < 0.02 THEN 'upstream_5xx' END, CASE WHEN r.f < 0.02 THEN 'GET /events answered 503' END,
+            r.calls, jsonb_build_object('GET /calendars/{event_id}/slots', r.calls),
+            CASE WHEN r.f >= 0.03 AND r.changed
+                 THEN jsonb_build_array(jsonb_build_object('band', ($3::text[])[1 + i % 4], 'boundSeconds', r.bound,
+                                                           'changes', 1 + i % 3))
+                 ELSE '[]'::jsonb END
+     FROM connection c, generate_series(1, $1::int) i,
+     -- The WHERE ties the draw to the connection and run: Postgres draws a lateral again only when a column it
+     -- refers to changes.
+     LATERAL (SELECT '${TODAY}'::timestamp AT TIME ZONE 'UTC'
+                       + ((i - 1) * (86400000 / $1::int) + floor(random() * 60000)) * interval '1 millisecond'
+                       AS started_at,
+                     1 + random() * 9 AS seconds, random() AS f, (5 + floor(random() * 11))::int AS calls,
+                     random() < 0.3 AS changed, 30 + floor(random() * 7200) AS bound
+              WHERE c.id IS NOT NULL AND i IS NOT NULL) r
+     WHERE r.started_at <= $2::timestamptz`,
+    [options.runsPerDay, NOW, BAND_NAMES],
   );
 }
 
@@ -246,7 +282,7 @@ async function timeNextDayRun(
 async function tableBytes(db: TestDatabase): Promise<Record<string, number>> {
   const { rows } = await db.sql.query<{ name: string; mib: number }>(
     `SELECT relname AS name, round(pg_total_relation_size(oid) / 1048576.0)::float8 AS mib FROM pg_class
-     WHERE relname IN ('slot_history', 'sync_run_history', 'sync_run_daily', 'booking', 'utilization_day',
+     WHERE relname IN ('slot_history', 'sync_run_history', 'sync_run_daily', 'sync_run', 'booking', 'utilization_day',
                        'booking_day', 'sync_health_day')`,
   );
   return Object.fromEntries(rows.map((row) => [`${row.name} MiB`, row.mib]));
@@ -277,6 +313,7 @@ export async function generateYearHistory(db: TestDatabase, options: ReportsYear
   await Promise.all([
     generatePackedSlots(db, options),
     generatePackedRuns(db, options),
+    generateTodaysRuns(db, options),
     generateBookings(db),
   ]);
   await db.sql.query('VACUUM ANALYZE');
@@ -294,6 +331,7 @@ export async function benchReportsYear(options: ReportsYearOptions): Promise<Ben
         `SELECT (SELECT COUNT(*) FROM slot_history)::int AS "packed slot days",
                 (SELECT COUNT(*) FROM sync_run_history)::int AS "packed run days",
                 (SELECT COUNT(*) FROM sync_run_daily)::int AS "rolled-up run rows",
+                (SELECT COUNT(*) FROM sync_run)::int AS "today's runs, row by row",
                 (SELECT COUNT(*) FROM booking)::int AS bookings,
                 (SELECT COUNT(*) FROM utilization_day)::int AS "stored utilization days",
                 (SELECT COUNT(*) FROM booking_day)::int AS "stored booking days",
@@ -375,6 +413,7 @@ export async function benchReportsYear(options: ReportsYearOptions): Promise<Ben
       await prisma.$disconnect();
     }
   } finally {
-    await db.drop();
+    if (process.env.BENCH_YEAR_KEEP) console.log(`kept ${db.url}`);
+    else await db.drop();
   }
 }

@@ -41,12 +41,14 @@
 //   growth: BENCH_GROWTH_SCHEDULES (hourly,bands) which schedules to run; the bands run's size
 //     BENCH_GROWTH_BANDS_CONNECTIONS (2) × BENCH_GROWTH_BANDS_DAYS (2): a longer run narrows its upper bound.
 //   reports-year (issue 43) runs only when named: every report over a year of BENCH_YEAR_CONNECTIONS (10000)
-//     connections' history generated packed, as retention keeps it, at the default bands' BENCH_YEAR_SLOTS (237)
+//     connections' history generated packed, as retention keeps it (today's runs up to its instant row by row),
+//     at the default bands' BENCH_YEAR_SLOTS (237)
 //     slots and BENCH_YEAR_RUNS (432) runs a connection-day, drawn from BENCH_YEAR_POOL (64) generated days; a
 //     report is cancelled after BENCH_YEAR_TIMEOUT (120) seconds. Target: 2 s each. Stored report days: the
 //     retention run stores BENCH_YEAR_STORE_SAMPLE (20) connections' (timed), the rest copy theirs.
 //     BENCH_YEAR_REPORTS (e.g. utilization,bookings) times only those reports. Last, the retention run a day on
-//     (every connection's next day stored, in batches) is timed.
+//     (every connection's next day stored, in batches) is timed. BENCH_YEAR_KEEP=1 keeps the database and prints
+//     its URL, to profile a report on it (rename it: the tests drop `slotfeed_test_` databases six hours old).
 //   report-days-pass (issue 43) runs only when named: the retention run's pass over report days at
 //     BENCH_REPORT_DAYS_CONNECTIONS (10000, in four zones): the first run, one with no day over, one with a quarter's.
 //   BENCH_QUICK=1: reduced sizes to try the benchmarks out (100 connections, 2 s loads, 1 day of growth); the
