@@ -157,6 +157,8 @@ class HistogramBytes {
     let scale = 1;
     for (;;) {
       if (this.at >= this.bytes.length) throw new RangeError('Histogram bytes end mid-number');
+      // Past 2^56 a number is no count or key written here; longer runs of bytes would overflow to NaN.
+      if (scale > 2 ** 49) throw new RangeError('Histogram bytes hold a number past any count');
       const byte = this.bytes[this.at++]!;
       value += (byte & 0x7f) * scale;
       if (byte < 0x80) return value;

@@ -99,11 +99,16 @@ describe('log-bucket histograms', () => {
     // Histograms of a few names (some only on one side, some empty), keys spread and often shared.
     const randomHistograms = (): Histograms => {
       const histograms: Histograms = new Map();
-      for (const name of ['duration', '0-24h', '1-3d', '3-7d', 'é-band']) {
+      // A name past 127 bytes, keys and counts past one byte: every varint path of the reading.
+      for (const name of ['duration', '0-24h', '1-3d', '3-7d', 'é-band', 'b'.repeat(200)]) {
         if (random() < 0.3) continue;
         const pairs = Array.from(
           { length: Math.floor(random() * 40) },
-          () => [Math.floor(random() * 60), 1 + Math.floor(random() * 5)] as const,
+          () =>
+            [
+              Math.floor(random() * (random() < 0.5 ? 60 : 40_000)),
+              1 + Math.floor(random() * (random() < 0.5 ? 5 : 2 ** 36)),
+            ] as const,
         );
         histograms.set(name, histogramOf(pairs));
       }
@@ -122,6 +127,20 @@ describe('log-bucket histograms', () => {
     const some = randomHistograms();
     expect(histogramsLess(encodeHistograms(some), null)).toEqual(addHistograms(new Map(), some));
     expect(histogramsLess(encodeHistograms(some), encodeHistograms(some)).size).toBe(0);
+    // Bytes no encoding wrote end in an error, never in a loop or a guess: a truncated row, and a key of
+    // endless continuation bytes (which would add up to NaN) on both sides.
+    const bytes = encodeHistograms(new Map([['duration', { keys: [5, 300], counts: [2, 70_000] }]]));
+    expect(() => histogramsLess(bytes.subarray(0, bytes.length - 1), bytes)).toThrow(RangeError);
+    const endless = Uint8Array.from([
+      8,
+      ...new TextEncoder().encode('duration'),
+      1,
+      ...Array(150).fill(0x80),
+      0,
+      1,
+    ]);
+    expect(() => histogramsLess(endless, endless)).toThrow(RangeError);
+    expect(() => decodeHistograms(endless)).toThrow(RangeError);
   });
 
   it('stores histograms as bytes that read back the same', () => {
