@@ -22,6 +22,13 @@ export interface HistoryBounds {
   seenUntil?: Prisma.Sql | undefined;
   /** Slots: gone_at > this. */
   goneAfter?: Prisma.Sql | undefined;
+  /**
+   * Runs: for each packed day (an SQL instant over its alias h, so per connection), the instant its runs are read
+   * from; those before it are never unnested. A day's runs are packed in the order they started
+   * (store/history-compaction.ts), so they are a prefix of its arrays. Where a report's start differs by
+   * connection (sync-health's days after the stored ones), a single startsFrom is the earliest of them all.
+   */
+  packedRunsFrom?: Prisma.Sql | undefined;
 }
 
 // An enum's values, looked up once per query (an uncorrelated subquery is an InitPlan): enum_range read per
@@ -87,6 +94,23 @@ export function slotRecords(bounds: HistoryBounds): Prisma.Sql {
 }
 
 /**
+ * `first`: the index of a packed day's (alias h) first run at or after bounds.packedRunsFrom, 1 without it. The
+ * instant is computed once a day, as milliseconds into the day (OFFSET 0 keeps it from being inlined into the
+ * count), so that each run's start is compared as the integer it is stored as.
+ */
+function packedRunsFirst(bounds: HistoryBounds): Prisma.Sql {
+  if (bounds.packedRunsFrom === undefined) return Prisma.sql`CROSS JOIN LATERAL (SELECT 1 AS first) f0`;
+  return Prisma.sql`CROSS JOIN LATERAL (
+      SELECT CASE WHEN isfinite(a.from_at)
+                  THEN EXTRACT(EPOCH FROM (a.from_at - (h.day::timestamp AT TIME ZONE 'UTC')))::float8 * 1000
+                  WHEN a.from_at > 'epoch'::timestamptz THEN 'infinity'::float8
+                  ELSE '-infinity'::float8 END AS from_ms
+      FROM (SELECT ${bounds.packedRunsFrom} AS from_at) a OFFSET 0
+    ) b0
+    CROSS JOIN LATERAL (SELECT 1 + count(*)::int AS first FROM unnest(h.started_ms) m WHERE m < b0.from_ms) f0`;
+}
+
+/**
  * Every finished or recorded sync run, live or packed: (connection_id, outcome, started_at, error_code,
  * error_message, upstream_calls, seconds), seconds being finished_at − started_at.
  */
@@ -100,8 +124,9 @@ export function syncRunRecords(bounds: HistoryBounds): Prisma.Sql {
            (h.day::timestamp AT TIME ZONE 'UTC') + u.started_ms * interval '1 millisecond',
            u.error_code, u.error_message, u.upstream_calls, (u.duration_ms::numeric / 1000)::float8
     FROM sync_run_history h
-    CROSS JOIN LATERAL unnest(h.outcome, h.started_ms, h.error_code, h.error_message, h.upstream_calls,
-                              h.duration_ms)
+    ${packedRunsFirst(bounds)}
+    CROSS JOIN LATERAL unnest(h.outcome[f0.first:], h.started_ms[f0.first:], h.error_code[f0.first:],
+                              h.error_message[f0.first:], h.upstream_calls[f0.first:], h.duration_ms[f0.first:])
       AS u(outcome, started_ms, error_code, error_message, upstream_calls, duration_ms)
     WHERE ${packedDayConditions(bounds, false)}
   )`;
@@ -125,8 +150,9 @@ export function changeStalenessRecords(bounds: HistoryBounds): Prisma.Sql {
     -- The day's start times decompressed once (a copy, kept by OFFSET 0 from being inlined): subscripting the
     -- stored array read and decompressed it from TOAST again for every element, a dozen buffer hits each.
     CROSS JOIN LATERAL (SELECT h.started_ms || '{}'::integer[] AS started_ms OFFSET 0) f
+    ${packedRunsFirst(bounds)}
     CROSS JOIN LATERAL unnest(h.stale_run, h.stale_band, h.stale_bound_seconds, h.stale_changes)
       AS u(run, band, bound_seconds, changes)
-    WHERE ${packedDayConditions(bounds, false)}
+    WHERE ${packedDayConditions(bounds, false)} AND u.run >= f0.first
   )`;
 }

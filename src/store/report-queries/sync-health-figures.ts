@@ -103,6 +103,18 @@ function afterStoredFrom(query: ReportScope): Prisma.Sql {
     WHERE TRUE ${connectionFilter(query, Prisma.sql`c.id`)})`;
 }
 
+/**
+ * Per packed day (alias h), the earliest instant a day after its connection's stored ones can start (-infinity
+ * where it has none stored): as afterStoredFrom, for its own connection, so that a connection whose days are
+ * stored through yesterday skips its packed runs of yesterday's UTC day that precede its midnight.
+ */
+function afterStoredFromOwn(query: ReportScope): Prisma.Sql {
+  return Prisma.sql`COALESCE((
+    SELECT (${lastStoredDay(query)} + 1)::timestamp AT TIME ZONE ${zoneOf(query)} - interval '3 hours'
+    FROM connection c JOIN report_days_stored s ON s.connection_id = c.id AND s.zone = ${STORED_ZONE}
+    WHERE c.id = h.connection_id AND s.sync_health_through IS NOT NULL), '-infinity'::timestamptz)`;
+}
+
 export interface FiguresOptions {
   /** One row per connection and local day, rather than per connection. */
   byDay: boolean;
@@ -123,7 +135,10 @@ export async function syncHealthFigures(
   const startsFrom = options.afterStored
     ? laterOf(dayRangeInstants(query).from, afterStoredFrom(query))
     : dayRangeInstants(query).from;
-  const bounds = syncHealthBounds(query, startsFrom);
+  const bounds = {
+    ...syncHealthBounds(query, startsFrom),
+    ...(options.afterStored ? { packedRunsFrom: afterStoredFromOwn(query) } : {}),
+  };
   const runDay = localDay(query, Prisma.sql`r.started_at`);
   const stored = options.afterStored
     ? Prisma.sql`LEFT JOIN report_days_stored s ON s.connection_id = c.id AND s.zone = ${STORED_ZONE}`
