@@ -119,8 +119,9 @@ export interface FiguresOptions {
   /** One row per connection and local day, rather than per connection. */
   byDay: boolean;
   /**
-   * Only days after the ones stored: joins report_days_stored `s` (in the connection's current zone, as
-   * stored-days.ts reads it) and keeps days after lastStoredDay, or every day where sync-health has none stored.
+   * Only days after the ones stored: joins each connection's lastStoredDay as `s.through` (report_days_stored in
+   * the connection's current zone, as stored-days.ts reads it) and keeps the days after it, or every day where
+   * sync-health has none stored.
    */
   afterStored?: boolean;
   /** Only days up to this SQL date (over alias `c`). */
@@ -140,16 +141,20 @@ export async function syncHealthFigures(
     ...(options.afterStored ? { packedRunsFrom: afterStoredFromOwn(query) } : {}),
   };
   const runDay = localDay(query, Prisma.sql`r.started_at`);
+  // Each connection's last stored day, worked out once a connection rather than once a run (it reads T's day in
+  // the connection's zone); none where sync-health has no days stored for it.
   const stored = options.afterStored
-    ? Prisma.sql`LEFT JOIN report_days_stored s ON s.connection_id = c.id AND s.zone = ${STORED_ZONE}`
+    ? Prisma.sql`LEFT JOIN (
+        SELECT c.id AS connection_id, ${lastStoredDay(query)} AS through
+        FROM connection c JOIN report_days_stored s ON s.connection_id = c.id AND s.zone = ${STORED_ZONE}
+        WHERE s.sync_health_through IS NOT NULL ${connectionFilter(query, Prisma.sql`c.id`)}
+      ) s ON s.connection_id = c.id`
     : Prisma.empty;
   const dayConditions = (day: Prisma.Sql) =>
     Prisma.join(
       [
         Prisma.empty,
-        ...(options.afterStored
-          ? [Prisma.sql`(s.sync_health_through IS NULL OR ${day} > ${lastStoredDay(query)})`]
-          : []),
+        ...(options.afterStored ? [Prisma.sql`(s.through IS NULL OR ${day} > s.through)`] : []),
         ...(options.through ? [Prisma.sql`${day} <= ${options.through}`] : []),
       ],
       ' AND ',
