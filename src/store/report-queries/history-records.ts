@@ -94,20 +94,29 @@ export function slotRecords(bounds: HistoryBounds): Prisma.Sql {
 }
 
 /**
- * `first`: the index of a packed day's (alias h) first run at or after bounds.packedRunsFrom, 1 without it. The
- * instant is computed once a day, as milliseconds into the day (OFFSET 0 keeps it from being inlined into the
- * count), so that each run's start is compared as the integer it is stored as.
+ * A packed day's (alias h) runs from bounds.packedRunsFrom on: `first`, the index of the first run at or after it,
+ * and `slice`, an array's subscript from there (empty without a bound: no copy of the arrays). The instant is
+ * computed once a day, as milliseconds into the day (OFFSET 0 keeps it from being inlined into the count), so that
+ * each run's start (`startedMs`, the day's started_ms) is compared as the integer it is stored as.
  */
-function packedRunsFirst(bounds: HistoryBounds): Prisma.Sql {
-  if (bounds.packedRunsFrom === undefined) return Prisma.sql`CROSS JOIN LATERAL (SELECT 1 AS first) f0`;
-  return Prisma.sql`CROSS JOIN LATERAL (
+function packedRunsFrom(
+  bounds: HistoryBounds,
+  startedMs: Prisma.Sql,
+): { join: Prisma.Sql; slice: Prisma.Sql; first: Prisma.Sql } {
+  if (bounds.packedRunsFrom === undefined)
+    return { join: Prisma.empty, slice: Prisma.empty, first: Prisma.sql`1` };
+  return {
+    join: Prisma.sql`CROSS JOIN LATERAL (
       SELECT CASE WHEN isfinite(a.from_at)
                   THEN EXTRACT(EPOCH FROM (a.from_at - (h.day::timestamp AT TIME ZONE 'UTC')))::float8 * 1000
                   WHEN a.from_at > 'epoch'::timestamptz THEN 'infinity'::float8
                   ELSE '-infinity'::float8 END AS from_ms
       FROM (SELECT ${bounds.packedRunsFrom} AS from_at) a OFFSET 0
     ) b0
-    CROSS JOIN LATERAL (SELECT 1 + count(*)::int AS first FROM unnest(h.started_ms) m WHERE m < b0.from_ms) f0`;
+    CROSS JOIN LATERAL (SELECT 1 + count(*)::int AS first FROM unnest(${startedMs}) m WHERE m < b0.from_ms) f0`,
+    slice: Prisma.sql`[f0.first:]`,
+    first: Prisma.sql`f0.first`,
+  };
 }
 
 /**
@@ -115,6 +124,7 @@ function packedRunsFirst(bounds: HistoryBounds): Prisma.Sql {
  * error_message, upstream_calls, seconds), seconds being finished_at − started_at.
  */
 export function syncRunRecords(bounds: HistoryBounds): Prisma.Sql {
+  const from = packedRunsFrom(bounds, Prisma.sql`h.started_ms`);
   return Prisma.sql`(
     SELECT r.connection_id, r.outcome, r.started_at, r.error_code, r.error_message, r.upstream_calls,
            EXTRACT(EPOCH FROM (r.finished_at - r.started_at))::float8 AS seconds
@@ -124,9 +134,9 @@ export function syncRunRecords(bounds: HistoryBounds): Prisma.Sql {
            (h.day::timestamp AT TIME ZONE 'UTC') + u.started_ms * interval '1 millisecond',
            u.error_code, u.error_message, u.upstream_calls, (u.duration_ms::numeric / 1000)::float8
     FROM sync_run_history h
-    ${packedRunsFirst(bounds)}
-    CROSS JOIN LATERAL unnest(h.outcome[f0.first:], h.started_ms[f0.first:], h.error_code[f0.first:],
-                              h.error_message[f0.first:], h.upstream_calls[f0.first:], h.duration_ms[f0.first:])
+    ${from.join}
+    CROSS JOIN LATERAL unnest(h.outcome${from.slice}, h.started_ms${from.slice}, h.error_code${from.slice},
+                              h.error_message${from.slice}, h.upstream_calls${from.slice}, h.duration_ms${from.slice})
       AS u(outcome, started_ms, error_code, error_message, upstream_calls, duration_ms)
     WHERE ${packedDayConditions(bounds, false)}
   )`;
@@ -137,6 +147,8 @@ export function syncRunRecords(bounds: HistoryBounds): Prisma.Sql {
  * started_at, band, bound_seconds, changes), one row per band and bound of a run.
  */
 export function changeStalenessRecords(bounds: HistoryBounds): Prisma.Sql {
+  // The count reads the day's start times decompressed once (f below), not the stored array again.
+  const from = packedRunsFrom(bounds, Prisma.sql`f.started_ms`);
   return Prisma.sql`(
     SELECT r.connection_id, r.started_at, s.band, s."boundSeconds" AS bound_seconds, s.changes
     FROM sync_run r
@@ -150,9 +162,9 @@ export function changeStalenessRecords(bounds: HistoryBounds): Prisma.Sql {
     -- The day's start times decompressed once (a copy, kept by OFFSET 0 from being inlined): subscripting the
     -- stored array read and decompressed it from TOAST again for every element, a dozen buffer hits each.
     CROSS JOIN LATERAL (SELECT h.started_ms || '{}'::integer[] AS started_ms OFFSET 0) f
-    ${packedRunsFirst(bounds)}
+    ${from.join}
     CROSS JOIN LATERAL unnest(h.stale_run, h.stale_band, h.stale_bound_seconds, h.stale_changes)
       AS u(run, band, bound_seconds, changes)
-    WHERE ${packedDayConditions(bounds, false)} AND u.run >= f0.first
+    WHERE ${packedDayConditions(bounds, false)} AND u.run >= ${from.first}
   )`;
 }

@@ -119,9 +119,9 @@ export interface FiguresOptions {
   /** One row per connection and local day, rather than per connection. */
   byDay: boolean;
   /**
-   * Only days after the ones stored: joins each connection's lastStoredDay as `s.through` (report_days_stored in
-   * the connection's current zone, as stored-days.ts reads it) and keeps the days after it, or every day where
-   * sync-health has none stored.
+   * Only days after the ones stored: joins each connection's lastStoredDay as `s.stored_through`
+   * (report_days_stored in the connection's current zone, as stored-days.ts reads it) and keeps the days after
+   * it, or every day where sync-health has none stored.
    */
   afterStored?: boolean;
   /** Only days up to this SQL date (over alias `c`). */
@@ -145,7 +145,7 @@ export async function syncHealthFigures(
   // the connection's zone); none where sync-health has no days stored for it.
   const stored = options.afterStored
     ? Prisma.sql`LEFT JOIN (
-        SELECT c.id AS connection_id, ${lastStoredDay(query)} AS through
+        SELECT c.id AS connection_id, ${lastStoredDay(query)} AS stored_through
         FROM connection c JOIN report_days_stored s ON s.connection_id = c.id AND s.zone = ${STORED_ZONE}
         WHERE s.sync_health_through IS NOT NULL ${connectionFilter(query, Prisma.sql`c.id`)}
       ) s ON s.connection_id = c.id`
@@ -154,7 +154,7 @@ export async function syncHealthFigures(
     Prisma.join(
       [
         Prisma.empty,
-        ...(options.afterStored ? [Prisma.sql`(s.through IS NULL OR ${day} > s.through)`] : []),
+        ...(options.afterStored ? [Prisma.sql`(s.stored_through IS NULL OR ${day} > s.stored_through)`] : []),
         ...(options.through ? [Prisma.sql`${day} <= ${options.through}`] : []),
       ],
       ' AND ',
