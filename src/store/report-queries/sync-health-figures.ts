@@ -89,30 +89,38 @@ export function lastStoredDay(query: ReportScope): Prisma.Sql {
 }
 
 /**
- * The earliest instant a day after the stored ones can start, over the query's connections, so that the history
- * read skips the stored days (a connection one day behind reads a day, not its year); -infinity (never NULL, which
- * would keep nothing) when one of them has no days stored. Three hours before the local midnight, as unstoredParts
- * (stored-days.ts) bounds the days it computes.
+ * The earliest instant a day after connection `c`'s stored ones (`s`) can start: three hours before its local
+ * midnight, as unstoredParts (stored-days.ts) bounds the days it computes.
+ */
+const firstUnstoredInstant = (query: ReportScope) =>
+  Prisma.sql`(${lastStoredDay(query)} + 1)::timestamp AT TIME ZONE ${zoneOf(query)} - interval '3 hours'`;
+
+/** Connections (`c`) with sync-health's days stored (`s`) in their current zone, as stored-days.ts reads them. */
+const WITH_DAYS_STORED = Prisma.sql`connection c JOIN report_days_stored s
+  ON s.connection_id = c.id AND s.zone = ${STORED_ZONE} AND s.sync_health_through IS NOT NULL`;
+
+/**
+ * firstUnstoredInstant over the query's connections, so that the history read skips the stored days (a connection
+ * one day behind reads a day, not its year); -infinity (never NULL, which would keep nothing) when one of them has
+ * no days stored.
  */
 function afterStoredFrom(query: ReportScope): Prisma.Sql {
   return Prisma.sql`(
-    SELECT CASE WHEN bool_and(s.sync_health_through IS NOT NULL)
-                THEN MIN((${lastStoredDay(query)} + 1)::timestamp AT TIME ZONE ${zoneOf(query)} - interval '3 hours')
+    SELECT CASE WHEN bool_and(s.sync_health_through IS NOT NULL) THEN MIN(${firstUnstoredInstant(query)})
                 ELSE '-infinity'::timestamptz END
     FROM connection c LEFT JOIN report_days_stored s ON s.connection_id = c.id AND s.zone = ${STORED_ZONE}
     WHERE TRUE ${connectionFilter(query, Prisma.sql`c.id`)})`;
 }
 
 /**
- * Per packed day (alias h), the earliest instant a day after its connection's stored ones can start (-infinity
- * where it has none stored): as afterStoredFrom, for its own connection, so that a connection whose days are
- * stored through yesterday skips its packed runs of yesterday's UTC day that precede its midnight.
+ * Per packed day (alias h), firstUnstoredInstant of its own connection (-infinity where it has none stored), so
+ * that a connection whose days are stored through yesterday skips its packed runs of yesterday's UTC day that
+ * precede its midnight.
  */
 function afterStoredFromOwn(query: ReportScope): Prisma.Sql {
   return Prisma.sql`COALESCE((
-    SELECT (${lastStoredDay(query)} + 1)::timestamp AT TIME ZONE ${zoneOf(query)} - interval '3 hours'
-    FROM connection c JOIN report_days_stored s ON s.connection_id = c.id AND s.zone = ${STORED_ZONE}
-    WHERE c.id = h.connection_id AND s.sync_health_through IS NOT NULL), '-infinity'::timestamptz)`;
+    SELECT ${firstUnstoredInstant(query)} FROM ${WITH_DAYS_STORED} WHERE c.id = h.connection_id
+  ), '-infinity'::timestamptz)`;
 }
 
 export interface FiguresOptions {
@@ -146,8 +154,7 @@ export async function syncHealthFigures(
   const stored = options.afterStored
     ? Prisma.sql`LEFT JOIN (
         SELECT c.id AS connection_id, ${lastStoredDay(query)} AS stored_through
-        FROM connection c JOIN report_days_stored s ON s.connection_id = c.id AND s.zone = ${STORED_ZONE}
-        WHERE s.sync_health_through IS NOT NULL ${connectionFilter(query, Prisma.sql`c.id`)}
+        FROM ${WITH_DAYS_STORED} WHERE TRUE ${connectionFilter(query, Prisma.sql`c.id`)}
       ) s ON s.connection_id = c.id`
     : Prisma.empty;
   const dayConditions = (day: Prisma.Sql) =>
