@@ -35,6 +35,7 @@ import type { CaldavCleanupStore } from '../store/caldav-cleanups.js';
 import type { CaldavDestinationStore, DuePush } from '../store/caldav-destinations.js';
 import { cleanUpDestination, type CleanUpDeps, type CleanUpResult } from './clean-up.js';
 import type { HostGate } from './host-gate.js';
+import { createWorkerRoom, type WorkerRoom } from './worker-room.js';
 import { isHostWait } from './host-limits.js';
 import {
   HostWaitError,
@@ -57,6 +58,9 @@ export interface CaldavJobData {
    */
   host?: string;
 }
+
+/** What a job ends with: its push's or cleanup's result, or 'parked' in its worker's line at the host (below). */
+type CaldavJobResult = PushResult | CleanUpResult | 'parked';
 
 /** How often a worker trims the logs of the destinations it pushed. */
 const LOG_TRIM_INTERVAL_MS = 60_000;
@@ -120,16 +124,20 @@ export const enqueueCleanups = (queue: QueueOrShards<CaldavJobData>, destination
     destinationIds.map((destinationId) => ({ destinationId })),
   );
 
-/** Hands every due destination and cleanup to the queue; how many. */
+/** Hands every due destination and cleanup to the queue, but the pushes `waiting` says wait already; how many. */
 export async function dispatchDuePushes(
   destinations: Pick<CaldavDestinationStore, 'due'>,
   queue: QueueOrShards<CaldavJobData>,
   reconcileIntervalMs: number,
   now: Date,
   cleanups?: Pick<CaldavCleanupStore, 'due'>,
+  waiting: (destinationId: string) => boolean = () => false,
 ): Promise<number> {
   const due = await destinations.due(now, new Date(now.getTime() - reconcileIntervalMs), DISPATCH_BATCH);
-  await enqueuePushes(queue, due);
+  await enqueuePushes(
+    queue,
+    due.filter(({ id }) => !waiting(id)),
+  );
   const ended = cleanups ? await cleanups.due(now, DISPATCH_BATCH) : [];
   await enqueueCleanups(queue, ended);
   return due.length + ended.length;
@@ -154,7 +162,7 @@ export function startCaldavWorker(options: {
   push: PushDeps;
   cleanUp: CleanUpDeps;
   /** This process's lines at the hosts (host-gate.ts): a push sent back for a full line is parked there. */
-  hostLines?: Pick<HostGate, 'park' | 'unpark'>;
+  hostLines?: Pick<HostGate, 'park' | 'unpark' | 'isParked'>;
   /** SHUTDOWN_GRACE_SECONDS: how long close() waits for the jobs in flight before it stops waiting (close-workers.ts). */
   shutdownGraceMs: number;
   errors: RepeatedErrorLog;
@@ -165,68 +173,123 @@ export function startCaldavWorker(options: {
   // On REDIS_PREFIX's tag, not the destination's shard: while processes with two values of REDIS_SHARDS run side by
   // side (a rolling change of it) both must take the same lock. Two commands a push, against a sync's hundred.
   const lockKey = (destinationId: string) => `${options.prefix}:caldav-push:${destinationId}`;
+  // Logs are trimmed in batches: the destinations pushed since the last trim, once a minute.
+  const logged = new Set<string>();
+  let closed = false;
   /**
    * A place in the line of the host the job names, taken before the push's lock and first read: with no place, the
    * push is sent back having cost a BullMQ round only (a push sent back after reading its destination cost that
    * read and the lock's two Redis commands, about one push in two in the caldav-push bench).
    */
-  const placeFor = (job: Job<CaldavJobData, PushResult | CleanUpResult>): PlaceTaken | undefined => {
-    const { host } = job.data;
-    if (job.name !== CALDAV_JOB || host === undefined || !push.hosts) return undefined;
+  const placeFor = (name: string, { host }: CaldavJobData): PlaceTaken | undefined => {
+    if (name !== CALDAV_JOB || host === undefined || !push.hosts) return undefined;
     const place = push.hosts.takePlace(host);
     if (isHostWait(place)) throw new HostWaitError(host, place.retryInMs, place.reason);
     return { host, place };
   };
-  const run = async (job: Job<CaldavJobData, PushResult | CleanUpResult>, token?: string) => {
-    const { destinationId } = job.data;
-    if (job.id !== undefined) options.hostLines?.unpark(job.id);
+  /** A push or a cleanup under the destination's lock; a wait for its host is thrown (HostWaitError, held back). */
+  const attempt = async (name: string, data: CaldavJobData): Promise<CaldavJobResult> => {
+    const { destinationId } = data;
     let taken: PlaceTaken | undefined;
     try {
-      taken = placeFor(job);
+      taken = placeFor(name, data);
       // One lock for a destination's pushes and its cleanup: the cleanup starts once the push has stopped.
       return await withRedisLock(
         options.redis,
         lockKey(destinationId),
         { ttlMs: options.lockSeconds * 1000, waitMs: 0 },
         () =>
-          job.name === CALDAV_CLEANUP_JOB
+          name === CALDAV_CLEANUP_JOB
             ? cleanUpDestination(options.cleanUp, destinationId)
             : pushDestination(push, destinationId, taken),
       );
     } catch (error: unknown) {
       // Another worker is pushing it: what is still pending afterwards is dispatched again.
       if (error instanceof LockTimeoutError) return 'skipped';
-      // Its host is busy or held back (a push's or a cleanup's): the job waits in the delayed set, not in this
-      // worker's slot, so the slot goes to a push to another host meanwhile; the job's id keeps the dispatcher
-      // from adding another.
-      if ((error instanceof HostWaitError || error instanceof CalDavHeldBackError) && token !== undefined) {
-        await job.moveToDelayed(Date.now() + error.retryInMs, token);
-        // Its host's line was full: brought back as soon as one of this process's slots there is let go.
-        if (error instanceof HostWaitError && error.reason === 'busy' && job.id !== undefined)
-          options.hostLines?.park(error.host, job.id, async () => {
-            await job.promote();
-            return true;
-          });
-        throw new DelayedError();
-      }
       throw error;
     } finally {
       // Not pushed (its lock taken elsewhere, say) or pushed: the place is free again.
       taken?.place.leave();
     }
   };
-  const workers = shards.shards.map(
-    (shard: Queue<CaldavJobData>) =>
-      new Worker<CaldavJobData, PushResult | CleanUpResult>(CALDAV_QUEUE, run, {
+
+  /**
+   * A push whose host's line is full, parked there: run by this worker when a place in the line is given up, with
+   * no BullMQ round (its job ended as 'parked'; sending it back to the delayed set and promoting it cost four
+   * Redis commands and a fetch), within the worker's share of pushes at once (worker-room.ts).
+   */
+  const park = (room: WorkerRoom, host: string, key: string, data: CaldavJobData) =>
+    options.hostLines!.park(host, key, async () => {
+      if (closed) return false;
+      room.resume(key, () => runParked(room, host, key, data));
+      return true;
+    });
+  const runParked = async (room: WorkerRoom, host: string, key: string, data: CaldavJobData) => {
+    try {
+      await attempt(CALDAV_JOB, { ...data, host });
+      logged.add(data.destinationId);
+    } catch (error: unknown) {
+      if (error instanceof HostWaitError && error.reason === 'busy') return park(room, error.host, key, data);
+      // Held back: dropped here, still due. The dispatcher queues it again, and its job waits out the hold in the
+      // delayed set.
+      if (error instanceof HostWaitError || error instanceof CalDavHeldBackError) return;
+      logger.warn(
+        { err: error, destinationId: data.destinationId },
+        'CalDAV push failed; the dispatcher queues it again while it is due',
+      );
+    }
+  };
+
+  const run = async (room: WorkerRoom, job: Job<CaldavJobData, CaldavJobResult>, token?: string) => {
+    if (job.id !== undefined) {
+      options.hostLines?.unpark(job.id);
+      room.forget(job.id);
+    }
+    try {
+      return await attempt(job.name, job.data);
+    } catch (error: unknown) {
+      // Its host's line is full: the job ends, and the push waits parked in this process's line (park above).
+      if (
+        error instanceof HostWaitError &&
+        error.reason === 'busy' &&
+        job.name === CALDAV_JOB &&
+        job.id !== undefined &&
+        options.hostLines
+      ) {
+        park(room, error.host, job.id, job.data);
+        return 'parked';
+      }
+      // Its host is busy or held back (a push's or a cleanup's): the job waits in the delayed set, not in this
+      // worker's slot, so the slot goes to a push to another host meanwhile; the job's id keeps the dispatcher
+      // from adding another.
+      if ((error instanceof HostWaitError || error instanceof CalDavHeldBackError) && token !== undefined) {
+        await job.moveToDelayed(Date.now() + error.retryInMs, token);
+        throw new DelayedError();
+      }
+      throw error;
+    }
+  };
+  const share = shardConcurrency(options.concurrency, shards.shards.length);
+  const rooms: WorkerRoom[] = [];
+  const workers = shards.shards.map((shard: Queue<CaldavJobData>) => {
+    // The room is made just below: the worker calls its processor only once a job is fetched, later.
+    const worker = new Worker<CaldavJobData, CaldavJobResult>(
+      CALDAV_QUEUE,
+      (job, token) => room.job(() => run(room, job, token)),
+      {
         connection: options.connection,
         prefix: shard.opts.prefix!,
-        concurrency: shardConcurrency(options.concurrency, shards.shards.length),
+        concurrency: share,
         lockDuration: options.lockSeconds * 1000,
         stalledInterval: options.lockSeconds * 1000,
-      }),
-  );
-  // Logs are trimmed in batches: the destinations pushed since the last trim, once a minute.
-  const logged = new Set<string>();
+      },
+    );
+    const room = createWorkerRoom(share, (jobs) => {
+      worker.concurrency = jobs;
+    });
+    rooms.push(room);
+    return worker;
+  });
   for (const worker of workers) worker.on('completed', (job) => logged.add(job.data.destinationId));
   const trimLogs = async () => {
     const ids = [...logged];
@@ -248,7 +311,6 @@ export function startCaldavWorker(options: {
 
   let running: Promise<void> | undefined;
   let again = false;
-  let closed = false;
   const dispatch = () => {
     if (closed) return running;
     if (running) {
@@ -265,6 +327,11 @@ export function startCaldavWorker(options: {
             push.reconcileIntervalMs,
             push.now(),
             options.cleanUp.cleanups,
+            // Parked here, it runs when its host's line has a place: a job now would only be parked again.
+            (destinationId) => {
+              const key = caldavJobId(destinationId);
+              return (options.hostLines?.isParked(key) ?? false) || rooms.some((room) => room.waiting(key));
+            },
           );
         } catch (error: unknown) {
           options.errors.report('caldav dispatcher', error);
@@ -287,6 +354,8 @@ export function startCaldavWorker(options: {
       for (const errorHandling of errorHandlings) errorHandling.stop();
       await running;
       await closeWorkersWithin(workers, options.shutdownGraceMs, logger);
+      // No parked push starts now; the ones running end as a job would, or are left as one past the grace period is.
+      await Promise.all(rooms.map((room) => room.close(options.shutdownGraceMs)));
     },
   };
 }

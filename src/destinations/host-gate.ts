@@ -14,11 +14,10 @@
 // (takePlace) until it has its slots or will not talk to the server: with the host's own slots, a slow host holds
 // that many of the worker's pushes and no more, and the worker's other slots go to other hosts. A push is sent back
 // before it reads and renders anything, never after (a place taken only once it was ready sent back six pushes in
-// ten that had read their feed, in the caldav-push bench). A push that finds no place is sent back to the delayed
-// set (caldav-queue.ts) and parked here: each slot let go, and each place left without one, brings the oldest parked
-// push of that host back (promotes its job), so it comes back as a place frees rather than by polling; the delay it
-// was sent back with grows with the pushes parked before it, and only brings it back when nothing in this process
-// frees a place (another process holds the host's slots).
+// ten that had read their feed, in the caldav-push bench). A push that finds no place is parked here, in the
+// order it came, with what brings it back (caldav-queue.ts runs it in this process then): each place given up
+// (its push has its slots, is held back, or will not talk) brings the oldest parked push of that host back. While
+// any is parked every place is taken, and each place taken is given up in time, so none is left behind.
 import {
   HOST_BUSY_RETRY_MS,
   HOST_HOLD_MAX_MS,
@@ -40,19 +39,21 @@ export interface HostPlace {
 
 export interface HostGate extends Pick<HostLimits, 'holdBack'> {
   /**
-   * A place in the host's line, or how long to wait in the delayed set when every place is taken: the push is
-   * sent back before it reads and renders its feed, never after.
+   * A place in the host's line, or 'busy' when every place is taken: the push is sent back (parked) before it
+   * reads and renders its feed, never after. 'busy' says when to ask again only to a caller that parks nothing.
    */
   takePlace(host: string): HostPlace | HostWait;
   /** A place and the host's slots at once (takePlace, then enter). */
   enter(host: string, lanes: number): Promise<HostSlots | HostWait>;
   /**
-   * A push sent back to the delayed set for `host`'s full line: `promote` brings its job back (false when it is
-   * no longer delayed), called when a slot of the host is let go in this process.
+   * A push sent back for `host`'s full line, parked under `key` (its job's id): `resume` brings it back (false
+   * when it can no longer come), called when a place in the host's line is given up in this process.
    */
-  park(host: string, jobId: string, promote: () => Promise<boolean>): void;
-  /** The job runs again (brought back by its delay or promoted): no longer parked. */
-  unpark(jobId: string): void;
+  park(host: string, key: string, resume: () => Promise<boolean>): void;
+  /** The push runs again by other means (its job came back): no longer parked. */
+  unpark(key: string): void;
+  /** Parked under `key`, to be brought back by a place given up. */
+  isParked(key: string): boolean;
 }
 
 /** Why a waiter was woken: a slot handed or let go (ask Redis now), or it became first in line (poll from now). */
@@ -73,7 +74,7 @@ interface Line {
   /** Places taken: pushes reading and rendering their feed on the way to the line, and those waiting in it. */
   places: number;
   waiting: Waiter[];
-  /** Parked jobs by id, oldest first, each with what brings it back. */
+  /** Parked pushes by key, oldest first, each with what brings it back. */
   parked: Map<string, () => Promise<boolean>>;
   /** Until when this process saw the host held back (a Retry-After): no slot is handed over before then. */
   heldUntilMs: number;
@@ -103,19 +104,16 @@ export function createHostGate(
     if (waiter.woken !== 'slot') waiter.woken = why;
     waiter.wake?.(waiter.woken);
   };
-  /** Sent back behind the ones parked before it: a place frees for each slot let go, so they come in turn. */
-  const full = (line: Line): HostWait => ({
-    retryInMs: pollMs * (1 + Math.ceil(line.parked.size / settings.waitingPerHost)),
-    reason: 'busy',
-  });
-  /** One parked push of the host brought back: the oldest whose job is still delayed. */
-  const promoteOne = async (host: string) => {
+  /** Every place taken: the push is parked, to come back when one is given up. */
+  const FULL: HostWait = { retryInMs: pollMs, reason: 'busy' };
+  /** One parked push of the host brought back, for the place just given up: the oldest that can still come. */
+  const resumeOne = async (host: string) => {
     const line = lines.get(host);
     while (line && line.parked.size > 0) {
-      const [jobId, promote] = line.parked.entries().next().value!;
-      line.parked.delete(jobId);
-      parkedAt.delete(jobId);
-      if (await promote().catch(() => false)) return;
+      const [key, resume] = line.parked.entries().next().value!;
+      line.parked.delete(key);
+      parkedAt.delete(key);
+      if (await resume().catch(() => false)) return;
     }
   };
   /**
@@ -133,7 +131,6 @@ export function createHostGate(
       await slot.release();
       wake(short, 'slot');
     }
-    void promoteOne(host);
   };
   const slotsLettingGo = (host: string, slots: HostSlots): HostSlots => {
     const held = slots.held.map((slot) => ({ release: () => letGo(host, slot) }));
@@ -179,14 +176,24 @@ export function createHostGate(
     }
   };
 
+  const unpark = (key: string) => {
+    const host = parkedAt.get(key);
+    if (host === undefined) return;
+    parkedAt.delete(key);
+    lines.get(host)?.parked.delete(key);
+  };
+
   const takePlace = (host: string): HostPlace | HostWait => {
     const line = lineOf(host);
-    if (line.places >= settings.waitingPerHost) return full(line);
+    if (line.places >= settings.waitingPerHost) return FULL;
     line.places++;
     let taken = true;
+    // A place given up, however, is the oldest parked push's.
     const giveUp = () => {
-      if (taken) line.places--;
+      if (!taken) return;
       taken = false;
+      line.places--;
+      void resumeOne(host);
     };
     return {
       async enter(lanes) {
@@ -197,12 +204,7 @@ export function createHostGate(
           giveUp();
         }
       },
-      leave() {
-        const freed = taken;
-        giveUp();
-        // A place freed without a slot let go (nothing to write, a failure before talking): a parked push takes it.
-        if (freed) void promoteOne(host);
-      },
+      leave: giveUp,
     };
   };
 
@@ -217,15 +219,12 @@ export function createHostGate(
       const place = takePlace(host);
       return isHostWait(place) ? place : place.enter(lanes);
     },
-    park(host, jobId, promote) {
-      lineOf(host).parked.set(jobId, promote);
-      parkedAt.set(jobId, host);
+    park(host, key, resume) {
+      unpark(key);
+      lineOf(host).parked.set(key, resume);
+      parkedAt.set(key, host);
     },
-    unpark(jobId) {
-      const host = parkedAt.get(jobId);
-      if (host === undefined) return;
-      parkedAt.delete(jobId);
-      lines.get(host)?.parked.delete(jobId);
-    },
+    unpark,
+    isParked: (key) => parkedAt.has(key),
   };
 }

@@ -5,7 +5,8 @@
 // talks through, so a change that adds statements to a push shows here. Against a real Radicale.
 //
 // A push its worker sends back for a full line at its host costs nothing but the BullMQ round: the dispatcher
-// names the host in the job, so the push is sent back before it takes its lock or reads its destination. A push of
+// names the host in the job, so the push is sent back before it takes its lock or reads its destination, and
+// waits parked in the worker's line, run by the worker when a place frees. A push of
 // one write records it with its end in one statement; should that fail, the write is still recorded.
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { caldavJobId } from '../../src/destinations/caldav-queue.js';
@@ -129,10 +130,12 @@ it('a push sent back for a full line at its host reads nothing, and comes back w
   roundTrips.take();
   await h.sync.startRoles(['worker'], counted);
   const queue = counted.clients.caldavShards.shardFor(destination.id);
+  const jobId = caldavJobId(destination.id);
+  // Parked in the worker's line, its job ended: no round through the delayed set, and none queued again meanwhile.
   await waitFor(
-    async () => (await queue.getJob(caldavJobId(destination.id)))?.getState(),
-    (state) => state === 'delayed',
-    { what: 'the push sent back to the delayed set' },
+    async () => ({ parked: gate.isParked(jobId), job: await queue.getJob(jobId) }),
+    ({ parked, job }) => parked && job === undefined,
+    { what: "the push parked in its worker's line, its job ended" },
   );
   // Its dispatch is all the worker asked Postgres: the push never opened its destination.
   const opened = roundTrips

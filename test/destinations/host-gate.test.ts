@@ -1,7 +1,7 @@
 // A worker's line at each CalDAV host (issue 43), on the real per-host slots in Redis: a push that finds every slot
 // taken waits ready in line and gets the slot another push of this worker lets go at once, not after a wait in
-// the delayed set; a line holds a bounded number, the next is sent back and parked, and a slot let go brings the
-// oldest parked push back; a slot let go by another worker is found by the first in line asking again; a hold
+// the delayed set; a line holds a bounded number, the next is sent back and parked, and each place given up brings
+// the oldest parked push back; a slot let go by another worker is found by the first in line asking again; a hold
 // (Retry-After) is answered at once, in line or not. No test here waits for a time: the line's own retry is set
 // to an hour, so only a slot let go can move it.
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
@@ -92,47 +92,55 @@ it('a place left without a slot let go (nothing to write) brings the oldest park
   const gate = createHostGate(limitsOf(1), { waitingPerHost: 1, pollMs: HOUR_MS });
   const reading = gate.takePlace(host) as HostPlace;
   expect(isHostWait(gate.takePlace(host))).toBe(true);
-  const promoted: string[] = [];
+  const resumed: string[] = [];
   gate.park(host, 'job-1', async () => {
-    promoted.push('job-1');
+    resumed.push('job-1');
     return true;
   });
+  expect(gate.isParked('job-1')).toBe(true);
   reading.leave();
-  expect(promoted).toEqual(['job-1']);
+  expect(resumed).toEqual(['job-1']);
+  expect(gate.isParked('job-1')).toBe(false);
   // Left twice, it brings back no second one.
   gate.park(host, 'job-2', async () => {
-    promoted.push('job-2');
+    resumed.push('job-2');
     return true;
   });
   reading.leave();
-  expect(promoted).toEqual(['job-1']);
+  expect(resumed).toEqual(['job-1']);
 });
 
-it('a full line sends the next push back, and a slot let go brings the oldest parked push back', async () => {
+it('a place given up for slots brings the oldest parked push back: it reads while the one before talks', async () => {
   const host = newHost();
   const gate = createHostGate(limitsOf(1), { waitingPerHost: 1, pollMs: HOUR_MS });
   const first = slotsOf(await gate.enter(host, 1));
   const waiting = gate.enter(host, 1);
   const sentBack = await gate.enter(host, 1);
   expect(isHostWait(sentBack) && sentBack.reason).toBe('busy');
-  // The later a push is parked, the longer its own delay: the ones before it come back first.
-  const promoted: string[] = [];
-  gate.park(host, 'job-1', async () => {
-    promoted.push('job-1');
-    return true;
-  });
-  const laterWait = gate.takePlace(host) as HostWait;
-  expect(laterWait.retryInMs).toBeGreaterThan((sentBack as HostWait).retryInMs);
-  gate.park(host, 'job-2', async () => {
-    promoted.push('job-2');
-    return true;
-  });
+  const resumed: string[] = [];
+  for (const key of ['job-1', 'job-2', 'job-3'])
+    gate.park(host, key, async () => {
+      resumed.push(key);
+      return true;
+    });
+  // A slot let go is handed to the push in line, whose place is given up: the oldest parked push comes back.
   await first.release();
-  expect(promoted).toEqual(['job-1']);
-  // A parked job that came back by its own delay is no longer parked: a slot let go brings the next one.
-  gate.unpark('job-2');
-  await slotsOf(await waiting).release();
-  expect(promoted).toEqual(['job-1']);
+  const second = slotsOf(await waiting);
+  expect(resumed).toEqual(['job-1']);
+  // One that can no longer come (its worker closing) is passed over for the next.
+  gate.park(host, 'job-2', async () => false);
+  // Brought back by its job meanwhile: no longer parked, and not brought back twice.
+  gate.unpark('job-3');
+  expect(gate.isParked('job-3')).toBe(false);
+  const reading = gate.takePlace(host) as HostPlace;
+  expect(isHostWait(reading)).toBe(false);
+  // A slot let go with no place given up brings none back.
+  await second.release();
+  expect(resumed).toEqual(['job-1']);
+  reading.leave();
+  await new Promise((resolve) => setImmediate(resolve));
+  expect(resumed).toEqual(['job-1']);
+  expect(gate.isParked('job-2')).toBe(false);
 });
 
 it('a slot another worker lets go is taken by the first in line asking again', async () => {
