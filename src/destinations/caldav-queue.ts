@@ -3,8 +3,10 @@
 // time come), so a job carries the destination's id only and reads the feed when it runs: a job still waiting
 // when the feed changes again pushes the newer content, and one waiting job per destination is enough. Its id is
 // the destination's, so adding it again while it waits or runs adds nothing; it is removed when it ends, so the
-// next change queues a new one. A per-destination Redis lock keeps two pushes of one destination from ever
-// running at once (a stalled job handed to a second worker while the first still writes).
+// next change queues a new one. A push its worker parked at a busy host (below) has no job; that worker's
+// dispatcher leaves it out, another's may queue it again. A per-destination Redis lock keeps two pushes of one
+// destination from ever running at once (a stalled job handed to a second worker while the first still writes;
+// a parked push and its job queued again by another worker).
 //
 // The dispatcher asks Postgres for due destinations every CALDAV_DISPATCH_INTERVAL_MS and when kicked (an
 // on-demand push); a failed push is retried by the dispatcher once its backoff ends (push-policy.ts), never by
@@ -59,8 +61,11 @@ export interface CaldavJobData {
   host?: string;
 }
 
-/** What a job ends with: its push's or cleanup's result, or 'parked' in its worker's line at the host (below). */
-type CaldavJobResult = PushResult | CleanUpResult | 'parked';
+/**
+ * What a job ends with: its push's or cleanup's result, 'parked' in its worker's line at the host, or 'closing'
+ * (its worker closed before it had room: still due, it is queued again).
+ */
+type CaldavJobResult = PushResult | CleanUpResult | 'parked' | 'closing';
 
 /** How often a worker trims the logs of the destinations it pushed. */
 const LOG_TRIM_INTERVAL_MS = 60_000;
@@ -272,8 +277,9 @@ export function startCaldavWorker(options: {
   const share = shardConcurrency(options.concurrency, shards.shards.length);
   const rooms: WorkerRoom[] = [];
   const workers = shards.shards.map((shard: Queue<CaldavJobData>) => {
-    // The room is made just below: the worker calls its processor only once a job is fetched, later.
-    const worker = new Worker<CaldavJobData, CaldavJobResult>(
+    const room = createWorkerRoom(share);
+    rooms.push(room);
+    return new Worker<CaldavJobData, CaldavJobResult>(
       CALDAV_QUEUE,
       (job, token) => room.job(() => run(room, job, token)),
       {
@@ -284,11 +290,6 @@ export function startCaldavWorker(options: {
         stalledInterval: options.lockSeconds * 1000,
       },
     );
-    const room = createWorkerRoom(share, (jobs) => {
-      worker.concurrency = jobs;
-    });
-    rooms.push(room);
-    return worker;
   });
   for (const worker of workers) worker.on('completed', (job) => logged.add(job.data.destinationId));
   const trimLogs = async () => {
@@ -330,7 +331,7 @@ export function startCaldavWorker(options: {
             // Parked here, it runs when its host's line has a place: a job now would only be parked again.
             (destinationId) => {
               const key = caldavJobId(destinationId);
-              return (options.hostLines?.isParked(key) ?? false) || rooms.some((room) => room.waiting(key));
+              return (options.hostLines?.isParked(key) ?? false) || rooms.some((room) => room.holds(key));
             },
           );
         } catch (error: unknown) {
@@ -353,9 +354,11 @@ export function startCaldavWorker(options: {
       clearInterval(trimTimer);
       for (const errorHandling of errorHandlings) errorHandling.stop();
       await running;
+      // Rooms first, so that no parked push starts and the jobs waiting for room end now; then the jobs and the
+      // parked pushes running, within one grace period.
+      const roomsClosed = Promise.all(rooms.map((room) => room.close(options.shutdownGraceMs)));
       await closeWorkersWithin(workers, options.shutdownGraceMs, logger);
-      // No parked push starts now; the ones running end as a job would, or are left as one past the grace period is.
-      await Promise.all(rooms.map((room) => room.close(options.shutdownGraceMs)));
+      await roomsClosed;
     },
   };
 }

@@ -15,9 +15,10 @@
 // that many of the worker's pushes and no more, and the worker's other slots go to other hosts. A push is sent back
 // before it reads and renders anything, never after (a place taken only once it was ready sent back six pushes in
 // ten that had read their feed, in the caldav-push bench). A push that finds no place is parked here, in the
-// order it came, with what brings it back (caldav-queue.ts runs it in this process then): each place given up
-// (its push has its slots, is held back, or will not talk) brings the oldest parked push of that host back. While
-// any is parked every place is taken, and each place taken is given up in time, so none is left behind.
+// order it came, with what brings it back (caldav-queue.ts runs it in this process then, once its worker has
+// room): each place given up (its push has its slots, is held back, or will not talk) brings the oldest parked
+// push of that host back, and one parked while a place was free comes back at once. So a push is parked only
+// while places are taken, and each place taken is given up in time: none is left behind.
 import {
   HOST_BUSY_RETRY_MS,
   HOST_HOLD_MAX_MS,
@@ -106,9 +107,18 @@ export function createHostGate(
   };
   /** Every place taken: the push is parked, to come back when one is given up. */
   const FULL: HostWait = { retryInMs: pollMs, reason: 'busy' };
-  /** One parked push of the host brought back, for the place just given up: the oldest that can still come. */
+  /**
+   * One parked push of the host brought back, for the place just given up: the oldest that can still come. While
+   * the host is held back none would get a slot: they are let go (unparked, still due, the dispatcher queues them
+   * again, and their jobs wait out the hold in the delayed set) rather than each read and render its feed for none.
+   */
   const resumeOne = async (host: string) => {
     const line = lines.get(host);
+    if (line && line.heldUntilMs > now()) {
+      for (const key of line.parked.keys()) parkedAt.delete(key);
+      line.parked.clear();
+      return;
+    }
     while (line && line.parked.size > 0) {
       const [key, resume] = line.parked.entries().next().value!;
       line.parked.delete(key);
@@ -156,7 +166,11 @@ export function createHostGate(
             waiter.asking = false;
           }
           if (!isHostWait(entered)) return slotsLettingGo(host, entered);
-          if (entered.reason === 'held back') return entered;
+          if (entered.reason === 'held back') {
+            // Held back by another process's answer: seen here now, as if this process had had it.
+            line.heldUntilMs = Math.max(line.heldUntilMs, now() + entered.retryInMs);
+            return entered;
+          }
         }
         why = await new Promise<Wake>((resolve) => {
           if (waiter.woken) return resolve(waiter.woken);
@@ -221,8 +235,12 @@ export function createHostGate(
     },
     park(host, key, resume) {
       unpark(key);
-      lineOf(host).parked.set(key, resume);
+      const line = lineOf(host);
+      line.parked.set(key, resume);
       parkedAt.set(key, host);
+      // Every place given up since it was found full (before it was parked here): no place given up would bring
+      // it back, so it comes back now.
+      if (line.places < settings.waitingPerHost) void resumeOne(host);
     },
     unpark,
     isParked: (key) => parkedAt.has(key),

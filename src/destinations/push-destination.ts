@@ -72,8 +72,9 @@ export function reconciliationDue(
 }
 
 /**
- * The push did not start: its host's slots are all taken, or the host asked to come back later. Nothing was sent;
- * the caldav queue delays the job by `retryInMs`, freeing the worker for other hosts' pushes.
+ * The push did not start: its host's line is full ('busy'), or the host asked to come back later. Nothing was
+ * sent; the caldav queue parks the push in its worker's line, or delays a held-back one's job by `retryInMs`,
+ * freeing the worker for other hosts' pushes either way.
  */
 export class HostWaitError extends Error {
   constructor(
@@ -270,7 +271,7 @@ async function pushOpened(
   } catch (error: unknown) {
     // Its place goes to the next push before this one's failure is recorded.
     place?.leave();
-    // Nothing was sent: the job waits for the host (caldav-queue.ts), and nothing is recorded as failed.
+    // Nothing was sent: the push waits for the host (caldav-queue.ts), and nothing is recorded as failed.
     if (error instanceof HostWaitError) throw error;
     // Held back since the push began (another push's 429 or 503): it stops before its next request, what it
     // wrote is recorded, and the job waits for the hold in the delayed set rather than in this worker's slot.

@@ -1,71 +1,87 @@
 // The pushes one shard's CalDAV worker runs at once (issue 43): its BullMQ jobs, and the pushes it parked in this
 // process's host lines (host-gate.ts) and runs itself when a place there is given up, with no round through the
-// queue. Together they stay within the worker's share of CALDAV_CONCURRENCY: each parked push running lowers by
-// one what BullMQ may fetch (the worker's concurrency, which BullMQ reads before each fetch), and a parked push
-// brought back while the share is full waits here, in the order it came, for the next job or push to end. BullMQ
-// always keeps one fetch (it refuses a concurrency of 0), so parked pushes filling the share leave room for one
-// job more: the queue never stops behind them.
-//
-// What waits here, or runs, is lost with the process, not its changes: still due in Postgres, it is queued again
-// by the next dispatch.
+// queue. Both take room here before they do anything, in the order they came, and no more than the worker's share
+// of CALDAV_CONCURRENCY work at once: a job BullMQ fetched while parked pushes hold the room waits for it, holding
+// nothing but its BullMQ lock. (Lowering BullMQ's own concurrency instead would stall it: BullMQ reads a raised
+// one only once a job it holds ends, so a shard could be left running one slow push.)
 import { settlesWithin } from '../lib/redis-close.js';
 
 export interface WorkerRoom {
-  /** Runs one of the worker's jobs, counted while it runs; pushes waiting for room start as it ends. */
-  job<T>(work: () => Promise<T>): Promise<T>;
-  /** A parked push brought back: started now if there is room, else when a job or push ends. */
+  /** Runs one of the worker's jobs once there is room; 'closing' without running it once the worker closes. */
+  job<T>(work: () => Promise<T>): Promise<T | 'closing'>;
+  /** A parked push brought back: started once there is room, unless its job came back first (forget). */
   resume(key: string, start: () => Promise<void>): void;
-  /** A push brought back under `key` is waiting for room. */
-  waiting(key: string): boolean;
-  /** Its job came back (queued again elsewhere): it no longer waits here. */
+  /** A push brought back under `key` waits for room or runs. */
+  holds(key: string): boolean;
+  /** Its job came back: it no longer waits here (one running goes on). */
   forget(key: string): void;
-  /** Nothing starts after this; resolves once the pushes it started have ended, or after `graceMs`. */
+  /** No more starts; jobs waiting end as 'closing'. Resolves once the parked pushes running have ended, or after `graceMs`. */
   close(graceMs: number): Promise<void>;
 }
 
-/** `share`: the worker's pushes at once; `fetchLimit` sets what BullMQ may have under way (its concurrency). */
-export function createWorkerRoom(share: number, fetchLimit: (jobs: number) => void): WorkerRoom {
-  let jobs = 0;
+interface Waiting {
+  /** Told whether it may start (false: the worker is closing). */
+  go(admitted: boolean): void;
+}
+
+export function createWorkerRoom(share: number): WorkerRoom {
+  let working = 0;
   let closed = false;
-  const running = new Set<Promise<void>>();
-  const ready = new Map<string, () => Promise<void>>();
-  const limitFetches = () => fetchLimit(Math.max(1, share - running.size));
-  const fill = () => {
-    while (!closed && ready.size > 0 && jobs + running.size < share) {
-      const [key, start] = ready.entries().next().value!;
-      ready.delete(key);
-      const run: Promise<void> = start()
-        .catch(() => undefined)
-        .finally(() => {
-          running.delete(run);
-          limitFetches();
-          fill();
-        });
-      running.add(run);
-      limitFetches();
+  // In the order they came: jobs under a key of their own, parked pushes under theirs.
+  const waiting = new Map<string | symbol, Waiting>();
+  const runningKeys = new Set<string>();
+  const runningPushes = new Set<Promise<void>>();
+  const admit = () => {
+    while (!closed && working < share && waiting.size > 0) {
+      const [key, next] = waiting.entries().next().value!;
+      waiting.delete(key);
+      working++;
+      next.go(true);
     }
+  };
+  const leave = () => {
+    working--;
+    admit();
   };
   return {
     async job(work) {
-      jobs++;
+      if (closed) return 'closing';
+      const admitted = await new Promise<boolean>((go) => {
+        waiting.set(Symbol('job'), { go });
+        admit();
+      });
+      if (!admitted) return 'closing';
       try {
         return await work();
       } finally {
-        jobs--;
-        fill();
+        leave();
       }
     },
     resume(key, start) {
       if (closed) return;
-      ready.set(key, start);
-      fill();
+      waiting.set(key, {
+        go: (admitted) => {
+          if (!admitted) return;
+          runningKeys.add(key);
+          const run: Promise<void> = start()
+            .catch(() => undefined)
+            .finally(() => {
+              runningKeys.delete(key);
+              runningPushes.delete(run);
+              leave();
+            });
+          runningPushes.add(run);
+        },
+      });
+      admit();
     },
-    waiting: (key) => ready.has(key),
-    forget: (key) => void ready.delete(key),
+    holds: (key) => waiting.has(key) || runningKeys.has(key),
+    forget: (key) => void waiting.delete(key),
     async close(graceMs) {
       closed = true;
-      ready.clear();
-      await settlesWithin(Promise.allSettled(running), graceMs);
+      for (const next of waiting.values()) next.go(false);
+      waiting.clear();
+      await settlesWithin(Promise.allSettled(runningPushes), graceMs);
     },
   };
 }

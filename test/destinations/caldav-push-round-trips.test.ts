@@ -143,6 +143,24 @@ it('a push sent back for a full line at its host reads nothing, and comes back w
     .filter((trip) => trip.statements.some((s) => s.includes('password_sealed')));
   expect(opened).toEqual([]);
   expect((await h.sync.stores.caldavDestinations.get(destination.id)).pendingChanges).toBeGreaterThan(0);
+  // Still due, it is passed over by the worker's dispatcher while parked: two passes later, no job for it was
+  // added again (BullMQ's own event stream, which QueueEvents reads, says what was added since the parking).
+  const events = h.sync.clients.redis;
+  const [[parkedAt] = ['0']] = await events.xrevrange(queue.toKey('events'), '+', '-', 'COUNT', 1);
+  let passes = 0;
+  await waitFor(
+    async () =>
+      (passes += roundTrips
+        .take()
+        .filter((trip) => trip.statements.some((s) => s.includes('caldav_cleanup'))).length),
+    (count) => count >= 2,
+    { what: 'two passes of the dispatcher after the parking' },
+  );
+  const addedSince = (await events.xrange(queue.toKey('events'), `(${parkedAt}`, '+')).filter(
+    ([, fields]: [string, string[]]) => fields.includes('added') && fields.includes(jobId),
+  );
+  expect(addedSince).toEqual([]);
+  expect(gate.isParked(jobId)).toBe(true);
 
   // A place left brings it back, and it pushes.
   taken[0]!.leave();

@@ -87,60 +87,84 @@ it('a place is taken before the feed is read: pushes still reading fill the line
   expectAPlace(gate, host);
 });
 
+/** A parked push's resume that records it, as the worker's would start it. */
+const recorder = () => {
+  const resumed: string[] = [];
+  return { resumed, resume: (key: string) => async () => Boolean(resumed.push(key)) };
+};
+
 it('a place left without a slot let go (nothing to write) brings the oldest parked push back', async () => {
   const host = newHost();
   const gate = createHostGate(limitsOf(1), { waitingPerHost: 1, pollMs: HOUR_MS });
+  const { resumed, resume } = recorder();
   const reading = gate.takePlace(host) as HostPlace;
   expect(isHostWait(gate.takePlace(host))).toBe(true);
-  const resumed: string[] = [];
-  gate.park(host, 'job-1', async () => {
-    resumed.push('job-1');
-    return true;
-  });
+  gate.park(host, 'job-1', resume('job-1'));
   expect(gate.isParked('job-1')).toBe(true);
   reading.leave();
   expect(resumed).toEqual(['job-1']);
   expect(gate.isParked('job-1')).toBe(false);
   // Left twice, it brings back no second one.
-  gate.park(host, 'job-2', async () => {
-    resumed.push('job-2');
-    return true;
-  });
-  reading.leave();
-  expect(resumed).toEqual(['job-1']);
+  const again = gate.takePlace(host) as HostPlace;
+  gate.park(host, 'job-2', resume('job-2'));
+  again.leave();
+  again.leave();
+  expect(resumed).toEqual(['job-1', 'job-2']);
+  // Parked once its line has a place free again (every place given up between the check and the parking): it
+  // comes back at once, or nothing would bring it back.
+  gate.park(host, 'job-3', resume('job-3'));
+  expect(resumed).toEqual(['job-1', 'job-2', 'job-3']);
+  expect(gate.isParked('job-3')).toBe(false);
 });
 
 it('a place given up for slots brings the oldest parked push back: it reads while the one before talks', async () => {
   const host = newHost();
   const gate = createHostGate(limitsOf(1), { waitingPerHost: 1, pollMs: HOUR_MS });
+  const { resumed, resume } = recorder();
   const first = slotsOf(await gate.enter(host, 1));
   const waiting = gate.enter(host, 1);
   const sentBack = await gate.enter(host, 1);
   expect(isHostWait(sentBack) && sentBack.reason).toBe('busy');
-  const resumed: string[] = [];
-  for (const key of ['job-1', 'job-2', 'job-3'])
-    gate.park(host, key, async () => {
-      resumed.push(key);
-      return true;
-    });
+  gate.park(host, 'job-1', resume('job-1'));
+  // One that can no longer come (its worker closing) is passed over for the next.
+  gate.park(host, 'job-2', async () => false);
+  gate.park(host, 'job-3', resume('job-3'));
+  gate.park(host, 'job-4', resume('job-4'));
   // A slot let go is handed to the push in line, whose place is given up: the oldest parked push comes back.
   await first.release();
   const second = slotsOf(await waiting);
   expect(resumed).toEqual(['job-1']);
-  // One that can no longer come (its worker closing) is passed over for the next.
-  gate.park(host, 'job-2', async () => false);
-  // Brought back by its job meanwhile: no longer parked, and not brought back twice.
-  gate.unpark('job-3');
-  expect(gate.isParked('job-3')).toBe(false);
   const reading = gate.takePlace(host) as HostPlace;
   expect(isHostWait(reading)).toBe(false);
   // A slot let go with no place given up brings none back.
   await second.release();
   expect(resumed).toEqual(['job-1']);
+  expect(gate.isParked('job-2')).toBe(true);
+  // Brought back by its job meanwhile: no longer parked, and not brought back twice.
+  gate.unpark('job-3');
+  expect(gate.isParked('job-3')).toBe(false);
   reading.leave();
   await new Promise((resolve) => setImmediate(resolve));
-  expect(resumed).toEqual(['job-1']);
+  expect(resumed).toEqual(['job-1', 'job-4']);
   expect(gate.isParked('job-2')).toBe(false);
+});
+
+it('while its host is held back, a place given up lets the parked pushes go rather than bring one back', async () => {
+  const host = newHost();
+  const gate = createHostGate(limitsOf(1), { waitingPerHost: 1, pollMs: HOUR_MS });
+  const { resumed, resume } = recorder();
+  const reading = gate.takePlace(host) as HostPlace;
+  gate.park(host, 'job-1', resume('job-1'));
+  gate.park(host, 'job-2', resume('job-2'));
+  await gate.holdBack(host, HOUR_MS);
+  try {
+    reading.leave();
+    // None comes back to read its feed for a slot it cannot have: they are queued again by the dispatcher.
+    expect(resumed).toEqual([]);
+    expect(gate.isParked('job-1') || gate.isParked('job-2')).toBe(false);
+  } finally {
+    await redis.connection.del(`${redis.prefix}:caldav-host:rate:${host}:paused-until`);
+  }
 });
 
 it('a slot another worker lets go is taken by the first in line asking again', async () => {
