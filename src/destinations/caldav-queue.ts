@@ -245,11 +245,11 @@ export function startCaldavWorker(options: {
     }
   };
 
-  const run = async (room: WorkerRoom, job: Job<CaldavJobData, CaldavJobResult>, token?: string) => {
-    if (job.id !== undefined) {
-      options.hostLines?.unpark(job.id);
-      room.forget(job.id);
-    }
+  const run = async (
+    job: Job<CaldavJobData, CaldavJobResult>,
+    token: string | undefined,
+    room: WorkerRoom,
+  ) => {
     try {
       return await attempt(job.name, job.data);
     } catch (error: unknown) {
@@ -281,7 +281,15 @@ export function startCaldavWorker(options: {
     rooms.push(room);
     return new Worker<CaldavJobData, CaldavJobResult>(
       CALDAV_QUEUE,
-      (job, token) => room.job(() => run(room, job, token)),
+      (job, token) => {
+        // Its push parked here, or brought back and waiting for room, is this job now (before it waits for room
+        // itself, so that the two do not both push).
+        if (job.id !== undefined) {
+          options.hostLines?.unpark(job.id);
+          room.forget(job.id);
+        }
+        return room.job(() => run(job, token, room));
+      },
       {
         connection: options.connection,
         prefix: shard.opts.prefix!,
@@ -328,7 +336,8 @@ export function startCaldavWorker(options: {
             push.reconcileIntervalMs,
             push.now(),
             options.cleanUp.cleanups,
-            // Parked here, it runs when its host's line has a place: a job now would only be parked again.
+            // Parked here, or brought back and waiting for room or running: a job now would only be parked again,
+            // or skipped by the lock.
             (destinationId) => {
               const key = caldavJobId(destinationId);
               return (options.hostLines?.isParked(key) ?? false) || rooms.some((room) => room.holds(key));

@@ -48,7 +48,8 @@ export interface HostGate extends Pick<HostLimits, 'holdBack'> {
   enter(host: string, lanes: number): Promise<HostSlots | HostWait>;
   /**
    * A push sent back for `host`'s full line, parked under `key` (its job's id): `resume` brings it back (false
-   * when it can no longer come), called when a place in the host's line is given up in this process.
+   * when it can no longer come), called when a place in the host's line is given up in this process, or at once
+   * if one was given up before it was parked. While the host is held back it is let go instead, not called.
    */
   park(host: string, key: string, resume: () => Promise<boolean>): void;
   /** The push runs again by other means (its job came back): no longer parked. */
@@ -77,7 +78,10 @@ interface Line {
   waiting: Waiter[];
   /** Parked pushes by key, oldest first, each with what brings it back. */
   parked: Map<string, () => Promise<boolean>>;
-  /** Until when this process saw the host held back (a Retry-After): no slot is handed over before then. */
+  /**
+   * Until when this process saw the host held back (a Retry-After it had, or a hold another process set, met in
+   * line): no slot is handed over and no parked push brought back before then.
+   */
   heldUntilMs: number;
 }
 
@@ -110,7 +114,8 @@ export function createHostGate(
   /**
    * One parked push of the host brought back, for the place just given up: the oldest that can still come. While
    * the host is held back none would get a slot: they are let go (unparked, still due, the dispatcher queues them
-   * again, and their jobs wait out the hold in the delayed set) rather than each read and render its feed for none.
+   * again, and their jobs wait out the hold in the delayed set), so that each reads its feed once before it meets
+   * the hold, as a job does, not once more as a parked push brought back.
    */
   const resumeOne = async (host: string) => {
     const line = lines.get(host);

@@ -2,8 +2,9 @@
 // process's host lines (host-gate.ts) and runs itself when a place there is given up, with no round through the
 // queue. Both take room here before they do anything, in the order they came, and no more than the worker's share
 // of CALDAV_CONCURRENCY work at once: a job BullMQ fetched while parked pushes hold the room waits for it, holding
-// nothing but its BullMQ lock. (Lowering BullMQ's own concurrency instead would stall it: BullMQ reads a raised
-// one only once a job it holds ends, so a shard could be left running one slow push.)
+// nothing but its BullMQ lock (and a fetch another process's worker could have had). Lowering BullMQ's own
+// concurrency instead would stall it: BullMQ reads a raised one only once a job it holds ends, so a shard could be
+// left running one slow push.
 import { settlesWithin } from '../lib/redis-close.js';
 
 export interface WorkerRoom {
@@ -29,7 +30,8 @@ export function createWorkerRoom(share: number): WorkerRoom {
   let closed = false;
   // In the order they came: jobs under a key of their own, parked pushes under theirs.
   const waiting = new Map<string | symbol, Waiting>();
-  const runningKeys = new Set<string>();
+  // Counted: a push brought back again under its key (parked anew by a twin job) may start before the first ends.
+  const runningKeys = new Map<string, number>();
   const runningPushes = new Set<Promise<void>>();
   const admit = () => {
     while (!closed && working < share && waiting.size > 0) {
@@ -62,11 +64,13 @@ export function createWorkerRoom(share: number): WorkerRoom {
       waiting.set(key, {
         go: (admitted) => {
           if (!admitted) return;
-          runningKeys.add(key);
+          runningKeys.set(key, (runningKeys.get(key) ?? 0) + 1);
           const run: Promise<void> = start()
             .catch(() => undefined)
             .finally(() => {
-              runningKeys.delete(key);
+              const left = runningKeys.get(key)! - 1;
+              if (left === 0) runningKeys.delete(key);
+              else runningKeys.set(key, left);
               runningPushes.delete(run);
               leave();
             });

@@ -107,9 +107,12 @@ it('a place left without a slot let go (nothing to write) brings the oldest park
   // Left twice, it brings back no second one.
   const again = gate.takePlace(host) as HostPlace;
   gate.park(host, 'job-2', resume('job-2'));
+  gate.park(host, 'job-2b', resume('job-2b'));
   again.leave();
   again.leave();
   expect(resumed).toEqual(['job-1', 'job-2']);
+  expect(gate.isParked('job-2b')).toBe(true);
+  gate.unpark('job-2b');
   // Parked once its line has a place free again (every place given up between the check and the parking): it
   // comes back at once, or nothing would bring it back.
   gate.park(host, 'job-3', resume('job-3'));
@@ -147,6 +150,26 @@ it('a place given up for slots brings the oldest parked push back: it reads whil
   await new Promise((resolve) => setImmediate(resolve));
   expect(resumed).toEqual(['job-1', 'job-4']);
   expect(gate.isParked('job-2')).toBe(false);
+});
+
+it('a hold another process set, met in line, is kept by this one: its parked pushes are let go', async () => {
+  const host = newHost();
+  const limits = limitsOf(1);
+  const gate = createHostGate(limits, { waitingPerHost: 1, pollMs: HOUR_MS });
+  const { resumed, resume } = recorder();
+  const reading = gate.takePlace(host) as HostPlace;
+  gate.park(host, 'job-1', resume('job-1'));
+  // Another worker process had the host's 429: the hold is in Redis only.
+  await createHostGate(limits, { waitingPerHost: 1, pollMs: HOUR_MS }).holdBack(host, HOUR_MS);
+  try {
+    const entered = await reading.enter(1);
+    expect(isHostWait(entered) && entered.reason).toBe('held back');
+    // Its place given up brings no parked push back to read its feed for a slot it cannot have.
+    expect(resumed).toEqual([]);
+    expect(gate.isParked('job-1')).toBe(false);
+  } finally {
+    await redis.connection.del(`${redis.prefix}:caldav-host:rate:${host}:paused-until`);
+  }
 });
 
 it('while its host is held back, a place given up lets the parked pushes go rather than bring one back', async () => {
