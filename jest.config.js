@@ -29,4 +29,8 @@ export default {
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
   // Each file gets its own database and Redis prefix (test/support), so files may run side by side.
   maxWorkers: 2,
+  // A worker keeps what every file it ran loaded (native ES modules in vm contexts are never freed): 40–50 MB a
+  // file here, so a worker that ran half of the suite passed V8's 4 GB heap and crashed in the file it was running
+  // (demo-world, in a ci-check). Jest restarts a worker between files once its heap is past this.
+  workerIdleMemoryLimit: '1GB',
 };
