@@ -66,3 +66,19 @@ export async function explainReport<Scope>(
   );
   return explained;
 }
+
+/**
+ * Buffers the scans of `table` and of its indexes (named `<table>_…`) touched themselves, summed over the nodes: a
+ * node's counts include its children's, so each is taken less theirs (a bitmap heap scan less its index scan).
+ */
+export function blocksTouched(nodes: readonly PlanNode[], table: string): number {
+  const blocks = (node: PlanNode) => node['Shared Hit Blocks'] + node['Shared Read Blocks'];
+  return nodes
+    .filter(
+      (node) => node['Relation Name'] === table || (node['Index Name']?.startsWith(`${table}_`) ?? false),
+    )
+    .reduce(
+      (sum, node) => sum + blocks(node) - (node.Plans ?? []).reduce((own, child) => own + blocks(child), 0),
+      0,
+    );
+}
