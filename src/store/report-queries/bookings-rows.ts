@@ -53,7 +53,7 @@ export interface WeekdayHourCell {
 
 /** The heat map's cells over `local`, the start of each booking in its zone (grouped by its first two columns). */
 const cellsOf = (local: Prisma.Sql) =>
-  Prisma.sql`EXTRACT(ISODOW FROM ${local})::int AS weekday, EXTRACT(HOUR FROM ${local})::int AS hour,
+  Prisma.sql`date_part('isodow', ${local})::int AS weekday, date_part('hour', ${local})::int AS hour,
     COUNT(*)::int AS bookings`;
 
 export async function bookingsByWeekdayHour(
@@ -85,6 +85,9 @@ const NO_TOTALS: BookingTotals = {
  * The heat map's cells and the totals from one reading of the bookings: read once and kept for both (a month of
  * 10,000 connections' bookings took 1.8-2.2 s read twice, 1.35-1.5 s once, under the same load), where the totals'
  * median kept the second reading from running in parallel anyway. The totals come last, as the row without a cell.
+ * Seconds, weekdays and hours as float8 (date_part), not EXTRACT's numeric: the median sorts half a million of
+ * them for a month of those bookings, and numerics sort and add several times slower. A lead of days differs from
+ * EXTRACT's by 2e-10 s at most (one bit of a float8), far below the hundredth of an hour it is shown to.
  */
 async function cellsAndTotals(
   prisma: ReportDb,
@@ -93,8 +96,8 @@ async function cellsAndTotals(
   const rows = await prisma.$queryRaw<(WeekdayHourCell & Omit<BookingTotals, 'bookings'>)[]>(Prisma.sql`
     WITH read AS MATERIALIZED (
       SELECT (b.starts_at AT TIME ZONE ${zoneOf(query)}) AS local_start,
-             EXTRACT(EPOCH FROM (b.starts_at - b.detected_at)) AS lead_seconds,
-             EXTRACT(EPOCH FROM (b.ends_at - b.starts_at)) AS booked_seconds
+             date_part('epoch', b.starts_at - b.detected_at) AS lead_seconds,
+             date_part('epoch', b.ends_at - b.starts_at) AS booked_seconds
       FROM booking b JOIN connection c ON c.id = b.connection_id
       WHERE ${bookedWhere(query)}
     )

@@ -121,13 +121,14 @@ function packedRunsFrom(
 
 /**
  * Every finished or recorded sync run, live or packed: (connection_id, outcome, started_at, error_code,
- * error_message, upstream_calls, seconds), seconds being finished_at − started_at.
+ * error_message, upstream_calls, seconds), seconds being finished_at − started_at: as float8 (date_part), the same
+ * value EXTRACT's numeric gave once cast, in two thirds of the time (2.16 million live runs: 0.5-0.6 s, 0.9-1.0 s).
  */
 export function syncRunRecords(bounds: HistoryBounds): Prisma.Sql {
   const from = packedRunsFrom(bounds, Prisma.sql`h.started_ms`);
   return Prisma.sql`(
     SELECT r.connection_id, r.outcome, r.started_at, r.error_code, r.error_message, r.upstream_calls,
-           EXTRACT(EPOCH FROM (r.finished_at - r.started_at))::float8 AS seconds
+           date_part('epoch', r.finished_at - r.started_at) AS seconds
     FROM sync_run r WHERE TRUE ${liveConnection(bounds, 'r')}
     UNION ALL
     SELECT h.connection_id, (${outcomes})[u.outcome],
