@@ -16,6 +16,14 @@ export const readsStoredDays = (query: ReportScope): boolean =>
 export const storedThrough = Prisma.sql`(SELECT s.through FROM report_days_stored s
   WHERE s.connection_id = c.id AND s.zone = ${STORED_ZONE})`;
 
+/**
+ * How far a local midnight can lie from the instant Postgres reads it as (`day::timestamp AT TIME ZONE zone`):
+ * where the clock is set back across midnight, midnight comes twice and Postgres reads the later one (as in
+ * Havana); where it is set forward across it, there is none. No zone's clock moves by three hours, so an instant
+ * this much before the reading is still on the day before, and one this much after it on the day itself.
+ */
+export const MIDNIGHT_MARGIN = Prisma.sql`interval '3 hours'`;
+
 /** Connections whose days a report computes: their ids (a uuid[] subquery), and where their days start. */
 export interface ComputedPart {
   ids: Prisma.Sql;
@@ -38,9 +46,9 @@ export function unstoredParts(query: ReportScope, lastDay: Prisma.Sql): [Compute
   return [
     {
       ids: Prisma.sql`ARRAY(SELECT c.id ${behind})`,
-      // A local day after `through` starts at its midnight in the zone; where that midnight comes twice (a clock
-      // set back at midnight, as in Havana) Postgres reads the later one, so three hours earlier is safe.
-      from: Prisma.sql`(SELECT MIN((s.through + 1)::timestamp AT TIME ZONE ${zoneOf(query)} - interval '3 hours')
+      // A local day after `through` starts at its midnight in the zone, MIDNIGHT_MARGIN at most before Postgres's
+      // reading of it.
+      from: Prisma.sql`(SELECT MIN((s.through + 1)::timestamp AT TIME ZONE ${zoneOf(query)} - ${MIDNIGHT_MARGIN})
                         ${behind})`,
     },
     {

@@ -7,7 +7,7 @@ import { Prisma } from '../../generated/prisma/client.js';
 import { histogramOf, RATIO, SMALLEST, type Histograms } from '../../lib/log-histogram.js';
 import { changeStalenessRecords, syncRunRecords, type HistoryBounds } from './history-records.js';
 import type { ReportScope } from './report-scope.js';
-import { laterOf, STORED_ZONE } from './stored-days.js';
+import { laterOf, MIDNIGHT_MARGIN, STORED_ZONE } from './stored-days.js';
 import {
   at,
   connectionFilter,
@@ -88,12 +88,16 @@ export function lastStoredDay(query: ReportScope): Prisma.Sql {
   return Prisma.sql`LEAST(s.sync_health_through, ${localDay(query, at(query))} - 1)`;
 }
 
+/** Postgres's reading of the midnight that ends connection `c`'s stored days (`s`): MIDNIGHT_MARGIN from the real one. */
+const unstoredMidnight = (query: ReportScope) =>
+  Prisma.sql`(${lastStoredDay(query)} + 1)::timestamp AT TIME ZONE ${zoneOf(query)}`;
+
 /**
- * The earliest instant a day after connection `c`'s stored ones (`s`) can start: three hours before its local
- * midnight, as unstoredParts (stored-days.ts) bounds the days it computes.
+ * The earliest instant a day after connection `c`'s stored ones (`s`) can start, as unstoredParts (stored-days.ts)
+ * bounds the days it computes.
  */
 const firstUnstoredInstant = (query: ReportScope) =>
-  Prisma.sql`(${lastStoredDay(query)} + 1)::timestamp AT TIME ZONE ${zoneOf(query)} - interval '3 hours'`;
+  Prisma.sql`${unstoredMidnight(query)} - ${MIDNIGHT_MARGIN}`;
 
 /** Connections (`c`) with sync-health's days stored (`s`) in their current zone, as stored-days.ts reads them. */
 const WITH_DAYS_STORED = Prisma.sql`connection c JOIN report_days_stored s
@@ -149,11 +153,14 @@ export async function syncHealthFigures(
     ...(options.afterStored ? { packedRunsFrom: afterStoredFromOwn(query) } : {}),
   };
   const runDay = localDay(query, Prisma.sql`r.started_at`);
-  // Each connection's last stored day, worked out once a connection rather than once a run (it reads T's day in
-  // the connection's zone); none where sync-health has no days stored for it.
+  // Each connection's last stored day and the instants around the midnight after it, worked out once a connection
+  // rather than once a run (they read T's day in the connection's zone); none where sync-health has no days stored
+  // for it.
   const stored = options.afterStored
     ? Prisma.sql`LEFT JOIN (
-        SELECT c.id AS connection_id, ${lastStoredDay(query)} AS stored_through
+        SELECT c.id AS connection_id, ${lastStoredDay(query)} AS stored_through,
+               ${unstoredMidnight(query)} - ${MIDNIGHT_MARGIN} AS maybe_after,
+               ${unstoredMidnight(query)} + ${MIDNIGHT_MARGIN} AS surely_after
         FROM ${WITH_DAYS_STORED} WHERE TRUE ${connectionFilter(query, Prisma.sql`c.id`)}
       ) s ON s.connection_id = c.id`
     : Prisma.empty;
@@ -166,15 +173,31 @@ export async function syncHealthFigures(
       ],
       ' AND ',
     );
+  // The same of a run (alias r), its local day worked out only within MIDNIGHT_MARGIN of the midnight after the
+  // stored days: before that a run is on a stored day, after it on a later one. One expression, so that Postgres
+  // keeps its order (3.4 million runs of 10,000 connections' day so far: two zone conversions each, ~3 s, before).
+  const runConditions = Prisma.join(
+    [
+      Prisma.empty,
+      ...(options.afterStored
+        ? [
+            Prisma.sql`(s.stored_through IS NULL OR (r.started_at >= s.maybe_after
+              AND (r.started_at >= s.surely_after OR ${runDay} > s.stored_through)))`,
+          ]
+        : []),
+      ...(options.through ? [Prisma.sql`${runDay} <= ${options.through}`] : []),
+    ],
+    ' AND ',
+  );
   const day = options.byDay ? Prisma.sql`r.day` : Prisma.sql`NULL::date`;
   const rolledDay = options.byDay ? Prisma.sql`d.day` : Prisma.sql`NULL::date`;
   const rows = await db.$queryRaw<SyncHealthFigures[]>(Prisma.sql`
     WITH runs AS (
-      SELECT r.connection_id, ${runDay} AS day, r.outcome, r.started_at, r.error_code, r.error_message,
-             r.upstream_calls, r.seconds
+      SELECT r.connection_id, ${options.byDay ? runDay : Prisma.sql`NULL::date`} AS day, r.outcome, r.started_at,
+             r.error_code, r.error_message, r.upstream_calls, r.seconds
       FROM ${syncRunRecords(bounds)} r JOIN connection c ON c.id = r.connection_id ${stored}
       WHERE r.started_at <= ${at(query)} ${connectionFilter(query, Prisma.sql`r.connection_id`)}
-        ${dayRangeFilter(query, Prisma.sql`r.started_at`)} ${dayConditions(runDay)}
+        ${dayRangeFilter(query, Prisma.sql`r.started_at`)} ${runConditions}
     ), counts AS (
       SELECT connection_id, ${day} AS day,
              (COUNT(*) FILTER (WHERE outcome = 'succeeded'))::int AS succeeded,
@@ -210,7 +233,7 @@ export async function syncHealthFigures(
              ${bucketKeySql(Prisma.sql`r.bound_seconds`)}, SUM(r.changes)::int
       FROM ${changeStalenessRecords(bounds)} r JOIN connection c ON c.id = r.connection_id ${stored}
       WHERE r.started_at <= ${at(query)} ${connectionFilter(query, Prisma.sql`r.connection_id`)}
-        ${dayRangeFilter(query, Prisma.sql`r.started_at`)} ${dayConditions(runDay)}
+        ${dayRangeFilter(query, Prisma.sql`r.started_at`)} ${runConditions}
       GROUP BY 1, 2, 3, 4
     ), histograms AS (
       SELECT connection_id, day, jsonb_object_agg(name, keys) AS histograms
