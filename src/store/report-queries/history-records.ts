@@ -122,7 +122,8 @@ function packedRunsFrom(
 /**
  * Every finished or recorded sync run, live or packed: (connection_id, outcome, started_at, error_code,
  * error_message, upstream_calls, seconds), seconds being finished_at − started_at: as float8 (date_part), the same
- * value EXTRACT's numeric gave once cast, in two thirds of the time (2.16 million live runs: 0.5-0.6 s, 0.9-1.0 s).
+ * value EXTRACT's numeric gave once cast, in two thirds of the time (2.16 million live runs: 0.5-0.6 s, 0.9-1.0 s);
+ * a packed run's milliseconds divided as float8 too, the same value as through numeric (4.3 million: 0.3 s, 1.2 s).
  */
 export function syncRunRecords(bounds: HistoryBounds): Prisma.Sql {
   const from = packedRunsFrom(bounds, Prisma.sql`h.started_ms`);
@@ -133,7 +134,7 @@ export function syncRunRecords(bounds: HistoryBounds): Prisma.Sql {
     UNION ALL
     SELECT h.connection_id, (${outcomes})[u.outcome],
            (h.day::timestamp AT TIME ZONE 'UTC') + u.started_ms * interval '1 millisecond',
-           u.error_code, u.error_message, u.upstream_calls, (u.duration_ms::numeric / 1000)::float8
+           u.error_code, u.error_message, u.upstream_calls, u.duration_ms / 1000::float8
     FROM sync_run_history h
     ${from.join}
     CROSS JOIN LATERAL unnest(h.outcome${from.slice}, h.started_ms${from.slice}, h.error_code${from.slice},
