@@ -12,7 +12,7 @@ import {
   type WeekdayHourCell,
 } from './report-queries/bookings-rows.js';
 import type { BookingsGrouping, ReportScope } from './report-queries/report-scope.js';
-import { withReportSession } from './report-queries/report-sql.js';
+import { withReportSession } from './report-queries/report-session.js';
 import { postgresZoneNames, type ReportDb } from './report-queries/report-zones.js';
 import { syncHealthRows, type SyncHealthRow } from './report-queries/sync-health-rows.js';
 import { utilizationRows, type UtilizationRow } from './report-queries/utilization-rows.js';

@@ -8,7 +8,7 @@ import { parseReportQuery } from '../../src/reports/report-query.js';
 import { runReport } from '../../src/reports/run-report.js';
 import { pruneHistory, type RetentionSettings } from '../../src/store/retention.js';
 import { createReportStore } from '../../src/store/reports.js';
-import { withReportSession } from '../../src/store/report-queries/report-sql.js';
+import { withReportSession } from '../../src/store/report-queries/report-session.js';
 import { postgresZoneNames, type ReportDb } from '../../src/store/report-queries/report-zones.js';
 import { syncHealthRows } from '../../src/store/report-queries/sync-health-rows.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';

@@ -3,7 +3,7 @@
 // plan tests hold a report's cost on what it reads (rows visited, buffers), never on its time.
 import type { Prisma } from '../../src/generated/prisma/client.js';
 import type { ReportQuery } from '../../src/reports/report-query.js';
-import { withReportSession } from '../../src/store/report-queries/report-sql.js';
+import { withReportSession } from '../../src/store/report-queries/report-session.js';
 import { postgresZoneNames, type ReportDb } from '../../src/store/report-queries/report-zones.js';
 import type { TestDatabase } from './db.js';
 
