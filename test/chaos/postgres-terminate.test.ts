@@ -118,7 +118,8 @@ describe('Postgres connections terminated mid-commit', () => {
       expect(await duplicateOpenSlots(h.clients.prisma)).toBe(0);
       const runs = await h.clients.prisma.syncRun.findMany({
         where: { connectionId: id, jobId: job!.id! },
-        orderBy: { startedAt: 'asc' },
+        // By attempt: on the harness's clock, which stands still, every attempt started at the same instant.
+        orderBy: { attempt: 'asc' },
       });
       // The killed attempts that could still record themselves did; the last attempt committed.
       expect(runs.at(-1)?.outcome).toBe('succeeded');

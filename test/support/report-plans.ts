@@ -68,17 +68,15 @@ export async function explainReport<Scope>(
 }
 
 /**
- * Buffers the scans of `table` and of its indexes (named `<table>_…`) touched themselves, summed over the nodes: a
- * node's counts include its children's, so each is taken less theirs (a bitmap heap scan less its index scan).
+ * Buffers the scans of `table` (under `node`) touched themselves, its index scans included: a node's counts include
+ * its children's, so each is taken less theirs, and a bitmap index scan, which names its index only, is counted
+ * with the bitmap heap scan of `table` above it.
  */
-export function blocksTouched(nodes: readonly PlanNode[], table: string): number {
-  const blocks = (node: PlanNode) => node['Shared Hit Blocks'] + node['Shared Read Blocks'];
-  return nodes
-    .filter(
-      (node) => node['Relation Name'] === table || (node['Index Name']?.startsWith(`${table}_`) ?? false),
-    )
-    .reduce(
-      (sum, node) => sum + blocks(node) - (node.Plans ?? []).reduce((own, child) => own + blocks(child), 0),
-      0,
-    );
+export function blocksTouched(node: PlanNode, table: string, underTable = false): number {
+  const blocks = (of: PlanNode) => of['Shared Hit Blocks'] + of['Shared Read Blocks'];
+  const ofTable =
+    node['Relation Name'] === table || (underTable && node['Node Type'] === 'Bitmap Index Scan');
+  const children = node.Plans ?? [];
+  const own = ofTable ? blocks(node) - children.reduce((sum, child) => sum + blocks(child), 0) : 0;
+  return own + children.reduce((sum, child) => sum + blocksTouched(child, table, ofTable), 0);
 }

@@ -88,7 +88,10 @@ export function lastStoredDay(query: ReportScope): Prisma.Sql {
   return Prisma.sql`LEAST(s.sync_health_through, ${localDay(query, at(query))} - 1)`;
 }
 
-/** Postgres's reading of the midnight that ends connection `c`'s stored days (`s`): MIDNIGHT_MARGIN from the real one. */
+/**
+ * Postgres's reading of the midnight that ends connection `c`'s stored days (`s`), within MIDNIGHT_MARGIN of the
+ * real one.
+ */
 const unstoredMidnight = (query: ReportScope) =>
   Prisma.sql`(${lastStoredDay(query)} + 1)::timestamp AT TIME ZONE ${zoneOf(query)}`;
 
