@@ -12,7 +12,7 @@ import {
   type WeekdayHourCell,
 } from './report-queries/bookings-rows.js';
 import type { BookingsGrouping, ReportScope } from './report-queries/report-scope.js';
-import { withReportSession, type BesideRead } from './report-queries/report-session.js';
+import { createBesideBudget, withReportSession, type BesideRead } from './report-queries/report-session.js';
 import { postgresZoneNames, type ReportDb } from './report-queries/report-zones.js';
 import { syncHealthRows, type SyncHealthRow } from './report-queries/sync-health-rows.js';
 import { utilizationRows, type UtilizationRow } from './report-queries/utilization-rows.js';
@@ -63,10 +63,12 @@ export interface ReportStore {
 export function createReportStore(prisma: PrismaClient): ReportStore {
   // Read once for this store's reports, not once a report (report-zones.ts).
   const knownZones = postgresZoneNames();
+  // Second connections for reads beside a report's others, shared by this store's reports (one pool).
+  const besideBudget = createBesideBudget();
   const session = <S extends ReportScope, T>(
     scope: S,
     work: (db: ReportDb, zoned: S, beside: BesideRead) => Promise<T>,
-  ) => withReportSession(prisma, knownZones, scope, work);
+  ) => withReportSession(prisma, knownZones, scope, work, besideBudget);
   return {
     availability: (scope) => session(scope, availabilityRows),
     bookings: (scope) => session(scope, bookingsRows),

@@ -1,12 +1,14 @@
 // A report reads in one snapshot (store/report-queries/report-session.ts), and may run a read beside its others on
-// a second connection that sees the same snapshot: what commits meanwhile is in neither. With no connection free,
-// that read waits for the report's own connection instead, and answers the same.
+// a second connection that sees the same snapshot: what commits meanwhile is in neither. With no second connection
+// to be had (the process's at their limit, or none free in the pool), that read is queued on the report's own
+// connection instead, and answers the same.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { parseReportQuery } from '../../src/reports/report-query.js';
-import { withReportSession } from '../../src/store/report-queries/report-session.js';
+import { createBesideBudget, withReportSession } from '../../src/store/report-queries/report-session.js';
 import { postgresZoneNames, type ReportDb } from '../../src/store/report-queries/report-zones.js';
 import { createReportStore } from '../../src/store/reports.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { patient } from '../support/patience.js';
 
 const NOW = new Date('2026-09-20T12:00:00Z');
 
@@ -36,24 +38,56 @@ async function addBookings(n: number): Promise<void> {
   );
 }
 
+const backendOf = async (read: ReportDb) =>
+  (await read.$queryRaw<{ pid: number }[]>`SELECT pg_backend_pid() AS pid`)[0]!.pid;
+
 const countBookings = async (read: ReportDb) =>
   Number((await read.$queryRaw<{ n: bigint }[]>`SELECT count(*) AS n FROM booking`)[0]!.n);
 
 describe('a report session', () => {
-  it('runs a read beside the others in the same snapshot: a booking committed meanwhile is in neither', async () => {
+  it('runs a read beside the others on a second connection in the same snapshot: a booking committed meanwhile is in neither', async () => {
     const before = await db.prisma.booking.count();
     const scope = parseReportQuery('bookings', {}, NOW);
-    const seen = await withReportSession(db.prisma, postgresZoneNames(), scope, async (tx, _, beside) => {
-      const first = await countBookings(tx);
-      const { answer } = await beside(async (sibling) => {
-        // Its snapshot is the report's, taken before this commit; a transaction of its own would see it.
-        await addBookings(3);
-        return countBookings(sibling);
-      });
-      return { first, beside: await answer, after: await countBookings(tx) };
-    });
-    expect(seen).toEqual({ first: before, beside: before, after: before });
+    const seen = await withReportSession(
+      db.prisma,
+      postgresZoneNames(),
+      scope,
+      async (tx, _, beside) => {
+        const first = await countBookings(tx);
+        const { answer } = await beside(async (sibling) => {
+          // Its snapshot is the report's, taken before this commit; a transaction of its own would see it.
+          await addBookings(3);
+          return { bookings: await countBookings(sibling), backend: await backendOf(sibling) };
+        });
+        const { bookings, backend } = await answer;
+        return {
+          first,
+          beside: bookings,
+          after: await countBookings(tx),
+          apart: backend !== (await backendOf(tx)),
+        };
+      },
+      // However long a busy machine takes to hand it a connection: here the read must run beside.
+      createBesideBudget(1, patient(60_000)),
+    );
+    expect(seen).toEqual({ first: before, beside: before, after: before, apart: true });
     expect(await db.prisma.booking.count()).toBe(before + 3);
+  });
+
+  it('queues a read beside the others on the report’s own connection once the process holds its second ones', async () => {
+    const scope = parseReportQuery('bookings', {}, NOW);
+    const budget = createBesideBudget(1);
+    expect(budget.take()).toBe(true);
+    const apart = await withReportSession(
+      db.prisma,
+      postgresZoneNames(),
+      scope,
+      async (tx, _, beside) => (await (await beside(backendOf)).answer) !== (await backendOf(tx)),
+      budget,
+    );
+    expect(apart).toBe(false);
+    budget.give();
+    expect(budget.take()).toBe(true);
   });
 
   it('answers the bookings report the same while every pooled connection is taken', async () => {

@@ -20,7 +20,7 @@
 //   zone unless --tz.
 import { Prisma } from '../../generated/prisma/client.js';
 import { bookingsPerPeriod, type PeriodRow } from './booking-periods.js';
-import type { BesideRead } from './report-session.js';
+import { onTheSameConnection, type BesideRead } from './report-session.js';
 import type { BookingsGrouping, ReportScope } from './report-scope.js';
 import { bookedWhere, connectionName, zoneOf, type ReportDb } from './report-sql.js';
 
@@ -137,19 +137,17 @@ export type BookingsRows = { cells: WeekdayHourCell[]; totals: BookingTotals } &
 );
 
 /**
- * The heat map and totals read beside the rows (`beside`, a second connection in the report's snapshot): both read
- * every booking of the range, and a month of 10,000 connections' took ~1.5 s each, one after the other. Without
- * `beside` (a caller outside a report session), one after the other.
+ * The heat map and totals read beside the rows (`beside`: a second connection in the report's snapshot, where one
+ * can be had): both read every booking of the range, and a month of 10,000 connections' took ~1.5 s each, one
+ * after the other.
  */
 export async function bookingsRows(
   prisma: ReportDb,
   query: ReportScope & { by: BookingsGrouping },
-  beside?: BesideRead,
+  beside: BesideRead = onTheSameConnection(prisma),
 ): Promise<BookingsRows> {
   if (query.by === 'weekday-hour') return { by: query.by, ...(await cellsAndTotals(prisma, query)) };
-  const summary = beside
-    ? (await beside((db) => cellsAndTotals(db, query))).answer
-    : await cellsAndTotals(prisma, query);
+  const { answer: summary } = await beside((db) => cellsAndTotals(db, query));
   if (query.by === 'booking') {
     const bookings = await eachBooking(prisma, query);
     return { by: query.by, ...(await summary), bookings };
