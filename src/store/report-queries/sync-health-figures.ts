@@ -162,7 +162,7 @@ export async function syncHealthFigures(
   const stored = options.afterStored
     ? Prisma.sql`LEFT JOIN (
         SELECT c.id AS connection_id, ${lastStoredDay(query)} AS stored_through,
-               ${unstoredMidnight(query)} - ${MIDNIGHT_MARGIN} AS maybe_after,
+               ${firstUnstoredInstant(query)} AS maybe_after,
                ${unstoredMidnight(query)} + ${MIDNIGHT_MARGIN} AS surely_after
         FROM ${WITH_DAYS_STORED} WHERE TRUE ${connectionFilter(query, Prisma.sql`c.id`)}
       ) s ON s.connection_id = c.id`
