@@ -16,7 +16,7 @@ import { createRepeatedErrorLog, type RepeatedErrorLog } from '../lib/repeated-e
 import { startFeedChangeListener, type FeedChangeListener } from '../store/feed-change-listener.js';
 import type { PgSessions } from '../store/pg-sessions.js';
 import { createPostgresProbe, type PostgresProbe } from '../store/postgres-probe.js';
-import { createPrismaClient, type PoolTimeouts } from '../store/prisma-client.js';
+import { createPrismaClient, type PoolSettings } from '../store/prisma-client.js';
 import { createSyncQueueShards, createTickQueue, type SyncJobData } from '../sync/queues.js';
 import { createWebhookQueueShards, type WebhookJobData } from '../webhooks/webhook-queue.js';
 import type { DaemonConfig } from './daemon-config.js';
@@ -75,10 +75,10 @@ export function everyQueue(
 export function openDatabase(
   databaseUrl: string,
   releasers: Releasers,
-  timeouts: PoolTimeouts = {},
+  settings: PoolSettings = {},
   name = 'postgres',
 ): PrismaClient {
-  const prisma = createPrismaClient(databaseUrl, timeouts);
+  const prisma = createPrismaClient(databaseUrl, settings);
   releasers.add(name, () => prisma.$disconnect());
   return prisma;
 }
@@ -103,7 +103,12 @@ export function pgSessionsFor(databaseUrl: string): PgSessions {
 export function openClients(config: DaemonConfig, releasers: Releasers, logger: Logger): Clients {
   const prisma = openDatabase(config.database.url, releasers, config.database);
   // Opens no connection until a worker uses it.
-  const syncPrisma = openDatabase(config.database.url, releasers, config.sync.database, 'postgres (sync)');
+  const syncPrisma = openDatabase(
+    config.database.url,
+    releasers,
+    { ...config.sync.database, preparedStatements: config.database.preparedStatements },
+    'postgres (sync)',
+  );
   const metrics = createMetrics();
   const errors = createRepeatedErrorLog(logger, { onReport: (source) => metrics.errors.inc({ source }) });
   const redis = createRedisConnection(redisTargetOf(config.redis), 'command', 'slotfeed', errors);

@@ -41,7 +41,9 @@ export function openCommandDatabase(
   releasers: Releasers,
   logger: Logger,
 ): CommandStores {
-  const prisma = openDatabase(config.database.url, releasers);
+  const prisma = openDatabase(config.database.url, releasers, {
+    preparedStatements: config.database.preparedStatements,
+  });
   // With the vault, feeds made or rotated here keep a sealed copy of their token for the owner's page, and
   // webhook endpoints can be made (their secrets are kept sealed).
   const vault = config.vault === undefined ? undefined : tokenVaultFor(config.vault);
@@ -92,7 +94,9 @@ export function openCommandDestinations(
   releasers: Releasers,
   logger: Logger,
 ): CaldavDestinations {
-  const prisma = openDatabase(config.database.url, releasers);
+  const prisma = openDatabase(config.database.url, releasers, {
+    preparedStatements: config.database.preparedStatements,
+  });
   const vault = tokenVaultFor(config.vault);
   return createCaldavDestinations({
     destinations: createCaldavDestinationStore(prisma, vault),

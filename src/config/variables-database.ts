@@ -1,5 +1,6 @@
 // Postgres: where it is, and how long a statement of the web role or the scheduler may run or wait.
 import { z } from 'zod';
+import { DEFAULT_PREPARED_STATEMENTS } from '../store/prepared-statements.js';
 import { timeoutMs } from './value-schemas.js';
 import { section, variable } from './variable.js';
 
@@ -29,6 +30,13 @@ export const databaseSection = section({
         'Longest such a statement waits for a lock, and a query for a free pooled connection; 0 means no limit.',
       default: '3000',
       schema: timeoutMs,
+    }),
+    preparedStatements: variable({
+      name: 'DATABASE_PREPARED_STATEMENTS',
+      description:
+        'How many statement texts each pool keeps prepared on its connections (parsed and planned once, not at every call); 0: none, for a PgBouncer in transaction mode before 1.21.',
+      default: String(DEFAULT_PREPARED_STATEMENTS),
+      schema: z.coerce.number().int().min(0).max(10_000),
     }),
   },
 });

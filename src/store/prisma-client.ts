@@ -2,6 +2,7 @@
 // Prisma 7 talks to Postgres through a driver adapter: node-postgres via @prisma/adapter-pg, no native engine.
 import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaClient } from '../generated/prisma/client.js';
+import { DEFAULT_PREPARED_STATEMENTS, statementNames } from './prepared-statements.js';
 
 /** Bounds on how long one pool's work may wait; 0 (or absent) means no limit, as Postgres has by default. */
 export interface PoolTimeouts {
@@ -9,6 +10,11 @@ export interface PoolTimeouts {
   statementTimeoutMs?: number;
   /** Postgres cancels a statement that waits longer for a lock (lock_timeout); also the wait for a pooled connection. */
   lockTimeoutMs?: number;
+}
+
+export interface PoolSettings extends PoolTimeouts {
+  /** Statement texts the process keeps prepared on each connection (prepared-statements.ts); 0: none. */
+  preparedStatements?: number;
 }
 
 /**
@@ -19,19 +25,28 @@ export interface PoolTimeouts {
  */
 export const TRANSACTION_OPTIONS = { maxWait: 10_000, timeout: 30_000 } as const;
 
-export function createPrismaClient(databaseUrl: string, timeouts: PoolTimeouts = {}): PrismaClient {
-  const { statementTimeoutMs = 0, lockTimeoutMs = 0 } = timeouts;
+export function createPrismaClient(databaseUrl: string, settings: PoolSettings = {}): PrismaClient {
+  const {
+    statementTimeoutMs = 0,
+    lockTimeoutMs = 0,
+    preparedStatements = DEFAULT_PREPARED_STATEMENTS,
+  } = settings;
+  const names = statementNames(preparedStatements);
   return new PrismaClient({
     transactionOptions: TRANSACTION_OPTIONS,
-    adapter: new PrismaPg({
-      connectionString: databaseUrl,
-      // Sent as startup parameters, so every pooled connection has them from its first statement and a
-      // PgBouncer in session mode passes them on; node-postgres leaves them out when they are 0.
-      statement_timeout: statementTimeoutMs,
-      lock_timeout: lockTimeoutMs,
-      // A query waits for a free connection of the (10-connection) pool no longer than it would for a lock:
-      // with every connection stuck behind a lock, requests fail fast instead of queueing without end.
-      connectionTimeoutMillis: lockTimeoutMs,
-    }),
+    adapter: new PrismaPg(
+      {
+        connectionString: databaseUrl,
+        // Sent as startup parameters, so every pooled connection has them from its first statement and a
+        // PgBouncer in session mode passes them on; node-postgres leaves them out when they are 0.
+        statement_timeout: statementTimeoutMs,
+        lock_timeout: lockTimeoutMs,
+        // A query waits for a free connection of the (10-connection) pool no longer than it would for a lock:
+        // with every connection stuck behind a lock, requests fail fast instead of queueing without end.
+        connectionTimeoutMillis: lockTimeoutMs,
+      },
+      // Each pooled connection keeps what it runs prepared (prepared-statements.ts).
+      names === undefined ? {} : { statementNameGenerator: names },
+    ),
   });
 }

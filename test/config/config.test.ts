@@ -42,7 +42,12 @@ describe('loadConfig', () => {
     // `slotfeed migrate` must not demand OAuth client settings.
     const config = loadConfig({ DATABASE_URL: 'postgresql://u@db:5432/slotfeed' }, ['database']);
     expect(config).toEqual({
-      database: { url: 'postgresql://u@db:5432/slotfeed', statementTimeoutMs: 10_000, lockTimeoutMs: 3000 },
+      database: {
+        url: 'postgresql://u@db:5432/slotfeed',
+        statementTimeoutMs: 10_000,
+        lockTimeoutMs: 3000,
+        preparedStatements: 200,
+      },
     });
   });
 
