@@ -1,6 +1,6 @@
 // Postgres: where it is, and how long a statement of the web role or the scheduler may run or wait.
 import { z } from 'zod';
-import { DEFAULT_PREPARED_STATEMENTS } from '../store/prepared-statements.js';
+import { DEFAULT_PREPARED_STATEMENTS } from '../lib/prepared-statements.js';
 import { timeoutMs } from './value-schemas.js';
 import { section, variable } from './variable.js';
 

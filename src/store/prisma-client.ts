@@ -2,7 +2,7 @@
 // Prisma 7 talks to Postgres through a driver adapter: node-postgres via @prisma/adapter-pg, no native engine.
 import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaClient } from '../generated/prisma/client.js';
-import { DEFAULT_PREPARED_STATEMENTS, statementNames } from './prepared-statements.js';
+import { DEFAULT_PREPARED_STATEMENTS, statementNames } from '../lib/prepared-statements.js';
 
 /** Bounds on how long one pool's work may wait; 0 (or absent) means no limit, as Postgres has by default. */
 export interface PoolTimeouts {
@@ -13,7 +13,7 @@ export interface PoolTimeouts {
 }
 
 export interface PoolSettings extends PoolTimeouts {
-  /** Statement texts the process keeps prepared on each connection (prepared-statements.ts); 0: none. */
+  /** Statement texts the pool keeps prepared on its connections (lib/prepared-statements.ts); 0: none. */
   preparedStatements?: number;
 }
 
@@ -45,7 +45,7 @@ export function createPrismaClient(databaseUrl: string, settings: PoolSettings =
         // with every connection stuck behind a lock, requests fail fast instead of queueing without end.
         connectionTimeoutMillis: lockTimeoutMs,
       },
-      // Each pooled connection keeps what it runs prepared (prepared-statements.ts).
+      // Each pooled connection keeps what it runs prepared (lib/prepared-statements.ts).
       names === undefined ? {} : { statementNameGenerator: names },
     ),
   });

@@ -1,10 +1,10 @@
-// Each pooled connection keeps slotfeed's statements prepared (store/prepared-statements.ts): a statement run again
+// Each pooled connection keeps slotfeed's statements prepared (lib/prepared-statements.ts): a statement run again
 // on a connection is not parsed and planned again. Postgres's own catalog of a session's prepared statements
 // (pg_prepared_statements) says what it kept and how it planned each call.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Prisma, type PrismaClient } from '../../src/generated/prisma/client.js';
 import { parseReportQuery } from '../../src/reports/report-query.js';
-import { statementNames } from '../../src/store/prepared-statements.js';
+import { statementNames } from '../../src/lib/prepared-statements.js';
 import { createPrismaClient } from '../../src/store/prisma-client.js';
 import { withReportSession } from '../../src/store/report-queries/report-session.js';
 import { postgresZoneNames } from '../../src/store/report-queries/report-zones.js';

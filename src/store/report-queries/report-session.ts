@@ -59,8 +59,8 @@ async function setUpReportTransaction(tx: Prisma.TransactionClient): Promise<voi
   // No JIT: Postgres guesses 100 rows for each jsonb_to_recordset and 1000 for each generate_series over a row's
   // own values (sync-health's staleness), so a one-connection report of a few thousand rows is costed in the
   // millions, past jit_above_cost, and then spends a second or more compiling for milliseconds of work.
-  // A plan for each report's own range and connections: its statements are prepared (prepared-statements.ts), and
-  // a generic plan kept after five reports would be one for any range, a month's or ten years'.
+  // A plan for each report's own range and connections: its statements are prepared (lib/prepared-statements.ts),
+  // and a generic plan kept after five reports would be one for any range, a month's or ten years'.
   await tx.$queryRaw`
     SELECT set_config('work_mem', '64MB', true), set_config('jit', 'off', true),
            set_config('plan_cache_mode', 'force_custom_plan', true)`;

@@ -9,7 +9,7 @@
 // that vary (a list's length written into them) would otherwise grow that without end. A statement not named is
 // parsed at each call, as before. Postgres plans a prepared statement for its parameters at first and may keep
 // one generic plan after five calls; a report's range-dependent statements ask for a plan of their own every
-// time (report-session.ts).
+// time (store/report-queries/report-session.ts).
 import { createHash } from 'node:crypto';
 
 /** DATABASE_PREPARED_STATEMENTS's default: several times the distinct statements slotfeed's roles run. */
