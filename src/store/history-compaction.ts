@@ -8,7 +8,7 @@
 // test/reports/compact-history.test.ts runs each over one history kept both ways.
 // The packing itself is two SQL functions of the compact_history migration (the migration moved the history
 // already there with them): one definition for both. A batch packs a few connections, in its own transaction.
-import type { PrismaClient } from '../generated/prisma/client.js';
+import { Prisma, type PrismaClient } from '../generated/prisma/client.js';
 import { ADD_TO_SYNC_RUN_DAILY, INSERT_INTO_SYNC_RUN_DAILY } from './sync-run-daily.js';
 
 const DAY_MS = 86_400_000;
@@ -33,6 +33,16 @@ export interface CompactionBatch {
   overviews: number;
 }
 
+/**
+ * The next `count` connections after `afterId`, by id. Ordered by the column, not by the text it is selected as:
+ * the primary key's index gives them in order and stops at `count`, where a sort of the text read every connection
+ * after `afterId` at each batch (a pass's cost growing with the square of the connections).
+ */
+export const connectionsAfter = (afterId: string | null, count: number) => Prisma.sql`
+  SELECT c.id::text AS id FROM connection c
+  WHERE ${afterId}::uuid IS NULL OR c.id > ${afterId}::uuid
+  ORDER BY c.id LIMIT ${count}`;
+
 /** Packs the history before `cutoff` of the connections after `afterId` (by id), `connections` of them. */
 export async function compactHistoryBatch(
   prisma: PrismaClient,
@@ -41,12 +51,9 @@ export async function compactHistoryBatch(
   connections: number,
 ): Promise<CompactionBatch> {
   return prisma.$transaction(async (tx) => {
-    const ids = (
-      await tx.$queryRaw<{ id: string }[]>`
-        SELECT id::text FROM connection
-        WHERE ${afterId}::uuid IS NULL OR id > ${afterId}::uuid
-        ORDER BY id LIMIT ${connections}`
-    ).map((row) => row.id);
+    const ids = (await tx.$queryRaw<{ id: string }[]>(connectionsAfter(afterId, connections))).map(
+      (row) => row.id,
+    );
     if (ids.length === 0) return { lastConnectionId: null, slots: 0, syncRuns: 0, overviews: 0 };
     const [moved] = await tx.$queryRaw<{ slots: number; runs: number }[]>`
       SELECT slotfeed_pack_slots(${cutoff}::timestamptz, ${ids}::uuid[]) AS slots,
