@@ -8,6 +8,7 @@
 import { Prisma, type PrismaClient } from '../generated/prisma/client.js';
 import { BOOKING_DAY_FIGURES, computedBookingDays } from './report-queries/booking-periods.js';
 import { localDay } from './report-queries/report-sql.js';
+import { PLAN_EACH_CALL } from './report-queries/report-session.js';
 import type { ReportScope } from './report-queries/report-scope.js';
 import {
   connectionZones,
@@ -98,8 +99,8 @@ function hasDaysToStore(scope: ReportScope, now: Date, moreThanOne = false): Pri
 /**
  * Stores the local days of the connections of `batch` that were over SETTLE_MS before `now` and are not stored
  * yet, each in its zone (or UTC; Postgres's own name stands in for a zone it lacks, as in a report), in one
- * transaction of at most seven statements whatever the batch's size: planning the days' query costs several times running
- * it for a connection's day (4–7 ms against ~1 with no history). The number of rows stored.
+ * transaction of at most eight statements whatever the batch's size: planning the days' query costs several times
+ * running it for a connection's day (4–7 ms against ~1 with no history). The number of rows stored.
  */
 async function storeBatchDays(
   db: Db,
@@ -111,6 +112,8 @@ async function storeBatchDays(
   const through = lastDayToStore(query, now);
   return db.$transaction(
     async (tx) => {
+      // The reports' own statements, planned as a report's are: for this batch's connections and days.
+      await tx.$queryRaw(Prisma.sql`SELECT ${PLAN_EACH_CALL}`);
       // Days counted in a zone a connection no longer has are counted again from what is kept: deleted in the
       // transaction that stores them again, so that a zone the store cannot count in (one Postgres lacks, moved
       // to since the pass began) fails both and keeps them.

@@ -53,17 +53,21 @@ const SESSION = {
   isolationLevel: Prisma.TransactionIsolationLevel.RepeatableRead,
 } as const;
 
+/**
+ * A plan for each call's own values (its range, its connections), for the rest of the transaction: a report's
+ * statements are prepared (lib/prepared-statements.ts), and a generic plan Postgres kept after five calls would be
+ * one for any range, a month's or ten years'. The retention run's stored days run the same statements (report-days.ts).
+ */
+export const PLAN_EACH_CALL = Prisma.sql`set_config('plan_cache_mode', 'force_custom_plan', true)`;
+
 /** A report transaction's settings (SET LOCAL ends with it, so the pooled connection goes back unchanged). */
 async function setUpReportTransaction(tx: Prisma.TransactionClient): Promise<void> {
   await tx.$executeRaw`SET TRANSACTION READ ONLY`;
   // No JIT: Postgres guesses 100 rows for each jsonb_to_recordset and 1000 for each generate_series over a row's
   // own values (sync-health's staleness), so a one-connection report of a few thousand rows is costed in the
   // millions, past jit_above_cost, and then spends a second or more compiling for milliseconds of work.
-  // A plan for each report's own range and connections: its statements are prepared (lib/prepared-statements.ts),
-  // and a generic plan kept after five reports would be one for any range, a month's or ten years'.
   await tx.$queryRaw`
-    SELECT set_config('work_mem', '64MB', true), set_config('jit', 'off', true),
-           set_config('plan_cache_mode', 'force_custom_plan', true)`;
+    SELECT set_config('work_mem', '64MB', true), set_config('jit', 'off', true), ${PLAN_EACH_CALL}`;
 }
 
 /** `answer`, its failure handled until the caller awaits it (a failure before then is not an unhandled one). */
