@@ -34,7 +34,7 @@ export const databaseSection = section({
     preparedStatements: variable({
       name: 'DATABASE_PREPARED_STATEMENTS',
       description:
-        'How many statement texts each pool keeps prepared on its connections (parsed and planned once, not at every call); 0: none, for a PgBouncer in transaction mode before 1.21.',
+        'How many statement texts each pool keeps prepared on its connections (parsed once, not at every call); 0: none, for a PgBouncer in transaction mode before 1.21.',
       default: String(DEFAULT_PREPARED_STATEMENTS),
       schema: z.coerce.number().int().min(0).max(10_000),
     }),
