@@ -15,8 +15,15 @@ import { createHash } from 'node:crypto';
 /** DATABASE_PREPARED_STATEMENTS's default: several times the distinct statements slotfeed's roles run. */
 export const DEFAULT_PREPARED_STATEMENTS = 200;
 
+/**
+ * Statements with more parameters than this stay unnamed: a list written out a parameter an element (a bulk
+ * `createMany`, an `in` of many) is a text for each length, each prepared apart and kept, where parsing it is little
+ * beside writing its rows.
+ */
+export const MOST_PARAMETERS_NAMED = 64;
+
 /** A statement's name; '' leaves it unnamed (node-postgres parses an unnamed statement at each call). */
-export type StatementNames = (query: { sql: string }) => string;
+export type StatementNames = (query: { sql: string; args: readonly unknown[] }) => string;
 
 /** Names for up to `limit` statement texts, each from its second call; undefined (every statement unnamed) for 0. */
 export function statementNames(limit: number): StatementNames | undefined {
@@ -24,7 +31,8 @@ export function statementNames(limit: number): StatementNames | undefined {
   const names = new Map<string, string>();
   // Texts seen once, bounded as the names are: past the bound it starts again, and a text is named a call later.
   let seenOnce = new Set<string>();
-  return ({ sql }) => {
+  return ({ sql, args }) => {
+    if (args.length > MOST_PARAMETERS_NAMED) return '';
     const known = names.get(sql);
     if (known !== undefined) return known;
     if (names.size >= limit) return '';

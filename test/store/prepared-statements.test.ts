@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Prisma, type PrismaClient } from '../../src/generated/prisma/client.js';
 import { parseReportQuery } from '../../src/reports/report-query.js';
-import { statementNames } from '../../src/lib/prepared-statements.js';
+import { MOST_PARAMETERS_NAMED, statementNames } from '../../src/lib/prepared-statements.js';
 import { createPrismaClient } from '../../src/store/prisma-client.js';
 import { withReportSession } from '../../src/store/report-queries/report-session.js';
 import { postgresZoneNames } from '../../src/store/report-queries/report-zones.js';
@@ -67,9 +67,12 @@ describe('prepared statements', () => {
     expect(only(['thrice'], prepared)).toEqual([{ marker: 'thrice', customPlans: 2, genericPlans: 0 }]);
   });
 
-  it('names a text at its second call, no more texts than its limit, one name for each; past it, or at 0, statements go unnamed', async () => {
+  it('names a text at its second call, no more texts than its limit, one name for each; past it, at 0, or for a long list of parameters, statements go unnamed', async () => {
     const names = statementNames(2)!;
-    const twice = (sql: string) => [names({ sql }), names({ sql })];
+    const twice = (sql: string, args: unknown[] = []) => [names({ sql, args }), names({ sql, args })];
+    // A list written out a parameter an element, longer than any statement slotfeed writes by hand: never named.
+    const many = Array.from({ length: MOST_PARAMETERS_NAMED + 1 }, (_, i) => i);
+    expect(twice(`SELECT ${many.map((i) => `$${i + 1}`).join(', ')}`, many)).toEqual(['', '']);
     const [onceA, a] = twice('SELECT 1');
     const [onceB, b] = twice('SELECT 2');
     expect([onceA, onceB]).toEqual(['', '']);
@@ -77,7 +80,7 @@ describe('prepared statements', () => {
     expect(b).toMatch(/^sf_/);
     expect(a).not.toBe(b);
     expect(twice('SELECT 3')).toEqual(['', '']);
-    expect(names({ sql: 'SELECT 1' })).toBe(a);
+    expect(names({ sql: 'SELECT 1', args: [] })).toBe(a);
     expect(statementNames(0)).toBeUndefined();
 
     const none = createPrismaClient(db.url, { preparedStatements: 0 });
