@@ -1,7 +1,7 @@
 // Names for the statements each pooled connection keeps prepared (the driver adapter's statementNameGenerator):
-// a statement's text is parsed and planned once on a connection rather than at every call. Postgres spent more
-// on parsing and binding slotfeed's statements than on running them (a CalDAV push's four: 0.3–0.5 ms each to
-// parse and bind, 0.15–0.3 ms to run), so this halves its CPU for the same work (docs/performance.md).
+// a statement's text is parsed once on a connection rather than at every call. Postgres spent more on parsing
+// and binding slotfeed's statements than on running them (a CalDAV push's four: 0.3–0.5 ms each to parse and
+// bind, 0.15–0.3 ms to run); prepared, its CPU a push halved (docs/performance.md).
 //
 // A name is a digest of its text, so one name never stands for two texts (node-postgres refuses that). A text is
 // named at its second call, so that one run once (a snapshot's id written into it) is never kept, and at most
