@@ -128,11 +128,15 @@ export async function runFeeds(env: Env, action: FeedsAction, out: Stdout): Prom
   const releasers = new Releasers();
   try {
     const { connectionAdmin, feeds, feedNames, teams } = openCommandDatabase(config, releasers, logger);
+    // Sealed in the vault, the token is shown again on its owner's page (/me); without the vault's key, never again.
+    const shownAgain = 'vault' in config;
     const showLinks = async (feed: FeedRecord, token: string) => {
       const links = feedLinksFor(linkBase, token, await feedNames.calendarName(feed));
+      const where = shownAgain
+        ? 'keep it secret (its owner’s page, /me, shows it again)'
+        : 'the URL is shown only now; keep it secret';
       out.write(
-        `Feed ${feed.id} (${describeOptions(feed)}) — the URL is shown only now; keep it secret:\n` +
-          `  ${links.https}\n  ${links.webcal}\n`,
+        `Feed ${feed.id} (${describeOptions(feed)}) — ${where}:\n` + `  ${links.https}\n  ${links.webcal}\n`,
       );
     };
     switch (action.kind) {
@@ -238,7 +242,7 @@ export function registerFeedsCommand(program: Command, env: Env, stdout: Stdout)
     );
   feeds
     .command('create')
-    .description('Create a feed for a connection and print its URL (shown only once).')
+    .description('Create a feed for a connection and print its URL.')
     .argument('<connection-id>', 'the connection', uuidOf('connection'))
     .option(
       '--event <event-id>',

@@ -138,7 +138,7 @@ export function registerTeamsCommand(program: Command, env: Env, stdout: Stdout)
     .action(async (team: string, member: string) => runTeams(env, { kind: 'remove', team, member }, stdout));
   teams
     .command('feed')
-    .description('Create a feed of a team’s free time and print its URL (shown only once).')
+    .description('Create a feed of a team’s free time and print its URL.')
     .argument('<team>', 'the team’s id or name')
     .addOption(
       new Option('--mode <mode>', 'all: when every member is free; any: when someone is, naming who')

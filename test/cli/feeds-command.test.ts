@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { runCli } from '../../src/cli/program.js';
 import { createFeedStore } from '../../src/store/feeds.js';
@@ -57,6 +57,28 @@ describe('slotfeed feeds', () => {
     expect((await slotfeed('feeds', 'revoke', feed!.id)).code).toBe(0);
     expect(await feeds.findByToken(newToken)).toBeUndefined();
     expect((await slotfeed('feeds', 'list')).stdout).toBe('No feeds.\n');
+  });
+
+  it('says the URL is shown again on /me only when the vault keeps it (TOKEN_ENCRYPTION_KEY given)', async () => {
+    const feeds = createFeedStore(db.prisma);
+    const unsealed = await slotfeed('feeds', 'create', connectionId);
+    expect(unsealed.stdout).toContain('the URL is shown only now; keep it secret:');
+    const key = randomBytes(32).toString('base64');
+    const sealed = await runCapturedCli({ ...env, TOKEN_ENCRYPTION_KEY: key }, [
+      'feeds',
+      'create',
+      connectionId,
+    ]);
+    expect(sealed.code).toBe(0);
+    expect(sealed.stdout).toContain('keep it secret (its owner’s page, /me, shows it again):');
+    expect(sealed.stdout).not.toContain('shown only now');
+    // What /me shows it from: the sealed copy of the token.
+    const feed = await feeds.findByToken(tokenIn(sealed.stdout)!);
+    const unsealedFeed = await feeds.findByToken(tokenIn(unsealed.stdout)!);
+    const sealedOf = async (id: string) =>
+      (await db.prisma.feed.findUniqueOrThrow({ where: { id }, select: { tokenSealed: true } })).tokenSealed;
+    expect(await sealedOf(feed!.id)).toEqual(expect.any(String));
+    expect(await sealedOf(unsealedFeed!.id)).toBeNull();
   });
 
   it('creates free-time feeds by default, and refuses options of the other view', async () => {
