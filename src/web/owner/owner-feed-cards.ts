@@ -4,7 +4,7 @@ import { FEED_DAYS_MAX, FEED_VIEWS, viewOf, type FeedView } from '../../feeds/fe
 import type { FeedRecord } from '../../store/feeds.js';
 import type { FeedLinks } from '../feed-links.js';
 import { html, Raw } from '../html.js';
-import { feedTitle } from '../feed-title.js';
+import { feedTitle } from '../../feeds/feed-title.js';
 import { postButton } from '../post-button.js';
 
 export const VIEW_LABELS: Record<FeedView, string> = {

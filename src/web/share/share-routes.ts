@@ -19,7 +19,7 @@ import { hashShareSecret, isFrameAncestor, type ShareLinkRecord } from '../../st
 import { acceptsGzip } from '../accept-encoding.js';
 import { isNotModified } from '../conditional-get.js';
 import { feedLinksForUrl } from '../feed-links.js';
-import { feedTitle } from '../feed-title.js';
+import { feedTitle } from '../../feeds/feed-title.js';
 import type { WebDeps } from '../web-deps.js';
 import { renderShareGonePage, renderSharePage } from './share-page.js';
 import { copyText, shareWeek, shownDays, validZone, type ShareWeek } from './share-week.js';

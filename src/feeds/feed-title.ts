@@ -1,12 +1,12 @@
-// A feed's title as the pages show it (the owner's feed cards, the week preview, the share page): its label, or
+// A feed's title as slotfeed shows it (the owner's feed cards, the week preview, the share page): its label, or
 // for a person's feed the event types and what of them it shows, for a team's the calendar name its bytes carry.
 // Two unnamed feeds of all event types were both "All event types"; what each shows, and over how many days,
 // tells them apart.
-import { VIEW_NAMES, viewOf } from '../feeds/feed-options.js';
-import type { FeedRecord } from '../store/feeds.js';
+import { VIEW_NAMES, viewOf, type FeedOptions } from './feed-options.js';
 
 export interface TitledFeed {
-  feed: Pick<FeedRecord, 'teamId' | 'label' | 'upstreamEventId' | 'options'>;
+  /** What of a feed record its title reads. */
+  feed: { teamId: string | null; label: string | null; upstreamEventId: string | null; options: FeedOptions };
   /** The title of the event type a person's feed names (null: none, or not known). */
   eventTitle: string | null;
   /** The calendar's name, as the feed itself says it. */
