@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { runCli } from '../../src/cli/program.js';
+import type { FeedOptions } from '../../src/feeds/feed-options.js';
 import { parseReportQuery } from '../../src/reports/report-query.js';
 import { runReport } from '../../src/reports/run-report.js';
 import { createReportStore } from '../../src/store/reports.js';
@@ -495,6 +496,14 @@ describe('slotfeed connections', () => {
     const show = await slotfeed('connections', 'show', berlin);
     expect(show.stdout).toContain('time zone   Europe/Berlin');
     expect(show.stdout).toContain(`  ${k.berlin.eventId}  Intro call\n`);
+    // Two unnamed feeds of all event types, titled apart as /me titles them (feed-title.ts).
+    const made = (options: FeedOptions) =>
+      k.h.stores.feeds.create({ connectionId: berlin, upstreamEventId: null, label: null, options });
+    const { feed: free } = await made({ view: 'free' });
+    const { feed: slots } = await made({ view: 'slots', days: 7 });
+    const titled = (await slotfeed('connections', 'show', berlin)).stdout;
+    expect(titled).toContain(`  ${free.id}  All event types: free time  since `);
+    expect(titled).toContain(`  ${slots.id}  All event types: slots, 7 days  since `);
     expect((await slotfeed('connections', 'disable', berlin)).stdout).toMatch(/disabled: no more syncs/);
     expect((await slotfeed('connections', 'disable', berlin)).stdout).toMatch(
       /Nothing changed: .* is disabled/,

@@ -254,16 +254,23 @@ describe('naming a feed', () => {
     expect(titleOn((await ownerPage(owner.ownerCookie)).text, `feed-title-${feedId}`)).toBe(
       'All event types: free time',
     );
+    const adminPage = () =>
+      h.get(`/admin/connections/${owner.connectionId}`, {
+        authorization: `Bearer ${ADMIN_TOKEN}`,
+        accept: 'text/html',
+      });
+    // The admin's sections title the feed as /me does, so two unnamed feeds are told apart there too.
+    for (const section of ['caldav-title', 'share-title']) {
+      expect(titleOn((await adminPage()).text, `${section}-${feedId}`)).toBe('All event types: free time');
+    }
 
     const renamed = await post(`/me/feeds/${feedId}/name`, owner.ownerCookie, { label: '  Office hours  ' });
     expect(renamed.status).toBe(303);
     expect(renamed.headers.location).toBe(`/me?notice=renamed#feed-title-${feedId}`);
     expect(titleOn((await ownerPage(owner.ownerCookie)).text, `feed-title-${feedId}`)).toBe('Office hours');
-    const admin = await h.get(`/admin/connections/${owner.connectionId}`, {
-      authorization: `Bearer ${ADMIN_TOKEN}`,
-      accept: 'text/html',
-    });
+    const admin = await adminPage();
     expect(titleOn(admin.text, `caldav-title-${feedId}`)).toBe('Office hours');
+    expect(titleOn(admin.text, `share-title-${feedId}`)).toBe('Office hours');
 
     const stranger = await h.connectViaWeb(emails[11]!);
     expect((await post(`/me/feeds/${feedId}/name`, stranger.ownerCookie, { label: 'Mine' })).status).toBe(
