@@ -57,6 +57,9 @@ describe('a share link that never expires', () => {
     expect(page.headers['content-security-policy']).toContain("frame-ancestors 'none'");
     expect(page.text).not.toContain(feedToken);
     expect(page.text).not.toContain('For the Acme interview');
+    // Its times link to their booking pages, and the page says to pick one.
+    expect(page.text).toMatch(/class="share-block-time" href="https:/);
+    expect(page.text).toContain('Pick a time to book it.');
   });
 
   it('lists the blocks the JSON API gives the feed’s own token for the same days', async () => {
@@ -372,7 +375,11 @@ describe('the administrator', () => {
     const section = page.text.slice(page.text.indexOf(`id="share-links-${feed.id}"`));
     expect(section).toContain('<strong>For visitors</strong>');
     const address = new RegExp(`value="http://[^"]+(/share/[A-Za-z0-9_-]{43})"`).exec(section)?.[1];
-    expect((await h.get(address!)).text).toContain('<h1 class="share-owner">Reception</h1>');
+    const teamPage = (await h.get(address!)).text;
+    expect(teamPage).toContain('<h1 class="share-owner">Reception</h1>');
+    // Its times are when members are free, with nothing to book: the page does not ask to pick one.
+    expect(teamPage).toContain('Free: ');
+    expect(teamPage).not.toContain('book it');
   });
 });
 

@@ -69,6 +69,11 @@ function blockItem(block: ShownBlock): Raw {
   </li>`;
 }
 
+/** Whether a time on the page links to a booking page (a team's, or a feed naming none, has none to pick). */
+function offersBooking(model: SharePageModel): boolean {
+  return model.days.some((day) => day.blocks.some((block) => block.offers.some((offer) => offer.url)));
+}
+
 function dayItem(day: ShownDay): Raw {
   return html`<li class="share-day" data-date="${day.date}">
     <h3>${day.label}</h3>
@@ -156,8 +161,9 @@ export function renderSharePage(model: SharePageModel): string {
       <h1 class="share-owner">${model.ownerName}</h1>
       <p class="share-feed">${model.feedTitle}</p>
       <p class="muted">
-        When ${model.ownerName} is free, in <strong data-share-zone-name>${model.week.zone}</strong>. Pick a
-        time to book it.
+        When ${model.ownerName} is free, in <strong data-share-zone-name>${model.week.zone}</strong>.${
+          offersBooking(model) ? ' Pick a time to book it.' : ''
+        }
       </p>
     </header>
     ${zonePicker(model)} ${weekNav(model)}
