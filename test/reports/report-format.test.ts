@@ -105,5 +105,7 @@ describe('slotfeed report --help', () => {
     const text = (help.stdout + help.stderr).replace(/\s+/g, ' ');
     expect(text).toContain('the share of the time offered for booking that was booked, per connection');
     expect(text).not.toContain('per event type');
+    // Why a row can count a booking and 0 booked minutes.
+    expect(text).toContain('a booking whose time was offered again before it came counts 0 booked minutes');
   });
 });

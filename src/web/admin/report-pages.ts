@@ -19,7 +19,8 @@ export const REPORT_DESCRIPTIONS: Record<ReportName, string> = {
   availability: 'Free slots and free minutes per event type and day, now or as of a past instant.',
   bookings:
     'Bookings inferred from the slots each sync saw taken: durations, lead times, busiest weekdays and hours.',
-  utilization: 'For past days, the share of the time offered for booking that was booked.',
+  utilization:
+    'For past days, the share of the time offered for booking that was booked. A booking whose time was offered again before it came (cancelled, say) counts 0 booked minutes.',
   'sync-health':
     'Runs, success rate, durations, upstream calls, how stale changes may have been by how far ahead, last error, re-authorisation needed.',
 };
