@@ -70,7 +70,9 @@ export function withRunningDemo(
     return { env };
   }
   const fromFile = parseEnv(text);
-  const shown = path.relative(cwd, file) || file;
+  // Relative to here when it is below here; a folder elsewhere (SLOTFEED_DATA_DIR) by its own path, not by ../..
+  const fromHere = path.relative(cwd, file);
+  const shown = fromHere === '' || fromHere.startsWith('..') || path.isAbsolute(fromHere) ? file : fromHere;
   const pid = Number(fromFile.SLOTFEED_DEMO_PID);
   if (!Number.isInteger(pid) || pid <= 0 || !running(pid)) {
     return {

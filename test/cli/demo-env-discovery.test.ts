@@ -37,6 +37,20 @@ describe('the CLI run from a directory whose demo is running', () => {
     expect(found.note).toBe('slotfeed: using the running demo (.slotfeed/demo.env)');
   });
 
+  it('names a data folder elsewhere (SLOTFEED_DATA_DIR) by its own path, not by one climbing out of here', async () => {
+    const elsewhere = await mkdtemp(path.join(os.tmpdir(), 'slotfeed-discovery-data-'));
+    try {
+      await writeCliEnvFile(
+        path.join(elsewhere, 'demo.env'),
+        cliEnvFileText({ ...settings, SLOTFEED_DEMO_PID: '4242' }, 'node dist/cli.js connections list'),
+      );
+      const found = withRunningDemo(['feeds', 'list'], { SLOTFEED_DATA_DIR: elsewhere }, project, alive);
+      expect(found.note).toBe(`slotfeed: using the running demo (${path.join(elsewhere, 'demo.env')})`);
+    } finally {
+      await rm(elsewhere, { recursive: true, force: true });
+    }
+  });
+
   it("lets the shell's own variables win, as node --env-file does", () => {
     const found = withRunningDemo(['feeds', 'list'], { REDIS_PREFIX: 'mine' }, project, alive);
     expect(found.env.REDIS_PREFIX).toBe('mine');
