@@ -95,6 +95,50 @@ describe('report pages in Chromium', () => {
     expect(csv.split('\r\n').filter((l) => l !== '')).toHaveLength(4);
   });
 
+  it('on a phone: each row a card of labelled figures, and the whole heat map in sight', async () => {
+    await page.setViewportSize({ width: 360, height: 740 });
+    try {
+      await page.goto(`${web.url}/admin/reports/bookings?connection=${k.berlin.connectionId}`);
+      // Nothing scrolls sideways: neither the page, nor the rows' box, nor the heat map's.
+      const widths = await page.evaluate<{ page: number; boxes: [number, number][] }>(`({
+        page: document.documentElement.scrollWidth,
+        boxes: [...document.querySelectorAll('#report-rows, #heatmap')].map((t) => {
+          const box = t.parentElement;
+          return [box.scrollWidth, box.clientWidth];
+        }),
+      })`);
+      expect(widths.page).toBeLessThanOrEqual(360);
+      expect(widths.boxes).toHaveLength(2);
+      for (const [scroll, client] of widths.boxes) expect(scroll).toBeLessThanOrEqual(client);
+      // A row's figures each on one line beside its column's name (drawn before it), the headers out of sight.
+      const cells = await page.evaluate<{ label: string; value: string; oneLine: boolean }[]>(`(() => {
+        const headers = [...document.querySelectorAll('#report-rows thead th')].map((th) => th.textContent.trim());
+        const row = document.querySelector('#report-rows tbody tr');
+        return [...row.querySelectorAll('td')].map((td, i) => ({
+          label: getComputedStyle(td, '::before').content === JSON.stringify(headers[i]) ? headers[i] : '',
+          value: td.textContent.trim(),
+          oneLine: td.getBoundingClientRect().height < 2.2 * parseFloat(getComputedStyle(td).lineHeight),
+        }));
+      })()`);
+      expect(cells.map((c) => c.label)).toEqual([
+        'connection',
+        'day',
+        'bookings',
+        'booked minutes',
+        'median lead (h)',
+        'mean lead (h)',
+        'opened slots',
+      ]);
+      expect(cells.every((c) => c.oneLine)).toBe(true);
+      expect((await page.locator('#report-rows thead').boundingBox())!.height).toBeLessThanOrEqual(1);
+      // The latest hour is inside the page's width.
+      const lastHour = await page.locator('#heatmap tbody tr:first-child td[data-hour="23"]').boundingBox();
+      expect(lastHour!.x + lastHour!.width).toBeLessThanOrEqual(360);
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 800 });
+    }
+  });
+
   it('says what was wrong with a filter, on the page', async () => {
     const response = await page.goto(`${web.url}/admin/reports/utilization?from=2026-03-05&to=2026-03-01`);
     expect(response?.status()).toBe(400);

@@ -166,7 +166,7 @@ function heatMapTable(map: HeatMap): Raw {
         <thead>
           <tr>
             <th></th>
-            ${hours.map((h) => html`<th>${String(h).padStart(2, '0')}</th>`)}
+            ${hours.map((h) => html`<th${h % 3 === 0 ? '' : html` class="minor-hour"`}>${String(h).padStart(2, '0')}</th>`)}
           </tr>
         </thead>
         <tbody>
@@ -241,9 +241,10 @@ export function lineChart(chart: LineChart, nonce: string): Raw {
 // A value of one word (a day, an address, a number) or a time is never broken across lines, or a squeezed
 // column on a phone reads "2026-" over "03-27"; prose (an error message) wraps. The table scrolls sideways
 // in its box when its columns are wider than the screen.
-function resultCell(text: string, kind: ColumnKind): Raw {
+/** A cell, named by its column for a phone, where each row is a card of labelled lines (stack-on-phone). */
+function resultCell(text: string, kind: ColumnKind, label: string): Raw {
   const whole = kind !== 'text' || !/\s/.test(text);
-  return whole ? html`<td class="nowrap">${text}</td>` : html`<td>${text}</td>`;
+  return html`<td role="cell" data-label="${label}" ${whole ? html` class="nowrap"` : ''}>${text}</td>`;
 }
 
 function resultTable(result: ReportResult): Raw {
@@ -251,17 +252,17 @@ function resultTable(result: ReportResult): Raw {
   if (result.rows.length === 0) return html`<p id="report-empty">${result.emptyMessage}</p>`;
   return html`${scrollBox(
       'Report rows',
-      html`<table id="report-rows">
+      html`<table id="report-rows" class="stack-on-phone label-beside" role="table">
         <thead>
-          <tr>
-            ${columns.map((c) => html`<th>${c.label}</th>`)}
+          <tr role="row">
+            ${columns.map((c) => html`<th role="columnheader">${c.label}</th>`)}
           </tr>
         </thead>
         <tbody>
           ${result.rows.map(
             (row) =>
-              html`<tr>
-                ${columns.map((c) => resultCell(formatValue(row[c.key] ?? null, c.kind), c.kind))}
+              html`<tr role="row">
+                ${columns.map((c) => resultCell(formatValue(row[c.key] ?? null, c.kind), c.kind, c.label))}
               </tr>`,
           )}
         </tbody>
