@@ -3,7 +3,7 @@
 import type { Command } from 'commander';
 import { Option } from 'commander';
 import { loadConfig } from '../config.js';
-import { feedTitle } from '../feeds/feed-title.js';
+import { personFeedTitle } from '../feeds/feed-title.js';
 import { Releasers } from '../lib/releasers.js';
 import { createLoggerFor } from '../log.js';
 import { openCommandDatabase } from '../composition/command-stores.js';
@@ -41,11 +41,11 @@ function describeConnection(c: ConnectionOverview): string {
     `event types ${c.eventTypes.length === 0 ? '—' : ''}`,
     ...c.eventTypes.map((e) => `  ${e.id}  ${e.title}${e.enabled ? '' : ' (disabled)'}`),
     `feeds       ${c.feeds.length === 0 ? '—' : ''}`,
-    ...c.feeds.map((f) => {
-      // Titled as /me titles it: two unnamed feeds of all event types told apart by what they show.
-      const eventTitle = c.eventTypes.find((e) => e.id === f.upstreamEventId)?.title ?? null;
-      return `  ${f.id}  ${feedTitle({ feed: f, eventTitle, name: '' })}  since ${when(f.createdAt)}`;
-    }),
+    // Titled as /me titles them: two unnamed feeds of all event types told apart by what they show.
+    ...c.feeds.map(
+      (f) =>
+        `  ${f.id}  ${personFeedTitle(f, new Map(c.eventTypes.map((e) => [e.id, e.title])))}  since ${when(f.createdAt)}`,
+    ),
   ];
   return lines.join('\n') + '\n';
 }

@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseEnv } from 'node:util';
-import { CLI_ENV_FILE_NAME, DEFAULT_DATA_DIR_NAME } from '../demo/cli-env-file.js';
+import { CLI_ENV_FILE_NAME, DEFAULT_DATA_DIR_NAME, fromCwd } from '../demo/cli-env-file.js';
 
 type Env = Record<string, string | undefined>;
 
@@ -71,8 +71,7 @@ export function withRunningDemo(
   }
   const fromFile = parseEnv(text);
   // Relative to here when it is below here; a folder elsewhere (SLOTFEED_DATA_DIR) by its own path, not by ../..
-  const fromHere = path.relative(cwd, file);
-  const shown = fromHere === '' || fromHere.startsWith('..') || path.isAbsolute(fromHere) ? file : fromHere;
+  const shown = fromCwd(file, cwd);
   const pid = Number(fromFile.SLOTFEED_DEMO_PID);
   if (!Number.isInteger(pid) || pid <= 0 || !running(pid)) {
     return {

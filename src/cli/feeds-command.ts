@@ -1,5 +1,7 @@
-// `slotfeed feeds list|create|rotate|revoke`: feed tokens are shown once, when created or rotated; only their
-// hashes are stored. The commands read the database, and PUBLIC_BASE_URL when they print a link.
+// `slotfeed feeds list|create|rotate|revoke`: a feed's URL is printed when it is created or rotated. Its token is
+// stored hashed, and sealed by the token vault when TOKEN_ENCRYPTION_KEY is given, for /me to show it again; without
+// the key, this is the only time it is shown. The commands read the database, and PUBLIC_BASE_URL when they print
+// a link.
 import { Option, type Command } from 'commander';
 import { loadConfig } from '../config.js';
 import {
@@ -128,12 +130,14 @@ export async function runFeeds(env: Env, action: FeedsAction, out: Stdout): Prom
   const releasers = new Releasers();
   try {
     const { connectionAdmin, feeds, feedNames, teams } = openCommandDatabase(config, releasers, logger);
-    // Sealed in the vault, the token is shown again on its owner's page (/me); without the vault's key, never again.
+    // Sealed in the vault, the token is shown again on /me (its owner's, or a team's members'), where the daemon has
+    // the same key to open it; without the vault's key, never again.
     const shownAgain = 'vault' in config;
     const showLinks = async (feed: FeedRecord, token: string) => {
       const links = feedLinksFor(linkBase, token, await feedNames.calendarName(feed));
+      const pages = feed.teamId === null ? 'its owner’s page, /me, shows' : 'its members’ pages, /me, show';
       const where = shownAgain
-        ? 'keep it secret (its owner’s page, /me, shows it again)'
+        ? `keep it secret (${pages} it again while the daemon has this TOKEN_ENCRYPTION_KEY)`
         : 'the URL is shown only now; keep it secret';
       out.write(
         `Feed ${feed.id} (${describeOptions(feed)}) — ${where}:\n` + `  ${links.https}\n  ${links.webcal}\n`,
@@ -222,7 +226,9 @@ export function registerFeedsCommand(program: Command, env: Env, stdout: Stdout)
   const feeds = program.command('feeds').description('List, create, rotate and revoke .ics feeds.');
   feeds
     .command('list')
-    .description('List feeds (their URLs cannot be shown again: rotate a feed to get a new one).')
+    .description(
+      'List feeds (without their URLs: /me shows a sealed one again, or rotate a feed to get a new one).',
+    )
     .addOption(
       new Option('--connection <id>', 'only this connection’s feeds').argParser(uuidOf('connection')),
     )

@@ -31,7 +31,7 @@ const DESCRIPTIONS: Record<ReportName, string> = {
     'Slots that vanished before they started (most likely booked) per day or week, with lead times, the ' +
     'busiest weekdays and hours, and newly opened slots.',
   utilization:
-    'For past days: the share of the time offered for booking that was booked, per connection (a booking whose time was offered again before it came counts 0 booked minutes).',
+    'For past days: the share of the time offered for booking that was booked, per connection (time booked, then offered again and still open when it came, as a booking cancelled for good, counts no booked minutes).',
   'sync-health':
     'Per connection: runs, success rate, median and p95 duration, upstream calls per run, last error, and ' +
     'whether it needs re-authorisation.',

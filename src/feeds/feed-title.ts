@@ -20,3 +20,14 @@ export function feedTitle(item: TitledFeed): string {
   const { days } = item.feed.options;
   return `${scope}: ${VIEW_NAMES[viewOf(item.feed.options)]}${days === undefined ? '' : `, ${days} days`}`;
 }
+
+/**
+ * A person's feed titled from its connection's event types (id → title): one no longer listed is named by its id,
+ * which is what an operator can look up. The admin's pages and `connections show` title feeds so.
+ */
+export function personFeedTitle(feed: TitledFeed['feed'], eventTitles: ReadonlyMap<string, string>): string {
+  const { upstreamEventId } = feed;
+  const eventTitle = upstreamEventId === null ? null : (eventTitles.get(upstreamEventId) ?? upstreamEventId);
+  // A person's feed never reads the calendar's name (a team's does).
+  return feedTitle({ feed, eventTitle, name: '' });
+}

@@ -21,8 +21,10 @@ const relative = new Intl.RelativeTimeFormat('en', { numeric: 'always' });
 /** "3 minutes ago", "in 2 hours", "in 7 days", "just now" (under half a minute either way). */
 export function relativeTime(date: Date, now: Date): string {
   const seconds = (date.getTime() - now.getTime()) / 1000;
-  if (Math.abs(seconds) < 30) return 'just now';
-  const said = UNITS.map(([unit, size, nextFrom]) => ({ unit, count: Math.round(seconds / size), nextFrom }));
+  if (!Number.isFinite(seconds) || Math.abs(seconds) < 30) return 'just now';
+  // Halves away from zero, so that a span ago reads as the same span ahead does (Math.round takes -0.5 to -0).
+  const rounded = (x: number) => Math.sign(x) * Math.round(Math.abs(x));
+  const said = UNITS.map(([unit, size, nextFrom]) => ({ unit, count: rounded(seconds / size), nextFrom }));
   const { unit, count } = said.find((one) => Math.abs(one.count) < one.nextFrom)!;
   return relative.format(count, unit);
 }

@@ -70,7 +70,9 @@ describe('slotfeed feeds', () => {
       connectionId,
     ]);
     expect(sealed.code).toBe(0);
-    expect(sealed.stdout).toContain('keep it secret (its owner’s page, /me, shows it again):');
+    expect(sealed.stdout).toContain(
+      'keep it secret (its owner’s page, /me, shows it again while the daemon has this TOKEN_ENCRYPTION_KEY):',
+    );
     expect(sealed.stdout).not.toContain('shown only now');
     // What /me shows it from: the sealed copy of the token.
     const feed = await feeds.findByToken(tokenIn(sealed.stdout)!);

@@ -106,6 +106,8 @@ describe('slotfeed report --help', () => {
     expect(text).toContain('the share of the time offered for booking that was booked, per connection');
     expect(text).not.toContain('per event type');
     // Why a row can count a booking and 0 booked minutes.
-    expect(text).toContain('a booking whose time was offered again before it came counts 0 booked minutes');
+    expect(text).toContain(
+      'time booked, then offered again and still open when it came, as a booking cancelled for good, counts no booked minutes',
+    );
   });
 });

@@ -504,6 +504,16 @@ describe('slotfeed connections', () => {
     const titled = (await slotfeed('connections', 'show', berlin)).stdout;
     expect(titled).toContain(`  ${free.id}  All event types: free time  since `);
     expect(titled).toContain(`  ${slots.id}  All event types: slots, 7 days  since `);
+    // A feed of an event type no longer listed is named by its id, which an operator can look up.
+    const { feed: gone } = await k.h.stores.feeds.create({
+      connectionId: berlin,
+      upstreamEventId: 'evt_gone',
+      label: null,
+      options: { view: 'free' },
+    });
+    expect((await slotfeed('connections', 'show', berlin)).stdout).toContain(
+      `  ${gone.id}  evt_gone: free time  since `,
+    );
     expect((await slotfeed('connections', 'disable', berlin)).stdout).toMatch(/disabled: no more syncs/);
     expect((await slotfeed('connections', 'disable', berlin)).stdout).toMatch(
       /Nothing changed: .* is disabled/,

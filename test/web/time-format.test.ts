@@ -32,4 +32,13 @@ describe('relativeTime', () => {
     expect(relativeTime(later(60 * DAY), NOW)).toBe('in 2 months');
     expect(relativeTime(later(400 * DAY), NOW)).toBe('in 1 year');
   });
+
+  it('reads a span ago as the same span ahead, halfway cases included', () => {
+    for (const seconds of [30, 90, 23.5 * HOUR, 13.5 * DAY, 59.5 * DAY]) {
+      const ahead = relativeTime(later(seconds), NOW);
+      expect(relativeTime(later(-seconds), NOW)).toBe(ahead.replace(/^in (.*)$/, '$1 ago'));
+    }
+    expect(relativeTime(later(-30), NOW)).toBe('1 minute ago');
+    expect(relativeTime(new Date(Number.NaN), NOW)).toBe('just now');
+  });
 });

@@ -9,7 +9,7 @@ import { ConnectionNotFoundError } from '../../store/connections.js';
 import type { RecentRun } from '../../store/connection-detail.js';
 import { FeedNotFoundError, type FeedRecord } from '../../store/feeds.js';
 import { describeInterval } from '../../feeds/describe-feed.js';
-import { feedTitle } from '../../feeds/feed-title.js';
+import { personFeedTitle } from '../../feeds/feed-title.js';
 import { readBandState } from '../../sync/band-schedule.js';
 import type { CadenceBand } from '../../config/sync-bands.js';
 import { ADMIN_HOME, ADMIN_SHARE_PATHS, SHARE_NOTICES } from './admin-pages.js';
@@ -145,20 +145,13 @@ function callsTable(id: string, title: string, calls: { endpoint: string; calls:
   </section>`;
 }
 
-/** A connection's feed, titled as its owner's page titles it (feed-title.ts): two unnamed feeds told apart. */
-function adminFeedTitle(feed: FeedRecord, titles: Map<string, string>): string {
-  const eventTitle = feed.upstreamEventId === null ? null : (titles.get(feed.upstreamEventId) ?? null);
-  // A connection's feeds are a person's, whose title never reads the calendar's name.
-  return feedTitle({ feed, eventTitle, name: '' });
-}
-
 function feedsList(feeds: FeedRecord[], titles: Map<string, string>, zone: string | null, now: Date): Raw {
   if (feeds.length === 0) return html`<p class="muted">No feeds.</p>`;
   return html`<ul class="list-plain" id="feeds">
     ${feeds.map(
       (feed) =>
         html`<li data-feed-id="${feed.id}">
-          <strong>${adminFeedTitle(feed, titles)}</strong>
+          <strong>${personFeedTitle(feed, titles)}</strong>
           <span class="badge ${feed.revokedAt === null ? 'ok' : 'error'}"
             >${feed.revokedAt === null ? 'active' : 'revoked'}</span
           >
@@ -191,7 +184,7 @@ function caldavFeeds(
   return html`${active.map(
     (feed) =>
       html`<section class="card" data-caldav-feed-id="${feed.id}" aria-labelledby="caldav-title-${feed.id}">
-        <h3 id="caldav-title-${feed.id}">${adminFeedTitle(feed, titles)}</h3>
+        <h3 id="caldav-title-${feed.id}">${personFeedTitle(feed, titles)}</h3>
         ${caldavSection({
           feedId: feed.id,
           title: 'Written into calendars (CalDAV)',
@@ -215,7 +208,7 @@ function shareFeeds(
   return html`${active.map(
     (feed) =>
       html`<section class="card" data-share-feed-id="${feed.id}" aria-labelledby="share-title-${feed.id}">
-        <h3 id="share-title-${feed.id}">${adminFeedTitle(feed, titles)}</h3>
+        <h3 id="share-title-${feed.id}">${personFeedTitle(feed, titles)}</h3>
         ${shareLinksSection({
           feedId: feed.id,
           links: shares.get(feed.id) ?? [],

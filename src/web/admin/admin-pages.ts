@@ -1,6 +1,7 @@
 // HTML of the admin pages: sign-in, the connections overview with its actions, and the page that shows a
 // new feed URL once (after create or rotate).
 import { FEED_VIEWS, VIEW_NAMES, viewOf } from '../../feeds/feed-options.js';
+import { personFeedTitle } from '../../feeds/feed-title.js';
 import { CALDAV_CLEANUP_NOTICES, cleanupsSection } from '../caldav/caldav-cleanups-section.js';
 import type { CaldavCleanupRecord } from '../../store/caldav-cleanups.js';
 import type { FastifyReply } from 'fastify';
@@ -104,7 +105,7 @@ function describeFeedRow(
     feed.options.summary === undefined ? null : `“${feed.options.summary}”`,
   ].filter((o) => o !== null);
   return html`<li data-feed-id="${feed.id}">
-    <strong>${feed.label ?? 'Feed'}</strong>
+    <strong>${personFeedTitle(feed, eventTitles)}</strong>
     <span class="muted small"
       >${scope}; ${options.join(', ')}; since ${shownTime(feed.createdAt, zone, now)}</span
     >

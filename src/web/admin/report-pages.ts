@@ -20,7 +20,7 @@ export const REPORT_DESCRIPTIONS: Record<ReportName, string> = {
   bookings:
     'Bookings inferred from the slots each sync saw taken: durations, lead times, busiest weekdays and hours.',
   utilization:
-    'For past days, the share of the time offered for booking that was booked. A booking whose time was offered again before it came (cancelled, say) counts 0 booked minutes.',
+    'For past days, the share of the time offered for booking that was booked. Time booked and then offered again, still open when it came (a booking cancelled for good), counts no booked minutes.',
   'sync-health':
     'Runs, success rate, durations, upstream calls, how stale changes may have been by how far ahead, last error, re-authorisation needed.',
 };
@@ -157,7 +157,8 @@ function heatMapTable(map: HeatMap): Raw {
   const counts = new Map(map.cells.map((c) => [`${c.weekday}:${c.hour}`, c.bookings]));
   const max = Math.max(1, ...map.cells.map((c) => c.bookings));
   const hours = Array.from({ length: 24 }, (_, h) => h);
-  // A caption above the box, not in the table: the table scrolls sideways on a phone, its caption would too.
+  // A caption above the box, not in the table: should the table scroll sideways (counts of three digits on a
+  // phone), its caption would too.
   return html`<figure class="chart-figure">
     <figcaption id="heatmap-caption">Bookings by the weekday and hour they start, ${map.zone}</figcaption>
     ${scrollBox(
@@ -239,9 +240,10 @@ export function lineChart(chart: LineChart, nonce: string): Raw {
 }
 
 // A value of one word (a day, an address, a number) or a time is never broken across lines, or a squeezed
-// column on a phone reads "2026-" over "03-27"; prose (an error message) wraps. The table scrolls sideways
-// in its box when its columns are wider than the screen.
-/** A cell, named by its column for a phone, where each row is a card of labelled lines (stack-on-phone). */
+// column reads "2026-" over "03-27"; prose (an error message) wraps. On a wide screen the table scrolls sideways
+// in its box when its columns are wider than the screen; on a phone each row is a card, each value on a line with
+// its column's name (stack-on-phone, label-beside in slotfeed.css).
+/** A cell, named by its column for the phone's cards. */
 function resultCell(text: string, kind: ColumnKind, label: string): Raw {
   const whole = kind !== 'text' || !/\s/.test(text);
   return html`<td role="cell" data-label="${label}" ${whole ? html` class="nowrap"` : ''}>${text}</td>`;
@@ -253,12 +255,12 @@ function resultTable(result: ReportResult): Raw {
   return html`${scrollBox(
       'Report rows',
       html`<table id="report-rows" class="stack-on-phone label-beside" role="table">
-        <thead>
+        <thead role="rowgroup">
           <tr role="row">
-            ${columns.map((c) => html`<th role="columnheader">${c.label}</th>`)}
+            ${columns.map((c) => html`<th role="columnheader" scope="col">${c.label}</th>`)}
           </tr>
         </thead>
-        <tbody>
+        <tbody role="rowgroup">
           ${result.rows.map(
             (row) =>
               html`<tr role="row">

@@ -146,7 +146,8 @@ export function subscribeBlock(item: OwnerFeed, input: { loopback: boolean }): R
 export function feedCard(item: OwnerFeed, input: { loopback: boolean; caldav?: Raw; shares?: Raw }): Raw {
   const { feed } = item;
   const days = feed.options.days === undefined ? 'the usual days ahead' : `${feed.options.days} days ahead`;
-  const description = `${VIEW_LABELS[viewOf(feed.options)]}; ${item.eventTitle ?? 'all event types'}; ${days}`;
+  const scope = item.eventTitle ?? (feed.upstreamEventId === null ? 'all event types' : 'an event type');
+  const description = `${VIEW_LABELS[viewOf(feed.options)]}; ${scope}; ${days}`;
   return html`<section class="card" data-feed-id="${feed.id}" aria-labelledby="feed-title-${feed.id}">
     <h3 id="feed-title-${feed.id}">${feedTitle(item)}</h3>
     <p class="muted small">${description}</p>
