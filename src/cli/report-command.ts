@@ -1,6 +1,7 @@
 // `slotfeed report <name>`: the reports over stored snapshots (src/reports), as a table fitted to the
 // terminal, CSV or JSON. A bad flag value is a usage error (exit 2) with a message saying what to give
 // instead; an unknown connection or event type is a failure (exit 1) that says where to find the ids.
+import { REPORT_DESCRIPTIONS } from '../reports/report-descriptions.js';
 import type { Command } from 'commander';
 import { Option } from 'commander';
 import { loadConfig } from '../config.js';
@@ -22,20 +23,6 @@ import { terminalWidth } from '../lib/text-table.js';
 
 type Env = Record<string, string | undefined>;
 export type ReportStdout = Output & { isTTY: boolean; columns?: number };
-
-const DESCRIPTIONS: Record<ReportName, string> = {
-  availability:
-    'Free slots and free minutes per event type and day, as of now or of a past instant (--at), ' +
-    'reconstructed from slot history.',
-  bookings:
-    'Slots that vanished before they started (most likely booked) per day or week, with lead times, the ' +
-    'busiest weekdays and hours, and newly opened slots.',
-  utilization:
-    'For past days: the share of the time offered for booking that was booked, per connection (time booked, then offered again and still open when it came, as a booking cancelled for good, counts no booked minutes).',
-  'sync-health':
-    'Per connection: runs, success rate, median and p95 duration, upstream calls per run, last error, and ' +
-    'whether it needs re-authorisation.',
-};
 
 interface ReportFlags extends RawReportQuery {
   format: ReportFormat;
@@ -78,10 +65,10 @@ export function registerReportCommand(
   const report = program
     .command('report')
     .description('Reports over the stored snapshots: availability, bookings, utilization, sync-health.');
-  for (const name of Object.keys(DESCRIPTIONS) as ReportName[]) {
+  for (const name of Object.keys(REPORT_DESCRIPTIONS) as ReportName[]) {
     const command = report
       .command(name)
-      .description(DESCRIPTIONS[name])
+      .description(REPORT_DESCRIPTIONS[name])
       .option('--connection <id>', 'only this connection (see `slotfeed connections list`)')
       .option('--from <day>', 'first local day, YYYY-MM-DD')
       .option('--to <day>', 'last local day, YYYY-MM-DD (inclusive)')

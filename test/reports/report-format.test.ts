@@ -103,11 +103,13 @@ describe('slotfeed report --help', () => {
   it('says what each report is per: utilization is per connection, as its rows are', async () => {
     const help = await runCapturedCli({}, ['report', 'utilization', '--help']);
     const text = (help.stdout + help.stderr).replace(/\s+/g, ' ');
-    expect(text).toContain('the share of the time offered for booking that was booked, per connection');
+    expect(text).toContain(
+      'For past days, per connection: the share of the time offered for booking that was booked',
+    );
     expect(text).not.toContain('per event type');
     // Why a row can count a booking and 0 booked minutes.
     expect(text).toContain(
-      'time booked, then offered again and still open when it came, as a booking cancelled for good, counts no booked minutes',
+      'Time booked, then offered again and still open when it came (a booking cancelled for good), counts no booked minutes',
     );
   });
 });

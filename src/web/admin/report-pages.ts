@@ -2,6 +2,7 @@
 // look than read (uPlot, served from node_modules by report-routes.ts; the heat map is a table of coloured
 // cells), the report's rows and a CSV link. Chart data travels as inert JSON and is drawn by one inline
 // script carrying the page's nonce.
+import { REPORT_DESCRIPTIONS } from '../../reports/report-descriptions.js';
 import type { FastifyReply } from 'fastify';
 import { formatValue } from '../../reports/report-format.js';
 import {
@@ -14,16 +15,6 @@ import type { ColumnKind, ReportResult } from '../../reports/report-result.js';
 import { WEEKDAY_NAMES } from '../../reports/bookings-report.js';
 import { ADMIN_HOME } from './admin-pages.js';
 import { html, newScriptNonce, Raw, renderPage, scrollBox, type PageOptions } from '../html.js';
-
-export const REPORT_DESCRIPTIONS: Record<ReportName, string> = {
-  availability: 'Free slots and free minutes per event type and day, now or as of a past instant.',
-  bookings:
-    'Bookings inferred from the slots each sync saw taken: durations, lead times, busiest weekdays and hours.',
-  utilization:
-    'For past days, the share of the time offered for booking that was booked. Time booked and then offered again, still open when it came (a booking cancelled for good), counts no booked minutes.',
-  'sync-health':
-    'Runs, success rate, durations, upstream calls, how stale changes may have been by how far ahead, last error, re-authorisation needed.',
-};
 
 /**
  * A line chart: x = every day of the range (seconds), y = one value per day. A report's day without data is 0
