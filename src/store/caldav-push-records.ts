@@ -19,6 +19,7 @@ import { RESOLVED_FEED_JSON, type ResolvedFeedJson } from './feed-row-json.js';
 import type { TokenVault } from './token-vault.js';
 import { destinationNeedsCredentials } from './webhook-events.js';
 import { recordOwnerWebhookEvents } from './webhook-outbox.js';
+import { pooledRows } from './pooled-rows.js';
 
 /** An event slotfeed wrote into a destination. */
 export interface WrittenEvent {
@@ -225,7 +226,9 @@ export function createCaldavPushRecords(prisma: PrismaClient, vault: TokenVault)
       // As recordWritten, and the push's end (as pushSucceeded) in the same statement while the destination is
       // still pushed to: paused or removed, the push stops as its record says, with nothing more recorded.
       const pushing = Prisma.sql`EXISTS (SELECT 1 FROM d WHERE d."state" IN (${pushedStatesSql}))`;
-      const [row] = await prisma.$queryRaw<{ state: CaldavDestinationState | null }[]>`
+      const [row] = await pooledRows<{ state: CaldavDestinationState | null }>(
+        prisma,
+        Prisma.sql`
         WITH ${writtenUnderShareLock(destinationId, event)},
         logged AS (${logInsert(destinationId, logEntriesJson(logEntries, now), pushing)}),
         ended AS (
@@ -234,7 +237,8 @@ export function createCaldavPushRecords(prisma: PrismaClient, vault: TokenVault)
           RETURNING 1
         )
         SELECT (SELECT "state"::text FROM d) AS "state", (SELECT count(*) FROM written) AS "written",
-               (SELECT count(*) FROM ended) AS "ended"`;
+               (SELECT count(*) FROM ended) AS "ended"`,
+      );
       return row?.state ?? (await intoCleanup(destinationId, event));
     },
 
@@ -280,14 +284,16 @@ export function createCaldavPushRecords(prisma: PrismaClient, vault: TokenVault)
 
     async openPush(destinationId, now) {
       if (!DESTINATION_ID.test(destinationId)) throw new CaldavDestinationNotFoundError(destinationId);
-      const [row] = await prisma.$queryRaw<
-        (CaldavDestinationRecord & {
+      const [row] = await pooledRows<
+        CaldavDestinationRecord & {
           passwordSealed: string;
           written: unknown;
           awaitsCleanup: boolean;
           feed: ResolvedFeedJson | null;
-        })[]
-      >`
+        }
+      >(
+        prisma,
+        Prisma.sql`
         SELECT d."id"::text AS "id", d."feed_id"::text AS "feedId", d."server_url" AS "serverUrl",
                d."calendar_url" AS "calendarUrl", d."username", d."calendar_name" AS "calendarName",
                d."state"::text AS "state", d."last_push_at" AS "lastPushAt", d."last_error" AS "lastError",
@@ -303,7 +309,8 @@ export function createCaldavPushRecords(prisma: PrismaClient, vault: TokenVault)
                EXISTS (SELECT 1 FROM "caldav_cleanup" c WHERE c."calendar_url" = d."calendar_url")
                  AS "awaitsCleanup",
                (SELECT ${RESOLVED_FEED_JSON} FROM "feed" f WHERE f."id" = d."feed_id") AS "feed"
-        FROM "caldav_destination" d WHERE d."id" = ${destinationId}::uuid`;
+        FROM "caldav_destination" d WHERE d."id" = ${destinationId}::uuid`,
+      );
       if (!row) throw new CaldavDestinationNotFoundError(destinationId);
       const { passwordSealed, written, awaitsCleanup, feed, ...destination } = row;
       const events = (written as (Omit<WrittenEvent, 'writtenAt'> & { writtenAt: string })[]).map((e) => ({

@@ -4,7 +4,8 @@
 // COMMIT, each a round trip). The window must be known before the statement: the caller chooses it from the zone
 // it expects (its token lookup's or push's read of the connection), and the statement's own read of the zone
 // says whether that held (feed-content.ts reads again the long way when the zone moved in between).
-import type { PrismaClient } from '../generated/prisma/client.js';
+import { Prisma, type PrismaClient } from '../generated/prisma/client.js';
+import { pooledRows } from './pooled-rows.js';
 import type { FeedConnectionState } from '../feeds/feed-inputs.js';
 import type { FeedBooking, FeedEventType, FeedSlot } from '../feeds/feed-model.js';
 import { CONNECTION_STATE_JSON, connectionStateOf, type ConnectionStateJson } from './feed-inputs.js';
@@ -35,7 +36,9 @@ export async function readConnectionContentRows(
   window: { windowStart: Date; windowEnd: Date },
 ): Promise<ConnectionContentRows | undefined> {
   const { connectionId, upstreamEventId, withBookings } = query;
-  const [row] = await prisma.$queryRaw<Row[]>`
+  const [row] = await pooledRows<Row>(
+    prisma,
+    Prisma.sql`
     SELECT
       (SELECT ${CONNECTION_STATE_JSON} FROM "connection" c WHERE c."id" = ${connectionId}::uuid) AS "connection",
       (SELECT json_agg(json_build_array(e."upstream_event_id", e."title", e."duration_minutes", e."url", e."color",
@@ -53,7 +56,8 @@ export async function readConnectionContentRows(
                        ORDER BY b."starts_at", b."id")
        FROM "booking" b
        WHERE ${withBookings} AND b."connection_id" = ${connectionId}::uuid
-         AND b."starts_at" >= ${window.windowStart} AND b."starts_at" < ${window.windowEnd}) AS "bookings"`;
+         AND b."starts_at" >= ${window.windowStart} AND b."starts_at" < ${window.windowEnd}) AS "bookings"`,
+  );
   if (!row?.connection) return undefined;
   return {
     connection: connectionStateOf(row.connection),

@@ -3,6 +3,7 @@
 // reached or went away. The web role answers these 503 with Retry-After (a client should simply come back),
 // not 500, and a caller may fall back to what it remembers. Apart from these, the failures that no retry
 // mends (a database not migrated, missing, or refusing the user), which the CLI explains with what to do.
+import pg from 'pg';
 import { Prisma } from '../generated/prisma/client.js';
 
 export type UnavailableReason = 'statement_timeout' | 'lock_timeout' | 'pool_timeout' | 'unreachable';
@@ -49,13 +50,19 @@ function adapterCauseOf(error: Prisma.PrismaClientKnownRequestError): AdapterCau
   return meta?.driverAdapterError?.cause;
 }
 
+const unavailableBySqlState = (sqlState: string): UnavailableReason | undefined =>
+  BY_SQLSTATE[sqlState] ?? (sqlState.startsWith('08') ? 'unreachable' : undefined);
+
 /** Why Postgres could not answer, or undefined when the error is of another kind. */
 export function databaseUnavailableReason(thrown: unknown): UnavailableReason | undefined {
+  // A statement read from the pool past Prisma (pooled-rows.ts) fails with node-postgres's own error.
+  if (thrown instanceof pg.DatabaseError && thrown.code !== undefined)
+    return unavailableBySqlState(thrown.code);
   if (thrown instanceof Prisma.PrismaClientKnownRequestError) {
     const cause = adapterCauseOf(thrown);
     const sqlState = typeof cause?.originalCode === 'string' ? cause.originalCode : cause?.code;
     if (typeof sqlState === 'string') {
-      const reason = BY_SQLSTATE[sqlState] ?? (sqlState.startsWith('08') ? 'unreachable' : undefined);
+      const reason = unavailableBySqlState(sqlState);
       if (reason) return reason;
     }
     if (typeof cause?.kind === 'string' && BY_ADAPTER_KIND[cause.kind]) return BY_ADAPTER_KIND[cause.kind];
@@ -99,6 +106,7 @@ const SETUP_BY_PRISMA_CODE: Record<string, DatabaseSetupProblem> = {
 };
 
 export function databaseSetupProblem(thrown: unknown): DatabaseSetupProblem | undefined {
+  if (thrown instanceof pg.DatabaseError && thrown.code !== undefined) return SETUP_BY_SQLSTATE[thrown.code];
   if (!(thrown instanceof Prisma.PrismaClientKnownRequestError)) return undefined;
   const sqlState = adapterCauseOf(thrown)?.originalCode;
   return (

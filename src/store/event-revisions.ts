@@ -6,7 +6,8 @@
 // another digest, and never to an earlier change time (a render of older content never overwrites a newer one).
 // One statement, not a read and then a write: a feed's render, and so each CalDAV push of a changed feed, makes one
 // round trip fewer (issue 43).
-import type { PrismaClient } from '../generated/prisma/client.js';
+import { Prisma, type PrismaClient } from '../generated/prisma/client.js';
+import { pooledRows } from './pooled-rows.js';
 import type { EventRevision } from '../feeds/feed-model.js';
 
 export interface PublishedRevision extends EventRevision {
@@ -58,7 +59,9 @@ export function createEventRevisionStore(prisma: PrismaClient): EventRevisionSto
       const uids = events.map((e) => e.uid);
       // `stored` and the answer's kept rows read the table as the statement began; the rows written are left out
       // of the forgetting (a statement must not change one row twice).
-      const rows = await prisma.$queryRaw<{ uid: string; sequence: number; changed_at: Date }[]>`
+      const rows = await pooledRows<{ uid: string; sequence: number; changed_at: Date }>(
+        prisma,
+        Prisma.sql`
         WITH rendered AS (
           SELECT * FROM unnest(${uids}::text[],
                                ${events.map((e) => e.digest)}::text[],
@@ -96,7 +99,8 @@ export function createEventRevisionStore(prisma: PrismaClient): EventRevisionSto
         )
         SELECT uid, sequence, changed_at FROM written
         UNION ALL
-        SELECT uid, sequence, changed_at FROM stored WHERE uid NOT IN (SELECT uid FROM changed)`;
+        SELECT uid, sequence, changed_at FROM stored WHERE uid NOT IN (SELECT uid FROM changed)`,
+      );
       return new Map(rows.map((row) => [row.uid, { sequence: row.sequence, changedAt: row.changed_at }]));
     },
   };

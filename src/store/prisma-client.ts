@@ -1,8 +1,10 @@
 // The one place a PrismaClient is constructed (the composition root calls it; tests through test/support/db).
 // Prisma 7 talks to Postgres through a driver adapter: node-postgres via @prisma/adapter-pg, no native engine.
 import { PrismaPg } from '@prisma/adapter-pg';
+import pg from 'pg';
 import { PrismaClient } from '../generated/prisma/client.js';
 import { DEFAULT_PREPARED_STATEMENTS, statementNames } from '../lib/prepared-statements.js';
+import { registerPool } from './pooled-rows.js';
 
 /** Bounds on how long one pool's work may wait; 0 (or absent) means no limit, as Postgres has by default. */
 export interface PoolTimeouts {
@@ -32,21 +34,29 @@ export function createPrismaClient(databaseUrl: string, settings: PoolSettings =
     preparedStatements = DEFAULT_PREPARED_STATEMENTS,
   } = settings;
   const names = statementNames(preparedStatements);
-  return new PrismaClient({
-    transactionOptions: TRANSACTION_OPTIONS,
-    adapter: new PrismaPg(
-      {
-        connectionString: databaseUrl,
-        // Sent as startup parameters, so every pooled connection has them from its first statement and a
-        // PgBouncer in session mode passes them on; node-postgres leaves them out when they are 0.
-        statement_timeout: statementTimeoutMs,
-        lock_timeout: lockTimeoutMs,
-        // A query waits for a free connection of the (10-connection) pool no longer than it would for a lock:
-        // with every connection stuck behind a lock, requests fail fast instead of queueing without end.
-        connectionTimeoutMillis: lockTimeoutMs,
-      },
-      // Each pooled connection keeps what it runs prepared (lib/prepared-statements.ts).
-      names === undefined ? {} : { statementNameGenerator: names },
-    ),
+  const pool = new pg.Pool({
+    connectionString: databaseUrl,
+    // Sent as startup parameters, so every pooled connection has them from its first statement and a
+    // PgBouncer in session mode passes them on; node-postgres leaves them out when they are 0.
+    statement_timeout: statementTimeoutMs,
+    lock_timeout: lockTimeoutMs,
+    // A query waits for a free connection of the (10-connection) pool no longer than it would for a lock:
+    // with every connection stuck behind a lock, requests fail fast instead of queueing without end.
+    connectionTimeoutMillis: lockTimeoutMs,
   });
+  const prisma = new PrismaClient({
+    transactionOptions: TRANSACTION_OPTIONS,
+    adapter: new PrismaPg(pool, {
+      // Each pooled connection keeps what it runs prepared (lib/prepared-statements.ts).
+      ...(names === undefined ? {} : { statementNameGenerator: names }),
+      // $disconnect ends the pool, as it ends one the adapter makes itself.
+      disposeExternalPool: true,
+    }),
+  });
+  // A pooled connection that fails while idle (Postgres restarted, say) leaves the pool, and the next statement
+  // opens another; unheard, the pool's 'error' would end the process before Prisma's first statement listens.
+  pool.on('error', () => undefined);
+  // The pool made here, so that the hot statements can be read from it past Prisma (pooled-rows.ts).
+  registerPool(prisma, pool, names);
+  return prisma;
 }

@@ -1,0 +1,47 @@
+// A hot statement's rows read straight from the node-postgres pool behind a PrismaClient, past Prisma's query
+// interpreter: each raw statement through `$queryRaw` cost some 0.15–0.2 ms more CPU than node-postgres alone
+// (test/bench: a push's four statements, 6.5–7.0 ms a push through Prisma, 5.3–5.7 ms this way;
+// docs/performance.md). The statement is the same Prisma.Sql, named for preparing as Prisma's own are
+// (lib/prepared-statements.ts), on the same pool, so the two share its connections and its bounds.
+//
+// Only for statements outside a transaction: a transaction's client is not a pool's, so it goes through Prisma
+// and stays on the transaction's connection, as does any client not made by createPrismaClient (prisma-client.ts
+// registers the pool of each client it makes). The rows are node-postgres's: the same as Prisma's for text,
+// integers up to int4, floats, booleans, timestamps, JSON and arrays of these; a statement read this way returns
+// no int8 or numeric it uses (node-postgres gives those as strings, Prisma as bigint and Decimal), as
+// test/store/pooled-rows.test.ts checks for each kind it reads. A failure is node-postgres's DatabaseError, which
+// database-errors.ts reads as it reads Prisma's.
+import type pg from 'pg';
+import type { Prisma, PrismaClient } from '../generated/prisma/client.js';
+import type { StatementNames } from '../lib/prepared-statements.js';
+
+interface Pool {
+  pool: pg.Pool;
+  names: StatementNames | undefined;
+}
+
+// Keyed by the client itself, so that nothing but a client createPrismaClient made (never a transaction's) is
+// ever read past Prisma.
+const poolsOf = new WeakMap<object, Pool>();
+
+/** Lets pooledRows read `prisma`'s statements from `pool`, the pool its adapter uses. */
+export function registerPool(prisma: PrismaClient, pool: pg.Pool, names: StatementNames | undefined): void {
+  poolsOf.set(prisma, { pool, names });
+}
+
+/** The rows of `statement`: from the pool behind `db` when it has one registered, else through Prisma. */
+export async function pooledRows<Row>(
+  db: Pick<PrismaClient, '$queryRaw'>,
+  statement: Prisma.Sql,
+): Promise<Row[]> {
+  const pooled = poolsOf.get(db);
+  // Ended by $disconnect: Prisma opens a pool of its own should the client be used again.
+  if (pooled === undefined || pooled.pool.ending) return db.$queryRaw<Row[]>(statement);
+  const name = pooled.names?.({ sql: statement.text, args: statement.values }) || undefined;
+  const result = await pooled.pool.query<Row & pg.QueryResultRow>({
+    text: statement.text,
+    values: statement.values as unknown[],
+    name,
+  });
+  return result.rows;
+}
