@@ -268,6 +268,28 @@ describe('actions', () => {
     expect(unknownFeed.status).toBe(404);
     expect(unknownFeed.text).toContain('No such feed');
   });
+
+  it('titles two unnamed feeds of every event type on the home page by what each shows', async () => {
+    const created = await h.request('POST', `/admin/connections/${connectionId}/feeds`, {
+      headers: formHeaders(bearer),
+      body: form({ view: 'busy', days: '14' }),
+    });
+    expect(created.status).toBe(200);
+    const token = /\/feeds\/([A-Za-z0-9_-]{43})\.ics/.exec(created.text)![1]!;
+    const added = (await h.feeds.findByToken(token))!;
+    const feeds = await h.feeds.list({ connectionId });
+    const first = feeds.find((feed) => feed.id !== added.id && feed.revokedAt === null)!;
+    expect(first).toMatchObject({ label: null, upstreamEventId: null });
+
+    const home = await h.request('GET', '/admin', { headers: bearer });
+    const titleOf = (feedId: string) =>
+      new RegExp(`data-feed-id="${feedId}">\\s*<strong>([^<]*)</strong>`).exec(home.text)?.[1];
+    expect(titleOf(added.id)).toBe('All event types: busy time, 14 days');
+    expect(titleOf(first.id)).toMatch(/^All event types: /);
+    expect(titleOf(first.id)).not.toBe(titleOf(added.id));
+
+    await h.request('POST', `/admin/feeds/${added.id}/revoke`, { headers: formHeaders(bearer), body: '' });
+  });
 });
 
 describe('Bull Board', () => {
