@@ -485,6 +485,37 @@ describe('an account whose stored zone this server does not know', () => {
   });
 });
 
+describe('a person’s share link whose event types name no booking page', () => {
+  it('lists the times without links and does not ask the viewer to pick one', async () => {
+    clock().set(START);
+    const user = h.sync.sim.users[0]!;
+    const eventIds = h.sync.sim.control.listUsers()[0]!.event_types.map((e) => e.event_id);
+    const urls = new Map(
+      h.sync.sim.control.listUsers()[0]!.event_types.map((e) => [e.event_id, e.url] as const),
+    );
+    // Not a link slotfeed would send anyone to (feed-events.ts's bookingUrl): the calendar names no booking page.
+    for (const eventId of eventIds) h.sync.sim.control.updateEventType(user.id, eventId, { url: 'none' });
+    try {
+      await h.syncNow(connectionId);
+      const { secret } = await links.create({
+        feedId,
+        label: 'no booking pages',
+        expiresAt: null,
+        now: clock().now(),
+      });
+      const page = await h.get(`/share/${secret}`);
+      expect(page.status).toBe(200);
+      expect(blocksIn(page.text).length).toBeGreaterThan(0);
+      expect(page.text).not.toMatch(/class="share-block-time" href=/);
+      expect(page.text).not.toContain('Pick a time to book it.');
+    } finally {
+      for (const eventId of eventIds)
+        h.sync.sim.control.updateEventType(user.id, eventId, { url: urls.get(eventId)! });
+      await h.syncNow(connectionId);
+    }
+  });
+});
+
 describe('a team feed’s share link', () => {
   it('shows the team’s name and the blocks the API gives the team feed’s token, in UTC without a choice', async () => {
     clock().set(START);
