@@ -4,31 +4,44 @@
 // whole, not one process. A wait is slept in steps of at most SLEEP_STEP_MS, each ended early by the caller's
 // abort (a shutdown): a pause of hours is then neither slept through by a shutdown nor handed to setTimeout
 // whole (which shortens anything over 24.8 days to 1 ms, and would ask Redis again at once, over and over).
+//
+// A caller that has to wait for the rate reserves its turn: the script moves the limit on for it and answers when
+// the call may go, and the caller sleeps until then and goes, asking Redis only whether a 429 paused the calls
+// meanwhile. Before, a waiting caller was told when the next turn came and asked again then, with every other
+// waiter told the same: one took the turn, the rest asked again, so at the limit each call cost a script run per
+// caller waiting (14 a call in the sync-round bench at its 200 calls a second; docs/performance.md). A turn is
+// reserved at most RESERVE_AHEAD_MS ahead, so that a shutdown leaves little of the rate unused behind it.
 import type { RedisClient } from './redis-connection.js';
 import { redisScript } from './redis-script.js';
 
-// Returns 0 when the call may go now, else how many ms to wait. Time comes from Redis so that workers on
-// machines with skewed clocks share one timeline. ARGV[4] says what a pause does: 'wait' answers it as a wait,
-// 'report' as its ms negated (nothing taken), 'ignore' leaves it aside (the rate alone decides).
-const ACQUIRE = `
+// Answers {ms, reserved}. reserved 1: the call's turn is taken, and it may go in ms (0: now). reserved 0: nothing
+// was taken; ask again in ms (the calls are paused, or the turn is further ahead than ARGV[5]); in 'report' mode
+// a pause is answered as its ms negated. Time comes from Redis so that workers on machines with skewed clocks
+// share one timeline. ARGV[4] says what a pause does: 'wait' and 'report' as above, 'ignore' leaves it aside
+// (the rate alone decides). An audited grant records the instant its call may go (`at`, Redis ms).
+const RESERVE = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 if ARGV[4] ~= 'ignore' then
   local pausedUntil = tonumber(redis.call('GET', KEYS[2]) or '0')
   if pausedUntil > now then
-    if ARGV[4] == 'report' then return now - pausedUntil end
-    return pausedUntil - now
+    if ARGV[4] == 'report' then return {now - pausedUntil, 0} end
+    return {pausedUntil - now, 0}
   end
 end
 local interval = tonumber(ARGV[1])
 local tolerance = tonumber(ARGV[2])
 local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
 if tat < now then tat = now end
-if tat - tolerance > now then return math.ceil(tat - tolerance - now) end
+local wait = math.max(0, math.ceil(tat - tolerance - now))
+local ahead = tonumber(ARGV[5])
+if wait > ahead then return {wait - ahead, 0} end
 local nextTat = tat + interval
 redis.call('SET', KEYS[1], tostring(nextTat), 'PX', math.ceil(nextTat - now + 1000))
-if ARGV[3] ~= '' then redis.call('XADD', ARGV[3], 'MAXLEN', '~', '100000', '*', 'g', '1') end
-return 0`;
+if ARGV[3] ~= '' then
+  redis.call('XADD', ARGV[3], 'MAXLEN', '~', '100000', '*', 'g', '1', 'at', string.format('%.0f', now + wait))
+end
+return {wait, 1}`;
 
 const PAUSE = `
 local t = redis.call('TIME')
@@ -48,8 +61,8 @@ export interface RateLimiterOptions {
   perSecond: number;
   burst: number;
   /**
-   * Record every grant in a Redis stream (`<keyPrefix>:grants`, the last ~100,000; each entry's id is the
-   * grant's Redis time), so an operator or a test can check the limit where it is decided.
+   * Record every grant in a Redis stream (`<keyPrefix>:grants`, the last ~100,000; each entry's `at` is the Redis
+   * time its call was let go), so an operator or a test can check the limit where it is decided.
    */
   audit?: boolean;
   /** Sleeps one step of a wait; ends early, rejecting with the signal's reason, once `signal` aborts. */
@@ -58,6 +71,12 @@ export interface RateLimiterOptions {
 
 /** The longest single sleep of a wait: Redis is asked again after it, and a shutdown never waits longer. */
 export const SLEEP_STEP_MS = 1000;
+
+/**
+ * How far ahead a caller may reserve its turn: one further back asks again once its turn would be this near.
+ * A shutdown leaves the turns its waiting callers reserved unused, at most this much of the rate.
+ */
+export const RESERVE_AHEAD_MS = 10_000;
 
 export interface RateLimiter {
   /** Resolves when this process may make one upstream call; a pause is waited out. */
@@ -106,20 +125,36 @@ export function createRedisRateLimiter(
   const tatKey = `${keyPrefix}:tat`;
   const pauseKey = `${keyPrefix}:paused-until`;
   const auditKey = options.audit ? `${keyPrefix}:grants` : '';
-  const acquireScript = redisScript(redis, 'slotfeedRateLimitAcquire', ACQUIRE, 2);
+  const reserveScript = redisScript(redis, 'slotfeedRateLimitReserve', RESERVE, 2);
   const pauseScript = redisScript(redis, 'slotfeedRateLimitPause', PAUSE, 1);
   const pausedForScript = redisScript(redis, 'slotfeedRateLimitPausedFor', PAUSED_FOR, 1);
 
-  /** 0 once taken; a pause's ms left when `mode` is 'report' and the calls are paused (nothing taken). */
+  /** Sleeps `ms` in steps of at most SLEEP_STEP_MS, each ended early by `signal`. */
+  const sleepFor = async (ms: number, signal: AbortSignal | undefined) => {
+    for (let left = ms; left > 0; left -= SLEEP_STEP_MS) await sleep(Math.min(left, SLEEP_STEP_MS), signal);
+  };
+
+  /** 0 once taken; a pause's ms left when `mode` is 'report' and the calls are paused (nothing taken then). */
   const take = async (mode: PauseMode, signal: AbortSignal | undefined): Promise<number> => {
     for (;;) {
       signal?.throwIfAborted();
-      const answer = Number(
-        await acquireScript([tatKey, pauseKey], [intervalMs, toleranceMs, auditKey, mode]),
-      );
-      if (answer === 0) return 0;
-      if (answer < 0) return -answer;
-      await sleep(Math.min(answer, SLEEP_STEP_MS), signal);
+      const [ms, reserved] = (await reserveScript(
+        [tatKey, pauseKey],
+        [intervalMs, toleranceMs, auditKey, mode, RESERVE_AHEAD_MS],
+      )) as [number, number];
+      if (reserved === 0) {
+        if (ms < 0) return -ms;
+        await sleep(Math.min(ms, SLEEP_STEP_MS), signal);
+        continue;
+      }
+      if (ms === 0) return 0;
+      await sleepFor(ms, signal);
+      // Its turn came; a 429 since it was reserved holds the call back all the same (the turn is spent).
+      if (mode === 'ignore') return 0;
+      const pausedFor = Number(await pausedForScript([pauseKey], []));
+      if (pausedFor <= 0) return 0;
+      if (mode === 'report') return pausedFor;
+      await sleep(Math.min(pausedFor, SLEEP_STEP_MS), signal);
     }
   };
 

@@ -2,7 +2,8 @@ import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createRedisRateLimiter, SLEEP_STEP_MS } from '../../src/lib/redis-rate-limiter.js';
 import { LockLostError, LockTimeoutError, withRedisLock } from '../../src/lib/redis-lock.js';
-import { createTestRedis, type TestRedis } from '../support/redis.js';
+import { createRedisConnection } from '../../src/lib/redis-connection.js';
+import { createTestRedis, TEST_REDIS_URL, type TestRedis } from '../support/redis.js';
 
 let redis: TestRedis;
 beforeAll(async () => {
@@ -93,7 +94,69 @@ describe('withRedisLock', () => {
   });
 });
 
+/** An audited grant's `at`: the Redis time its call was let go. */
+const grantedAt = (fields: string[]) => Number(fields[fields.indexOf('at') + 1]);
+
+/** A connection of the test's own whose commands are counted (a script run is one). */
+function countedConnection() {
+  const connection = createRedisConnection(TEST_REDIS_URL, 'command', 'test-counted');
+  let sent = 0;
+  const send = connection.sendCommand.bind(connection) as (...args: unknown[]) => unknown;
+  connection.sendCommand = ((...args: unknown[]) => {
+    sent++;
+    return send(...args);
+  }) as typeof connection.sendCommand;
+  return { connection, sent: () => sent };
+}
+
 describe('createRedisRateLimiter', () => {
+  it('gives callers queued at the rate a turn each: two script runs a call at most, the turns the rate apart', async () => {
+    const { connection, sent } = countedConnection();
+    try {
+      const key = `${redis.prefix}:rl:queue`;
+      const limiter = createRedisRateLimiter(connection, key, { perSecond: 50, burst: 1, audit: true });
+      await connection.ping();
+      const before = sent();
+      const callers = 20;
+      await Promise.all(Array.from({ length: callers }, () => limiter.acquire()));
+      // Each reserves its turn and, having waited, asks once whether a 429 paused the calls meanwhile. Told only
+      // when the next turn came, the waiters each asked again at every turn: 210 runs for these 20.
+      expect(sent() - before).toBeLessThanOrEqual(2 * callers);
+      const turns = (await redis.connection.xrange(`${key}:grants`, '-', '+')).map(([, f]) => grantedAt(f));
+      expect(turns).toHaveLength(callers);
+      for (let i = 1; i < turns.length; i++) expect(turns[i]! - turns[i - 1]!).toBeGreaterThanOrEqual(20);
+    } finally {
+      connection.disconnect();
+    }
+  });
+
+  it('holds back a call whose reserved turn comes while a 429 pauses the calls', async () => {
+    const shutdown = new AbortController();
+    const steps: number[] = [];
+    const limiter: ReturnType<typeof createRedisRateLimiter> = createRedisRateLimiter(
+      redis.connection,
+      `${redis.prefix}:rl:paused-turn`,
+      {
+        perSecond: 1,
+        burst: 1,
+        // No time passes: the first sleep is the reserved turn's, and a 429 comes during it; the next is the
+        // pause's, which ends the wait as a shutdown would.
+        sleep: async (ms) => {
+          steps.push(ms);
+          if (steps.length === 1) await limiter.pauseAll(60_000);
+          else shutdown.abort(new Error('shutting down'));
+        },
+      },
+    );
+    await limiter.acquire();
+    await expect(limiter.acquire(shutdown.signal)).rejects.toThrow('shutting down');
+    expect(steps[0]).toBeGreaterThan(0);
+    expect(steps[0]).toBeLessThanOrEqual(1000);
+    expect(steps[1]).toBe(SLEEP_STEP_MS);
+    // Asked whether it may go unless paused, a call whose turn came in a pause is told how long it lasts.
+    expect(await limiter.acquireUnlessPaused()).toBeGreaterThan(50_000);
+  });
+
   it('lets the burst through at once and then makes the next call wait', async () => {
     const waits: number[] = [];
     const limiter = createRedisRateLimiter(redis.connection, `${redis.prefix}:rl:a`, {
@@ -168,7 +231,7 @@ describe('createRedisRateLimiter', () => {
     for (let i = 0; i < 3; i++) await limiter.acquire();
     const grants = await redis.connection.xrange(`${key}:grants`, '-', '+');
     expect(grants).toHaveLength(3);
-    for (const [id] of grants) expect(Math.abs(Number(id.split('-')[0]) - before)).toBeLessThan(5000);
+    for (const [, fields] of grants) expect(Math.abs(grantedAt(fields) - before)).toBeLessThan(5000);
     expect(await redis.connection.exists(`${redis.prefix}:rl:a:grants`)).toBe(0);
   });
 });
