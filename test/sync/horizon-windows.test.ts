@@ -1,4 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
+import { DateTime } from 'luxon';
 import { horizonFrom, windowsCovering } from '../../src/sync/horizon-windows.js';
 
 describe('horizon and overview windows', () => {
@@ -12,6 +13,38 @@ describe('horizon and overview windows', () => {
   it('keeps every date across a DST change', () => {
     const horizon = horizonFrom(new Date('2026-03-28T12:00:00Z'), 'Europe/Berlin', 3);
     expect(horizon.dates).toEqual(['2026-03-28', '2026-03-29', '2026-03-30']);
+  });
+
+  it('gives the dates luxon gives, in zones of odd offsets and across their clock changes', () => {
+    const zones = [
+      'UTC',
+      'Europe/Berlin',
+      'America/New_York',
+      'America/St_Johns',
+      'America/Santiago',
+      'Africa/Casablanca',
+      'Asia/Kolkata',
+      'Asia/Kathmandu',
+      'Australia/Lord_Howe',
+      'Pacific/Chatham',
+      'Pacific/Kiritimati',
+      'Etc/GMT+12',
+    ];
+    const luxonDates = (now: Date, zone: string, days: number) =>
+      Array.from({ length: days }, (_, i) =>
+        DateTime.fromJSDate(now, { zone }).startOf('day').plus({ days: i }).toISODate()!,
+      );
+    // Every 37 hours through 2026, so that each hour of the day comes round in every zone.
+    for (
+      let ms = Date.parse('2026-01-01T00:00:00Z');
+      ms < Date.parse('2027-01-01T00:00:00Z');
+      ms += 37 * 3_600_000
+    ) {
+      for (const zone of zones) {
+        const now = new Date(ms);
+        expect([zone, horizonFrom(now, zone, 8).dates]).toEqual([zone, luxonDates(now, zone, 8)]);
+      }
+    }
   });
 
   it('covers a 28-day horizon with one window', () => {

@@ -1,7 +1,34 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { DateTime } from 'luxon';
-import { calendarDateIn, isSameZone, normalisedUtcInstant } from '../../src/upstream/iso-values.js';
+import {
+  calendarDateIn,
+  isCalendarDate,
+  isSameZone,
+  normalisedUtcInstant,
+} from '../../src/upstream/iso-values.js';
+
+describe('isCalendarDate', () => {
+  it('takes what luxon takes for a day, and nothing else: months and days that do not exist, leap days', () => {
+    const pad = (n: number, width: number) => String(n).padStart(width, '0');
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 9999 }),
+        fc.integer({ min: 0, max: 13 }),
+        fc.integer({ min: 0, max: 32 }),
+        (year, month, day) => {
+          const value = `${pad(year, 4)}-${pad(month, 2)}-${pad(day, 2)}`;
+          expect(isCalendarDate(value)).toBe(DateTime.fromISO(value, { zone: 'utc' }).isValid);
+        },
+      ),
+      { numRuns: 5000 },
+    );
+    expect(isCalendarDate('2028-02-29')).toBe(true);
+    expect(isCalendarDate('2026-02-29')).toBe(false);
+    expect(isCalendarDate('2026-2-28')).toBe(false);
+    expect(isCalendarDate('2026-02-28T00:00:00Z')).toBe(false);
+  });
+});
 
 describe('calendarDateIn', () => {
   it.each([
