@@ -135,7 +135,7 @@ export const syncSection = section({
       audit: variable({
         name: 'UPSTREAM_RATE_LIMIT_AUDIT',
         description:
-          "Record every granted upstream call in the Redis stream <REDIS_PREFIX>:upstream-rate:grants (last ~100,000; each entry's `at` is the Redis time in ms its call was let go), to audit the rate limit.",
+          "Record every granted upstream call in the Redis stream <REDIS_PREFIX>:upstream-rate:grants (last ~100,000; each entry's `at` is the Redis time in ms its call was scheduled to go), to audit the rate limit.",
         default: 'false',
         schema: z.enum(['true', 'false']).transform((v) => v === 'true'),
       }),

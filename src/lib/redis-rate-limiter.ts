@@ -62,11 +62,13 @@ export interface RateLimiterOptions {
   burst: number;
   /**
    * Record every grant in a Redis stream (`<keyPrefix>:grants`, the last ~100,000; each entry's `at` is the Redis
-   * time its call was let go), so an operator or a test can check the limit where it is decided.
+   * time its call was scheduled to go), so an operator or a test can check the limit where it is decided.
    */
   audit?: boolean;
   /** Sleeps one step of a wait; ends early, rejecting with the signal's reason, once `signal` aborts. */
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /** This process's monotonic clock in ms, which says how late a caller woke for its turn. */
+  monotonicMs?: () => number;
 }
 
 /** The longest single sleep of a wait: Redis is asked again after it, and a shutdown never waits longer. */
@@ -83,7 +85,8 @@ export interface RateLimiter {
   acquire(signal?: AbortSignal): Promise<void>;
   /**
    * Resolves with 0 when this process may make one call by the rate; while the calls are paused it takes nothing
-   * and resolves at once with how long the pause still lasts.
+   * and resolves at once with how long the pause still lasts. A caller that waited for its turn and finds the
+   * calls paused when it comes is told the same (the turn is spent).
    */
   acquireUnlessPaused(signal?: AbortSignal): Promise<number>;
   /** Resolves when this process may make one call by the rate alone, paused or not. */
@@ -120,8 +123,12 @@ export function createRedisRateLimiter(
   options: RateLimiterOptions,
 ): RateLimiter {
   const sleep = options.sleep ?? defaultSleep;
+  const monotonicMs = options.monotonicMs ?? (() => performance.now());
   const intervalMs = options.perSecond > 0 ? 1000 / options.perSecond : 0;
   const toleranceMs = intervalMs * Math.max(0, options.burst - 1);
+  // A caller woken this much later than its turn (its process stalled, a loaded machine) gives the turn up and
+  // asks for another: otherwise every turn reserved during a stall would go at once when it ends, past the burst.
+  const lateByMoreThanMs = Math.max(toleranceMs, intervalMs);
   const tatKey = `${keyPrefix}:tat`;
   const pauseKey = `${keyPrefix}:paused-until`;
   const auditKey = options.audit ? `${keyPrefix}:grants` : '';
@@ -148,7 +155,9 @@ export function createRedisRateLimiter(
         continue;
       }
       if (ms === 0) return 0;
+      const turnAt = monotonicMs() + ms;
       await sleepFor(ms, signal);
+      if (monotonicMs() - turnAt > lateByMoreThanMs) continue;
       // Its turn came; a 429 since it was reserved holds the call back all the same (the turn is spent).
       if (mode === 'ignore') return 0;
       const pausedFor = Number(await pausedForScript([pauseKey], []));

@@ -50,6 +50,14 @@ function adapterCauseOf(error: Prisma.PrismaClientKnownRequestError): AdapterCau
   return meta?.driverAdapterError?.cause;
 }
 
+/** A statement read past Prisma (pooled-rows.ts) whose connection could not be made or broke. */
+export class PostgresUnreachableError extends Error {
+  constructor(cause: { message: string }) {
+    super(`Postgres cannot be reached: ${cause.message}`, { cause });
+    this.name = 'PostgresUnreachableError';
+  }
+}
+
 const unavailableBySqlState = (sqlState: string): UnavailableReason | undefined =>
   BY_SQLSTATE[sqlState] ?? (sqlState.startsWith('08') ? 'unreachable' : undefined);
 
@@ -58,6 +66,7 @@ export function databaseUnavailableReason(thrown: unknown): UnavailableReason | 
   // A statement read from the pool past Prisma (pooled-rows.ts) fails with node-postgres's own error.
   if (thrown instanceof pg.DatabaseError && thrown.code !== undefined)
     return unavailableBySqlState(thrown.code);
+  if (thrown instanceof PostgresUnreachableError) return 'unreachable';
   if (thrown instanceof Prisma.PrismaClientKnownRequestError) {
     const cause = adapterCauseOf(thrown);
     const sqlState = typeof cause?.originalCode === 'string' ? cause.originalCode : cause?.code;

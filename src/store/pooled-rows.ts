@@ -9,11 +9,12 @@
 // registers the pool of each client it makes). The rows are node-postgres's: the same as Prisma's for text,
 // integers up to int4, floats, booleans, timestamps, JSON and arrays of these; a statement read this way returns
 // no int8 or numeric it uses (node-postgres gives those as strings, Prisma as bigint and Decimal), as
-// test/store/pooled-rows.test.ts checks for each kind it reads. A failure is node-postgres's DatabaseError, which
-// database-errors.ts reads as it reads Prisma's.
+// test/store/pooled-rows.test.ts checks for each kind it reads. A failure is node-postgres's DatabaseError, or for a
+// server that cannot be reached a PostgresUnreachableError, which database-errors.ts reads as it reads Prisma's.
 import type pg from 'pg';
 import type { Prisma, PrismaClient } from '../generated/prisma/client.js';
 import type { StatementNames } from '../lib/prepared-statements.js';
+import { PostgresUnreachableError } from './database-errors.js';
 
 interface Pool {
   pool: pg.Pool;
@@ -38,10 +39,29 @@ export async function pooledRows<Row>(
   // Ended by $disconnect: Prisma opens a pool of its own should the client be used again.
   if (pooled === undefined || pooled.pool.ending) return db.$queryRaw<Row[]>(statement);
   const name = pooled.names?.({ sql: statement.text, args: statement.values }) || undefined;
-  const result = await pooled.pool.query<Row & pg.QueryResultRow>({
-    text: statement.text,
-    values: statement.values as unknown[],
-    name,
-  });
-  return result.rows;
+  try {
+    const result = await pooled.pool.query<Row & pg.QueryResultRow>({
+      text: statement.text,
+      values: statement.values as unknown[],
+      name,
+    });
+    return result.rows;
+  } catch (thrown: unknown) {
+    throw isSocketFailure(thrown) ? new PostgresUnreachableError(thrown) : thrown;
+  }
+}
+
+/**
+ * A connection that could not be made or broke (ECONNREFUSED, ENOTFOUND, ECONNRESET, or every address of a name
+ * refused, as an AggregateError): Prisma's adapter reads these as an unreachable database, and so does this. Read
+ * structurally: Node's socket errors come from its own realm, where `instanceof Error` fails for a vm-sandboxed
+ * caller (jest).
+ */
+function isSocketFailure(thrown: unknown): thrown is { message: string } {
+  if (typeof thrown !== 'object' || thrown === null) return false;
+  const { code, syscall, name, errors } = thrown as Record<string, unknown>;
+  return (
+    (typeof code === 'string' && typeof syscall === 'string') ||
+    (name === 'AggregateError' && Array.isArray(errors))
+  );
 }

@@ -43,6 +43,10 @@ export function createPrismaClient(databaseUrl: string, settings: PoolSettings =
     // A query waits for a free connection of the (10-connection) pool no longer than it would for a lock:
     // with every connection stuck behind a lock, requests fail fast instead of queueing without end.
     connectionTimeoutMillis: lockTimeoutMs,
+    // Idle connections do not keep a process alive: a client that read only past Prisma (pooled-rows.ts) has a
+    // pool its $disconnect does not end (Prisma ends it only once it has connected itself), and its idle
+    // connections close after the pool's idle timeout.
+    allowExitOnIdle: true,
   });
   const prisma = new PrismaClient({
     transactionOptions: TRANSACTION_OPTIONS,

@@ -123,7 +123,7 @@ describe('upstream soak: 5xx, unanswered requests and 429 bursts', () => {
       // GCRA: within any one second at most RATE grants plus the BURST that may start at once, checked where
       // the limit is decided (the grants' Redis times), since a loaded machine delays delivery by hundreds of
       // ms and bunches arrivals at the simulator.
-      // Each grant's `at`: the Redis time its call was let go (a caller queued at the rate goes at its turn).
+      // Each grant's `at`: the Redis time its call was scheduled to go (a caller queued at the rate goes at its turn).
       const grants = (await h.clients.redis.xrange(`${h.redis.prefix}:upstream-rate:grants`, '-', '+')).map(
         ([, fields]) => ({ endpoint: 'granted', atMs: Number(fields[fields.indexOf('at') + 1]) }),
       );

@@ -94,7 +94,7 @@ describe('withRedisLock', () => {
   });
 });
 
-/** An audited grant's `at`: the Redis time its call was let go. */
+/** An audited grant's `at`: the Redis time its call was scheduled to go. */
 const grantedAt = (fields: string[]) => Number(fields[fields.indexOf('at') + 1]);
 
 /** A connection of the test's own whose commands are counted (a script run is one). */
@@ -131,30 +131,50 @@ describe('createRedisRateLimiter', () => {
   });
 
   it('holds back a call whose reserved turn comes while a 429 pauses the calls', async () => {
-    const shutdown = new AbortController();
     const steps: number[] = [];
     const limiter: ReturnType<typeof createRedisRateLimiter> = createRedisRateLimiter(
       redis.connection,
       `${redis.prefix}:rl:paused-turn`,
       {
-        perSecond: 1,
+        // A turn every 8 s: the second call's is reserved (within RESERVE_AHEAD_MS) however slow the machine.
+        perSecond: 0.125,
         burst: 1,
-        // No time passes: the first sleep is the reserved turn's, and a 429 comes during it; the next is the
-        // pause's, which ends the wait as a shutdown would.
+        // No time passes; a 429 comes during the first step of the reserved wait.
         sleep: async (ms) => {
           steps.push(ms);
           if (steps.length === 1) await limiter.pauseAll(60_000);
-          else shutdown.abort(new Error('shutting down'));
         },
+        monotonicMs: () => 0,
       },
     );
     await limiter.acquire();
-    await expect(limiter.acquire(shutdown.signal)).rejects.toThrow('shutting down');
-    expect(steps[0]).toBeGreaterThan(0);
-    expect(steps[0]).toBeLessThanOrEqual(1000);
-    expect(steps[1]).toBe(SLEEP_STEP_MS);
     // Asked whether it may go unless paused, a call whose turn came in a pause is told how long it lasts.
     expect(await limiter.acquireUnlessPaused()).toBeGreaterThan(50_000);
+    const reservedWait = steps.reduce((sum, ms) => sum + ms, 0);
+    expect(reservedWait).toBeGreaterThan(0);
+    expect(reservedWait).toBeLessThanOrEqual(8000);
+    for (const step of steps) expect(step).toBeLessThanOrEqual(SLEEP_STEP_MS);
+  });
+
+  it('gives up a turn it woke too late for and asks for another, so a stalled process never bursts', async () => {
+    const steps: number[] = [];
+    let clock = 0;
+    const limiter = createRedisRateLimiter(redis.connection, `${redis.prefix}:rl:late`, {
+      perSecond: 0.25,
+      burst: 1,
+      // Each step takes no Redis time; the first wakes 60 s late, as after a stall of the process.
+      sleep: async (ms) => {
+        steps.push(ms);
+        clock += ms + (steps.length === 1 ? 60_000 : 0);
+      },
+      monotonicMs: () => clock,
+    });
+    await limiter.acquire();
+    await limiter.acquire();
+    // The late turn (4 s ahead) was given up and the next one (8 s ahead) reserved and waited for.
+    const waited = steps.reduce((sum, ms) => sum + ms, 0);
+    expect(waited).toBeGreaterThan(4000);
+    expect(waited).toBeLessThanOrEqual(4000 + 8000);
   });
 
   it('lets the burst through at once and then makes the next call wait', async () => {

@@ -18,7 +18,7 @@ afterAll(async () => {
 
 /** Each kind the statements read this way return, from parameters of each kind they pass. */
 const everyKind = (marker: string) => Prisma.sql`
-  SELECT ${marker}::text AS "text", ${41}::int + 1 AS "int4", ${0.5}::float8 AS "float8", ${true} AS "bool",
+  SELECT ${marker}::text AS "text", ${41}::int + 1 AS "int4", ${0.5}::float8 AS "float8", ${true}::bool AS "bool",
          NULL::text AS "none", ${new Date('2026-11-30T12:34:56.789Z')}::timestamptz AS "at",
          json_build_object('uid', 'u1', 'at', ${new Date('2026-11-30T01:02:03.004Z')}::timestamptz) AS "json",
          ${['a', 'b']}::text[] AS "texts", ${[1, 2]}::int[] AS "ints",
@@ -55,30 +55,44 @@ describe('pooledRows', () => {
     });
   });
 
-  it('still answers on a client used again after $disconnect', async () => {
+  it('still answers on a client used again after $disconnect, through Prisma and a pool of its own', async () => {
     const prisma = createPrismaClient(db.url);
     try {
-      expect(await pooledRows(prisma, Prisma.sql`SELECT 1::int AS one`)).toEqual([{ one: 1 }]);
+      await prisma.$queryRaw`SELECT 1`;
+      const [before] = await pooledRows<{ n: unknown }>(prisma, Prisma.sql`SELECT 2::int8 AS n`);
+      expect(before!.n).toBe('2');
       await prisma.$disconnect();
-      expect(await pooledRows(prisma, Prisma.sql`SELECT 2::int AS two`)).toEqual([{ two: 2 }]);
+      // The pool $disconnect ended is read past no more: Prisma answers, with its own types.
+      const [after] = await pooledRows<{ n: unknown }>(prisma, Prisma.sql`SELECT 2::int8 AS n`);
+      expect(after!.n).toBe(2n);
     } finally {
       await prisma.$disconnect();
     }
   });
 
-  it('fails as Prisma does for a statement Postgres cancelled, and for a table not migrated', async () => {
-    const prisma = createPrismaClient(db.url, { statementTimeoutMs: 50 });
+  it('fails as Prisma does for a statement Postgres cancelled, a table not migrated, a server not there', async () => {
+    const bounded = createPrismaClient(db.url, { statementTimeoutMs: 1000 });
     try {
       // Far past the bound: Postgres cancels it whatever the machine's load.
-      const cancelled = await pooledRows(prisma, Prisma.sql`SELECT pg_sleep(30)`).catch((e: unknown) => e);
+      const cancelled = await pooledRows(bounded, Prisma.sql`SELECT pg_sleep(30)`).catch((e: unknown) => e);
       expect(databaseUnavailableReason(cancelled)).toBe('statement_timeout');
-      const missing = await pooledRows(prisma, Prisma.sql`SELECT * FROM no_such_table`).catch(
-        (e: unknown) => e,
-      );
-      expect(databaseSetupProblem(missing)).toBe('not_migrated');
-      expect(databaseUnavailableReason(missing)).toBeUndefined();
     } finally {
-      await prisma.$disconnect();
+      await bounded.$queryRaw`SELECT 1`;
+      await bounded.$disconnect();
+    }
+    const missing = await pooledRows(db.prisma, Prisma.sql`SELECT * FROM no_such_table`).catch(
+      (e: unknown) => e,
+    );
+    expect(databaseSetupProblem(missing)).toBe('not_migrated');
+    expect(databaseUnavailableReason(missing)).toBeUndefined();
+    // Nothing listens on port 1: the connection is refused, as when Postgres is down.
+    const nowhere = createPrismaClient('postgresql://postgres@127.0.0.1:1/postgres');
+    try {
+      const refused = await pooledRows(nowhere, Prisma.sql`SELECT 1`).catch((e: unknown) => e);
+      expect(databaseUnavailableReason(refused)).toBe('unreachable');
+      expect(String(refused)).not.toContain('password');
+    } finally {
+      await nowhere.$disconnect();
     }
   });
 });
