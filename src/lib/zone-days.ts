@@ -114,12 +114,26 @@ export function zoneDaysBetween(zone: string, from: Date, until: Date): ZoneDay[
   }
 }
 
+/**
+ * Midnight UTC of `date` (YYYY-MM-DD) in ms, or undefined when it is not a date that exists: Date.parse rolls
+ * 2026-02-30 over into March, so the day must read back as written.
+ */
+export function calendarDateMs(date: string): number | undefined {
+  const ms = /^\d{4}-\d{2}-\d{2}$/.test(date) ? Date.parse(`${date}T00:00:00Z`) : Number.NaN;
+  return Number.isNaN(ms) || new Date(ms).toISOString().slice(0, 10) !== date ? undefined : ms;
+}
+
+const dateOfMs = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+
 /** The date `days` after `date` (YYYY-MM-DD; negative: before), counted on the calendar, not in any zone. */
 export function dateAfter(date: string, days: number): string {
-  const ms = /^\d{4}-\d{2}-\d{2}$/.test(date) ? Date.parse(`${date}T00:00:00Z`) : Number.NaN;
-  // Date.parse rolls 2026-02-30 over into March: a date that does not exist is refused like one misspelt.
-  if (Number.isNaN(ms) || new Date(ms).toISOString().slice(0, 10) !== date) {
-    throw new RangeError(`"${date}" is not a date (YYYY-MM-DD)`);
-  }
-  return new Date(ms + days * DAY_MS).toISOString().slice(0, 10);
+  return datesFrom(date, 1, days)[0]!;
+}
+
+/** `count` successive dates, the first `skip` days after `date` (YYYY-MM-DD), counted on the calendar. */
+export function datesFrom(date: string, count: number, skip = 0): string[] {
+  const ms = calendarDateMs(date);
+  // A date that does not exist is refused like one misspelt.
+  if (ms === undefined) throw new RangeError(`"${date}" is not a date (YYYY-MM-DD)`);
+  return Array.from({ length: count }, (_, i) => dateOfMs(ms + (skip + i) * DAY_MS));
 }

@@ -2,7 +2,7 @@
 // a period of at most 58 days is below two months from any start date (the shortest two-month span, from
 // 31 December, is 59 days), so windows are measured in days and capped there.
 import { DateTime } from 'luxon';
-import { dateAfter, localDateOf } from '../lib/zone-days.js';
+import { datesFrom, localDateOf } from '../lib/zone-days.js';
 
 export const MAX_WINDOW_DAYS = 58;
 
@@ -28,15 +28,14 @@ export interface Horizon {
  */
 export function horizonFrom(now: Date, zone: string, days: number): Horizon {
   const today = localDateOf(now, zone);
-  const dates =
-    today === null
-      ? // A zone lib/zone-days.ts does not read, as luxon reads it.
-        Array.from(
-          { length: days },
-          (_, i) => DateTime.fromJSDate(now, { zone }).startOf('day').plus({ days: i }).toISODate() as string,
-        )
-      : Array.from({ length: days }, (_, i) => dateAfter(today, i));
+  const dates = today !== null ? datesFrom(today, days) : luxonDates(now, zone, days);
   return { firstDate: dates[0] as string, lastDate: dates[dates.length - 1] as string, dates };
+}
+
+/** The same, for a zone lib/zone-days.ts does not read, as luxon reads it. */
+function luxonDates(now: Date, zone: string, days: number): string[] {
+  const start = DateTime.fromJSDate(now, { zone }).startOf('day');
+  return Array.from({ length: days }, (_, i) => start.plus({ days: i }).toISODate() as string);
 }
 
 /** The fewest windows of at most `maxWindowDays` that cover the horizon, in order. */

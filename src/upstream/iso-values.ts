@@ -1,26 +1,19 @@
 import { DateTime } from 'luxon';
 import { isIanaZoneName } from '../lib/iana-zone.js';
+import { calendarDateMs } from '../lib/zone-days.js';
 
 // Format checks are regexes (so we decide which ISO 8601 spellings pass, not luxon, which also takes week
-// and ordinal dates); range checks are luxon's (so "2026-02-30" and "25:00" fail), but for the per-slot UTC instant,
-// whose day of the month is checked against Date's (normalisedUtcInstant).
+// and ordinal dates); range checks are luxon's (so "2026-02-30" and "25:00" fail), but for a plain date and the
+// per-slot UTC instant, whose day of the month is checked against Date's (isCalendarDate, normalisedUtcInstant).
 
-const CALENDAR_DATE = /^\d{4}-\d{2}-\d{2}$/;
 // The offset is optional: the service's overview dates are declared "date-time" and come with Z, with an
 // offset, or as bare wall-clock times in the overview's zone.
 const DATE_TIME =
   /^\d{4}-\d{2}-\d{2}T([01]\d|2[0-3]):[0-5]\d(:[0-5]\d(\.\d{1,9})?)?(Z|[+-]([01]\d|2[0-3]):?[0-5]\d)?$/;
 const UTC_INSTANT = /^\d{4}-\d{2}-\d{2}T([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d{1,9})?Z$/;
 
-/**
- * YYYY-MM-DD naming a day that exists: Date.parse rolls 2026-02-30 over into March, so the day must read back as
- * written. Without luxon, which cost a few per cent of a no-change sync's CPU over the dates of its overviews.
- */
-export function isCalendarDate(value: string): boolean {
-  if (!CALENDAR_DATE.test(value)) return false;
-  const ms = Date.parse(`${value}T00:00:00Z`);
-  return !Number.isNaN(ms) && new Date(ms).toISOString().slice(0, 10) === value;
-}
+/** YYYY-MM-DD naming a day that exists (without luxon, which cost a few per cent of a no-change sync's CPU). */
+export const isCalendarDate = (value: string): boolean => calendarDateMs(value) !== undefined;
 
 /**
  * The calendar date a date or ISO date-time names in `zone`, or undefined when the value is neither (or
