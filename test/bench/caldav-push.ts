@@ -40,7 +40,7 @@ import { commitSuccessfulSync, type SnapshotInput } from '../../src/store/snapsh
 import type { FetchedSlot } from '../../src/store/slot-diff.js';
 import { startCalDavServer, type CalDavServerKind } from '../support/caldav-servers.js';
 import { createWebHarness } from '../support/web-harness.js';
-import { runBareCalDavClient } from './bare-caldav-client.js';
+import { readObject, runBareCalDavClient } from './bare-caldav-client.js';
 import { check, type BenchSection } from './bench-result.js';
 import { profilePhase } from './cpu-profile.js';
 import { cpuMsOf, loadAverage, round } from './process-stats.js';
@@ -365,10 +365,24 @@ async function benchOne(kind: CalDavServerKind, count: number): Promise<BenchSec
         }),
       ),
     );
+    // The bare client sends the very events a push sends (bare-caldav-client.ts): those of one of slotfeed's
+    // calendars, read back from the server, its feed's BLOCKS events.
+    const writtenThere = await prisma.caldavEvent.findMany({
+      where: { destinationId: connections[0]!.destinationId },
+      select: { href: true },
+      orderBy: { uid: 'asc' },
+    });
+    check(writtenThere.length === BLOCKS, `${writtenThere.length} events to read back, not ${BLOCKS}`);
+    const objects = await Promise.all(
+      writtenThere.map(({ href }) =>
+        readObject(new URL(href, server.baseUrl), credentials.username, credentials.password),
+      ),
+    );
     let bareInService: InServiceFigures | undefined;
     let bareServerCpuMs = NaN;
     const bare = await runBareCalDavClient({
       calendarUrls: bareCalendars,
+      objects,
       ...credentials,
       concurrency: bareConcurrency,
       onRewritesStart: () => {
@@ -399,7 +413,7 @@ async function benchOne(kind: CalDavServerKind, count: number): Promise<BenchSec
         loadAverage1mAfter: loadAfter,
         loadAverage1mAtEnd: loadAtEnd,
         singleChanges: singles.length,
-        bareClient: `node:http keep-alive, PUT If-None-Match: * then PUT If-Match, ${bareConcurrency} at once, one event in each of ${count} calendars`,
+        bareClient: `node:http keep-alive, PUT If-None-Match: * then PUT If-Match, ${bareConcurrency} at once: the ${BLOCKS} events slotfeed wrote into one calendar, read back, made in each of ${count} calendars (new UIDs), one rewritten in each`,
       },
       figures: {
         setupSeconds: round(setupSeconds, 1),
