@@ -44,12 +44,19 @@ export function buildOverview(
   const rangeStart = startOfLocalDateMs(query.startDate, zone);
   const rangeEnd = startOfLocalDateMs(query.endDate, zone);
   const guestDates = (starts: number[]) => [...new Set(starts.map((ms) => localDateOf(ms, zone)))];
-  const available = guestDates(bookableSlotStarts(calendar, event, rangeStart, rangeEnd, nowMs));
+  // One scan of the slot rule for all three answers: every start it gives is after now and before the horizon,
+  // so the range's starts, the first from the range's start and the last from now are all within this one list.
   const horizonEnd = horizonEndMs(calendar, event, nowMs);
-  const fromStart = bookableSlotStarts(calendar, event, rangeStart, horizonEnd, nowMs);
-  const fromNow = bookableSlotStarts(calendar, event, nowMs, horizonEnd, nowMs);
-  const first = fromStart[0];
-  const last = fromNow[fromNow.length - 1];
+  const every = bookableSlotStarts(
+    calendar,
+    event,
+    Math.min(rangeStart, nowMs),
+    Math.max(rangeEnd, horizonEnd),
+    nowMs,
+  );
+  const available = guestDates(every.filter((ms) => ms >= rangeStart && ms < rangeEnd));
+  const first = every.find((ms) => ms >= rangeStart);
+  const last = every[every.length - 1];
   const weekDays: Record<string, boolean> = {};
   for (const day of WEEKDAYS) weekDays[day] = calendar.weeklyHours[day].length > 0;
   return {

@@ -41,6 +41,29 @@ export function minutesOfDay(hhmm: string): number {
   return (h ?? 0) * 60 + (m ?? 0);
 }
 
+/**
+ * Whether any booking overlaps [fromMs, toMs) (touching ends do not): the bookings sorted by start once per scan,
+ * with the latest end up to each, so a candidate is checked by a binary search instead of against every booking
+ * (an overview's thousand candidates against a history's hundred bookings was most of the rule's time).
+ */
+function bookingClashes(bookings: readonly SimBooking[]): (fromMs: number, toMs: number) => boolean {
+  const sorted = [...bookings].sort((a, b) => a.startMs - b.startMs);
+  const latestEnd: number[] = [];
+  for (const [i, booking] of sorted.entries())
+    latestEnd.push(Math.max(latestEnd[i - 1] ?? -Infinity, booking.endMs));
+  return (fromMs, toMs) => {
+    // The bookings that start before toMs are sorted[0 … below); one of them overlaps iff one ends after fromMs.
+    let low = 0;
+    let below = sorted.length;
+    while (low < below) {
+      const middle = (low + below) >>> 1;
+      if (sorted[middle]!.startMs < toMs) low = middle + 1;
+      else below = middle;
+    }
+    return below > 0 && latestEnd[below - 1]! > fromMs;
+  };
+}
+
 /** Calendar arithmetic on 'YYYY-MM-DD' strings, independent of any zone. */
 export function addDays(isoDate: string, days: number): string {
   return isoDateOfDay(dayNumberOf(isoDate) + days);
@@ -83,6 +106,7 @@ export function bookableSlotStarts(
   const afterMs = payload.buffer_after_minutes * MINUTE_MS;
   const disabledDays = new Set(calendar.disabledDays);
   const disabledMonths = new Set(calendar.disabledMonths);
+  const clashes = bookingClashes(calendar.bookings);
   const starts = new Set<number>();
   // A working range of the previous local date can still produce instants inside [lower, upper).
   const lastDay = localDayNumber(zone, upper);
@@ -99,10 +123,7 @@ export function bookableSlotStarts(
         const candidate = toInstant(day * DAY_MS + m * MINUTE_MS);
         const start = candidate.ms;
         if (!candidate.exists || start < lower || start >= upper || start + durationMs > rangeEnd) continue;
-        const blockedFrom = start - beforeMs;
-        const blockedTo = start + durationMs + afterMs;
-        const clashes = calendar.bookings.some((b) => b.startMs < blockedTo && blockedFrom < b.endMs);
-        if (!clashes) starts.add(start);
+        if (!clashes(start - beforeMs, start + durationMs + afterMs)) starts.add(start);
       }
     }
   }
@@ -111,5 +132,6 @@ export function bookableSlotStarts(
 
 /** 'YYYY-MM-DDTHH:mm:ssZ', the key format of slot_list. */
 export function slotKey(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  // toISOString is 'YYYY-MM-DDTHH:mm:ss.sssZ' for every year the simulator serves (0–9999).
+  return `${new Date(ms).toISOString().slice(0, 19)}Z`;
 }

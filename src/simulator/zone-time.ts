@@ -12,20 +12,28 @@ export function zoneNamed(name: string): IANAZone {
 
 // luxon asks Intl for every offset, the slot rule asks for the same day boundaries again on every overview and
 // slots request, and a history of dozens of syncs (the demo's) made that the simulator's main cost. An offset
-// is a pure function of the zone and the instant, so remembering it changes no answer. Bounded: cleared when full.
+// is a pure function of the zone and the instant, so remembering it changes no answer. It is remembered per UTC
+// hour, with whether the hour's last millisecond has the same offset as its first: such an hour has no change of
+// offset in it (real zones change at most once in an hour), and every instant in it gets the remembered offset;
+// an hour with a change asks luxon for each instant. Remembered by the exact instant before, it missed whenever
+// "now" moved (every request of a history's rounds). Bounded: cleared when full.
+const HOUR_MS = 3_600_000;
 const OFFSET_CACHE_LIMIT = 100_000;
-const offsetCaches = new Map<string, Map<number, number>>();
+const offsetCaches = new Map<string, Map<number, { offset: number; steady: boolean }>>();
 
 /** The zone's UTC offset in minutes at `ms` (as zone.offset). */
 function offsetAt(zone: IANAZone, ms: number): number {
   let cache = offsetCaches.get(zone.name);
   if (cache === undefined) offsetCaches.set(zone.name, (cache = new Map()));
-  const known = cache.get(ms);
-  if (known !== undefined) return known;
-  if (cache.size >= OFFSET_CACHE_LIMIT) cache.clear();
-  const offset = zone.offset(ms);
-  cache.set(ms, offset);
-  return offset;
+  const hour = Math.floor(ms / HOUR_MS);
+  let known = cache.get(hour);
+  if (known === undefined) {
+    if (cache.size >= OFFSET_CACHE_LIMIT) cache.clear();
+    const offset = zone.offset(hour * HOUR_MS);
+    known = { offset, steady: zone.offset(hour * HOUR_MS + HOUR_MS - 1) === offset };
+    cache.set(hour, known);
+  }
+  return known.steady ? known.offset : zone.offset(ms);
 }
 
 export interface WallInstant {
@@ -67,8 +75,19 @@ export function dayNumberOf(isoDate: string): number {
   return Math.floor(Date.parse(`${isoDate}T00:00:00Z`) / DAY_MS);
 }
 
+// A day's date is asked for again by every request (its candidates' days, its guest dates): a few hundred days in
+// all, each formatted once. Bounded: cleared when full.
+const ISO_DATES_LIMIT = 100_000;
+const isoDates = new Map<number, string>();
+
 export function isoDateOfDay(dayNumber: number): string {
-  return new Date(dayNumber * DAY_MS).toISOString().slice(0, 10);
+  let date = isoDates.get(dayNumber);
+  if (date === undefined) {
+    if (isoDates.size >= ISO_DATES_LIMIT) isoDates.clear();
+    date = new Date(dayNumber * DAY_MS).toISOString().slice(0, 10);
+    isoDates.set(dayNumber, date);
+  }
+  return date;
 }
 
 /** Local calendar day number of an instant in a zone. */
