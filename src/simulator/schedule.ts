@@ -132,6 +132,8 @@ export function bookableSlotStarts(
 
 /** 'YYYY-MM-DDTHH:mm:ssZ', the key format of slot_list. */
 export function slotKey(ms: number): string {
-  // toISOString is 'YYYY-MM-DDTHH:mm:ss.sssZ' for every year the simulator serves (0–9999).
-  return `${new Date(ms).toISOString().slice(0, 19)}Z`;
+  const iso = new Date(ms).toISOString();
+  // 'YYYY-MM-DDTHH:mm:ss.sssZ' (24 characters) for the years 0–9999, cut without a regular expression; a year
+  // written with a sign (+010000, -000001) keeps its own length.
+  return iso.length === 24 ? `${iso.slice(0, 19)}Z` : iso.replace(/\.\d{3}Z$/, 'Z');
 }

@@ -4,8 +4,8 @@
 // concurrency. Its rewrite rate is what slotfeed's push rate is held against.
 //
 // The same requests, not only the same methods: given `objects` (the event resources slotfeed wrote into one of its
-// calendars, read back from the server), each calendar gets as many events of those very texts (their UIDs made
-// new), and one of them is rewritten, as a push of one change rewrites one of a feed's events. A server's cost for
+// calendars, as the server gives them back: its own serialisation of what it stored), each calendar gets as many
+// events of those texts (their UIDs made new), and one of them is rewritten, as a push of one change rewrites one of a feed's events. A server's cost for
 // a PUT grows with what it parses and with the calendar it goes into: Radicale spent 8–9 ms of CPU on a push's
 // PUT and 6.2–6.9 ms on a minimal event's in a calendar of its own, so a minimal anchor held slotfeed to a
 // different, lighter workload. Without `objects`, one minimal event per calendar, as before.
@@ -66,16 +66,23 @@ function eventText(uid: string, summary: string): string {
   ].join('\r\n');
 }
 
-/** `text` with its UID (and every mention of it) made `uid`, and its DTSTAMP made now: another event, same shape. */
-function asEvent(text: string, uid: string): string {
+/**
+ * `text` with its UID (and every mention of it) made `uid` and its DTSTAMP made now: another event of the same
+ * shape. `rewrite`: its SEQUENCE one higher too, so that a rewrite always differs from what it replaces (a
+ * DTSTAMP alone may not, within a second), as a push's does.
+ */
+function asEvent(text: string, uid: string, rewrite = false): string {
   // Folded as it was written: a UID short enough for one line, as slotfeed's are, is replaced where it stands.
   const old = /^UID:(.*)\r?$/m.exec(text)?.[1];
   if (!old) throw new Error('bare client: an event resource without a one-line UID');
   const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+/, '');
-  return text
+  const made = text
     .split(old)
     .join(uid)
     .replace(/^DTSTAMP:.*?(\r?)$/m, `DTSTAMP:${stamp}$1`);
+  if (!rewrite) return made;
+  if (!/^SEQUENCE:\d+\r?$/m.test(made)) throw new Error('bare client: an event resource without a SEQUENCE');
+  return made.replace(/^SEQUENCE:(\d+)/m, (_, sequence: string) => `SEQUENCE:${Number(sequence) + 1}`);
 }
 
 /** The body of `url` (GET), for reading back what was written there. */
@@ -118,11 +125,10 @@ export async function runBareCalDavClient(options: {
   const authorization = `Basic ${Buffer.from(`${options.username}:${options.password}`).toString('base64')}`;
   const limit = pLimit(options.concurrency);
   const texts = options.objects ?? [];
-  // A rewrite sends its text again with a new DTSTAMP (a server stores it whole either way).
   const made = (uid: string, index: number) =>
     texts.length === 0 ? eventText(uid, 'Free') : asEvent(texts[index]!, uid);
   const rewritten = (uid: string, index: number) =>
-    texts.length === 0 ? eventText(uid, 'Free (shorter)') : asEvent(texts[index]!, uid);
+    texts.length === 0 ? eventText(uid, 'Free (shorter)') : asEvent(texts[index]!, uid, true);
   const perCalendar = Math.max(1, texts.length);
   const events = options.calendarUrls.flatMap((calendar) =>
     Array.from({ length: perCalendar }, (_, index) => {

@@ -6,7 +6,7 @@
 // odd minutes past UTC hours), across their changes, with bookings, buffers, disabled dates and moving clocks.
 import { describe, expect, it } from '@jest/globals';
 import { buildOverview } from '../../src/simulator/calendar-payloads.js';
-import { bookableSlotStarts, type OwnerCalendar } from '../../src/simulator/schedule.js';
+import { bookableSlotStarts, slotKey, type OwnerCalendar } from '../../src/simulator/schedule.js';
 import { WEEKDAYS, type SimBooking, type SimEventType, type WeeklyHours } from '../../src/simulator/types.js';
 
 const MINUTE_MS = 60_000;
@@ -197,6 +197,52 @@ describe('the slot rule against the rule written plainly', () => {
         });
       }
     }
+  });
+
+  it("gives the same starts across clock changes in the middle of a UTC hour (St. John's, Lord Howe)", () => {
+    // St. John's moves at 05:30Z (forward, 8 March) and 04:30Z (back, 1 November); Lord Howe by half an hour at
+    // 15:30Z (forward, 3 October) and 14:30Z (back, 4 April): an hour whose offset changes half way, where an
+    // offset remembered for the whole hour would be wrong for one half of it.
+    const changes = [
+      ['America/St_Johns', Date.UTC(2026, 2, 5)],
+      ['America/St_Johns', Date.UTC(2026, 9, 29)],
+      ['Australia/Lord_Howe', Date.UTC(2026, 9, 1)],
+      ['Australia/Lord_Howe', Date.UTC(2026, 3, 1)],
+    ] as const;
+    for (const [timezone, nowMs] of changes) {
+      const weeklyHours = Object.fromEntries(
+        WEEKDAYS.map((day) => [day, [{ start: '00:00', end: '05:00' }]]),
+      ) as WeeklyHours;
+      const calendar: OwnerCalendar = {
+        timezone,
+        weeklyHours,
+        disabledDays: [],
+        disabledMonths: [],
+        bookings: [],
+      };
+      const { event } = generatedCase(7);
+      const fifteen: SimEventType = {
+        maxDaysAhead: 30,
+        payload: {
+          ...event.payload,
+          enabled: true,
+          duration_minutes: 15,
+          buffer_after_minutes: 0,
+          buffer_before_minutes: 0,
+        },
+      };
+      const to = nowMs + 10 * DAY_MS;
+      const starts = bookableSlotStarts(calendar, fifteen, nowMs, to, nowMs);
+      expect({ timezone, starts }).toEqual({
+        timezone,
+        starts: referenceStarts(calendar, fifteen, nowMs, to, nowMs),
+      });
+    }
+  });
+
+  it('writes slot keys as the API does, for any year', () => {
+    for (const ms of [Date.UTC(2026, 0, 2, 9, 30), 0, Date.UTC(10_000, 0, 2, 9), Date.UTC(-1, 0, 2, 9)])
+      expect(slotKey(ms)).toBe(new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z'));
   });
 
   it("gives each overview's dates, first and last as scans of their own do", () => {
