@@ -365,8 +365,8 @@ async function benchOne(kind: CalDavServerKind, count: number): Promise<BenchSec
         }),
       ),
     );
-    // The bare client sends the very events a push sends (bare-caldav-client.ts): those of one of slotfeed's
-    // calendars, read back from the server, its feed's BLOCKS events.
+    // The bare client sends the events a push sends (bare-caldav-client.ts): its feed's BLOCKS events in one of
+    // slotfeed's calendars, read back from the server (as the server serialises what it stored).
     const writtenThere = await prisma.caldavEvent.findMany({
       where: { destinationId: connections[0]!.destinationId },
       select: { href: true },
