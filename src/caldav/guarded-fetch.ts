@@ -11,9 +11,14 @@ import {
   CalDavUnreachableError,
 } from './errors.js';
 import type { Fetch } from './http-transport.js';
+import { requestDeadline } from '../lib/request-deadline.js';
 import { checkedCalDavUrl, type TargetPolicy } from './target-policy.js';
 
 export interface GuardSettings {
+  /**
+   * Sends one request. It answers once the body is read whole (http-transport.ts's does, bounded): the request's
+   * time limit ends with the answer.
+   */
   transport: Fetch;
   policy: TargetPolicy;
   /** The Authorization header's value, sent with every request. */
@@ -83,19 +88,27 @@ export function guardedFetch(settings: GuardSettings): Fetch {
       const request = { method, url: url.href };
       await settings.beforeRequest?.(url, settings.signal);
       // The time limit is the server's: it starts once the request may go, not while it waits its turn.
-      const timeout = AbortSignal.timeout(timeoutMs);
-      const signal = settings.signal ? AbortSignal.any([settings.signal, timeout]) : timeout;
+      const deadline = requestDeadline(timeoutMs, settings.signal);
       let response: Response;
       try {
-        response = await settings.transport(url.href, { method, headers, body, redirect: 'manual', signal });
+        response = await settings.transport(url.href, {
+          method,
+          headers,
+          body,
+          redirect: 'manual',
+          signal: deadline.signal,
+        });
       } catch (thrown: unknown) {
         if (thrown instanceof CalDavError) throw thrown;
         if (settings.signal?.aborted) throw settings.signal.reason;
-        if (timeout.aborted) throw new CalDavTimeoutError(request, timeoutMs);
+        if (deadline.expired) throw new CalDavTimeoutError(request, timeoutMs);
         const code = networkCode(thrown);
         // Without a system error's code it is no network failure but a fault of the transport: passed on as is.
         if (code === undefined) throw thrown;
         throw new CalDavUnreachableError(request, code);
+      } finally {
+        // The transport answers with the body read whole (GuardSettings.transport), so the request has ended.
+        deadline.end();
       }
       const location = response.headers.get('location');
       // tsdav asks for 'manual' where a redirect is the answer (the /.well-known/caldav lookup).

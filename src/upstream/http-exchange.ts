@@ -4,6 +4,7 @@ import {
   UpstreamInvalidPayloadError,
   UpstreamUnavailableError,
 } from './errors.js';
+import { requestDeadline } from '../lib/request-deadline.js';
 
 // One HTTP exchange with the service: timeout, bounded body, status → error class, call accounting. Shared
 // by the API and the OAuth client so both fail in the same typed ways. No retries here: the retry policy
@@ -95,8 +96,8 @@ export async function exchangeJson<E extends string>(
 ): Promise<{ status: number; json: unknown }> {
   const { endpoint } = request;
   const started = performance.now();
-  const timeout = AbortSignal.timeout(settings.timeoutMs);
-  const signal = settings.signal ? AbortSignal.any([timeout, settings.signal]) : timeout;
+  // Covers reading the body too: it ends in `finally`, once the body is read or the exchange has failed.
+  const deadline = requestDeadline(settings.timeoutMs, settings.signal);
   let status: number | undefined;
   try {
     const response = await settings.fetch(request.url, {
@@ -104,7 +105,7 @@ export async function exchangeJson<E extends string>(
       headers: request.headers,
       body: request.body ?? null,
       redirect: request.redirect ?? 'follow',
-      signal,
+      signal: deadline.signal,
     });
     status = response.status;
     if (status < 200 || status > 299) {
@@ -142,7 +143,7 @@ export async function exchangeJson<E extends string>(
     }
   } catch (e: unknown) {
     if (e instanceof UpstreamError) throw e;
-    if (timeout.aborted) {
+    if (deadline.expired) {
       throw new UpstreamUnavailableError({
         endpoint,
         status,
@@ -153,6 +154,7 @@ export async function exchangeJson<E extends string>(
     if (settings.signal?.aborted) throw e;
     throw new UpstreamUnavailableError({ endpoint, status, cause: 'network', detail: networkDetail(e) });
   } finally {
+    deadline.end();
     settings.onCall?.(endpoint, {
       ...(status === undefined ? {} : { status }),
       ms: performance.now() - started,

@@ -1,6 +1,7 @@
 // The CalDAV client's one door (guarded-fetch.ts): a request's time limit is the server's to use. A wait before
 // the request (its host's rate, beforeRequest) does not count against it, so a request that waited its turn is
-// still sent with its whole time limit, not found "timed out" before it left.
+// still sent with its whole time limit, not found "timed out" before it left; and a request answered has no limit
+// left to fire at the server's time (request-deadline.ts).
 import { describe, expect, it } from '@jest/globals';
 import { guardedFetch } from '../../src/caldav/guarded-fetch.js';
 import type { Fetch } from '../../src/caldav/http-transport.js';
@@ -34,5 +35,27 @@ describe('guardedFetch', () => {
     const answer = await fetch('http://127.0.0.1:5232/calendars/', { method: 'PROPFIND' });
     expect(answer.status).toBe(200);
     expect(signalsSent).toEqual([false]);
+  });
+
+  it('lets a request’s time limit go once it is answered', async () => {
+    const timeoutMs = 5;
+    const signals: AbortSignal[] = [];
+    const transport: Fetch = async (_url, init) => {
+      signals.push(init!.signal!);
+      return new Response('', { status: 200 });
+    };
+    const fetch = guardedFetch({
+      transport,
+      policy: { allowPrivateTargets: true },
+      authorization: 'Basic dGVzdDp0ZXN0',
+      mayCarryCredentials: () => true,
+      timeoutMs,
+      now: () => new Date('2026-03-02T09:00:00Z'),
+    });
+    await fetch('http://127.0.0.1:5232/calendars/', { method: 'PROPFIND' });
+    // Past the limit: a limit still held would have aborted the answered request's signal by now.
+    await longerThan(timeoutMs);
+    expect(signals).toHaveLength(1);
+    expect(signals[0]!.aborted).toBe(false);
   });
 });

@@ -181,6 +181,15 @@ describe('api client failures before an answer', () => {
     expect((error as UpstreamUnavailableError).cause).toBe('timeout');
   });
 
+  it('lets a call’s time limit go once its answer is read', async () => {
+    const { fetchFn, calls } = fakeFetch(() => json(slotList));
+    await client(fetchFn, { timeoutMs: 5 }).getSlots('tok-1', 'ev', { date: '2026-03-02', timezone: 'UTC' });
+    // A timer set after the call's limit, and longer: a limit still held would have aborted the signal by now.
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(calls).toHaveLength(1);
+    expect(calls[0]!.init.signal!.aborted).toBe(false);
+  });
+
   it('turns a connection failure into unavailable/network with the system error code', async () => {
     const refused = (async () => {
       throw new TypeError('fetch failed', {
