@@ -26,6 +26,8 @@
 //     sized by BENCH_CONNECTIONS; caldav-hosts by BENCH_CALDAV_HOSTS_DESTINATIONS (1000) and BENCH_CALDAV_HOSTS (20).
 //   caldav-connections (issue 43) runs only when named: CPU per CalDAV request over https with a new connection
 //     each and with kept connections (needs openssl), BENCH_CALDAV_CONNECTION_REQUESTS (500) a run.
+//   request-limits (issue 43) runs only when named: CPU per request through the CalDAV and upstream doors, and the
+//     CPU idle afterwards while their time limits come due, BENCH_REQUEST_LIMITS_REQUESTS (2000) a round.
 //   unit-costs (issue 42): the unit costs of a sync, a CalDAV push, a webhook delivery and the web's answers, on the
 //     production build with a redis-server of its own (needs radicale), BENCH_UNIT_COSTS_CONNECTIONS (60) synced
 //     for BENCH_UNIT_COSTS_SECONDS (180). Every run that has the unit costs (this one's or kept) prints the capacity
@@ -70,6 +72,7 @@ import { loadAverage } from './process-stats.js';
 import { benchReports } from './reports.js';
 import { benchReportsYear } from './reports-year.js';
 import { benchReportDaysPass } from './report-days-pass.js';
+import { benchRequestLimits } from './request-limits.js';
 import type { ReportName } from '../../src/reports/report-query.js';
 import { benchRetentionStrategies } from './retention-strategies.js';
 import { benchSharePage } from './share-page.js';
@@ -311,6 +314,14 @@ const benches: [string, () => Promise<BenchSection[]>][] = [
         connections: Number(process.env.BENCH_WORKER_RSS_CONNECTIONS ?? (quick ? 2000 : 100_000)),
         checkpoints: [1000, 10_000, 25_000, 50_000],
         budgetMinutes: Number(process.env.BENCH_WORKER_RSS_MINUTES ?? 240),
+      }),
+  ],
+  [
+    'request-limits',
+    () =>
+      benchRequestLimits({
+        requests: Number(process.env.BENCH_REQUEST_LIMITS_REQUESTS ?? 2000),
+        rounds: quick ? 1 : 3,
       }),
   ],
   [
