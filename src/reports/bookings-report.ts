@@ -105,7 +105,8 @@ export async function bookingsReport(reports: ReportStore, query: ReportQuery): 
         { key: 'minutes', label: 'minutes', kind: 'integer' },
         { key: 'lead_hours', label: 'lead (h)', kind: 'hours' },
         { key: 'event_ids', label: 'event types', kind: 'text' },
-        { key: 'detected_at', label: 'seen', kind: 'instant', inTable: false },
+        // In the table too: its caption says when each booking was seen.
+        { key: 'detected_at', label: 'seen', kind: 'instant' },
         { key: 'slots_closed', label: 'slots closed', kind: 'integer', inTable: false },
       ],
       rows: bookings.map((b) => ({

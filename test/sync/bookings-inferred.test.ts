@@ -94,6 +94,9 @@ describe('bookings inferred from a sync', () => {
       /^each inferred booking, its start and when it was seen in UTC; days in each connection's time zone, /,
     );
     expect(each.rows.every((r) => Number(r.lead_hours) > 0)).toBe(true);
+    // The table shows what the caption names: each booking's start and when a sync saw it.
+    const inTable = each.columns.filter((column) => column.inTable !== false).map((column) => column.label);
+    expect(inTable).toEqual(expect.arrayContaining(['starts', 'seen']));
   });
 
   it('disabling an event type closes its slots as disabled and infers no booking', async () => {
