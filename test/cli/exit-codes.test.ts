@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { runCli } from '../../src/cli/program.js';
+import { spawnSlotfeed } from '../support/child-process.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { REAL_MIGRATIONS } from '../store/helpers/runner-fixtures.js';
 
@@ -62,6 +63,13 @@ describe('slotfeed exit codes and messages', () => {
     expect(stdout).toBe(`applied: ${REAL_MIGRATIONS.length}\n`);
     expect(await run(['migrate'], { DATABASE_URL: db.url, LOG_LEVEL: 'silent' })).toBe(0);
     expect(stdout).toMatch(/Database is up to date/);
+  });
+
+  it('prints only its answer for migrate --status at the default log level, as a person runs it', async () => {
+    // Its own process: the log goes to the process's stdout, where the answer goes.
+    const status = spawnSlotfeed(['migrate', '--status'], { DATABASE_URL: db.url });
+    expect((await status.exited).code).toBe(0);
+    expect(status.output()).toBe(`applied: ${REAL_MIGRATIONS.length}\n`);
   });
 
   it('exits 1 on a failure and says what failed without leaking the password', async () => {

@@ -1,6 +1,6 @@
 // `slotfeed migrate --status`: what applying would do, without doing it. Read-only: it neither creates the
-// history table nor takes the migration lock, so it can run while another process migrates.
-import { redactDatabaseUrl } from './database-url.js';
+// history table nor takes the migration lock, so it can run while another process migrates. It logs nothing: the
+// command prints its answer on stdout, where a log line before it would read as part of it.
 import { readLocalMigrations } from './local-migrations.js';
 import { planMigrations } from './migration-plan.js';
 import { withMigrationConnection } from './migration-connection.js';
@@ -24,7 +24,6 @@ export async function migrationStatus(options: MigrationRunnerOptions): Promise<
   const o = resolvedOptions(options);
   const local = await readLocalMigrations(o.migrationsDir);
   return withMigrationConnection(o.databaseUrl, o.logger, async (client) => {
-    o.logger.info({ database: redactDatabaseUrl(o.databaseUrl) }, 'migrations: reading status');
     const rows = (await migrationsTableExists(client)) ? await readMigrationRows(client) : [];
     const plan = planMigrations(local, rows);
     return {
