@@ -3,7 +3,9 @@
 // and a few lines of style so each account's row wraps rather than runs off the side.
 import type { SimUser } from './types.js';
 
+// No icon of its own: an empty one, so the browser does not ask for /favicon.ico and log its 404 on every visit.
 const HEAD = `<meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<link rel="icon" href="data:,">
 <style>
 body { font: 16px/1.5 system-ui, sans-serif; margin: 0 auto; padding: 1rem; max-width: 40rem; overflow-wrap: anywhere; }
 ul { list-style: none; padding: 0; }

@@ -21,6 +21,8 @@ export interface PageObservations {
   elsewhere: string[];
   /** Console messages of CSP refusals. */
   cspRefusals: string[];
+  /** Resources the page asked for that failed to load (an icon answered 404, say), as the console names them. */
+  failedResources: string[];
 }
 
 const SERIOUS = new Set(['serious', 'critical']);
@@ -144,11 +146,15 @@ export async function observePage(
 ): Promise<PageObservations> {
   const requested: string[] = [];
   const cspRefusals: string[] = [];
+  const failedLoads: { url: string; text: string }[] = [];
   tab.on('request', (request) => {
     if (!request.url().startsWith('data:')) requested.push(request.url());
   });
   tab.on('console', (message) => {
     if (/Content Security Policy|Refused to /i.test(message.text())) cspRefusals.push(message.text());
+    // Chromium says so for every resource that failed, the icon it asks for by itself included.
+    if (message.type() === 'error' && message.text().startsWith('Failed to load resource'))
+      failedLoads.push({ url: message.location().url, text: message.text() });
   });
   const response = await site.visit(tab, sitePage);
   // The page's own origin is the one its address named (the site's, or the simulator's for its consent page),
@@ -169,5 +175,9 @@ export async function observePage(
     accessibility,
     elsewhere,
     cspRefusals,
+    // The document itself may answer an error on purpose (SitePage.status): its own status is checked apart.
+    failedResources: failedLoads
+      .filter(({ url }) => url !== response.url())
+      .map(({ url, text }) => `${url}: ${text}`),
   };
 }

@@ -1,8 +1,8 @@
 // Every page of the site (test/support/site-pages.ts) in Chromium, as its viewer sees it, at a desktop and a
 // phone width: it answers, is laid out at the window's width, fits it, cuts off no control at the side, has
-// no serious accessibility problem, asks nothing of another host, and breaks no rule of its Content Security
-// Policy; in dark mode its colours still contrast. One browser for the file; each page visited once per
-// width, in a tab of its own, one after another.
+// no serious accessibility problem, asks nothing of another host, loads everything it asks for, and breaks no
+// rule of its Content Security Policy; in dark mode its colours still contrast. One browser for the file; each
+// page visited once per width, in a tab of its own, one after another.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { observePage, type PageObservations } from '../support/page-observations.js';
 import { prepareSite, type PreparedSite } from '../support/prepared-site.js';
@@ -77,6 +77,11 @@ describe.each(SITE_PAGES.map((sitePage) => [sitePage.name, sitePage] as const))(
 
     it('breaks no rule of its Content Security Policy', () => {
       expect(observed().cspRefusals).toEqual([]);
+    });
+
+    // A missing icon is an error in the browser's console on every visit, where a person debugging looks first.
+    it('loads everything it asks for, its icon included', () => {
+      expect(observed().failedResources).toEqual([]);
     });
   });
 
