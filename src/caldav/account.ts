@@ -55,7 +55,8 @@ export interface CalDavAccountOptions {
   allowPrivateTargets?: boolean | undefined;
   /**
    * Replaces the HTTP transport (node:http(s) with the after-DNS check) for tests. The policy on each URL, the
-   * time limit and the typed errors still apply; the after-DNS check is then this fetch's business.
+   * time limit and the typed errors still apply; the after-DNS check is then this fetch's business. The time limit
+   * ends with its answer (guarded-fetch.ts), so a body this fetch leaves to be read later is read without one.
    */
   fetch?: Fetch | undefined;
   /** Aborts the account's requests (shutdown); the abort's reason is thrown as it is. */

@@ -1,8 +1,8 @@
 // A request's time limit that ends with the request. AbortSignal.timeout cannot be cleared: its timer fires at the
 // limit however long ago its request was answered, and aborts a signal the request's listeners still hold, making a
-// DOMException for nobody: ~30 µs of CPU a request, each 20 s after it (docs/performance.md, "A request's time
-// limit ends with it"). Every upstream call and every CalDAV request has one, so an installation paid that on each
-// of them. This limit is let go when its request ends.
+// DOMException for nobody: CPU spent on every request once its limit comes due (measured in docs/performance.md,
+// "A request's time limit ends with it"). Every upstream call and every CalDAV request has one, so an installation
+// paid that on each of them. This limit is let go when its request ends.
 
 export interface RequestDeadline {
   /** Aborted at the limit (a TimeoutError), or with the caller's own reason when the caller's signal aborts. */

@@ -282,8 +282,8 @@ async function benchOne(kind: CalDavServerKind, count: number): Promise<BenchSec
     serverMeter.reset();
     // Each push's end is counted in the worker's own lag histogram (push-destination.ts) as it is recorded: the
     // measure waits on that count, in this process's memory, and Postgres is asked once afterwards. A poll of
-    // Postgres every 100 ms, as the measure above waits, was ~55 Prisma counts in a measure of 300 pushes: a quarter
-    // of a statement a push (4.31 statements a push then, 4.06 now), and its CPU, that were the bench's own.
+    // Postgres every 100 ms, as the measure above waits, was counted as the pushes' statements and CPU, though it
+    // was the bench's own (docs/performance.md, "A request's time limit ends with it").
     const lagHistogram = metrics.caldavPushLagSeconds as Histogram;
     lagHistogram.reset();
     const pushesEnded = async () =>

@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { runCli } from '../../src/cli/program.js';
 import { spawnSlotfeed } from '../support/child-process.js';
@@ -68,7 +69,10 @@ describe('slotfeed exit codes and messages', () => {
   it('prints only its answer for migrate --status at the default log level, as a person runs it', async () => {
     // Its own process: the log goes to the process's stdout, where the answer goes.
     const status = spawnSlotfeed(['migrate', '--status'], { DATABASE_URL: db.url });
+    // Its output is whole once its pipes have closed, which may come after the process has exited.
+    const closed = once(status.child, 'close');
     expect((await status.exited).code).toBe(0);
+    await closed;
     expect(status.output()).toBe(`applied: ${REAL_MIGRATIONS.length}\n`);
   });
 
