@@ -3,7 +3,7 @@
 // still sent with its whole time limit, not found "timed out" before it left; and a request answered has no limit
 // left to fire at the server's time (request-deadline.ts).
 import { describe, expect, it } from '@jest/globals';
-import { guardedFetch } from '../../src/caldav/guarded-fetch.js';
+import { guardedFetch, type GuardSettings } from '../../src/caldav/guarded-fetch.js';
 import type { Fetch } from '../../src/caldav/http-transport.js';
 
 /** Resolves once a timer of `ms` has fired: set after the client's own, it fires after it. */
@@ -12,9 +12,21 @@ const longerThan = (ms: number) =>
     AbortSignal.timeout(ms * 20).addEventListener('abort', () => resolve(), { once: true }),
   );
 
+/** The door over `transport` with a 5 ms time limit, to a loopback server that may be sent the password. */
+const timeoutMs = 5;
+const doorOver = (transport: Fetch, extra: Pick<GuardSettings, 'beforeRequest'> = {}) =>
+  guardedFetch({
+    transport,
+    policy: { allowPrivateTargets: true },
+    authorization: 'Basic dGVzdDp0ZXN0',
+    mayCarryCredentials: () => true,
+    timeoutMs,
+    now: () => new Date('2026-03-02T09:00:00Z'),
+    ...extra,
+  });
+
 describe('guardedFetch', () => {
   it('starts a request’s time limit once the wait before it is over', async () => {
-    const timeoutMs = 5;
     const signalsSent: boolean[] = [];
     // The network as a fetch sees it: a request whose signal is aborted already is never sent.
     const transport: Fetch = async (_url, init) => {
@@ -22,36 +34,20 @@ describe('guardedFetch', () => {
       init?.signal?.throwIfAborted();
       return new Response('', { status: 200 });
     };
-    const fetch = guardedFetch({
-      transport,
-      policy: { allowPrivateTargets: true },
-      authorization: 'Basic dGVzdDp0ZXN0',
-      mayCarryCredentials: () => true,
-      timeoutMs,
-      // Its turn comes after longer than the time limit.
-      beforeRequest: () => longerThan(timeoutMs),
-      now: () => new Date('2026-03-02T09:00:00Z'),
-    });
+    // Its turn comes after longer than the time limit.
+    const fetch = doorOver(transport, { beforeRequest: () => longerThan(timeoutMs) });
     const answer = await fetch('http://127.0.0.1:5232/calendars/', { method: 'PROPFIND' });
     expect(answer.status).toBe(200);
     expect(signalsSent).toEqual([false]);
   });
 
   it('lets a request’s time limit go once it is answered', async () => {
-    const timeoutMs = 5;
     const signals: AbortSignal[] = [];
     const transport: Fetch = async (_url, init) => {
       signals.push(init!.signal!);
       return new Response('', { status: 200 });
     };
-    const fetch = guardedFetch({
-      transport,
-      policy: { allowPrivateTargets: true },
-      authorization: 'Basic dGVzdDp0ZXN0',
-      mayCarryCredentials: () => true,
-      timeoutMs,
-      now: () => new Date('2026-03-02T09:00:00Z'),
-    });
+    const fetch = doorOver(transport);
     await fetch('http://127.0.0.1:5232/calendars/', { method: 'PROPFIND' });
     // Past the limit: a limit still held would have aborted the answered request's signal by now.
     await longerThan(timeoutMs);
