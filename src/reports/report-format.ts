@@ -68,16 +68,31 @@ export function reportAsJson(result: ReportResult): string {
   );
 }
 
+/**
+ * An instant in a table's cell: its UTC date and minute, which the caption of every table with one says is UTC
+ * (`2026-11-23 10:30`). A cell is kept whole (a time cut to "Mon 23 Nov 2026, 1…" says nothing) and short, so a
+ * table of two of them still fits 80 columns.
+ */
+const tableInstant = (value: ReportValue) =>
+  typeof value === 'string'
+    ? new Date(value).toISOString().slice(0, 16).replace('T', ' ')
+    : formatValue(value, 'instant');
+
 /** `width`: the terminal's columns (tables are fitted to it); undefined for full width. */
 export function reportAsTable(result: ReportResult, width?: number): string {
   const columns = result.columns.filter((c) => c.inTable !== false);
   const header = `${result.title} — ${result.caption}\n`;
   if (result.rows.length === 0) return `${header}${result.emptyMessage}\n`;
+  const keepWhole = columns.flatMap((c, i) => (c.kind === 'instant' ? [i] : []));
   const table = formatTable(
     columns.map((c) => c.label),
-    result.rows.map((row) => columns.map((c) => formatValue(row[c.key] ?? null, c.kind))),
+    result.rows.map((row) =>
+      columns.map((c) =>
+        c.kind === 'instant' ? tableInstant(row[c.key] ?? null) : formatValue(row[c.key] ?? null, c.kind),
+      ),
+    ),
     result.emptyMessage,
-    width === undefined ? {} : { width },
+    width === undefined ? { keepWhole } : { width, keepWhole },
   );
   const summary = result.summary.map((s) => `${s.label}: ${formatValue(s.value, s.kind)}\n`).join('');
   return `${header}${table}${summary === '' ? '' : `\n${summary}`}`;

@@ -2,6 +2,7 @@
 // slots of three event types is one booking of the booked length; disabling, deleting an event type or time
 // passing closes slots for their own reasons and infers no booking.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { reportAsTable } from '../../src/reports/report-format.js';
 import { parseReportQuery } from '../../src/reports/report-query.js';
 import { runReport } from '../../src/reports/run-report.js';
 import { createReportStore } from '../../src/store/reports.js';
@@ -97,6 +98,17 @@ describe('bookings inferred from a sync', () => {
     // The table shows what the caption names: each booking's start and when a sync saw it.
     const inTable = each.columns.filter((column) => column.inTable !== false).map((column) => column.label);
     expect(inTable).toEqual(expect.arrayContaining(['starts', 'seen']));
+    // On an 80-column terminal both times stay whole (other columns give way) and each row still fits.
+    const rows = reportAsTable(each, 80)
+      .split('\n')
+      .slice(3, 3 + each.rows.length);
+    expect(rows).toHaveLength(each.rows.length);
+    each.rows.forEach((row, i) => {
+      const minute = (instant: unknown) => String(instant).slice(0, 16).replace('T', ' ');
+      expect(rows[i]).toContain(minute(row.starts_at));
+      expect(rows[i]).toContain(minute(row.detected_at));
+      expect(rows[i]!.length).toBeLessThanOrEqual(80);
+    });
   });
 
   it('disabling an event type closes its slots as disabled and infers no booking', async () => {
