@@ -27,14 +27,19 @@ const feedUrls = () =>
     .locator('[id^="feed-url-"]')
     .evaluateAll((inputs) => inputs.map((i) => (i as unknown as { value: string }).value));
 
-/** Submits the form of `button` after accepting its confirmation, which must say `warning`. */
-async function confirmAndSubmit(button: string, warning: RegExp): Promise<void> {
+/**
+ * Submits the form of `button` after accepting its confirmation, which must say `warning`, and waits for the page
+ * it lands on. `landsOn` must not match the page it starts from: a URL already matched is not waited for, and the
+ * page would be read while the form's answer is still on its way.
+ */
+async function confirmAndSubmit(button: string, warning: RegExp, landsOn: RegExp): Promise<void> {
+  expect(page.url()).not.toMatch(landsOn);
   let asked = '';
   page.once('dialog', (dialog) => {
     asked = dialog.message();
     void dialog.accept();
   });
-  await Promise.all([page.waitForURL(/\/(me|deleted)(\?|#|$)/), page.click(button)]);
+  await Promise.all([page.waitForURL(landsOn), page.click(button)]);
   expect(asked).toMatch(warning);
 }
 
@@ -69,7 +74,7 @@ describe('the owner, in a phone-sized browser', () => {
     await expect(card.locator('h3').textContent()).resolves.toBe('Intro calls');
 
     // Replace its address: asked first, the old URL answers 404, the page shows the new one.
-    await confirmAndSubmit(`#rotate-${feedId}`, /subscribe again/);
+    await confirmAndSubmit(`#rotate-${feedId}`, /subscribe again/, /\/me\?notice=rotated/);
     const replaced = (await feedUrls())[1]!;
     expect(replaced).not.toBe(eventUrl);
     expect(await status(eventUrl)).toBe(404);
@@ -89,12 +94,12 @@ describe('the owner, in a phone-sized browser', () => {
     expect(await shown()).toEqual({ days: false, date: true });
 
     // Revoke it.
-    await confirmAndSubmit(`#revoke-${feedId}`, /stops working for good/);
+    await confirmAndSubmit(`#revoke-${feedId}`, /stops working for good/, /\/me\?notice=revoked/);
     expect(await status(replaced)).toBe(404);
     expect(await feedUrls()).toEqual([defaultUrl]);
 
     // Delete everything: gone from the database, the feed URL dead, signed out.
-    await confirmAndSubmit('#delete-my-data', /cannot be undone/);
+    await confirmAndSubmit('#delete-my-data', /cannot be undone/, /\/deleted(\?|#|$)/);
     await expect(page.locator('h1').textContent()).resolves.toBe('Your data is deleted');
     expect(await h.sync.db.prisma.connection.count({ where: { id: connection.id } })).toBe(0);
     expect(await h.sync.db.prisma.slot.count({ where: { connectionId: connection.id } })).toBe(0);
