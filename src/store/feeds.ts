@@ -1,6 +1,7 @@
 // The feed aggregate: subscribable URLs of a connection or of a team. A feed is looked up by its token's SHA-256; the token
 // itself is kept only sealed by the token vault (bound to the feed's id), so a database leak without the key
 // does not leak working feed URLs, and the owner's page can still show the URL again.
+// A row is handed out as feed-record.ts reads it.
 import type { Feed, PrismaClient } from '../generated/prisma/client.js';
 import { Prisma } from '../generated/prisma/client.js';
 import {
@@ -15,31 +16,14 @@ import type { FeedConnectionState, FeedTeamState } from '../feeds/feed-inputs.js
 import { hashFeedToken, newFeedToken } from '../feeds/feed-token.js';
 import { ConnectionNotFoundError } from './connections.js';
 import { connectionStateOf, FEED_CONNECTION_SELECT, FEED_TEAM_SELECT, teamStateOf } from './feed-inputs.js';
+import { feedRecordOf, type FeedRecord, type FeedStoreLogger } from './feed-record.js';
 import { feedRowOf, RESOLVED_FEED_JSON, type ResolvedFeedJson } from './feed-row-json.js';
 import type { Revocation } from './revocation.js';
 import { TeamNotFoundError } from './teams.js';
 import type { TokenVault } from './token-vault.js';
 import { randomUUID } from 'node:crypto';
 
-export interface FeedRecord {
-  id: string;
-  /** The connection whose feed it is; null for a team's feed. */
-  connectionId: string | null;
-  /** The team whose feed it is; null for a connection's feed. */
-  teamId: string | null;
-  /** null: every event type of the connection. */
-  upstreamEventId: string | null;
-  label: string | null;
-  options: FeedOptions;
-  createdAt: Date;
-  /** When its options or its event type last changed; null until they first do. */
-  inputsChangedAt: Date | null;
-  /** When its label last changed; null until it first does. */
-  labelChangedAt: Date | null;
-  revokedAt: Date | null;
-  /** False for a feed made before tokens were kept sealed (or by a process without the vault key). */
-  tokenRecoverable: boolean;
-}
+export type { FeedRecord, FeedStoreLogger } from './feed-record.js';
 
 export type { FeedConnectionState, FeedTeamState } from '../feeds/feed-inputs.js';
 
@@ -130,11 +114,6 @@ export class InvalidFeedOptionsError extends Error {
   }
 }
 
-/** What the store needs of a logger (pino's satisfies it). */
-export interface FeedStoreLogger {
-  warn(details: Record<string, unknown>, message: string): void;
-}
-
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function validOptions(options: unknown, owner: 'connection' | 'team'): FeedOptions {
@@ -181,35 +160,7 @@ export function createFeedStore(
     team: { select: FEED_TEAM_SELECT },
   } as const;
 
-  /** A stored value that no longer validates must not take a feed down: defaults, and a warning. */
-  function toRecord(row: Omit<Feed, 'tokenHash'>): FeedRecord {
-    const parsed = feedOptionsSchema.safeParse(row.options);
-    if (!parsed.success) {
-      logger?.warn(
-        { feedId: row.id, issues: parsed.error.issues.map((issue) => issue.message) },
-        'stored feed options are invalid; serving the feed with default options',
-      );
-    }
-    const options = parsed.success ? parsed.data : {};
-    return {
-      id: row.id,
-      connectionId: row.connectionId,
-      teamId: row.teamId,
-      upstreamEventId: row.upstreamEventId,
-      label: row.label,
-      // A team feed always has a mode, a connection's feed never: the row decides, not what its JSON says.
-      options: normalizeFeedOptions(
-        row.teamId !== null
-          ? { ...options, mode: options.mode ?? DEFAULT_TEAM_MODE }
-          : { ...options, mode: undefined, minimum: undefined },
-      ),
-      createdAt: row.createdAt,
-      inputsChangedAt: row.inputsChangedAt,
-      labelChangedAt: row.labelChangedAt,
-      revokedAt: row.revokedAt,
-      tokenRecoverable: row.tokenSealed !== null,
-    };
-  }
+  const toRecord = (row: Omit<Feed, 'tokenHash'>) => feedRecordOf(row, logger);
 
   const resolveFrom: FeedStore['resolveFrom'] = async (feedId, read) => {
     if (read?.connection) {
