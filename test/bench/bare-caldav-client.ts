@@ -9,6 +9,10 @@
 // a PUT grows with what it parses and with the calendar it goes into: Radicale spent 8–9 ms of CPU on a push's
 // PUT and 6.2–6.9 ms on a minimal event's in a calendar of its own, so a minimal anchor held slotfeed to a
 // different, lighter workload. Without `objects`, one minimal event per calendar, as before.
+//
+// Given `perSecond`, the client is also held to a host's request rate as slotfeed's pushes are
+// (CALDAV_HOST_RATE_PER_SECOND, a GCRA with a burst of its concurrency: lib/redis-rate-limiter.ts), so that a
+// server faster than that rate is compared at the limits slotfeed keeps to, not past them.
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
 import pLimit from 'p-limit';
@@ -108,6 +112,24 @@ export function readObject(url: URL, username: string, password: string): Promis
 }
 
 /**
+ * A wait before each request keeping them to `perSecond` with at most `burst` at once (GCRA, as the host's rate
+ * limit); 0: no wait.
+ */
+function pacer(perSecond: number, burst: number): () => Promise<void> {
+  if (perSecond <= 0) return async () => undefined;
+  const intervalMs = 1000 / perSecond;
+  const toleranceMs = intervalMs * Math.max(0, burst - 1);
+  let theoreticalArrival = 0;
+  return async () => {
+    const now = performance.now();
+    const base = Math.max(theoreticalArrival, now);
+    theoreticalArrival = base + intervalMs;
+    const waitMs = base - toleranceMs - now;
+    if (waitMs > 0) await new Promise((resolve) => setTimeout(resolve, waitMs));
+  };
+}
+
+/**
  * Events made then one rewritten in each calendar, `concurrency` requests at once; each phase timed alone. With
  * `objects`, a calendar holds one event of each text and the last is rewritten; without, one minimal event.
  */
@@ -117,6 +139,8 @@ export async function runBareCalDavClient(options: {
   username: string;
   password: string;
   concurrency: number;
+  /** The rewrites' rate limit, as a host's (0 or absent: none). */
+  perSecond?: number;
   /** Called as the rewrites (the measured phase) begin and end: a bench reads the server's CPU and load there. */
   onRewritesStart?: () => void;
   onRewritesEnd?: () => void;
@@ -156,10 +180,12 @@ export async function runBareCalDavClient(options: {
     );
     const createSeconds = (performance.now() - createStarted) / 1000;
     options.onRewritesStart?.();
+    const paced = pacer(options.perSecond ?? 0, options.concurrency);
     const rewriteStarted = performance.now();
     await Promise.all(
       rewrites.map((event) =>
         limit(async () => {
+          await paced();
           const answer = await put(agent, event.url, rewritten(event.uid, event.index), {
             authorization,
             'if-match': event.etag,
