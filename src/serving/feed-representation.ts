@@ -1,7 +1,8 @@
 // One feed's bytes and validators: from the render cache when nothing it depends on has changed, else read
 // from the snapshots, planned, given its event revisions and rendered. The cache key comes from what the token
 // lookup already resolved (the feed and its connection's declared inputs, or its team's and every member's);
-// the slots are read only on a miss.
+// the slots are read only on a miss. The same publication (head, planned events, revisions), before it is text,
+// is what a CalDAV push cuts into event resources (destinations/feed-event-objects.ts), under the same keys.
 import type { FeedRecord, ResolvedFeed } from '../store/feeds.js';
 import {
   describeFeed,
@@ -11,6 +12,7 @@ import {
 } from '../feeds/describe-feed.js';
 import { planFeedEvents, type PlannedFeed } from '../feeds/feed-events.js';
 import { DEFAULT_TEAM_MINIMUM_MINUTES, DEFAULT_TEAM_MODE, viewOf } from '../feeds/feed-options.js';
+import type { EventRevision } from '../feeds/feed-model.js';
 import { renderCalendar, type CalendarHead } from '../feeds/render-feed.js';
 import { planTeamFeedEvents } from '../feeds/team-feed-events.js';
 import type { EventRevisions } from './event-revisions.js';
@@ -23,7 +25,13 @@ import {
 } from './feed-content.js';
 import { feedCacheKey, feedLastModified, teamFeedCacheKey, teamFeedLastModified } from './feed-validators.js';
 import { feedWindow } from './feed-window.js';
-import { cachedOrRendered, representationOf, type RenderCache, type RenderedFeed } from './render-cache.js';
+import {
+  cachedOrRendered,
+  representationOf,
+  type KeyedCache,
+  type RenderCache,
+  type RenderedFeed,
+} from './render-cache.js';
 import type { FeedContentStore } from '../store/feed-content.js';
 
 export interface FeedServingDeps {
@@ -41,32 +49,57 @@ export interface FeedServingDeps {
   onCacheLookup?: (result: 'hit' | 'miss') => void;
 }
 
-/** Revisions looked up (and stored) for the planned events, then the text, its compressed bytes and validators. */
+/**
+ * What a feed publishes, before it is text: the calendar's head, its events as planned and each event's revision.
+ * The feed route renders it whole (renderCalendar); a CalDAV push cuts it into one resource per event.
+ */
+export interface FeedPublication {
+  head: CalendarHead;
+  planned: PlannedFeed;
+  revisions: ReadonlyMap<string, EventRevision>;
+  lastModified: Date;
+}
+
+/** What a feed's publication is made from: the serving deps but the render cache, which is the caller's. */
+export type PublicationDeps = Omit<FeedServingDeps, 'cache' | 'onCacheLookup'>;
+
+/** Revisions looked up (and stored) for the planned events, with the head and validators they go out with. */
 async function published(
-  deps: FeedServingDeps,
+  deps: PublicationDeps,
   feed: FeedRecord,
   head: Omit<CalendarHead, 'refreshIntervalSeconds'>,
   planned: PlannedFeed,
   at: { lastModified: Date; windowStart: Date },
-): Promise<RenderedFeed> {
+): Promise<FeedPublication> {
   const { lastModified } = at;
   const revisions = await deps.revisions.revisionsFor(feed.id, planned.events, {
     contentChangedAt: lastModified,
     windowStart: at.windowStart,
   });
-  const text = renderCalendar(
-    { ...head, refreshIntervalSeconds: deps.settings.refreshIntervalSeconds },
+  return {
+    head: { ...head, refreshIntervalSeconds: deps.settings.refreshIntervalSeconds },
     planned,
     revisions,
-  );
-  return representationOf(text, lastModified, { gzip: deps.settings.feedGzip });
+    lastModified,
+  };
 }
 
-async function rendered(
-  deps: FeedServingDeps,
+/** The publication as the feed route serves it: the text, its compressed bytes and validators. */
+export const representationOfPublication = (
+  publication: FeedPublication,
+  options: { gzip: boolean },
+): RenderedFeed =>
+  representationOf(
+    renderCalendar(publication.head, publication.planned, publication.revisions),
+    publication.lastModified,
+    options,
+  );
+
+async function publicationOf(
+  deps: PublicationDeps,
   feed: FeedRecord,
   content: FeedContent,
-): Promise<RenderedFeed> {
+): Promise<FeedPublication> {
   const { connection } = content;
   const eventTitle =
     feed.upstreamEventId === null ? undefined : content.eventTypes.get(feed.upstreamEventId)?.title;
@@ -126,11 +159,11 @@ export function planTeamFeed(
   });
 }
 
-async function renderedTeamFeed(
-  deps: FeedServingDeps,
+async function teamPublicationOf(
+  deps: PublicationDeps,
   feed: FeedRecord,
   content: TeamFeedContent,
-): Promise<RenderedFeed> {
+): Promise<FeedPublication> {
   const { team } = content;
   const { mode, minimumMinutes } = teamModeOf(feed);
   const lastModified = teamFeedLastModified(feed, team, content.windowStart);
@@ -152,18 +185,41 @@ async function renderedTeamFeed(
   );
 }
 
-export async function feedRepresentation(
-  deps: FeedServingDeps,
+/**
+ * What `make` makes of the feed's publication, from `cache` when nothing the feed depends on has changed (the key
+ * comes from what the token lookup already resolved), else read from the snapshots, planned, given its revisions
+ * and made, then cached under the key of what was read.
+ */
+export async function madeOfPublication<T>(
+  deps: PublicationDeps,
   resolved: ResolvedFeed,
-): Promise<RenderedFeed> {
-  if (resolved.kind === 'team') return teamFeedRepresentation(deps, resolved.feed, resolved.team);
-  const { feed, connection } = resolved;
+  cache: KeyedCache<T>,
+  make: (publication: FeedPublication) => T,
+  onCacheLookup?: (result: 'hit' | 'miss') => void,
+): Promise<T> {
   const now = deps.now();
   const defaultDays = deps.settings.feedDefaultDays;
+  if (resolved.kind === 'team') {
+    const { feed, team } = resolved;
+    const windowKey = feedWindow(now, TEAM_FEED_ZONE, feed.options.days ?? defaultDays).windowKey;
+    return cachedOrRendered(
+      cache,
+      teamFeedCacheKey(feed, team, windowKey, defaultDays),
+      async () => {
+        const content = await readTeamFeedContent(deps.content, feed, { now, defaultDays });
+        return {
+          key: teamFeedCacheKey(feed, content.team, content.windowKey, defaultDays),
+          rendered: make(await teamPublicationOf(deps, feed, content)),
+        };
+      },
+      onCacheLookup,
+    );
+  }
+  const { feed, connection } = resolved;
   const days = feed.options.days ?? defaultDays;
   const windowKey = feedWindow(now, connection.timezone, days).windowKey;
   return cachedOrRendered(
-    deps.cache,
+    cache,
     feedCacheKey(feed, connection, windowKey, defaultDays),
     async () => {
       const content = await readFeedContent(deps.content, feed, {
@@ -173,31 +229,19 @@ export async function feedRepresentation(
       });
       return {
         key: feedCacheKey(feed, content.connection, content.windowKey, defaultDays),
-        rendered: await rendered(deps, feed, content),
+        rendered: make(await publicationOf(deps, feed, content)),
       };
     },
-    deps.onCacheLookup,
+    onCacheLookup,
   );
 }
 
-async function teamFeedRepresentation(
-  deps: FeedServingDeps,
-  feed: FeedRecord,
-  team: TeamFeedContent['team'],
-): Promise<RenderedFeed> {
-  const now = deps.now();
-  const defaultDays = deps.settings.feedDefaultDays;
-  const windowKey = feedWindow(now, TEAM_FEED_ZONE, feed.options.days ?? defaultDays).windowKey;
-  return cachedOrRendered(
+/** One feed's bytes and validators, as the feed route serves them. */
+export const feedRepresentation = (deps: FeedServingDeps, resolved: ResolvedFeed): Promise<RenderedFeed> =>
+  madeOfPublication(
+    deps,
+    resolved,
     deps.cache,
-    teamFeedCacheKey(feed, team, windowKey, defaultDays),
-    async () => {
-      const content = await readTeamFeedContent(deps.content, feed, { now, defaultDays });
-      return {
-        key: teamFeedCacheKey(feed, content.team, content.windowKey, defaultDays),
-        rendered: await renderedTeamFeed(deps, feed, content),
-      };
-    },
+    (publication) => representationOfPublication(publication, { gzip: deps.settings.feedGzip }),
     deps.onCacheLookup,
   );
-}

@@ -20,10 +20,13 @@ export interface RenderedFeed {
 
 export const DEFAULT_RENDER_CACHE_BYTES = 64 * 1024 * 1024;
 
-export interface RenderCache {
-  get(key: string): RenderedFeed | undefined;
-  set(key: string, feed: RenderedFeed): void;
+/** What is made of a feed, kept by the key of everything it depends on (feed-representation.ts builds it). */
+export interface KeyedCache<T> {
+  get(key: string): T | undefined;
+  set(key: string, made: T): void;
 }
+
+export type RenderCache = KeyedCache<RenderedFeed>;
 
 export function createRenderCache(maxBytes = DEFAULT_RENDER_CACHE_BYTES): RenderCache {
   const cache = new LRUCache<string, RenderedFeed>({
@@ -41,15 +44,16 @@ export function createRenderCache(maxBytes = DEFAULT_RENDER_CACHE_BYTES): Render
 }
 
 /**
- * The representation cached under `key`, or else the one `produce` reads and renders, cached under the key of
- * what it actually read: a sync may have committed since `key` was computed from the remembered state.
+ * The representation (or whatever else is made of a feed) cached under `key`, or else the one `produce` reads and
+ * renders, cached under the key of what it actually read: a sync may have committed since `key` was computed from
+ * the remembered state.
  */
-export async function cachedOrRendered(
-  cache: RenderCache,
+export async function cachedOrRendered<T = RenderedFeed>(
+  cache: KeyedCache<T>,
   key: string,
-  produce: () => Promise<{ key: string; rendered: RenderedFeed }>,
+  produce: () => Promise<{ key: string; rendered: T }>,
   onLookup?: (result: 'hit' | 'miss') => void,
-): Promise<RenderedFeed> {
+): Promise<T> {
   const cached = cache.get(key);
   onLookup?.(cached ? 'hit' : 'miss');
   if (cached) return cached;
