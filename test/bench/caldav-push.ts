@@ -19,7 +19,8 @@
 // into as many new calendars of the same server, at CALDAV_HOST_CONCURRENCY: slotfeed's push rate is held to
 // 0.9x its rewrite rate. That push rate is taken with every push waiting (a change per destination committed while
 // the caldav queue is paused, timed from its resume), as the bare client's PUTs all wait to be sent; the rate with
-// the commits in it is reported beside it. BENCH_CONNECTIONS sets the destinations (default 1,000).
+// the commits in it is reported beside it. BENCH_CONNECTIONS sets the destinations (default 1,000),
+// BENCH_CALDAV_BLOCKS the events of each feed (default 3).
 //
 // Issue 43 added, for the waiting pushes and the bare client's rewrites alike: the server's busy fraction and its
 // requests in service (counted from this process's side, requests-in-service.ts), the server's own CPU per
@@ -51,8 +52,11 @@ import { meterClientRequestsTo, type InServiceFigures } from './requests-in-serv
 import { countPostgresStatements, countRedisCommands, redisCommandsRun } from './round-trip-counts.js';
 import { cpuMsBetween, readPostgresCpu, readProcessCpu } from './store-cpu.js';
 
-/** Free blocks per feed, each of two touching 30-minute slots. */
-const BLOCKS = 3;
+/**
+ * Free blocks per feed, each of two touching 30-minute slots, two hours apart: each an event of the feed.
+ * BENCH_CALDAV_BLOCKS sets it (a person's feed of 28 days holds tens to hundreds); 3 by default.
+ */
+const BLOCKS = Number(process.env.BENCH_CALDAV_BLOCKS ?? 3);
 const COMMITS_AT_ONCE = 8;
 const SETUP_AT_ONCE = 8;
 const TARGET_P95_MS = 5000;
@@ -127,7 +131,7 @@ async function benchOne(kind: CalDavServerKind, count: number): Promise<BenchSec
     const credentials = { username: server.username, password: server.password };
     const now = new Date();
     const hour = new Date(Math.ceil(now.getTime() / 3_600_000) * 3_600_000);
-    // Blocks at +2 h, +4 h, +6 h (from the next full hour), each two touching slots.
+    // Blocks at +2 h, +4 h, +6 h, … (from the next full hour), each two touching slots.
     const slots: FetchedSlot[] = Array.from({ length: BLOCKS * 2 }, (_, i) => {
       const startsAt = new Date(
         hour.getTime() + (Math.floor(i / 2) * 2 + 2) * 3_600_000 + (i % 2) * 1_800_000,
