@@ -11,11 +11,10 @@ import {
   type CaldavDestinations,
 } from '../destinations/caldav-destinations-service.js';
 import type { OpenCalendarAccount } from '../destinations/calendar-port.js';
-import { createEventObjectsCut, feedEventObjects } from '../destinations/feed-event-objects.js';
+import { createFeedObjectsCache, feedEventObjects } from '../destinations/feed-event-objects.js';
 import type { PushDeps } from '../destinations/push-destination.js';
 import { createRedisRateLimiter } from '../lib/redis-rate-limiter.js';
 import { createEventRevisions } from '../serving/event-revisions.js';
-import { createRenderCache } from '../serving/render-cache.js';
 import { createSignal, type Signal } from '../lib/signal.js';
 import { createRedisCallBudget } from '../sync/call-budget.js';
 import type { TickDeps } from '../sync/scheduler.js';
@@ -44,8 +43,8 @@ export interface Services {
   caldavDestinations: CaldavDestinations;
 }
 
-/** Bytes of rendered feeds a worker keeps for its pushes (the web role's cache is its own). */
-const PUSH_RENDER_CACHE_BYTES = 16 * 1024 * 1024;
+/** Bytes of feeds' event resources a worker keeps for its pushes (the web role's render cache is its own). */
+const PUSH_OBJECTS_CACHE_BYTES = 16 * 1024 * 1024;
 
 export function composeServices(
   config: DaemonConfig,
@@ -152,11 +151,10 @@ export function composeServices(
   const pushedFeeds = {
     proofs: stores.eventProofs,
     feeds: stores.feeds,
-    cuts: createEventObjectsCut(),
-    representation: {
+    kept: createFeedObjectsCache(PUSH_OBJECTS_CACHE_BYTES),
+    publication: {
       content: stores.feedContent,
       revisions: createEventRevisions(stores.eventRevisions),
-      cache: createRenderCache(PUSH_RENDER_CACHE_BYTES),
       settings: {
         feedDefaultDays: config.web.feedDefaultDays,
         feedMaxEvents: config.web.feedMaxEvents,

@@ -1,27 +1,85 @@
 // What a destination's feed shows now, as event resources: the feed resolved by id, or from what the push's opening
-// statement read of it (its row and its owner's state, as a token lookup resolves it), rendered by the feed
-// route's own representation (serving/: the same plan, revisions, cap and render cache), then cut into one
-// resource per event. A revoked feed shows nothing.
-// The cut (each event's proof and digest) is kept with the rendered feed it was cut from, so every destination of
-// one feed version shares it: a new version is a new render, and the cut made of the old one goes with it.
-import type { FeedServingDeps } from '../serving/feed-representation.js';
-import { feedRepresentation } from '../serving/feed-representation.js';
-import type { RenderedFeed } from '../serving/render-cache.js';
+// statement read of it (its row and its owner's state, as a token lookup resolves it), published as the feed route
+// publishes it (serving/feed-representation.ts: the same plan, revisions and cap), one resource per event. A
+// revoked feed shows nothing.
+//
+// A change of one event makes that event's resource alone (issue 43): a feed's resources are kept with the events
+// they were made from (each planned event and its revision: all its text depends on), and a new version of the feed
+// takes the kept resource of every event that did not change. Rendering and cutting the whole feed again for each
+// change cost ~28 µs an event, 4–8 ms a push for a feed of 150–300 events. An event's resource is its one-event
+// calendar, rendered by the feed's own renderer and cut as the whole feed is, so it is the very event the .ics
+// shows (test/destinations/feed-event-objects.test.ts holds the two to the byte).
+import { LRUCache } from 'lru-cache';
+import { renderCalendar, revisionOf } from '../feeds/render-feed.js';
+import {
+  madeOfPublication,
+  type FeedPublication,
+  type PublicationDeps,
+} from '../serving/feed-representation.js';
+import type { KeyedCache } from '../serving/render-cache.js';
 import type { ResolvedFeedJson } from '../store/feed-row-json.js';
 import type { FeedStore } from '../store/feeds.js';
 import { eventObjects, type EventObject } from './event-objects.js';
 import type { EventProofs } from './event-proofs.js';
 
-export interface FeedEventObjectsDeps {
-  feeds: Pick<FeedStore, 'resolve' | 'resolveFrom'>;
-  /** As the web role's feed serving has them; the render cache is the caller's own. */
-  representation: FeedServingDeps;
-  proofs: Pick<EventProofs, 'sign'>;
-  /** The events cut from each rendered feed still in the render cache (createEventObjectsCut). */
-  cuts: WeakMap<RenderedFeed, EventObject[]>;
+/** A feed's resources as made for one version of it (`key`, the feed route's cache key), each by what it shows. */
+interface KeptObjects {
+  key: string;
+  objects: EventObject[];
+  byEvent: Map<string, EventObject>;
 }
 
-export const createEventObjectsCut = (): FeedEventObjectsDeps['cuts'] => new WeakMap();
+/** The resources kept per feed: the latest version made of each, within a bound of bytes. */
+export type FeedObjectsCache = LRUCache<string, KeptObjects>;
+
+export function createFeedObjectsCache(maxBytes: number): FeedObjectsCache {
+  return new LRUCache<string, KeptObjects>({
+    maxSize: maxBytes,
+    maxEntrySize: maxBytes,
+    // Each resource's text, counted twice (in the list and by event), and a little for the entry itself.
+    sizeCalculation: (kept) =>
+      256 + kept.objects.reduce((bytes, object) => bytes + 2 * object.icalendar.length, 0),
+  });
+}
+
+export interface FeedEventObjectsDeps {
+  feeds: Pick<FeedStore, 'resolve' | 'resolveFrom'>;
+  /** As the web role's feed serving has them. */
+  publication: PublicationDeps;
+  proofs: Pick<EventProofs, 'sign'>;
+  kept: FeedObjectsCache;
+  /** Renders a publication's calendar: the feed's own renderer (a test counts the events it is given). */
+  render?: typeof renderCalendar;
+}
+
+type PlannedEvent = FeedPublication['planned']['events'][number];
+
+/** Everything an event's resource is made from, as one string: its planned fields and the revision it goes out with. */
+const eventKey = (publication: FeedPublication, event: PlannedEvent) =>
+  JSON.stringify([event, revisionOf(event, publication.revisions)]);
+
+/** The publication's resources: the kept one of each event that did not change, the others made now. */
+function objectsOf(
+  deps: FeedEventObjectsDeps,
+  feedId: string,
+  publication: FeedPublication,
+  previous: KeptObjects | undefined,
+): Omit<KeptObjects, 'key'> {
+  const render = deps.render ?? renderCalendar;
+  const byEvent = new Map<string, EventObject>();
+  const objects = publication.planned.events.map((event) => {
+    const key = eventKey(publication, event);
+    let object = previous?.byEvent.get(key) ?? byEvent.get(key);
+    if (object === undefined) {
+      const text = render(publication.head, { events: [event], total: 1 }, publication.revisions);
+      [object] = eventObjects(text, feedId, deps.proofs);
+      if (object === undefined) throw new Error(`event ${event.uid} rendered no VEVENT`);
+    }
+    byEvent.set(key, object);
+    return object;
+  });
+  return { objects, byEvent };
+}
 
 /**
  * Throws FeedNotFoundError for a feed deleted meanwhile (its destinations go with it). `read`: the feed as a
@@ -35,11 +93,16 @@ export async function feedEventObjects(
   const resolved =
     read === undefined ? await deps.feeds.resolve(feedId) : await deps.feeds.resolveFrom(feedId, read);
   if (resolved.feed.revokedAt !== null) return [];
-  const rendered = await feedRepresentation(deps.representation, resolved);
-  let objects = deps.cuts.get(rendered);
-  if (objects === undefined) {
-    objects = eventObjects(rendered.body.toString('utf8'), feedId, deps.proofs);
-    deps.cuts.set(rendered, objects);
-  }
-  return objects;
+  const previous = deps.kept.get(feedId);
+  // The feed's kept version while its key is still the feed's, else a new one made with what it can take over.
+  const cache: KeyedCache<Omit<KeptObjects, 'key'>> = {
+    get: (key) => (previous?.key === key ? previous : undefined),
+    set: (key, made) => {
+      deps.kept.set(feedId, { key, ...made });
+    },
+  };
+  const made = await madeOfPublication(deps.publication, resolved, cache, (publication) =>
+    objectsOf(deps, feedId, publication, previous),
+  );
+  return made.objects;
 }

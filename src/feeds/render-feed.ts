@@ -74,6 +74,10 @@ function describeCut(description: string, planned: PlannedFeed): string {
   return `${description} Showing the first ${planned.events.length} of ${planned.total} events${until}.`;
 }
 
+/** The revision an event goes out with: the one published before, else its history's. */
+export const revisionOf = (event: FeedEvent, revisions: ReadonlyMap<string, EventRevision>): EventRevision =>
+  revisions.get(event.uid) ?? event.history;
+
 export function renderCalendar(
   head: CalendarHead,
   planned: PlannedFeed,
@@ -88,7 +92,7 @@ export function renderCalendar(
     ttl: Math.max(1, Math.round(head.refreshIntervalSeconds)),
   });
   for (const event of planned.events) {
-    calendar.createEvent(eventData(event, revisions.get(event.uid) ?? event.history));
+    calendar.createEvent(eventData(event, revisionOf(event, revisions)));
   }
   return normalizeContentLines(
     calendar

@@ -1,0 +1,80 @@
+// A push's event resources (destinations/feed-event-objects.ts) are the feed's .ics as the feed route serves it, cut
+// into one resource per event, to the byte; and a change of one event makes that event's resource alone (issue 43:
+// every push rendered and cut the whole feed again, ~28 µs an event, 4–8 ms a push for a feed of 150–300 events).
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import { eventObjects } from '../../src/destinations/event-objects.js';
+import {
+  createFeedObjectsCache,
+  feedEventObjects,
+  type FeedEventObjectsDeps,
+} from '../../src/destinations/feed-event-objects.js';
+import { renderCalendar } from '../../src/feeds/render-feed.js';
+import { createEventRevisions } from '../../src/serving/event-revisions.js';
+import { patient } from '../support/patience.js';
+import { createWebHarness, type WebHarness } from '../support/web-harness.js';
+import { bookNextSlotAndSync } from './helpers/feed-destination.js';
+
+let h: WebHarness;
+
+beforeAll(async () => {
+  h = await createWebHarness('feed_event_objects');
+}, patient(30_000));
+afterAll(async () => {
+  await h?.close();
+});
+
+it("a push's event resources are the served feed's events to the byte, and a one-event change makes that event alone", async () => {
+  const connected = await h.connectViaWeb(h.sync.sim.users[0]!.email);
+  await h.syncNow(connected.connectionId);
+  const token = connected.token!;
+  const feedId = (await h.feeds.findByToken(token))!.id;
+  const { stores, config } = h.sync;
+  // The events each render was given, one entry a render.
+  const rendered: number[] = [];
+  const deps: FeedEventObjectsDeps = {
+    feeds: stores.feeds,
+    publication: {
+      content: stores.feedContent,
+      revisions: createEventRevisions(stores.eventRevisions),
+      settings: {
+        feedDefaultDays: config.web.feedDefaultDays,
+        feedMaxEvents: config.web.feedMaxEvents,
+        feedGzip: false,
+        refreshIntervalSeconds: config.sync.intervalSeconds,
+      },
+      now: h.sync.clock.now,
+    },
+    proofs: stores.eventProofs,
+    kept: createFeedObjectsCache(1024 * 1024),
+    render: (head, planned, revisions) => {
+      rendered.push(planned.events.length);
+      return renderCalendar(head, planned, revisions);
+    },
+  };
+  const asServed = async () => {
+    const response = await h.get(`/feeds/${token}.ics`);
+    expect(response.status).toBe(200);
+    return eventObjects(response.text, feedId, stores.eventProofs);
+  };
+
+  const first = await feedEventObjects(deps, feedId);
+  expect(first.length).toBeGreaterThan(2);
+  expect(first).toEqual(await asServed());
+  // Each event made once, on its own.
+  expect(rendered).toEqual(first.map(() => 1));
+
+  rendered.length = 0;
+  expect(await feedEventObjects(deps, feedId)).toEqual(first);
+  expect(rendered).toEqual([]);
+
+  // One slot booked upstream and synced: one block of the feed shrinks.
+  await bookNextSlotAndSync(h, connected.connectionId);
+  const second = await feedEventObjects(deps, feedId);
+  expect(second).toEqual(await asServed());
+  const before = new Set(first.map((object) => object.digest));
+  const changed = second.filter((object) => !before.has(object.digest));
+  expect(changed.length).toBeGreaterThan(0);
+  expect(changed.length).toBeLessThan(second.length);
+  // Only the changed events were rendered again; the others' resources were kept.
+  expect(rendered).toEqual(changed.map(() => 1));
+});
