@@ -12,6 +12,7 @@ import {
 } from '../destinations/caldav-destinations-service.js';
 import type { OpenCalendarAccount } from '../destinations/calendar-port.js';
 import { createFeedObjectsCache, feedEventObjects } from '../destinations/feed-event-objects.js';
+import { renderCalendar } from '../feeds/render-feed.js';
 import type { PushDeps } from '../destinations/push-destination.js';
 import { createRedisRateLimiter } from '../lib/redis-rate-limiter.js';
 import { createEventRevisions } from '../serving/event-revisions.js';
@@ -158,11 +159,11 @@ export function composeServices(
       settings: {
         feedDefaultDays: config.web.feedDefaultDays,
         feedMaxEvents: config.web.feedMaxEvents,
-        feedGzip: false,
         refreshIntervalSeconds: config.sync.intervalSeconds,
       },
       now: clock.now,
     },
+    render: renderCalendar,
   };
   // This process's pushes wait in a line at their host, ready to send, for the slot one of them lets go. Its places
   // count the pushes still reading their feed too: as many as the host's slots, so that a push is ready for each

@@ -50,7 +50,9 @@ export function eventObjects(
     }
     const uidLine = event.find((l) => nameOf(l) === 'UID');
     if (uidLine === undefined) throw new Error('a rendered feed has a VEVENT without a UID');
-    const uid = uidLine.slice(uidLine.indexOf(':') + 1);
+    // A copy of its own: a slice of the text would keep the whole rendered text alive with the resource, which a
+    // push keeps (feed-event-objects.ts).
+    const uid = Buffer.from(uidLine.slice(uidLine.indexOf(':') + 1), 'utf8').toString('utf8');
     const icalendar = normalizeContentLines(
       [
         'BEGIN:VCALENDAR',

@@ -3,14 +3,15 @@
 // publishes it (serving/feed-representation.ts: the same plan, revisions and cap), one resource per event. A
 // revoked feed shows nothing.
 //
-// A change of one event makes that event's resource alone (issue 43): a feed's resources are kept with the events
-// they were made from (each planned event and its revision: all its text depends on), and a new version of the feed
-// takes the kept resource of every event that did not change. Rendering and cutting the whole feed again for each
-// change cost ~28 µs an event, 4–8 ms a push for a feed of 150–300 events. An event's resource is its one-event
-// calendar, rendered by the feed's own renderer and cut as the whole feed is, so it is the very event the .ics
-// shows (test/destinations/feed-event-objects.test.ts holds the two to the byte).
+// A change of one event makes that event's resource alone (issue 43): a feed's resources are kept with what each
+// was rendered from (render-feed.ts's eventData: the planned event and its revision), and a new version of the feed
+// takes the kept resource of every event whose data did not change. Rendering and cutting the whole feed again for
+// each change cost ~28 µs an event, 4–8 ms a push for a feed of 150–300 events. The events that did change are
+// rendered together by the feed's own renderer and cut as the whole feed is: the cut is event by event, so each is
+// the very event the .ics shows (test/destinations/feed-event-objects.test.ts holds the two to the byte).
 import { LRUCache } from 'lru-cache';
-import { renderCalendar, revisionOf } from '../feeds/render-feed.js';
+import type { FeedEvent } from '../feeds/feed-model.js';
+import { eventData, revisionOf, type renderCalendar } from '../feeds/render-feed.js';
 import {
   madeOfPublication,
   type FeedPublication,
@@ -22,24 +23,44 @@ import type { FeedStore } from '../store/feeds.js';
 import { eventObjects, type EventObject } from './event-objects.js';
 import type { EventProofs } from './event-proofs.js';
 
-/** A feed's resources as made for one version of it (`key`, the feed route's cache key), each by what it shows. */
-interface KeptObjects {
+/** A feed's resources as made for one version of it (`key`, the feed route's cache key), each by its event's data. */
+export interface KeptObjects {
   key: string;
   objects: EventObject[];
   byEvent: Map<string, EventObject>;
 }
 
-/** The resources kept per feed: the latest version made of each, within a bound of bytes. */
-export type FeedObjectsCache = LRUCache<string, KeptObjects>;
+/** The resources kept per feed id: the latest version made of each. */
+export interface FeedObjectsCache {
+  get(feedId: string): KeptObjects | undefined;
+  set(feedId: string, kept: KeptObjects): void;
+  delete(feedId: string): void;
+}
 
+/** Bytes an event's resource holds: its text, its key, its uid and digest, and the objects around them. */
+const keptBytes = (kept: KeptObjects) => {
+  let bytes = 256;
+  for (const [key, object] of kept.byEvent)
+    bytes += key.length + object.icalendar.length + object.uid.length + object.digest.length + 150;
+  return bytes;
+};
+
+/** Within `maxBytes`, a feed at most a quarter of them, so that one huge feed never pushes out all the others. */
 export function createFeedObjectsCache(maxBytes: number): FeedObjectsCache {
-  return new LRUCache<string, KeptObjects>({
+  const cache = new LRUCache<string, KeptObjects>({
     maxSize: maxBytes,
-    maxEntrySize: maxBytes,
-    // Each resource's text, counted twice (in the list and by event), and a little for the entry itself.
-    sizeCalculation: (kept) =>
-      256 + kept.objects.reduce((bytes, object) => bytes + 2 * object.icalendar.length, 0),
+    maxEntrySize: Math.max(1, Math.floor(maxBytes / 4)),
+    sizeCalculation: keptBytes,
   });
+  return {
+    get: (feedId) => cache.get(feedId),
+    set: (feedId, kept) => {
+      cache.set(feedId, kept);
+    },
+    delete: (feedId) => {
+      cache.delete(feedId);
+    },
+  };
 }
 
 export interface FeedEventObjectsDeps {
@@ -48,34 +69,43 @@ export interface FeedEventObjectsDeps {
   publication: PublicationDeps;
   proofs: Pick<EventProofs, 'sign'>;
   kept: FeedObjectsCache;
-  /** Renders a publication's calendar: the feed's own renderer (a test counts the events it is given). */
-  render?: typeof renderCalendar;
+  /** The feed's own renderer (feeds/render-feed.ts). */
+  render: typeof renderCalendar;
 }
 
-type PlannedEvent = FeedPublication['planned']['events'][number];
+/** All an event's resource is made from, as one string. */
+const eventKey = (publication: FeedPublication, event: FeedEvent) =>
+  JSON.stringify(eventData(event, revisionOf(event, publication.revisions)));
 
-/** Everything an event's resource is made from, as one string: its planned fields and the revision it goes out with. */
-const eventKey = (publication: FeedPublication, event: PlannedEvent) =>
-  JSON.stringify([event, revisionOf(event, publication.revisions)]);
-
-/** The publication's resources: the kept one of each event that did not change, the others made now. */
-function objectsOf(
-  deps: FeedEventObjectsDeps,
+/**
+ * The publication's resources, in its order: the one `previous` kept of each event whose data did not change, the
+ * others rendered together and cut.
+ */
+export function resourcesOf(
+  deps: Pick<FeedEventObjectsDeps, 'proofs' | 'render'>,
   feedId: string,
   publication: FeedPublication,
-  previous: KeptObjects | undefined,
+  previous?: Pick<KeptObjects, 'byEvent'>,
 ): Omit<KeptObjects, 'key'> {
-  const render = deps.render ?? renderCalendar;
+  const { events } = publication.planned;
+  const keys = events.map((event) => eventKey(publication, event));
+  const missing = events.filter((_, i) => previous?.byEvent.get(keys[i]!) === undefined);
+  const made =
+    missing.length === 0
+      ? []
+      : eventObjects(
+          deps.render(publication.head, { events: missing, total: missing.length }, publication.revisions),
+          feedId,
+          deps.proofs,
+        );
+  if (made.length !== missing.length || made.some((object, i) => object.uid !== missing[i]!.uid)) {
+    throw new Error(`feed ${feedId}: ${missing.length} events rendered as ${made.length} resources`);
+  }
+  const madeByUid = new Map(made.map((object) => [object.uid, object]));
   const byEvent = new Map<string, EventObject>();
-  const objects = publication.planned.events.map((event) => {
-    const key = eventKey(publication, event);
-    let object = previous?.byEvent.get(key) ?? byEvent.get(key);
-    if (object === undefined) {
-      const text = render(publication.head, { events: [event], total: 1 }, publication.revisions);
-      [object] = eventObjects(text, feedId, deps.proofs);
-      if (object === undefined) throw new Error(`event ${event.uid} rendered no VEVENT`);
-    }
-    byEvent.set(key, object);
+  const objects = events.map((event, i) => {
+    const object = previous?.byEvent.get(keys[i]!) ?? madeByUid.get(event.uid)!;
+    byEvent.set(keys[i]!, object);
     return object;
   });
   return { objects, byEvent };
@@ -90,19 +120,25 @@ export async function feedEventObjects(
   feedId: string,
   read?: ResolvedFeedJson | null,
 ): Promise<EventObject[]> {
-  const resolved =
-    read === undefined ? await deps.feeds.resolve(feedId) : await deps.feeds.resolveFrom(feedId, read);
-  if (resolved.feed.revokedAt !== null) return [];
+  const resolved = await (
+    read === undefined ? deps.feeds.resolve(feedId) : deps.feeds.resolveFrom(feedId, read)
+  ).catch((error: unknown) => {
+    deps.kept.delete(feedId);
+    throw error;
+  });
+  if (resolved.feed.revokedAt !== null) {
+    deps.kept.delete(feedId);
+    return [];
+  }
   const previous = deps.kept.get(feedId);
-  // The feed's kept version while its key is still the feed's, else a new one made with what it can take over.
+  // The version kept while its key is still the feed's, else a new one made with what it can take over. Only the
+  // latest version is kept: a feed whose inputs go back to an earlier version's reads its content again.
   const cache: KeyedCache<Omit<KeptObjects, 'key'>> = {
     get: (key) => (previous?.key === key ? previous : undefined),
-    set: (key, made) => {
-      deps.kept.set(feedId, { key, ...made });
-    },
+    set: (key, made) => deps.kept.set(feedId, { key, ...made }),
   };
   const made = await madeOfPublication(deps.publication, resolved, cache, (publication) =>
-    objectsOf(deps, feedId, publication, previous),
+    resourcesOf(deps, feedId, publication, previous),
   );
   return made.objects;
 }

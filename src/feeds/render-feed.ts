@@ -47,7 +47,8 @@ const COLOR_PLACEHOLDER = 'X-SLOTFEED-COLOR';
 /** The library escapes URL values as TEXT (`\,` `\;`), which is wrong in a URI: percent-encode those instead. */
 const uriValue = (url: string) => url.replace(/;/g, '%3B').replace(/,/g, '%2C');
 
-function eventData(event: FeedEvent, revision: EventRevision): ICalEventData {
+/** All an event's VEVENT is rendered from: a CalDAV push keeps an event's resource while this stays the same. */
+export function eventData(event: FeedEvent, revision: EventRevision): ICalEventData {
   return {
     id: event.uid,
     sequence: revision.sequence,

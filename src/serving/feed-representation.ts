@@ -26,7 +26,7 @@ import {
 import { feedCacheKey, feedLastModified, teamFeedCacheKey, teamFeedLastModified } from './feed-validators.js';
 import { feedWindow } from './feed-window.js';
 import {
-  cachedOrRendered,
+  cachedOrMade,
   representationOf,
   type KeyedCache,
   type RenderCache,
@@ -34,17 +34,21 @@ import {
 } from './render-cache.js';
 import type { FeedContentStore } from '../store/feed-content.js';
 
-export interface FeedServingDeps {
+/** What a feed's publication is made from (a CalDAV push's too): the feed route's deps but its cache and gzip. */
+export interface PublicationDeps {
   content: FeedContentStore;
   revisions: EventRevisions;
-  cache: RenderCache;
   settings: {
     feedDefaultDays: number;
     feedMaxEvents: number;
-    feedGzip: boolean;
     refreshIntervalSeconds: number;
   };
   now: () => Date;
+}
+
+export interface FeedServingDeps extends PublicationDeps {
+  cache: RenderCache;
+  settings: PublicationDeps['settings'] & { feedGzip: boolean };
   /** Told whether a request was answered from the render cache. */
   onCacheLookup?: (result: 'hit' | 'miss') => void;
 }
@@ -59,9 +63,6 @@ export interface FeedPublication {
   revisions: ReadonlyMap<string, EventRevision>;
   lastModified: Date;
 }
-
-/** What a feed's publication is made from: the serving deps but the render cache, which is the caller's. */
-export type PublicationDeps = Omit<FeedServingDeps, 'cache' | 'onCacheLookup'>;
 
 /** Revisions looked up (and stored) for the planned events, with the head and validators they go out with. */
 async function published(
@@ -144,7 +145,7 @@ export const teamModeOf = (feed: Pick<FeedRecord, 'options'>) => ({
 
 /** A team feed's events: when everyone (or who) is free. */
 export function planTeamFeed(
-  deps: Pick<FeedServingDeps, 'settings'>,
+  deps: Pick<PublicationDeps, 'settings'>,
   feed: FeedRecord,
   content: TeamFeedContent,
   changedAt: Date,
@@ -202,14 +203,14 @@ export async function madeOfPublication<T>(
   if (resolved.kind === 'team') {
     const { feed, team } = resolved;
     const windowKey = feedWindow(now, TEAM_FEED_ZONE, feed.options.days ?? defaultDays).windowKey;
-    return cachedOrRendered(
+    return cachedOrMade(
       cache,
       teamFeedCacheKey(feed, team, windowKey, defaultDays),
       async () => {
         const content = await readTeamFeedContent(deps.content, feed, { now, defaultDays });
         return {
           key: teamFeedCacheKey(feed, content.team, content.windowKey, defaultDays),
-          rendered: make(await teamPublicationOf(deps, feed, content)),
+          made: make(await teamPublicationOf(deps, feed, content)),
         };
       },
       onCacheLookup,
@@ -218,7 +219,7 @@ export async function madeOfPublication<T>(
   const { feed, connection } = resolved;
   const days = feed.options.days ?? defaultDays;
   const windowKey = feedWindow(now, connection.timezone, days).windowKey;
-  return cachedOrRendered(
+  return cachedOrMade(
     cache,
     feedCacheKey(feed, connection, windowKey, defaultDays),
     async () => {
@@ -229,7 +230,7 @@ export async function madeOfPublication<T>(
       });
       return {
         key: feedCacheKey(feed, content.connection, content.windowKey, defaultDays),
-        rendered: make(await publicationOf(deps, feed, content)),
+        made: make(await publicationOf(deps, feed, content)),
       };
     },
     onCacheLookup,

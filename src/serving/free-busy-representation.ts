@@ -11,7 +11,7 @@ import { feedCacheKey, feedLastModified, teamFeedCacheKey, teamFeedLastModified 
 import { planTeamFeed, type FeedServingDeps } from './feed-representation.js';
 import { feedWindow } from './feed-window.js';
 import type { FeedRecord } from '../store/feeds.js';
-import { cachedOrRendered, representationOf, type RenderedFeed } from './render-cache.js';
+import { cachedOrMade, representationOf, type RenderedFeed } from './render-cache.js';
 
 const freeBusyUid = (feed: Pick<FeedRecord, 'id'>) =>
   `${createHash('sha256').update(`freebusy\u0000${feed.id}`).digest('hex').slice(0, 32)}@slotfeed`;
@@ -30,7 +30,7 @@ async function teamFreeBusy(
   const keyOf = (windowKey: string, state: typeof team) =>
     `ifb:${teamFeedCacheKey(feed, state, windowKey, defaultDays)}`;
   const windowKey = feedWindow(now, TEAM_FEED_ZONE, feed.options.days ?? defaultDays).windowKey;
-  return cachedOrRendered(
+  return cachedOrMade(
     deps.cache,
     keyOf(windowKey, team),
     async () => {
@@ -46,7 +46,7 @@ async function teamFreeBusy(
         free: planned.events,
         busy: [],
       });
-      return { key: keyOf(content.windowKey, content.team), rendered: freeBusyOf(text, lastModified) };
+      return { key: keyOf(content.windowKey, content.team), made: freeBusyOf(text, lastModified) };
     },
     deps.onCacheLookup,
   );
@@ -63,7 +63,7 @@ export async function freeBusyRepresentation(
   const keyOf = (windowKey: string, state: typeof connection) =>
     `ifb:${feedCacheKey(feed, state, windowKey, defaultDays)}`;
   const windowKey = feedWindow(now, connection.timezone, feed.options.days ?? defaultDays).windowKey;
-  return cachedOrRendered(
+  return cachedOrMade(
     deps.cache,
     keyOf(windowKey, connection),
     async () => {
@@ -87,7 +87,7 @@ export async function freeBusyRepresentation(
         free: planned.events.filter((e) => !e.busy),
         busy: planned.events.filter((e) => e.busy),
       });
-      return { key: keyOf(content.windowKey, content.connection), rendered: freeBusyOf(text, lastModified) };
+      return { key: keyOf(content.windowKey, content.connection), made: freeBusyOf(text, lastModified) };
     },
     deps.onCacheLookup,
   );

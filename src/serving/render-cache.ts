@@ -44,22 +44,22 @@ export function createRenderCache(maxBytes = DEFAULT_RENDER_CACHE_BYTES): Render
 }
 
 /**
- * The representation (or whatever else is made of a feed) cached under `key`, or else the one `produce` reads and
- * renders, cached under the key of what it actually read: a sync may have committed since `key` was computed from
+ * What is cached under `key` (a representation, or whatever else is made of a feed), or else what `make` reads and
+ * makes, cached under the key of what it actually read: a sync may have committed since `key` was computed from
  * the remembered state.
  */
-export async function cachedOrRendered<T = RenderedFeed>(
+export async function cachedOrMade<T>(
   cache: KeyedCache<T>,
   key: string,
-  produce: () => Promise<{ key: string; rendered: T }>,
+  make: () => Promise<{ key: string; made: T }>,
   onLookup?: (result: 'hit' | 'miss') => void,
 ): Promise<T> {
   const cached = cache.get(key);
-  onLookup?.(cached ? 'hit' : 'miss');
-  if (cached) return cached;
-  const fresh = await produce();
-  cache.set(fresh.key, fresh.rendered);
-  return fresh.rendered;
+  onLookup?.(cached === undefined ? 'miss' : 'hit');
+  if (cached !== undefined) return cached;
+  const fresh = await make();
+  cache.set(fresh.key, fresh.made);
+  return fresh.made;
 }
 
 /** Text as a representation: its bytes, gzip of them when asked, a strong tag of them, its validators. */
