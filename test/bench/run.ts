@@ -26,6 +26,8 @@
 //     sized by BENCH_CONNECTIONS; caldav-hosts by BENCH_CALDAV_HOSTS_DESTINATIONS (1000) and BENCH_CALDAV_HOSTS (20).
 //   caldav-connections (issue 43) runs only when named: CPU per CalDAV request over https with a new connection
 //     each and with kept connections (needs openssl), BENCH_CALDAV_CONNECTION_REQUESTS (500) a run.
+//   push-resources (issue 43) runs only when named: CPU of a push's event resources for a change of one event, the
+//     whole feed rendered and cut against the resources kept, for feeds of BENCH_PUSH_RESOURCES_SIZES events.
 //   request-limits (issue 43) runs only when named: CPU per request through the CalDAV and upstream doors, and the
 //     CPU idle afterwards while their time limits come due, BENCH_REQUEST_LIMITS_REQUESTS (2000) a round.
 //   unit-costs (issue 42): the unit costs of a sync, a CalDAV push, a webhook delivery and the web's answers, on the
@@ -72,6 +74,7 @@ import { loadAverage } from './process-stats.js';
 import { benchReports } from './reports.js';
 import { benchReportsYear } from './reports-year.js';
 import { benchReportDaysPass } from './report-days-pass.js';
+import { benchPushResources } from './push-resources.js';
 import { benchRequestLimits } from './request-limits.js';
 import type { ReportName } from '../../src/reports/report-query.js';
 import { benchRetentionStrategies } from './retention-strategies.js';
@@ -314,6 +317,14 @@ const benches: [string, () => Promise<BenchSection[]>][] = [
         connections: Number(process.env.BENCH_WORKER_RSS_CONNECTIONS ?? (quick ? 2000 : 100_000)),
         checkpoints: [1000, 10_000, 25_000, 50_000],
         budgetMinutes: Number(process.env.BENCH_WORKER_RSS_MINUTES ?? 240),
+      }),
+  ],
+  [
+    'push-resources',
+    () =>
+      benchPushResources({
+        sizes: listOf(process.env.BENCH_PUSH_RESOURCES_SIZES ?? '3,50,150,300'),
+        changes: quick ? 20 : 200,
       }),
   ],
   [
