@@ -11,7 +11,11 @@ import {
   type CaldavDestinations,
 } from '../destinations/caldav-destinations-service.js';
 import type { OpenCalendarAccount } from '../destinations/calendar-port.js';
-import { createFeedObjectsCache, feedEventObjects } from '../destinations/feed-event-objects.js';
+import {
+  createFeedObjectsCache,
+  feedEventObjects,
+  type FeedEventObjectsDeps,
+} from '../destinations/feed-event-objects.js';
 import { renderCalendar } from '../feeds/render-feed.js';
 import type { PushDeps } from '../destinations/push-destination.js';
 import { createRedisRateLimiter } from '../lib/redis-rate-limiter.js';
@@ -46,6 +50,30 @@ export interface Services {
 
 /** Bytes of feeds' event resources a worker keeps for its pushes (the web role's render cache is its own). */
 const PUSH_OBJECTS_CACHE_BYTES = 16 * 1024 * 1024;
+
+/** The feed as its .ics shows it, for pushes: the same settings, revisions and rendering as the web role's feed route. */
+export function pushedFeedDeps(
+  config: Pick<DaemonConfig, 'web' | 'sync'>,
+  stores: Pick<Stores, 'eventProofs' | 'feeds' | 'feedContent' | 'eventRevisions'>,
+  clock: Pick<Clock, 'now'>,
+): FeedEventObjectsDeps {
+  return {
+    proofs: stores.eventProofs,
+    feeds: stores.feeds,
+    kept: createFeedObjectsCache(PUSH_OBJECTS_CACHE_BYTES),
+    publication: {
+      content: stores.feedContent,
+      revisions: createEventRevisions(stores.eventRevisions),
+      settings: {
+        feedDefaultDays: config.web.feedDefaultDays,
+        feedMaxEvents: config.web.feedMaxEvents,
+        refreshIntervalSeconds: config.sync.intervalSeconds,
+      },
+      now: clock.now,
+    },
+    render: renderCalendar,
+  };
+}
 
 export function composeServices(
   config: DaemonConfig,
@@ -148,23 +176,7 @@ export function composeServices(
   // A worker's pushes and cleanups keep off a held host; a person's own action on a page is tried now.
   const openAccount = accountPacedBy(hostLimits.pace);
   const openAccountForPerson = accountPacedBy(hostLimits.paceOwnAction);
-  // The feed as its .ics shows it: the same settings, revisions and rendering as the web role's feed route.
-  const pushedFeeds = {
-    proofs: stores.eventProofs,
-    feeds: stores.feeds,
-    kept: createFeedObjectsCache(PUSH_OBJECTS_CACHE_BYTES),
-    publication: {
-      content: stores.feedContent,
-      revisions: createEventRevisions(stores.eventRevisions),
-      settings: {
-        feedDefaultDays: config.web.feedDefaultDays,
-        feedMaxEvents: config.web.feedMaxEvents,
-        refreshIntervalSeconds: config.sync.intervalSeconds,
-      },
-      now: clock.now,
-    },
-    render: renderCalendar,
-  };
+  const pushedFeeds = pushedFeedDeps(config, stores, clock);
   // This process's pushes wait in a line at their host, ready to send, for the slot one of them lets go. Its places
   // count the pushes still reading their feed too: as many as the host's slots, so that a push is ready for each
   // slot let go (caldav-push bench: 3.3–3.7 of 4 requests in service, against 1.7–3.1 with half as many).

@@ -3,13 +3,9 @@
 // every push rendered and cut the whole feed again, ~28 µs an event, 4–8 ms a push for a feed of 150–300 events).
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { eventObjects } from '../../src/destinations/event-objects.js';
-import {
-  createFeedObjectsCache,
-  feedEventObjects,
-  type FeedEventObjectsDeps,
-} from '../../src/destinations/feed-event-objects.js';
+import { feedEventObjects, type FeedEventObjectsDeps } from '../../src/destinations/feed-event-objects.js';
 import { renderCalendar } from '../../src/feeds/render-feed.js';
-import { createEventRevisions } from '../../src/serving/event-revisions.js';
+import { pushedFeedDeps } from '../../src/composition/services.js';
 import { patient } from '../support/patience.js';
 import { createWebHarness, type WebHarness } from '../support/web-harness.js';
 import { bookNextSlotAndSync } from './helpers/feed-destination.js';
@@ -28,23 +24,12 @@ it("a push's event resources are the served feed's events to the byte, and a one
   await h.syncNow(connected.connectionId);
   const token = connected.token!;
   const feedId = (await h.feeds.findByToken(token))!.id;
-  const { stores, config } = h.sync;
+  const { stores } = h.sync;
   // The events each render was given, one entry a render.
   const rendered: number[] = [];
+  // The worker's own deps, the renderer counted.
   const deps: FeedEventObjectsDeps = {
-    feeds: stores.feeds,
-    publication: {
-      content: stores.feedContent,
-      revisions: createEventRevisions(stores.eventRevisions),
-      settings: {
-        feedDefaultDays: config.web.feedDefaultDays,
-        feedMaxEvents: config.web.feedMaxEvents,
-        refreshIntervalSeconds: config.sync.intervalSeconds,
-      },
-      now: h.sync.clock.now,
-    },
-    proofs: stores.eventProofs,
-    kept: createFeedObjectsCache(1024 * 1024),
+    ...pushedFeedDeps(h.sync.config, stores, h.sync.clock),
     render: (head, planned, revisions) => {
       rendered.push(planned.events.length);
       return renderCalendar(head, planned, revisions);
