@@ -8,7 +8,8 @@
 // takes the kept resource of every event whose data did not change. Rendering and cutting the whole feed again for
 // each change cost ~28 µs an event, 4–8 ms a push for a feed of 150–300 events. The events that did change are
 // rendered together by the feed's own renderer and cut as the whole feed is: the cut is event by event, so each is
-// the very event the .ics shows (test/destinations/feed-event-objects.test.ts holds the two to the byte).
+// the very event the .ics shows (test/destinations/feed-event-objects.test.ts and feed-event-resources.test.ts hold
+// the two to the byte).
 import { LRUCache } from 'lru-cache';
 import type { FeedEvent } from '../feeds/feed-model.js';
 import { eventData, revisionOf, type renderCalendar } from '../feeds/render-feed.js';
@@ -104,7 +105,9 @@ export function resourcesOf(
 ): Omit<KeptObjects, 'key'> {
   const { events } = publication.planned;
   const keys = events.map((event) => eventKey(publication, event));
-  const missing = events.filter((_, i) => previous?.byEvent.get(keys[i]!) === undefined);
+  // Each event's kept resource, looked up once: the events without one are rendered below.
+  const taken = keys.map((key) => previous?.byEvent.get(key));
+  const missing = events.filter((_, i) => taken[i] === undefined);
   const made =
     missing.length === 0
       ? []
@@ -119,7 +122,7 @@ export function resourcesOf(
   const madeByUid = new Map(made.map((object) => [object.uid, object]));
   const byEvent = new Map<string, EventObject>();
   const objects = events.map((event, i) => {
-    const object = previous?.byEvent.get(keys[i]!) ?? madeByUid.get(event.uid)!;
+    const object = taken[i] ?? madeByUid.get(event.uid)!;
     byEvent.set(keys[i]!, object);
     return object;
   });
