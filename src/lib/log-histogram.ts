@@ -2,8 +2,9 @@
 // lowest), so a percentile read back from the counts is within RELATIVE_ERROR of the exact one. Kept as counts
 // rather than a library's sketch because reports subtract them: a running total stored per day, the days of a
 // range are the total at its end less the total before it (store/sync-health-days.ts), and no JS sketch library
-// offers subtraction. Bucket keys are computed in SQL (report-queries/sync-health-figures.ts) from the same
-// constants; the counts travel between Postgres and here as bytes (encodeHistograms), a few hundred a histogram.
+// offers subtraction. Values are counted into buckets here (bucketKey), from what a query returns of them
+// (report-queries/sync-health-figures.ts); stored counts travel between Postgres and here as bytes
+// (encodeHistograms), a few hundred a histogram.
 
 /** Largest relative error of a value read back from its bucket: 1 %. */
 export const RELATIVE_ERROR = 0.01;
@@ -31,7 +32,7 @@ export function histogramOf(pairs: Iterable<readonly [number, number]>): Histogr
   return { keys: sorted.map(([key]) => key), counts: sorted.map(([, count]) => count) };
 }
 
-/** The key of `value`'s bucket: 0 below SMALLEST, else 1 + ⌈log_RATIO(value / SMALLEST)⌉. As the SQL computes it. */
+/** The key of `value`'s bucket: 0 below SMALLEST (or not a number), else 1 + ⌈log_RATIO(value / SMALLEST)⌉. */
 export function bucketKey(value: number): number {
   if (!(value >= SMALLEST)) return 0;
   return 1 + Math.ceil(Math.log(value / SMALLEST) / Math.log(RATIO));

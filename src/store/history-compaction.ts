@@ -9,6 +9,7 @@
 // The packing itself is two SQL functions of the compact_history migration (the migration moved the history
 // already there with them): one definition for both. A batch packs a few connections, in its own transaction.
 import { Prisma, type PrismaClient } from '../generated/prisma/client.js';
+import { forgetDaysSoFar } from './sync-health-so-far.js';
 import { ADD_TO_SYNC_RUN_DAILY, INSERT_INTO_SYNC_RUN_DAILY } from './sync-run-daily.js';
 
 const DAY_MS = 86_400_000;
@@ -58,6 +59,14 @@ export async function compactHistoryBatch(
     const [moved] = await tx.$queryRaw<{ slots: number; runs: number }[]>`
       SELECT slotfeed_pack_slots(${cutoff}::timestamptz, ${ids}::uuid[]) AS slots,
              slotfeed_pack_sync_runs(${cutoff}::timestamptz, ${ids}::uuid[]) AS runs`;
+    // The runs packed leave sync_run, where a day so far (sync-health-so-far.ts) tells the runs its snapshot did
+    // not see: the connections whose packed days this transaction wrote are counted again.
+    if ((moved?.runs ?? 0) > 0)
+      await tx.$executeRaw(
+        forgetDaysSoFar(Prisma.sql`ARRAY(
+          SELECT h.connection_id FROM sync_run_history h
+          WHERE h.connection_id = ANY(${ids}::uuid[]) AND h.xmin = pg_current_xact_id()::xid)`),
+      );
     const overviews = await tx.$executeRaw`
       DELETE FROM overview WHERE connection_id = ANY(${ids}::uuid[]) AND valid_to < ${cutoff}`;
     return {
@@ -98,7 +107,7 @@ export async function rollUpPackedRunBatch(
         GROUP BY 1, 2, 3
         ${ADD_TO_SYNC_RUN_DAILY}
         RETURNING 1
-      )
+      ), forgotten AS (${forgetDaysSoFar(Prisma.sql`ARRAY(SELECT DISTINCT connection_id FROM gone)`)})
       SELECT (SELECT COUNT(*) FROM gone)::int AS days`;
     return result?.days ?? 0;
   });

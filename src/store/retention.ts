@@ -8,14 +8,17 @@
 // report over the retained range reads: a slot that closed before the range's start was not open at any
 // instant in it.
 // Between the packing and the pruning, each connection's days that are over are stored as the reports read them
-// (store/report-days.ts) and kept for good, like bookings. Storing a connection's days takes a key-share lock on
-// its row for one short transaction (its rows' key checks), skipping a connection whose row a sync's commit holds;
+// (store/report-days.ts) and kept for good, like bookings; last, what each connection's runs since came to is
+// counted as of a snapshot (store/sync-health-so-far.ts), so that a report up to now counts only the runs after
+// it. Storing a connection's days takes a key-share lock on its row for one short transaction (its rows' key
+// checks), skipping a connection whose row a sync's commit holds;
 // a sync that starts committing meanwhile waits for that transaction (milliseconds a day; about a second for a
 // year of history at once).
 // Deleting closed slots changes no feed (feeds show open slots), so the batches say so to the feed-version
 // triggers (slotfeed.moves_feed_version), which would otherwise move every pruned connection's feed version.
-import type { PrismaClient } from '../generated/prisma/client.js';
+import { Prisma, type PrismaClient } from '../generated/prisma/client.js';
 import { ADD_TO_SYNC_RUN_DAILY, INSERT_INTO_SYNC_RUN_DAILY } from './sync-run-daily.js';
+import { countDaysSoFar, forgetDaysSoFar } from './sync-health-so-far.js';
 import {
   compactHistoryBatch,
   compactionCutoff,
@@ -23,7 +26,12 @@ import {
   prunePackedSlotBatch,
   rollUpPackedRunBatch,
 } from './history-compaction.js';
-import { beginReportDayPass, storeReportDayBatch, type ReportDayFailure } from './report-days.js';
+import {
+  beginReportDayPass,
+  storeReportDayBatch,
+  type ReportDayFailure,
+  type ReportDayPass,
+} from './report-days.js';
 
 export interface RetentionSettings {
   /** Sync runs that started this many days ago or earlier are pruned; 0 keeps them all. */
@@ -53,6 +61,8 @@ export interface PruneResult {
   reportDaysStored: number;
   /** Connections whose report days could not be stored this run (each passed to onReportDayFailure). */
   reportDayFailures: number;
+  /** Connections whose sync-health day so far was counted (store/sync-health-so-far.ts). */
+  daysSoFarCounted: number;
   batches: number;
 }
 
@@ -78,7 +88,7 @@ async function pruneSyncRunBatch(prisma: PrismaClient, cutoff: Date, batchSize: 
         FROM gone GROUP BY 1, 2, 3
         ${ADD_TO_SYNC_RUN_DAILY}
         RETURNING 1
-      )
+      ), forgotten AS (${forgetDaysSoFar(Prisma.sql`ARRAY(SELECT DISTINCT connection_id FROM gone)`)})
       SELECT (SELECT COUNT(*) FROM gone)::int AS pruned`;
     return result?.pruned ?? 0;
   });
@@ -155,12 +165,12 @@ async function compactAll(
 /** Stores the report days that are over (store/report-days.ts), a few connections a batch. */
 async function storeAllReportDays(
   prisma: PrismaClient,
+  pass: ReportDayPass,
   settings: RetentionSettings,
   now: Date,
   options: PassOptions,
   result: PruneResult,
 ): Promise<void> {
-  const pass = await beginReportDayPass(prisma, now);
   let after: string | null = null;
   while (!options.signal?.aborted) {
     const batch = await storeReportDayBatch(
@@ -177,6 +187,30 @@ async function storeAllReportDays(
     // A batch whose connections were all up to date only read: neither counted nor paused after.
     if (batch.rows === 0) continue;
     result.reportDaysStored += batch.rows;
+    result.batches += 1;
+    await options.pause();
+  }
+}
+
+/**
+ * Counts every connection's sync-health day so far (store/sync-health-so-far.ts), a few connections a batch, after
+ * the days stored: the runs since them.
+ */
+async function countAllDaysSoFar(
+  prisma: PrismaClient,
+  pass: ReportDayPass,
+  settings: RetentionSettings,
+  options: PassOptions,
+  result: PruneResult,
+): Promise<void> {
+  let after: string | null = null;
+  while (!options.signal?.aborted) {
+    // A connection a row: a day so far that holds reads only the runs since the last count (about an hour's, 18 at
+    // the default bands), where other passes' connections carry a day's history each.
+    const batch = await countDaysSoFar(prisma, pass.zones.scope, after, settings.batchSize);
+    if (batch.lastConnectionId === null) return;
+    after = batch.lastConnectionId;
+    result.daysSoFarCounted += batch.counted;
     result.batches += 1;
     await options.pause();
   }
@@ -206,12 +240,14 @@ export async function pruneHistory(
     overviewVersions: 0,
     reportDaysStored: 0,
     reportDayFailures: 0,
+    daysSoFarCounted: 0,
     batches: 0,
   };
   const compactAfterDays = settings.compactAfterDays ?? 0;
   if (compactAfterDays > 0)
     await compactAll(prisma, compactAfterDays, settings, options.now, passOptions, result);
-  await storeAllReportDays(prisma, settings, options.now, passOptions, result);
+  const reportDays = await beginReportDayPass(prisma, options.now);
+  await storeAllReportDays(prisma, reportDays, settings, options.now, passOptions, result);
   const { batchSize } = settings;
   const passes: [keyof PruneResult, number, (cutoff: Date) => Promise<number>][] = [
     ['syncRuns', settings.syncRunDays, (c) => pruneSyncRunBatch(prisma, c, batchSize)],
@@ -227,6 +263,8 @@ export async function pruneHistory(
     result[kind] += done.rows;
     result.batches += done.batches;
   }
+  // Last, so that what packing and pruning moved is counted again before the next hour's reports.
+  await countAllDaysSoFar(prisma, reportDays, settings, passOptions, result);
   return result;
 }
 

@@ -142,37 +142,68 @@ export async function storeSyncHealthDays(
   const rows = days.map((figures) => {
     const totals = running.get(figures.connection_id) ?? emptyTotals();
     running.set(figures.connection_id, totals);
-    const day = totalsOfFigures(figures);
-    addTotals(totals, day);
-    if (day.lastErrorAt !== null) {
-      totals.lastError = day.lastError;
-      totals.lastErrorAt = day.lastErrorAt;
-    }
+    addDayTotals(totals, totalsOfFigures(figures));
     // Encoded now: the histograms go on adding up for the connection's later days.
-    return {
-      connectionId: figures.connection_id,
-      day: figures.day!,
-      ...totals,
-      histogramsHex: Buffer.from(encodeHistograms(totals.histograms)).toString('hex'),
-    };
+    return { connectionId: figures.connection_id, day: figures.day!, totals: encodedTotals(totals) };
   });
-  const column = <T>(pick: (row: (typeof rows)[number]) => T): T[] => rows.map(pick);
   await db.$executeRaw(Prisma.sql`
-    INSERT INTO sync_health_day (connection_id, day, succeeded, failed, superseded, interrupted, attempts, calls,
-                                 histograms, last_error, last_error_at)
-    SELECT connection_id, day, succeeded, failed, superseded, interrupted, attempts, calls, decode(histograms, 'hex'),
-           last_error, last_error_at
-    FROM unnest(${column((r) => r.connectionId)}::uuid[], ${column((r) => r.day)}::date[],
-                ${column((r) => r.succeeded)}::int[], ${column((r) => r.failed)}::int[],
-                ${column((r) => r.superseded)}::int[], ${column((r) => r.interrupted)}::int[],
-                ${column((r) => r.attempts)}::int[], ${column((r) => r.calls)}::float8[],
-                ${column((r) => r.histogramsHex)}::text[],
-                ${column((r) => r.lastError)}::text[], ${column((r) => r.lastErrorAt?.toISOString() ?? null)}::timestamptz[])
-      AS t(connection_id, day, succeeded, failed, superseded, interrupted, attempts, calls, histograms, last_error,
-           last_error_at)
-    ON CONFLICT (connection_id, day) DO UPDATE SET succeeded = EXCLUDED.succeeded, failed = EXCLUDED.failed,
-      superseded = EXCLUDED.superseded, interrupted = EXCLUDED.interrupted, attempts = EXCLUDED.attempts,
-      calls = EXCLUDED.calls, histograms = EXCLUDED.histograms, last_error = EXCLUDED.last_error,
-      last_error_at = EXCLUDED.last_error_at`);
+    INSERT INTO sync_health_day (connection_id, day, ${TOTALS_COLUMN_LIST})
+    SELECT connection_id, day, ${TOTALS_VALUES}
+    FROM unnest(${rows.map((r) => r.connectionId)}::uuid[], ${rows.map((r) => r.day)}::date[],
+                ${totalsArrays(rows.map((r) => r.totals))})
+      AS t(connection_id, day, ${TOTALS_COLUMN_LIST})
+    ON CONFLICT (connection_id, day) DO UPDATE SET ${TOTALS_UPDATES}`);
   return rows.length;
+}
+
+/** `totals` plus what a later stretch of runs (`later`) came to, in place: its last error, if any, is the latest. */
+export function addDayTotals(totals: SyncHealthTotals, later: SyncHealthTotals): SyncHealthTotals {
+  addTotals(totals, later);
+  if (later.lastErrorAt !== null) {
+    totals.lastError = later.lastError;
+    totals.lastErrorAt = later.lastErrorAt;
+  }
+  return totals;
+}
+
+/** Totals as a statement writes them: their histograms encoded (encodeHistograms) as hex. */
+export interface EncodedTotals extends SyncHealthCounts {
+  histogramsHex: string;
+  lastError: string | null;
+  lastErrorAt: Date | null;
+}
+
+export const encodedTotals = (totals: SyncHealthTotals): EncodedTotals => ({
+  ...countsOf(totals),
+  histogramsHex: Buffer.from(encodeHistograms(totals.histograms)).toString('hex'),
+  lastError: totals.lastError,
+  lastErrorAt: totals.lastErrorAt,
+});
+
+/** TOTALS_COLUMN_NAMES as a column list, for a statement writing a stored row. */
+export const TOTALS_COLUMN_LIST = Prisma.raw(TOTALS_COLUMN_NAMES.join(', '));
+/** The values of unnest's columns (totalsArrays, named by TOTALS_COLUMN_LIST) as the stored row holds them. */
+export const TOTALS_VALUES = Prisma.raw(
+  TOTALS_COLUMN_NAMES.map((column) => (column === 'histograms' ? `decode(histograms, 'hex')` : column)).join(
+    ', ',
+  ),
+);
+/** ON CONFLICT's update of every totals column. */
+export const TOTALS_UPDATES = Prisma.raw(
+  TOTALS_COLUMN_NAMES.map((column) => `${column} = EXCLUDED.${column}`).join(', '),
+);
+
+/** Rows of totals as unnest's arguments, one array a column in TOTALS_COLUMN_NAMES' order. */
+export function totalsArrays(rows: readonly EncodedTotals[]): Prisma.Sql {
+  const counts = SYNC_HEALTH_COUNTS.map((count) =>
+    count === 'calls'
+      ? Prisma.sql`${rows.map((r) => r.calls)}::float8[]`
+      : Prisma.sql`${rows.map((r) => r[count])}::int[]`,
+  );
+  return Prisma.join([
+    ...counts,
+    Prisma.sql`${rows.map((r) => r.histogramsHex)}::text[]`,
+    Prisma.sql`${rows.map((r) => r.lastError)}::text[]`,
+    Prisma.sql`${rows.map((r) => r.lastErrorAt?.toISOString() ?? null)}::timestamptz[]`,
+  ]);
 }

@@ -43,7 +43,7 @@ export function startRetention(deps: {
           if (Object.entries(pruned).some(([kind, n]) => kind !== 'batches' && n > 0)) {
             deps.logger.info(
               { ...pruned, ms: Math.round(performance.now() - started) },
-              'packed the days that are over and stored their report figures; pruned sync runs and closed slots past their retention',
+              'packed the days that are over and stored their report figures; pruned sync runs and closed slots past their retention; counted each connection’s sync-health day so far',
             );
           }
         },

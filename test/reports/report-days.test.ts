@@ -67,7 +67,23 @@ async function openedByDay(connection: string, tz?: string): Promise<Map<string,
 }
 
 /** The test's client, telling `seen` the values each raw statement is sent with (its connections, say). */
-function watchingStatements(seen: (values: unknown[]) => void, client: object = db.prisma): PrismaClient {
+/**
+ * Whether a run's statement is the report days' (true) or the sync-health day so far's that follows them, last in a
+ * run (sync-health-so-far.ts, which visits every connection each run by design and has its own test). A run's watcher
+ * calls it on each statement in order; `begin` starts a run.
+ */
+function reportDayStatements() {
+  let countingSoFar = false;
+  return {
+    begin: () => (countingSoFar = false),
+    isReportDays: (sql: string) => !(countingSoFar ||= sql.includes('pg_current_snapshot')),
+  };
+}
+
+function watchingStatements(
+  seen: (values: unknown[], sql: string) => void,
+  client: object = db.prisma,
+): PrismaClient {
   return new Proxy(client, {
     get(target, property, receiver) {
       const value: unknown = Reflect.get(target, property, receiver);
@@ -83,8 +99,8 @@ function watchingStatements(seen: (values: unknown[]) => void, client: object = 
               )
             : (value as (w: unknown, o?: unknown) => unknown).call(target, work, options);
       if (property !== '$queryRaw' && property !== '$executeRaw') return value.bind(target);
-      return (query: { values?: unknown[] }) => {
-        seen(query.values ?? []);
+      return (query: { values?: unknown[]; sql?: string }) => {
+        seen(query.values ?? [], query.sql ?? '');
         return (value as (q: unknown) => unknown).call(target, query);
       };
     },
@@ -208,7 +224,9 @@ describe('report days stored once they are over', () => {
     /** The connections a run's statements named, by the values they were sent with. */
     const connectionsTouched = async (now: Date) => {
       const named = new Set<string>();
-      const watched = watchingStatements((values) => {
+      const statements = reportDayStatements();
+      const watched = watchingStatements((values, sql) => {
+        if (!statements.isReportDays(sql)) return;
         for (const value of values.flat())
           if (typeof value === 'string' && ids.connections.includes(value)) named.add(value);
       });
@@ -242,7 +260,9 @@ describe('report days stored once they are over', () => {
     const batched: RetentionSettings = { ...STORE_ONLY, batchSize: 1000 };
     await pass(db, batched, new Date(HISTORY_NOW.getTime() - 10 * DAY_MS));
     let naming = { all: 0, one: 0 };
-    const watched = watchingStatements((values) => {
+    const statements = reportDayStatements();
+    const watched = watchingStatements((values, sql) => {
+      if (!statements.isReportDays(sql)) return;
       const named = new Set(values.flat().filter((value) => ids.connections.includes(value as string)));
       if (named.size === 4 && values.some((value) => Array.isArray(value))) naming.all++;
       else if (named.size === 1) naming.one++;
@@ -252,6 +272,7 @@ describe('report days stored once they are over', () => {
     // totals stored, the other days stored); one names a single connection, the search for more after the last.
     for (let daysBack = 9; daysBack >= 0; daysBack--) {
       naming = { all: 0, one: 0 };
+      statements.begin();
       const result = await pruneHistory(watched, batched, {
         now: new Date(HISTORY_NOW.getTime() - daysBack * DAY_MS),
         pause: async () => undefined,

@@ -57,7 +57,10 @@ async function expectVaultFailure(connectionId: string, run: () => Promise<unkno
     where: { connectionId },
     orderBy: { startedAt: 'desc' },
   });
-  const stored = JSON.stringify(lastRun);
+  // Every column, its writer's transaction id (a bigint) as text.
+  const stored = JSON.stringify(lastRun, (_key, value: unknown) =>
+    typeof value === 'bigint' ? value.toString() : value,
+  );
   for (const secret of issued) expect(stored.includes(secret)).toBe(false);
 }
 

@@ -232,19 +232,23 @@ describe('pruning a generated history', () => {
       pause: async () => undefined,
     });
     expect(again).toMatchObject({ syncRuns: 0, closedSlots: 0, syncRunDays: 0, closedSlotDays: 0 });
-    // Its only batch, if any: the report days of the connection whose row the sync's commit held during the run
-    // above (skipped then, store/report-days.ts), stored now.
-    expect(again.batches).toBe(again.reportDaysStored > 0 ? 1 : 0);
+    // Its only batches: the report days of the connection whose row the sync's commit held during the run above
+    // (skipped then, store/report-days.ts), stored now, if any; and the sync-health day so far of every connection
+    // with days stored, counted at the end of every run (store/sync-health-so-far.ts), fifty a batch.
+    expect(again.batches).toBe(
+      (again.reportDaysStored > 0 ? 1 : 0) + Math.ceil(again.daysSoFarCounted / SETTINGS.batchSize),
+    );
     const runs = await prisma().syncRun.count();
     const kept = await pruneHistory(
       prisma(),
       { syncRunDays: 0, closedSlotDays: 0, batchSize: 10 },
       { now: new Date(clock().now().getTime() + 10_000 * DAY_MS) },
     );
-    // Deletes nothing; the days over by then are stored for the reports, the pass's only batches.
+    // Deletes nothing; the days over by then are stored for the reports, and the days so far counted after them:
+    // the pass's only batches (a connection each, catching up; then ten connections a batch).
     expect(kept).toMatchObject({ syncRuns: 0, closedSlots: 0, syncRunDays: 0, closedSlotDays: 0 });
     expect(kept.reportDaysStored).toBeGreaterThan(0);
-    expect(kept.batches).toBe(await prisma().connection.count());
+    expect(kept.batches).toBe((await prisma().connection.count()) + Math.ceil(kept.daysSoFarCounted / 10));
     expect(await prisma().syncRun.count()).toBe(runs);
   });
 });

@@ -29,6 +29,8 @@ export interface HistoryBounds {
    * connection (sync-health's days after the stored ones), a single startsFrom is the earliest of them all.
    */
   packedRunsFrom?: Prisma.Sql | undefined;
+  /** Runs: only the live ones (sync-health's runs a snapshot did not see: every packed run was seen). */
+  liveOnly?: boolean | undefined;
 }
 
 // An enum's values, looked up once per query (an uncorrelated subquery is an InitPlan): enum_range read per
@@ -121,20 +123,22 @@ function packedRunsFrom(
 
 /**
  * Every finished or recorded sync run, live or packed: (connection_id, outcome, started_at, error_code,
- * error_message, upstream_calls, seconds), seconds being finished_at − started_at: as float8 (date_part), the same
+ * error_message, upstream_calls, seconds, recorded_xid: the live run's writer, null when packed), seconds being finished_at − started_at: as float8 (date_part), the same
  * value EXTRACT's numeric gave once cast, in two thirds of the time (2.16 million live runs: 0.5-0.6 s, 0.9-1.0 s);
  * a packed run's milliseconds divided as float8 too, the same value as through numeric (4.3 million: 0.3 s, 1.2 s).
  */
 export function syncRunRecords(bounds: HistoryBounds): Prisma.Sql {
   const from = packedRunsFrom(bounds, Prisma.sql`h.started_ms`);
-  return Prisma.sql`(
+  const live = Prisma.sql`
     SELECT r.connection_id, r.outcome, r.started_at, r.error_code, r.error_message, r.upstream_calls,
-           date_part('epoch', r.finished_at - r.started_at) AS seconds
-    FROM sync_run r WHERE TRUE ${liveConnection(bounds, 'r')}
+           date_part('epoch', r.finished_at - r.started_at) AS seconds, r.recorded_xid
+    FROM sync_run r WHERE TRUE ${liveConnection(bounds, 'r')}`;
+  if (bounds.liveOnly) return Prisma.sql`(${live})`;
+  return Prisma.sql`(${live}
     UNION ALL
     SELECT h.connection_id, (${outcomes})[u.outcome],
            (h.day::timestamp AT TIME ZONE 'UTC') + u.started_ms * interval '1 millisecond',
-           u.error_code, u.error_message, u.upstream_calls, u.duration_ms / 1000::float8
+           u.error_code, u.error_message, u.upstream_calls, u.duration_ms / 1000::float8, NULL::bigint
     FROM sync_run_history h
     ${from.join}
     CROSS JOIN LATERAL unnest(h.outcome${from.slice}, h.started_ms${from.slice}, h.error_code${from.slice},
@@ -146,20 +150,23 @@ export function syncRunRecords(bounds: HistoryBounds): Prisma.Sql {
 
 /**
  * The slot changes successful runs stored, with their staleness bounds, live or packed: (connection_id,
- * started_at, band, bound_seconds, changes), one row per band and bound of a run.
+ * started_at, band, bound_seconds, changes, recorded_xid as syncRunRecords has it), one row per band and bound of a
+ * run.
  */
 export function changeStalenessRecords(bounds: HistoryBounds): Prisma.Sql {
   // The count reads the day's start times decompressed once (f below), not the stored array again.
   const from = packedRunsFrom(bounds, Prisma.sql`f.started_ms`);
-  return Prisma.sql`(
-    SELECT r.connection_id, r.started_at, s.band, s."boundSeconds" AS bound_seconds, s.changes
+  const live = Prisma.sql`
+    SELECT r.connection_id, r.started_at, s.band, s."boundSeconds" AS bound_seconds, s.changes, r.recorded_xid
     FROM sync_run r
     CROSS JOIN LATERAL jsonb_to_recordset(r.change_staleness) AS s(band text, "boundSeconds" float8, changes int)
-    WHERE r.outcome = 'succeeded' ${liveConnection(bounds, 'r')}
+    WHERE r.outcome = 'succeeded' ${liveConnection(bounds, 'r')}`;
+  if (bounds.liveOnly) return Prisma.sql`(${live})`;
+  return Prisma.sql`(${live}
     UNION ALL
     SELECT h.connection_id,
            (h.day::timestamp AT TIME ZONE 'UTC') + f.started_ms[u.run] * interval '1 millisecond',
-           h.stale_band_names[u.band], u.bound_seconds, u.changes
+           h.stale_band_names[u.band], u.bound_seconds, u.changes, NULL::bigint
     FROM sync_run_history h
     -- The day's start times decompressed once (a copy, kept by OFFSET 0 from being inlined): subscripting the
     -- stored array read and decompressed it from TOAST again for every element, a dozen buffer hits each.

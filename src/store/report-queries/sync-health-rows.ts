@@ -10,7 +10,9 @@
 //   staleness and the last error are per run and cover the retained runs only.
 // - In each connection's own zone, its stored days (store/sync-health-days.ts) are read from running totals:
 //   the same figures, counted while the runs were kept (so durations, staleness and the last error of runs
-//   pruned since are still in them, each run on its local day), the percentiles from histograms.
+//   pruned since are still in them, each run on its local day), the percentiles from histograms. The days after
+//   them are read, where the range holds all of them, from the connection's day so far (store/sync-health-so-far.ts:
+//   what their runs came to as of the retention run's last snapshot) and the runs that snapshot did not see.
 // - Duration = finished_at − started_at in seconds; median and p95 are percentile_cont (interpolated), over
 //   all runs of the selection. Upstream calls per run is their mean.
 // - Last error: the latest failed run in the selection (its error code and message).
@@ -27,19 +29,23 @@ import { changeStalenessRecords, syncRunRecords } from './history-records.js';
 import {
   DURATION_HISTOGRAM,
   lastStoredDay,
+  rangeHoldsDaySoFar,
   rolledUpDays,
+  soFarHolds,
   syncHealthBounds,
   syncHealthFigures,
-  type SyncHealthFigures,
 } from './sync-health-figures.js';
 import { percentileOf, percentilesOf } from '../../lib/log-histogram.js';
 import {
+  addDayTotals,
   addTotals,
   TOTALS_COLUMN_NAMES,
   TOTALS_COLUMNS,
   totalsBetween,
+  totalsOf,
   totalsOfFigures,
   type StoredTotalsRow,
+  type SyncHealthTotals,
 } from '../sync-health-days.js';
 import { readsStoredDays, STORED_ZONE } from './stored-days.js';
 import type { ReportScope } from './report-scope.js';
@@ -137,6 +143,8 @@ interface ListedConnection {
   /** The running total through the range's last stored day, and through the day before its first. */
   through_end: StoredTotalsRow | null;
   before_start: StoredTotalsRow | null;
+  /** Its day so far (sync-health-so-far.ts), where one holds for the report and its range holds all of it. */
+  so_far: StoredTotalsRow | null;
 }
 
 /** Each stored column and the name a listing reads it under, for the totals it reads as `alias`. */
@@ -144,6 +152,7 @@ const listedColumns = (alias: string) =>
   TOTALS_COLUMN_NAMES.map((column) => [column, `${alias}_${column}`] as const);
 const THROUGH_END = listedColumns('e');
 const BEFORE_START = listedColumns('b');
+const SO_FAR = listedColumns('h');
 
 /** The stored row a listing read under `columns`' names, or null where it found none. */
 function totalsRowAt(
@@ -179,9 +188,12 @@ async function listedConnections(db: ReportDb, query: ReportScope): Promise<List
     Prisma.raw(columns.map(([column, listedAs]) => `${alias}.${column} AS "${listedAs}"`).join(', '));
   const rows = await db.$queryRaw<Record<string, unknown>[]>(Prisma.sql`
     SELECT c.id::text AS connection_id, ${connectionName} AS connection, c.status::text AS status,
-           s.sync_health_through IS NOT NULL AS stored, ${selected('e', THROUGH_END)}, ${selected('b', BEFORE_START)}
+           s.sync_health_through IS NOT NULL AS stored, ${selected('e', THROUGH_END)}, ${selected('b', BEFORE_START)},
+           ${selected('h', SO_FAR)}
     FROM connection c LEFT JOIN report_days_stored s ON s.connection_id = c.id AND s.zone = ${STORED_ZONE}
     ${totalsThrough(endDay, 'e')} ${totalsThrough(startDay, 'b')}
+    LEFT JOIN sync_health_so_far h
+      ON h.connection_id = c.id AND ${soFarHolds(query)} AND ${rangeHoldsDaySoFar(query)}
     WHERE TRUE ${connectionFilter(query, Prisma.sql`c.id`)}
     ORDER BY connection, c.id`);
   return rows.map((row) => ({
@@ -191,14 +203,17 @@ async function listedConnections(db: ReportDb, query: ReportScope): Promise<List
     stored: row.stored as boolean,
     through_end: totalsRowAt(row, THROUGH_END),
     before_start: totalsRowAt(row, BEFORE_START),
+    so_far: totalsRowAt(row, SO_FAR),
   }));
 }
 
-/** A stored connection's row: its range's totals (stored days and the days after) as the report prints them. */
-function rowFromTotals(listed: ListedConnection, rest: SyncHealthFigures | undefined): SyncHealthRow {
+/**
+ * A stored connection's row: its range's totals (stored days, and `after`: the days after them) as the report
+ * prints them.
+ */
+function rowFromTotals(listed: ListedConnection, after: SyncHealthTotals | undefined): SyncHealthRow {
   const { through_end: end, before_start: before } = listed;
   const totals = totalsBetween(end, before);
-  const after = rest === undefined ? undefined : totalsOfFigures(rest);
   if (after) addTotals(totals, after);
   // The latest failure in range: the days after the stored ones', else the stored total's unless it was
   // already the total's before the range began.
@@ -236,7 +251,7 @@ function rowFromTotals(listed: ListedConnection, rest: SyncHealthFigures | undef
 
 /**
  * sync-health's rows. In each connection's own zone, a connection with days stored is read from its running
- * totals (two rows) and the runs of the days after them; its median, p95 and staleness p95 come from histograms
+ * totals (two rows) and the days after them (its day so far and the runs since, where it has one; else their runs); its median, p95 and staleness p95 come from histograms
  * (within lib/log-histogram.ts's RELATIVE_ERROR of the exact ones), the rest exactly. The others, and every
  * connection under --tz, are computed from their runs.
  */
@@ -250,14 +265,43 @@ export async function syncHealthRows(db: ReportDb, query: ReportScope): Promise<
     unstoredIds.length === 0
       ? []
       : await computedSyncHealthRows(db, { ...query, connectionBatch: unstoredIds });
-  const rest = await syncHealthFigures(
+  const after = await daysAfterStored(
     db,
-    { ...query, connectionBatch: storedIds },
-    { byDay: false, afterStored: true },
+    query,
+    listed.filter((row) => row.stored),
   );
   const exactById = new Map(exact.map((row) => [row.connection_id, row]));
-  const restById = new Map(rest.map((row) => [row.connection_id, row]));
   return listed.map((row) =>
-    row.stored ? rowFromTotals(row, restById.get(row.connection_id)) : exactById.get(row.connection_id)!,
+    row.stored ? rowFromTotals(row, after.get(row.connection_id)) : exactById.get(row.connection_id)!,
   );
+}
+
+/**
+ * What the days after the stored ones came to, by connection: its day so far and the runs that did not see, where
+ * one holds, else every run of those days.
+ */
+async function daysAfterStored(
+  db: ReportDb,
+  query: ReportScope,
+  stored: readonly ListedConnection[],
+): Promise<Map<string, SyncHealthTotals>> {
+  const withSoFar = stored.filter((row) => row.so_far !== null).map((row) => row.connection_id);
+  const without = stored.filter((row) => row.so_far === null).map((row) => row.connection_id);
+  const since = (ids: string[], unseen: boolean) =>
+    ids.length === 0
+      ? []
+      : syncHealthFigures(
+          db,
+          { ...query, connectionBatch: ids },
+          { byDay: false, afterStored: true, unseen },
+        );
+  const figures = [...(await since(withSoFar, true)), ...(await since(without, false))];
+  const after = new Map(figures.map((row) => [row.connection_id, totalsOfFigures(row)]));
+  for (const row of stored) {
+    if (row.so_far === null) continue;
+    const soFar = totalsOf(row.so_far);
+    const unseen = after.get(row.connection_id);
+    after.set(row.connection_id, unseen ? addDayTotals(soFar, unseen) : soFar);
+  }
+  return after;
 }

@@ -91,6 +91,9 @@ function expectedDefault(table: string, field: DmmfField, type: string): string 
         return `nextval('${table}_${columnName(field)}_seq'::regclass)`;
       case 'now':
         return 'CURRENT_TIMESTAMP';
+      case 'dbgenerated':
+        // Written in the schema as Postgres prints it back.
+        return String((value as { args?: unknown[] }).args?.[0]);
       case 'uuid':
       case 'cuid':
       case 'nanoid':
