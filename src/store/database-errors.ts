@@ -61,6 +61,20 @@ export class PostgresUnreachableError extends Error {
 const unavailableBySqlState = (sqlState: string): UnavailableReason | undefined =>
   BY_SQLSTATE[sqlState] ?? (sqlState.startsWith('08') ? 'unreachable' : undefined);
 
+/**
+ * Whether a transaction failed only because another committed first (SQLSTATE 40001, or a deadlock, 40P01; Prisma's
+ * P2034): done again, it can succeed.
+ */
+export function isSerializationFailure(thrown: unknown): boolean {
+  const retryable = (code: unknown) => code === '40001' || code === '40P01';
+  if (thrown instanceof pg.DatabaseError) return retryable(thrown.code);
+  if (thrown instanceof Prisma.PrismaClientKnownRequestError) {
+    const cause = adapterCauseOf(thrown);
+    return thrown.code === 'P2034' || retryable(cause?.originalCode) || retryable(cause?.code);
+  }
+  return false;
+}
+
 /** Why Postgres could not answer, or undefined when the error is of another kind. */
 export function databaseUnavailableReason(thrown: unknown): UnavailableReason | undefined {
   // A statement read from the pool past Prisma (pooled-rows.ts) fails with node-postgres's own error.

@@ -19,6 +19,7 @@
 import { Prisma, type PrismaClient } from '../generated/prisma/client.js';
 import { ADD_TO_SYNC_RUN_DAILY, INSERT_INTO_SYNC_RUN_DAILY } from './sync-run-daily.js';
 import { countDaysSoFar, forgetDaysSoFar } from './sync-health-so-far.js';
+import { isSerializationFailure } from './database-errors.js';
 import {
   compactHistoryBatch,
   compactionCutoff,
@@ -193,6 +194,21 @@ async function storeAllReportDays(
 }
 
 /**
+ * `count` done again when it fails to serialize, up to three times: a connection counted for the first time gets a
+ * new row, whose key check on the connection fails when a sync of it commits during the batch (a REPEATABLE READ
+ * transaction; store/sync-health-so-far.ts).
+ */
+async function countedWithRetries<T>(count: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await count();
+    } catch (error: unknown) {
+      if (attempt >= 3 || !isSerializationFailure(error)) throw error;
+    }
+  }
+}
+
+/**
  * Counts every connection's sync-health day so far (store/sync-health-so-far.ts), a few connections a batch, after
  * the days stored: the runs since them.
  */
@@ -207,7 +223,9 @@ async function countAllDaysSoFar(
   while (!options.signal?.aborted) {
     // A connection a row: a day so far that holds reads only the runs since the last count (about an hour's, 18 at
     // the default bands), where other passes' connections carry a day's history each.
-    const batch = await countDaysSoFar(prisma, pass.zones.scope, after, settings.batchSize);
+    const batch = await countedWithRetries(() =>
+      countDaysSoFar(prisma, pass.zones.scope, after, settings.batchSize),
+    );
     if (batch.lastConnectionId === null) return;
     after = batch.lastConnectionId;
     result.daysSoFarCounted += batch.counted;

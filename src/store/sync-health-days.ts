@@ -156,10 +156,16 @@ export async function storeSyncHealthDays(
   return rows.length;
 }
 
-/** `totals` plus what a later stretch of runs (`later`) came to, in place: its last error, if any, is the latest. */
+/**
+ * `totals` plus what more runs (`later`) came to, in place, with the later of the two last errors: runs a day so far
+ * did not see may have started before the ones it counted (sync-health-so-far.ts).
+ */
 export function addDayTotals(totals: SyncHealthTotals, later: SyncHealthTotals): SyncHealthTotals {
   addTotals(totals, later);
-  if (later.lastErrorAt !== null) {
+  if (
+    later.lastErrorAt !== null &&
+    (totals.lastErrorAt === null || later.lastErrorAt >= totals.lastErrorAt)
+  ) {
     totals.lastError = later.lastError;
     totals.lastErrorAt = later.lastErrorAt;
   }

@@ -7,8 +7,8 @@
 //
 // A day so far holds while its connection's stored days and zone are the ones it was counted after. Packing or
 // pruning a connection's runs (history-compaction.ts, retention.ts) moves runs it counted out of sync_run, so it
-// deletes the connection's day so far in the same transaction; a connection without one is counted run by run
-// until the next retention run counts it again.
+// makes the connection's day so far not hold, in the same transaction; a connection without one that holds is
+// counted run by run until the next retention run counts it again.
 import { Prisma, type PrismaClient } from '../generated/prisma/client.js';
 import { lastStoredDay, soFarHolds, syncHealthFigures } from './report-queries/sync-health-figures.js';
 import { PLAN_EACH_CALL } from './report-queries/report-session.js';
@@ -32,9 +32,13 @@ import type { ReportDb } from './report-queries/report-zones.js';
 
 type Db = ReportDb & Pick<PrismaClient, '$executeRaw' | '$transaction'>;
 
-/** The days so far of the connections whose runs `changed` (an SQL uuid[]) moved or went: deleted. */
+/**
+ * The days so far of the connections whose runs `changed` (an SQL uuid[]) moved or went, made not to hold (no stored
+ * days they count after) rather than deleted: the next count updates the row, where a new row's key check on the
+ * connection would fail to serialize against any sync committing meanwhile.
+ */
 export const forgetDaysSoFar = (changed: Prisma.Sql) =>
-  Prisma.sql`DELETE FROM sync_health_so_far WHERE connection_id = ANY(${changed})`;
+  Prisma.sql`UPDATE sync_health_so_far SET stored_through = NULL WHERE connection_id = ANY(${changed})`;
 
 interface Counted extends StoredTotalsRow {
   id: string;

@@ -7,6 +7,7 @@ import { parseReportQuery } from '../../src/reports/report-query.js';
 import { compactHistoryBatch } from '../../src/store/history-compaction.js';
 import { pruneHistory, type RetentionSettings } from '../../src/store/retention.js';
 import { createReportStore } from '../../src/store/reports.js';
+import type { PrismaClient } from '../../src/generated/prisma/client.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { generateMixedHistory, HISTORY_NOW } from './mixed-history.js';
 import { allReportAnswers, differingAnswers } from './report-answers.js';
@@ -47,18 +48,56 @@ async function berlinHealth(at = HISTORY_NOW) {
 
 const daysSoFar = async () =>
   (
-    await db.sql.query<{ connection_id: string; attempts: number }>(
-      'SELECT connection_id::text, attempts FROM sync_health_so_far',
+    await db.sql.query<{ connection_id: string; attempts: number; stored_through: string | null }>(
+      'SELECT connection_id::text, attempts, stored_through::text FROM sync_health_so_far',
     )
   ).rows;
+/** Every day so far made not to hold, as packing leaves one: the report counts those days from their runs. */
+const forgetAll = () => db.sql.query('UPDATE sync_health_so_far SET stored_through = NULL');
 
-/** A successful run of Berlin's, started at `startedAt`, as a sync records it; on `client` when given. */
-const insertRun = (startedAt: Date, client: { query: typeof db.sql.query } = db.sql) =>
+/** A run of Berlin's started at `startedAt`, as a sync records it (a success unless `failed`); on `client` when given. */
+const insertRun = (startedAt: Date, client: { query: typeof db.sql.query } = db.sql, failed = false) =>
   client.query(
-    `INSERT INTO sync_run (id, connection_id, started_at, finished_at, outcome, upstream_calls)
-     VALUES (gen_random_uuid(), $1::uuid, $2, $2::timestamptz + interval '2 seconds', 'succeeded', 3)`,
-    [berlin, startedAt],
+    `INSERT INTO sync_run (id, connection_id, started_at, finished_at, outcome, error_code, error_message,
+                           upstream_calls)
+     VALUES (gen_random_uuid(), $1::uuid, $2, $2::timestamptz + interval '2 seconds', $3::sync_outcome,
+             CASE WHEN $3 = 'failed' THEN 'upstream_5xx' END, CASE WHEN $3 = 'failed' THEN 'committed late' END, 3)`,
+    [berlin, startedAt, failed ? 'failed' : 'succeeded'],
   );
+
+/**
+ * db.prisma, with `during` run once on another connection right after the first statement of a transaction that
+ * takes the day so far's snapshot (sync-health-so-far.ts), before the rest of it.
+ */
+function committingDuringTheCount(during: () => Promise<void>): PrismaClient {
+  let done = false;
+  const watched = (client: object): object =>
+    new Proxy(client, {
+      get(target, property, receiver) {
+        const value: unknown = Reflect.get(target, property, receiver);
+        if (typeof value !== 'function') return value;
+        if (property === '$transaction')
+          return (work: unknown, options?: unknown) =>
+            typeof work === 'function'
+              ? (value as (w: unknown, o?: unknown) => unknown).call(
+                  target,
+                  (tx: object) => (work as (t: unknown) => unknown)(watched(tx)),
+                  options,
+                )
+              : (value as (w: unknown, o?: unknown) => unknown).call(target, work, options);
+        if (property !== '$queryRaw') return value.bind(target);
+        return async (query: { sql?: string }) => {
+          const rows: unknown = await (value as (q: unknown) => Promise<unknown>).call(target, query);
+          if (!done && query.sql?.includes('pg_current_snapshot')) {
+            done = true;
+            await during();
+          }
+          return rows;
+        };
+      },
+    });
+  return watched(db.prisma) as PrismaClient;
+}
 
 describe('sync-health’s day so far', () => {
   it('answers every sync-health report as counting every run does, with each connection’s day so far read', async () => {
@@ -90,7 +129,7 @@ describe('sync-health’s day so far', () => {
       const later = await berlinHealth(new Date(HISTORY_NOW.getTime() + HOUR_MS));
       expect([later.runs, later.succeeded]).toEqual([before.runs + 1, before.succeeded + 1]);
       // Without its day so far (as packing leaves a connection until the next count), every run is counted.
-      await db.sql.query('DELETE FROM sync_health_so_far WHERE connection_id = $1::uuid', [berlin]);
+      await forgetAll();
       expect((await berlinHealth()).succeeded).toBe(before.succeeded - (changed.rowCount ?? 0));
     } finally {
       await db.sql.query(`UPDATE sync_run SET outcome = 'succeeded' WHERE id = ANY($1::uuid[])`, [
@@ -135,12 +174,69 @@ describe('sync-health’s day so far', () => {
     // far counted leave sync_run.
     const batch = await compactHistoryBatch(db.prisma, new Date('2026-09-20T00:00:00Z'), null, 100);
     expect(batch.syncRuns).toBeGreaterThan(0);
-    expect(await daysSoFar()).toEqual([]);
+    expect((await daysSoFar()).map((row) => row.stored_through)).toEqual(ids.connections.map(() => null));
     expect(differingAnswers(counted, await syncHealthAnswers())).toEqual([]);
     await pass();
-    expect((await daysSoFar()).length).toBe(ids.connections.length);
+    expect((await daysSoFar()).every((row) => row.stored_through !== null)).toBe(true);
     expect(differingAnswers(counted, await syncHealthAnswers())).toEqual([]);
   }, 300_000);
+
+  it('keeps the latest error when a run that started earlier commits after the count', async () => {
+    await pass();
+    // Berlin's latest failure, counted in its day so far; a failure that started a minute before it commits late.
+    const { rows } = await db.sql.query<{ started_at: Date }>(
+      `SELECT max(started_at) AS started_at FROM sync_run WHERE connection_id = $1::uuid AND outcome = 'failed'
+         AND started_at > $2::timestamptz - interval '12 hours'`,
+      [berlin, HISTORY_NOW],
+    );
+    const latest = rows[0]!.started_at;
+    expect(latest).not.toBeNull();
+    // Its later runs taken away (and the day so far that counted them, as only retention removes runs), so that
+    // the failure is the latest.
+    await db.sql.query('DELETE FROM sync_run WHERE connection_id = $1::uuid AND started_at > $2', [
+      berlin,
+      latest,
+    ]);
+    await forgetAll();
+    await pass();
+    const committing = await db.sql.connect();
+    try {
+      await committing.query('BEGIN');
+      await insertRun(new Date(latest.getTime() - 60_000), committing, true);
+      await pass();
+      await committing.query('COMMIT');
+    } finally {
+      committing.release();
+    }
+    const withDaySoFar = await berlinHealth();
+    expect(withDaySoFar.last_error_at).toEqual(latest);
+    // The same as counting every run of those days.
+    await forgetAll();
+    expect(withDaySoFar).toEqual(await berlinHealth());
+  }, 120_000);
+
+  it('counts a connection for the first time while a sync of it commits', async () => {
+    await db.sql.query('DELETE FROM sync_health_so_far');
+    // A sync's commit locks its connection's row and updates it (store/snapshots.ts), after the count's snapshot
+    // and before its new row's key check on that connection.
+    const syncCommits = async () => {
+      const sync = await db.sql.connect();
+      try {
+        await sync.query('BEGIN');
+        await sync.query('SELECT id FROM connection WHERE id = $1::uuid FOR UPDATE', [berlin]);
+        await sync.query('UPDATE connection SET display_name = display_name WHERE id = $1::uuid', [berlin]);
+        await sync.query('COMMIT');
+      } finally {
+        sync.release();
+      }
+    };
+    const result = await pruneHistory(committingDuringTheCount(syncCommits), STORE_ONLY, {
+      now: HISTORY_NOW,
+      pause: async () => undefined,
+    });
+    expect(result.daysSoFarCounted).toBe(ids.connections.length);
+    expect((await daysSoFar()).length).toBe(ids.connections.length);
+  }, 120_000);
 
   it('counts the runs written before its migration as seen by every snapshot', async () => {
     const computed = await syncHealthAnswers();

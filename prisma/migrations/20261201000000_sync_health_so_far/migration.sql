@@ -13,12 +13,12 @@ CREATE INDEX "sync_run_recorded_xid_idx" ON "sync_run"("recorded_xid");
 
 -- sync_health_so_far: per connection with sync-health's days stored, the totals (as sync_health_day holds them) of
 -- its runs after `stored_through` that started by `counted_at` and that `snapshot` (a pg_snapshot's text) saw.
--- Good while the connection's stored days and zone are these; packing or pruning its runs deletes the row in the
--- same transaction, and the next retention run counts it again.
+-- Good while the connection's stored days and zone are these; packing or pruning its runs sets stored_through to
+-- NULL in the same transaction (it holds for nothing then), and the next retention run counts it again.
 CREATE TABLE "sync_health_so_far" (
     "connection_id" UUID NOT NULL,
     "zone" TEXT NOT NULL,
-    "stored_through" DATE NOT NULL,
+    "stored_through" DATE,
     "counted_at" TIMESTAMPTZ(3) NOT NULL,
     "snapshot" TEXT NOT NULL,
     "succeeded" INTEGER NOT NULL,
