@@ -11,6 +11,7 @@ import { beginReportDayPass, storeReportDayBatch } from '../../src/store/report-
 import { pruneHistory, type RetentionSettings } from '../../src/store/retention.js';
 import { createReportStore } from '../../src/store/reports.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { throughStatements } from '../support/raw-statements.js';
 import { generateMixedHistory, HISTORY_NOW } from './mixed-history.js';
 import { allReportAnswers, differingAnswers } from './report-answers.js';
 
@@ -66,7 +67,6 @@ async function openedByDay(connection: string, tz?: string): Promise<Map<string,
   return new Map(result.rows.map((row) => [String(row.day), row.opened]));
 }
 
-/** The test's client, telling `seen` the values each raw statement is sent with (its connections, say). */
 /**
  * Whether a run's statement is the report days' (true) or the sync-health day so far's that follows them, last in a
  * run (sync-health-so-far.ts, which visits every connection each run by design and has its own test). A run's watcher
@@ -80,32 +80,12 @@ function reportDayStatements() {
   };
 }
 
-function watchingStatements(
-  seen: (values: unknown[], sql: string) => void,
-  client: object = db.prisma,
-): PrismaClient {
-  return new Proxy(client, {
-    get(target, property, receiver) {
-      const value: unknown = Reflect.get(target, property, receiver);
-      if (typeof value !== 'function') return value;
-      if (property === '$transaction')
-        // An interactive transaction's statements are watched too.
-        return (work: unknown, options?: unknown) =>
-          typeof work === 'function'
-            ? (value as (w: unknown, o?: unknown) => unknown).call(
-                target,
-                (tx: object) => (work as (t: unknown) => unknown)(watchingStatements(seen, tx)),
-                options,
-              )
-            : (value as (w: unknown, o?: unknown) => unknown).call(target, work, options);
-      if (property !== '$queryRaw' && property !== '$executeRaw') return value.bind(target);
-      return (query: { values?: unknown[]; sql?: string }) => {
-        seen(query.values ?? [], query.sql ?? '');
-        return (value as (q: unknown) => unknown).call(target, query);
-      };
-    },
-  }) as PrismaClient;
-}
+/** The test's client, telling `seen` the values each raw statement is sent with (its connections, say). */
+const watchingStatements = (seen: (values: unknown[], sql: string) => void): PrismaClient =>
+  throughStatements(db.prisma, (statement, run) => {
+    seen(statement.values ?? [], statement.sql ?? '');
+    return run();
+  });
 
 describe('report days stored once they are over', () => {
   it('answers every utilization and bookings report as computed, reading the stored days', async () => {

@@ -9,6 +9,7 @@ import { pruneHistory, type RetentionSettings } from '../../src/store/retention.
 import { createReportStore } from '../../src/store/reports.js';
 import type { PrismaClient } from '../../src/generated/prisma/client.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { throughStatements } from '../support/raw-statements.js';
 import { generateMixedHistory, HISTORY_NOW } from './mixed-history.js';
 import { allReportAnswers, differingAnswers } from './report-answers.js';
 
@@ -71,32 +72,14 @@ const insertRun = (startedAt: Date, client: { query: typeof db.sql.query } = db.
  */
 function committingDuringTheCount(during: () => Promise<void>): PrismaClient {
   let done = false;
-  const watched = (client: object): object =>
-    new Proxy(client, {
-      get(target, property, receiver) {
-        const value: unknown = Reflect.get(target, property, receiver);
-        if (typeof value !== 'function') return value;
-        if (property === '$transaction')
-          return (work: unknown, options?: unknown) =>
-            typeof work === 'function'
-              ? (value as (w: unknown, o?: unknown) => unknown).call(
-                  target,
-                  (tx: object) => (work as (t: unknown) => unknown)(watched(tx)),
-                  options,
-                )
-              : (value as (w: unknown, o?: unknown) => unknown).call(target, work, options);
-        if (property !== '$queryRaw') return value.bind(target);
-        return async (query: { sql?: string }) => {
-          const rows: unknown = await (value as (q: unknown) => Promise<unknown>).call(target, query);
-          if (!done && query.sql?.includes('pg_current_snapshot')) {
-            done = true;
-            await during();
-          }
-          return rows;
-        };
-      },
-    });
-  return watched(db.prisma) as PrismaClient;
+  return throughStatements(db.prisma, async (statement, run) => {
+    const rows = await run();
+    if (!done && statement.sql?.includes('pg_current_snapshot')) {
+      done = true;
+      await during();
+    }
+    return rows;
+  });
 }
 
 describe('sync-health’s day so far', () => {
