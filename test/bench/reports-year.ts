@@ -291,7 +291,7 @@ async function timeNextDayRun(
 
 /**
  * The hourly retention run at `now` with no day to store: what it costs is counting every connection's day so far
- * (a day and a half of runs each the first time, an hour's since after). Milliseconds per connection.
+ * (up to a day of runs each the first time, an hour's since after). Milliseconds per connection.
  */
 async function timeHourlyRun(db: TestDatabase, now: Date, connections: number): Promise<number> {
   const prisma = createPrismaClient(db.url);
