@@ -209,8 +209,8 @@ async function countedWithRetries<T>(count: () => Promise<T>): Promise<T> {
 }
 
 /**
- * Counts every connection's sync-health day so far (store/sync-health-so-far.ts), a few connections a batch, after
- * the days stored: the runs since them.
+ * Counts every connection's sync-health day so far (store/sync-health-so-far.ts), RETENTION_BATCH_SIZE connections a
+ * batch, after the days stored: the runs since them.
  */
 async function countAllDaysSoFar(
   prisma: PrismaClient,

@@ -101,7 +101,8 @@ export async function countDaysSoFar(
         return { row, totals: encodedTotals(since ? addDayTotals(totals, totalsOfFigures(since)) : totals) };
       });
       await tx.$executeRaw(Prisma.sql`
-        INSERT INTO sync_health_so_far (connection_id, zone, stored_through, counted_at, snapshot, ${TOTALS_COLUMN_LIST})
+        INSERT INTO sync_health_so_far
+          (connection_id, zone, stored_through, counted_at, snapshot, ${TOTALS_COLUMN_LIST})
         SELECT connection_id, zone, stored_through, ${at(scope)}, ${snapshot}, ${TOTALS_VALUES}
         FROM unnest(${rows.map(({ row }) => row.id)}::uuid[], ${rows.map(({ row }) => row.zone)}::text[],
                     ${rows.map(({ row }) => row.stored_through)}::date[], ${totalsArrays(rows.map((r) => r.totals))})

@@ -251,8 +251,9 @@ function rowFromTotals(listed: ListedConnection, after: SyncHealthTotals | undef
 
 /**
  * sync-health's rows. In each connection's own zone, a connection with days stored is read from its running
- * totals (two rows) and the days after them (its day so far and the runs since, where it has one; else their runs); its median, p95 and staleness p95 come from histograms
- * (within lib/log-histogram.ts's RELATIVE_ERROR of the exact ones), the rest exactly. The others, and every
+ * totals (two rows) and the days after them (its day so far and the runs since, where it has one; else their
+ * runs); its median, p95 and staleness p95 come from histograms (within lib/log-histogram.ts's RELATIVE_ERROR of the
+ * exact ones), the rest exactly. The others, and every
  * connection under --tz, are computed from their runs.
  */
 export async function syncHealthRows(db: ReportDb, query: ReportScope): Promise<SyncHealthRow[]> {
