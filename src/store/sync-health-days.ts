@@ -4,13 +4,7 @@
 // the total at its end less the one before its start (report-queries/sync-health-rows.ts). Written by the
 // retention run with the other report days (report-days.ts), in its transaction.
 import { Prisma, type PrismaClient } from '../generated/prisma/client.js';
-import {
-  addHistograms,
-  decodeHistograms,
-  encodeHistograms,
-  histogramsLess,
-  type Histograms,
-} from '../lib/log-histogram.js';
+import { addHistograms, decodeHistograms, encodeHistograms, type Histograms } from '../lib/log-histogram.js';
 import type { ReportScope } from './report-queries/report-scope.js';
 import {
   histogramsOf,
@@ -88,21 +82,6 @@ export function totalsOf(row: StoredTotalsRow): SyncHealthTotals {
     histograms: decodeHistograms(row.histograms),
     lastError: row.last_error,
     lastErrorAt: row.last_error_at === null ? null : new Date(row.last_error_at),
-  };
-}
-
-/**
- * A range's totals from the stored rows around it: the one through its last day less the one before its first
- * (null where there is none), read without decoding either on its own. Its last error is the caller's to choose.
- */
-export function totalsBetween(end: StoredTotalsRow | null, before: StoredTotalsRow | null): SyncHealthTotals {
-  const counts = countsOf(end ?? NO_COUNTS);
-  if (before) for (const count of SYNC_HEALTH_COUNTS) counts[count] -= before[count];
-  return {
-    ...counts,
-    histograms: histogramsLess(end?.histograms, before?.histograms),
-    lastError: null,
-    lastErrorAt: null,
   };
 }
 

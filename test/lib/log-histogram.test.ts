@@ -9,8 +9,9 @@ import {
   decodeHistograms,
   encodeHistograms,
   histogramOf,
-  histogramsLess,
+  HistogramSums,
   percentileOf,
+  percentilesOf,
   RELATIVE_ERROR,
   SMALLEST,
   type Histograms,
@@ -94,7 +95,7 @@ describe('log-bucket histograms', () => {
     expect(addHistograms(addHistograms(new Map(), running[5]!), running[5]!, -1).size).toBe(0);
   });
 
-  it('subtracts stored bytes in one pass as decoding both and subtracting does', () => {
+  it('adds stored bytes and values up as decoding and adding does, one sum reused after another', () => {
     const random = prng(11);
     // Histograms of a few names (some only on one side, some empty), keys spread and often shared.
     const randomHistograms = (): Histograms => {
@@ -114,23 +115,39 @@ describe('log-bucket histograms', () => {
       }
       return histograms;
     };
+    const ps = [0, 0.5, 0.95, 1];
+    // One sum for every trial, as a report keeps one for all its connections: what a connection added must
+    // not stay in the next one's.
+    const sums = new HistogramSums();
     for (let trial = 0; trial < 300; trial++) {
+      // A range of running totals (the one at its end less one before it, which holds no more), a day so far,
+      // and values counted one by one, as a report's row adds them.
       const end = randomHistograms();
-      // A running total before the range holds no more than the one at its end, as stored totals do; and
-      // sometimes anything at all, which the subtraction must take the same way.
-      const before = trial % 3 === 0 ? randomHistograms() : halved(end, random);
-      // Added into nothing first, so that a histogram that comes to nothing is dropped on both sides.
-      const expected = addHistograms(addHistograms(new Map(), end), before, -1);
-      expect(histogramsLess(encodeHistograms(end), encodeHistograms(before))).toEqual(expected);
+      const before = halved(end, random);
+      const soFar = randomHistograms();
+      const values = Array.from({ length: Math.floor(random() * 30) }, () => 0.05 * 10 ** (random() * 4));
+      // Added into nothing first, so that a histogram that comes to nothing is dropped.
+      const expected = addHistograms(
+        addHistograms(addHistograms(addHistograms(new Map(), end), before, -1), soFar),
+        histogramsOfValues(values),
+      );
+      sums.clear();
+      sums.addBytes(encodeHistograms(end));
+      sums.addBytes(encodeHistograms(before), -1);
+      sums.addBytes(trial % 5 === 0 ? null : encodeHistograms(soFar));
+      if (trial % 5 === 0) addHistograms(expected, soFar, -1);
+      for (const value of values) sums.addValue('duration', value);
+      expect(sums.names().sort()).toEqual([...expected.keys()].sort());
+      for (const [name, histogram] of expected)
+        expect(sums.percentiles(name, ps)).toEqual(percentilesOf(histogram, ps));
     }
-    expect(histogramsLess(null, null).size).toBe(0);
-    const some = randomHistograms();
-    expect(histogramsLess(encodeHistograms(some), null)).toEqual(addHistograms(new Map(), some));
-    expect(histogramsLess(encodeHistograms(some), encodeHistograms(some)).size).toBe(0);
+    sums.clear();
+    expect(sums.names()).toEqual([]);
+    expect(sums.percentiles('duration', [0.5])).toEqual([null]);
     // Bytes no encoding wrote end in an error, never in a loop or a guess: a truncated row, and a key of
-    // endless continuation bytes (which would add up to NaN) on both sides.
+    // endless continuation bytes (which would add up to NaN).
     const bytes = encodeHistograms(new Map([['duration', { keys: [5, 300], counts: [2, 70_000] }]]));
-    expect(() => histogramsLess(bytes.subarray(0, bytes.length - 1), bytes)).toThrow(RangeError);
+    expect(() => new HistogramSums().addBytes(bytes.subarray(0, bytes.length - 1))).toThrow(RangeError);
     const endless = Uint8Array.from([
       8,
       ...new TextEncoder().encode('duration'),
@@ -139,7 +156,7 @@ describe('log-bucket histograms', () => {
       0,
       1,
     ]);
-    expect(() => histogramsLess(endless, endless)).toThrow(RangeError);
+    expect(() => new HistogramSums().addBytes(endless)).toThrow(RangeError);
     expect(() => decodeHistograms(endless)).toThrow(RangeError);
   });
 

@@ -311,22 +311,30 @@ export async function syncHealthFigures(
 }
 
 /**
- * A row's histograms as lib/log-histogram.ts keeps them: its durations, and each band's staleness (an entry of n
- * changes counts n times, as the exact percentile does).
+ * Each value a row's histograms count (`add`: a histogram's name, the value, how many times): its durations, and
+ * each band's staleness (an entry of n changes counts n times, as the exact percentile does).
  */
+export function countValuesOf(
+  figures: Pick<SyncHealthFigures, 'durations' | 'stale_bands' | 'stale_bounds' | 'stale_changes'>,
+  add: (name: string, value: number, count: number) => void,
+): void {
+  for (const seconds of figures.durations ?? []) add(DURATION_HISTOGRAM, seconds, 1);
+  const bands = figures.stale_bands ?? [];
+  for (let i = 0; i < bands.length; i++) {
+    const changes = figures.stale_changes![i]!;
+    if (changes > 0) add(bands[i]!, figures.stale_bounds![i]!, changes);
+  }
+}
+
+/** A row's histograms as lib/log-histogram.ts keeps them (countValuesOf's values, counted into buckets). */
 export function histogramsOf(
   figures: Pick<SyncHealthFigures, 'durations' | 'stale_bands' | 'stale_bounds' | 'stale_changes'>,
 ): Histograms {
   const pairs = new Map<string, [number, number][]>();
-  const add = (name: string, value: number, count: number) => {
-    if (count <= 0) return;
+  countValuesOf(figures, (name, value, count) => {
     const named = pairs.get(name) ?? [];
     pairs.set(name, named);
     named.push([bucketKey(value), count]);
-  };
-  for (const seconds of figures.durations ?? []) add(DURATION_HISTOGRAM, seconds, 1);
-  const bands = figures.stale_bands ?? [];
-  for (let i = 0; i < bands.length; i++)
-    add(bands[i]!, figures.stale_bounds![i]!, figures.stale_changes![i]!);
+  });
   return new Map([...pairs].map(([name, named]) => [name, histogramOf(named)]));
 }

@@ -27,26 +27,20 @@
 import { Prisma } from '../../generated/prisma/client.js';
 import { changeStalenessRecords, syncRunRecords } from './history-records.js';
 import {
+  countValuesOf,
   DURATION_HISTOGRAM,
   lastStoredDay,
   rangeHoldsDaySoFar,
   rolledUpDays,
   soFarHolds,
+  SYNC_HEALTH_COUNTS,
   syncHealthBounds,
   syncHealthFigures,
+  type SyncHealthCounts,
+  type SyncHealthFigures,
 } from './sync-health-figures.js';
-import { percentileOf, percentilesOf } from '../../lib/log-histogram.js';
-import {
-  addDayTotals,
-  addTotals,
-  TOTALS_COLUMN_NAMES,
-  TOTALS_COLUMNS,
-  totalsBetween,
-  totalsOf,
-  totalsOfFigures,
-  type StoredTotalsRow,
-  type SyncHealthTotals,
-} from '../sync-health-days.js';
+import { HistogramSums } from '../../lib/log-histogram.js';
+import { TOTALS_COLUMN_NAMES, TOTALS_COLUMNS, type StoredTotalsRow } from '../sync-health-days.js';
 import { readsStoredDays, STORED_ZONE } from './stored-days.js';
 import type { ReportScope } from './report-scope.js';
 import { at, connectionFilter, connectionName, dayRangeFilter, type ReportDb } from './report-sql.js';
@@ -207,43 +201,68 @@ async function listedConnections(db: ReportDb, query: ReportScope): Promise<List
   }));
 }
 
+/** What the days after a connection's stored ones came to: its day so far, where one holds, and the runs counted. */
+interface DaysAfterStored {
+  soFar: StoredTotalsRow | null;
+  counted: SyncHealthFigures | undefined;
+}
+
+/** The later of two last errors, `b`'s on a tie (the runs a day so far did not see, after the ones it counted). */
+function laterError(
+  a: { at: Date; text: string | null } | undefined,
+  b: { at: Date; text: string | null } | undefined,
+) {
+  return a === undefined || (b !== undefined && b.at >= a.at) ? b : a;
+}
+
+const errorOf = (text: string | null, at: Date | string | null) =>
+  at === null ? undefined : { at: new Date(at), text };
+
 /**
- * A stored connection's row: its range's totals (stored days, and `after`: the days after them) as the report
- * prints them.
+ * A stored connection's row: its range's totals (stored days: the total through its end less the one before its
+ * start; and `after`: the days after them) as the report prints them. The histograms are added up in `sums`,
+ * reused from one connection to the next.
  */
-function rowFromTotals(listed: ListedConnection, after: SyncHealthTotals | undefined): SyncHealthRow {
+function rowFromTotals(listed: ListedConnection, after: DaysAfterStored, sums: HistogramSums): SyncHealthRow {
   const { through_end: end, before_start: before } = listed;
-  const totals = totalsBetween(end, before);
-  if (after) addTotals(totals, after);
+  const { soFar, counted } = after;
+  const counts = {} as SyncHealthCounts;
+  for (const count of SYNC_HEALTH_COUNTS)
+    counts[count] =
+      (end?.[count] ?? 0) - (before?.[count] ?? 0) + (soFar?.[count] ?? 0) + (counted?.[count] ?? 0);
+  sums.clear();
+  sums.addBytes(end?.histograms);
+  sums.addBytes(before?.histograms, -1);
+  sums.addBytes(soFar?.histograms);
+  if (counted) countValuesOf(counted, (name, value, count) => sums.addValue(name, value, count));
   // The latest failure in range: the days after the stored ones', else the stored total's unless it was
   // already the total's before the range began.
-  const endErrorAt = end?.last_error_at ? new Date(end.last_error_at) : undefined;
+  const endError = errorOf(end?.last_error ?? null, end?.last_error_at ?? null);
   const beforeErrorAt = before?.last_error_at ? new Date(before.last_error_at) : undefined;
   const storedError =
-    endErrorAt && !(beforeErrorAt && beforeErrorAt.getTime() >= endErrorAt.getTime())
-      ? { at: endErrorAt, text: end!.last_error }
-      : undefined;
-  const lastError = after?.lastErrorAt ? { at: after.lastErrorAt, text: after.lastError } : storedError;
-  const [median_seconds = null, p95_seconds = null] = percentilesOf(
-    totals.histograms.get(DURATION_HISTOGRAM),
-    [0.5, 0.95],
+    endError && !(beforeErrorAt && beforeErrorAt.getTime() >= endError.at.getTime()) ? endError : undefined;
+  const afterError = laterError(
+    errorOf(soFar?.last_error ?? null, soFar?.last_error_at ?? null),
+    errorOf(counted?.last_error ?? null, counted?.last_error_at ?? null),
   );
-  const staleBands = [...totals.histograms].filter(([name]) => name !== DURATION_HISTOGRAM);
+  const lastError = afterError ?? storedError;
+  const [median_seconds = null, p95_seconds = null] = sums.percentiles(DURATION_HISTOGRAM, [0.5, 0.95]);
+  const staleBands = sums.names().filter((name) => name !== DURATION_HISTOGRAM);
   return {
     connection_id: listed.connection_id,
     connection: listed.connection,
     status: listed.status,
-    runs: totals.succeeded + totals.failed,
-    succeeded: totals.succeeded,
-    superseded: totals.superseded,
-    interrupted: totals.interrupted,
+    runs: counts.succeeded + counts.failed,
+    succeeded: counts.succeeded,
+    superseded: counts.superseded,
+    interrupted: counts.interrupted,
     median_seconds,
     p95_seconds,
-    calls_per_run: totals.attempts === 0 ? null : totals.calls / totals.attempts,
+    calls_per_run: counts.attempts === 0 ? null : counts.calls / counts.attempts,
     stale_p95:
       staleBands.length === 0
         ? null
-        : Object.fromEntries(staleBands.map(([band, histogram]) => [band, percentileOf(histogram, 0.95)])),
+        : Object.fromEntries(staleBands.map((band) => [band, sums.percentiles(band, [0.95])[0]!])),
     last_error: lastError?.text ?? null,
     last_error_at: lastError?.at ?? null,
   };
@@ -272,20 +291,23 @@ export async function syncHealthRows(db: ReportDb, query: ReportScope): Promise<
     listed.filter((row) => row.stored),
   );
   const exactById = new Map(exact.map((row) => [row.connection_id, row]));
+  const sums = new HistogramSums();
   return listed.map((row) =>
-    row.stored ? rowFromTotals(row, after.get(row.connection_id)) : exactById.get(row.connection_id)!,
+    row.stored
+      ? rowFromTotals(row, { soFar: row.so_far, counted: after.get(row.connection_id) }, sums)
+      : exactById.get(row.connection_id)!,
   );
 }
 
 /**
- * What the days after the stored ones came to, by connection: its day so far and the runs that did not see, where
- * one holds, else every run of those days.
+ * The runs of the days after the stored ones, counted by connection: those its day so far did not see, where one
+ * holds, else every run of those days.
  */
 async function daysAfterStored(
   db: ReportDb,
   query: ReportScope,
   stored: readonly ListedConnection[],
-): Promise<Map<string, SyncHealthTotals>> {
+): Promise<Map<string, SyncHealthFigures>> {
   const withSoFar = stored.filter((row) => row.so_far !== null).map((row) => row.connection_id);
   const without = stored.filter((row) => row.so_far === null).map((row) => row.connection_id);
   const since = (ids: string[], unseen: boolean) =>
@@ -297,12 +319,5 @@ async function daysAfterStored(
           { byDay: false, afterStored: true, unseen },
         );
   const figures = [...(await since(withSoFar, true)), ...(await since(without, false))];
-  const after = new Map(figures.map((row) => [row.connection_id, totalsOfFigures(row)]));
-  for (const row of stored) {
-    if (row.so_far === null) continue;
-    const soFar = totalsOf(row.so_far);
-    const unseen = after.get(row.connection_id);
-    after.set(row.connection_id, unseen ? addDayTotals(soFar, unseen) : soFar);
-  }
-  return after;
+  return new Map(figures.map((row) => [row.connection_id, row]));
 }
