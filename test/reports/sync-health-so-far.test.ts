@@ -94,6 +94,22 @@ describe('sync-health’s day so far', () => {
     expect(differingAnswers(computed, await syncHealthAnswers())).toEqual([]);
   }, 300_000);
 
+  it('adds the runs since the count, their staleness too, as counting every run does', async () => {
+    await db.sql.query('DELETE FROM sync_health_so_far');
+    const computed = await syncHealthAnswers();
+    const countedAt = new Date(HISTORY_NOW.getTime() - 3 * HOUR_MS);
+    expect((await pass(countedAt)).daysSoFarCounted).toBe(ids.connections.length);
+    // Not vacuous: the runs since the count include successful ones that stored changes, with their staleness.
+    const since = await db.sql.query<{ staleness: number }>(
+      `SELECT COUNT(*)::int AS staleness FROM sync_run
+       WHERE started_at > $1 AND started_at <= $2 AND outcome = 'succeeded' AND change_staleness IS NOT NULL
+         AND jsonb_array_length(change_staleness) > 0`,
+      [countedAt, HISTORY_NOW],
+    );
+    expect(since.rows[0]!.staleness).toBeGreaterThan(0);
+    expect(differingAnswers(computed, await syncHealthAnswers())).toEqual([]);
+  }, 300_000);
+
   it('reads the runs it counted from the day so far, and counts the runs since', async () => {
     await pass();
     const before = await berlinHealth();

@@ -5,7 +5,13 @@
 // retention pruned, on their UTC day.
 import { Prisma } from '../../generated/prisma/client.js';
 import { bucketKey, histogramOf, type Histograms } from '../../lib/log-histogram.js';
-import { changeStalenessRecords, syncRunRecords, type HistoryBounds } from './history-records.js';
+import {
+  changeStalenessRecords,
+  EACH_STALENESS_ENTRY,
+  STALENESS_ENTRY,
+  syncRunRecords,
+  type HistoryBounds,
+} from './history-records.js';
 import type { ReportScope } from './report-scope.js';
 import { laterOf, MIDNIGHT_MARGIN, STORED_ZONE } from './stored-days.js';
 import {
@@ -218,6 +224,10 @@ export async function syncHealthFigures(
         -- thousands and read each one's runs of the day by index (1.1 s for 10,000, against 0.1 s by the bound).
         ${unseen ? Prisma.sql`JOIN sync_health_so_far h ON h.connection_id = c.id` : Prisma.empty}
         WHERE TRUE ${connectionFilter(query, Prisma.sql`c.id`)}
+        -- Worked out once, not merged into the join with the runs: merged, Postgres expected a hundred
+        -- connections and looked each run's day so far up by index (an hour's 180,000 runs: 0.47 s to read,
+        -- 0.21-0.26 s with this worked out once).
+        ${unseen ? Prisma.sql`OFFSET 0` : Prisma.empty}
       ) s ON s.connection_id = c.id`
     : Prisma.empty;
   const dayConditions = (day: Prisma.Sql) =>
@@ -247,11 +257,24 @@ export async function syncHealthFigures(
     ' AND ',
   );
   const day = options.byDay ? Prisma.sql`r.day` : Prisma.sql`NULL::date`;
+  // The staleness of the changes the runs stored: read again in the history's form (live or packed), or, where the
+  // runs are all live (the unseen ones), from what the runs read (an hour's 180,000 runs: 0.65 s read again, 0.13 s
+  // from the runs).
+  const staleness = Prisma.sql`(
+    SELECT r.connection_id, ${options.byDay ? runDay : Prisma.sql`NULL::date`} AS day, r.band, r.bound_seconds,
+           r.changes
+    FROM ${changeStalenessRecords(bounds)} r JOIN connection c ON c.id = r.connection_id ${stored}
+    WHERE r.started_at <= ${at(query)} ${connectionFilter(query, Prisma.sql`r.connection_id`)}
+      ${dayRangeFilter(query, Prisma.sql`r.started_at`)} ${runConditions})`;
+  const unseenStaleness = Prisma.sql`(
+    SELECT r.connection_id, r.day, ${STALENESS_ENTRY} FROM runs r ${EACH_STALENESS_ENTRY}
+    WHERE r.outcome = 'succeeded')`;
   const rolledDay = options.byDay ? Prisma.sql`d.day` : Prisma.sql`NULL::date`;
   const rows = await db.$queryRaw<SyncHealthFigures[]>(Prisma.sql`
     WITH runs AS (
       SELECT r.connection_id, ${options.byDay ? runDay : Prisma.sql`NULL::date`} AS day, r.outcome, r.started_at,
              r.error_code, r.error_message, r.upstream_calls, r.seconds
+             ${unseen ? Prisma.sql`, r.change_staleness` : Prisma.empty}
       FROM ${syncRunRecords(bounds)} r JOIN connection c ON c.id = r.connection_id ${stored}
       WHERE r.started_at <= ${at(query)} ${connectionFilter(query, Prisma.sql`r.connection_id`)}
         ${dayRangeFilter(query, Prisma.sql`r.started_at`)} ${runConditions}
@@ -286,12 +309,10 @@ export async function syncHealthFigures(
       SELECT connection_id, ${day} AS day, array_agg(r.seconds) AS durations
       FROM runs r WHERE r.seconds IS NOT NULL GROUP BY 1, 2
     ), stale AS (
-      SELECT r.connection_id, ${options.byDay ? runDay : Prisma.sql`NULL::date`} AS day,
+      SELECT r.connection_id, ${day} AS day,
              array_agg(r.band) AS stale_bands, array_agg(r.bound_seconds) AS stale_bounds,
              array_agg(r.changes) AS stale_changes
-      FROM ${changeStalenessRecords(bounds)} r JOIN connection c ON c.id = r.connection_id ${stored}
-      WHERE r.started_at <= ${at(query)} ${connectionFilter(query, Prisma.sql`r.connection_id`)}
-        ${dayRangeFilter(query, Prisma.sql`r.started_at`)} ${runConditions}
+      FROM ${unseen ? unseenStaleness : staleness} r
       GROUP BY 1, 2
     ), last_error AS (
       SELECT DISTINCT ON (connection_id, day) connection_id, ${day} AS day,
