@@ -14,8 +14,8 @@ export const RATIO = (1 + RELATIVE_ERROR) / (1 - RELATIVE_ERROR);
 export const SMALLEST = 0.001;
 
 /**
- * Counts by bucket key, keys ascending and each count above 0: arrays rather than a Map, because a report adds
- * and subtracts two or three of them a connection for thousands of connections (a merge of sorted arrays).
+ * Counts by bucket key, keys ascending and each count above 0: arrays rather than a Map, merged as sorted arrays
+ * where the retention run adds a day to a running total (a report sums them in HistogramSums instead).
  */
 export interface Histogram {
   keys: number[];
@@ -32,10 +32,13 @@ export function histogramOf(pairs: Iterable<readonly [number, number]>): Histogr
   return { keys: sorted.map(([key]) => key), counts: sorted.map(([, count]) => count) };
 }
 
-/** The key of `value`'s bucket: 0 below SMALLEST (or not a number), else 1 + ⌈log_RATIO(value / SMALLEST)⌉. */
+/**
+ * The key of `value`'s bucket: 0 below SMALLEST (or not a number), else 1 + ⌈log_RATIO(value / SMALLEST)⌉; an
+ * infinite value goes in the largest number's bucket, so that every key is a whole number that can be stored.
+ */
 export function bucketKey(value: number): number {
   if (!(value >= SMALLEST)) return 0;
-  return 1 + Math.ceil(Math.log(value / SMALLEST) / Math.log(RATIO));
+  return 1 + Math.ceil(Math.log(Math.min(value / SMALLEST, Number.MAX_VALUE)) / Math.log(RATIO));
 }
 
 /** The value a bucket reads back as: within RELATIVE_ERROR of every value in it. */
@@ -72,34 +75,6 @@ export function addHistograms(into: Histograms, from: Histograms, sign: 1 | -1 =
   }
   return into;
 }
-
-/**
- * The p-th percentiles as Postgres's percentile_cont computes them (interpolated between the two values around
- * rank p·(n−1)), each of the two read back from its bucket: within RELATIVE_ERROR of the exact answer, as both
- * are and the interpolation keeps their weights. null with no values.
- */
-export function percentilesOf(histogram: Histogram | undefined, ps: readonly number[]): (number | null)[] {
-  const total = histogram?.counts.reduce((sum, count) => sum + count, 0) ?? 0;
-  if (histogram === undefined || total <= 0) return ps.map(() => null);
-  const { keys, counts } = histogram;
-  const valueAt = (index: number): number => {
-    let seen = 0;
-    for (let i = 0; i < keys.length; i++) {
-      seen += counts[i]!;
-      if (index < seen) return bucketValue(keys[i]!);
-    }
-    return bucketValue(keys[keys.length - 1]!);
-  };
-  return ps.map((p) => {
-    const rank = p * (total - 1);
-    const lower = Math.floor(rank);
-    const below = valueAt(lower);
-    return rank === lower ? below : below + (rank - lower) * (valueAt(lower + 1) - below);
-  });
-}
-
-export const percentileOf = (histogram: Histogram | undefined, p: number): number | null =>
-  percentilesOf(histogram, [p])[0]!;
 
 // The bytes: for each histogram its name's length and UTF-8, its bucket count, then each bucket as the key's
 // distance from the one before and its count, all unsigned LEB128 varints. Keys are ascending, so distances are
@@ -219,7 +194,7 @@ interface DenseCounts {
   total: number;
 }
 
-/** Room for keys up to a value of ~10^9 s (bucketKey ~1,400) from the start; more is made when a key needs it. */
+/** Room for keys up to a value of ~5·10^14 s from the start (10^9 s is key 1,383); more is made when a key needs it. */
 const FIRST_KEYS = 2048;
 
 /**
@@ -227,7 +202,7 @@ const FIRST_KEYS = 2048;
  * every connection sums three or four a connection (a range's two running totals, its day so far, the runs since).
  * Merging sorted arrays built a histogram at every step, a second for 10,000 connections' year, a third of it in
  * garbage collection; here each name's counts sit in one array by key, cleared and reused connection after
- * connection. The same sums and percentiles as addHistograms and percentilesOf.
+ * connection. The same sums as addHistograms.
  */
 export class HistogramSums {
   private readonly byName = new Map<string, DenseCounts>();
@@ -274,11 +249,13 @@ export class HistogramSums {
       const name = reader.name();
       const buckets = reader.buckets();
       if (buckets === 0) continue;
-      // Keys ascend: the first is the lowest, and room is made as the keys pass the end.
+      // Keys ascend: the first is the lowest, and room is made as the keys pass the end. The highest is kept
+      // at each bucket, so that clear() empties what bytes cut short added before their error.
       let key = reader.varint();
       let dense = this.countsOf(name, key);
       if (key < dense.low) dense.low = key;
       for (let left = buckets; ;) {
+        if (key > dense.high) dense.high = key;
         const count = sign * reader.varint();
         dense.counts[key]! += count;
         dense.total += count;
@@ -286,7 +263,6 @@ export class HistogramSums {
         key += reader.varint();
         if (key >= dense.counts.length) dense = this.countsOf(name, key);
       }
-      if (key > dense.high) dense.high = key;
     }
   }
 
@@ -295,7 +271,11 @@ export class HistogramSums {
     return [...this.byName].filter(([, dense]) => dense.total > 0).map(([name]) => name);
   }
 
-  /** percentilesOf the sum of histogram `name`: its p-th percentiles, null with no values. */
+  /**
+   * The p-th percentiles of histogram `name`'s sum as Postgres's percentile_cont computes them (interpolated
+   * between the two values around rank p·(n−1)), each of the two read back from its bucket: within RELATIVE_ERROR
+   * of the exact answer, as both are and the interpolation keeps their weights. null with no values.
+   */
   percentiles(name: string, ps: readonly number[]): (number | null)[] {
     const dense = this.byName.get(name);
     if (dense === undefined || dense.total <= 0) return ps.map(() => null);
@@ -308,16 +288,20 @@ export class HistogramSums {
   }
 }
 
-/** The values at rank `rank` and the next (the values ranked from 0 up, as they would sort), in one pass up the keys. */
+/**
+ * The values at rank `rank` and the next, ranked from 0 up as sorted values are (the first key whose running count
+ * passes the rank; past every key, the highest with a count), in one pass up the keys.
+ */
 function valuesAtRanks({ counts, low, high }: DenseCounts, rank: number): [number, number] {
+  const values: number[] = [];
   let seen = 0;
-  let key = low;
-  for (; key < high; key++) {
+  let highestCounted = low;
+  for (let key = low; key <= high && values.length < 2; key++) {
+    if (counts[key] === 0) continue;
+    highestCounted = key;
     seen += counts[key]!;
-    if (rank < seen) break;
+    while (values.length < 2 && rank + values.length < seen) values.push(bucketValue(key));
   }
-  const below = bucketValue(key);
-  if (rank + 1 < seen) return [below, below];
-  for (key++; key < high; key++) if (counts[key]! > 0) break;
-  return [below, bucketValue(Math.min(key, high))];
+  while (values.length < 2) values.push(bucketValue(highestCounted));
+  return values as [number, number];
 }

@@ -39,11 +39,7 @@ export const emptyTotals = (): SyncHealthTotals => ({
 });
 
 /** `into` plus `sign` × `from`'s counts and histograms, in place; the last error is the caller's. */
-export function addTotals(
-  into: SyncHealthTotals,
-  from: SyncHealthTotals,
-  sign: 1 | -1 = 1,
-): SyncHealthTotals {
+function addTotals(into: SyncHealthTotals, from: SyncHealthTotals, sign: 1 | -1 = 1): SyncHealthTotals {
   for (const count of SYNC_HEALTH_COUNTS) into[count] += sign * from[count];
   addHistograms(into.histograms, from.histograms, sign);
   return into;

@@ -29,7 +29,10 @@ export interface HistoryBounds {
    * connection (sync-health's days after the stored ones), a single startsFrom is the earliest of them all.
    */
   packedRunsFrom?: Prisma.Sql | undefined;
-  /** Runs: only the live ones (sync-health's runs a snapshot did not see: every packed run was seen). */
+  /**
+   * syncRunRecords: only the live runs, with their change_staleness (sync-health's runs a snapshot did not see:
+   * every packed run was seen).
+   */
   liveOnly?: boolean | undefined;
 }
 
@@ -168,7 +171,6 @@ export function changeStalenessRecords(bounds: HistoryBounds): Prisma.Sql {
     SELECT r.connection_id, r.started_at, ${STALENESS_ENTRY}, r.recorded_xid
     FROM sync_run r ${EACH_STALENESS_ENTRY}
     WHERE r.outcome = 'succeeded' ${liveConnection(bounds, 'r')}`;
-  if (bounds.liveOnly) return Prisma.sql`(${live})`;
   return Prisma.sql`(${live}
     UNION ALL
     SELECT h.connection_id,
