@@ -4,12 +4,13 @@
 // statements counted: the first (every connection's days to store), one an hour later (no day over anywhere),
 // and one when Lord Howe's day has been over for SETTLE_MS (a quarter of the connections with a day to store).
 // Timing is reported, never asserted.
-import { pruneHistory, type RetentionSettings } from '../../src/store/retention.js';
+import { pruneHistory } from '../../src/store/retention.js';
 import { createPrismaClient } from '../../src/store/prisma-client.js';
 import { createTestDatabase } from '../support/db.js';
 import { check, type BenchSection } from './bench-result.js';
 import { loadAverage, round } from './process-stats.js';
 import { countPostgresStatements } from './round-trip-counts.js';
+import { storeOnly } from '../support/store-only.js';
 
 const ZONES = ['Europe/Berlin', 'America/New_York', 'Asia/Kolkata', 'Australia/Lord_Howe'];
 /** The first run; an hour on, when no zone's day is over; Lord Howe's 20 September over at 13:30 UTC, + 1 h. */
@@ -17,12 +18,7 @@ const FIRST = new Date('2026-09-20T12:00:00Z');
 const NOTHING_OVER = new Date('2026-09-20T13:00:00Z');
 const LORD_HOWE_OVER = new Date('2026-09-20T14:45:00Z');
 /** Nothing packed or pruned: the pass over report days alone. */
-const STORE_ONLY: RetentionSettings = {
-  syncRunDays: 0,
-  closedSlotDays: 0,
-  compactAfterDays: 0,
-  batchSize: 1000,
-};
+const STORE_ONLY = storeOnly();
 
 export async function benchReportDaysPass(options: { connections: number }): Promise<BenchSection[]> {
   const db = await createTestDatabase('bench_report_days_pass');

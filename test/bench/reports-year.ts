@@ -22,6 +22,7 @@ import { DATE_BANDS } from '../../src/lib/date-bands.js';
 import { TOTALS_COLUMN_NAMES } from '../../src/store/sync-health-days.js';
 import { check, type BenchSection } from './bench-result.js';
 import { loadAverage } from './process-stats.js';
+import { storeOnly } from '../support/store-only.js';
 
 const NOW = new Date('2026-09-20T12:00:00Z');
 const TODAY = '2026-09-20';
@@ -31,7 +32,7 @@ const TARGET_SECONDS = 2;
  * counts up to an hour of runs after it, and the bench's reports come at the end of such an hour.
  */
 const LAST_COUNT = new Date(NOW.getTime() - 3_600_000);
-const STORE_ONLY = { syncRunDays: 0, closedSlotDays: 0, compactAfterDays: 0, batchSize: 1000 };
+const STORE_ONLY = storeOnly();
 /** The retention defaults' ages: packed slot days, packed run days (then rolled up), the rollup's year. */
 const SLOT_DAYS = 180;
 const RUN_DAYS = 90;

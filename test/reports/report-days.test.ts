@@ -14,15 +14,11 @@ import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { throughStatements } from '../support/raw-statements.js';
 import { generateMixedHistory, HISTORY_NOW } from './mixed-history.js';
 import { allReportAnswers, differingAnswers } from './report-answers.js';
+import { storeOnly } from '../support/store-only.js';
 
 const DAY_MS = 86_400_000;
-/** Nothing packed or pruned: only the utilization days are stored. */
-const STORE_ONLY: RetentionSettings = {
-  syncRunDays: 0,
-  closedSlotDays: 0,
-  compactAfterDays: 0,
-  batchSize: 2,
-};
+/** Nothing packed or pruned: only the report days are stored, two connections a batch. */
+const STORE_ONLY = storeOnly(2);
 const pass = (db: TestDatabase, settings = STORE_ONLY, now = HISTORY_NOW) =>
   pruneHistory(db.prisma, settings, { now, pause: async () => undefined });
 

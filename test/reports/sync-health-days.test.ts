@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { parseReportQuery } from '../../src/reports/report-query.js';
 import { runReport } from '../../src/reports/run-report.js';
-import { pruneHistory, type RetentionSettings } from '../../src/store/retention.js';
+import { pruneHistory } from '../../src/store/retention.js';
 import { createReportStore } from '../../src/store/reports.js';
 import { withReportSession } from '../../src/store/report-queries/report-session.js';
 import { postgresZoneNames, type ReportDb } from '../../src/store/report-queries/report-zones.js';
@@ -14,14 +14,10 @@ import { syncHealthRows } from '../../src/store/report-queries/sync-health-rows.
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { generateMixedHistory, HISTORY_NOW } from './mixed-history.js';
 import { allReportAnswers, differingAnswers } from './report-answers.js';
+import { storeOnly } from '../support/store-only.js';
 
 const DAY_MS = 86_400_000;
-const STORE_ONLY: RetentionSettings = {
-  syncRunDays: 0,
-  closedSlotDays: 0,
-  compactAfterDays: 0,
-  batchSize: 1000,
-};
+const STORE_ONLY = storeOnly();
 const pass = (db: TestDatabase, now = HISTORY_NOW) =>
   pruneHistory(db.prisma, STORE_ONLY, { now, pause: async () => undefined });
 

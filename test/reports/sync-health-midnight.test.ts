@@ -8,6 +8,7 @@ import { runReport } from '../../src/reports/run-report.js';
 import { createReportStore } from '../../src/store/reports.js';
 import { pruneHistory } from '../../src/store/retention.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { storeOnly } from '../support/store-only.js';
 
 /** Azores set their clocks back from 01:00 to 00:00 on 25 October 2026 (01:00 UTC): midnight comes twice. */
 const ZONE = 'Atlantic/Azores';
@@ -28,11 +29,7 @@ beforeAll(async () => {
     SELECT gen_random_uuid(), ${connectionId}::uuid, g, g + interval '3 seconds', 'succeeded', 30, '[]'::jsonb
     FROM generate_series(${NOW}::timestamptz - interval '3 days', ${NOW}::timestamptz, interval '10 minutes') g`;
   // The retention run stores the days over at NOW: through the 24th, the day before the clock change.
-  await pruneHistory(
-    db.prisma,
-    { syncRunDays: 0, closedSlotDays: 0, compactAfterDays: 0, batchSize: 1000 },
-    { now: NOW, pause: async () => undefined },
-  );
+  await pruneHistory(db.prisma, storeOnly(), { now: NOW, pause: async () => undefined });
 }, 120_000);
 
 afterAll(async () => {

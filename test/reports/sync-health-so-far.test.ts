@@ -5,21 +5,17 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { parseReportQuery } from '../../src/reports/report-query.js';
 import { compactHistoryBatch } from '../../src/store/history-compaction.js';
-import { pruneHistory, type RetentionSettings } from '../../src/store/retention.js';
+import { pruneHistory } from '../../src/store/retention.js';
 import { createReportStore } from '../../src/store/reports.js';
 import type { PrismaClient } from '../../src/generated/prisma/client.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { throughStatements } from '../support/raw-statements.js';
 import { generateMixedHistory, HISTORY_NOW } from './mixed-history.js';
 import { allReportAnswers, differingAnswers } from './report-answers.js';
+import { storeOnly } from '../support/store-only.js';
 
 const HOUR_MS = 3_600_000;
-const STORE_ONLY: RetentionSettings = {
-  syncRunDays: 0,
-  closedSlotDays: 0,
-  compactAfterDays: 0,
-  batchSize: 1000,
-};
+const STORE_ONLY = storeOnly();
 const pass = (now = HISTORY_NOW) =>
   pruneHistory(db.prisma, STORE_ONLY, { now, pause: async () => undefined });
 
