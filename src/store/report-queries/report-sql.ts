@@ -96,6 +96,13 @@ export function dayRangeFilter(query: ReportScope, instant: Prisma.Sql): Prisma.
   return parts.length === 0 ? Prisma.empty : Prisma.join(parts, ' ');
 }
 
+/**
+ * Ends a subquery that Postgres must work out once, as it is, rather than merge into the join around it (a subquery
+ * with OFFSET is never merged): merged, its expressions are evaluated per row of the join, and its rows are counted
+ * by the join's estimate rather than its own.
+ */
+export const WORKED_OUT_ONCE = Prisma.sql`OFFSET 0`;
+
 /** Readable name of a connection row (alias `c`): e-mail, else display name, else the id. */
 export const connectionName = Prisma.sql`COALESCE(c.email, c.display_name, c.id::text)`;
 
