@@ -4,7 +4,6 @@
 import type { ReportStore } from '../store/reports.js';
 import type { ReportQuery } from './report-query.js';
 import {
-  dayString,
   instantWording,
   numberOrNull,
   rangeWording,
@@ -19,7 +18,7 @@ export async function utilizationReport(reports: ReportStore, query: ReportQuery
   const out: ReportRow[] = rows.map((r) => ({
     connection_id: r.connection_id,
     connection: r.connection,
-    day: dayString(r.day),
+    day: r.day,
     offered_minutes: numberOrNull(r.offered_minutes, 2) ?? 0,
     bookings: r.bookings,
     booked_minutes: numberOrNull(r.booked_minutes, 2) ?? 0,

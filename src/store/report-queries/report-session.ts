@@ -66,8 +66,10 @@ async function setUpReportTransaction(tx: Prisma.TransactionClient): Promise<voi
   // No JIT: Postgres guesses 100 rows for each jsonb_to_recordset and 1000 for each generate_series over a row's
   // own values (sync-health's staleness), so a one-connection report of a few thousand rows is costed in the
   // millions, past jit_above_cost, and then spends a second or more compiling for milliseconds of work.
+  // ISO DateStyle: a day read as text is 2026-03-01 (report-sql.ts, isoDay), whatever the server's default.
   await tx.$queryRaw`
-    SELECT set_config('work_mem', '64MB', true), set_config('jit', 'off', true), ${PLAN_EACH_CALL}`;
+    SELECT set_config('work_mem', '64MB', true), set_config('jit', 'off', true),
+           set_config('DateStyle', 'ISO', true), ${PLAN_EACH_CALL}`;
 }
 
 /** `answer`, its failure handled until the caller awaits it (a failure before then is not an unhandled one). */

@@ -107,6 +107,25 @@ export const WORKED_OUT_ONCE = Prisma.sql`OFFSET 0`;
 export const connectionName = Prisma.sql`COALESCE(c.email, c.display_name, c.id::text)`;
 
 /**
+ * The query's connections (alias c: id, connection, rank), each with its readable name and its place in the order
+ * reports list them (rank: by name, then id). A report of many rows is put in order by rank (report-order.ts):
+ * Postgres sorting a year of 10,000 connections' days by the name itself compared 1.8 million texts, on disk.
+ */
+export function connectionsInOrder(query: ReportScope): Prisma.Sql {
+  return Prisma.sql`(
+    SELECT c.id, ${connectionName} AS connection, row_number() OVER (ORDER BY ${connectionName}, c.id) AS rank
+    FROM connection c WHERE TRUE ${connectionFilter(query, Prisma.sql`c.id`)}
+  )`;
+}
+
+/**
+ * A date column as the reports print it, 2026-03-01: its text in the report session's ISO DateStyle
+ * (report-session.ts). Read as text, a day needs no Date made and formatted again per row; to_char would do the
+ * same in any DateStyle at ten times the cost (0.9 µs a row).
+ */
+export const isoDay = (column: Prisma.Sql): Prisma.Sql => Prisma.sql`(${column})::text`;
+
+/**
  * Joins, as `et`, the title an event type had at the report's instant (the version valid then), for rows of
  * `alias` that carry connection_id and upstream_event_id. One lookup per event type, then a hash join: a
  * lateral subquery per result row cost 0.2 s on a 100,000-row report.

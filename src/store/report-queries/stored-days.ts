@@ -3,7 +3,7 @@
 // its zone then; they count for a report only in that zone, of every event type.
 import { Prisma } from '../../generated/prisma/client.js';
 import type { ReportScope } from './report-scope.js';
-import { at, connectionFilter, localDay, zoneOf } from './report-sql.js';
+import { at, connectionFilter, localDay, WORKED_OUT_ONCE, zoneOf } from './report-sql.js';
 
 /** The zone a connection's days are stored in (alias `c`): its own, or UTC when it has none (zoneOf without --tz). */
 export const STORED_ZONE = Prisma.sql`COALESCE(c.timezone, 'UTC')`;
@@ -63,6 +63,12 @@ export function unstoredParts(query: ReportScope, lastDay: Prisma.Sql): [Compute
 /**
  * `table`'s stored rows (alias u: connection_id, day, …) of the query's connections and local days before T's,
  * for connections whose days are stored in their current zone.
+ *
+ * Each connection's last day to read is worked out once, in its own subquery: T's local day is a zone conversion,
+ * and in the join it was one per stored row (0.3 µs each, 1.8 million for a year of 10,000 connections). Its zone
+ * is checked inside that day (NULL, so no rows, when the days were stored in another zone) rather than in a
+ * condition, which Postgres takes to keep one connection in 200: it then expected a handful of connections and
+ * read each one's days by index, a heap page per day, where a year over all of them is most of the table.
  */
 export function storedDays(
   query: ReportScope,
@@ -70,16 +76,21 @@ export function storedDays(
   columns: readonly string[],
 ): Prisma.Sql {
   const conditions = [
-    Prisma.sql`u.day <= s.through ${connectionFilter(query, Prisma.sql`u.connection_id`)}`,
-    Prisma.sql`u.day < ${localDay(query, at(query))}`,
+    Prisma.sql`u.day <= s.last_day ${connectionFilter(query, Prisma.sql`u.connection_id`)}`,
     ...(query.from === undefined ? [] : [Prisma.sql`u.day >= ${query.from}::date`]),
     ...(query.to === undefined ? [] : [Prisma.sql`u.day <= ${query.to}::date`]),
   ];
   return Prisma.sql`
     SELECT u.connection_id, u.day, ${Prisma.raw(columns.map((column) => `u.${column}`).join(', '))}
-    FROM ${Prisma.raw(table)} u
-    JOIN connection c ON c.id = u.connection_id
-    JOIN report_days_stored s ON s.connection_id = u.connection_id AND s.zone = ${STORED_ZONE}
+    FROM (
+      SELECT s.connection_id,
+             CASE WHEN s.zone = ${STORED_ZONE}
+                  THEN LEAST(s.through, ${localDay(query, at(query))} - 1) END AS last_day
+      FROM report_days_stored s JOIN connection c ON c.id = s.connection_id
+      WHERE TRUE ${connectionFilter(query, Prisma.sql`s.connection_id`)}
+      ${WORKED_OUT_ONCE}
+    ) s
+    JOIN ${Prisma.raw(table)} u ON u.connection_id = s.connection_id
     WHERE ${Prisma.join(conditions, ' AND ')}`;
 }
 

@@ -16,6 +16,7 @@
 //   the stored days and computes only those after them; --tz and --event compute every day.
 import { Prisma } from '../../generated/prisma/client.js';
 import { slotRecords } from './history-records.js';
+import { inReportOrder, type RankedRow } from './report-order.js';
 import type { ReportScope } from './report-scope.js';
 import {
   laterOf,
@@ -28,18 +29,18 @@ import {
 import {
   at,
   bookingScopeFilter,
-  connectionName,
+  connectionsInOrder,
   dayRangeFilter,
   dayRangeInstants,
+  isoDay,
   localDay,
   scopeFilter,
   type ReportDb,
 } from './report-sql.js';
 
-export interface UtilizationRow {
+export interface UtilizationRow extends RankedRow {
   connection_id: string;
   connection: string;
-  day: Date | string;
   offered_minutes: number;
   bookings: number;
   booked_minutes: number;
@@ -124,10 +125,10 @@ export async function utilizationRows(prisma: ReportDb, query: ReportScope): Pro
     ? Prisma.sql`(${storedDays(query, 'utilization_day', UTILIZATION_FIGURES)})
                  UNION ALL (${computedUtilizationDays(query, true)})`
     : computedUtilizationDays(query, false);
-  return prisma.$queryRaw<UtilizationRow[]>(Prisma.sql`
-    SELECT d.connection_id::text AS connection_id, ${connectionName} AS connection, d.day, d.offered_minutes,
-           d.bookings, d.booked_minutes
+  const rows = await prisma.$queryRaw<UtilizationRow[]>(Prisma.sql`
+    SELECT d.connection_id::text AS connection_id, c.connection, c.rank::int AS rank,
+           ${isoDay(Prisma.sql`d.day`)} AS day, d.offered_minutes, d.bookings, d.booked_minutes
     FROM (${days}) d
-    JOIN connection c ON c.id = d.connection_id
-    ORDER BY connection, d.connection_id, d.day`);
+    JOIN ${connectionsInOrder(query)} c ON c.id = d.connection_id`);
+  return inReportOrder(rows);
 }
