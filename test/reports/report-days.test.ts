@@ -4,6 +4,7 @@
 // what it was computed from the history. A connection whose zone changes has its days counted again in the new
 // zone; stored days go with their slots.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type pg from 'pg';
 import { parseReportQuery } from '../../src/reports/report-query.js';
 import { runReport } from '../../src/reports/run-report.js';
 import type { PrismaClient } from '../../src/generated/prisma/client.js';
@@ -25,12 +26,25 @@ const pass = (db: TestDatabase, settings = STORE_ONLY, now = HISTORY_NOW) =>
 let db: TestDatabase;
 let ids: { connections: string[]; eventId: string };
 
+/**
+ * Another session's transaction, open while the history is made and the runs store its days, as on a server that
+ * is never idle: each statement's snapshot then still waits on it. Postgres then planned the run's statements
+ * otherwise (a connection's zone worked into the key of an index scan of its rows, every connection's), and a run
+ * storing one connection's days failed on another's zone.
+ */
+let elsewhere: pg.PoolClient | undefined;
+
 beforeAll(async () => {
   db = await createTestDatabase('utilization_days');
+  elsewhere = await db.sql.connect();
+  await elsewhere.query('BEGIN');
+  await elsewhere.query('SELECT pg_current_xact_id()');
   ids = await generateMixedHistory(db.prisma);
 }, 120_000);
 
 afterAll(async () => {
+  await elsewhere?.query('ROLLBACK');
+  elsewhere?.release();
   await db?.drop();
 });
 

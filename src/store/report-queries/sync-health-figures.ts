@@ -211,6 +211,11 @@ export async function syncHealthFigures(
     ...(unseen ? { liveOnly: true } : {}),
   };
   const runDay = localDay(query, Prisma.sql`r.started_at`);
+  // The query's connections themselves, not only their rows: Postgres may work a connection's zone into the key of
+  // an index scan of its rows (a day's bound, in the rolled-up runs) before it finds whether the connection has
+  // any, so a connection outside the query, in a zone Postgres lacks, failed it (a run storing one connection's
+  // days failed on another's; test/reports/report-days.test.ts).
+  const queryConnections = Prisma.sql`(SELECT * FROM connection c WHERE TRUE ${connectionFilter(query, Prisma.sql`c.id`)}) c`;
   // Each connection's last stored day and the instants around the midnight after it, worked out once a connection
   // rather than once a run (they read T's day in the connection's zone); none where sync-health has no days stored
   // for it.
@@ -263,7 +268,7 @@ export async function syncHealthFigures(
   const staleness = () => Prisma.sql`(
     SELECT r.connection_id, ${options.byDay ? runDay : Prisma.sql`NULL::date`} AS day, r.band, r.bound_seconds,
            r.changes
-    FROM ${changeStalenessRecords(bounds)} r JOIN connection c ON c.id = r.connection_id ${stored}
+    FROM ${changeStalenessRecords(bounds)} r JOIN ${queryConnections} ON c.id = r.connection_id ${stored}
     WHERE r.started_at <= ${at(query)} ${connectionFilter(query, Prisma.sql`r.connection_id`)}
       ${dayRangeFilter(query, Prisma.sql`r.started_at`)} ${runConditions})`;
   const unseenStaleness = Prisma.sql`(
@@ -275,7 +280,7 @@ export async function syncHealthFigures(
       SELECT r.connection_id, ${options.byDay ? runDay : Prisma.sql`NULL::date`} AS day, r.outcome, r.started_at,
              r.error_code, r.error_message, r.upstream_calls, r.seconds
              ${unseen ? Prisma.sql`, r.change_staleness` : Prisma.empty}
-      FROM ${syncRunRecords(bounds)} r JOIN connection c ON c.id = r.connection_id ${stored}
+      FROM ${syncRunRecords(bounds)} r JOIN ${queryConnections} ON c.id = r.connection_id ${stored}
       WHERE r.started_at <= ${at(query)} ${connectionFilter(query, Prisma.sql`r.connection_id`)}
         ${dayRangeFilter(query, Prisma.sql`r.started_at`)} ${runConditions}
     ), counts AS (
@@ -293,7 +298,7 @@ export async function syncHealthFigures(
              (COALESCE(SUM(d.runs) FILTER (WHERE d.outcome = 'superseded'), 0))::int AS superseded,
              (COALESCE(SUM(d.runs) FILTER (WHERE d.outcome = 'interrupted'), 0))::int AS interrupted,
              SUM(d.runs)::int AS attempts, COALESCE(SUM(d.upstream_calls), 0)::float8 AS calls
-      FROM sync_run_daily d JOIN connection c ON c.id = d.connection_id ${stored}
+      FROM sync_run_daily d JOIN ${queryConnections} ON c.id = d.connection_id ${stored}
       WHERE ${rolledUpDays(query)} ${unseen ? Prisma.sql`AND FALSE` : Prisma.empty}
         ${startsFrom === undefined ? Prisma.empty : Prisma.sql`AND d.day >= (${startsFrom} AT TIME ZONE 'UTC')::date`}
         ${dayConditions(Prisma.sql`d.day`)}
