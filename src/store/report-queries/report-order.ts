@@ -1,8 +1,8 @@
 // A report's rows in the order it lists them, put in that order here rather than by Postgres: a year of 10,000
 // connections' days is 1.8 million rows (some 230 MB to sort, past the report's working memory, so on disk), while
 // each row already carries its connection's place (connectionsInOrder's rank) and a connection's days come mostly
-// in order. So the rows are counted into their ranks' places (a counting sort, two passes), and only a connection
-// whose days came out of order is sorted.
+// in order. So the rows are counted into their ranks' places (a counting sort), and only a connection whose days
+// came out of order is sorted.
 
 /** A row of a report listed by connection, then day. */
 export interface RankedRow {

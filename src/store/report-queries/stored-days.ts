@@ -64,10 +64,10 @@ export function unstoredParts(query: ReportScope, lastDay: Prisma.Sql): [Compute
  * `table`'s stored rows (alias u: connection_id, day, …) of the query's connections and local days before T's,
  * for connections whose days are stored in their current zone.
  *
- * Each connection's last day to read is worked out once, in its own subquery: T's local day is a zone conversion,
- * and in the join it was one per stored row (0.3 µs each, 1.8 million for a year of 10,000 connections). Its zone
+ * Each connection's last day to read is worked out once, in its own subquery: T's local day is a zone conversion
+ * (0.3 µs), which in the join would be one per stored row, 1.8 million for a year of 10,000 connections. Its zone
  * is checked inside that day (NULL, so no rows, when the days were stored in another zone) rather than in a
- * condition, which Postgres takes to keep one connection in 200: it then expected a handful of connections and
+ * condition, which Postgres takes to keep one connection in 200: it would then expect a handful of connections and
  * read each one's days by index, a heap page per day, where a year over all of them is most of the table.
  */
 export function storedDays(
