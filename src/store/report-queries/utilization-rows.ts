@@ -120,15 +120,26 @@ function computedDaysOf(query: ReportScope, rest: ComputedPart | undefined): Pri
 /** What a stored utilization day holds besides its connection and day: computedUtilizationDays's columns. */
 export const UTILIZATION_FIGURES = ['offered_minutes', 'bookings', 'booked_minutes'] as const;
 
-export async function utilizationRows(prisma: ReportDb, query: ReportScope): Promise<UtilizationRow[]> {
+/**
+ * Each past local day of the query's connections (connection_id, connection, rank, day, offered_minutes, bookings,
+ * booked_minutes), with its connection's readable name and place in the report's order (connectionsInOrder);
+ * unordered. Read as rows here, and as CSV by the export (csv-rows.ts).
+ */
+export function utilizationDays(query: ReportScope): Prisma.Sql {
   const days = readsStoredDays(query)
     ? Prisma.sql`(${storedDays(query, 'utilization_day', UTILIZATION_FIGURES)})
                  UNION ALL (${computedUtilizationDays(query, true)})`
     : computedUtilizationDays(query, false);
-  const rows = await prisma.$queryRaw<UtilizationRow[]>(Prisma.sql`
-    SELECT d.connection_id::text AS connection_id, c.connection, c.rank::int AS rank,
-           ${isoDay(Prisma.sql`d.day`)} AS day, d.offered_minutes, d.bookings, d.booked_minutes
+  return Prisma.sql`
+    SELECT d.connection_id, c.connection, c.rank, d.day, d.offered_minutes, d.bookings, d.booked_minutes
     FROM (${days}) d
-    JOIN ${connectionsInOrder(query)} c ON c.id = d.connection_id`);
+    JOIN ${connectionsInOrder(query)} c ON c.id = d.connection_id`;
+}
+
+export async function utilizationRows(prisma: ReportDb, query: ReportScope): Promise<UtilizationRow[]> {
+  const rows = await prisma.$queryRaw<UtilizationRow[]>(Prisma.sql`
+    SELECT u.connection_id::text AS connection_id, u.connection, u.rank::int AS rank,
+           ${isoDay(Prisma.sql`u.day`)} AS day, u.offered_minutes, u.bookings, u.booked_minutes
+    FROM (${utilizationDays(query)}) u`);
   return inReportOrder(rows);
 }
