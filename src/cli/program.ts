@@ -1,5 +1,6 @@
 // The `slotfeed` command line: parses arguments and hands over to the composition root (main.ts).
 // Exit codes: 0 success, 1 failure, 2 bad usage or bad configuration.
+import { once } from 'node:events';
 import { Command, CommanderError, Option } from 'commander';
 import { ConfigError, describeVariables } from '../config.js';
 import { wholeNumber } from './argument-parsers.js';
@@ -13,13 +14,13 @@ import { registerWebhooksCommand } from './webhooks-command.js';
 import { registerFeedsCommand } from './feeds-command.js';
 import { registerDestinationsCommand, type PasswordInput } from './destinations-command.js';
 import { plainFailureMessage } from './plain-errors.js';
-import { registerReportCommand } from './report-command.js';
+import { registerReportCommand, type ReportStdout } from './report-command.js';
 import { registerSyncCommand } from './sync-command.js';
 import { USAGE_HINT, UsageError } from './usage-error.js';
 
 export interface CliIo {
   /** `columns`: the terminal's width, when stdout is one (tables are fitted to it). */
-  stdout: Output & { isTTY: boolean; columns?: number };
+  stdout: ReportStdout;
   stderr: Output;
   /** Where `--password-stdin` reads from (the process's stdin when absent). */
   stdin?: PasswordInput;
@@ -39,6 +40,10 @@ const processStdin: PasswordInput = {
 const processIo: CliIo = {
   stdout: {
     write: (text) => void process.stdout.write(text),
+    drained: () =>
+      process.stdout.writableNeedDrain
+        ? once(process.stdout, 'drain').then(() => undefined)
+        : Promise.resolve(),
     isTTY: process.stdout.isTTY === true,
     get columns() {
       return process.stdout.columns;

@@ -2,6 +2,7 @@
 // terminal, CSV or JSON. A bad flag value is a usage error (exit 2) with a message saying what to give
 // instead; an unknown connection or event type is a failure (exit 1) that says where to find the ids.
 import { REPORT_DESCRIPTIONS } from '../reports/report-descriptions.js';
+import { StringDecoder } from 'node:string_decoder';
 import type { Command } from 'commander';
 import { Option } from 'commander';
 import { loadConfig } from '../config.js';
@@ -16,16 +17,32 @@ import {
   type RawReportQuery,
   type ReportName,
 } from '../reports/report-query.js';
-import { runReport } from '../reports/run-report.js';
+import { runReport, runReportCsv } from '../reports/run-report.js';
 import type { Output } from './commands.js';
 import { UsageError } from './usage-error.js';
 import { terminalWidth } from '../lib/text-table.js';
 
 type Env = Record<string, string | undefined>;
-export type ReportStdout = Output & { isTTY: boolean; columns?: number };
+export type ReportStdout = Output & {
+  isTTY: boolean;
+  columns?: number;
+  /** Resolves once what was written has drained, where stdout is a stream a slow reader can hold back. */
+  drained?: () => Promise<void>;
+};
 
 interface ReportFlags extends RawReportQuery {
   format: ReportFormat;
+}
+
+/** Writes `chunks` of UTF-8 text in order, a character cut across two chunks kept whole, at the pace stdout drains. */
+async function writeChunks(chunks: AsyncIterable<Buffer | string>, stdout: ReportStdout): Promise<void> {
+  const decoder = new StringDecoder('utf8');
+  for await (const chunk of chunks) {
+    stdout.write(typeof chunk === 'string' ? chunk : decoder.write(chunk));
+    await stdout.drained?.();
+  }
+  const rest = decoder.end();
+  if (rest !== '') stdout.write(rest);
 }
 
 /** Runs one report against DATABASE_URL and writes it; `now` is the instant reports default to. */
@@ -45,6 +62,13 @@ export async function runReportCommand(
   if (showProgress) io.stderr.write(`Running the ${name} report…`);
   try {
     const { reports } = openCommandDatabase(config, releasers, logger);
+    if (flags.format === 'csv') {
+      // Written as it comes, a year of connections' days never held in memory whole (run-report.ts).
+      const chunks = await runReportCsv(reports, query);
+      if (showProgress) io.stderr.write('\r\u001b[K');
+      await writeChunks(chunks, io.stdout);
+      return;
+    }
     const result = await runReport(reports, query);
     if (showProgress) io.stderr.write('\r\u001b[K');
     io.stdout.write(formatReport(result, flags.format, terminalWidth(io.stdout)));

@@ -5,6 +5,7 @@ import { availabilityReport } from './availability-report.js';
 import { bookingsReport } from './bookings-report.js';
 import { ReportZoneError } from '../store/report-queries/report-zones.js';
 import { ReportUsageError, type ReportQuery } from './report-query.js';
+import { reportAsCsv } from './report-format.js';
 import type { ReportResult } from './report-result.js';
 import { syncHealthReport } from './sync-health-report.js';
 import { utilizationReport } from './utilization-report.js';
@@ -31,14 +32,38 @@ async function assertSubjectsExist(reports: ReportStore, query: ReportQuery): Pr
   }
 }
 
-export async function runReport(reports: ReportStore, query: ReportQuery): Promise<ReportResult> {
+/** Runs `work` once the query's subjects are found, a zone Postgres lacks and no stand-in keeps read as a usage error. */
+async function checked<T>(reports: ReportStore, query: ReportQuery, work: () => Promise<T>): Promise<T> {
   await assertSubjectsExist(reports, query);
   try {
-    return await reportOf(reports, query);
+    return await work();
   } catch (thrown: unknown) {
     // A zone no zone of the database keeps the time of: --tz with one it knows runs the report.
     throw thrown instanceof ReportZoneError ? new ReportUsageError(thrown.message) : thrown;
   }
+}
+
+export async function runReport(reports: ReportStore, query: ReportQuery): Promise<ReportResult> {
+  return checked(reports, query, () => reportOf(reports, query));
+}
+
+/**
+ * The report as CSV, in chunks: streamed from Postgres where the report has a streamed form (its rows grow with
+ * connections × days: store/report-queries/csv-rows.ts), else formatted from its rows (reportAsCsv). The same
+ * text either way. Errors in the query come before the first chunk; a failure while streaming ends the chunks.
+ */
+export async function runReportCsv(
+  reports: ReportStore,
+  query: ReportQuery,
+): Promise<AsyncIterable<Buffer | string>> {
+  return checked(reports, query, async () => {
+    const streamed = await reports.csv(query);
+    if (streamed !== undefined) return streamed;
+    const text = reportAsCsv(await reportOf(reports, query));
+    return (async function* () {
+      yield text;
+    })();
+  });
 }
 
 function reportOf(reports: ReportStore, query: ReportQuery): Promise<ReportResult> {

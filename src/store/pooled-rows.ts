@@ -30,6 +30,15 @@ export function registerPool(prisma: PrismaClient, pool: pg.Pool, names: Stateme
   poolsOf.set(prisma, { pool, names });
 }
 
+/**
+ * The node-postgres pool behind `prisma`, for work Prisma cannot do (a streamed COPY, store/report-export.ts);
+ * undefined for a client createPrismaClient did not make, or one whose pool has ended.
+ */
+export function poolBehind(prisma: object): pg.Pool | undefined {
+  const pooled = poolsOf.get(prisma);
+  return pooled === undefined || pooled.pool.ending ? undefined : pooled.pool;
+}
+
 /** The rows of `statement`: from the pool behind `db` when it has one registered, else through Prisma. */
 export async function pooledRows<Row>(
   db: Pick<PrismaClient, '$queryRaw'>,
@@ -57,7 +66,7 @@ export async function pooledRows<Row>(
  * structurally: Node's socket errors come from its own realm, where `instanceof Error` fails for a vm-sandboxed
  * caller (jest).
  */
-function isSocketFailure(thrown: unknown): thrown is { message: string } {
+export function isSocketFailure(thrown: unknown): thrown is { message: string } {
   if (typeof thrown !== 'object' || thrown === null) return false;
   const { code, syscall, name, errors } = thrown as Record<string, unknown>;
   return (

@@ -4,6 +4,8 @@
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { requireConnection } from './connection-admin.js';
 import { ConnectionNotFoundError } from './connections.js';
+import { openCsvExport } from './report-queries/csv-export.js';
+import type { CsvScope } from './report-queries/csv-rows.js';
 import { availabilityRows, type AvailabilityRow } from './report-queries/availability-rows.js';
 import {
   bookingsByWeekdayHour,
@@ -16,12 +18,14 @@ import { createBesideBudget, withReportSession, type BesideRead } from './report
 import { postgresZoneNames, type ReportDb } from './report-queries/report-zones.js';
 import { syncHealthRows, type SyncHealthRow } from './report-queries/sync-health-rows.js';
 import { utilizationRows, type UtilizationRow } from './report-queries/utilization-rows.js';
+import { poolBehind } from './pooled-rows.js';
 
 export {
   BOOKINGS_GROUPINGS,
   type BookingsGrouping,
   type ReportScope,
 } from './report-queries/report-scope.js';
+export type { CsvScope } from './report-queries/csv-rows.js';
 export type { AvailabilityRow } from './report-queries/availability-rows.js';
 export type {
   BookingRow,
@@ -51,6 +55,11 @@ export interface ReportStore {
   bookings(scope: ReportScope & { by: BookingsGrouping }): Promise<BookingsRows>;
   utilization(scope: ReportScope): Promise<UtilizationRow[]>;
   syncHealth(scope: ReportScope): Promise<SyncHealthRow[]>;
+  /**
+   * The report as CSV streamed from Postgres (report-queries/csv-export.ts), or undefined when it is written
+   * from its rows (its rows few, or read apart from Prisma's pool).
+   */
+  csv(scope: CsvScope): Promise<AsyncIterable<Buffer> | undefined>;
   /** Bookings per weekday and hour they start (the bookings page's heat map), outside a report session. */
   bookingsByWeekdayHour(scope: ReportScope): Promise<WeekdayHourCell[]>;
   hasConnection(connectionId: string): Promise<boolean>;
@@ -75,6 +84,10 @@ export function createReportStore(prisma: PrismaClient): ReportStore {
     utilization: (scope) => session(scope, utilizationRows),
     syncHealth: (scope) => session(scope, syncHealthRows),
     bookingsByWeekdayHour: (scope) => session(scope, bookingsByWeekdayHour),
+    async csv(scope) {
+      const pool = poolBehind(prisma);
+      return pool === undefined ? undefined : openCsvExport(pool, knownZones, scope);
+    },
 
     async hasConnection(connectionId) {
       try {

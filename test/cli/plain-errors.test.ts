@@ -50,6 +50,7 @@ describe('plain errors', () => {
       ['connections', 'list'],
       ['feeds', 'list'],
       ['report', 'sync-health'],
+      ['report', 'utilization', '--format', 'csv'],
       ['sync', '--all'],
     ]) {
       const result = await slotfeed(env, ...args);

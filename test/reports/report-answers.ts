@@ -18,14 +18,14 @@ import { HISTORY_NOW } from './mixed-history.js';
 
 const DAY_MS = 86_400_000;
 
-interface Case {
+export interface ReportCase {
   name: ReportName;
   label: string;
   raw: RawReportQuery;
 }
 
 /** Every report, grouping and scope the CLI and admin pages offer, over this history. */
-function cases(ids: { connections: string[]; eventId: string }): Case[] {
+export function reportCases(ids: { connections: string[]; eventId: string }): ReportCase[] {
   const [berlin, kolkata] = ids.connections;
   const scopes: [string, RawReportQuery][] = [
     ['all connections', {}],
@@ -40,7 +40,7 @@ function cases(ids: { connections: string[]; eventId: string }): Case[] {
     ['an event type', { event: ids.eventId }],
     ['days after the packed ones', { from: '2026-09-19' }],
   ];
-  const all: Case[] = [];
+  const all: ReportCase[] = [];
   for (const name of REPORT_NAMES) {
     for (const [label, raw] of scopes) {
       if (name === 'sync-health' && raw.event !== undefined) continue; // --event does not apply to it
@@ -59,7 +59,7 @@ export async function allReportAnswers(
 ): Promise<Map<string, string>> {
   const reports = createReportStore(prisma);
   const out = new Map<string, string>();
-  for (const c of cases(ids)) {
+  for (const c of reportCases(ids)) {
     const result = await runReport(reports, parseReportQuery(c.name, c.raw, HISTORY_NOW));
     for (const format of REPORT_FORMATS)
       out.set(`${c.name}, ${c.label}, ${format}`, formatReport(result, format, 200));

@@ -60,16 +60,24 @@ const SESSION = {
  */
 export const PLAN_EACH_CALL = Prisma.sql`set_config('plan_cache_mode', 'force_custom_plan', true)`;
 
-/** A report transaction's settings (SET LOCAL ends with it, so the pooled connection goes back unchanged). */
+/**
+ * A report transaction's settings, as one statement (SET LOCAL ends with the transaction, so the pooled connection
+ * goes back unchanged).
+ * - No JIT: Postgres guesses 100 rows for each jsonb_to_recordset and 1000 for each generate_series over a row's
+ *   own values (sync-health's staleness), so a one-connection report of a few thousand rows is costed in the
+ *   millions, past jit_above_cost, and then spends a second or more compiling for milliseconds of work.
+ * - ISO DateStyle: a day read as text is 2026-03-01 (report-sql.ts, isoDay), whatever the server's default.
+ * - Floats written exactly (extra_float_digits 1, Postgres's default, which a server may lower): the shortest text
+ *   that reads back as the same number, as JavaScript writes it, so that a CSV Postgres writes (csv-rows.ts) has
+ *   the figures a report read as rows does.
+ */
+export const REPORT_SETTINGS = Prisma.sql`
+  SELECT set_config('work_mem', '64MB', true), set_config('jit', 'off', true),
+         set_config('DateStyle', 'ISO', true), set_config('extra_float_digits', '1', true), ${PLAN_EACH_CALL}`;
+
 async function setUpReportTransaction(tx: Prisma.TransactionClient): Promise<void> {
   await tx.$executeRaw`SET TRANSACTION READ ONLY`;
-  // No JIT: Postgres guesses 100 rows for each jsonb_to_recordset and 1000 for each generate_series over a row's
-  // own values (sync-health's staleness), so a one-connection report of a few thousand rows is costed in the
-  // millions, past jit_above_cost, and then spends a second or more compiling for milliseconds of work.
-  // ISO DateStyle: a day read as text is 2026-03-01 (report-sql.ts, isoDay), whatever the server's default.
-  await tx.$queryRaw`
-    SELECT set_config('work_mem', '64MB', true), set_config('jit', 'off', true),
-           set_config('DateStyle', 'ISO', true), ${PLAN_EACH_CALL}`;
+  await tx.$queryRaw(REPORT_SETTINGS);
 }
 
 /** `answer`, its failure handled until the caller awaits it (a failure before then is not an unhandled one). */

@@ -12,6 +12,14 @@ import type { ReportScope } from './report-scope.js';
 /** What a report's queries read with; declared here, where the zone check needs it first, and re-exported by report-sql.ts. */
 export type ReportDb = Pick<PrismaClient, '$queryRaw'>;
 
+/**
+ * What the zone check reads with: a report's client or transaction (ReportDb), or a plain node-postgres connection
+ * the CSV export holds (store/report-export.ts); it asks only for rows of a Prisma.Sql.
+ */
+export interface ZoneReader {
+  $queryRaw<T>(query: Prisma.Sql): Promise<T>;
+}
+
 const DAY_MS = 86_400_000;
 const YEARS_BEFORE = 2;
 const YEARS_AFTER = 1;
@@ -78,7 +86,7 @@ export interface PostgresZoneStandIns {
 }
 
 /** The names of the zones a Postgres knows (pg_timezone_names), read with `db` when they must be read. */
-export type PostgresZoneNames = (db: ReportDb) => Promise<ReadonlySet<string>>;
+export type PostgresZoneNames = (db: ZoneReader) => Promise<ReadonlySet<string>>;
 
 /** How long the names are kept: a Postgres's zone data changes only when it is upgraded. */
 export const ZONE_NAMES_KEPT_MS = 10 * 60_000;
@@ -93,7 +101,7 @@ export function postgresZoneNames(
   now: () => number = Date.now,
 ): PostgresZoneNames {
   let kept: { names: Promise<ReadonlySet<string>>; readAtMs: number } | undefined;
-  const read = (db: ReportDb) =>
+  const read = (db: ZoneReader) =>
     db
       .$queryRaw<{ name: string }[]>(Prisma.sql`SELECT name FROM pg_timezone_names`)
       .then((rows): ReadonlySet<string> => new Set(rows.map((row) => row.name)));
@@ -114,7 +122,7 @@ export function postgresZoneNames(
 
 /** The stand-ins of those of `zones` Postgres lacks (by `knownNames`), around `at` (postgresZoneFor). */
 export async function postgresZoneStandIns(
-  db: ReportDb,
+  db: ZoneReader,
   knownNames: PostgresZoneNames,
   zones: readonly string[],
   at: Date,
@@ -133,7 +141,7 @@ export async function postgresZoneStandIns(
 }
 
 /** The zones of the connections in `connectionId`'s scope (every connection without one), none twice. */
-export async function connectionZones(db: ReportDb, connectionId?: string): Promise<string[]> {
+export async function connectionZones(db: ZoneReader, connectionId?: string): Promise<string[]> {
   const rows = await db.$queryRaw<{ zone: string }[]>(Prisma.sql`
     SELECT DISTINCT timezone AS zone FROM connection
     WHERE timezone IS NOT NULL
@@ -146,7 +154,7 @@ export async function connectionZones(db: ReportDb, connectionId?: string): Prom
  * `timezone` replaced, and `postgresZones` mapping each connection zone Postgres lacks to its stand-in.
  */
 export async function withPostgresZones<S extends ReportScope>(
-  db: ReportDb,
+  db: ZoneReader,
   scope: S,
   knownNames: PostgresZoneNames,
 ): Promise<S> {

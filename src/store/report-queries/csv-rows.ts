@@ -1,0 +1,74 @@
+// The reports whose rows grow with connections × days, shaped in SQL as the CSV the report would write
+// (reports/report-format.ts, reportAsCsv of the report's rows), so that Postgres writes the CSV itself and it is
+// streamed as it comes (store/report-export.ts) instead of a year's rows being read into memory first: a year of
+// 10,000 connections is 1.8 million utilization days (docs/performance.md). Each column is the report's own
+// (utilization-report.ts, bookings-report.ts: the same keys, in the same order, rounded the same way), and
+// test/reports/report-export.test.ts holds each such CSV to the one formatted from the report's rows, byte for
+// byte, over every scope. A report or grouping not here (its rows few, or shaped in ways SQL would only copy
+// approximately) is written from its rows.
+import { Prisma } from '../../generated/prisma/client.js';
+import { bookingPeriods, PERIODS_IN_ORDER } from './booking-periods.js';
+import type { BookingsGrouping, ReportScope } from './report-scope.js';
+import { utilizationDays } from './utilization-rows.js';
+
+/**
+ * A float8 rounded as reports/report-result.ts's numberOrNull rounds it in JavaScript, Math.round(value × 10^d)
+ * ÷ 10^d: halves up (Math.round's rule, where Postgres's round(float8) rounds them to even), as floor(x + 0.5).
+ * The two agree on every double x but one, 0.5 − 2⁻⁵⁴ (and its negative), where x + 0.5 rounds up to 1, and on
+ * none past 2⁵² (a figure of 45 billion minutes); `+ 0` makes a negative zero the 0 JavaScript prints. The
+ * figures are sums of finite lengths, never infinite or NaN (which numberOrNull would print as nothing). Postgres
+ * writes the result as JavaScript does: the shortest text that reads back as the same number (extra_float_digits
+ * 1, report-session.ts). The CASE that would also handle that one double cost half a second on a year of 10,000
+ * connections (three of these a row, 1.8 million rows); this costs a tenth of one.
+ */
+function roundedAsShown(value: Prisma.Sql, decimals: number): Prisma.Sql {
+  const factor = Prisma.raw(String(10 ** decimals));
+  return Prisma.sql`(floor((${value})::float8 * ${factor} + 0.5::float8) / ${factor} + 0)`;
+}
+
+/** numberOrNull(value, 2) ?? 0: a figure the report shows as 0 when there is none. */
+const minutesShown = (value: Prisma.Sql) => Prisma.sql`COALESCE(${roundedAsShown(value, 2)}, 0)`;
+
+/**
+ * A name as reportAsCsv writes it: an empty one as an empty cell, as NULL is (COPY's CSV quotes an empty text,
+ * "", to tell it from NULL; reportAsCsv writes both as nothing).
+ */
+const cellText = (value: Prisma.Sql) => Prisma.sql`NULLIF(${value}, '')`;
+
+/** utilization-report.ts's rows: each day's minutes rounded to 2 decimals, its booked share to 4. */
+function utilizationCsvRows(query: ReportScope): Prisma.Sql {
+  const offered = Prisma.sql`u.offered_minutes`;
+  const booked = Prisma.sql`u.booked_minutes`;
+  return Prisma.sql`
+    SELECT u.connection_id, ${cellText(Prisma.sql`u.connection`)} AS connection, u.day,
+           ${minutesShown(offered)} AS offered_minutes, u.bookings, ${minutesShown(booked)} AS booked_minutes,
+           CASE WHEN ${offered} > 0 THEN ${roundedAsShown(Prisma.sql`LEAST(1, ${booked} / ${offered})`, 4)} END AS share
+    FROM (${utilizationDays(query)}) u
+    ORDER BY u.rank, u.day`;
+}
+
+/** bookings-report.ts's rows by day or week: minutes and leads rounded to 2 decimals. */
+function bookingPeriodsCsvRows(query: ReportScope, by: 'day' | 'week'): Prisma.Sql {
+  return Prisma.sql`
+    SELECT p.connection_id, ${cellText(Prisma.sql`p.connection`)} AS connection, p.period AS ${Prisma.raw(by)},
+           p.bookings, ${minutesShown(Prisma.sql`p.booked_minutes`)} AS booked_minutes,
+           ${roundedAsShown(Prisma.sql`p.median_lead_hours`, 2)} AS median_lead_hours,
+           ${roundedAsShown(Prisma.sql`p.mean_lead_hours`, 2)} AS mean_lead_hours, p.opened
+    FROM (${bookingPeriods(query, by)}) p
+    ${PERIODS_IN_ORDER}`;
+}
+
+/** What a CSV export asks for: a report's scope, which report, and for bookings its grouping. */
+export type CsvScope = ReportScope & {
+  report: 'availability' | 'bookings' | 'utilization' | 'sync-health';
+  by: BookingsGrouping;
+};
+
+/** The report's CSV rows as one SELECT, in the report's order, or undefined when it is written from its rows. */
+export function csvRows(scope: CsvScope): Prisma.Sql | undefined {
+  if (scope.report === 'utilization') return utilizationCsvRows(scope);
+  if (scope.report === 'bookings' && (scope.by === 'day' || scope.by === 'week')) {
+    return bookingPeriodsCsvRows(scope, scope.by);
+  }
+  return undefined;
+}
