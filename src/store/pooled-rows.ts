@@ -31,7 +31,7 @@ export function registerPool(prisma: PrismaClient, pool: pg.Pool, names: Stateme
 }
 
 /**
- * The node-postgres pool behind `prisma`, for work Prisma cannot do (a streamed COPY, store/report-export.ts);
+ * The node-postgres pool behind `prisma`, for work Prisma cannot do (a streamed COPY, store/report-queries/csv-export.ts);
  * undefined for a client createPrismaClient did not make, or one whose pool has ended.
  */
 export function poolBehind(prisma: object): pg.Pool | undefined {

@@ -57,10 +57,24 @@ export async function openCsvExport(
     chunks = (copy as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
     first = await chunks.next();
   } catch (thrown: unknown) {
-    client.release(true);
+    await giveBack(client);
     throw isSocketFailure(thrown) ? new PostgresUnreachableError(thrown) : thrown;
   }
   return streamed(client, chunks, first);
+}
+
+/**
+ * A connection whose export failed before it streamed (a zone Postgres lacks, a failed statement) back to the pool
+ * once its transaction is rolled back; closed when even that fails (the server gone).
+ */
+async function giveBack(client: pg.PoolClient): Promise<void> {
+  try {
+    await client.query('ROLLBACK');
+  } catch {
+    client.release(true);
+    return;
+  }
+  client.release();
 }
 
 /**
@@ -112,6 +126,8 @@ function streamed(
         await abandon();
         throw thrown;
       }
+      // Returned while this read was under way: the connection is closed already.
+      if (closed) return finished;
       if (!next.done) return { done: false, value: crlf(next.value) };
       await complete();
       return finished;

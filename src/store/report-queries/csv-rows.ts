@@ -1,6 +1,6 @@
 // The reports whose rows grow with connections × days, shaped in SQL as the CSV the report would write
 // (reports/report-format.ts, reportAsCsv of the report's rows), so that Postgres writes the CSV itself and it is
-// streamed as it comes (store/report-export.ts) instead of a year's rows being read into memory first: a year of
+// streamed as it comes (csv-export.ts) instead of a year's rows being read into memory first: a year of
 // 10,000 connections is 1.8 million utilization days (docs/performance.md). Each column is the report's own
 // (utilization-report.ts, bookings-report.ts: the same keys, in the same order, rounded the same way), and
 // test/reports/report-export.test.ts holds each such CSV to the one formatted from the report's rows, byte for
@@ -14,7 +14,7 @@ import { utilizationDays } from './utilization-rows.js';
 /**
  * A float8 rounded as reports/report-result.ts's numberOrNull rounds it in JavaScript, Math.round(value × 10^d)
  * ÷ 10^d: halves up (Math.round's rule, where Postgres's round(float8) rounds them to even), as floor(x + 0.5).
- * The two agree on every double x but one, 0.5 − 2⁻⁵⁴ (and its negative), where x + 0.5 rounds up to 1, and on
+ * The two agree on every double x but one, 0.5 − 2⁻⁵⁴, where x + 0.5 rounds up to 1, and on
  * none past 2⁵² (a figure of 45 billion minutes); `+ 0` makes a negative zero the 0 JavaScript prints. The
  * figures are sums of finite lengths, never infinite or NaN (which numberOrNull would print as nothing). Postgres
  * writes the result as JavaScript does: the shortest text that reads back as the same number (extra_float_digits

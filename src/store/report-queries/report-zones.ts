@@ -14,7 +14,7 @@ export type ReportDb = Pick<PrismaClient, '$queryRaw'>;
 
 /**
  * What the zone check reads with: a report's client or transaction (ReportDb), or a plain node-postgres connection
- * the CSV export holds (store/report-export.ts); it asks only for rows of a Prisma.Sql.
+ * the CSV export holds (store/report-queries/csv-export.ts); it asks only for rows of a Prisma.Sql.
  */
 export interface ZoneReader {
   $queryRaw<T>(query: Prisma.Sql): Promise<T>;
