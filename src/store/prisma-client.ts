@@ -57,6 +57,14 @@ export function createPrismaClient(databaseUrl: string, settings: PoolSettings =
       disposeExternalPool: true,
     }),
   });
+  // Every connection works in UTC: Prisma's adapter sends a Date as its UTC wall time without a zone
+  // ('2026-09-20 12:34:56.789'), which Postgres reads in the session's TimeZone, so on a server set to another zone
+  // every instant written or asked about would move by its offset (test/store/server-time-zone.test.ts). Queued
+  // before any statement the pool hands the connection out for; a PgBouncer keeps it, as it keeps every client's
+  // TimeZone.
+  pool.on('connect', (client) => {
+    client.query(`SET TIME ZONE 'UTC'`).catch(() => undefined);
+  });
   // A pooled connection that fails while idle (Postgres restarted, say) leaves the pool, and the next statement
   // opens another; unheard, the pool's 'error' would end the process before Prisma's first statement listens.
   pool.on('error', () => undefined);

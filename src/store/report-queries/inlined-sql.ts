@@ -1,5 +1,5 @@
 // A report statement with its values written in as literals, for the one statement that cannot take bound
-// parameters: COPY (…) TO STDOUT, which the streamed CSV export runs (store/report-export.ts). Every value a
+// parameters: COPY (…) TO STDOUT, which the streamed CSV export runs (csv-export.ts). Every value a
 // report's SQL binds is cast where it is used (report-sql.ts: `::timestamptz`, `::date`, `::text`, `::uuid`), so a
 // quoted literal, untyped as a bound parameter is, reads as the same value; test/reports/report-export.test.ts
 // holds every exported CSV to the one formatted from the same report's rows.
@@ -14,6 +14,7 @@ function literalOf(value: unknown): string {
   if (typeof value === 'boolean') return value ? 'TRUE' : 'FALSE';
   if (value instanceof Date) {
     if (Number.isNaN(value.getTime())) throw new Error('a report statement binds an invalid Date');
+    // The instant with its zone: Prisma sends the same one as a UTC wall time, read in UTC (prisma-client.ts).
     return pg.escapeLiteral(value.toISOString());
   }
   if (Array.isArray(value)) return pg.escapeLiteral(arrayText(value));
