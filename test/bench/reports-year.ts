@@ -11,10 +11,16 @@
 // against the issue's target of 2 s each; a report that has not answered after BENCH_YEAR_TIMEOUT seconds is
 // cancelled by Postgres (statement_timeout) and counted as missed by at least that. Timing is reported, never
 // asserted; with BENCH_EXPLAIN=1 the plans of the all-connection reports are printed.
-import { parseReportQuery, type RawReportQuery, type ReportName } from '../../src/reports/report-query.js';
-import { runReport } from '../../src/reports/run-report.js';
+import {
+  parseReportQuery,
+  type RawReportQuery,
+  type ReportName,
+  type ReportQuery,
+} from '../../src/reports/report-query.js';
+import { runReport, runReportCsv } from '../../src/reports/run-report.js';
 import { createPrismaClient } from '../../src/store/prisma-client.js';
-import { createReportStore } from '../../src/store/reports.js';
+import { createReportStore, type ReportStore } from '../../src/store/reports.js';
+import { csvRows } from '../../src/store/report-queries/csv-rows.js';
 import { storeReportDays } from '../../src/store/report-days.js';
 import { pruneHistory } from '../../src/store/retention.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
@@ -337,6 +343,13 @@ async function timeReport(run: () => Promise<unknown>): Promise<number | null> {
   return Math.round((sorted[Math.floor(sorted.length / 2)] ?? 0) * 1000) / 1000;
 }
 
+/** Reads the report's CSV to its end, as a download would (runReportCsv), and returns its size in bytes. */
+async function readCsv(reports: ReportStore, query: ReportQuery): Promise<number> {
+  let bytes = 0;
+  for await (const chunk of await runReportCsv(reports, query)) bytes += chunk.length;
+  return bytes;
+}
+
 /** The year's history, packed as retention keeps it, in `db` (migrated, empty). */
 export async function generateYearHistory(db: TestDatabase, options: ReportsYearOptions): Promise<void> {
   await generateConnections(db, options.connections);
@@ -424,6 +437,17 @@ export async function benchReportsYear(options: ReportsYearOptions): Promise<Ben
         figures[`${label} (s)`] = took ?? `> ${options.timeoutSeconds} (cancelled)`;
         targets[label] = { target: `≤ ${TARGET_SECONDS} s`, met: took !== null && took <= TARGET_SECONDS };
         console.log(`reports-year: ${label}: ${figures[`${label} (s)`]} s (load ${loadAverage()})`);
+        // The same report as the CSV `--format csv` and the admin's download write, where it is streamed from
+        // Postgres (store/report-queries/csv-rows.ts): until its last byte is read.
+        if (csvRows({ ...query }) === undefined) continue;
+        const csvLabel = `${label}, as CSV streamed`;
+        const csvTook = await timeReport(() => readCsv(reports, query));
+        figures[`${csvLabel} (s)`] = csvTook ?? `> ${options.timeoutSeconds} (cancelled)`;
+        targets[csvLabel] = {
+          target: `≤ ${TARGET_SECONDS} s`,
+          met: csvTook !== null && csvTook <= TARGET_SECONDS,
+        };
+        console.log(`reports-year: ${csvLabel}: ${figures[`${csvLabel} (s)`]} s (load ${loadAverage()})`);
       }
       // The next hourly run, which adds the hour's runs to each day so far.
       figures['days so far counted by the hourly retention run after, ms per connection'] =
