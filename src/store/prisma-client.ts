@@ -43,6 +43,11 @@ export function createPrismaClient(databaseUrl: string, settings: PoolSettings =
     // A query waits for a free connection of the (10-connection) pool no longer than it would for a lock:
     // with every connection stuck behind a lock, requests fail fast instead of queueing without end.
     connectionTimeoutMillis: lockTimeoutMs,
+    // Every connection works in UTC: Prisma's adapter sends a Date as its UTC wall time without a zone
+    // ('2026-09-20 12:34:56.789'), which Postgres reads in the session's TimeZone, so on a server set to another
+    // zone every instant written or asked about would move by its offset (test/store/server-time-zone.test.ts).
+    // A startup option, so it holds from the first statement; PgBouncer (1.20 on) takes it for its tracked TimeZone.
+    options: '-c TimeZone=UTC',
     // Idle connections do not keep a process alive: a client that read only past Prisma (pooled-rows.ts) has a
     // pool its $disconnect does not end (Prisma ends it only once it has connected itself), and its idle
     // connections close after the pool's idle timeout.
@@ -56,14 +61,6 @@ export function createPrismaClient(databaseUrl: string, settings: PoolSettings =
       // $disconnect ends the pool, as it ends one the adapter makes itself.
       disposeExternalPool: true,
     }),
-  });
-  // Every connection works in UTC: Prisma's adapter sends a Date as its UTC wall time without a zone
-  // ('2026-09-20 12:34:56.789'), which Postgres reads in the session's TimeZone, so on a server set to another zone
-  // every instant written or asked about would move by its offset (test/store/server-time-zone.test.ts). Queued
-  // before any statement the pool hands the connection out for; a PgBouncer keeps it, as it keeps every client's
-  // TimeZone.
-  pool.on('connect', (client) => {
-    client.query(`SET TIME ZONE 'UTC'`).catch(() => undefined);
   });
   // A pooled connection that fails while idle (Postgres restarted, say) leaves the pool, and the next statement
   // opens another; unheard, the pool's 'error' would end the process before Prisma's first statement listens.
