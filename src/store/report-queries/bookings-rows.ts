@@ -22,7 +22,7 @@ import { Prisma } from '../../generated/prisma/client.js';
 import { bookingsPerPeriod, type PeriodRow } from './booking-periods.js';
 import { onTheSameConnection, type BesideRead } from './report-session.js';
 import type { BookingsGrouping, ReportScope } from './report-scope.js';
-import { bookedWhere, connectionName, zoneOf, type ReportDb } from './report-sql.js';
+import { bookedWhere, connectionsInOrder, zoneOf, type ReportDb } from './report-sql.js';
 
 export type { PeriodRow } from './booking-periods.js';
 
@@ -36,14 +36,29 @@ export interface BookingRow {
   slots_closed: number;
 }
 
+/**
+ * Every booking of the query, one row each (connection_id as text, connection, rank, detected_at, starts_at,
+ * ends_at, event_ids, slots_closed, id), unordered: reports list them by BOOKINGS_IN_ORDER. Read as rows here, and
+ * as CSV by the export (csv-rows.ts).
+ */
+export function everyBooking(query: ReportScope): Prisma.Sql {
+  return Prisma.sql`
+    SELECT b.connection_id::text AS connection_id, o.connection, o.rank, b.detected_at, b.starts_at, b.ends_at,
+           b.event_ids, b.slots_closed, b.id
+    FROM booking b JOIN connection c ON c.id = b.connection_id
+    JOIN ${connectionsInOrder(query)} o ON o.id = b.connection_id
+    WHERE ${bookedWhere(query)}`;
+}
+
+/** The order everyBooking's rows (alias e) are listed in: by connection (its rank), then start. */
+export const BOOKINGS_IN_ORDER = Prisma.sql`ORDER BY e.rank, e.starts_at, e.id`;
+
 /** Every booking, one row each: when it was seen, when it lies, how long it is, how far ahead it was made. */
 async function eachBooking(prisma: ReportDb, query: ReportScope): Promise<BookingRow[]> {
   return prisma.$queryRaw<BookingRow[]>(Prisma.sql`
-    SELECT b.connection_id::text AS connection_id, ${connectionName} AS connection, b.detected_at, b.starts_at,
-           b.ends_at, b.event_ids, b.slots_closed
-    FROM booking b JOIN connection c ON c.id = b.connection_id
-    WHERE ${bookedWhere(query)}
-    ORDER BY connection, b.connection_id, b.starts_at, b.id`);
+    SELECT e.connection_id, e.connection, e.detected_at, e.starts_at, e.ends_at, e.event_ids, e.slots_closed
+    FROM (${everyBooking(query)}) e
+    ${BOOKINGS_IN_ORDER}`);
 }
 
 export interface WeekdayHourCell {

@@ -1,4 +1,4 @@
-// The reports whose rows grow with connections × days, shaped in SQL as the CSV the report would write
+// The reports whose rows grow with connections × days (or bookings), shaped in SQL as the CSV the report would write
 // (reports/report-format.ts, reportAsCsv of the report's rows), so that Postgres writes the CSV itself and it is
 // streamed as it comes (csv-export.ts) instead of a year's rows being read into memory first: a year of
 // 10,000 connections is 1.8 million utilization days (docs/performance.md). Each column is the report's own
@@ -8,6 +8,7 @@
 // approximately) is written from its rows.
 import { Prisma } from '../../generated/prisma/client.js';
 import { bookingPeriods, PERIODS_IN_ORDER } from './booking-periods.js';
+import { BOOKINGS_IN_ORDER, everyBooking } from './bookings-rows.js';
 import type { BookingsGrouping, ReportScope } from './report-scope.js';
 import { utilizationDays } from './utilization-rows.js';
 
@@ -58,6 +59,31 @@ function bookingPeriodsCsvRows(query: ReportScope, by: 'day' | 'week'): Prisma.S
     ${PERIODS_IN_ORDER}`;
 }
 
+/** A timestamptz(3) as its milliseconds since the epoch (numeric, exact), as a Date's getTime(). */
+const epochMs = (instant: Prisma.Sql) => Prisma.sql`(extract(epoch FROM ${instant}) * 1000)`;
+
+/** A timestamptz(3) as Date.toISOString() writes it: 2026-09-20T12:34:56.789Z. */
+const isoInstant = (instant: Prisma.Sql) =>
+  Prisma.sql`to_char(${instant} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+/**
+ * bookings-report.ts's rows by booking: its instants in UTC, its minutes and lead from their milliseconds (as the
+ * report takes them from Dates), the lead rounded to 2 decimals, its event types joined by a space.
+ */
+function bookingCsvRows(query: ReportScope): Prisma.Sql {
+  const startsMs = epochMs(Prisma.sql`e.starts_at`);
+  return Prisma.sql`
+    SELECT e.connection_id, ${cellText(Prisma.sql`e.connection`)} AS connection,
+           ${isoInstant(Prisma.sql`e.starts_at`)} AS starts_at,
+           (${epochMs(Prisma.sql`e.ends_at`)} - ${startsMs})::float8 / 60000 AS minutes,
+           ${roundedAsShown(Prisma.sql`(${startsMs} - ${epochMs(Prisma.sql`e.detected_at`)})::float8 / 3600000`, 2)}
+             AS lead_hours,
+           ${cellText(Prisma.sql`array_to_string(e.event_ids, ' ')`)} AS event_ids,
+           ${isoInstant(Prisma.sql`e.detected_at`)} AS detected_at, e.slots_closed
+    FROM (${everyBooking(query)}) e
+    ${BOOKINGS_IN_ORDER}`;
+}
+
 /** What a CSV export asks for: a report's scope, which report, and for bookings its grouping. */
 export type CsvScope = ReportScope & {
   report: 'availability' | 'bookings' | 'utilization' | 'sync-health';
@@ -70,5 +96,6 @@ export function csvRows(scope: CsvScope): Prisma.Sql | undefined {
   if (scope.report === 'bookings' && (scope.by === 'day' || scope.by === 'week')) {
     return bookingPeriodsCsvRows(scope, scope.by);
   }
+  if (scope.report === 'bookings' && scope.by === 'booking') return bookingCsvRows(scope);
   return undefined;
 }
