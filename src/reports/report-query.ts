@@ -4,14 +4,13 @@
 import { DateTime, IANAZone } from 'luxon';
 import {
   BOOKINGS_GROUPINGS,
+  REPORT_NAMES,
   type BookingsGrouping,
+  type ReportName,
   type ReportScope,
 } from '../store/report-queries/report-scope.js';
 
-export { BOOKINGS_GROUPINGS, type BookingsGrouping };
-
-export const REPORT_NAMES = ['availability', 'bookings', 'utilization', 'sync-health'] as const;
-export type ReportName = (typeof REPORT_NAMES)[number];
+export { BOOKINGS_GROUPINGS, REPORT_NAMES, type BookingsGrouping, type ReportName };
 
 /** What the report store reads (connection, event type, days, instant, zone), and which report it is for. */
 export interface ReportQuery extends ReportScope {

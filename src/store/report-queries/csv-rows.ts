@@ -9,7 +9,7 @@
 import { Prisma } from '../../generated/prisma/client.js';
 import { bookingPeriods, PERIODS_IN_ORDER } from './booking-periods.js';
 import { BOOKINGS_IN_ORDER, everyBooking } from './bookings-rows.js';
-import type { BookingsGrouping, ReportScope } from './report-scope.js';
+import type { BookingsGrouping, ReportName, ReportScope } from './report-scope.js';
 import { utilizationDays } from './utilization-rows.js';
 
 /**
@@ -86,7 +86,7 @@ function bookingCsvRows(query: ReportScope): Prisma.Sql {
 
 /** What a CSV export asks for: a report's scope, which report, and for bookings its grouping. */
 export type CsvScope = ReportScope & {
-  report: 'availability' | 'bookings' | 'utilization' | 'sync-health';
+  report: ReportName;
   by: BookingsGrouping;
 };
 

@@ -1,6 +1,9 @@
 // What a report's queries read: which connection and event type, which local days, as of which instant, in
 // which zone. The report layer's ReportQuery (reports/report-query.ts) extends it with what only it needs.
 
+export const REPORT_NAMES = ['availability', 'bookings', 'utilization', 'sync-health'] as const;
+export type ReportName = (typeof REPORT_NAMES)[number];
+
 export const BOOKINGS_GROUPINGS = ['day', 'week', 'weekday-hour', 'booking'] as const;
 export type BookingsGrouping = (typeof BOOKINGS_GROUPINGS)[number];
 
