@@ -1,18 +1,37 @@
 // Loopback ports for the services the demo and the test fallbacks start. The port is found by binding and
 // releasing it, so another process could take it in between: callers that spawn a server on it retry with a
-// fresh port when the server cannot bind.
+// fresh port when the server cannot bind. A port the demo's own process must listen on later is held instead
+// (holdLoopbackPort): a released port is free for the kernel to hand to the next listener on port 0, the
+// demo's simulator included.
 import net from 'node:net';
 
-/** Resolves with the port once bound, or null when it is in use or not allowed. */
-function bindLoopback(port: number): Promise<number | null> {
+export interface HeldPort {
+  port: number;
+  /** Closes the placeholder listener; resolves once the port can be bound again. Safe to call twice. */
+  release(): Promise<void>;
+}
+
+/** Resolves with the port held by a listener that accepts nothing, or null when it is in use or not allowed. */
+export function holdLoopbackPort(port: number): Promise<HeldPort | null> {
   return new Promise((resolve) => {
-    const server = net.createServer();
+    const server = net.createServer((socket) => socket.destroy());
     server.once('error', () => resolve(null));
     server.listen({ host: '127.0.0.1', port, exclusive: true }, () => {
-      const address = server.address() as net.AddressInfo;
-      server.close(() => resolve(address.port));
+      let released: Promise<void> | undefined;
+      resolve({
+        port: (server.address() as net.AddressInfo).port,
+        release: () => (released ??= new Promise((done) => server.close(() => done()))),
+      });
     });
   });
+}
+
+/** Resolves with the port once bound, or null when it is in use or not allowed. */
+async function bindLoopback(port: number): Promise<number | null> {
+  const held = await holdLoopbackPort(port);
+  if (held === null) return null;
+  await held.release();
+  return held.port;
 }
 
 /** `preferred` when it is free on 127.0.0.1, else a free ephemeral port. */

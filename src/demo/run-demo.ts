@@ -52,7 +52,7 @@ import { DEMO_WORLD } from './demo-world.js';
 import { describePostgres, describeRedis, formatDemoSummary } from './demo-summary.js';
 import { waitForFirstSyncs } from './first-syncs.js';
 import { chooseDemoWebPort, requestedWebPort } from './demo-port.js';
-import { freeLoopbackPort } from './free-port.js';
+import { freeLoopbackPort, holdLoopbackPort } from './free-port.js';
 import { resolveLocalPostgres } from './local-postgres.js';
 import { resolveLocalRedis } from './local-redis.js';
 import { recordedRelocation } from './relocated-cluster.js';
@@ -165,6 +165,10 @@ export async function runDemo(
       holderOf: describeListener,
     });
     if (portWarning !== undefined) out.write(`${portWarning}\n`);
+    // Held until the web role listens: the simulator below listens on port 0, and the kernel may hand it a port
+    // just released. Not held (null) when WEB_PORT names a taken port: the web role's listen then says so.
+    const webPortHold = await holdLoopbackPort(webPort);
+    releasers.add('web port placeholder', () => webPortHold?.release());
     const publicBaseUrl = `http://127.0.0.1:${webPort}`;
     await claim.recordWebUrl(publicBaseUrl);
     // The simulator starts in the present, so its simulated world is the same whether or not a history follows.
@@ -225,6 +229,7 @@ export async function runDemo(
     await record(plan?.roundsDone ?? 0);
     // Travelled before the roles start, so that no part of slotfeed sees its clock go backwards.
     if (plan) clock.travelTo(historyResumesAt(plan));
+    await webPortHold?.release();
     await startRoles(['scheduler', 'worker', 'web'], config, slotfeed, releasers, clock);
     out.write(`slotfeed: web on ${publicBaseUrl}, sync worker and scheduler running\n`);
     if (config.webhooks.allowPrivateTargets) {
