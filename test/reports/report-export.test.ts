@@ -82,6 +82,20 @@ describe('reports as CSV streamed from Postgres', () => {
     expect(streamed).toBe(32);
   });
 
+  it('writes the same when stored days end early or were stored in another zone, each connection in its place', async () => {
+    // Stored days are read in the report's order and the days computed after them merged in (stored-days.ts): one
+    // connection's last five days computed after its stored ones, another's all computed (its days were stored in
+    // a zone it has left).
+    const [, , partly, moved] = ids.connections;
+    await db.sql.query(`UPDATE report_days_stored SET through = through - 5 WHERE connection_id = $1`, [
+      partly,
+    ]);
+    await db.sql.query(`UPDATE report_days_stored SET zone = 'Etc/GMT+5' WHERE connection_id = $1`, [moved]);
+    const { differing, streamed } = await compareEveryCase();
+    expect(differing).toEqual([]);
+    expect(streamed).toBe(32);
+  });
+
   it('quotes a name with a comma, quotes and a line break, its line break kept inside the quotes', async () => {
     const query = parseReportQuery('utilization', { connection: ids.connections[0] }, HISTORY_NOW);
     const csv = await text(await runReportCsv(createReportStore(db.prisma), query));

@@ -22,6 +22,7 @@ const NOT_IN_SCHEMA: CatalogIndex[] = [
     table: 'slot',
     name: 'slot_open_key',
     columns: ['connection_id', 'upstream_event_id', 'starts_at'],
+    included: [],
     unique: true,
     primary: false,
     predicate: '(gone_at IS NULL)',
@@ -31,11 +32,22 @@ const NOT_IN_SCHEMA: CatalogIndex[] = [
     table: 'webhook_delivery',
     name: 'webhook_delivery_pending_idx',
     columns: ['created_at', 'id'],
+    included: [],
     unique: false,
     primary: false,
     predicate: '((delivered_at IS NULL) AND (given_up_at IS NULL))',
   },
 ];
+
+/**
+ * Columns the migrations add to an index of schema.prisma beside its key (INCLUDE), which Prisma 7.10 cannot state.
+ * The report days' keys hold their figures, so that a report reads each connection's days from the key alone, in
+ * order (20261201190000_report_days_in_key_order).
+ */
+const INCLUDED_NOT_IN_SCHEMA: Record<string, string[]> = {
+  utilization_day_pkey: ['offered_minutes', 'bookings', 'booked_minutes'],
+  booking_day_pkey: ['bookings', 'booked_minutes', 'median_lead_hours', 'mean_lead_hours', 'opened'],
+};
 
 let db: TestDatabase;
 let actual: DatabaseCatalog;
@@ -45,7 +57,11 @@ beforeAll(async () => {
   db = await createTestDatabase('schema_match');
   actual = await readCatalog(db.sql);
   const fromSchema = expectedCatalog(await loadDatamodel(SCHEMA_PATH));
-  expected = sortCatalog({ ...fromSchema, indexes: [...fromSchema.indexes, ...NOT_IN_SCHEMA] });
+  const indexes = fromSchema.indexes.map((index) => ({
+    ...index,
+    included: INCLUDED_NOT_IN_SCHEMA[index.name] ?? index.included,
+  }));
+  expected = sortCatalog({ ...fromSchema, indexes: [...indexes, ...NOT_IN_SCHEMA] });
 });
 
 afterAll(async () => {

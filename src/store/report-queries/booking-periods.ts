@@ -4,8 +4,10 @@ import { Prisma } from '../../generated/prisma/client.js';
 import { slotRecords } from './history-records.js';
 import type { ReportScope } from './report-scope.js';
 import {
+  daysInOrder,
   laterOf,
   readsStoredDays,
+  reportDaysInOrder,
   storedDays,
   storedThrough,
   unstoredParts,
@@ -123,22 +125,25 @@ export const BOOKING_DAY_FIGURES = [
 ] as const;
 
 /**
- * The query's connections' bookings per local day or week (connection_id as text, connection, rank, period,
- * bookings, booked_minutes, median_lead_hours, mean_lead_hours, opened), unordered: reports list them by
- * PERIODS_IN_ORDER.
- * Read as rows here, and as CSV by the export (csv-rows.ts).
+ * The query's connections' bookings per local day or week (connection_id, connection, rank, period, bookings,
+ * booked_minutes, median_lead_hours, mean_lead_hours, opened), for reports to list by periodsInOrder. Days come as
+ * reportDaysInOrder reads them (connection_id a uuid, so that Postgres sees their order); weeks unordered, with
+ * connection_id as text. Read as rows here, and as CSV by the export (csv-rows.ts).
  */
 export function bookingPeriods(query: ReportScope, by: 'day' | 'week'): Prisma.Sql {
+  if (by === 'day') {
+    const days = reportDaysInOrder(query, 'booking_day', BOOKING_DAY_FIGURES, (afterStored) =>
+      computedBookingDays(query, afterStored),
+    );
+    return Prisma.sql`
+      SELECT d.connection_id, d.connection, d.rank, d.day AS period,
+             d.bookings, d.booked_minutes, d.median_lead_hours, d.mean_lead_hours, d.opened
+      FROM (${days}) d`;
+  }
   const bookingDays = readsStoredDays(query)
     ? Prisma.sql`(${storedDays(query, 'booking_day', BOOKING_DAY_FIGURES)})
                  UNION ALL (${computedBookingDays(query, true)})`
     : computedBookingDays(query, false);
-  if (by === 'day') {
-    return Prisma.sql`
-      SELECT d.connection_id::text AS connection_id, c.connection, c.rank, d.day AS period,
-             d.bookings, d.booked_minutes, d.median_lead_hours, d.mean_lead_hours, d.opened
-      FROM (${bookingDays}) d JOIN ${connectionsInOrder(query)} c ON c.id = d.connection_id`;
-  }
   // A week's median lead is over its bookings, so weeks read those; their opened slots are their days', added up.
   return Prisma.sql`
     WITH booked AS (
@@ -158,11 +163,13 @@ export function bookingPeriods(query: ReportScope, by: 'day' | 'week'): Prisma.S
 }
 
 /**
- * The order the bookings report lists bookingPeriods's rows (alias p) in: by connection (its rank: by name, then
- * id, connectionsInOrder), then period. By rank rather than by the name itself: sorting a year of 10,000
- * connections' 3.6 million days by their names' text took most of the report's time.
+ * The order the bookings report lists bookingPeriods's rows (alias p) in: by connection (by name, then id, as
+ * connectionsInOrder ranks them), then period. Days by the columns their parts are sorted by, so that Postgres
+ * merges them (reportDaysInOrder); weeks by rank, a number, rather than by the name's text: sorting a year of
+ * 10,000 connections' rows by their names' text took most of the report's time.
  */
-export const PERIODS_IN_ORDER = Prisma.sql`ORDER BY p.rank, p.period`;
+export const periodsInOrder = (by: 'day' | 'week'): Prisma.Sql =>
+  by === 'day' ? daysInOrder('p', 'period') : Prisma.sql`ORDER BY p.rank, p.period`;
 
 export async function bookingsPerPeriod(
   prisma: ReportDb,
@@ -173,6 +180,6 @@ export async function bookingsPerPeriod(
     Prisma.sql`
       SELECT p.connection_id, p.connection, p.period, p.bookings, p.booked_minutes, p.median_lead_hours,
              p.mean_lead_hours, p.opened
-      FROM (${bookingPeriods(query, by)}) p ${PERIODS_IN_ORDER}`,
+      FROM (${bookingPeriods(query, by)}) p ${periodsInOrder(by)}`,
   );
 }

@@ -7,9 +7,10 @@
 // byte, over every scope. A report or grouping not here (its rows few, or shaped in ways SQL would only copy
 // approximately) is written from its rows.
 import { Prisma } from '../../generated/prisma/client.js';
-import { bookingPeriods, PERIODS_IN_ORDER } from './booking-periods.js';
+import { bookingPeriods, periodsInOrder } from './booking-periods.js';
 import { BOOKINGS_IN_ORDER, everyBooking } from './bookings-rows.js';
 import type { BookingsGrouping, ReportName, ReportScope } from './report-scope.js';
+import { daysInOrder } from './stored-days.js';
 import { utilizationDays } from './utilization-rows.js';
 
 /**
@@ -45,7 +46,7 @@ function utilizationCsvRows(query: ReportScope): Prisma.Sql {
            ${minutesShown(offered)} AS offered_minutes, u.bookings, ${minutesShown(booked)} AS booked_minutes,
            CASE WHEN ${offered} > 0 THEN ${roundedAsShown(Prisma.sql`LEAST(1, ${booked} / ${offered})`, 4)} END AS share
     FROM (${utilizationDays(query)}) u
-    ORDER BY u.rank, u.day`;
+    ${daysInOrder('u')}`;
 }
 
 /** bookings-report.ts's rows by day or week: minutes and leads rounded to 2 decimals. */
@@ -56,7 +57,7 @@ function bookingPeriodsCsvRows(query: ReportScope, by: 'day' | 'week'): Prisma.S
            ${roundedAsShown(Prisma.sql`p.median_lead_hours`, 2)} AS median_lead_hours,
            ${roundedAsShown(Prisma.sql`p.mean_lead_hours`, 2)} AS mean_lead_hours, p.opened
     FROM (${bookingPeriods(query, by)}) p
-    ${PERIODS_IN_ORDER}`;
+    ${periodsInOrder(by)}`;
 }
 
 /** A timestamptz(3) as its milliseconds since the epoch (numeric, exact), as a Date's getTime(). */

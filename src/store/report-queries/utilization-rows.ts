@@ -20,8 +20,7 @@ import { inReportOrder, type RankedRow } from './report-order.js';
 import type { ReportScope } from './report-scope.js';
 import {
   laterOf,
-  readsStoredDays,
-  storedDays,
+  reportDaysInOrder,
   storedThrough,
   unstoredParts,
   type ComputedPart,
@@ -29,7 +28,6 @@ import {
 import {
   at,
   bookingScopeFilter,
-  connectionsInOrder,
   dayRangeFilter,
   dayRangeInstants,
   isoDay,
@@ -122,18 +120,14 @@ export const UTILIZATION_FIGURES = ['offered_minutes', 'bookings', 'booked_minut
 
 /**
  * Each past local day of the query's connections (connection_id, connection, rank, day, offered_minutes, bookings,
- * booked_minutes), with its connection's readable name and place in the report's order (connectionsInOrder);
- * unordered. Read as rows here, and as CSV by the export (csv-rows.ts).
+ * booked_minutes), with its connection's readable name and place in the report's order (connectionsInOrder), each
+ * part in that order (reportDaysInOrder). Read as rows here, and as CSV by the export (csv-rows.ts), which lists
+ * them by daysInOrder.
  */
 export function utilizationDays(query: ReportScope): Prisma.Sql {
-  const days = readsStoredDays(query)
-    ? Prisma.sql`(${storedDays(query, 'utilization_day', UTILIZATION_FIGURES)})
-                 UNION ALL (${computedUtilizationDays(query, true)})`
-    : computedUtilizationDays(query, false);
-  return Prisma.sql`
-    SELECT d.connection_id, c.connection, c.rank, d.day, d.offered_minutes, d.bookings, d.booked_minutes
-    FROM (${days}) d
-    JOIN ${connectionsInOrder(query)} c ON c.id = d.connection_id`;
+  return reportDaysInOrder(query, 'utilization_day', UTILIZATION_FIGURES, (afterStored) =>
+    computedUtilizationDays(query, afterStored),
+  );
 }
 
 export async function utilizationRows(prisma: ReportDb, query: ReportScope): Promise<UtilizationRow[]> {

@@ -16,7 +16,10 @@ export interface CatalogColumn {
 export interface CatalogIndex {
   table: string;
   name: string;
+  /** The key's columns, in order. */
   columns: string[];
+  /** Columns the index holds beside its key (INCLUDE), in order; none for most. */
+  included: string[];
   unique: boolean;
   primary: boolean;
   /** The WHERE of a partial index, as Postgres prints it; null for a full index. */
@@ -111,7 +114,11 @@ export async function readCatalog(sql: pg.Pool): Promise<DatabaseCatalog> {
   const indexes = await sql.query<CatalogIndex>(
     `SELECT t.relname AS table, i.relname AS name,
             array(SELECT a.attname::text FROM unnest(x.indkey) WITH ORDINALITY AS k(attnum, ord)
-                  JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum = k.attnum ORDER BY k.ord) AS columns,
+                  JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum = k.attnum
+                  WHERE k.ord <= x.indnkeyatts ORDER BY k.ord) AS columns,
+            array(SELECT a.attname::text FROM unnest(x.indkey) WITH ORDINALITY AS k(attnum, ord)
+                  JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum = k.attnum
+                  WHERE k.ord > x.indnkeyatts ORDER BY k.ord) AS included,
             x.indisunique AS unique, x.indisprimary AS primary, pg_get_expr(x.indpred, x.indrelid) AS predicate
      FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid JOIN pg_class t ON t.oid = x.indrelid
      JOIN pg_namespace n ON n.oid = t.relnamespace
