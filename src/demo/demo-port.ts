@@ -4,6 +4,7 @@
 // starts, on another port, and says loudly that the feed URLs differ this time; the record stays, so the next
 // run gets the old URLs back.
 import { readFile, rename, writeFile } from 'node:fs/promises';
+import type { HeldPort } from './free-port.js';
 
 type Env = Record<string, string | undefined>;
 
@@ -13,11 +14,16 @@ export interface WebPortChoice {
   port: number;
   /** Printed before anything else when the feed URLs will not be the recorded ones. */
   warning?: string;
+  /**
+   * The port, held from the moment it was found free until the web role listens (free-port.ts says why); none
+   * when WEB_PORT named it, which the caller holds if it can.
+   */
+  held?: HeldPort;
 }
 
 export interface WebPortDeps {
-  /** `preferred` when it is free on 127.0.0.1, else a free ephemeral port. */
-  freePort(preferred?: number): Promise<number>;
+  /** Holds `preferred` when it is free on 127.0.0.1, else a free ephemeral port. */
+  holdPort(preferred?: number): Promise<HeldPort>;
   /** WEB_PORT as config reads it (0: any free port), or undefined when unset. */
   requested: number | undefined;
   recordFile: string;
@@ -53,29 +59,39 @@ async function recordPort(file: string, port: number): Promise<void> {
 }
 
 export async function chooseDemoWebPort(deps: WebPortDeps): Promise<WebPortChoice> {
-  if (deps.requested === 0) return { port: await deps.freePort() };
+  if (deps.requested === 0) {
+    const held = await deps.holdPort();
+    return { port: held.port, held };
+  }
   if (deps.requested !== undefined) {
     await recordPort(deps.recordFile, deps.requested);
     return { port: deps.requested };
   }
   const recorded = await recordedPort(deps.recordFile);
   if (recorded === undefined) {
-    const port = await deps.freePort(PREFERRED_WEB_PORT);
-    await recordPort(deps.recordFile, port);
-    if (port === PREFERRED_WEB_PORT) return { port };
+    const held = await deps.holdPort(PREFERRED_WEB_PORT);
+    const { port } = held;
+    await recordPort(deps.recordFile, port).catch(async (error: unknown) => {
+      await held.release();
+      throw error;
+    });
+    if (port === PREFERRED_WEB_PORT) return { port, held };
     // The README's addresses say 3000: a person following them would reach whoever holds it.
     return {
       port,
+      held,
       warning: [
         `!! Port ${PREFERRED_WEB_PORT}, which the README's addresses use, is taken by ${await takenBy(deps, PREFERRED_WEB_PORT)}.`,
         `!! This demo serves on port ${port} (kept for its next runs): use the addresses printed below, not :${PREFERRED_WEB_PORT}.`,
       ].join('\n'),
     };
   }
-  const port = await deps.freePort(recorded);
-  if (port === recorded) return { port };
+  const held = await deps.holdPort(recorded);
+  const { port } = held;
+  if (port === recorded) return { port, held };
   return {
     port,
+    held,
     warning: [
       `!! Port ${recorded}, which this demo's feed URLs use, is taken by ${await takenBy(deps, recorded)}.`,
       `!! This run uses port ${port}: the feed URLs printed below are not the ones calendars subscribed to.`,

@@ -26,21 +26,20 @@ export function holdLoopbackPort(port: number): Promise<HeldPort | null> {
   });
 }
 
-/** Resolves with the port once bound, or null when it is in use or not allowed. */
-async function bindLoopback(port: number): Promise<number | null> {
-  const held = await holdLoopbackPort(port);
-  if (held === null) return null;
-  await held.release();
-  return held.port;
+/** Holds `preferred` when it is free on 127.0.0.1, else a free ephemeral port. */
+export async function holdFreeLoopbackPort(preferred?: number): Promise<HeldPort> {
+  if (preferred !== undefined && preferred > 0) {
+    const held = await holdLoopbackPort(preferred);
+    if (held !== null) return held;
+  }
+  const held = await holdLoopbackPort(0);
+  if (held === null) throw new Error('no free TCP port on 127.0.0.1');
+  return held;
 }
 
-/** `preferred` when it is free on 127.0.0.1, else a free ephemeral port. */
+/** `preferred` when it is free on 127.0.0.1, else a free ephemeral port: found free, and released. */
 export async function freeLoopbackPort(preferred?: number): Promise<number> {
-  if (preferred !== undefined && preferred > 0) {
-    const port = await bindLoopback(preferred);
-    if (port !== null) return port;
-  }
-  const port = await bindLoopback(0);
-  if (port === null) throw new Error('no free TCP port on 127.0.0.1');
-  return port;
+  const held = await holdFreeLoopbackPort(preferred);
+  await held.release();
+  return held.port;
 }

@@ -52,7 +52,7 @@ import { DEMO_WORLD } from './demo-world.js';
 import { describePostgres, describeRedis, formatDemoSummary } from './demo-summary.js';
 import { waitForFirstSyncs } from './first-syncs.js';
 import { chooseDemoWebPort, requestedWebPort } from './demo-port.js';
-import { freeLoopbackPort, holdLoopbackPort } from './free-port.js';
+import { holdFreeLoopbackPort, holdLoopbackPort } from './free-port.js';
 import { resolveLocalPostgres } from './local-postgres.js';
 import { resolveLocalRedis } from './local-redis.js';
 import { recordedRelocation } from './relocated-cluster.js';
@@ -158,17 +158,22 @@ export async function runDemo(
     out.write(`${describeLocalCalDav(caldav)}\n`);
     if (stopRequested()) return;
 
-    const { port: webPort, warning: portWarning } = await chooseDemoWebPort({
-      freePort: freeLoopbackPort,
+    const {
+      port: webPort,
+      warning: portWarning,
+      held,
+    } = await chooseDemoWebPort({
+      holdPort: holdFreeLoopbackPort,
       requested: requestedWebPort(env, (value) => loadConfig({ WEB_PORT: value }, ['web']).web.port),
       recordFile: paths.webPortFile,
       holderOf: describeListener,
     });
-    if (portWarning !== undefined) out.write(`${portWarning}\n`);
     // Held until the web role listens: the simulator below listens on port 0, and the kernel may hand it a port
-    // just released. Not held (null) when WEB_PORT names a taken port: the web role's listen then says so.
-    const webPortHold = await holdLoopbackPort(webPort);
+    // just released. A port WEB_PORT named is held here if it is free; if it is taken, the web role's listen
+    // says so.
+    const webPortHold = held ?? (await holdLoopbackPort(webPort));
     releasers.add('web port placeholder', () => webPortHold?.release());
+    if (portWarning !== undefined) out.write(`${portWarning}\n`);
     const publicBaseUrl = `http://127.0.0.1:${webPort}`;
     await claim.recordWebUrl(publicBaseUrl);
     // The simulator starts in the present, so its simulated world is the same whether or not a history follows.

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import net from 'node:net';
-import { chooseDemoWebPort, PREFERRED_WEB_PORT } from '../../src/demo/demo-port.js';
+import { chooseDemoWebPort, PREFERRED_WEB_PORT, type WebPortChoice } from '../../src/demo/demo-port.js';
 import { describeListener } from '../../src/demo/process-table.js';
 
 let dir: string;
@@ -20,10 +20,15 @@ afterAll(async () => {
  * port" is 40001.
  */
 const machine = (taken: number[]) => ({
-  freePort: async (preferred?: number) =>
-    preferred !== undefined && !taken.includes(preferred) ? preferred : 40_001,
+  holdPort: async (preferred?: number) => ({
+    port: preferred !== undefined && !taken.includes(preferred) ? preferred : 40_001,
+    release: async () => undefined,
+  }),
   holderOf: async (port: number) => (taken.includes(port) ? 'pid 7 (other-app)' : undefined),
 });
+
+/** A choice as the tests compare it: its port, its warning if any, and whether the port came held. */
+const shown = ({ held, ...choice }: WebPortChoice) => ({ ...choice, held: held !== undefined });
 
 describe('the demo web port', () => {
   it('is kept from the first run: 3000 taken then, so a free one, and that one again on the next run', async () => {
@@ -41,7 +46,7 @@ describe('the demo web port', () => {
     );
     // 3000 is free now: the URLs of the first run still win.
     const second = await chooseDemoWebPort({ ...machine([]), requested: undefined, recordFile });
-    expect(second).toEqual({ port: 40_001 });
+    expect(shown(second)).toEqual({ port: 40_001, held: true });
   });
 
   it('says loudly when the recorded port is taken, and keeps the record for the next run', async () => {
@@ -58,11 +63,19 @@ describe('the demo web port', () => {
 
   it('follows WEB_PORT and records it; WEB_PORT=0 takes any free port and records nothing', async () => {
     const recordFile = path.join(dir, 'c');
-    expect(await chooseDemoWebPort({ ...machine([]), requested: 3100, recordFile })).toEqual({ port: 3100 });
-    expect(await chooseDemoWebPort({ ...machine([]), requested: undefined, recordFile })).toEqual({
+    // A port WEB_PORT names is not held here: run-demo.ts holds it if it can.
+    expect(shown(await chooseDemoWebPort({ ...machine([]), requested: 3100, recordFile }))).toEqual({
       port: 3100,
+      held: false,
     });
-    expect(await chooseDemoWebPort({ ...machine([]), requested: 0, recordFile })).toEqual({ port: 40_001 });
+    expect(shown(await chooseDemoWebPort({ ...machine([]), requested: undefined, recordFile }))).toEqual({
+      port: 3100,
+      held: true,
+    });
+    expect(shown(await chooseDemoWebPort({ ...machine([]), requested: 0, recordFile }))).toEqual({
+      port: 40_001,
+      held: true,
+    });
     expect(await readFile(recordFile, 'utf8')).toBe('3100\n');
   });
 

@@ -3,7 +3,7 @@
 // the port until the web role listens (free-port.ts).
 import net from 'node:net';
 import { describe, expect, it } from '@jest/globals';
-import { freeLoopbackPort, holdLoopbackPort } from '../../src/demo/free-port.js';
+import { freeLoopbackPort, holdFreeLoopbackPort, holdLoopbackPort } from '../../src/demo/free-port.js';
 
 /** Listens on 127.0.0.1:`port`; resolves with the server, or with the bind error's code. */
 function listenOn(port: number): Promise<net.Server | string> {
@@ -34,5 +34,20 @@ describe('a held loopback port', () => {
     const port = (other.address() as net.AddressInfo).port;
     expect(await holdLoopbackPort(port)).toBeNull();
     await close(other);
+  });
+
+  it('is the preferred one when it is free, else another, held from the moment it was found free', async () => {
+    const other = (await listenOn(0)) as net.Server;
+    const taken = (other.address() as net.AddressInfo).port;
+    const instead = await holdFreeLoopbackPort(taken);
+    expect(instead.port).not.toBe(taken);
+    expect(await listenOn(instead.port)).toBe('EADDRINUSE');
+    await instead.release();
+    await close(other);
+
+    const preferred = await holdFreeLoopbackPort(taken);
+    expect(preferred.port).toBe(taken);
+    expect(await listenOn(taken)).toBe('EADDRINUSE');
+    await preferred.release();
   });
 });
