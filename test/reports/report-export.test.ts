@@ -82,7 +82,7 @@ describe('reports as CSV streamed from Postgres', () => {
     expect(streamed).toBe(32);
   });
 
-  it('writes the same when stored days end early or were stored in another zone, each connection in its place', async () => {
+  it('writes the same when stored days end early or were stored in another zone, and names tie, each connection in its place', async () => {
     // Stored days are read in the report's order and the days computed after them merged in (stored-days.ts): one
     // connection's last five days computed after its stored ones, another's all computed (its days were stored in
     // a zone it has left).
@@ -91,6 +91,10 @@ describe('reports as CSV streamed from Postgres', () => {
       partly,
     ]);
     await db.sql.query(`UPDATE report_days_stored SET zone = 'Etc/GMT+5' WHERE connection_id = $1`, [moved]);
+    // And the two share a name, so their ids decide their order, as the report's rank does.
+    await db.sql.query(`UPDATE connection SET email = 'desk@example.org' WHERE id = ANY($1::uuid[])`, [
+      [partly, moved],
+    ]);
     const { differing, streamed } = await compareEveryCase();
     expect(differing).toEqual([]);
     expect(streamed).toBe(32);

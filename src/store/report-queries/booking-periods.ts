@@ -164,12 +164,11 @@ export function bookingPeriods(query: ReportScope, by: 'day' | 'week'): Prisma.S
 
 /**
  * The order the bookings report lists bookingPeriods's rows (alias p) in: by connection (by name, then id, as
- * connectionsInOrder ranks them), then period. Days by the columns their parts are sorted by, so that Postgres
- * merges them (reportDaysInOrder); weeks by rank, a number, rather than by the name's text: sorting a year of
- * 10,000 connections' rows by their names' text took most of the report's time.
+ * connectionsInOrder ranks them), then period. Days as daysInOrder lists them; weeks by rank, a number, rather than
+ * by the name's text: sorting a year of 10,000 connections' rows by their names' text took most of the report's time.
  */
-export const periodsInOrder = (by: 'day' | 'week'): Prisma.Sql =>
-  by === 'day' ? daysInOrder('p', 'period') : Prisma.sql`ORDER BY p.rank, p.period`;
+export const periodsInOrder = (query: ReportScope, by: 'day' | 'week'): Prisma.Sql =>
+  by === 'day' ? daysInOrder(query, 'p', 'period') : Prisma.sql`ORDER BY p.rank, p.period`;
 
 export async function bookingsPerPeriod(
   prisma: ReportDb,
@@ -180,6 +179,6 @@ export async function bookingsPerPeriod(
     Prisma.sql`
       SELECT p.connection_id, p.connection, p.period, p.bookings, p.booked_minutes, p.median_lead_hours,
              p.mean_lead_hours, p.opened
-      FROM (${bookingPeriods(query, by)}) p ${periodsInOrder(by)}`,
+      FROM (${bookingPeriods(query, by)}) p ${periodsInOrder(query, by)}`,
   );
 }

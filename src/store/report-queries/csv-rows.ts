@@ -46,7 +46,7 @@ function utilizationCsvRows(query: ReportScope): Prisma.Sql {
            ${minutesShown(offered)} AS offered_minutes, u.bookings, ${minutesShown(booked)} AS booked_minutes,
            CASE WHEN ${offered} > 0 THEN ${roundedAsShown(Prisma.sql`LEAST(1, ${booked} / ${offered})`, 4)} END AS share
     FROM (${utilizationDays(query)}) u
-    ${daysInOrder('u')}`;
+    ${daysInOrder(query, 'u')}`;
 }
 
 /** bookings-report.ts's rows by day or week: minutes and leads rounded to 2 decimals. */
@@ -57,7 +57,7 @@ function bookingPeriodsCsvRows(query: ReportScope, by: 'day' | 'week'): Prisma.S
            ${roundedAsShown(Prisma.sql`p.median_lead_hours`, 2)} AS median_lead_hours,
            ${roundedAsShown(Prisma.sql`p.mean_lead_hours`, 2)} AS mean_lead_hours, p.opened
     FROM (${bookingPeriods(query, by)}) p
-    ${periodsInOrder(by)}`;
+    ${periodsInOrder(query, by)}`;
 }
 
 /** A timestamptz(3) as its milliseconds since the epoch (numeric, exact), as a Date's getTime(). */

@@ -108,8 +108,10 @@ export const connectionName = Prisma.sql`COALESCE(c.email, c.display_name, c.id:
 
 /**
  * The query's connections (alias c: id, connection, rank), each with its readable name and its place in the order
- * reports list them (rank: by name, then id). A report of many rows is put in order by rank (report-order.ts):
- * Postgres sorting a year of 10,000 connections' days by the name itself compared 1.8 million texts, on disk.
+ * reports list them (rank: by name, then id). A report of many rows is put in order by rank (report-order.ts), a
+ * number: Postgres sorting a year of 10,000 connections' days by the name itself compared 1.8 million texts, on
+ * disk. Stored report days are the exception, listed by the name and id themselves (stored-days.ts, daysInOrder):
+ * read in that order, they need merging, not sorting.
  */
 export function connectionsInOrder(query: ReportScope): Prisma.Sql {
   return Prisma.sql`(

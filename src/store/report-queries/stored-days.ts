@@ -147,10 +147,10 @@ function storedDaysInOrder(
 }
 
 /**
- * A report's days of its connections (connection_id, connection, rank, day, …columns), each part in the report's
- * order: the stored days as storedDaysInOrder reads them, and the days `computed` (after the stored ones, or all of
- * them where the report reads none stored) sorted on their own. Listed by daysInOrder, Postgres merges the two
- * parts as they come (a Merge Append) instead of sorting every row again.
+ * A report's days of its connections (connection_id, connection, rank, day, …columns), to list by daysInOrder. Where
+ * the report reads stored days, each part comes in the report's order: the stored days as storedDaysInOrder reads
+ * them, and the days computed after them sorted on their own, so that Postgres merges the two (a Merge Append)
+ * instead of sorting every row again. Where it reads none (--tz, --event), the days computed are unordered.
  */
 export function reportDaysInOrder(
   query: ReportScope,
@@ -158,19 +158,26 @@ export function reportDaysInOrder(
   columns: readonly string[],
   computed: (afterStored: boolean) => Prisma.Sql,
 ): Prisma.Sql {
-  const computedInOrder = (afterStored: boolean) => Prisma.sql`
+  const withNames = (afterStored: boolean) => Prisma.sql`
     SELECT d.connection_id, c.connection, c.rank, d.day, ${columnsOf('d', columns)}
     FROM (${computed(afterStored)}) d
-    JOIN ${connectionsInOrder(query)} c ON c.id = d.connection_id
-    ORDER BY c.connection, d.connection_id, d.day`;
-  if (!readsStoredDays(query)) return computedInOrder(false);
-  return Prisma.sql`(${storedDaysInOrder(query, table, columns)}) UNION ALL (${computedInOrder(true)})`;
+    JOIN ${connectionsInOrder(query)} c ON c.id = d.connection_id`;
+  if (!readsStoredDays(query)) return withNames(false);
+  return Prisma.sql`
+    (${storedDaysInOrder(query, table, columns)})
+    UNION ALL
+    (${withNames(true)} ORDER BY c.connection, d.connection_id, d.day)`;
 }
 
 /**
- * The order reportDaysInOrder's rows (alias: connection, connection_id and `day`) are listed in: by connection
- * name, then id, then day. That is rank's order (connectionsInOrder numbers the connections so), by the columns
- * each part is sorted by, so that Postgres sees the parts need merging only.
+ * The order reportDaysInOrder's rows (alias: connection, connection_id, rank and `day`) are listed in: by
+ * connection name, then id, then day, the order connectionsInOrder ranks the connections in. Where stored days are
+ * read, by the name and id themselves, which Postgres can see each part is sorted by; else by rank, a number,
+ * cheaper to sort than the names' text.
  */
-export const daysInOrder = (alias: string, day = 'day'): Prisma.Sql =>
-  Prisma.raw(`ORDER BY ${alias}.connection, ${alias}.connection_id, ${alias}.${day}`);
+export const daysInOrder = (query: ReportScope, alias: string, day = 'day'): Prisma.Sql =>
+  Prisma.raw(
+    readsStoredDays(query)
+      ? `ORDER BY ${alias}.connection, ${alias}.connection_id, ${alias}.${day}`
+      : `ORDER BY ${alias}.rank, ${alias}.${day}`,
+  );
