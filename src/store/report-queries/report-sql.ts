@@ -59,6 +59,14 @@ export function bookedWhere(query: ReportScope): Prisma.Sql {
   return Prisma.sql`b.detected_at <= ${at(query)} ${bookingScopeFilter(query)} ${dayRangeFilter(query, Prisma.sql`b.detected_at`)}`;
 }
 
+/** Conditions keeping a date `column` (a stored local or UTC day) within --from and --to, inclusive. */
+export function dayColumnInRange(query: ReportScope, column: Prisma.Sql): Prisma.Sql[] {
+  return [
+    ...(query.from === undefined ? [] : [Prisma.sql`${column} >= ${query.from}::date`]),
+    ...(query.to === undefined ? [] : [Prisma.sql`${column} <= ${query.to}::date`]),
+  ];
+}
+
 /**
  * Instants every row on a local day in [from, to] lies within, in any zone (a local day lies within UTC −14 h …
  * +12 h of its own date): `from` inclusive, `until` exclusive; undefined where the query is open.

@@ -3,7 +3,15 @@
 // its zone then; they count for a report only in that zone, of every event type.
 import { Prisma } from '../../generated/prisma/client.js';
 import type { ReportScope } from './report-scope.js';
-import { at, connectionFilter, connectionsInOrder, localDay, WORKED_OUT_ONCE, zoneOf } from './report-sql.js';
+import {
+  at,
+  connectionFilter,
+  connectionsInOrder,
+  dayColumnInRange,
+  localDay,
+  WORKED_OUT_ONCE,
+  zoneOf,
+} from './report-sql.js';
 
 /** The zone a connection's days are stored in (alias `c`): its own, or UTC when it has none (zoneOf without --tz). */
 export const STORED_ZONE = Prisma.sql`COALESCE(c.timezone, 'UTC')`;
@@ -88,8 +96,7 @@ export function storedDays(
 ): Prisma.Sql {
   const conditions = [
     Prisma.sql`u.day <= s.last_day ${connectionFilter(query, Prisma.sql`u.connection_id`)}`,
-    ...(query.from === undefined ? [] : [Prisma.sql`u.day >= ${query.from}::date`]),
-    ...(query.to === undefined ? [] : [Prisma.sql`u.day <= ${query.to}::date`]),
+    ...dayColumnInRange(query, Prisma.sql`u.day`),
   ];
   return Prisma.sql`
     SELECT u.connection_id, u.day, ${columnsOf('u', columns)}
@@ -132,8 +139,7 @@ function storedDaysInOrder(
   const conditions = [
     Prisma.sql`u.connection_id = o.id`,
     Prisma.sql`u.day <= ${lastDay}`,
-    ...(query.from === undefined ? [] : [Prisma.sql`u.day >= ${query.from}::date`]),
-    ...(query.to === undefined ? [] : [Prisma.sql`u.day <= ${query.to}::date`]),
+    ...dayColumnInRange(query, Prisma.sql`u.day`),
   ];
   return Prisma.sql`
     SELECT o.id AS connection_id, o.connection, o.rank, d.day, ${columnsOf('d', columns)}

@@ -17,6 +17,7 @@ import { laterOf, MIDNIGHT_MARGIN, STORED_ZONE } from './stored-days.js';
 import {
   at,
   connectionFilter,
+  dayColumnInRange,
   dayRangeFilter,
   dayRangeInstants,
   localDay,
@@ -79,8 +80,7 @@ export function syncHealthBounds(
 export function rolledUpDays(query: ReportScope): Prisma.Sql {
   const conditions = [
     Prisma.sql`((d.day + 1)::timestamp AT TIME ZONE 'UTC') <= ${at(query)}`,
-    ...(query.from === undefined ? [] : [Prisma.sql`d.day >= ${query.from}::date`]),
-    ...(query.to === undefined ? [] : [Prisma.sql`d.day <= ${query.to}::date`]),
+    ...dayColumnInRange(query, Prisma.sql`d.day`),
   ];
   return Prisma.sql`${Prisma.join(conditions, ' AND ')} ${connectionFilter(query, Prisma.sql`d.connection_id`)}`;
 }
