@@ -27,4 +27,11 @@ export interface ReportScope {
    * (report-zones.ts, withPostgresZones): what the queries name instead.
    */
   postgresZones?: ReadonlyMap<string, string>;
+  /**
+   * The earliest instant a day after a connection's stored report days can start, over the scope's connections
+   * with days stored in their zone, as Postgres writes a timestamptz (null: none has): looked up in the report's
+   * snapshot before its statement is built (stored-days.ts, withUnstoredFrom), so that Postgres plans the read of
+   * the days after them with the value itself. Undefined: the statement works it out.
+   */
+  unstoredFrom?: string | null;
 }

@@ -3,6 +3,7 @@
 // its zone then; they count for a report only in that zone, of every event type.
 import { Prisma } from '../../generated/prisma/client.js';
 import type { ReportScope } from './report-scope.js';
+import type { ZoneReader } from './report-zones.js';
 import {
   at,
   connectionFilter,
@@ -43,6 +44,32 @@ export const storedThrough = Prisma.sql`(SELECT s.through FROM report_days_store
  */
 export const MIDNIGHT_MARGIN = Prisma.sql`interval '3 hours'`;
 
+/** Connections (alias c) with days stored (s) in their current zone. */
+const STORED_IN_ZONE = Prisma.sql`
+  FROM connection c JOIN report_days_stored s ON s.connection_id = c.id AND s.zone = ${STORED_ZONE}`;
+
+/**
+ * Where connection `c`'s days after its stored ones (`s`) start, at the earliest: a local day after `through`
+ * starts at its midnight in the zone, MIDNIGHT_MARGIN at most before Postgres's reading of it.
+ */
+const firstUnstoredInstant = (query: ReportScope) =>
+  Prisma.sql`(s.through + 1)::timestamp AT TIME ZONE ${zoneOf(query)} - ${MIDNIGHT_MARGIN}`;
+
+/**
+ * `scope` with its unstoredFrom looked up (where the report reads stored days): the earliest firstUnstoredInstant
+ * of its connections with days stored. As a value, Postgres plans with it: as unstoredParts's subquery it could
+ * not, and read every packed slot day of a year of 10,000 connections, 2.3 GB, for the two days after the stored
+ * ones (the bookings report by day: docs/performance.md). Over every such connection, not only those behind a
+ * report's last day: never later than the statement's own, so it may widen the range read, never narrow it.
+ */
+export async function withUnstoredFrom<S extends ReportScope>(db: ZoneReader, scope: S): Promise<S> {
+  if (!readsStoredDays(scope)) return scope;
+  const [row] = await db.$queryRaw<{ unstored_from: string | null }[]>(Prisma.sql`
+    SELECT MIN(${firstUnstoredInstant(scope)})::text AS unstored_from
+    ${STORED_IN_ZONE} WHERE TRUE ${connectionFilter(scope, Prisma.sql`c.id`)}`);
+  return { ...scope, unstoredFrom: row?.unstored_from ?? null };
+}
+
 /** Connections whose days a report computes: their ids (a uuid[] subquery), and where their days start. */
 export interface ComputedPart {
   ids: Prisma.Sql;
@@ -59,16 +86,14 @@ export interface ComputedPart {
  */
 export function unstoredParts(query: ReportScope, lastDay: Prisma.Sql): [ComputedPart, ComputedPart] {
   const connection = connectionFilter(query, Prisma.sql`c.id`);
-  const behind = Prisma.sql`
-    FROM connection c JOIN report_days_stored s ON s.connection_id = c.id AND s.zone = ${STORED_ZONE}
-    WHERE s.through < ${lastDay} ${connection}`;
+  const behind = Prisma.sql`${STORED_IN_ZONE} WHERE s.through < ${lastDay} ${connection}`;
   return [
     {
       ids: Prisma.sql`ARRAY(SELECT c.id ${behind})`,
-      // A local day after `through` starts at its midnight in the zone, MIDNIGHT_MARGIN at most before Postgres's
-      // reading of it.
-      from: Prisma.sql`(SELECT MIN((s.through + 1)::timestamp AT TIME ZONE ${zoneOf(query)} - ${MIDNIGHT_MARGIN})
-                        ${behind})`,
+      from:
+        query.unstoredFrom === undefined
+          ? Prisma.sql`(SELECT MIN(${firstUnstoredInstant(query)}) ${behind})`
+          : Prisma.sql`${query.unstoredFrom}::timestamptz`,
     },
     {
       ids: Prisma.sql`ARRAY(
