@@ -67,6 +67,7 @@ describe('the bookings report by day over every connection, their days stored th
       db.prisma,
       parseReportQuery('bookings', { by: 'day' }, NOW),
       (tx, scope: ReportQuery) => bookingsRows(tx, { ...scope, by: 'day' }),
+      { answered: true },
     );
     const nodes = explained.flatMap((query) => flattenPlan(query.Plan));
     // Slots are first seen three days before they start, so today's sightings are all of slots still live (in

@@ -47,11 +47,16 @@ export function rowsVisited(nodes: readonly PlanNode[], table: string): number {
     );
 }
 
-/** Every query `read` sends for `query`, explained (ANALYZE, BUFFERS) in the report session as the store runs it. */
+/**
+ * Every query `read` sends for `query`, explained (ANALYZE, BUFFERS) in the report session as the store runs it.
+ * Each answers no rows, unless `answered`: then each is run again for its rows, so that a read that builds its next
+ * statement from what one answered (stored-days.ts, withUnstoredFrom) builds it as it would.
+ */
 export async function explainReport<Scope>(
   prisma: TestDatabase['prisma'],
   query: ReportQuery,
   read: (db: ReportDb, scope: Scope) => Promise<unknown>,
+  { answered = false }: { answered?: boolean } = {},
 ): Promise<ExplainedQuery[]> {
   const explained: ExplainedQuery[] = [];
   const explaining = (tx: ReportDb): ReportDb => ({
@@ -60,7 +65,7 @@ export async function explainReport<Scope>(
         { 'QUERY PLAN': unknown }[]
       >(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${sql.text}`, ...sql.values);
       explained.push(...(rows[0]!['QUERY PLAN'] as ExplainedQuery[]));
-      return [];
+      return answered ? tx.$queryRaw(sql) : [];
     }) as ReportDb['$queryRaw'],
   });
   await withReportSession(prisma, postgresZoneNames(), query, (tx, scope) =>

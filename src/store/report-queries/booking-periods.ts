@@ -11,6 +11,7 @@ import {
   storedDays,
   storedThrough,
   unstoredParts,
+  withUnstoredFrom,
   type ComputedPart,
 } from './stored-days.js';
 import {
@@ -179,6 +180,6 @@ export async function bookingsPerPeriod(
     Prisma.sql`
       SELECT p.connection_id, p.connection, p.period, p.bookings, p.booked_minutes, p.median_lead_hours,
              p.mean_lead_hours, p.opened
-      FROM (${bookingPeriods(query, by)}) p ${periodsInOrder(query, by)}`,
+      FROM (${bookingPeriods(await withUnstoredFrom(prisma, query), by)}) p ${periodsInOrder(query, by)}`,
   );
 }

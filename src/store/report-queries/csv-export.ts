@@ -4,7 +4,7 @@
 // the first byte, where Postgres writes them as CSV in a fraction of that (docs/performance.md).
 //
 // The export holds one pooled connection for as long as it is read, in a read-only snapshot with the reports'
-// settings and its scope looked up as every report's are (report-session.ts). COPY takes no bound
+// settings (report-session.ts), its zones checked as every report's are (report-zones.ts). COPY takes no bound
 // parameters, so its statement carries its values as literals (inlined-sql.ts).
 import type pg from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
@@ -14,8 +14,9 @@ import { PostgresUnreachableError } from '../database-errors.js';
 import { isSocketFailure } from '../pooled-rows.js';
 import { csvRows, type CsvScope } from './csv-rows.js';
 import { inlinedSql } from './inlined-sql.js';
-import { REPORT_SETTINGS, reportScopeIn } from './report-session.js';
-import type { PostgresZoneNames, ZoneReader } from './report-zones.js';
+import { REPORT_SETTINGS } from './report-session.js';
+import { withPostgresZones, type PostgresZoneNames, type ZoneReader } from './report-zones.js';
+import { withUnstoredFrom } from './stored-days.js';
 
 /** Rows of a Prisma.Sql read on `client`, as the zone check asks for them. */
 const readerOn = (client: pg.PoolClient): ZoneReader => ({
@@ -51,8 +52,10 @@ export async function openCsvExport(
   try {
     await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
     await client.query(REPORT_SETTINGS.text, REPORT_SETTINGS.values as unknown[]);
-    const zoned = await reportScopeIn(readerOn(client), scope, knownZones);
-    const rows = csvRows(zoned)!;
+    const zoned = await withPostgresZones(readerOn(client), scope, knownZones);
+    // Every report exported computes days after its stored ones but bookings by booking, for which this is one
+    // small read more.
+    const rows = csvRows(await withUnstoredFrom(readerOn(client), zoned))!;
     const copy = client.query(copyTo(`COPY (${inlinedSql(rows)}) TO STDOUT WITH (FORMAT csv, HEADER true)`));
     chunks = (copy as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
     first = await chunks.next();

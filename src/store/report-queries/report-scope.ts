@@ -30,8 +30,9 @@ export interface ReportScope {
   /**
    * The earliest instant a day after a connection's stored report days can start, over the scope's connections
    * with days stored in their zone, as Postgres writes a timestamptz (null: none has): looked up in the report's
-   * snapshot before its statement is built (stored-days.ts, withUnstoredFrom), so that Postgres plans the read of
-   * the days after them with the value itself. Undefined: the statement works it out.
+   * snapshot before its statement is built (stored-days.ts, withUnstoredFrom: utilization and bookings by day and
+   * week), so that Postgres plans the read of the days after them with the value itself. Undefined: the statement
+   * works it out.
    */
   unstoredFrom?: string | null;
 }

@@ -2,8 +2,7 @@
 // and a second connection in the same snapshot for a read that can run beside the others.
 import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
 import type { ReportScope } from './report-scope.js';
-import { withUnstoredFrom } from './stored-days.js';
-import { withPostgresZones, type PostgresZoneNames, type ReportDb, type ZoneReader } from './report-zones.js';
+import { withPostgresZones, type PostgresZoneNames, type ReportDb } from './report-zones.js';
 
 /**
  * Runs `read` beside the report's next reads where it can: on a second pooled connection that sees the report's
@@ -134,19 +133,6 @@ function besideIn(prisma: PrismaClient, tx: Prisma.TransactionClient, budget: Be
 }
 
 /**
- * `scope` as a report's statements are built from, looked up in its session's snapshot (after REPORT_SETTINGS):
- * its zones ones Postgres knows (withPostgresZones), and where its days after the stored ones start
- * (withUnstoredFrom). Both the report read as rows and its CSV export (csv-export.ts) take it so.
- */
-export async function reportScopeIn<S extends ReportScope>(
-  db: ZoneReader,
-  scope: S,
-  knownZones: PostgresZoneNames,
-): Promise<S> {
-  return withUnstoredFrom(db, await withPostgresZones(db, scope, knownZones));
-}
-
-/**
  * Runs a report's queries in one read-only snapshot with more working memory and no JIT, on `scope` with zones
  * Postgres knows (withPostgresZones): grouping a million slot rows by slot or by day spills to disk at Postgres's
  * 4 MB default and then takes several times as long. `work` may run a read beside its others (BesideRead), within
@@ -163,7 +149,7 @@ export function withReportSession<S extends ReportScope, T>(
     async (tx) => {
       await setUpReportTransaction(tx);
       const beside = budget ? besideIn(prisma, tx, budget) : onTheSameConnection(tx);
-      return work(tx, await reportScopeIn(tx, scope, knownZones), beside);
+      return work(tx, await withPostgresZones(tx, scope, knownZones), beside);
     },
     // One snapshot for every query of a report: a report reads stored days and then the days after them
     // (sync-health-rows.ts), and a retention run committing between the two would otherwise skip a day or count

@@ -23,6 +23,7 @@ import {
   reportDaysInOrder,
   storedThrough,
   unstoredParts,
+  withUnstoredFrom,
   type ComputedPart,
 } from './stored-days.js';
 import {
@@ -134,6 +135,6 @@ export async function utilizationRows(prisma: ReportDb, query: ReportScope): Pro
   const rows = await prisma.$queryRaw<UtilizationRow[]>(Prisma.sql`
     SELECT u.connection_id::text AS connection_id, u.connection, u.rank::int AS rank,
            ${isoDay(Prisma.sql`u.day`)} AS day, u.offered_minutes, u.bookings, u.booked_minutes
-    FROM (${utilizationDays(query)}) u`);
+    FROM (${utilizationDays(await withUnstoredFrom(prisma, query))}) u`);
   return inReportOrder(rows);
 }
