@@ -10,8 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { parseReportQuery, type ReportQuery } from '../../src/reports/report-query.js';
 import { bookingsRows } from '../../src/store/report-queries/bookings-rows.js';
 import { storeReportDays } from '../../src/store/report-days.js';
-import { pruneHistory } from '../../src/store/retention.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { generatePackedSlots } from '../support/packed-slots.js';
 import { explainReport, flattenPlan, rowsVisited } from '../support/report-plans.js';
 
 const NOW = new Date('2026-09-20T12:00:00Z');
@@ -21,28 +21,7 @@ const DAYS = 40;
 let db: TestDatabase;
 beforeAll(async () => {
   db = await createTestDatabase('after_stored_plan');
-  await db.prisma.$executeRaw`
-    INSERT INTO connection (id, upstream_user_id, email, timezone, status, first_synced_at, updated_at)
-    SELECT gen_random_uuid(), 'usr_' || i, 'user' || i || '@plan.test', 'Europe/Berlin', 'active',
-           ${NOW}::timestamptz - ${DAYS + 30}::int * interval '1 day', now()
-    FROM generate_series(1, ${CONNECTIONS}::int) i`;
-  // A slot every six hours, first seen three days ahead; every seventh taken a day before it started, the rest
-  // passed.
-  await db.prisma.$executeRaw`
-    INSERT INTO slot (connection_id, upstream_event_id, starts_at, ends_at, first_seen_at, last_changed_at, gone_at,
-                      close_reason)
-    SELECT c.id, 'evt_' || e, t.s, t.s + interval '30 minutes', t.s - interval '3 days', t.s - interval '3 days',
-           CASE WHEN t.n % 7 = 0 THEN t.s - interval '1 day' ELSE t.s + interval '10 minutes' END,
-           (CASE WHEN t.n % 7 = 0 THEN 'taken' ELSE 'passed' END)::slot_close_reason
-    FROM connection c, generate_series(1, 1) e,
-    LATERAL (SELECT g AS s, row_number() OVER (ORDER BY g) AS n
-             FROM generate_series(${NOW}::timestamptz - ${DAYS}::int * interval '1 day',
-                                  ${NOW}::timestamptz - interval '1 day', interval '6 hours') g) t`;
-  await pruneHistory(
-    db.prisma,
-    { syncRunDays: 0, closedSlotDays: 0, compactAfterDays: 1, batchSize: 1000 },
-    { now: NOW, pause: async () => undefined },
-  );
+  await generatePackedSlots(db, { connections: CONNECTIONS, days: DAYS, now: NOW });
   const connections = await db.prisma.connection.findMany({ select: { id: true } });
   await storeReportDays(
     db.prisma,
