@@ -7,7 +7,10 @@
 // BENCH_ONLY=reports-year): a few connections' slots packed as the compaction packs them, their days stored as
 // the retention run stores them, and the report's queries explained exactly as the store runs them.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Prisma } from '../../src/generated/prisma/client.js';
 import { parseReportQuery, type ReportQuery } from '../../src/reports/report-query.js';
+import { csvSelectIn } from '../../src/store/report-queries/csv-export.js';
+import { postgresZoneNames, type ReportDb } from '../../src/store/report-queries/report-zones.js';
 import { bookingsRows } from '../../src/store/report-queries/bookings-rows.js';
 import { storeReportDays } from '../../src/store/report-days.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
@@ -35,19 +38,26 @@ afterAll(async () => {
   await db?.drop();
 });
 
+// The report read as rows, and its CSV as the export writes it (the SELECT its COPY runs).
+const reads: [string, (db: ReportDb, scope: ReportQuery) => Promise<unknown>][] = [
+  ['read as rows', (tx, scope) => bookingsRows(tx, { ...scope, by: 'day' })],
+  [
+    'as CSV',
+    async (tx, scope) =>
+      tx.$queryRaw(Prisma.raw(await csvSelectIn(tx, { ...scope, by: 'day' }, postgresZoneNames()))),
+  ],
+];
+
 describe('the bookings report by day over every connection, their days stored through yesterday', () => {
-  it('reads of the packed slots only the days after the stored ones', async () => {
+  it.each(reads)('reads of the packed slots only the days after the stored ones, %s', async (_form, read) => {
     const packedDays = await db.prisma.slotHistory.count();
     expect(packedDays).toBeGreaterThanOrEqual(CONNECTIONS * (DAYS - 1));
     const stored = await db.prisma.reportDaysStored.count({ where: { through: new Date('2026-09-19') } });
     expect(stored).toBe(CONNECTIONS);
 
-    const explained = await explainReport(
-      db.prisma,
-      parseReportQuery('bookings', { by: 'day' }, NOW),
-      (tx, scope: ReportQuery) => bookingsRows(tx, { ...scope, by: 'day' }),
-      { answered: true },
-    );
+    const explained = await explainReport(db.prisma, parseReportQuery('bookings', { by: 'day' }, NOW), read, {
+      answered: true,
+    });
     const nodes = explained.flatMap((query) => flattenPlan(query.Plan));
     // Slots are first seen three days before they start, so today's sightings are all of slots still live (in
     // `slot`): no packed day holds one, and none is unpacked.

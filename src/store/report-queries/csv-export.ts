@@ -27,6 +27,21 @@ const readerOn = (client: pg.PoolClient): ZoneReader => ({
 });
 
 /**
+ * The SELECT whose rows are the report's CSV (csvRows, its values written in), as the export runs it: its scope
+ * looked up on `db`, in the export's snapshot and settings (its zones Postgres knows, and where the days after the
+ * stored ones start: every report exported computes those but bookings by booking, for which it is one small read
+ * more).
+ */
+export async function csvSelectIn(
+  db: ZoneReader,
+  scope: CsvScope,
+  knownZones: PostgresZoneNames,
+): Promise<string> {
+  const zoned = await withPostgresZones(db, scope, knownZones);
+  return inlinedSql(csvRows(await withUnstoredFrom(db, zoned))!);
+}
+
+/**
  * The report's CSV (RFC 4180, as reportAsCsv writes it: a header of column keys, CRLF line ends) as chunks, or
  * undefined when the report is written from its rows instead (csvRows). Resolves once Postgres has begun to
  * answer, so that a bad zone or a failing statement is an error before anything is written; a failure later
@@ -52,11 +67,8 @@ export async function openCsvExport(
   try {
     await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
     await client.query(REPORT_SETTINGS.text, REPORT_SETTINGS.values as unknown[]);
-    const zoned = await withPostgresZones(readerOn(client), scope, knownZones);
-    // Every report exported computes days after its stored ones but bookings by booking, for which this is one
-    // small read more.
-    const rows = csvRows(await withUnstoredFrom(readerOn(client), zoned))!;
-    const copy = client.query(copyTo(`COPY (${inlinedSql(rows)}) TO STDOUT WITH (FORMAT csv, HEADER true)`));
+    const select = await csvSelectIn(readerOn(client), scope, knownZones);
+    const copy = client.query(copyTo(`COPY (${select}) TO STDOUT WITH (FORMAT csv, HEADER true)`));
     chunks = (copy as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
     first = await chunks.next();
   } catch (thrown: unknown) {

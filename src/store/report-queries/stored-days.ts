@@ -52,22 +52,27 @@ const STORED_IN_ZONE = Prisma.sql`
  * Where connection `c`'s days after its stored ones (`s`) start, at the earliest: a local day after `through`
  * starts at its midnight in the zone, MIDNIGHT_MARGIN at most before Postgres's reading of it.
  */
-const firstUnstoredInstant = (query: ReportScope) =>
+const afterThroughInstant = (query: ReportScope) =>
   Prisma.sql`(s.through + 1)::timestamp AT TIME ZONE ${zoneOf(query)} - ${MIDNIGHT_MARGIN}`;
 
 /**
- * `scope` with its unstoredFrom looked up (where the report reads stored days): the earliest firstUnstoredInstant
+ * `scope` with its unstoredFrom looked up (where the report reads stored days): the earliest afterThroughInstant
  * of its connections with days stored. As a value, Postgres plans with it: as unstoredParts's subquery it could
  * not, and read every packed slot day of a year of 10,000 connections, 2.3 GB, for the two days after the stored
  * ones (the bookings report by day: docs/performance.md). Over every such connection, not only those behind a
  * report's last day: never later than the statement's own, so it may widen the range read, never narrow it.
+ * `db` must read in the snapshot the report's statement is run in: a connection stored or moved to another zone
+ * in between could start its days after the stored ones earlier than the value says.
  */
 export async function withUnstoredFrom<S extends ReportScope>(db: ZoneReader, scope: S): Promise<S> {
   if (!readsStoredDays(scope)) return scope;
-  const [row] = await db.$queryRaw<{ unstored_from: string | null }[]>(Prisma.sql`
-    SELECT MIN(${firstUnstoredInstant(scope)})::text AS unstored_from
+  const rows = await db.$queryRaw<{ unstored_from: string | null }[]>(Prisma.sql`
+    SELECT MIN(${afterThroughInstant(scope)})::text AS unstored_from
     ${STORED_IN_ZONE} WHERE TRUE ${connectionFilter(scope, Prisma.sql`c.id`)}`);
-  return { ...scope, unstoredFrom: row?.unstored_from ?? null };
+  // An aggregate answers one row, NULL when no connection has days stored: no row is a reader that answers none,
+  // and NULL then would skip every day after the stored ones.
+  if (rows.length !== 1) throw new Error(`the start of the unstored days came back as ${rows.length} rows`);
+  return { ...scope, unstoredFrom: rows[0]!.unstored_from };
 }
 
 /** Connections whose days a report computes: their ids (a uuid[] subquery), and where their days start. */
@@ -80,7 +85,8 @@ export interface ComputedPart {
 /**
  * The query's connections with days up to `lastDay` (an SQL date over alias `c`) not stored, in two parts, each
  * a subquery Postgres evaluates once: those with days stored in their current zone, whose days to compute start
- * after `through` (`from`: the earliest such start among them), and those without, whose days are all computed.
+ * after `through` (`from`: the earliest such start among them, or the scope's unstoredFrom where it was looked up,
+ * which may be earlier), and those without, whose days are all computed.
  * Kept apart so that a connection with nothing stored (new since the last retention run, or moved to another
  * zone) does not make the report read every connection's whole history.
  */
@@ -92,7 +98,7 @@ export function unstoredParts(query: ReportScope, lastDay: Prisma.Sql): [Compute
       ids: Prisma.sql`ARRAY(SELECT c.id ${behind})`,
       from:
         query.unstoredFrom === undefined
-          ? Prisma.sql`(SELECT MIN(${firstUnstoredInstant(query)}) ${behind})`
+          ? Prisma.sql`(SELECT MIN(${afterThroughInstant(query)}) ${behind})`
           : Prisma.sql`${query.unstoredFrom}::timestamptz`,
     },
     {
