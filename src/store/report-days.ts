@@ -6,7 +6,7 @@
 // new one, from the history still kept. Stored days are kept for good, as bookings are: a report over days whose
 // slots retention has pruned still answers what it did while they were kept.
 import { Prisma, type PrismaClient } from '../generated/prisma/client.js';
-import { BOOKING_DAY_FIGURES, computedBookingDays } from './report-queries/booking-periods.js';
+import { BOOKING_DAY_FIGURES, computedBookingDays } from './report-queries/booking-days.js';
 import { localDay } from './report-queries/report-sql.js';
 import { PLAN_EACH_CALL } from './report-queries/report-session.js';
 import type { ReportScope } from './report-queries/report-scope.js';
