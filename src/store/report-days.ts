@@ -7,6 +7,7 @@
 // slots retention has pruned still answers what it did while they were kept.
 import { Prisma, type PrismaClient } from '../generated/prisma/client.js';
 import { BOOKING_DAY_FIGURES, computedBookingDays } from './report-queries/booking-days.js';
+import { BOOKING_WEEK_FIGURES, sundayOnOrBefore, weeksAfter } from './report-queries/booking-weeks.js';
 import { localDay } from './report-queries/report-sql.js';
 import { PLAN_EACH_CALL } from './report-queries/report-session.js';
 import type { ReportScope } from './report-queries/report-scope.js';
@@ -92,8 +93,47 @@ function lastDayToStore(scope: ReportScope, now: Date): Prisma.Sql {
  */
 function hasDaysToStore(scope: ReportScope, now: Date, moreThanOne = false): Prisma.Sql {
   const behind = moreThanOne ? Prisma.sql`${lastDayToStore(scope, now)} - 1` : lastDayToStore(scope, now);
+  // Weeks are stored from bookings and stored days, never the whole history: none stored yet is not catching up.
+  const weeks = moreThanOne ? Prisma.empty : Prisma.sql`OR ${weeksBehind(behind)}`;
   return Prisma.sql`(s.connection_id IS NULL OR s.zone <> ${STORED_ZONE} OR s.through < ${behind}
-    OR s.sync_health_through IS NULL OR s.sync_health_through < ${behind})`;
+    OR s.sync_health_through IS NULL OR s.sync_health_through < ${behind} ${weeks})`;
+}
+
+/** Whether report_days_stored `s` has weeks over by `through` (a day) not stored yet. */
+const weeksBehind = (through: Prisma.Sql) =>
+  Prisma.sql`(s.weeks_through IS NULL OR s.weeks_through < ${sundayOnOrBefore(through)})`;
+
+/** A connection a batch stores the days of, with how far its weeks are stored and will be. */
+interface ClaimedWithWeeks extends ClaimedConnection {
+  previousWeeksThrough: string | null;
+  weeksThrough: string;
+}
+
+/**
+ * Stores the weeks of the `claimed` connections (of query's batch) that are over by their stored days, after those
+ * were stored in the same transaction, and marks how far they go: the report's own figures (booking-weeks.ts), from
+ * each connection's days after its weeks stored. The number of weeks stored.
+ */
+async function storeWeeks(tx: Db, query: ReportScope, claimed: readonly string[]): Promise<number> {
+  const figures = Prisma.raw(BOOKING_WEEK_FIGURES.join(', '));
+  const updates = Prisma.raw(
+    BOOKING_WEEK_FIGURES.map((figure) => `${figure} = EXCLUDED.${figure}`).join(', '),
+  );
+  const [done] = await tx.$queryRaw<{ rows: number }[]>(Prisma.sql`
+    WITH claimed AS (SELECT unnest(${claimed}::uuid[]) AS id), weeks AS (
+      INSERT INTO booking_week (connection_id, week, ${figures})
+      SELECT w.connection_id, w.period, ${Prisma.raw(BOOKING_WEEK_FIGURES.map((figure) => `w.${figure}`).join(', '))}
+      FROM (${weeksAfter(query, Prisma.sql`s.weeks_through`, false)}) w
+      JOIN report_days_stored s ON s.connection_id = w.connection_id
+      WHERE w.connection_id IN (SELECT id FROM claimed) AND w.period + 6 <= ${sundayOnOrBefore(Prisma.sql`s.through`)}
+      ON CONFLICT (connection_id, week) DO UPDATE SET ${updates}
+      RETURNING 1
+    ), marked AS (
+      UPDATE report_days_stored s SET weeks_through = ${sundayOnOrBefore(Prisma.sql`s.through`)}
+      FROM claimed k WHERE s.connection_id = k.id
+    )
+    SELECT (SELECT COUNT(*) FROM weeks)::int AS rows`);
+  return done?.rows ?? 0;
 }
 
 /**
@@ -126,17 +166,21 @@ async function storeBatchDays(
           DELETE FROM utilization_day u USING moved m WHERE u.connection_id = m.connection_id
         ), health AS (
           DELETE FROM sync_health_day h USING moved m WHERE h.connection_id = m.connection_id
+        ), weeks AS (
+          DELETE FROM booking_week w USING moved m WHERE w.connection_id = m.connection_id
         )
         DELETE FROM booking_day o USING moved m WHERE o.connection_id = m.connection_id`);
       // Only while the connection is behind and its stored days (if any) are in its zone as this transaction
       // sees it, and not while a sync's commit holds its row: the rows' key check would wait for that commit, and
       // the next run stores them. Each connection's days and how far they go are stored together or not at all.
-      const claimed = await tx.$queryRaw<ClaimedConnection[]>(Prisma.sql`
-        SELECT c.id::text AS id, s.sync_health_through::text AS "previousThrough"
+      const claimed = await tx.$queryRaw<ClaimedWithWeeks[]>(Prisma.sql`
+        SELECT c.id::text AS id, s.sync_health_through::text AS "previousThrough",
+               s.weeks_through::text AS "previousWeeksThrough",
+               ${sundayOnOrBefore(through)}::text AS "weeksThrough"
         FROM connection c LEFT JOIN report_days_stored s ON s.connection_id = c.id
         WHERE c.id = ANY(${batch}::uuid[]) AND (s.zone IS NULL OR s.zone = ${STORED_ZONE})
           AND (s.through IS NULL OR s.through < ${through}
-               OR s.sync_health_through IS NULL OR s.sync_health_through < ${through})
+               OR s.sync_health_through IS NULL OR s.sync_health_through < ${through} OR ${weeksBehind(through)})
         FOR KEY SHARE OF c SKIP LOCKED`);
       if (claimed.length === 0) return 0;
       const ids = claimed.map(({ id }) => id);
@@ -153,7 +197,11 @@ async function storeBatchDays(
             SET zone = EXCLUDED.zone, through = EXCLUDED.through, sync_health_through = EXCLUDED.sync_health_through
         )
         SELECT ((SELECT COUNT(*) FROM utilization) + (SELECT COUNT(*) FROM bookings))::int AS rows`);
-      return (done?.rows ?? 0) + health;
+      // A week is over once a week, so most runs' batches have none to store: no statement for them.
+      const weeks = claimed.some((c) => c.weeksThrough !== c.previousWeeksThrough)
+        ? await storeWeeks(tx, query, ids)
+        : 0;
+      return (done?.rows ?? 0) + health + weeks;
     },
     // One snapshot: the claim, the days counted and the marker all see the connection's zone and stored days as
     // they were when the transaction began, whatever a reconnect or an overlapping run commits meanwhile (an

@@ -232,7 +232,7 @@ async function generateBookings(db: TestDatabase): Promise<void> {
 }
 
 /**
- * The report days the retention run stores (utilization's, opened slots'), as it leaves them: the run itself
+ * The report days the retention run stores (utilization's, opened slots', and whole weeks'), as it leaves them: the run itself
  * stores those of `storeSample` connections (usr_1 …, timed: the first run after an upgrade, a connection's whole
  * history at once), and every other connection gets a copy of the days of the sampled one in its zone (usr_n
  * copies usr_(1 + (n − 1) mod sample), the same zone when the sample is a multiple of 4). Seconds per sampled
@@ -261,8 +261,12 @@ async function generateStoredReportDays(db: TestDatabase, options: ReportsYearOp
   for (const [table, columns] of [
     ['utilization_day', ['day', 'offered_minutes', 'bookings', 'booked_minutes']],
     ['booking_day', ['day', 'bookings', 'booked_minutes', 'median_lead_hours', 'mean_lead_hours', 'opened']],
+    [
+      'booking_week',
+      ['week', 'bookings', 'booked_minutes', 'median_lead_hours', 'mean_lead_hours', 'opened'],
+    ],
     ['sync_health_day', ['day', ...TOTALS_COLUMN_NAMES]],
-    ['report_days_stored', ['zone', 'through', 'sync_health_through']],
+    ['report_days_stored', ['zone', 'through', 'sync_health_through', 'weeks_through']],
   ] as const) {
     await db.sql.query(
       `INSERT INTO ${table} (connection_id, ${columns.join(', ')})
@@ -274,7 +278,9 @@ async function generateStoredReportDays(db: TestDatabase, options: ReportsYearOp
       [options.storeSample],
     );
   }
-  await db.sql.query('VACUUM ANALYZE utilization_day, booking_day, sync_health_day, report_days_stored');
+  await db.sql.query(
+    'VACUUM ANALYZE utilization_day, booking_day, booking_week, sync_health_day, report_days_stored',
+  );
   return Math.round(perConnection * 1000) / 1000;
 }
 
@@ -320,7 +326,7 @@ async function tableBytes(db: TestDatabase): Promise<Record<string, number>> {
   const { rows } = await db.sql.query<{ name: string; mib: number }>(
     `SELECT relname AS name, round(pg_total_relation_size(oid) / 1048576.0)::float8 AS mib FROM pg_class
      WHERE relname IN ('slot_history', 'sync_run_history', 'sync_run_daily', 'sync_run', 'booking', 'utilization_day',
-                       'booking_day', 'sync_health_day', 'sync_health_so_far')`,
+                       'booking_day', 'booking_week', 'sync_health_day', 'sync_health_so_far')`,
   );
   return Object.fromEntries(rows.map((row) => [`${row.name} MiB`, row.mib]));
 }
@@ -385,6 +391,7 @@ export async function benchReportsYear(options: ReportsYearOptions): Promise<Ben
                 (SELECT COUNT(*) FROM booking)::int AS bookings,
                 (SELECT COUNT(*) FROM utilization_day)::int AS "stored utilization days",
                 (SELECT COUNT(*) FROM booking_day)::int AS "stored booking days",
+                (SELECT COUNT(*) FROM booking_week)::int AS "stored booking weeks",
                 (SELECT COUNT(*) FROM sync_health_day)::int AS "stored sync-health days",
                 (SELECT COUNT(*) FROM report_days_stored WHERE sync_health_through IS NOT NULL)::int
                   AS "connections with sync-health days stored"`,

@@ -75,11 +75,16 @@ async function offeredByDay(connection: string, tz?: string): Promise<Map<string
   return new Map(result.rows.map((row) => [String(row.day), row.offered_minutes]));
 }
 
-/** Slots opened per day of one connection's bookings report, as the report prints them. */
-async function openedByDay(connection: string, tz?: string): Promise<Map<string, unknown>> {
-  const query = parseReportQuery('bookings', { connection, by: 'day', ...(tz ? { tz } : {}) }, HISTORY_NOW);
+/** A figure per day or week of one connection's bookings report, as the report prints it. */
+async function bookingsFigure(
+  connection: string,
+  by: 'day' | 'week',
+  figure: 'opened' | 'bookings',
+  tz?: string,
+): Promise<Map<string, unknown>> {
+  const query = parseReportQuery('bookings', { connection, by, ...(tz ? { tz } : {}) }, HISTORY_NOW);
   const result = await runReport(createReportStore(db.prisma), query);
-  return new Map(result.rows.map((row) => [String(row.day), row.opened]));
+  return new Map(result.rows.map((row) => [String(row[by]), row[figure]]));
 }
 
 /**
@@ -122,9 +127,14 @@ describe('report days stored once they are over', () => {
     const now = await pass(db);
     expect(earlier.reportDaysStored).toBeGreaterThan(0);
     expect(now.reportDaysStored).toBeGreaterThanOrEqual(4 * 9);
-    for (const table of ['utilization_day', 'booking_day'])
+    // Days, and whole weeks: eight or more a connection in the history's two months.
+    for (const [table, rows] of [
+      ['utilization_day', 100],
+      ['booking_day', 100],
+      ['booking_week', 4 * 8],
+    ] as const)
       expect(Number((await db.sql.query(`SELECT count(*) AS n FROM ${table}`)).rows[0]?.n)).toBeGreaterThan(
-        100,
+        rows,
       );
     // Through yesterday in each connection's zone (UTC for the one without).
     expect((await stored()).map((row) => [row.zone, row.through]).sort()).toEqual(
@@ -157,17 +167,34 @@ describe('report days stored once they are over', () => {
       [berlin, day, before.get(day)],
     );
     // So does the bookings report with the opened slots.
-    const opened = await openedByDay(berlin);
+    const opened = await bookingsFigure(berlin, 'day', 'opened');
     const openedDay = [...opened.keys()][3] as string;
     await db.sql.query(
       `UPDATE booking_day SET opened = 1000 WHERE connection_id = $1::uuid AND day = $2::date`,
       [berlin, openedDay],
     );
-    expect((await openedByDay(berlin)).get(openedDay)).toBe(1000);
-    expect((await openedByDay(berlin, 'Europe/Berlin')).get(openedDay)).toBe(opened.get(openedDay));
+    expect((await bookingsFigure(berlin, 'day', 'opened')).get(openedDay)).toBe(1000);
+    expect((await bookingsFigure(berlin, 'day', 'opened', 'Europe/Berlin')).get(openedDay)).toBe(
+      opened.get(openedDay),
+    );
     await db.sql.query(
       `UPDATE booking_day SET opened = $3 WHERE connection_id = $1::uuid AND day = $2::date`,
       [berlin, openedDay, opened.get(openedDay)],
+    );
+    // And by week, a stored week: its bookings as stored, where the history's week would have its own.
+    const booked = await bookingsFigure(berlin, 'week', 'bookings');
+    const week = [...booked.keys()][1] as string;
+    await db.sql.query(
+      `UPDATE booking_week SET bookings = 1000 WHERE connection_id = $1::uuid AND week = $2::date`,
+      [berlin, week],
+    );
+    expect((await bookingsFigure(berlin, 'week', 'bookings')).get(week)).toBe(1000);
+    expect((await bookingsFigure(berlin, 'week', 'bookings', 'Europe/Berlin')).get(week)).toBe(
+      booked.get(week),
+    );
+    await db.sql.query(
+      `UPDATE booking_week SET bookings = $3 WHERE connection_id = $1::uuid AND week = $2::date`,
+      [berlin, week, booked.get(week)],
     );
   }, 300_000);
 
@@ -175,15 +202,15 @@ describe('report days stored once they are over', () => {
     const [berlin] = ids.connections as [string];
     await db.sql.query(`UPDATE connection SET timezone = 'America/New_York' WHERE id = $1::uuid`, [berlin]);
     const inNewYork = await offeredByDay(berlin, 'America/New_York');
-    const openedInNewYork = await openedByDay(berlin, 'America/New_York');
+    const openedInNewYork = await bookingsFigure(berlin, 'day', 'opened', 'America/New_York');
     // Days counted in Berlin are not used for a connection now in New York…
     expect(await offeredByDay(berlin)).toEqual(inNewYork);
-    expect(await openedByDay(berlin)).toEqual(openedInNewYork);
+    expect(await bookingsFigure(berlin, 'day', 'opened')).toEqual(openedInNewYork);
     // … and the next pass counts them again there.
     expect((await pass(db)).reportDaysStored).toBeGreaterThan(50);
     expect((await stored()).find((row) => row.connection_id === berlin)?.zone).toBe('America/New_York');
     expect(await offeredByDay(berlin)).toEqual(inNewYork);
-    expect(await openedByDay(berlin)).toEqual(openedInNewYork);
+    expect(await bookingsFigure(berlin, 'day', 'opened')).toEqual(openedInNewYork);
   }, 120_000);
 
   it('keeps the stored days when the slots they were counted from are pruned, and the reports still answer them', async () => {
@@ -249,7 +276,9 @@ describe('report days stored once they are over', () => {
   it('stores a day a run in six statements for every connection one day behind together, with the same answers', async () => {
     const [berlin, kolkata] = ids.connections as [string, string];
     await db.sql.query(`UPDATE connection SET timezone = 'Europe/Berlin' WHERE id = $1::uuid`, [berlin]);
-    await db.sql.query('TRUNCATE utilization_day, booking_day, sync_health_day, report_days_stored');
+    await db.sql.query(
+      'TRUNCATE utilization_day, booking_day, booking_week, sync_health_day, report_days_stored',
+    );
     const computed = await storedDayAnswers();
     // Ten connections a batch (RETENTION_BATCH_SIZE's default): all four in one.
     const batched: RetentionSettings = { ...STORE_ONLY, batchSize: 1000 };
@@ -264,16 +293,15 @@ describe('report days stored once they are over', () => {
     });
     // A run a day, each finding every connection one day behind: the four in one batch, its six statements
     // (the moved days' delete, the claim, the last sync-health totals, the day's sync-health figures, their
-    // totals stored, the other days stored); one names a single connection, the search for more after the last.
+    // totals stored, the other days stored), and on a Monday, when the day stored is a Sunday, a seventh, the
+    // week stored; one names a single connection, the search for more after the last.
     for (let daysBack = 9; daysBack >= 0; daysBack--) {
+      const now = new Date(HISTORY_NOW.getTime() - daysBack * DAY_MS);
       naming = { all: 0, one: 0 };
       statements.begin();
-      const result = await pruneHistory(watched, batched, {
-        now: new Date(HISTORY_NOW.getTime() - daysBack * DAY_MS),
-        pause: async () => undefined,
-      });
+      const result = await pruneHistory(watched, batched, { now, pause: async () => undefined });
       expect(result.reportDayFailures).toBe(0);
-      expect(naming).toEqual({ all: 6, one: 1 });
+      expect(naming).toEqual({ all: now.getUTCDay() === 1 ? 7 : 6, one: 1 });
     }
     expect((await stored()).every((row) => row.through === '2026-09-19')).toBe(true);
     const fromStored = await storedDayAnswers();

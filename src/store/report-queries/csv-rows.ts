@@ -57,7 +57,7 @@ function bookingPeriodsCsvRows(query: ReportScope, by: 'day' | 'week'): Prisma.S
            ${roundedAsShown(Prisma.sql`p.median_lead_hours`, 2)} AS median_lead_hours,
            ${roundedAsShown(Prisma.sql`p.mean_lead_hours`, 2)} AS mean_lead_hours, p.opened
     FROM (${bookingPeriods(query, by)}) p
-    ${periodsInOrder(query, by)}`;
+    ${periodsInOrder(query)}`;
 }
 
 /** A timestamptz(3) as its milliseconds since the epoch (numeric, exact), as a Date's getTime(). */

@@ -119,20 +119,24 @@ export function unstoredParts(query: ReportScope, lastDay: Prisma.Sql): [Compute
  * is checked inside that day (NULL, so no rows, when the days were stored in another zone) rather than in a
  * condition, which Postgres takes to keep one connection in 200: it would then expect a handful of connections and
  * read each one's days by index, a heap page per day, where a year over all of them is most of the table.
+ * With `after` (a day over aliases `s` and `c`), only each connection's days after it (all, where it is NULL).
  */
 export function storedDays(
   query: ReportScope,
   table: 'utilization_day' | 'booking_day',
   columns: readonly string[],
+  after?: Prisma.Sql,
 ): Prisma.Sql {
   const conditions = [
     Prisma.sql`u.day <= s.last_day ${connectionFilter(query, Prisma.sql`u.connection_id`)}`,
+    ...(after === undefined ? [] : [Prisma.sql`u.day > COALESCE(s.after_day, '-infinity'::date)`]),
     ...dayColumnInRange(query, Prisma.sql`u.day`),
   ];
   return Prisma.sql`
     SELECT u.connection_id, u.day, ${columnsOf('u', columns)}
     FROM (
       SELECT s.connection_id, ${lastStoredDay(query)} AS last_day
+             ${after === undefined ? Prisma.empty : Prisma.sql`, ${after} AS after_day`}
       FROM report_days_stored s JOIN connection c ON c.id = s.connection_id
       WHERE TRUE ${connectionFilter(query, Prisma.sql`s.connection_id`)}
       ${WORKED_OUT_ONCE}
@@ -148,44 +152,41 @@ export function laterOf(a: Prisma.Sql | undefined, b: Prisma.Sql | undefined): P
 }
 
 /**
- * `table`'s stored rows as storedDays reads them, with each connection's name and rank (connectionsInOrder):
- * (connection_id, connection, rank, day, …), in the report's order. Connection by connection in that order, each
- * one's days are read from the table's primary key, which holds their figures too (INCLUDE, since
- * 20261201190000_report_days_in_key_order): in day order, with no heap page read and no sort of the whole. Postgres
- * then only checks the order of each connection's 180-odd days (an incremental sort). A year of 10,000
- * connections' utilization as CSV took 1.5–1.6 s so, where reading the table whole and sorting its 1.8 million rows
- * by rank and day (on disk) took 2.5–2.6 s on the same database (docs/performance.md).
+ * `table`'s stored rows (keyed by connection_id and `key`, a date), with each connection's name and rank
+ * (connectionsInOrder): (connection_id, connection, rank, <key>, …), in the report's order, up to `last` (a date over
+ * aliases `c` and `s`, a connection and its report_days_stored row) and within `bounds` (conditions on alias `u`).
+ * Connection by connection in that order, each one's rows are read from the table's primary key, which holds their
+ * figures too (INCLUDE, since 20261201190000_report_days_in_key_order): in key order, with no heap page read and no
+ * sort of the whole. Postgres then only checks the order of each connection's 180-odd days (an incremental sort). A
+ * year of 10,000 connections' utilization as CSV took 1.5–1.6 s so, where reading the table whole and sorting its 1.8
+ * million rows by rank and day (on disk) took 2.5–2.6 s on the same database (docs/performance.md).
  */
-function storedDaysInOrder(
+export function storedRowsInOrder(
   query: ReportScope,
-  table: 'utilization_day' | 'booking_day',
-  columns: readonly string[],
+  stored: { table: string; key: string; columns: readonly string[]; last: Prisma.Sql; bounds: Prisma.Sql[] },
 ): Prisma.Sql {
-  // Worked out once a connection, before its days are read: joined to them instead, the days came out of the
+  const key = Prisma.raw(stored.key);
+  // Worked out once a connection, before its rows are read: joined to them instead, the rows came out of the
   // join in no order.
-  const lastDay = Prisma.sql`(
-    SELECT ${lastStoredDay(query)}
+  const last = Prisma.sql`(
+    SELECT ${stored.last}
     FROM connection c JOIN report_days_stored s ON s.connection_id = c.id
     WHERE c.id = o.id)`;
-  const conditions = [
-    Prisma.sql`u.connection_id = o.id`,
-    Prisma.sql`u.day <= ${lastDay}`,
-    ...dayColumnInRange(query, Prisma.sql`u.day`),
-  ];
+  const conditions = [Prisma.sql`u.connection_id = o.id`, Prisma.sql`u.${key} <= ${last}`, ...stored.bounds];
   return Prisma.sql`
-    SELECT o.id AS connection_id, o.connection, o.rank, d.day, ${columnsOf('d', columns)}
+    SELECT o.id AS connection_id, o.connection, o.rank, d.${key}, ${columnsOf('d', stored.columns)}
     FROM (SELECT * FROM ${connectionsInOrder(query)} o ORDER BY o.connection, o.id) o
     CROSS JOIN LATERAL (
-      SELECT u.day, ${columnsOf('u', columns)} FROM ${Prisma.raw(table)} u
+      SELECT u.${key}, ${columnsOf('u', stored.columns)} FROM ${Prisma.raw(stored.table)} u
       WHERE ${Prisma.join(conditions, ' AND ')}
-      ORDER BY u.day
+      ORDER BY u.${key}
     ) d
-    ORDER BY o.connection, o.id, d.day`;
+    ORDER BY o.connection, o.id, d.${key}`;
 }
 
 /**
  * A report's days of its connections (connection_id, connection, rank, day, …columns), to list by daysInOrder. Where
- * the report reads stored days, each part comes in the report's order: the stored days as storedDaysInOrder reads
+ * the report reads stored days, each part comes in the report's order: the stored days as storedRowsInOrder reads
  * them, and the days computed after them sorted on their own, so that Postgres merges the two (a Merge Append)
  * instead of sorting every row again. Where it reads none (--tz, --event), the days computed are unordered.
  */
@@ -201,7 +202,13 @@ export function reportDaysInOrder(
     JOIN ${connectionsInOrder(query)} c ON c.id = d.connection_id`;
   if (!readsStoredDays(query)) return withNames(false);
   return Prisma.sql`
-    (${storedDaysInOrder(query, table, columns)})
+    (${storedRowsInOrder(query, {
+      table,
+      key: 'day',
+      columns,
+      last: lastStoredDay(query),
+      bounds: dayColumnInRange(query, Prisma.sql`u.day`),
+    })})
     UNION ALL
     (${withNames(true)} ORDER BY c.connection, d.connection_id, d.day)`;
 }

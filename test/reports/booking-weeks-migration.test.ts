@@ -1,0 +1,106 @@
+// The booking_weeks migration on an installation whose report days are stored and whose weeks are not (as every
+// installation before it): the bookings report answers as it did before, from the history, until the next
+// retention run stores each connection's weeks over by then; from then on it reads them, with the same answers.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { parseReportQuery, type RawReportQuery } from '../../src/reports/report-query.js';
+import { runReport } from '../../src/reports/run-report.js';
+import { applyPendingMigrations } from '../../src/store/migrations/index.js';
+import { createReportStore } from '../../src/store/reports.js';
+import { pruneHistory } from '../../src/store/retention.js';
+import { createTestDatabase, MIGRATIONS_DIR, type TestDatabase } from '../support/db.js';
+import { storeOnly } from '../support/store-only.js';
+import { generateMixedHistory, HISTORY_NOW } from './mixed-history.js';
+import { allReportAnswers, differingAnswers } from './report-answers.js';
+
+const MIGRATION = '20261202000000_booking_weeks';
+
+let db: TestDatabase;
+let ids: { connections: string[]; eventId: string };
+
+beforeAll(async () => {
+  db = await createTestDatabase('booking_weeks_migration');
+  ids = await generateMixedHistory(db.prisma);
+}, 120_000);
+
+afterAll(async () => {
+  await db?.drop();
+});
+
+const bookingAnswers = async () =>
+  new Map([...(await allReportAnswers(db.prisma, ids))].filter(([key]) => key.startsWith('bookings,')));
+
+/** Scopes whose weeks start and end in different places: whole weeks, cut short by --from or --to, before T. */
+const WEEK_SCOPES: RawReportQuery[] = [
+  {},
+  { from: '2026-09-19' },
+  { from: '2026-08-12', to: '2026-09-09' },
+  { from: '2026-08-13', to: '2026-08-15' },
+  { at: '2026-09-01T07:13:21.456Z' },
+];
+
+/**
+ * Each zoned connection's weeks by every WEEK_SCOPES scope, as the report reads them and as it works them out in
+ * the same zone given as --tz, which reads nothing stored: what the weeks came to before they were stored.
+ */
+async function weeksBothWays(): Promise<{ read: unknown[]; fromHistory: unknown[] }> {
+  const reports = createReportStore(db.prisma);
+  const zoned = await db.sql.query<{ id: string; timezone: string }>(
+    `SELECT id::text, timezone FROM connection WHERE timezone IS NOT NULL ORDER BY id`,
+  );
+  const read: unknown[] = [];
+  const fromHistory: unknown[] = [];
+  for (const { id, timezone } of zoned.rows) {
+    for (const scope of WEEK_SCOPES) {
+      const raw = { ...scope, connection: id, by: 'week' };
+      read.push((await runReport(reports, parseReportQuery('bookings', raw, HISTORY_NOW))).rows);
+      const inZone = { ...raw, tz: timezone };
+      fromHistory.push((await runReport(reports, parseReportQuery('bookings', inZone, HISTORY_NOW))).rows);
+    }
+  }
+  return { read, fromHistory };
+}
+
+const pass = (now: Date) => pruneHistory(db.prisma, storeOnly(2), { now, pause: async () => undefined });
+
+describe('the booking_weeks migration', () => {
+  it('leaves the stored days, and the next run stores every connection’s weeks with the same answers', async () => {
+    const computed = await bookingAnswers();
+    const before = await weeksBothWays();
+    expect(before.read).toEqual(before.fromHistory);
+    expect(before.read.flat().length).toBeGreaterThan(3 * 10);
+    // The days stored as the run before this migration stored them, then the migration undone: no weeks.
+    await pass(HISTORY_NOW);
+    await db.sql.query(`
+      DROP TABLE booking_week;
+      ALTER TABLE report_days_stored DROP COLUMN weeks_through;
+      DELETE FROM _prisma_migrations WHERE migration_name = '${MIGRATION}'`);
+    const days = (await db.sql.query(`SELECT count(*)::int AS n FROM booking_day`)).rows[0]?.n as number;
+    expect(days).toBeGreaterThan(100);
+
+    await applyPendingMigrations({ databaseUrl: db.url, migrationsDir: MIGRATIONS_DIR });
+    expect((await db.sql.query(`SELECT count(*)::int AS n FROM booking_day`)).rows[0]?.n).toBe(days);
+    expect(
+      (await db.sql.query(`SELECT count(*)::int AS n FROM report_days_stored WHERE weeks_through IS NULL`))
+        .rows[0]?.n,
+    ).toBe(4);
+    expect(differingAnswers(computed, await bookingAnswers())).toEqual([]);
+
+    // An hour later, no day is over since: the run stores the weeks alone, through each zone's last Sunday.
+    const run = await pass(new Date(HISTORY_NOW.getTime() + 3_600_000));
+    expect(run.reportDayFailures).toBe(0);
+    expect(
+      (
+        await db.sql.query<{ weeks_through: string }>(
+          `SELECT DISTINCT weeks_through::text FROM report_days_stored`,
+        )
+      ).rows,
+    ).toEqual([{ weeks_through: '2026-09-13' }]);
+    expect((await db.sql.query(`SELECT count(*)::int AS n FROM booking_week`)).rows[0]?.n).toBeGreaterThan(
+      4 * 8,
+    );
+    expect((await db.sql.query(`SELECT count(*)::int AS n FROM booking_day`)).rows[0]?.n).toBe(days);
+    expect(differingAnswers(computed, await bookingAnswers())).toEqual([]);
+    const after = await weeksBothWays();
+    expect(after.read).toEqual(after.fromHistory);
+  }, 300_000);
+});
