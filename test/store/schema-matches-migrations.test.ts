@@ -42,12 +42,15 @@ const NOT_IN_SCHEMA: CatalogIndex[] = [
 /**
  * Columns the migrations add to an index of schema.prisma beside its key (INCLUDE), which Prisma 7.10 cannot state.
  * The report days' keys hold their figures, so that a report reads each connection's days from the key alone, in
- * order (20261201190000_report_days_in_key_order), and the stored weeks' theirs (20261202000000_booking_weeks).
+ * order (20261201190000_report_days_in_key_order), and the stored weeks' theirs; a connection's bookings by detection
+ * hold their start and end, so that the weeks and today's bookings after the stored ones read no heap page
+ * (20261202000000_booking_weeks).
  */
 const INCLUDED_NOT_IN_SCHEMA: Record<string, string[]> = {
   utilization_day_pkey: ['offered_minutes', 'bookings', 'booked_minutes'],
   booking_day_pkey: ['bookings', 'booked_minutes', 'median_lead_hours', 'mean_lead_hours', 'opened'],
   booking_week_pkey: ['bookings', 'booked_minutes', 'median_lead_hours', 'mean_lead_hours', 'opened'],
+  booking_connection_id_detected_at_idx: ['starts_at', 'ends_at'],
 };
 
 let db: TestDatabase;

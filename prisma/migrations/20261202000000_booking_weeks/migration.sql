@@ -24,3 +24,12 @@ ALTER TABLE "booking_week" SET (autovacuum_vacuum_insert_scale_factor = 0.01);
 -- report_days_stored's zone. NULL: none yet, as in every installation this migration finds; the next retention
 -- run stores their weeks from the bookings and the stored days, which are kept for good.
 ALTER TABLE "report_days_stored" ADD COLUMN "weeks_through" DATE;
+
+-- A week after the stored ones reads each connection's bookings since that week began (a probe of this index a
+-- connection, 10,000 for a year's report over 10,000 connections), and so does the day the bookings report by day
+-- works out (today's). The index now holds what those read of a booking besides its key (INCLUDE), so that a probe
+-- reads no heap page: the week's bookings went from 1.1 s to 0.2 s of that report. Rebuilt, it takes a few seconds
+-- per million bookings, with writes to the table held meanwhile; its size is about the same (alignment).
+DROP INDEX "booking_connection_id_detected_at_idx";
+CREATE INDEX "booking_connection_id_detected_at_idx" ON "booking"("connection_id", "detected_at")
+    INCLUDE ("starts_at", "ends_at");

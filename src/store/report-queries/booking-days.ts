@@ -21,10 +21,15 @@ export const BOOKED_FIGURES_SQL = Prisma.sql`COUNT(*)::int AS bookings,
  * Each local day's bookings and opened slots (connection_id, day, bookings, booked_minutes, median_lead_hours,
  * mean_lead_hours, opened), for days with either: bookings by the day they were detected; opened slots by the day
  * they were first seen, after the connection's first sync (what that sync found was open already), by T. With
- * `afterStored`, only the days not stored (after the stored ones, and T's own day, which is not over).
+ * `afterStored`, only the days not stored (after the stored ones, and T's own day, which is not over). With
+ * `openedOnly`, only the days with opened slots, and only (connection_id, day, opened): no booking is read.
  */
-export function computedBookingDays(query: ReportScope, afterStored: boolean): Prisma.Sql {
-  if (!afterStored) return computedDaysOf(query, undefined);
+export function computedBookingDays(
+  query: ReportScope,
+  afterStored: boolean,
+  openedOnly = false,
+): Prisma.Sql {
+  if (!afterStored) return computedDaysOf(query, undefined, openedOnly);
   // Every day through --to not stored yet, T's own day included (it is not over: never stored).
   const [behind, none] = unstoredParts(
     query,
@@ -35,11 +40,12 @@ export function computedBookingDays(query: ReportScope, afterStored: boolean): P
     ...behind,
     from: Prisma.sql`LEAST(${behind.from}, ${at(query)} - interval '26 hours')`,
   };
-  return Prisma.sql`(${computedDaysOf(query, fromToday)}) UNION ALL (${computedDaysOf(query, none)})`;
+  return Prisma.sql`(${computedDaysOf(query, fromToday, openedOnly)})
+    UNION ALL (${computedDaysOf(query, none, openedOnly)})`;
 }
 
 /** computedBookingDays for every connection (`rest` undefined), or for a part after its stored days. */
-function computedDaysOf(query: ReportScope, rest: ComputedPart | undefined): Prisma.Sql {
+function computedDaysOf(query: ReportScope, rest: ComputedPart | undefined, openedOnly: boolean): Prisma.Sql {
   const days = dayRangeInstants(query);
   const from = laterOf(days.from, rest?.from);
   // Slots first seen by T in the days asked for: packed days whose first sightings lie outside are skipped (by
@@ -59,6 +65,14 @@ function computedDaysOf(query: ReportScope, rest: ComputedPart | undefined): Pri
   const bookedDay = localDay(query, detectedAt);
   const openedDay = localDay(query, firstSeenAt);
   // first_synced_at, not the oldest run kept: old runs are pruned (store/retention.ts).
+  const opened = Prisma.sql`
+      SELECT s.connection_id, ${openedDay} AS day, COUNT(*)::int AS opened
+      FROM ${slots} s JOIN connection c ON c.id = s.connection_id
+      WHERE c.first_synced_at IS NOT NULL AND s.first_seen_at <= ${at(query)}
+        AND s.first_seen_at > c.first_synced_at ${notStored(openedDay)}
+        ${scopeFilter(query, 's')} ${dayRangeFilter(query, firstSeenAt)}
+      GROUP BY 1, 2`;
+  if (openedOnly) return opened;
   return Prisma.sql`
     WITH booked AS (
       SELECT b.connection_id, ${bookedDay} AS day, ${BOOKED_FIGURES_SQL}
@@ -66,14 +80,7 @@ function computedDaysOf(query: ReportScope, rest: ComputedPart | undefined): Pri
       WHERE ${bookedWhere(query)} ${notStored(bookedDay)}
         ${from === undefined ? Prisma.empty : Prisma.sql`AND b.detected_at >= ${from}`}
       GROUP BY 1, 2
-    ), opened AS (
-      SELECT s.connection_id, ${openedDay} AS day, COUNT(*)::int AS opened
-      FROM ${slots} s JOIN connection c ON c.id = s.connection_id
-      WHERE c.first_synced_at IS NOT NULL AND s.first_seen_at <= ${at(query)}
-        AND s.first_seen_at > c.first_synced_at ${notStored(openedDay)}
-        ${scopeFilter(query, 's')} ${dayRangeFilter(query, firstSeenAt)}
-      GROUP BY 1, 2
-    )
+    ), opened AS (${opened})
     SELECT COALESCE(b.connection_id, o.connection_id) AS connection_id, COALESCE(b.day, o.day) AS day,
            COALESCE(b.bookings, 0) AS bookings, b.booked_minutes, b.median_lead_hours, b.mean_lead_hours,
            COALESCE(o.opened, 0) AS opened

@@ -62,7 +62,7 @@ function weeksOf(query: ReportScope, bookings: Prisma.Sql, days: Prisma.Sql): Pr
 function weeksFromHistory(query: ReportScope): Prisma.Sql {
   const days = readsStoredDays(query)
     ? Prisma.sql`(${storedDays(query, 'booking_day', ['opened'])})
-                 UNION ALL (SELECT u.connection_id, u.day, u.opened FROM (${computedBookingDays(query, true)}) u)`
+                 UNION ALL (${computedBookingDays(query, true, true)})`
     : computedBookingDays(query, false);
   return weeksOf(query, Prisma.sql`booking b`, days);
 }
@@ -77,9 +77,10 @@ export function weeksAfter(query: ReportScope, after: Prisma.Sql, unstored: bool
   const storedAfter = storedDays(query, 'booking_day', ['opened'], after);
   const days = unstored
     ? Prisma.sql`(${storedAfter})
-                 UNION ALL (SELECT u.connection_id, u.day, u.opened FROM (${computedBookingDays(query, true)}) u)`
+                 UNION ALL (${computedBookingDays(query, true, true)})`
     : storedAfter;
-  // A probe of the index a connection (OFFSET 0 keeps it one), rather than a scan of every booking.
+  // A probe of the index a connection (OFFSET 0 keeps it one), rather than a scan of every booking; the index holds
+  // what is read of each (booking_connection_id_detected_at_idx's INCLUDE), so no heap page is.
   const bookings = Prisma.sql`(
       SELECT c.id AS connection_id, a.after_day, ${zoneOf(query)} AS zone,
              COALESCE((a.after_day + 1)::timestamp AT TIME ZONE ${zoneOf(query)} - ${MIDNIGHT_MARGIN},
@@ -90,7 +91,7 @@ export function weeksAfter(query: ReportScope, after: Prisma.Sql, unstored: bool
       ${WORKED_OUT_ONCE}
     ) w
     CROSS JOIN LATERAL (
-      SELECT b.connection_id, b.detected_at, b.starts_at, b.ends_at, b.event_ids FROM booking b
+      SELECT b.connection_id, b.detected_at, b.starts_at, b.ends_at FROM booking b
       WHERE b.connection_id = w.connection_id AND b.detected_at >= w.after_at
         AND (w.after_day IS NULL OR (b.detected_at AT TIME ZONE w.zone)::date > w.after_day)
       ${WORKED_OUT_ONCE}
