@@ -199,7 +199,7 @@ async function storeBatchDays(
         SELECT ((SELECT COUNT(*) FROM utilization) + (SELECT COUNT(*) FROM bookings))::int AS rows`);
       // A week is over once a week, so most runs' batches have none to store: no statement for them.
       const weeks = claimed.some((c) => c.weeksThrough !== c.previousWeeksThrough)
-        ? await storeWeeks(tx, query, ids)
+        ? await storeWeeks(tx, { ...query, connectionBatch: ids }, ids)
         : 0;
       return (done?.rows ?? 0) + health + weeks;
     },

@@ -29,23 +29,31 @@ afterAll(async () => {
 const bookingAnswers = async () =>
   new Map([...(await allReportAnswers(db.prisma, ids))].filter(([key]) => key.startsWith('bookings,')));
 
-/** Scopes whose weeks start and end in different places: whole weeks, cut short by --from or --to, before T. */
+/**
+ * Scopes whose weeks start and end in different places: whole weeks, cut short by --from or --to, before T (a
+ * Monday, mid-week), and T's own day inside a range.
+ */
 const WEEK_SCOPES: RawReportQuery[] = [
   {},
   { from: '2026-09-19' },
   { from: '2026-08-12', to: '2026-09-09' },
   { from: '2026-08-13', to: '2026-08-15' },
   { at: '2026-09-01T07:13:21.456Z' },
+  { at: '2026-09-07T10:00:00Z' },
+  { to: '2026-09-13' },
+  { at: '2026-09-03T12:00:00Z', from: '2026-09-01' },
+  { at: '2026-09-03T12:00:00Z', to: '2026-09-06' },
 ];
 
 /**
- * Each zoned connection's weeks by every WEEK_SCOPES scope, as the report reads them and as it works them out in
+ * Each connection's weeks by every WEEK_SCOPES scope, as the report reads them and as it works them out in
  * the same zone given as --tz, which reads nothing stored: what the weeks came to before they were stored.
  */
 async function weeksBothWays(): Promise<{ read: unknown[]; fromHistory: unknown[] }> {
   const reports = createReportStore(db.prisma);
+  // The one without a zone has its days in UTC.
   const zoned = await db.sql.query<{ id: string; timezone: string }>(
-    `SELECT id::text, timezone FROM connection WHERE timezone IS NOT NULL ORDER BY id`,
+    `SELECT id::text, COALESCE(timezone, 'UTC') AS timezone FROM connection ORDER BY id`,
   );
   const read: unknown[] = [];
   const fromHistory: unknown[] = [];
@@ -67,7 +75,7 @@ describe('the booking_weeks migration', () => {
     const computed = await bookingAnswers();
     const before = await weeksBothWays();
     expect(before.read).toEqual(before.fromHistory);
-    expect(before.read.flat().length).toBeGreaterThan(3 * 10);
+    expect(before.read.flat().length).toBeGreaterThan(4 * 10);
     // The days stored as the run before this migration stored them, then the migration undone: no weeks.
     await pass(HISTORY_NOW);
     await db.sql.query(`

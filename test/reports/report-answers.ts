@@ -39,6 +39,7 @@ export function reportCases(ids: { connections: string[]; eventId: string }): Re
     ],
     ['an event type', { event: ids.eventId }],
     ['days after the packed ones', { from: '2026-09-19' }],
+    ['a past instant within --to', { at: '2026-09-03T12:00:00Z', to: '2026-09-06' }],
   ];
   const all: ReportCase[] = [];
   for (const name of REPORT_NAMES) {

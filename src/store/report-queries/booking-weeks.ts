@@ -58,13 +58,9 @@ function weeksOf(query: ReportScope, bookings: Prisma.Sql, days: Prisma.Sql): Pr
     FROM booked b FULL JOIN opened o ON o.connection_id = b.connection_id AND o.period = b.period`;
 }
 
-/** Every week worked out from the history: each booking, and each day (stored where the query reads those). */
+/** Every week worked out from the history, each booking and each day: where the report reads nothing stored. */
 function weeksFromHistory(query: ReportScope): Prisma.Sql {
-  const days = readsStoredDays(query)
-    ? Prisma.sql`(${storedDays(query, 'booking_day', ['opened'])})
-                 UNION ALL (${computedBookingDays(query, true, true)})`
-    : computedBookingDays(query, false);
-  return weeksOf(query, Prisma.sql`booking b`, days);
+  return weeksOf(query, Prisma.sql`booking b`, computedBookingDays(query, false));
 }
 
 /**

@@ -83,16 +83,21 @@ export interface ComputedPart {
 }
 
 /**
- * The query's connections with days up to `lastDay` (an SQL date over alias `c`) not stored, in two parts, each
- * a subquery Postgres evaluates once: those with days stored in their current zone, whose days to compute start
- * after `through` (`from`: the earliest such start among them, or the scope's unstoredFrom where it was looked up,
- * which may be earlier), and those without, whose days are all computed.
+ * The query's connections with days up to `lastDay` (an SQL date over alias `c`) not read from the stored ones, in
+ * two parts, each a subquery Postgres evaluates once: those with days stored in their current zone, whose days to
+ * compute start after `through` or on T's day (`from`: the earliest start after `through` among them, or the
+ * scope's unstoredFrom where it was looked up, which may be earlier; T's day is the caller's to add where it
+ * counts it), and those without, whose days are all computed.
  * Kept apart so that a connection with nothing stored (new since the last retention run, or moved to another
  * zone) does not make the report read every connection's whole history.
  */
 export function unstoredParts(query: ReportScope, lastDay: Prisma.Sql): [ComputedPart, ComputedPart] {
   const connection = connectionFilter(query, Prisma.sql`c.id`);
-  const behind = Prisma.sql`${STORED_IN_ZONE} WHERE s.through < ${lastDay} ${connection}`;
+  // By the last stored day a report reads, which is before T's (lastStoredDay): T's own day, stored or not, is
+  // worked out up to T. By `through` alone, a connection stored past an --at in the past and through --to had
+  // that day in neither part, and its opened slots went uncounted.
+  const behind = Prisma.sql`${STORED_IN_ZONE}
+    WHERE LEAST(s.through, ${localDay(query, at(query))} - 1) < ${lastDay} ${connection}`;
   return [
     {
       ids: Prisma.sql`ARRAY(SELECT c.id ${behind})`,
