@@ -88,6 +88,29 @@ async function bookingsFigure(
 }
 
 /**
+ * That a report reads a stored row of the first connection (in Europe/Berlin): one of `read`'s figures (by day or
+ * week) is set to `value` in its row of `table`; the report in the connection's own zone then shows `value`, and with
+ * --tz of that zone (which reads nothing stored) what it showed before; the row is put back.
+ */
+async function expectStoredRowRead(
+  row: { table: string; key: 'day' | 'week'; column: string; value: number },
+  read: (tz?: string) => Promise<Map<string, unknown>>,
+): Promise<void> {
+  const [berlin] = ids.connections as [string];
+  const before = await read();
+  const period = [...before.keys()][1] as string;
+  const set = (value: unknown) =>
+    db.sql.query(
+      `UPDATE ${row.table} SET ${row.column} = $3 WHERE connection_id = $1::uuid AND ${row.key} = $2::date`,
+      [berlin, period, value],
+    );
+  await set(row.value);
+  expect((await read()).get(period)).toBe(row.value);
+  expect((await read('Europe/Berlin')).get(period)).toBe(before.get(period));
+  await set(before.get(period));
+}
+
+/**
  * Whether a run's statement is the report days' (true) or the sync-health day so far's that follows them, last in a
  * run (sync-health-so-far.ts, which visits every connection each run by design and has its own test). A run's watcher
  * calls it on each statement in order; `begin` starts a run.
@@ -152,49 +175,18 @@ describe('report days stored once they are over', () => {
     // A second pass the same day has nothing more to store.
     expect((await pass(db)).reportDaysStored).toBe(0);
 
-    // The report in the connection's own zone reads a stored day; in another zone it computes every day.
+    // The report in the connection's own zone reads a stored day; in another zone it computes every day. So does
+    // the bookings report its opened slots, and a stored week.
     const [berlin] = ids.connections as [string];
-    const before = await offeredByDay(berlin);
-    const day = [...before.keys()][3] as string;
-    await db.sql.query(
-      `UPDATE utilization_day SET offered_minutes = 1 WHERE connection_id = $1::uuid AND day = $2::date`,
-      [berlin, day],
+    await expectStoredRowRead(
+      { table: 'utilization_day', key: 'day', column: 'offered_minutes', value: 1 },
+      (tz) => offeredByDay(berlin, tz),
     );
-    expect((await offeredByDay(berlin)).get(day)).toBe(1);
-    expect((await offeredByDay(berlin, 'Europe/Berlin')).get(day)).toBe(before.get(day));
-    await db.sql.query(
-      `UPDATE utilization_day SET offered_minutes = $3 WHERE connection_id = $1::uuid AND day = $2::date`,
-      [berlin, day, before.get(day)],
+    await expectStoredRowRead({ table: 'booking_day', key: 'day', column: 'opened', value: 1000 }, (tz) =>
+      bookingsFigure(berlin, 'day', 'opened', tz),
     );
-    // So does the bookings report with the opened slots.
-    const opened = await bookingsFigure(berlin, 'day', 'opened');
-    const openedDay = [...opened.keys()][3] as string;
-    await db.sql.query(
-      `UPDATE booking_day SET opened = 1000 WHERE connection_id = $1::uuid AND day = $2::date`,
-      [berlin, openedDay],
-    );
-    expect((await bookingsFigure(berlin, 'day', 'opened')).get(openedDay)).toBe(1000);
-    expect((await bookingsFigure(berlin, 'day', 'opened', 'Europe/Berlin')).get(openedDay)).toBe(
-      opened.get(openedDay),
-    );
-    await db.sql.query(
-      `UPDATE booking_day SET opened = $3 WHERE connection_id = $1::uuid AND day = $2::date`,
-      [berlin, openedDay, opened.get(openedDay)],
-    );
-    // And by week, a stored week: its bookings as stored, where the history's week would have its own.
-    const booked = await bookingsFigure(berlin, 'week', 'bookings');
-    const week = [...booked.keys()][1] as string;
-    await db.sql.query(
-      `UPDATE booking_week SET bookings = 1000 WHERE connection_id = $1::uuid AND week = $2::date`,
-      [berlin, week],
-    );
-    expect((await bookingsFigure(berlin, 'week', 'bookings')).get(week)).toBe(1000);
-    expect((await bookingsFigure(berlin, 'week', 'bookings', 'Europe/Berlin')).get(week)).toBe(
-      booked.get(week),
-    );
-    await db.sql.query(
-      `UPDATE booking_week SET bookings = $3 WHERE connection_id = $1::uuid AND week = $2::date`,
-      [berlin, week, booked.get(week)],
+    await expectStoredRowRead({ table: 'booking_week', key: 'week', column: 'bookings', value: 1000 }, (tz) =>
+      bookingsFigure(berlin, 'week', 'bookings', tz),
     );
   }, 300_000);
 
