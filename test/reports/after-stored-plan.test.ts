@@ -5,7 +5,9 @@
 // Postgres could not plan with: it read every connection's packed days, 2.3 GB for a year of 10,000 connections,
 // to find the two days after the stored ones. Held on the plan, not the time (timing lives in `npm run bench`,
 // BENCH_ONLY=reports-year): a few connections' slots packed as the compaction packs them, their days stored as
-// the retention run stores them, and the report's queries explained exactly as the store runs them.
+// the retention run stores them, and the report's queries explained exactly as the store runs them. The bookings
+// report by week likewise reads, of the bookings, only each connection's since its stored weeks (booking-weeks.ts),
+// from the index alone.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Prisma } from '../../src/generated/prisma/client.js';
 import { parseReportQuery, type ReportQuery } from '../../src/reports/report-query.js';
@@ -20,11 +22,20 @@ import { explainReport, flattenPlan, rowsVisited } from '../support/report-plans
 const NOW = new Date('2026-09-20T12:00:00Z');
 const CONNECTIONS = 30;
 const DAYS = 40;
+const BOOKINGS_A_DAY = 2;
 
 let db: TestDatabase;
 beforeAll(async () => {
   db = await createTestDatabase('after_stored_plan');
   await generatePackedSlots(db, { connections: CONNECTIONS, days: DAYS, now: NOW });
+  // Bookings through the days: BOOKINGS_A_DAY detected each day, starting two days later.
+  await db.prisma.$executeRaw`
+    INSERT INTO booking (connection_id, detected_at, starts_at, ends_at, event_ids, slots_closed)
+    SELECT c.id, t.at, t.at + interval '2 days', t.at + interval '2 days 30 minutes', ARRAY['evt_1'], 1
+    FROM connection c
+    CROSS JOIN generate_series(1, ${DAYS}::int) d
+    CROSS JOIN generate_series(1, ${BOOKINGS_A_DAY}::int) k
+    CROSS JOIN LATERAL (SELECT ${NOW}::timestamptz - d * interval '1 day' + k * interval '1 hour' AS at) t`;
   const connections = await db.prisma.connection.findMany({ select: { id: true } });
   await storeReportDays(
     db.prisma,
@@ -69,5 +80,32 @@ describe('the bookings report by day over every connection, their days stored th
     const ran = nodes.filter((node) => node['Relation Name'] === 'slot_history' && node['Actual Loops'] > 0);
     expect(ran.length).toBeGreaterThan(0);
     for (const scan of ran) expect(scan['Plan Rows']).toBeLessThanOrEqual(CONNECTIONS);
+  });
+});
+
+describe('the bookings report by week over every connection, their weeks stored through last Sunday', () => {
+  it('reads of the bookings only those since the stored weeks, each connection by its index', async () => {
+    const weeks = await db.prisma.bookingWeek.count();
+    expect(weeks).toBeGreaterThanOrEqual(CONNECTIONS * 5);
+    const read = async (tx: ReportDb, scope: ReportQuery) =>
+      tx.$queryRaw(Prisma.raw(await csvSelectIn(tx, { ...scope, by: 'week' }, postgresZoneNames())));
+    const explained = await explainReport(
+      db.prisma,
+      parseReportQuery('bookings', { by: 'week' }, NOW),
+      read,
+      {
+        answered: true,
+      },
+    );
+    const nodes = explained.flatMap((query) => flattenPlan(query.Plan));
+    // NOW is a Sunday: the weeks are stored through the one before, so a connection's bookings since then are
+    // those of the last six days and today's (by their detection in Berlin), of the 40 days' it has.
+    const total = await db.prisma.booking.count();
+    expect(total).toBe(CONNECTIONS * DAYS * BOOKINGS_A_DAY);
+    expect(rowsVisited(nodes, 'booking')).toBeLessThanOrEqual(CONNECTIONS * 8 * BOOKINGS_A_DAY);
+    // From the index alone, which holds what a week reads of a booking: no heap page of the table.
+    const scans = nodes.filter((node) => node['Relation Name'] === 'booking');
+    expect(scans.length).toBeGreaterThan(0);
+    for (const scan of scans) expect(scan['Node Type']).toBe('Index Only Scan');
   });
 });
