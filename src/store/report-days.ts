@@ -6,9 +6,10 @@
 // new one, from the history still kept. Stored days are kept for good, as bookings are: a report over days whose
 // slots retention has pruned still answers what it did while they were kept.
 import { Prisma, type PrismaClient } from '../generated/prisma/client.js';
+import { AVAILABILITY_DAY_COLUMNS, availabilityDaysToStore } from './report-queries/availability-days.js';
 import { BOOKING_DAY_FIGURES, computedBookingDays } from './report-queries/booking-days.js';
 import { BOOKING_WEEK_FIGURES, sundayOnOrBefore, weeksAfter } from './report-queries/booking-weeks.js';
-import { localDay } from './report-queries/report-sql.js';
+import { connectionFilter, localDay } from './report-queries/report-sql.js';
 import { PLAN_EACH_CALL } from './report-queries/report-session.js';
 import type { ReportScope } from './report-queries/report-scope.js';
 import {
@@ -96,7 +97,8 @@ function hasDaysToStore(scope: ReportScope, now: Date, moreThanOne = false): Pri
   // Weeks are stored from bookings and stored days, never the whole history: none stored yet is not catching up.
   const weeks = moreThanOne ? Prisma.empty : Prisma.sql`OR ${weeksBehind(behind)}`;
   return Prisma.sql`(s.connection_id IS NULL OR s.zone <> ${STORED_ZONE} OR s.through < ${behind}
-    OR s.sync_health_through IS NULL OR s.sync_health_through < ${behind} ${weeks})`;
+    OR s.sync_health_through IS NULL OR s.sync_health_through < ${behind}
+    OR s.availability_through IS NULL OR s.availability_through < ${behind} ${weeks})`;
 }
 
 /** Whether report_days_stored `s` has weeks over by `through` (a day) not stored yet. */
@@ -137,9 +139,39 @@ async function storeWeeks(tx: Db, query: ReportScope, claimed: readonly string[]
 }
 
 /**
+ * Stores the availability days (availability-days.ts) of `query`'s batch, claimed and marked stored in their zone,
+ * after each one's availability_through and up to `through` (over alias `c`), and marks how far they go and how far
+ * ahead of its day a slot of them was first seen. The number of days stored.
+ */
+async function storeAvailabilityDays(tx: Db, query: ReportScope, through: Prisma.Sql): Promise<number> {
+  const columns = ['connection_id', 'upstream_event_id', 'day', ...AVAILABILITY_DAY_COLUMNS];
+  const [done] = await tx.$queryRaw<{ rows: number }[]>(Prisma.sql`
+    WITH stored AS (
+      INSERT INTO availability_day (${Prisma.raw(columns.join(', '))})
+      SELECT ${Prisma.raw(columns.map((column) => `d.${column}`).join(', '))}
+      FROM (${availabilityDaysToStore(query, through)}) d
+      ON CONFLICT (connection_id, day, upstream_event_id) DO UPDATE
+        SET ${Prisma.raw(AVAILABILITY_DAY_COLUMNS.map((column) => `${column} = EXCLUDED.${column}`).join(', '))}
+      RETURNING connection_id, day, seen_at[1] AS first_seen
+    ), ahead AS (
+      SELECT d.connection_id, MAX(d.day - ${localDay(query, Prisma.sql`d.first_seen`)}) AS days
+      FROM stored d JOIN connection c ON c.id = d.connection_id GROUP BY 1
+    ), marked AS (
+      UPDATE report_days_stored s
+      SET availability_through = c.through,
+          availability_ahead = GREATEST(s.availability_ahead, (SELECT a.days FROM ahead a WHERE a.connection_id = s.connection_id))
+      FROM (SELECT c.id, ${through} AS through FROM connection c
+            WHERE TRUE ${connectionFilter(query, Prisma.sql`c.id`)}) c
+      WHERE s.connection_id = c.id
+    )
+    SELECT (SELECT COUNT(*) FROM stored)::int AS rows`);
+  return done?.rows ?? 0;
+}
+
+/**
  * Stores the local days of the connections of `batch` that were over SETTLE_MS before `now` and are not stored
  * yet, each in its zone (or UTC; Postgres's own name stands in for a zone it lacks, as in a report), in one
- * transaction of at most eight statements whatever the batch's size: planning the days' query costs several times
+ * transaction of at most nine statements whatever the batch's size: planning the days' query costs several times
  * running it for a connection's day (4–7 ms against ~1 with no history). The number of rows stored.
  */
 async function storeBatchDays(
@@ -168,6 +200,8 @@ async function storeBatchDays(
           DELETE FROM sync_health_day h USING moved m WHERE h.connection_id = m.connection_id
         ), weeks AS (
           DELETE FROM booking_week w USING moved m WHERE w.connection_id = m.connection_id
+        ), availability AS (
+          DELETE FROM availability_day a USING moved m WHERE a.connection_id = m.connection_id
         )
         DELETE FROM booking_day o USING moved m WHERE o.connection_id = m.connection_id`);
       // Only while the connection is behind and its stored days (if any) are in its zone as this transaction
@@ -180,7 +214,8 @@ async function storeBatchDays(
         FROM connection c LEFT JOIN report_days_stored s ON s.connection_id = c.id
         WHERE c.id = ANY(${batch}::uuid[]) AND (s.zone IS NULL OR s.zone = ${STORED_ZONE})
           AND (s.through IS NULL OR s.through < ${through}
-               OR s.sync_health_through IS NULL OR s.sync_health_through < ${through} OR ${weeksBehind(through)})
+               OR s.sync_health_through IS NULL OR s.sync_health_through < ${through}
+               OR s.availability_through IS NULL OR s.availability_through < ${through} OR ${weeksBehind(through)})
         FOR KEY SHARE OF c SKIP LOCKED`);
       if (claimed.length === 0) return 0;
       const ids = claimed.map(({ id }) => id);
@@ -197,11 +232,13 @@ async function storeBatchDays(
             SET zone = EXCLUDED.zone, through = EXCLUDED.through, sync_health_through = EXCLUDED.sync_health_through
         )
         SELECT ((SELECT COUNT(*) FROM utilization) + (SELECT COUNT(*) FROM bookings))::int AS rows`);
+      // After report_days_stored has each connection's row: they go on from its availability_through.
+      const availability = await storeAvailabilityDays(tx, { ...zones, connectionBatch: ids }, through);
       // A week is over once a week, so most runs' batches have none to store: no statement for them.
       const weeks = claimed.some((c) => c.weeksThrough !== c.previousWeeksThrough)
         ? await storeWeeks(tx, { ...query, connectionBatch: ids }, ids)
         : 0;
-      return (done?.rows ?? 0) + health + weeks;
+      return (done?.rows ?? 0) + health + availability + weeks;
     },
     // One snapshot: the claim, the days counted and the marker all see the connection's zone and stored days as
     // they were when the transaction began, whatever a reconnect or an overlapping run commits meanwhile (an

@@ -7,12 +7,14 @@
 // BENCH_ONLY=reports-year): a few connections' slots packed as the compaction packs them, their days stored as
 // the retention run stores them, and the report's queries explained exactly as the store runs them. The bookings
 // report by week likewise reads, of the bookings, only each connection's since its stored weeks (booking-weeks.ts),
-// from the index alone.
+// from the index alone. The availability report as of an instant before the stored days' end reads them
+// (availability-days.ts), not the packed slots they were counted from.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Prisma } from '../../src/generated/prisma/client.js';
 import { parseReportQuery, type ReportQuery } from '../../src/reports/report-query.js';
 import { csvSelectIn } from '../../src/store/report-queries/csv-export.js';
 import { postgresZoneNames, type ReportDb } from '../../src/store/report-queries/report-zones.js';
+import { availabilityRows } from '../../src/store/report-queries/availability-rows.js';
 import { bookingsRows } from '../../src/store/report-queries/bookings-rows.js';
 import { storeReportDays } from '../../src/store/report-days.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
@@ -107,5 +109,38 @@ describe('the bookings report by week over every connection, their weeks stored 
     const scans = nodes.filter((node) => node['Relation Name'] === 'booking');
     expect(scans.length).toBeGreaterThan(0);
     for (const scan of scans) expect(scan['Node Type']).toBe('Index Only Scan');
+  });
+});
+
+describe('the availability report over every connection as of ten days back, their days stored through yesterday', () => {
+  const availabilityReads: [string, (db: ReportDb, scope: ReportQuery) => Promise<unknown>][] = [
+    ['read as rows', (tx, scope) => availabilityRows(tx, scope)],
+    [
+      'as CSV',
+      async (tx, scope) => tx.$queryRaw(Prisma.raw(await csvSelectIn(tx, { ...scope }, postgresZoneNames()))),
+    ],
+  ];
+  it.each(availabilityReads)('reads the stored days and no packed slot, %s', async (_form, read) => {
+    const stored = await db.prisma.availabilityDay.count();
+    expect(stored).toBeGreaterThanOrEqual(CONNECTIONS * 3 * (DAYS - 2));
+    const query = parseReportQuery('availability', { at: '2026-09-10T09:30:00Z' }, NOW);
+    // Slots are first seen three days ahead: as of T, each connection's event types have slots free on T's day
+    // and the three after it, all of them stored.
+    const rows = (await availabilityRows(db.prisma, query)).length;
+    expect(rows).toBe(CONNECTIONS * 3 * 4);
+    const explained = await explainReport(db.prisma, query, read, { answered: true });
+    const nodes = explained.flatMap((explainedQuery) => flattenPlan(explainedQuery.Plan));
+    // Before the days were stored in this form, the report unpacked every slot of those four days of each
+    // connection (in two UTC days each): 30 × 5 packed days. Now none is unpacked: of the days after the stored
+    // ones, a connection's one packed day is looked at and dropped by its first sighting, after T.
+    const packedScans = nodes.filter((node) => node['Relation Name'] === 'slot_history');
+    const unpacked = packedScans.reduce((sum, node) => sum + node['Actual Rows'] * node['Actual Loops'], 0);
+    expect(unpacked).toBe(0);
+    expect(rowsVisited(nodes, 'slot_history')).toBeLessThanOrEqual(CONNECTIONS);
+    // Of the stored days, T's and those whose slots could have been seen by T (three days ahead), not every day from
+    // T's to yesterday (ten).
+    const storedRead = rowsVisited(nodes, 'availability_day');
+    expect(storedRead).toBeGreaterThanOrEqual(rows);
+    expect(storedRead).toBeLessThanOrEqual(CONNECTIONS * 3 * 4);
   });
 });

@@ -2,15 +2,13 @@
 // installation before it): the bookings report answers as it did before, from the history, until the next
 // retention run stores each connection's weeks over by then; from then on it reads them, with the same answers.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { parseReportQuery, type RawReportQuery } from '../../src/reports/report-query.js';
-import { runReport } from '../../src/reports/run-report.js';
+import type { RawReportQuery } from '../../src/reports/report-query.js';
 import { applyPendingMigrations } from '../../src/store/migrations/index.js';
-import { createReportStore } from '../../src/store/reports.js';
 import { pruneHistory } from '../../src/store/retention.js';
 import { createTestDatabase, MIGRATIONS_DIR, type TestDatabase } from '../support/db.js';
 import { storeOnly } from '../support/store-only.js';
 import { generateMixedHistory, HISTORY_NOW } from './mixed-history.js';
-import { allReportAnswers, differingAnswers } from './report-answers.js';
+import { allReportAnswers, differingAnswers, readAndInOwnZone } from './report-answers.js';
 
 const MIGRATION = '20261202000000_booking_weeks';
 
@@ -45,36 +43,13 @@ const WEEK_SCOPES: RawReportQuery[] = [
   { at: '2026-09-03T12:00:00Z', to: '2026-09-06' },
 ];
 
-/**
- * Each connection's weeks by every WEEK_SCOPES scope, as the report reads them and as it works them out in
- * the same zone given as --tz, which reads nothing stored: what the weeks came to before they were stored.
- */
-async function weeksBothWays(): Promise<{ read: unknown[]; fromHistory: unknown[] }> {
-  const reports = createReportStore(db.prisma);
-  // The one without a zone has its days in UTC.
-  const zoned = await db.sql.query<{ id: string; timezone: string }>(
-    `SELECT id::text, COALESCE(timezone, 'UTC') AS timezone FROM connection ORDER BY id`,
-  );
-  const read: unknown[] = [];
-  const fromHistory: unknown[] = [];
-  for (const { id, timezone } of zoned.rows) {
-    for (const scope of WEEK_SCOPES) {
-      const raw = { ...scope, connection: id, by: 'week' };
-      read.push((await runReport(reports, parseReportQuery('bookings', raw, HISTORY_NOW))).rows);
-      const inZone = { ...raw, tz: timezone };
-      fromHistory.push((await runReport(reports, parseReportQuery('bookings', inZone, HISTORY_NOW))).rows);
-    }
-  }
-  return { read, fromHistory };
-}
-
 const pass = (now: Date) => pruneHistory(db.prisma, storeOnly(2), { now, pause: async () => undefined });
 
 describe('the booking_weeks migration', () => {
   it('leaves the stored days, and the next run stores every connection’s weeks with the same answers', async () => {
     const computed = await bookingAnswers();
-    const before = await weeksBothWays();
-    expect(before.read).toEqual(before.fromHistory);
+    const before = await readAndInOwnZone(db, 'bookings', WEEK_SCOPES, { by: 'week' });
+    expect(before.read).toEqual(before.inOwnZone);
     expect(before.read.flat().length).toBeGreaterThan(4 * 10);
     // The days stored as the run before this migration stored them, then the migration undone: no weeks.
     await pass(HISTORY_NOW);
@@ -108,7 +83,7 @@ describe('the booking_weeks migration', () => {
     );
     expect((await db.sql.query(`SELECT count(*)::int AS n FROM booking_day`)).rows[0]?.n).toBe(days);
     expect(differingAnswers(computed, await bookingAnswers())).toEqual([]);
-    const after = await weeksBothWays();
-    expect(after.read).toEqual(after.fromHistory);
+    const after = await readAndInOwnZone(db, 'bookings', WEEK_SCOPES, { by: 'week' });
+    expect(after.read).toEqual(after.inOwnZone);
   }, 300_000);
 });

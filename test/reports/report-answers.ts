@@ -2,6 +2,7 @@
 // same history: what compact-history.test.ts and compact-history-migration.test.ts compare between two forms of
 // it. The lists of reports, groupings and formats are the code's own, so a new one is compared too.
 import type { PrismaClient } from '../../src/generated/prisma/client.js';
+import type { TestDatabase } from '../support/db.js';
 import { REPORT_FORMATS, formatReport } from '../../src/reports/report-format.js';
 import {
   BOOKINGS_GROUPINGS,
@@ -51,6 +52,34 @@ export function reportCases(ids: { connections: string[]; eventId: string }): Re
     }
   }
   return all;
+}
+
+/**
+ * Each connection's `name` report over every scope (with `raw` added), as the report reads it and as it works it out
+ * with --tz of the connection's own zone (UTC where it has none), which reads nothing stored: whether what is stored
+ * answers as the history does.
+ */
+export async function readAndInOwnZone(
+  db: TestDatabase,
+  name: ReportName,
+  scopes: readonly RawReportQuery[],
+  raw: RawReportQuery = {},
+): Promise<{ read: unknown[]; inOwnZone: unknown[] }> {
+  const reports = createReportStore(db.prisma);
+  const zoned = await db.sql.query<{ id: string; timezone: string }>(
+    `SELECT id::text, COALESCE(timezone, 'UTC') AS timezone FROM connection ORDER BY id`,
+  );
+  const read: unknown[] = [];
+  const inOwnZone: unknown[] = [];
+  for (const { id, timezone } of zoned.rows) {
+    for (const scope of scopes) {
+      const query = { ...scope, ...raw, connection: id };
+      read.push((await runReport(reports, parseReportQuery(name, query, HISTORY_NOW))).rows);
+      const inZone = { ...query, tz: timezone };
+      inOwnZone.push((await runReport(reports, parseReportQuery(name, inZone, HISTORY_NOW))).rows);
+    }
+  }
+  return { read, inOwnZone };
 }
 
 /** Each case's report in every format, and the admin page's reads of the same history. */

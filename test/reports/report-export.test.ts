@@ -43,10 +43,11 @@ async function text(chunks: AsyncIterable<Buffer | string>): Promise<string> {
   return Buffer.concat(parts).toString('utf8');
 }
 
-/** The cases streamed from Postgres: utilization's and bookings' by day, week and booking, a scope each. */
+/** The cases streamed from Postgres: availability's, utilization's and bookings' by day, week and booking. */
 const STREAMED_CASES = () =>
   reportCases(ids).filter(
     (c) =>
+      c.name === 'availability' ||
       c.name === 'utilization' ||
       (c.name === 'bookings' && ['day', 'week', 'booking'].includes(c.raw.by ?? '')),
   ).length;
@@ -76,7 +77,7 @@ describe('reports as CSV streamed from Postgres', () => {
   it('writes every report, grouping and scope as the CSV of its rows, from the history itself', async () => {
     const { differing, streamed, rows } = await compareEveryCase();
     expect(differing).toEqual([]);
-    // utilization and bookings by day, by week and by booking, in each scope: not vacuous.
+    // availability, utilization and bookings by day, by week and by booking, in each scope: not vacuous.
     expect(streamed).toBe(STREAMED_CASES());
     expect(rows).toBeGreaterThan(1_000);
   });

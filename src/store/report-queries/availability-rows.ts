@@ -9,19 +9,25 @@
 //   overlapping slots of one event type count twice (each could be booked; either booking removes both, which
 //   the history then shows). Event types are never added together into one "free time" figure per row.
 // - The day is the slot's start in the connection's zone (or --tz); --from/--to bound those days.
+// - A day's slots are final once the day is over in its zone. The retention run stores each such day in a form
+//   that answers for any T (availability_day, availability-days.ts), and a report in the connections' own zones
+//   reads the stored days and works out only those after them from the slots; --tz and --event work out every day.
 import { Prisma } from '../../generated/prisma/client.js';
+import { minutesOfMs, slotLengthMs, storedAvailability } from './availability-days.js';
 import { slotRecords } from './history-records.js';
 import type { ReportScope } from './report-scope.js';
 import {
   at,
+  connectionFilter,
   connectionName,
   dayRangeFilter,
   dayRangeInstants,
+  eventTitleAsOf,
   localDay,
   scopeFilter,
   type ReportDb,
-  eventTitleAsOf,
 } from './report-sql.js';
+import { laterOf, readsStoredDays, STORED_ZONE, withUnstoredFrom } from './stored-days.js';
 
 export interface AvailabilityRow {
   connection_id: string;
@@ -34,33 +40,94 @@ export interface AvailabilityRow {
   free_minutes: number;
 }
 
-export async function availabilityRows(prisma: ReportDb, query: ReportScope): Promise<AvailabilityRow[]> {
+/** Connections whose days at T are worked out from their slots, and from when. */
+interface WorkedOut {
+  /** A uuid[] subquery; undefined: the query's connections. */
+  ids?: Prisma.Sql;
+  /** The earliest instant a day to work out starts. */
+  from?: Prisma.Sql;
+  /** Each one's last day stored (over alias c), whose days after it are worked out. */
+  storedThrough?: Prisma.Sql;
+}
+
+/** A connection's (alias c) availability days stored in its zone, if any. */
+const STORED_AVAILABILITY = Prisma.sql`FROM report_days_stored s
+  WHERE s.connection_id = c.id AND s.zone = ${STORED_ZONE} AND s.availability_through IS NOT NULL`;
+
+/** Each day's free slots and minutes at T (connection_id, upstream_event_id, day, free_slots, free_minutes) from slots. */
+function workedOutAvailability(query: ReportScope, part: WorkedOut): Prisma.Sql {
   const startsAt = Prisma.sql`s.starts_at`;
   const days = dayRangeInstants(query);
   // Only slots still ahead at T, first seen by then: packed days before T's are skipped.
   const slots = slotRecords({
     connectionId: query.connectionId,
-    startsFrom: days.from === undefined ? at(query) : Prisma.sql`GREATEST(${at(query)}, ${days.from})`,
+    connectionIds: part.ids,
+    startsFrom: laterOf(at(query), laterOf(days.from, part.from)),
     startsUntil: days.until,
     seenBy: at(query),
   });
-  return prisma.$queryRaw<AvailabilityRow[]>(Prisma.sql`
-    WITH open_slots AS (
-      SELECT s.connection_id, s.upstream_event_id, ${localDay(query, startsAt)} AS day,
-             COUNT(*)::int AS free_slots,
-             (SUM(EXTRACT(EPOCH FROM (s.ends_at - s.starts_at))) / 60)::float8 AS free_minutes
-      FROM ${slots} s JOIN connection c ON c.id = s.connection_id
-      WHERE s.first_seen_at <= ${at(query)}
-        AND (s.gone_at IS NULL OR s.gone_at > ${at(query)})
-        AND s.starts_at > ${at(query)}
-        ${scopeFilter(query, 's')}
-        ${dayRangeFilter(query, startsAt)}
-      GROUP BY 1, 2, 3
-    )
-    SELECT o.connection_id::text AS connection_id, ${connectionName} AS connection,
+  const after =
+    part.storedThrough === undefined
+      ? Prisma.empty
+      : Prisma.sql`AND ${localDay(query, startsAt)} > COALESCE(${part.storedThrough}, '-infinity'::date)`;
+  return Prisma.sql`
+    SELECT s.connection_id, s.upstream_event_id, ${localDay(query, startsAt)} AS day,
+           COUNT(*)::int AS free_slots, ${minutesOfMs(Prisma.sql`SUM(${slotLengthMs})`)} AS free_minutes
+    FROM ${slots} s JOIN connection c ON c.id = s.connection_id
+    WHERE s.first_seen_at <= ${at(query)}
+      AND (s.gone_at IS NULL OR s.gone_at > ${at(query)})
+      AND s.starts_at > ${at(query)}
+      ${part.from === undefined ? Prisma.empty : Prisma.sql`AND s.starts_at >= ${part.from}`}
+      ${after}
+      ${scopeFilter(query, 's')}
+      ${dayRangeFilter(query, startsAt)}
+    GROUP BY 1, 2, 3`;
+}
+
+/**
+ * The query's days at T from wherever they are kept: where the report reads stored days, those stored, the days after
+ * them of the connections with stored ones (from the scope's unstoredFrom: their availability days are stored
+ * through the same day as their other days), and every day of the rest; else every day from the slots.
+ */
+function availabilityDays(query: ReportScope): Prisma.Sql {
+  if (!readsStoredDays(query)) return workedOutAvailability(query, {});
+  const connection = connectionFilter(query, Prisma.sql`c.id`);
+  const stored = Prisma.sql`ARRAY(SELECT c.id FROM connection c WHERE EXISTS (SELECT 1 ${STORED_AVAILABILITY}) ${connection})`;
+  const none = Prisma.sql`ARRAY(SELECT c.id FROM connection c WHERE NOT EXISTS (SELECT 1 ${STORED_AVAILABILITY}) ${connection})`;
+  const from = query.unstoredFrom === undefined ? undefined : Prisma.sql`${query.unstoredFrom}::timestamptz`;
+  return Prisma.sql`
+    (${storedAvailability(query)})
+    UNION ALL (${workedOutAvailability(query, {
+      ids: stored,
+      ...(from === undefined ? {} : { from }),
+      storedThrough: Prisma.sql`(SELECT s.availability_through ${STORED_AVAILABILITY})`,
+    })})
+    UNION ALL (${workedOutAvailability(query, { ids: none })})`;
+}
+
+/**
+ * The report's rows (connection_id, connection, event_id, event, day, free_slots, free_minutes), in no order: read as
+ * rows here, and as CSV by the export (csv-rows.ts), each listed by AVAILABILITY_IN_ORDER. `scope` with its
+ * unstoredFrom looked up (withUnstoredFrom).
+ */
+export function availabilityWithNames(scope: ReportScope): Prisma.Sql {
+  return Prisma.sql`
+    SELECT o.connection_id, ${connectionName} AS connection,
            o.upstream_event_id AS event_id, et.title AS event, o.day, o.free_slots, o.free_minutes
-    FROM open_slots o
+    FROM (${availabilityDays(scope)}) o
     JOIN connection c ON c.id = o.connection_id
-    ${eventTitleAsOf(query, 'o')}
-    ORDER BY connection, o.connection_id, event NULLS LAST, o.upstream_event_id, o.day`);
+    ${eventTitleAsOf(scope, 'o')}`;
+}
+
+/** The order availability's rows (alias a) are listed in: by connection, event type (by title, then id), day. */
+export const AVAILABILITY_IN_ORDER = Prisma.sql`
+  ORDER BY a.connection, a.connection_id, a.event NULLS LAST, a.event_id, a.day`;
+
+export async function availabilityRows(prisma: ReportDb, query: ReportScope): Promise<AvailabilityRow[]> {
+  const scope = await withUnstoredFrom(prisma, query);
+  return prisma.$queryRaw<AvailabilityRow[]>(Prisma.sql`
+    SELECT a.connection_id::text AS connection_id, a.connection, a.event_id, a.event, a.day, a.free_slots,
+           a.free_minutes
+    FROM (${availabilityWithNames(scope)}) a
+    ${AVAILABILITY_IN_ORDER}`);
 }

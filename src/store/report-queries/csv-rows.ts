@@ -7,6 +7,7 @@
 // byte, over every scope. A report or grouping not here (its rows few, or shaped in ways SQL would only copy
 // approximately) is written from its rows.
 import { Prisma } from '../../generated/prisma/client.js';
+import { AVAILABILITY_IN_ORDER, availabilityWithNames } from './availability-rows.js';
 import { bookingPeriods, periodsInOrder } from './booking-periods.js';
 import { BOOKINGS_IN_ORDER, everyBooking } from './bookings-rows.js';
 import type { BookingsGrouping, ReportName, ReportScope } from './report-scope.js';
@@ -85,6 +86,16 @@ function bookingCsvRows(query: ReportScope): Prisma.Sql {
     ${BOOKINGS_IN_ORDER}`;
 }
 
+/** availability-report.ts's rows: an event type without a title at T by its id, minutes rounded to 2 decimals. */
+function availabilityCsvRows(query: ReportScope): Prisma.Sql {
+  return Prisma.sql`
+    SELECT a.connection_id, ${cellText(Prisma.sql`a.connection`)} AS connection, a.event_id,
+           ${cellText(Prisma.sql`COALESCE(a.event, a.event_id)`)} AS event, a.day, a.free_slots,
+           ${roundedAsShown(Prisma.sql`a.free_minutes`, 2)} AS free_minutes
+    FROM (${availabilityWithNames(query)}) a
+    ${AVAILABILITY_IN_ORDER}`;
+}
+
 /** What a CSV export asks for: a report's scope, which report, and for bookings its grouping. */
 export type CsvScope = ReportScope & {
   report: ReportName;
@@ -94,6 +105,7 @@ export type CsvScope = ReportScope & {
 /** The report's CSV rows as one SELECT, in the report's order, or undefined when it is written from its rows. */
 export function csvRows(scope: CsvScope): Prisma.Sql | undefined {
   if (scope.report === 'utilization') return utilizationCsvRows(scope);
+  if (scope.report === 'availability') return availabilityCsvRows(scope);
   if (scope.report === 'bookings' && (scope.by === 'day' || scope.by === 'week')) {
     return bookingPeriodsCsvRows(scope, scope.by);
   }

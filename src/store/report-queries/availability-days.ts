@@ -1,0 +1,129 @@
+// Availability days stored once they are over (availability_day, migration 20261202100000_availability_days): what
+// the availability report reads of a day at any instant T, without a row per slot.
+//
+// A slot counts as free at T when it was first seen by T and neither closed nor started by then
+// (availability-rows.ts): seen ≤ T < closed, where `closed` is the earlier of its close and its start. So the free
+// slots of a connection's event type and local day at T are the slots seen by T less those closed by T (a slot
+// closed by T was seen before it closed, or it was never free and is left out of both), and their length the same
+// difference of sums. The retention run keeps, per connection, event type and local day, both lists as distinct
+// instants in ascending order with running counts and lengths, and a report reads the figures at T off them with
+// width_bucket (a binary search: the number of instants at or before T).
+//
+// A slot that stopped being free on an earlier local day (taken before its day began) is in the short
+// closed_early list; those that stopped on the day itself (most at their start) in the long closed list, which only
+// T's own day needs: for a later day, everything closed by T closed before that day began.
+import { Prisma } from '../../generated/prisma/client.js';
+import { slotRecords } from './history-records.js';
+import type { ReportScope } from './report-scope.js';
+import { at, connectionFilter, dayColumnInRange, localDay, WORKED_OUT_ONCE } from './report-sql.js';
+import { STORED_ZONE } from './stored-days.js';
+
+/** A stored day's lists, in the table's column order: each an instant list with its running slots and ms. */
+export const AVAILABILITY_DAY_LISTS = ['seen', 'closed_early', 'closed'] as const;
+type AvailabilityList = (typeof AVAILABILITY_DAY_LISTS)[number];
+
+const listColumns = (list: AvailabilityList) => [`${list}_at`, `${list}_slots`, `${list}_ms`] as const;
+
+/** Every column of availability_day after its key (connection_id, day, upstream_event_id). */
+export const AVAILABILITY_DAY_COLUMNS = AVAILABILITY_DAY_LISTS.flatMap(listColumns);
+
+/** A sum of slot lengths in milliseconds as the report's free minutes: one expression for stored and computed. */
+export const minutesOfMs = (ms: Prisma.Sql): Prisma.Sql => Prisma.sql`((${ms})::numeric / 60000)::float8`;
+
+/** A slot row's (alias s) length in milliseconds. */
+export const slotLengthMs = Prisma.sql`(EXTRACT(EPOCH FROM (s.ends_at - s.starts_at)) * 1000)::bigint`;
+
+/**
+ * The availability days of the query's connections (its batch) to store through `through` (a date over alias `c`),
+ * after each one's availability_through (all its days where none are stored): (connection_id, upstream_event_id,
+ * day, …AVAILABILITY_DAY_COLUMNS). Only slots that were ever free count (first seen before they closed or
+ * started); a day none of whose slots was has no row.
+ */
+export function availabilityDaysToStore(query: ReportScope, through: Prisma.Sql): Prisma.Sql {
+  const startsAt = Prisma.sql`s.starts_at`;
+  const closed = Prisma.sql`LEAST(s.starts_at, s.gone_at)`;
+  // The packed days read: from the earliest day after a connection's stored ones (a local day starts no earlier
+  // than the UTC day before its date), or all of them for a connection with none stored yet.
+  const startsFrom = Prisma.sql`(
+    SELECT CASE WHEN bool_or(z.stored_through IS NULL) THEN '-infinity'::timestamptz
+                ELSE MIN(z.stored_through)::timestamp AT TIME ZONE 'UTC' END
+    FROM zones z)`;
+  const slots = slotRecords({ connectionIds: Prisma.sql`ARRAY(SELECT id FROM zones)`, startsFrom });
+  const list = (name: AvailabilityList, kind: number) => {
+    const [instants, slotCounts, ms] = listColumns(name).map((column) => Prisma.raw(column));
+    return Prisma.sql`
+      COALESCE(array_agg(r.at ORDER BY r.at) FILTER (WHERE r.kind = ${kind}), '{}') AS ${instants},
+      COALESCE(array_agg(r.slots ORDER BY r.at) FILTER (WHERE r.kind = ${kind}), '{}') AS ${slotCounts},
+      COALESCE(array_agg(r.ms ORDER BY r.at) FILTER (WHERE r.kind = ${kind}), '{}') AS ${ms}`;
+  };
+  return Prisma.sql`
+    WITH zones AS MATERIALIZED (
+      SELECT c.id, s.availability_through AS stored_through
+      FROM connection c
+      LEFT JOIN report_days_stored s ON s.connection_id = c.id AND s.zone = ${STORED_ZONE}
+      WHERE TRUE ${connectionFilter(query, Prisma.sql`c.id`)}
+    ), ever_free AS (
+      SELECT s.connection_id, s.upstream_event_id, ${localDay(query, startsAt)} AS day,
+             s.first_seen_at AS seen, ${closed} AS closed,
+             ${localDay(query, closed)} < ${localDay(query, startsAt)} AS early, ${slotLengthMs} AS ms
+      FROM ${slots} s JOIN zones z ON z.id = s.connection_id JOIN connection c ON c.id = s.connection_id
+      WHERE s.first_seen_at < ${closed} AND s.starts_at >= ${startsFrom}
+        AND (z.stored_through IS NULL OR ${localDay(query, startsAt)} > z.stored_through)
+        AND ${localDay(query, startsAt)} <= ${through}
+    ), steps AS (
+      SELECT connection_id, upstream_event_id, day, 0 AS kind, seen AS at, COUNT(*) AS slots, SUM(ms) AS ms
+      FROM ever_free GROUP BY 1, 2, 3, 5
+      UNION ALL
+      SELECT connection_id, upstream_event_id, day, CASE WHEN early THEN 1 ELSE 2 END, closed, COUNT(*), SUM(ms)
+      FROM ever_free GROUP BY 1, 2, 3, 4, 5
+    ), running AS (
+      SELECT connection_id, upstream_event_id, day, kind, at,
+             (SUM(slots) OVER w)::int AS slots, (SUM(ms) OVER w)::bigint AS ms
+      FROM steps
+      WINDOW w AS (PARTITION BY connection_id, upstream_event_id, day, kind ORDER BY at)
+    )
+    SELECT r.connection_id, r.upstream_event_id, r.day,
+           ${list('seen', 0)}, ${list('closed_early', 1)}, ${list('closed', 2)}
+    FROM running r
+    GROUP BY 1, 2, 3`;
+}
+
+/**
+ * The stored availability of the query's connections at T (connection_id, upstream_event_id, day, free_slots,
+ * free_minutes), for their days from T's on, up to their availability_through, where they are stored in the
+ * connection's zone; only days with a slot free at T. A connection's days are read from the key, from T's day to the
+ * last whose slots could have been seen by T.
+ */
+export function storedAvailability(query: ReportScope): Prisma.Sql {
+  const t = at(query);
+  const position = (list: AvailabilityList) => Prisma.raw(`${list}_at`);
+  const figure = (list: AvailabilityList, unit: 'slots' | 'ms', index: Prisma.Sql) =>
+    Prisma.sql`COALESCE(a.${Prisma.raw(`${list}_${unit}`)}[${index}], 0)`;
+  // T's own day reads its long list of closings on the day; a later day has none by T.
+  const free = (unit: 'slots' | 'ms') => Prisma.sql`
+    ${figure('seen', unit, Prisma.sql`width_bucket(${t}, a.${position('seen')})`)}
+    - ${figure('closed_early', unit, Prisma.sql`width_bucket(${t}, a.${position('closed_early')})`)}
+    - CASE WHEN a.day = d.t_day
+           THEN ${figure('closed', unit, Prisma.sql`width_bucket(${t}, a.${position('closed')})`)} ELSE 0 END`;
+  // Each connection's days read from the key in a subquery of its own, worked out per connection (a parameterised
+  // index scan): joined, Postgres may hash the whole table, every stored day of the year for a report of a month.
+  return Prisma.sql`
+    SELECT f.connection_id, f.upstream_event_id, f.day, f.free_slots, ${minutesOfMs(Prisma.sql`f.free_ms`)} AS free_minutes
+    FROM (
+      -- No slot of a day more than availability_ahead days after T's was seen by T.
+      SELECT s.connection_id, ${localDay(query, t)} AS t_day,
+             CASE WHEN s.zone = ${STORED_ZONE}
+                  THEN LEAST(s.availability_through, ${localDay(query, t)} + s.availability_ahead) END AS last_day
+      FROM report_days_stored s JOIN connection c ON c.id = s.connection_id
+      WHERE TRUE ${connectionFilter(query, Prisma.sql`s.connection_id`)}
+      ${WORKED_OUT_ONCE}
+    ) d
+    CROSS JOIN LATERAL (
+      SELECT a.connection_id, a.upstream_event_id, a.day, (${free('slots')})::int AS free_slots, ${free('ms')} AS free_ms
+      FROM availability_day a
+      WHERE a.connection_id = d.connection_id AND a.day >= d.t_day AND a.day <= d.last_day
+        ${Prisma.join([Prisma.empty, ...dayColumnInRange(query, Prisma.sql`a.day`)], ' AND ')}
+      ${WORKED_OUT_ONCE}
+    ) f
+    WHERE f.free_slots > 0`;
+}
