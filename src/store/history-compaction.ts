@@ -113,29 +113,16 @@ export async function rollUpPackedRunBatch(
   });
 }
 
-/**
- * One batch of packed slot days whose last close is before `cutoff`, deleted, and with them the stored availability
- * days (report-queries/availability-days.ts) counted from any of their slots: a local day lies within the UTC days
- * either side of its date. So the report answers nothing for a day whose slots are partly pruned, rather than what
- * was kept of it. The number of slot days.
- */
+/** One batch of packed slot days whose last close is before `cutoff`, deleted. The number of days. */
 export async function prunePackedSlotBatch(
   prisma: PrismaClient,
   cutoff: Date,
   batchSize: number,
 ): Promise<number> {
-  const [pruned] = await prisma.$queryRaw<{ days: number }[]>`
-    WITH gone AS (
-      DELETE FROM slot_history h USING (
-        SELECT connection_id, day FROM slot_history WHERE gone_until < ${cutoff}
-        ORDER BY gone_until LIMIT ${batchSize} FOR UPDATE SKIP LOCKED
-      ) d
-      WHERE h.connection_id = d.connection_id AND h.day = d.day
-      RETURNING h.connection_id, h.day
-    ), availability AS (
-      DELETE FROM availability_day a USING gone g
-      WHERE a.connection_id = g.connection_id AND a.day BETWEEN g.day - 1 AND g.day + 1
-    )
-    SELECT COUNT(*)::int AS days FROM gone`;
-  return pruned?.days ?? 0;
+  return prisma.$executeRaw`
+    DELETE FROM slot_history h USING (
+      SELECT connection_id, day FROM slot_history WHERE gone_until < ${cutoff}
+      ORDER BY gone_until LIMIT ${batchSize} FOR UPDATE SKIP LOCKED
+    ) d
+    WHERE h.connection_id = d.connection_id AND h.day = d.day`;
 }

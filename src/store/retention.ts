@@ -54,6 +54,8 @@ export interface PruneResult {
   /** Packed days (connection and day) past their age: runs rolled up into sync_run_daily, slots deleted. */
   syncRunDays: number;
   closedSlotDays: number;
+  /** Stored availability days past the closed slots' age (report-queries/availability-days.ts). */
+  availabilityDays: number;
   /** Rows packed into their day's row, and superseded overview versions deleted, by the compaction. */
   packedSlots: number;
   packedSyncRuns: number;
@@ -103,6 +105,25 @@ async function pruneClosedSlotBatch(prisma: PrismaClient, cutoff: Date, batchSiz
         SELECT id FROM slot WHERE gone_at < ${cutoff} ORDER BY gone_at LIMIT ${batchSize} FOR UPDATE SKIP LOCKED
       )`;
   });
+}
+
+/**
+ * One batch of stored availability days (report-queries/availability-days.ts) whose slots have all started, and so
+ * closed, before `cutoff`: kept as long as closed slots are. A local day's slots start before the second UTC
+ * midnight after its date.
+ */
+async function pruneAvailabilityDayBatch(
+  prisma: PrismaClient,
+  cutoff: Date,
+  batchSize: number,
+): Promise<number> {
+  return prisma.$executeRaw`
+    DELETE FROM availability_day a USING (
+      SELECT connection_id, day, upstream_event_id FROM availability_day
+      WHERE day <= (${cutoff}::timestamptz AT TIME ZONE 'UTC')::date - 2
+      ORDER BY day LIMIT ${batchSize} FOR UPDATE SKIP LOCKED
+    ) d
+    WHERE a.connection_id = d.connection_id AND a.day = d.day AND a.upstream_event_id = d.upstream_event_id`;
 }
 
 type Pause = () => Promise<void>;
@@ -253,6 +274,7 @@ export async function pruneHistory(
     closedSlots: 0,
     syncRunDays: 0,
     closedSlotDays: 0,
+    availabilityDays: 0,
     packedSlots: 0,
     packedSyncRuns: 0,
     overviewVersions: 0,
@@ -273,6 +295,7 @@ export async function pruneHistory(
     ['syncRunDays', settings.syncRunDays, (c) => rollUpPackedRunBatch(prisma, c, batchSize)],
     ['closedSlots', settings.closedSlotDays, (c) => pruneClosedSlotBatch(prisma, c, batchSize)],
     ['closedSlotDays', settings.closedSlotDays, (c) => prunePackedSlotBatch(prisma, c, batchSize)],
+    ['availabilityDays', settings.closedSlotDays, (c) => pruneAvailabilityDayBatch(prisma, c, batchSize)],
   ];
   for (const [kind, days, batch] of passes) {
     if (days <= 0) continue;

@@ -212,11 +212,25 @@ describe('report days stored once they are over', () => {
     // Scopes that read stored days (not --tz, not --event): their answers are what they were before the prune.
     const readsStored = (key: string) => !/zone|event type/.test(key);
     const before = [...(await storedDayAnswers())].filter(([key]) => readsStored(key));
+    const availabilityDays = async () =>
+      (await db.sql.query<{ day: string }>(`SELECT day::text FROM availability_day`)).rows.map(
+        (row) => row.day,
+      );
+    const availabilityBefore = await availabilityDays();
     const result = await pass(db, { ...STORE_ONLY, closedSlotDays: 30, syncRunDays: 30 });
     expect(result.closedSlots).toBeGreaterThan(0);
     const after = await storedDayAnswers();
     expect(differingAnswers(new Map(before), after)).toEqual([]);
     expect(before.length).toBeGreaterThan(40);
+    // Availability days are kept as long as closed slots (30 days here): a day goes once all its slots have started,
+    // and so closed, 30 days before the run, by the second UTC midnight after its date (HISTORY_NOW − 30 days is
+    // 21 August, so days through the 19th go).
+    const cutoffDay = '2026-08-19';
+    const availabilityAfter = await availabilityDays();
+    expect(availabilityAfter.filter((day) => day <= cutoffDay)).toEqual([]);
+    expect(availabilityBefore.filter((day) => day <= cutoffDay).length).toBeGreaterThan(0);
+    expect(availabilityAfter.sort()).toEqual(availabilityBefore.filter((day) => day > cutoffDay).sort());
+    expect(result.availabilityDays).toBe(availabilityBefore.length - availabilityAfter.length);
   }, 300_000);
 
   it('skips and reports a connection whose days cannot be stored, and stores the others', async () => {

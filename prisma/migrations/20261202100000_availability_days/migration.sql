@@ -36,7 +36,7 @@ ALTER TABLE "availability_day" ALTER COLUMN "seen_at" SET STORAGE MAIN,
     ALTER COLUMN "seen_slots" SET STORAGE MAIN, ALTER COLUMN "seen_ms" SET STORAGE MAIN,
     ALTER COLUMN "closed_early_at" SET STORAGE MAIN, ALTER COLUMN "closed_early_slots" SET STORAGE MAIN,
     ALTER COLUMN "closed_early_ms" SET STORAGE MAIN;
--- Pruned with the packed slot days they were counted from (history-compaction.ts): by day.
+-- Pruned by day, as closed slots are, once every slot of the day has started RETENTION_CLOSED_SLOTS_DAYS ago (retention.ts).
 CREATE INDEX "availability_day_day_idx" ON "availability_day"("day");
 
 -- How far a connection's availability days are stored, in report_days_stored's zone: through `through` when set (the
