@@ -6,7 +6,7 @@
 // new one, from the history still kept. Stored days are kept for good, as bookings are: a report over days whose
 // slots retention has pruned still answers what it did while they were kept.
 import { Prisma, type PrismaClient } from '../generated/prisma/client.js';
-import { AVAILABILITY_DAY_COLUMNS, availabilityDaysToStore } from './report-queries/availability-days.js';
+import { AVAILABILITY_TABLES, availabilityDaysToStore } from './report-queries/availability-days.js';
 import { BOOKING_DAY_FIGURES, computedBookingDays } from './report-queries/booking-days.js';
 import { BOOKING_WEEK_FIGURES, sundayOnOrBefore, weeksAfter } from './report-queries/booking-weeks.js';
 import { connectionFilter, localDay } from './report-queries/report-sql.js';
@@ -144,16 +144,23 @@ async function storeWeeks(tx: Db, query: ReportScope, claimed: readonly string[]
  * ahead of its day a slot of them was first seen. The number of days stored.
  */
 async function storeAvailabilityDays(tx: Db, query: ReportScope, through: Prisma.Sql): Promise<number> {
-  const columns = ['connection_id', 'upstream_event_id', 'day', ...AVAILABILITY_DAY_COLUMNS];
+  const key = ['connection_id', 'day', 'upstream_event_id'];
+  const insert = (table: keyof typeof AVAILABILITY_TABLES, returning: Prisma.Sql) => {
+    const lists = AVAILABILITY_TABLES[table];
+    const columns = [...key, ...lists];
+    return Prisma.sql`
+      INSERT INTO ${Prisma.raw(table)} (${Prisma.raw(columns.join(', '))})
+      SELECT ${Prisma.raw(columns.map((column) => `d.${column}`).join(', '))} FROM days d
+      ${table === 'availability_day_closing' ? Prisma.sql`WHERE cardinality(d.closed_at) > 0` : Prisma.empty}
+      ON CONFLICT (${Prisma.raw(key.join(', '))}) DO UPDATE
+        SET ${Prisma.raw(lists.map((column) => `${column} = EXCLUDED.${column}`).join(', '))}
+      ${returning}`;
+  };
   const [done] = await tx.$queryRaw<{ rows: number }[]>(Prisma.sql`
-    WITH stored AS (
-      INSERT INTO availability_day (${Prisma.raw(columns.join(', '))})
-      SELECT ${Prisma.raw(columns.map((column) => `d.${column}`).join(', '))}
-      FROM (${availabilityDaysToStore(query, through)}) d
-      ON CONFLICT (connection_id, day, upstream_event_id) DO UPDATE
-        SET ${Prisma.raw(AVAILABILITY_DAY_COLUMNS.map((column) => `${column} = EXCLUDED.${column}`).join(', '))}
-      RETURNING connection_id, day, seen_at[1] AS first_seen
-    ), ahead AS (
+    WITH days AS MATERIALIZED (${availabilityDaysToStore(query, through)}),
+    stored AS (${insert('availability_day', Prisma.sql`RETURNING connection_id, day, seen_at[1] AS first_seen`)}),
+    closings AS (${insert('availability_day_closing', Prisma.empty)}),
+    ahead AS (
       SELECT d.connection_id, MAX(d.day - ${localDay(query, Prisma.sql`d.first_seen`)}) AS days
       FROM stored d JOIN connection c ON c.id = d.connection_id GROUP BY 1
     ), marked AS (
@@ -202,6 +209,8 @@ async function storeBatchDays(
           DELETE FROM booking_week w USING moved m WHERE w.connection_id = m.connection_id
         ), availability AS (
           DELETE FROM availability_day a USING moved m WHERE a.connection_id = m.connection_id
+        ), closings AS (
+          DELETE FROM availability_day_closing k USING moved m WHERE k.connection_id = m.connection_id
         )
         DELETE FROM booking_day o USING moved m WHERE o.connection_id = m.connection_id`);
       // Only while the connection is behind and its stored days (if any) are in its zone as this transaction

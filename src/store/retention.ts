@@ -117,13 +117,21 @@ async function pruneAvailabilityDayBatch(
   cutoff: Date,
   batchSize: number,
 ): Promise<number> {
-  return prisma.$executeRaw`
-    DELETE FROM availability_day a USING (
-      SELECT connection_id, day, upstream_event_id FROM availability_day
-      WHERE day <= (${cutoff}::timestamptz AT TIME ZONE 'UTC')::date - 2
-      ORDER BY day LIMIT ${batchSize} FOR UPDATE SKIP LOCKED
-    ) d
-    WHERE a.connection_id = d.connection_id AND a.day = d.day AND a.upstream_event_id = d.upstream_event_id`;
+  const [pruned] = await prisma.$queryRaw<{ days: number }[]>`
+    WITH gone AS (
+      DELETE FROM availability_day a USING (
+        SELECT connection_id, day, upstream_event_id FROM availability_day
+        WHERE day <= (${cutoff}::timestamptz AT TIME ZONE 'UTC')::date - 2
+        ORDER BY day LIMIT ${batchSize} FOR UPDATE SKIP LOCKED
+      ) d
+      WHERE a.connection_id = d.connection_id AND a.day = d.day AND a.upstream_event_id = d.upstream_event_id
+      RETURNING a.connection_id, a.day, a.upstream_event_id
+    ), closings AS (
+      DELETE FROM availability_day_closing k USING gone g
+      WHERE k.connection_id = g.connection_id AND k.day = g.day AND k.upstream_event_id = g.upstream_event_id
+    )
+    SELECT COUNT(*)::int AS days FROM gone`;
+  return pruned?.days ?? 0;
 }
 
 type Pause = () => Promise<void>;

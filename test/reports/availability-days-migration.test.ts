@@ -52,7 +52,7 @@ describe('the availability_days migration', () => {
     // The days stored as the run before this migration stored them, then the migration undone.
     await pass(HISTORY_NOW);
     await db.sql.query(`
-      DROP TABLE availability_day;
+      DROP TABLE availability_day, availability_day_closing;
       ALTER TABLE report_days_stored DROP COLUMN availability_through, DROP COLUMN availability_ahead;
       DELETE FROM _prisma_migrations WHERE migration_name = '${MIGRATION}'`);
     const days = (await db.sql.query(`SELECT count(*)::int AS n FROM utilization_day`)).rows[0]?.n as number;

@@ -13,7 +13,7 @@
 //   that answers for any T (availability_day, availability-days.ts), and a report in the connections' own zones
 //   reads the stored days and works out only those after them from the slots; --tz and --event work out every day.
 import { Prisma } from '../../generated/prisma/client.js';
-import { minutesOfMs, slotLengthMs, storedAvailability } from './availability-days.js';
+import { minutesOfMs, slotLengthMs, storedAvailabilityInOrder } from './availability-days.js';
 import { slotRecords } from './history-records.js';
 import type { ReportScope } from './report-scope.js';
 import {
@@ -84,44 +84,51 @@ function workedOutAvailability(query: ReportScope, part: WorkedOut): Prisma.Sql 
     GROUP BY 1, 2, 3`;
 }
 
-/**
- * The query's days at T from wherever they are kept: where the report reads stored days, those stored, the days after
- * them of the connections with stored ones (from the scope's unstoredFrom: their availability days are stored
- * through the same day as their other days), and every day of the rest; else every day from the slots.
- */
-function availabilityDays(query: ReportScope): Prisma.Sql {
-  if (!readsStoredDays(query)) return workedOutAvailability(query, {});
-  const connection = connectionFilter(query, Prisma.sql`c.id`);
-  const stored = Prisma.sql`ARRAY(SELECT c.id FROM connection c WHERE EXISTS (SELECT 1 ${STORED_AVAILABILITY}) ${connection})`;
-  const none = Prisma.sql`ARRAY(SELECT c.id FROM connection c WHERE NOT EXISTS (SELECT 1 ${STORED_AVAILABILITY}) ${connection})`;
-  const from = query.unstoredFrom === undefined ? undefined : Prisma.sql`${query.unstoredFrom}::timestamptz`;
-  return Prisma.sql`
-    (${storedAvailability(query)})
-    UNION ALL (${workedOutAvailability(query, {
-      ids: stored,
-      ...(from === undefined ? {} : { from }),
-      storedThrough: Prisma.sql`(SELECT s.availability_through ${STORED_AVAILABILITY})`,
-    })})
-    UNION ALL (${workedOutAvailability(query, { ids: none })})`;
-}
-
-/**
- * The report's rows (connection_id, connection, event_id, event, day, free_slots, free_minutes), in no order: read as
- * rows here, and as CSV by the export (csv-rows.ts), each listed by AVAILABILITY_IN_ORDER. `scope` with its
- * unstoredFrom looked up (withUnstoredFrom).
- */
-export function availabilityWithNames(scope: ReportScope): Prisma.Sql {
-  return Prisma.sql`
-    SELECT o.connection_id, ${connectionName} AS connection,
-           o.upstream_event_id AS event_id, et.title AS event, o.day, o.free_slots, o.free_minutes
-    FROM (${availabilityDays(scope)}) o
-    JOIN connection c ON c.id = o.connection_id
-    ${eventTitleAsOf(scope, 'o')}`;
-}
-
 /** The order availability's rows (alias a) are listed in: by connection, event type (by title, then id), day. */
 export const AVAILABILITY_IN_ORDER = Prisma.sql`
   ORDER BY a.connection, a.connection_id, a.event NULLS LAST, a.event_id, a.day`;
+
+/**
+ * Worked-out days at T (workedOutAvailability of `part`) with each connection's readable name and the event type's
+ * title at T: (connection_id, connection, event_id, event, day, free_slots, free_minutes).
+ */
+function workedOutWithNames(query: ReportScope, part: WorkedOut): Prisma.Sql {
+  return Prisma.sql`
+    SELECT o.connection_id, ${connectionName} AS connection,
+           o.upstream_event_id AS event_id, et.title AS event, o.day, o.free_slots, o.free_minutes
+    FROM (${workedOutAvailability(query, part)}) o
+    JOIN connection c ON c.id = o.connection_id
+    ${eventTitleAsOf(query, 'o')}`;
+}
+
+/**
+ * The report's rows (connection_id, connection, event_id, event, day, free_slots, free_minutes) from wherever they are
+ * kept, to list by AVAILABILITY_IN_ORDER: read as rows here, and as CSV by the export (csv-rows.ts). Where the report
+ * reads stored days (`scope` with its unstoredFrom looked up, withUnstoredFrom): those stored, in that order
+ * (storedAvailabilityInOrder), and sorted on their own the days after them of the connections with stored ones (from
+ * the unstoredFrom: their availability days are stored through the same day as their other days) and every day of
+ * the rest, so that Postgres merges the parts (a Merge Append) rather than sorting every row. Else every day from the
+ * slots.
+ */
+export function availabilityWithNames(scope: ReportScope): Prisma.Sql {
+  if (!readsStoredDays(scope)) return workedOutWithNames(scope, {});
+  const connection = connectionFilter(scope, Prisma.sql`c.id`);
+  const stored = Prisma.sql`ARRAY(SELECT c.id FROM connection c WHERE EXISTS (SELECT 1 ${STORED_AVAILABILITY}) ${connection})`;
+  const none = Prisma.sql`ARRAY(SELECT c.id FROM connection c WHERE NOT EXISTS (SELECT 1 ${STORED_AVAILABILITY}) ${connection})`;
+  const from = scope.unstoredFrom === undefined ? undefined : Prisma.sql`${scope.unstoredFrom}::timestamptz`;
+  const workedOut = Prisma.sql`
+    SELECT * FROM (${workedOutWithNames(scope, {
+      ids: stored,
+      ...(from === undefined ? {} : { from }),
+      storedThrough: Prisma.sql`(SELECT s.availability_through ${STORED_AVAILABILITY})`,
+    })}) w1
+    UNION ALL
+    SELECT * FROM (${workedOutWithNames(scope, { ids: none })}) w2`;
+  return Prisma.sql`
+    (${storedAvailabilityInOrder(scope)})
+    UNION ALL
+    (SELECT a.* FROM (${workedOut}) a ${AVAILABILITY_IN_ORDER})`;
+}
 
 export async function availabilityRows(prisma: ReportDb, query: ReportScope): Promise<AvailabilityRow[]> {
   const scope = await withUnstoredFrom(prisma, query);
