@@ -21,6 +21,7 @@ import { runReport, runReportCsv } from '../../src/reports/run-report.js';
 import { createPrismaClient } from '../../src/store/prisma-client.js';
 import { createReportStore, type ReportStore } from '../../src/store/reports.js';
 import { csvRows } from '../../src/store/report-queries/csv-rows.js';
+import { AVAILABILITY_TABLES } from '../../src/store/report-queries/availability-days.js';
 import { storeReportDays } from '../../src/store/report-days.js';
 import { pruneHistory } from '../../src/store/retention.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
@@ -86,15 +87,25 @@ const poolKey = (pool: number) =>
 
 /** slot_history for the last SLOT_DAYS days: a pool of packed days, then a row per connection-day from it. */
 async function generatePackedSlots(db: TestDatabase, options: ReportsYearOptions): Promise<void> {
-  // Slots of 30 minutes on a 5-minute grid between 06:00 and 20:00 UTC, first seen 1–28 days ahead; 5 % taken
-  // (closed between then and their start), the rest passed 10 minutes after they started. Ordered as the
-  // packing orders them (start, event, first seen).
+  // Slots of 30 minutes on a 5-minute grid between 06:00 and 20:00 UTC; 5 % taken (closed between their first
+  // sighting and their start), the rest passed 10 minutes after they started. Ordered as the packing orders them
+  // (start, event, first seen). First seen as a sync sees them, at its commit's instant: an event type's day comes
+  // into the horizon 28 days ahead, at a sync that day, with nine slots in ten; the rest are added later, each
+  // at one of the next 26 days' two-hourly syncs (the default far band's).
   await db.sql.query(
     `CREATE UNLOGGED TABLE bench_slot_pool AS
-     WITH s AS (
+     WITH horizon AS (
+       SELECT k, e, -(27 * 86400000::bigint + floor(random() * 12) * 7200000)::bigint AS seen_at
+       FROM generate_series(0, $1::int - 1) k, generate_series(1, 3) e
+     ), drawn AS (
        SELECT k, (1 + i % 3)::smallint AS e, (21600000 + floor(random() * 168) * 300000)::int AS start_ms,
-              -(86400000 + floor(random() * 27 * 86400000))::bigint AS seen_ms, random() AS r, random() AS r2
+              random() AS later, -(1 + floor(random() * 26 * 12)) * 7200000::bigint AS later_at, random() AS r,
+              random() AS r2
        FROM generate_series(0, $1::int - 1) k, generate_series(1, $2::int) i
+     ), s AS (
+       SELECT d.k, d.e, d.start_ms,
+              CASE WHEN d.later < 0.1 THEN d.later_at ELSE h.seen_at END - d.start_ms AS seen_ms, d.r, d.r2
+       FROM drawn d JOIN horizon h ON h.k = d.k AND h.e = d.e
      ), t AS (
        SELECT k, e, start_ms, seen_ms,
               CASE WHEN r < 0.05 THEN (seen_ms * r2)::bigint ELSE 600000 END AS gone_ms,
@@ -266,7 +277,17 @@ async function generateStoredReportDays(db: TestDatabase, options: ReportsYearOp
       ['week', 'bookings', 'booked_minutes', 'median_lead_hours', 'mean_lead_hours', 'opened'],
     ],
     ['sync_health_day', ['day', ...TOTALS_COLUMN_NAMES]],
-    ['report_days_stored', ['zone', 'through', 'sync_health_through', 'weeks_through']],
+    [
+      'report_days_stored',
+      [
+        'zone',
+        'through',
+        'sync_health_through',
+        'weeks_through',
+        'availability_through',
+        'availability_ahead',
+      ],
+    ],
   ] as const) {
     await db.sql.query(
       `INSERT INTO ${table} (connection_id, ${columns.join(', ')})
@@ -278,8 +299,21 @@ async function generateStoredReportDays(db: TestDatabase, options: ReportsYearOp
       [options.storeSample],
     );
   }
+  // Availability days name their event types, the connection's own (evt_usr_<n>_<e>).
+  for (const [table, columns] of Object.entries(AVAILABILITY_TABLES)) {
+    await db.sql.query(
+      `INSERT INTO ${table} (connection_id, day, upstream_event_id, ${columns.join(', ')})
+       SELECT c.id, u.day, 'evt_' || c.upstream_user_id || '_' || split_part(u.upstream_event_id, '_', 4),
+              ${columns.map((column) => `u.${column}`).join(', ')}
+       FROM connection c
+       JOIN connection s ON s.upstream_user_id = 'usr_' || (${copyOf})
+       JOIN ${table} u ON u.connection_id = s.id
+       WHERE split_part(c.upstream_user_id, '_', 2)::int > $1`,
+      [options.storeSample],
+    );
+  }
   await db.sql.query(
-    'VACUUM ANALYZE utilization_day, booking_day, booking_week, sync_health_day, report_days_stored',
+    'VACUUM ANALYZE utilization_day, booking_day, booking_week, sync_health_day, availability_day, availability_day_closing, report_days_stored',
   );
   return Math.round(perConnection * 1000) / 1000;
 }
