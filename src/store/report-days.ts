@@ -1,10 +1,11 @@
 // Report days stored once they are over (issue 43): the retention run computes each connection's local days that
 // ended since its last run with the reports' own queries (utilization's figures: computedUtilizationDays; the
 // bookings report's bookings and opened slots by day: computedBookingDays; sync-health's running totals:
-// sync-health-days.ts) and keeps them, so an all-connection report reads a row per connection and day (two, for
-// sync-health) instead of every slot and run. A connection whose zone changed has its days counted again in the
-// new one, from the history still kept. Stored days are kept for good, as bookings are: a report over days whose
-// slots retention has pruned still answers what it did while they were kept.
+// sync-health-days.ts; availability's sightings and closings: availability-days.ts) and keeps them, so an
+// all-connection report reads a row per connection and day (two, for sync-health) instead of every slot and run. A
+// connection whose zone changed has its days counted again in the new one, from the history still kept. Stored days
+// are kept for good, as bookings are: a report over days whose slots retention has pruned still answers what it did
+// while they were kept. Availability's, the largest, are kept as long as the closed slots (retention.ts).
 import { Prisma, type PrismaClient } from '../generated/prisma/client.js';
 import { AVAILABILITY_TABLES, availabilityDaysToStore } from './report-queries/availability-days.js';
 import { BOOKING_DAY_FIGURES, computedBookingDays } from './report-queries/booking-days.js';

@@ -26,8 +26,8 @@ import {
 } from './report-sql.js';
 import { STORED_ZONE } from './stored-days.js';
 
-/** A stored day's lists, in the table's column order: each an instant list with its running slots and ms. */
-export const AVAILABILITY_DAY_LISTS = ['seen', 'closed_early', 'closed'] as const;
+/** A stored day's lists: each an instant list with its running slots and ms (listColumns). */
+const AVAILABILITY_DAY_LISTS = ['seen', 'closed_early', 'closed'] as const;
 type AvailabilityList = (typeof AVAILABILITY_DAY_LISTS)[number];
 
 const listColumns = (list: AvailabilityList) => [`${list}_at`, `${list}_slots`, `${list}_ms`] as const;
