@@ -142,9 +142,14 @@ async function storeWeeks(tx: Db, query: ReportScope, claimed: readonly string[]
 /**
  * Stores the availability days (availability-days.ts) of `query`'s batch, claimed and marked stored in their zone,
  * after each one's availability_through and up to `through` (over alias `c`), and marks how far they go and how far
- * ahead of its day a slot of them was first seen. The number of days stored.
+ * ahead of its day a slot of them was first seen. The number of rows stored, a day and event type each.
  */
-async function storeAvailabilityDays(tx: Db, query: ReportScope, through: Prisma.Sql): Promise<number> {
+async function storeAvailabilityDays(
+  tx: Db,
+  query: ReportScope,
+  through: Prisma.Sql,
+  now: Date,
+): Promise<number> {
   const key = ['connection_id', 'day', 'upstream_event_id'];
   const insert = (table: keyof typeof AVAILABILITY_TABLES, returning: Prisma.Sql) => {
     const lists = AVAILABILITY_TABLES[table];
@@ -158,9 +163,15 @@ async function storeAvailabilityDays(tx: Db, query: ReportScope, through: Prisma
       ${returning}`;
   };
   const [done] = await tx.$queryRaw<{ rows: number }[]>(Prisma.sql`
-    WITH days AS MATERIALIZED (${availabilityDaysToStore(query, through)}),
+    WITH days AS MATERIALIZED (${availabilityDaysToStore(query, through, now)}),
     stored AS (${insert('availability_day', Prisma.sql`RETURNING connection_id, day, seen_at[1] AS first_seen`)}),
     closings AS (${insert('availability_day_closing', Prisma.empty)}),
+    -- A day stored again (its days counted again from an earlier one) with no closings on it keeps none.
+    cleared AS (
+      DELETE FROM availability_day_closing k USING days d
+      WHERE k.connection_id = d.connection_id AND k.day = d.day AND k.upstream_event_id = d.upstream_event_id
+        AND cardinality(d.closed_at) = 0
+    ),
     ahead AS (
       SELECT d.connection_id, MAX(d.day - ${localDay(query, Prisma.sql`d.first_seen`)}) AS days
       FROM stored d JOIN connection c ON c.id = d.connection_id GROUP BY 1
@@ -243,7 +254,7 @@ async function storeBatchDays(
         )
         SELECT ((SELECT COUNT(*) FROM utilization) + (SELECT COUNT(*) FROM bookings))::int AS rows`);
       // After report_days_stored has each connection's row: they go on from its availability_through.
-      const availability = await storeAvailabilityDays(tx, { ...zones, connectionBatch: ids }, through);
+      const availability = await storeAvailabilityDays(tx, { ...zones, connectionBatch: ids }, through, now);
       // A week is over once a week, so most runs' batches have none to store: no statement for them.
       const weeks = claimed.some((c) => c.weeksThrough !== c.previousWeeksThrough)
         ? await storeWeeks(tx, { ...query, connectionBatch: ids }, ids)

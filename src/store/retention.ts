@@ -60,7 +60,7 @@ export interface PruneResult {
   packedSlots: number;
   packedSyncRuns: number;
   overviewVersions: number;
-  /** Report days (utilization's, the bookings report's) stored now that they are over (store/report-days.ts). */
+  /** Report days (utilization's, the bookings report's, availability's…) stored now that they are over (store/report-days.ts). */
   reportDaysStored: number;
   /** Connections whose report days could not be stored this run (each passed to onReportDayFailure). */
   reportDayFailures: number;
@@ -108,9 +108,11 @@ async function pruneClosedSlotBatch(prisma: PrismaClient, cutoff: Date, batchSiz
 }
 
 /**
- * One batch of stored availability days (report-queries/availability-days.ts) whose slots have all started, and so
- * closed, before `cutoff`: kept as long as closed slots are. A local day's slots start before the second UTC
- * midnight after its date.
+ * One batch of stored availability days (report-queries/availability-days.ts) past the closed slots' age, deleted once
+ * no slot they were counted from is kept: all their slots started before `cutoff` (a local day's start before the
+ * second UTC midnight after its date), and neither the live nor the packed slots still hold one of the UTC days
+ * either side of it (a slot closed long after it started, or never, as a connection that stopped syncing leaves its
+ * slots, is kept, and the report from the slots would still count it).
  */
 async function pruneAvailabilityDayBatch(
   prisma: PrismaClient,
@@ -120,8 +122,15 @@ async function pruneAvailabilityDayBatch(
   const [pruned] = await prisma.$queryRaw<{ days: number }[]>`
     WITH gone AS (
       DELETE FROM availability_day a USING (
-        SELECT connection_id, day, upstream_event_id FROM availability_day
+        SELECT connection_id, day, upstream_event_id FROM availability_day o
         WHERE day <= (${cutoff}::timestamptz AT TIME ZONE 'UTC')::date - 2
+          AND NOT EXISTS (
+            SELECT 1 FROM slot_history h WHERE h.connection_id = o.connection_id AND h.day BETWEEN o.day - 1 AND o.day + 1)
+          AND NOT EXISTS (
+            SELECT 1 FROM slot s
+            WHERE s.connection_id = o.connection_id AND s.upstream_event_id = o.upstream_event_id
+              AND s.starts_at >= (o.day - 1)::timestamp AT TIME ZONE 'UTC'
+              AND s.starts_at < (o.day + 2)::timestamp AT TIME ZONE 'UTC')
         ORDER BY day LIMIT ${batchSize} FOR UPDATE SKIP LOCKED
       ) d
       WHERE a.connection_id = d.connection_id AND a.day = d.day AND a.upstream_event_id = d.upstream_event_id

@@ -212,11 +212,24 @@ describe('report days stored once they are over', () => {
     // Scopes that read stored days (not --tz, not --event): their answers are what they were before the prune.
     const readsStored = (key: string) => !/zone|event type/.test(key);
     const before = [...(await storedDayAnswers())].filter(([key]) => readsStored(key));
+    // Each stored availability day as `connection event day`.
     const availabilityDays = async () =>
-      (await db.sql.query<{ day: string }>(`SELECT day::text FROM availability_day`)).rows.map(
-        (row) => row.day,
-      );
+      (
+        await db.sql.query<{ key: string }>(
+          `SELECT connection_id || ' ' || upstream_event_id || ' ' || day AS key FROM availability_day`,
+        )
+      ).rows.map((row) => row.key);
     const availabilityBefore = await availabilityDays();
+    // A slot of 14 August left open, as a connection that stopped syncing leaves them: never closed, so never
+    // pruned, and the report from the slots would still count it.
+    const [kept] = availabilityBefore.filter((key) => key.endsWith(' 2026-08-14'));
+    const [keptConnection, keptEvent] = kept!.split(' ') as [string, string];
+    await db.sql.query(
+      `INSERT INTO slot (connection_id, upstream_event_id, starts_at, ends_at, first_seen_at, last_changed_at)
+       VALUES ($1::uuid, $2, '2026-08-14T12:00:00Z', '2026-08-14T12:30:00Z', '2026-08-10T12:00:00Z',
+               '2026-08-10T12:00:00Z')`,
+      [keptConnection, keptEvent],
+    );
     const result = await pass(db, { ...STORE_ONLY, closedSlotDays: 30, syncRunDays: 30 });
     expect(result.closedSlots).toBeGreaterThan(0);
     const after = await storedDayAnswers();
@@ -224,13 +237,28 @@ describe('report days stored once they are over', () => {
     expect(before.length).toBeGreaterThan(40);
     // Availability days are kept as long as closed slots (30 days here): a day goes once all its slots have started,
     // and so closed, 30 days before the run, by the second UTC midnight after its date (HISTORY_NOW − 30 days is
-    // 21 August, so days through the 19th go).
+    // 21 August, so days through the 19th go), unless a slot of it, or of the UTC days either side, is kept: the
+    // open one's event type's 13th to 15th stay.
     const cutoffDay = '2026-08-19';
+    const dayOf = (key: string) => key.split(' ')[2]!;
+    const stays = (key: string) =>
+      dayOf(key) > cutoffDay ||
+      (key.startsWith(`${keptConnection} ${keptEvent} `) &&
+        dayOf(key) >= '2026-08-13' &&
+        dayOf(key) <= '2026-08-15');
     const availabilityAfter = await availabilityDays();
-    expect(availabilityAfter.filter((day) => day <= cutoffDay)).toEqual([]);
-    expect(availabilityBefore.filter((day) => day <= cutoffDay).length).toBeGreaterThan(0);
-    expect(availabilityAfter.sort()).toEqual(availabilityBefore.filter((day) => day > cutoffDay).sort());
+    expect(availabilityBefore.filter((key) => !stays(key)).length).toBeGreaterThan(0);
+    expect(availabilityAfter.filter((key) => dayOf(key) <= cutoffDay).sort()).toEqual(
+      availabilityBefore.filter((key) => dayOf(key) <= cutoffDay && stays(key)).sort(),
+    );
+    expect(availabilityAfter.filter((key) => dayOf(key) <= cutoffDay).length).toBe(3);
+    expect(availabilityAfter.sort()).toEqual(availabilityBefore.filter(stays).sort());
     expect(result.availabilityDays).toBe(availabilityBefore.length - availabilityAfter.length);
+    await db.sql.query(
+      `DELETE FROM slot WHERE connection_id = $1::uuid AND starts_at = '2026-08-14T12:00:00Z'
+      AND upstream_event_id = $2 AND gone_at IS NULL`,
+      [keptConnection, keptEvent],
+    );
   }, 300_000);
 
   it('skips and reports a connection whose days cannot be stored, and stores the others', async () => {
@@ -302,7 +330,7 @@ describe('report days stored once they are over', () => {
     });
     // A run a day, each finding every connection one day behind: the four in one batch, its seven statements
     // (the moved days' delete, the claim, the last sync-health totals, the day's sync-health figures, their
-    // totals stored, the availability days stored, the other days stored), and on a Monday, when the day stored
+    // totals stored, the other days stored, the availability days stored), and on a Monday, when the day stored
     // is a Sunday, an eighth, the week stored; one names a single connection, the search for more after the last.
     for (let daysBack = 9; daysBack >= 0; daysBack--) {
       const now = new Date(HISTORY_NOW.getTime() - daysBack * DAY_MS);

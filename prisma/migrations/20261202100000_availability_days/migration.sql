@@ -29,7 +29,8 @@ CREATE TABLE "availability_day" (
     CONSTRAINT "availability_day_pkey" PRIMARY KEY ("connection_id", "day", "upstream_event_id")
 );
 ALTER TABLE "availability_day" ADD CONSTRAINT "availability_day_connection_id_fkey" FOREIGN KEY ("connection_id") REFERENCES "connection"("id") ON DELETE CASCADE ON UPDATE CASCADE;
--- Pruned by day, as closed slots are, once every slot of the day has started RETENTION_CLOSED_SLOTS_DAYS ago (retention.ts).
+-- Pruned by day, as closed slots are, once every slot of the day has started RETENTION_CLOSED_SLOTS_DAYS ago and none is
+-- kept (retention.ts); a day's closings with it, by their key.
 CREATE INDEX "availability_day_day_idx" ON "availability_day"("day");
 
 CREATE TABLE "availability_day_closing" (
@@ -42,11 +43,10 @@ CREATE TABLE "availability_day_closing" (
     CONSTRAINT "availability_day_closing_pkey" PRIMARY KEY ("connection_id", "day", "upstream_event_id")
 );
 ALTER TABLE "availability_day_closing" ADD CONSTRAINT "availability_day_closing_connection_id_fkey" FOREIGN KEY ("connection_id") REFERENCES "connection"("id") ON DELETE CASCADE ON UPDATE CASCADE;
-CREATE INDEX "availability_day_closing_day_idx" ON "availability_day_closing"("day");
 
 -- How far a connection's availability days are stored, in report_days_stored's zone: through `through` when set (the
 -- retention run stores them with the other days), NULL: none yet, as in every installation this migration finds. The
 -- next retention run stores them from the slot history still kept. availability_ahead: the most days before a stored
 -- day that a slot of it was first seen (the sync horizon, in effect): a report as of T reads a connection's stored days
--- from T's to that many after it, where a year's history holds six months after an --at five months back.
+-- from T's to that many after it, not every day from T's to yesterday (six months of them for an --at five months back).
 ALTER TABLE "report_days_stored" ADD COLUMN "availability_through" DATE, ADD COLUMN "availability_ahead" INTEGER;

@@ -21,14 +21,14 @@ import {
   connectionFilter,
   connectionsInOrder,
   dayColumnInRange,
+  eventTitlesAt,
   localDay,
   WORKED_OUT_ONCE,
 } from './report-sql.js';
 import { STORED_ZONE } from './stored-days.js';
 
 /** A stored day's lists: each an instant list with its running slots and ms (listColumns). */
-const AVAILABILITY_DAY_LISTS = ['seen', 'closed_early', 'closed'] as const;
-type AvailabilityList = (typeof AVAILABILITY_DAY_LISTS)[number];
+type AvailabilityList = 'seen' | 'closed_early' | 'closed';
 
 const listColumns = (list: AvailabilityList) => [`${list}_at`, `${list}_slots`, `${list}_ms`] as const;
 
@@ -51,12 +51,13 @@ export const minutesOfMs = (ms: Prisma.Sql): Prisma.Sql => Prisma.sql`(${ms})::f
 export const slotLengthMs = Prisma.sql`(EXTRACT(EPOCH FROM (s.ends_at - s.starts_at)) * 1000)::bigint`;
 
 /**
- * The availability days of the query's connections (its batch) to store through `through` (a date over alias `c`),
+ * The availability days of the query's connections (its batch) to store through `through` (a date over alias `c`, a day
+ * over by `now`),
  * after each one's availability_through (all its days where none are stored): (connection_id, upstream_event_id,
  * day, and every list's columns). Only slots that were ever free count (first seen before they closed or
  * started); a day none of whose slots was has no row.
  */
-export function availabilityDaysToStore(query: ReportScope, through: Prisma.Sql): Prisma.Sql {
+export function availabilityDaysToStore(query: ReportScope, through: Prisma.Sql, now: Date): Prisma.Sql {
   const startsAt = Prisma.sql`s.starts_at`;
   const closed = Prisma.sql`LEAST(s.starts_at, s.gone_at)`;
   // The packed days read: from the earliest day after a connection's stored ones (a local day starts no earlier
@@ -65,7 +66,13 @@ export function availabilityDaysToStore(query: ReportScope, through: Prisma.Sql)
     SELECT CASE WHEN bool_or(z.stored_through IS NULL) THEN '-infinity'::timestamptz
                 ELSE MIN(z.stored_through)::timestamp AT TIME ZONE 'UTC' END
     FROM zones z)`;
-  const slots = slotRecords({ connectionIds: Prisma.sql`ARRAY(SELECT id FROM zones)`, startsFrom });
+  // Nor the slots ahead, up to the horizon: a day stored is over by `now`, and its slots started within two UTC days.
+  const startsUntil = Prisma.sql`${new Date(now.getTime() + 2 * 86_400_000)}::timestamptz`;
+  const slots = slotRecords({
+    connectionIds: Prisma.sql`ARRAY(SELECT id FROM zones)`,
+    startsFrom,
+    startsUntil,
+  });
   const list = (name: AvailabilityList, kind: number) => {
     const [instants, slotCounts, ms] = listColumns(name).map((column) => Prisma.raw(column));
     return Prisma.sql`
@@ -84,7 +91,7 @@ export function availabilityDaysToStore(query: ReportScope, through: Prisma.Sql)
              s.first_seen_at AS seen, ${closed} AS closed,
              ${localDay(query, closed)} < ${localDay(query, startsAt)} AS early, ${slotLengthMs} AS ms
       FROM ${slots} s JOIN zones z ON z.id = s.connection_id JOIN connection c ON c.id = s.connection_id
-      WHERE s.first_seen_at < ${closed} AND s.starts_at >= ${startsFrom}
+      WHERE s.first_seen_at < ${closed} AND s.starts_at >= ${startsFrom} AND s.starts_at < ${startsUntil}
         AND (z.stored_through IS NULL OR ${localDay(query, startsAt)} > z.stored_through)
         AND ${localDay(query, startsAt)} <= ${through}
     ), steps AS (
@@ -127,7 +134,7 @@ export function storedAvailabilityInOrder(query: ReportScope): Prisma.Sql {
     CROSS JOIN LATERAL (
       -- No slot of a day more than availability_ahead days after T's was seen by T.
       SELECT ${localDay(query, t)} AS t_day,
-             CASE WHEN s.zone = ${STORED_ZONE}
+             CASE WHEN s.zone = ${STORED_ZONE} AND s.availability_through IS NOT NULL
                   THEN LEAST(s.availability_through, ${localDay(query, t)} + s.availability_ahead) END AS last_day
       FROM report_days_stored s JOIN connection c ON c.id = s.connection_id
       WHERE s.connection_id = o.id
@@ -145,12 +152,8 @@ export function storedAvailabilityInOrder(query: ReportScope): Prisma.Sql {
         -- Kept a subquery, so that the day's test gates the lookup: joined, every day was looked up.
         ${WORKED_OUT_ONCE}
       ) k ON TRUE
-      LEFT JOIN (
-        SELECT DISTINCT ON (e.upstream_event_id) e.upstream_event_id, e.title
-        FROM event_type e
-        WHERE e.connection_id = o.id AND e.valid_from <= ${t}
-        ORDER BY e.upstream_event_id, e.valid_from DESC
-      ) et ON et.upstream_event_id = a.upstream_event_id
+      LEFT JOIN (${eventTitlesAt(query, Prisma.sql`AND e.connection_id = o.id`)}) et
+        ON et.upstream_event_id = a.upstream_event_id
       WHERE a.connection_id = o.id AND a.day >= d.t_day AND a.day <= d.last_day
         ${Prisma.join([Prisma.empty, ...dayColumnInRange(query, Prisma.sql`a.day`)], ' AND ')}
       ${WORKED_OUT_ONCE}

@@ -106,7 +106,8 @@ function workedOutWithNames(query: ReportScope, part: WorkedOut): Prisma.Sql {
  * kept, to list by AVAILABILITY_IN_ORDER: read as rows here, and as CSV by the export (csv-rows.ts). Where the report
  * reads stored days (`scope` with its unstoredFrom looked up, withUnstoredFrom): those stored, in that order
  * (storedAvailabilityInOrder), and sorted on their own the days after them of the connections with stored ones (from
- * the unstoredFrom: their availability days are stored through the same day as their other days) and every day of
+ * the unstoredFrom: report-days.ts stores their availability days through the same day as their other days, in one
+ * transaction, which availability-days-migration.test.ts checks) and every day of
  * the rest, so that Postgres merges the parts (a Merge Append) rather than sorting every row. Else every day from the
  * slots.
  */
