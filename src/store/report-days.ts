@@ -39,6 +39,10 @@ const STORED_TABLES = [
   { table: 'booking_day', figures: BOOKING_DAY_FIGURES, computed: computedBookingDays },
 ] as const;
 
+/** `figure = EXCLUDED.figure, …`: an upsert's stored row takes each of `columns` from the row it stores again. */
+const takenFromExcluded = (columns: readonly string[]): Prisma.Sql =>
+  Prisma.raw(columns.map((column) => `${column} = EXCLUDED.${column}`).join(', '));
+
 /**
  * `INSERT INTO table (connection_id, day, …figures) SELECT …` of the computed days up to `through` (over alias
  * `c`, each connection's own), as the body of a CTE beside `claimed` (storeBatchDays): only the claimed
@@ -50,7 +54,7 @@ function insertDays(
   through: Prisma.Sql,
 ): Prisma.Sql {
   const columns = Prisma.raw(['connection_id', 'day', ...figures].join(', '));
-  const updates = Prisma.raw(figures.map((figure) => `${figure} = EXCLUDED.${figure}`).join(', '));
+  const updates = takenFromExcluded(figures);
   return Prisma.sql`
     INSERT INTO ${Prisma.raw(table)} (${columns})
     SELECT ${Prisma.raw(['connection_id', 'day', ...figures].map((column) => `d.${column}`).join(', '))}
@@ -119,9 +123,7 @@ interface ClaimedWithWeeks extends ClaimedConnection {
  */
 async function storeWeeks(tx: Db, query: ReportScope, claimed: readonly string[]): Promise<number> {
   const figures = Prisma.raw(BOOKING_WEEK_FIGURES.join(', '));
-  const updates = Prisma.raw(
-    BOOKING_WEEK_FIGURES.map((figure) => `${figure} = EXCLUDED.${figure}`).join(', '),
-  );
+  const updates = takenFromExcluded(BOOKING_WEEK_FIGURES);
   const [done] = await tx.$queryRaw<{ rows: number }[]>(Prisma.sql`
     WITH claimed AS (SELECT unnest(${claimed}::uuid[]) AS id), weeks AS (
       INSERT INTO booking_week (connection_id, week, ${figures})
@@ -159,7 +161,7 @@ async function storeAvailabilityDays(
       SELECT ${Prisma.raw(columns.map((column) => `d.${column}`).join(', '))} FROM days d
       ${table === 'availability_day_closing' ? Prisma.sql`WHERE cardinality(d.closed_at) > 0` : Prisma.empty}
       ON CONFLICT (${Prisma.raw(key.join(', '))}) DO UPDATE
-        SET ${Prisma.raw(lists.map((column) => `${column} = EXCLUDED.${column}`).join(', '))}
+        SET ${takenFromExcluded(lists)}
       ${returning}`;
   };
   const [done] = await tx.$queryRaw<{ rows: number }[]>(Prisma.sql`

@@ -52,9 +52,8 @@ export const slotLengthMs = Prisma.sql`(EXTRACT(EPOCH FROM (s.ends_at - s.starts
 
 /**
  * The availability days of the query's connections (its batch) to store through `through` (a date over alias `c`, a day
- * over by `now`),
- * after each one's availability_through (all its days where none are stored): (connection_id, upstream_event_id,
- * day, and every list's columns). Only slots that were ever free count (first seen before they closed or
+ * over by `now`), after each one's availability_through (all its days where none are stored): (connection_id,
+ * upstream_event_id, day, and every list's columns). Only slots that were ever free count (first seen before they closed or
  * started); a day none of whose slots was has no row.
  */
 export function availabilityDaysToStore(query: ReportScope, through: Prisma.Sql, now: Date): Prisma.Sql {

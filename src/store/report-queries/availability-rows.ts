@@ -113,18 +113,20 @@ function workedOutWithNames(query: ReportScope, part: WorkedOut): Prisma.Sql {
  */
 export function availabilityWithNames(scope: ReportScope): Prisma.Sql {
   if (!readsStoredDays(scope)) return workedOutWithNames(scope, {});
-  const connection = connectionFilter(scope, Prisma.sql`c.id`);
-  const stored = Prisma.sql`ARRAY(SELECT c.id FROM connection c WHERE EXISTS (SELECT 1 ${STORED_AVAILABILITY}) ${connection})`;
-  const none = Prisma.sql`ARRAY(SELECT c.id FROM connection c WHERE NOT EXISTS (SELECT 1 ${STORED_AVAILABILITY}) ${connection})`;
+  // The query's connections with availability days stored in their zone, or without: each a uuid[] subquery.
+  const withStored = (stored: boolean) => Prisma.sql`ARRAY(
+    SELECT c.id FROM connection c
+    WHERE ${stored ? Prisma.empty : Prisma.sql`NOT`} EXISTS (SELECT 1 ${STORED_AVAILABILITY})
+      ${connectionFilter(scope, Prisma.sql`c.id`)})`;
   const from = scope.unstoredFrom === undefined ? undefined : Prisma.sql`${scope.unstoredFrom}::timestamptz`;
   const workedOut = Prisma.sql`
     SELECT * FROM (${workedOutWithNames(scope, {
-      ids: stored,
+      ids: withStored(true),
       ...(from === undefined ? {} : { from }),
       storedThrough: Prisma.sql`(SELECT s.availability_through ${STORED_AVAILABILITY})`,
     })}) w1
     UNION ALL
-    SELECT * FROM (${workedOutWithNames(scope, { ids: none })}) w2`;
+    SELECT * FROM (${workedOutWithNames(scope, { ids: withStored(false) })}) w2`;
   return Prisma.sql`
     (${storedAvailabilityInOrder(scope)})
     UNION ALL
