@@ -75,9 +75,18 @@ export function weeksAfter(query: ReportScope, after: Prisma.Sql, unstored: bool
     ? Prisma.sql`(${storedAfter})
                  UNION ALL (${computedBookingDays(query, true, true)})`
     : storedAfter;
-  // A probe of the index a connection (OFFSET 0 keeps it one), rather than a scan of every booking; the index holds
-  // what is read of each (booking_connection_id_detected_at_idx's INCLUDE), so no heap page is.
-  const bookings = Prisma.sql`(
+  return weeksOf(query, bookingsAfterDay(query, after), days);
+}
+
+/**
+ * Each of the query's connections' bookings detected on a local day after `after` (a day over aliases `s`, its
+ * report_days_stored row LEFT JOINed, and `c`; NULL: every booking), as a relation `b` (connection_id, detected_at,
+ * starts_at, ends_at). A probe of the index a connection (OFFSET 0 keeps it one), rather than a scan of every
+ * booking; the index holds what is read of each (booking_connection_id_detected_at_idx's INCLUDE), so no heap page
+ * is.
+ */
+export function bookingsAfterDay(query: ReportScope, after: Prisma.Sql): Prisma.Sql {
+  return Prisma.sql`(
       SELECT c.id AS connection_id, a.after_day, ${zoneOf(query)} AS zone,
              COALESCE((a.after_day + 1)::timestamp AT TIME ZONE ${zoneOf(query)} - ${MIDNIGHT_MARGIN},
                       '-infinity'::timestamptz) AS after_at
@@ -92,7 +101,6 @@ export function weeksAfter(query: ReportScope, after: Prisma.Sql, unstored: bool
         AND (w.after_day IS NULL OR (b.detected_at AT TIME ZONE w.zone)::date > w.after_day)
       ${WORKED_OUT_ONCE}
     ) b`;
-  return weeksOf(query, bookings, days);
 }
 
 /**
