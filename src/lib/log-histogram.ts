@@ -234,7 +234,11 @@ export class HistogramSums {
 
   /** Counts `value` (count times) into histogram `name`. */
   addValue(name: string, value: number, count = 1): void {
-    const key = bucketKey(value);
+    this.addKey(name, bucketKey(value), count);
+  }
+
+  /** Counts `count` into bucket `key` of histogram `name`: for counts kept by a key of their own (a weekday and hour). */
+  addKey(name: string, key: number, count = 1): void {
     const dense = this.countsOf(name, key);
     dense.counts[key]! += count;
     dense.total += count;
@@ -264,6 +268,16 @@ export class HistogramSums {
         if (key >= dense.counts.length) dense = this.countsOf(name, key);
       }
     }
+  }
+
+  /** The buckets of histogram `name`'s sum with a count, as `[key, count]` in ascending key order. */
+  buckets(name: string): [number, number][] {
+    const dense = this.byName.get(name);
+    const out: [number, number][] = [];
+    if (dense === undefined) return out;
+    for (let key = dense.low; key <= dense.high; key++)
+      if (dense.counts[key] !== 0) out.push([key, dense.counts[key]!]);
+    return out;
   }
 
   /** The names whose counts come to more than nothing. */

@@ -1,7 +1,8 @@
 // Report days stored once they are over (issue 43): the retention run computes each connection's local days that
 // ended since its last run with the reports' own queries (utilization's figures: computedUtilizationDays; the
 // bookings report's bookings and opened slots by day: computedBookingDays; sync-health's running totals:
-// sync-health-days.ts; availability's sightings and closings: availability-days.ts) and keeps them, so an
+// sync-health-days.ts; availability's sightings and closings: availability-days.ts; the bookings' running totals:
+// booking-totals.ts) and keeps them, so an
 // all-connection report reads a row per connection and day (two, for sync-health) instead of every slot and run. A
 // connection whose zone changed has its days counted again in the new one, from the history still kept. Stored days
 // are kept for good, as bookings are: a report over days whose slots retention has pruned still answers what it did
@@ -9,6 +10,7 @@
 import { Prisma, type PrismaClient } from '../generated/prisma/client.js';
 import { AVAILABILITY_TABLES, availabilityDaysToStore } from './report-queries/availability-days.js';
 import { BOOKING_DAY_FIGURES, computedBookingDays } from './report-queries/booking-days.js';
+import { storeBookingTotals } from './report-queries/booking-totals.js';
 import { BOOKING_WEEK_FIGURES, sundayOnOrBefore, weeksAfter } from './report-queries/booking-weeks.js';
 import { connectionFilter, localDay } from './report-queries/report-sql.js';
 import { PLAN_EACH_CALL } from './report-queries/report-session.js';
@@ -103,7 +105,8 @@ function hasDaysToStore(scope: ReportScope, now: Date, moreThanOne = false): Pri
   const weeks = moreThanOne ? Prisma.empty : Prisma.sql`OR ${weeksBehind(behind)}`;
   return Prisma.sql`(s.connection_id IS NULL OR s.zone <> ${STORED_ZONE} OR s.through < ${behind}
     OR s.sync_health_through IS NULL OR s.sync_health_through < ${behind}
-    OR s.availability_through IS NULL OR s.availability_through < ${behind} ${weeks})`;
+    OR s.availability_through IS NULL OR s.availability_through < ${behind}
+    OR s.booking_totals_through IS NULL OR s.booking_totals_through < ${behind} ${weeks})`;
 }
 
 /** Whether report_days_stored `s` has weeks over by `through` (a day) not stored yet. */
@@ -113,6 +116,8 @@ const weeksBehind = (through: Prisma.Sql) =>
 /** A connection a batch stores the days of, with how far its weeks are stored and will be. */
 interface ClaimedWithWeeks extends ClaimedConnection {
   previousWeeksThrough: string | null;
+  /** How far its bookings' running totals are stored (null: none). */
+  previousTotalsThrough: string | null;
   weeksThrough: string;
 }
 
@@ -225,6 +230,8 @@ async function storeBatchDays(
           DELETE FROM availability_day a USING moved m WHERE a.connection_id = m.connection_id
         ), closings AS (
           DELETE FROM availability_day_closing k USING moved m WHERE k.connection_id = m.connection_id
+        ), totals AS (
+          DELETE FROM booking_total_day t USING moved m WHERE t.connection_id = m.connection_id
         )
         DELETE FROM booking_day o USING moved m WHERE o.connection_id = m.connection_id`);
       // Only while the connection is behind and its stored days (if any) are in its zone as this transaction
@@ -233,12 +240,14 @@ async function storeBatchDays(
       const claimed = await tx.$queryRaw<ClaimedWithWeeks[]>(Prisma.sql`
         SELECT c.id::text AS id, s.sync_health_through::text AS "previousThrough",
                s.weeks_through::text AS "previousWeeksThrough",
+               s.booking_totals_through::text AS "previousTotalsThrough",
                ${sundayOnOrBefore(through)}::text AS "weeksThrough"
         FROM connection c LEFT JOIN report_days_stored s ON s.connection_id = c.id
         WHERE c.id = ANY(${batch}::uuid[]) AND (s.zone IS NULL OR s.zone = ${STORED_ZONE})
           AND (s.through IS NULL OR s.through < ${through}
                OR s.sync_health_through IS NULL OR s.sync_health_through < ${through}
-               OR s.availability_through IS NULL OR s.availability_through < ${through} OR ${weeksBehind(through)})
+               OR s.availability_through IS NULL OR s.availability_through < ${through}
+               OR s.booking_totals_through IS NULL OR s.booking_totals_through < ${through} OR ${weeksBehind(through)})
         FOR KEY SHARE OF c SKIP LOCKED`);
       if (claimed.length === 0) return 0;
       const ids = claimed.map(({ id }) => id);
@@ -257,11 +266,13 @@ async function storeBatchDays(
         SELECT ((SELECT COUNT(*) FROM utilization) + (SELECT COUNT(*) FROM bookings))::int AS rows`);
       // After report_days_stored has each connection's row: they go on from its availability_through.
       const availability = await storeAvailabilityDays(tx, { ...zones, connectionBatch: ids }, through, now);
+      const fresh = claimed.filter((c) => c.previousTotalsThrough === null).map(({ id }) => id);
+      const totals = await storeBookingTotals(tx, { ...zones, connectionBatch: ids }, fresh, through);
       // A week is over once a week, so most runs' batches have none to store: no statement for them.
       const weeks = claimed.some((c) => c.weeksThrough !== c.previousWeeksThrough)
         ? await storeWeeks(tx, { ...query, connectionBatch: ids }, ids)
         : 0;
-      return (done?.rows ?? 0) + health + availability + weeks;
+      return (done?.rows ?? 0) + health + availability + totals + weeks;
     },
     // One snapshot: the claim, the days counted and the marker all see the connection's zone and stored days as
     // they were when the transaction began, whatever a reconnect or an overlapping run commits meanwhile (an

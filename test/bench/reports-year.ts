@@ -277,6 +277,7 @@ async function generateStoredReportDays(db: TestDatabase, options: ReportsYearOp
       ['week', 'bookings', 'booked_minutes', 'median_lead_hours', 'mean_lead_hours', 'opened'],
     ],
     ['sync_health_day', ['day', ...TOTALS_COLUMN_NAMES]],
+    ['booking_total_day', ['day', 'bookings', 'booked_ms', 'lead_ms', 'histograms']],
     [
       'report_days_stored',
       [
@@ -286,6 +287,7 @@ async function generateStoredReportDays(db: TestDatabase, options: ReportsYearOp
         'weeks_through',
         'availability_through',
         'availability_ahead',
+        'booking_totals_through',
       ],
     ],
   ] as const) {
@@ -313,7 +315,7 @@ async function generateStoredReportDays(db: TestDatabase, options: ReportsYearOp
     );
   }
   await db.sql.query(
-    'VACUUM ANALYZE utilization_day, booking_day, booking_week, sync_health_day, availability_day, availability_day_closing, report_days_stored',
+    'VACUUM ANALYZE utilization_day, booking_day, booking_week, booking_total_day, sync_health_day, availability_day, availability_day_closing, report_days_stored',
   );
   return Math.round(perConnection * 1000) / 1000;
 }
@@ -360,7 +362,7 @@ async function tableBytes(db: TestDatabase): Promise<Record<string, number>> {
   const { rows } = await db.sql.query<{ name: string; mib: number }>(
     `SELECT relname AS name, round(pg_total_relation_size(oid) / 1048576.0)::float8 AS mib FROM pg_class
      WHERE relname IN ('slot_history', 'sync_run_history', 'sync_run_daily', 'sync_run', 'booking', 'utilization_day',
-                       'booking_day', 'booking_week', 'sync_health_day', 'sync_health_so_far')`,
+                       'booking_day', 'booking_week', 'booking_total_day', 'sync_health_day', 'sync_health_so_far')`,
   );
   return Object.fromEntries(rows.map((row) => [`${row.name} MiB`, row.mib]));
 }
@@ -426,6 +428,7 @@ export async function benchReportsYear(options: ReportsYearOptions): Promise<Ben
                 (SELECT COUNT(*) FROM utilization_day)::int AS "stored utilization days",
                 (SELECT COUNT(*) FROM booking_day)::int AS "stored booking days",
                 (SELECT COUNT(*) FROM booking_week)::int AS "stored booking weeks",
+                (SELECT COUNT(*) FROM booking_total_day)::int AS "stored booking totals",
                 (SELECT COUNT(*) FROM sync_health_day)::int AS "stored sync-health days",
                 (SELECT COUNT(*) FROM report_days_stored WHERE sync_health_through IS NOT NULL)::int
                   AS "connections with sync-health days stored"`,
@@ -457,6 +460,9 @@ export async function benchReportsYear(options: ReportsYearOptions): Promise<Ben
         cases.push([name, 'all, the year', {}], [name, 'one, the year', { connection: one.id }]);
         cases.push([name, 'all, a month', month], [name, 'one, a month', { ...month, connection: one.id }]);
       }
+      // The groupings whose rows are few beside the totals and heat map every grouping reads.
+      for (const by of ['week', 'weekday-hour'] as const)
+        cases.push(['bookings', `all, the year, --by ${by}`, { by }]);
       // Availability looks ahead of its instant: as of a month back, and as of 5 months back.
       for (const [scope, at] of [
         ['a month back', '2026-08-20T12:00:00Z'],

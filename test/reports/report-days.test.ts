@@ -310,7 +310,7 @@ describe('report days stored once they are over', () => {
     ).toEqual([kolkata, lordHowe].sort());
   }, 120_000);
 
-  it('stores a day a run in seven statements for every connection one day behind together, with the same answers', async () => {
+  it('stores a day a run in ten statements for every connection one day behind together, with the same answers', async () => {
     const [berlin, kolkata] = ids.connections as [string, string];
     await db.sql.query(`UPDATE connection SET timezone = 'Europe/Berlin' WHERE id = $1::uuid`, [berlin]);
     await db.sql.query(
@@ -328,17 +328,18 @@ describe('report days stored once they are over', () => {
       if (named.size === 4 && values.some((value) => Array.isArray(value))) naming.all++;
       else if (named.size === 1) naming.one++;
     });
-    // A run a day, each finding every connection one day behind: the four in one batch, its seven statements
+    // A run a day, each finding every connection one day behind: the four in one batch, its ten statements
     // (the moved days' delete, the claim, the last sync-health totals, the day's sync-health figures, their
-    // totals stored, the other days stored, the availability days stored), and on a Monday, when the day stored
-    // is a Sunday, an eighth, the week stored; one names a single connection, the search for more after the last.
+    // totals stored, the other days stored, the availability days stored, the last bookings' totals, the day's
+    // bookings counted, their totals stored), and on a Monday, when the day stored is a Sunday, an eleventh, the
+    // week stored; one names a single connection, the search for more after the last.
     for (let daysBack = 9; daysBack >= 0; daysBack--) {
       const now = new Date(HISTORY_NOW.getTime() - daysBack * DAY_MS);
       naming = { all: 0, one: 0 };
       statements.begin();
       const result = await pruneHistory(watched, batched, { now, pause: async () => undefined });
       expect(result.reportDayFailures).toBe(0);
-      expect(naming).toEqual({ all: now.getUTCDay() === 1 ? 8 : 7, one: 1 });
+      expect(naming).toEqual({ all: now.getUTCDay() === 1 ? 11 : 10, one: 1 });
     }
     expect((await stored()).every((row) => row.through === '2026-09-19')).toBe(true);
     const fromStored = await storedDayAnswers();

@@ -20,11 +20,14 @@
 //   zone unless --tz.
 import { Prisma } from '../../generated/prisma/client.js';
 import { bookingsPerPeriod, type PeriodRow } from './booking-periods.js';
+import { storedCellsAndTotals, type BookingTotals, type WeekdayHourCell } from './booking-totals.js';
+import { readsStoredDays } from './stored-days.js';
 import { onTheSameConnection, type BesideRead } from './report-session.js';
 import type { BookingsGrouping, ReportScope } from './report-scope.js';
 import { bookedWhere, connectionsInOrder, zoneOf, type ReportDb } from './report-sql.js';
 
 export type { PeriodRow } from './booking-periods.js';
+export type { BookingTotals, WeekdayHourCell } from './booking-totals.js';
 
 export interface BookingRow {
   connection_id: string;
@@ -61,12 +64,6 @@ async function eachBooking(prisma: ReportDb, query: ReportScope): Promise<Bookin
     ${BOOKINGS_IN_ORDER}`);
 }
 
-export interface WeekdayHourCell {
-  weekday: number;
-  hour: number;
-  bookings: number;
-}
-
 /** The heat map's cells over `local`, the start of each booking in its zone (grouped by its first two columns). */
 const cellsOf = (local: Prisma.Sql) =>
   Prisma.sql`date_part('isodow', ${local})::int AS weekday, date_part('hour', ${local})::int AS hour,
@@ -76,18 +73,12 @@ export async function bookingsByWeekdayHour(
   prisma: ReportDb,
   query: ReportScope,
 ): Promise<WeekdayHourCell[]> {
+  if (readsStoredDays(query)) return (await storedCellsAndTotals(prisma, query)).cells;
   return prisma.$queryRaw<WeekdayHourCell[]>(Prisma.sql`
     SELECT ${cellsOf(Prisma.sql`(b.starts_at AT TIME ZONE ${zoneOf(query)})`)}
     FROM booking b JOIN connection c ON c.id = b.connection_id
     WHERE ${bookedWhere(query)}
     GROUP BY 1, 2 ORDER BY 1, 2`);
-}
-
-export interface BookingTotals {
-  bookings: number;
-  booked_minutes: number | null;
-  median_lead_hours: number | null;
-  mean_lead_hours: number | null;
 }
 
 const NO_TOTALS: BookingTotals = {
@@ -98,6 +89,17 @@ const NO_TOTALS: BookingTotals = {
 };
 
 /**
+ * The heat map's cells and the totals: from the stored running totals and the bookings after them where the report
+ * reads stored days (booking-totals.ts), else from one reading of the bookings.
+ */
+function cellsAndTotals(
+  prisma: ReportDb,
+  query: ReportScope,
+): Promise<{ cells: WeekdayHourCell[]; totals: BookingTotals }> {
+  return readsStoredDays(query) ? storedCellsAndTotals(prisma, query) : countedCellsAndTotals(prisma, query);
+}
+
+/**
  * The heat map's cells and the totals from one reading of the bookings: read once and kept for both (a month of
  * 10,000 connections' bookings took 1.8-2.2 s read twice, 1.35-1.5 s once, under the same load), where the totals'
  * median kept the second reading from running in parallel anyway. The totals come last, as the row without a cell.
@@ -106,7 +108,7 @@ const NO_TOTALS: BookingTotals = {
  * EXTRACT's by one bit of a float8 at most (under 5e-10 s for leads of weeks), far below the hundredth of an hour
  * it is shown to.
  */
-async function cellsAndTotals(
+export async function countedCellsAndTotals(
   prisma: ReportDb,
   query: ReportScope,
 ): Promise<{ cells: WeekdayHourCell[]; totals: BookingTotals }> {
