@@ -5,12 +5,12 @@ import { BOOKING_DAY_FIGURES, computedBookingDays } from './booking-days.js';
 import { bookingWeeks } from './booking-weeks.js';
 import type { ReportScope } from './report-scope.js';
 import { daysInOrder, reportDaysInOrder, withUnstoredFrom } from './stored-days.js';
-import type { ReportDb } from './report-sql.js';
+import { isoDay, type ReportDb } from './report-sql.js';
 
 export interface PeriodRow {
   connection_id: string;
   connection: string;
-  period: Date | string;
+  period: string;
   bookings: number;
   booked_minutes: number | null;
   median_lead_hours: number | null;
@@ -50,7 +50,7 @@ export async function bookingsPerPeriod(
 ): Promise<PeriodRow[]> {
   return prisma.$queryRaw<PeriodRow[]>(
     Prisma.sql`
-      SELECT p.connection_id, p.connection, p.period, p.bookings, p.booked_minutes, p.median_lead_hours,
+      SELECT p.connection_id, p.connection, ${isoDay(Prisma.sql`p.period`)} AS period, p.bookings, p.booked_minutes, p.median_lead_hours,
              p.mean_lead_hours, p.opened
       FROM (${bookingPeriods(await withUnstoredFrom(prisma, query), by)}) p ${periodsInOrder(query)}`,
   );
