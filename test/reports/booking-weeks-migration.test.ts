@@ -2,18 +2,23 @@
 // installation before it): the bookings report answers as it did before, from the history, until the next
 // retention run stores each connection's weeks over by then; from then on it reads them, with the same answers.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { RawReportQuery } from '../../src/reports/report-query.js';
 import { applyPendingMigrations } from '../../src/store/migrations/index.js';
 import { pruneHistory } from '../../src/store/retention.js';
 import { createTestDatabase, MIGRATIONS_DIR, type TestDatabase } from '../support/db.js';
 import { storeOnly } from '../support/store-only.js';
 import { generateMixedHistory, HISTORY_NOW } from './mixed-history.js';
-import { allReportAnswers, differingAnswers, readAndInOwnZone } from './report-answers.js';
+import {
+  bookingAnswers as answersOf,
+  BOOKING_SCOPES as WEEK_SCOPES,
+  differingAnswers,
+  readAndInOwnZone,
+} from './report-answers.js';
 
 const MIGRATION = '20261202000000_booking_weeks';
 
 let db: TestDatabase;
 let ids: { connections: string[]; eventId: string };
+const bookingAnswers = () => answersOf(db.prisma, ids);
 
 beforeAll(async () => {
   db = await createTestDatabase('booking_weeks_migration');
@@ -23,25 +28,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await db?.drop();
 });
-
-const bookingAnswers = async () =>
-  new Map([...(await allReportAnswers(db.prisma, ids))].filter(([key]) => key.startsWith('bookings,')));
-
-/**
- * Scopes whose weeks start and end in different places: whole weeks, cut short by --from or --to, before T (a
- * Monday, mid-week), and T's own day inside a range.
- */
-const WEEK_SCOPES: RawReportQuery[] = [
-  {},
-  { from: '2026-09-19' },
-  { from: '2026-08-12', to: '2026-09-09' },
-  { from: '2026-08-13', to: '2026-08-15' },
-  { at: '2026-09-01T07:13:21.456Z' },
-  { at: '2026-09-07T10:00:00Z' },
-  { to: '2026-09-13' },
-  { at: '2026-09-03T12:00:00Z', from: '2026-09-01' },
-  { at: '2026-09-03T12:00:00Z', to: '2026-09-06' },
-];
 
 const pass = (now: Date) => pruneHistory(db.prisma, storeOnly(2), { now, pause: async () => undefined });
 

@@ -152,3 +152,28 @@ export function differingAnswers(expected: Map<string, string>, actual: Map<stri
     })
     .map(([key]) => key);
 }
+
+/** Every bookings answer of allReportAnswers: what the bookings migrations' tests compare before and after. */
+export const bookingAnswers = async (
+  prisma: PrismaClient,
+  ids: { connections: string[]; eventId: string },
+): Promise<Map<string, string>> =>
+  new Map([...(await allReportAnswers(prisma, ids))].filter(([key]) => key.startsWith('bookings,')));
+
+/**
+ * Ranges a connection's stored bookings figures (its weeks, its running totals) start and end in different places
+ * for: whole weeks, cut short by --from or --to, before T (a Monday, mid-week), T's own day inside a range, and a
+ * range after T.
+ */
+export const BOOKING_SCOPES: RawReportQuery[] = [
+  {},
+  { from: '2026-09-19' },
+  { from: '2026-08-12', to: '2026-09-09' },
+  { from: '2026-08-13', to: '2026-08-15' },
+  { at: '2026-09-01T07:13:21.456Z' },
+  { at: '2026-09-07T10:00:00Z' },
+  { to: '2026-09-13' },
+  { at: '2026-09-03T12:00:00Z', from: '2026-09-01' },
+  { at: '2026-09-03T12:00:00Z', to: '2026-09-06' },
+  { at: '2026-09-03T12:00:00Z', from: '2026-09-10' },
+];
