@@ -2,8 +2,8 @@
 // ended since its last run with the reports' own queries (utilization's figures: computedUtilizationDays; the
 // bookings report's bookings and opened slots by day: computedBookingDays; sync-health's running totals:
 // sync-health-days.ts; availability's sightings and closings: availability-days.ts; the bookings' running totals:
-// booking-totals.ts) and keeps them, so an
-// all-connection report reads a row per connection and day (two, for sync-health) instead of every slot and run. A
+// booking-totals.ts) and keeps them, so an all-connection report reads a row per connection and day (two, for the
+// running totals) instead of every slot, run and booking. A
 // connection whose zone changed has its days counted again in the new one, from the history still kept. Stored days
 // are kept for good, as bookings are: a report over days whose slots retention has pruned still answers what it did
 // while they were kept. Availability's, the largest, are kept as long as the closed slots (retention.ts).
@@ -101,12 +101,15 @@ function lastDayToStore(scope: ReportScope, now: Date): Prisma.Sql {
  */
 function hasDaysToStore(scope: ReportScope, now: Date, moreThanOne = false): Prisma.Sql {
   const behind = moreThanOne ? Prisma.sql`${lastDayToStore(scope, now)} - 1` : lastDayToStore(scope, now);
-  // Weeks are stored from bookings and stored days, never the whole history: none stored yet is not catching up.
-  const weeks = moreThanOne ? Prisma.empty : Prisma.sql`OR ${weeksBehind(behind)}`;
+  // Weeks and the bookings' running totals are stored from bookings and stored days, never the whole history of
+  // slots and runs: none stored yet is not catching up.
+  const fromBookings = moreThanOne
+    ? Prisma.empty
+    : Prisma.sql`OR ${weeksBehind(behind)}
+        OR s.booking_totals_through IS NULL OR s.booking_totals_through < ${behind}`;
   return Prisma.sql`(s.connection_id IS NULL OR s.zone <> ${STORED_ZONE} OR s.through < ${behind}
     OR s.sync_health_through IS NULL OR s.sync_health_through < ${behind}
-    OR s.availability_through IS NULL OR s.availability_through < ${behind}
-    OR s.booking_totals_through IS NULL OR s.booking_totals_through < ${behind} ${weeks})`;
+    OR s.availability_through IS NULL OR s.availability_through < ${behind} ${fromBookings})`;
 }
 
 /** Whether report_days_stored `s` has weeks over by `through` (a day) not stored yet. */

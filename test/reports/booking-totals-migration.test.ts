@@ -6,24 +6,26 @@
 // exactly up to EXACT_MEDIAN_UP_TO bookings, and read from the histograms within RELATIVE_ERROR. Before and after the migration and the run that
 // stores the totals, every bookings answer (every grouping, scope and format) is the same.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { RELATIVE_ERROR } from '../../src/lib/log-histogram.js';
+import { Prisma } from '../../src/generated/prisma/client.js';
+import { bucketKey, bucketValue, RATIO, RELATIVE_ERROR, SMALLEST } from '../../src/lib/log-histogram.js';
 import { parseReportQuery, type RawReportQuery } from '../../src/reports/report-query.js';
 import type { ReportResult } from '../../src/reports/report-result.js';
 import { runReport } from '../../src/reports/run-report.js';
 import { applyPendingMigrations } from '../../src/store/migrations/index.js';
-import { storedCellsAndTotals } from '../../src/store/report-queries/booking-totals.js';
+import { leadBucketOf, storedCellsAndTotals } from '../../src/store/report-queries/booking-totals.js';
 import { countedCellsAndTotals } from '../../src/store/report-queries/bookings-rows.js';
 import { createReportStore } from '../../src/store/reports.js';
 import { pruneHistory } from '../../src/store/retention.js';
 import { createTestDatabase, MIGRATIONS_DIR, type TestDatabase } from '../support/db.js';
 import { storeOnly } from '../support/store-only.js';
 import { generateMixedHistory, HISTORY_NOW } from './mixed-history.js';
-import { allReportAnswers, differingAnswers } from './report-answers.js';
+import { bookingAnswers as answersOf, BOOKING_SCOPES as SCOPES, differingAnswers } from './report-answers.js';
 
 const MIGRATION = '20261202200000_booking_totals';
 
 let db: TestDatabase;
 let ids: { connections: string[]; eventId: string };
+const bookingAnswers = () => answersOf(db.prisma, ids);
 
 beforeAll(async () => {
   db = await createTestDatabase('booking_totals_migration');
@@ -33,21 +35,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await db?.drop();
 });
-
-const bookingAnswers = async () =>
-  new Map([...(await allReportAnswers(db.prisma, ids))].filter(([key]) => key.startsWith('bookings,')));
-
-/** Ranges that start and end on stored days and after them, before T, and T's own day inside a range. */
-const SCOPES: RawReportQuery[] = [
-  {},
-  { from: '2026-09-19' },
-  { from: '2026-08-12', to: '2026-09-09' },
-  { from: '2026-08-13', to: '2026-08-15' },
-  { at: '2026-09-01T07:13:21.456Z' },
-  { to: '2026-09-13' },
-  { at: '2026-09-03T12:00:00Z', from: '2026-09-01' },
-  { at: '2026-09-03T12:00:00Z', to: '2026-09-06' },
-];
 
 const pass = (now: Date) => pruneHistory(db.prisma, storeOnly(2), { now, pause: async () => undefined });
 
@@ -82,7 +69,7 @@ async function expectTotalsAsCounted(): Promise<number> {
   }
   for (const raw of SCOPES) {
     const scope = parseReportQuery('bookings', raw, HISTORY_NOW);
-    const fromHistograms = await storedCellsAndTotals(db.prisma, scope, 0);
+    const fromHistograms = await storedCellsAndTotals(db.prisma, scope, { exactMedianUpTo: 0 });
     const counted = await countedCellsAndTotals(db.prisma, scope);
     expect({ raw, cells: fromHistograms.cells }).toEqual({ raw, cells: counted.cells });
     const { median_lead_hours: median, mean_lead_hours: mean, ...exact } = fromHistograms.totals;
@@ -143,6 +130,7 @@ describe('the bookings report’s totals from running totals', () => {
     // the next run: none is read, and the first run counts them all again.
     await db.sql.query('TRUNCATE report_days_stored');
     const computed = await bookingAnswers();
+    await expectTotalsAsCounted();
     for (let daysBack = 10; daysBack >= 0; daysBack--) {
       const run = await pass(new Date(HISTORY_NOW.getTime() - daysBack * 86_400_000));
       expect(run.reportDayFailures).toBe(0);
@@ -150,6 +138,55 @@ describe('the bookings report’s totals from running totals', () => {
     expect(differingAnswers(computed, await bookingAnswers())).toEqual([]);
     await expectTotalsAsCounted();
   }, 300_000);
+
+  it('counts a connection moved to another zone from its bookings until the next run counts its totals again', async () => {
+    const [berlin] = ids.connections as [string];
+    const computed = await bookingAnswers();
+    await db.sql.query(`UPDATE connection SET timezone = 'America/New_York' WHERE id = $1::uuid`, [berlin]);
+    try {
+      await expectTotalsAsCounted();
+      expect((await pass(new Date(HISTORY_NOW.getTime() + 3_600_000))).reportDayFailures).toBe(0);
+      await expectTotalsAsCounted();
+    } finally {
+      await db.sql.query(`UPDATE connection SET timezone = 'Europe/Berlin' WHERE id = $1::uuid`, [berlin]);
+    }
+    expect((await pass(new Date(HISTORY_NOW.getTime() + 3_600_000))).reportDayFailures).toBe(0);
+    expect(differingAnswers(computed, await bookingAnswers())).toEqual([]);
+  }, 300_000);
+
+  it('puts a lead in the same bucket in Postgres as in JavaScript', async () => {
+    const keysInPostgres = async (values: number[]) =>
+      (
+        await db.prisma.$queryRaw<{ key: number }[]>(Prisma.sql`
+          SELECT ${leadBucketOf(Prisma.sql`v`)} AS key
+          FROM unnest(${values}::float8[]) WITH ORDINALITY AS u(v, i) ORDER BY i`)
+      ).map((row) => row.key);
+    // Every lead of the history, values beside each bucket's edges, and leads of up to a year.
+    const leads = (
+      await db.prisma.$queryRaw<{ lead: number }[]>(
+        Prisma.sql`SELECT date_part('epoch', starts_at - detected_at) AS lead FROM booking`,
+      )
+    ).map((row) => row.lead);
+    expect(leads.length).toBeGreaterThan(40);
+    const edges = Array.from({ length: 1600 }, (_, k) => SMALLEST * RATIO ** k);
+    const values = [
+      0,
+      SMALLEST / 2,
+      ...leads,
+      ...edges.flatMap((edge) => [edge * (1 - 1e-12), edge * (1 + 1e-12)]),
+      ...Array.from({ length: 2000 }, (_, i) => ((i * 7919) % 31_536_000) + i / 1000),
+    ];
+    expect(await keysInPostgres(values)).toEqual(values.map((value) => bucketKey(value)));
+    // On an edge itself, a last bit of the logarithm may put a value on either side: one bucket apart at most, and
+    // read back from either within RELATIVE_ERROR, the edge lying that far from both buckets' values.
+    const onEdges = await keysInPostgres(edges);
+    edges.forEach((edge, k) => {
+      expect(Math.abs(onEdges[k]! - bucketKey(edge))).toBeLessThanOrEqual(1);
+      expect(Math.abs(bucketValue(onEdges[k]!) - edge)).toBeLessThanOrEqual(
+        edge * RELATIVE_ERROR * (1 + 1e-9),
+      );
+    });
+  });
 
   it('reads the stored totals: a stored row changed shows in the report, not with --tz', async () => {
     const [berlin] = ids.connections as [string];

@@ -9,7 +9,7 @@
 -- and lead time in milliseconds (the booking's instants are kept to the millisecond, so the sums are exact), and
 -- `histograms` (encodeHistograms's bytes): 'lead', the leads in seconds by log bucket, and 'start', the bookings by
 -- the weekday and hour their time starts, (ISO weekday - 1) * 24 + hour. A range of days is the total at its last
--- less the total before its first: two rows a connection (src/store/booking-totals.ts).
+-- less the total before its first: two rows a connection (src/store/report-queries/booking-totals.ts).
 CREATE TABLE "booking_total_day" (
     "connection_id" UUID NOT NULL,
     "day" DATE NOT NULL,

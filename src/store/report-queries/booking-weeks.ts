@@ -18,6 +18,7 @@ import {
 import {
   at,
   bookedWhere,
+  dayRangeInstants,
   connectionFilter,
   connectionsInOrder,
   localDay,
@@ -81,11 +82,15 @@ export function weeksAfter(query: ReportScope, after: Prisma.Sql, unstored: bool
 /**
  * Each of the query's connections' bookings detected on a local day after `after` (a day over aliases `s`, its
  * report_days_stored row LEFT JOINed, and `c`; NULL: every booking), as a relation `b` (connection_id, detected_at,
- * starts_at, ends_at). A probe of the index a connection (OFFSET 0 keeps it one), rather than a scan of every
+ * starts_at, ends_at), detected by T and within the range's days (the caller keeps those in its zone: bookedWhere).
+ * A probe of the index a connection (OFFSET 0 keeps it one), rather than a scan of every
  * booking; the index holds what is read of each (booking_connection_id_detected_at_idx's INCLUDE), so no heap page
  * is.
  */
 export function bookingsAfterDay(query: ReportScope, after: Prisma.Sql): Prisma.Sql {
+  // T and the range's days bound each probe of the index, not only the rows it gives: a report --at a year back
+  // read every booking since.
+  const range = dayRangeInstants(query);
   return Prisma.sql`(
       SELECT c.id AS connection_id, a.after_day, ${zoneOf(query)} AS zone,
              COALESCE((a.after_day + 1)::timestamp AT TIME ZONE ${zoneOf(query)} - ${MIDNIGHT_MARGIN},
@@ -97,7 +102,9 @@ export function bookingsAfterDay(query: ReportScope, after: Prisma.Sql): Prisma.
     ) w
     CROSS JOIN LATERAL (
       SELECT b.connection_id, b.detected_at, b.starts_at, b.ends_at FROM booking b
-      WHERE b.connection_id = w.connection_id AND b.detected_at >= w.after_at
+      WHERE b.connection_id = w.connection_id AND b.detected_at >= w.after_at AND b.detected_at <= ${at(query)}
+        ${range.from === undefined ? Prisma.empty : Prisma.sql`AND b.detected_at >= ${range.from}`}
+        ${range.until === undefined ? Prisma.empty : Prisma.sql`AND b.detected_at < ${range.until}`}
         AND (w.after_day IS NULL OR (b.detected_at AT TIME ZONE w.zone)::date > w.after_day)
       ${WORKED_OUT_ONCE}
     ) b`;

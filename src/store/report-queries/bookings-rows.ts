@@ -20,7 +20,12 @@
 //   zone unless --tz.
 import { Prisma } from '../../generated/prisma/client.js';
 import { bookingsPerPeriod, type PeriodRow } from './booking-periods.js';
-import { storedCellsAndTotals, type BookingTotals, type WeekdayHourCell } from './booking-totals.js';
+import {
+  startCellOf,
+  storedCellsAndTotals,
+  type BookingTotals,
+  type WeekdayHourCell,
+} from './booking-totals.js';
 import { readsStoredDays } from './stored-days.js';
 import { onTheSameConnection, type BesideRead } from './report-session.js';
 import type { BookingsGrouping, ReportScope } from './report-scope.js';
@@ -64,16 +69,20 @@ async function eachBooking(prisma: ReportDb, query: ReportScope): Promise<Bookin
     ${BOOKINGS_IN_ORDER}`);
 }
 
-/** The heat map's cells over `local`, the start of each booking in its zone (grouped by its first two columns). */
+/**
+ * The heat map's cells over `local`, the start of each booking in its zone (grouped by its first two columns): the
+ * weekday and hour of its start cell, as the stored totals count them (startCellOf).
+ */
 const cellsOf = (local: Prisma.Sql) =>
-  Prisma.sql`date_part('isodow', ${local})::int AS weekday, date_part('hour', ${local})::int AS hour,
-    COUNT(*)::int AS bookings`;
+  Prisma.sql`${startCellOf(local)} / 24 + 1 AS weekday, ${startCellOf(local)} % 24 AS hour, COUNT(*)::int AS bookings`;
 
 export async function bookingsByWeekdayHour(
   prisma: ReportDb,
   query: ReportScope,
 ): Promise<WeekdayHourCell[]> {
-  if (readsStoredDays(query)) return (await storedCellsAndTotals(prisma, query)).cells;
+  // Its totals are not shown: no exact median worked out for them.
+  if (readsStoredDays(query))
+    return (await storedCellsAndTotals(prisma, query, { exactMedianUpTo: 0 })).cells;
   return prisma.$queryRaw<WeekdayHourCell[]>(Prisma.sql`
     SELECT ${cellsOf(Prisma.sql`(b.starts_at AT TIME ZONE ${zoneOf(query)})`)}
     FROM booking b JOIN connection c ON c.id = b.connection_id
