@@ -47,7 +47,10 @@ export function createPrismaClient(databaseUrl: string, settings: PoolSettings =
     // ('2026-09-20 12:34:56.789'), which Postgres reads in the session's TimeZone, so on a server set to another
     // zone every instant written or asked about would move by its offset (test/store/server-time-zone.test.ts).
     // A startup option, so it holds from the first statement; PgBouncer (1.20 on) takes it for its tracked TimeZone.
-    options: '-c TimeZone=UTC',
+    // And dates as ISO text (2026-09-20), whatever the server's DateStyle: statements read days and instants back as
+    // text, and the retention run adds running totals up in the order of their days' text
+    // (test/reports/booking-totals-migration.test.ts runs it on a server whose dates read day first).
+    options: '-c TimeZone=UTC -c DateStyle=ISO,MDY',
     // Idle connections do not keep a process alive: a client that read only past Prisma (pooled-rows.ts) has a
     // pool its $disconnect does not end (Prisma ends it only once it has connected itself), and its idle
     // connections close after the pool's idle timeout.

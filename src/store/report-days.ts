@@ -187,7 +187,7 @@ async function storeAvailabilityDays(
       FROM stored d JOIN connection c ON c.id = d.connection_id GROUP BY 1
     ), marked AS (
       UPDATE report_days_stored s
-      SET availability_through = c.through,
+      SET availability_through = GREATEST(s.availability_through, c.through),
           availability_ahead = GREATEST(s.availability_ahead, (SELECT a.days FROM ahead a WHERE a.connection_id = s.connection_id))
       FROM (SELECT c.id, ${through} AS through FROM connection c
             WHERE TRUE ${connectionFilter(query, Prisma.sql`c.id`)}) c
@@ -263,8 +263,11 @@ async function storeBatchDays(
         utilization AS (${utilization!}), bookings AS (${bookings!}), marked AS (
           INSERT INTO report_days_stored (connection_id, zone, through, sync_health_through)
           SELECT c.id, ${STORED_ZONE}, ${through}, ${through} FROM connection c JOIN claimed k ON k.id = c.id
+          -- Never back: a run whose clock is behind the last one's (claimed for a mark not set yet) stores no day,
+          -- and a running total goes on from the day its mark says.
           ON CONFLICT (connection_id) DO UPDATE
-            SET zone = EXCLUDED.zone, through = EXCLUDED.through, sync_health_through = EXCLUDED.sync_health_through
+            SET zone = EXCLUDED.zone, through = GREATEST(report_days_stored.through, EXCLUDED.through),
+                sync_health_through = GREATEST(report_days_stored.sync_health_through, EXCLUDED.sync_health_through)
         )
         SELECT ((SELECT COUNT(*) FROM utilization) + (SELECT COUNT(*) FROM bookings))::int AS rows`);
       // After report_days_stored has each connection's row: they go on from its availability_through.

@@ -91,7 +91,8 @@ function countedBookings(
   return Prisma.sql`
     WITH b AS MATERIALIZED (
       SELECT ${group}, ${lead} AS lead_seconds,
-             round(date_part('epoch', b.ends_at - b.starts_at) * 1000) AS booked_ms, round(${lead} * 1000) AS lead_ms,
+             round(date_part('epoch', b.ends_at - b.starts_at) * 1000)::int8 AS booked_ms,
+             round(${lead} * 1000)::int8 AS lead_ms,
              ${startCellOf(Prisma.sql`(b.starts_at AT TIME ZONE ${zoneOf(query)})`)} AS cell
       FROM ${bookings} JOIN connection c ON c.id = b.connection_id
       WHERE ${bookedWhere(query)} ${byDay ? Prisma.sql`AND ${day} <= ${byDay.through}` : Prisma.empty}
@@ -121,7 +122,8 @@ function addCountedRow(sums: HistogramSums, counts: Counts, row: CountedRow): vo
     counts.bookedMs += row.booked_ms ?? 0;
     counts.leadMs += row.lead_ms ?? 0;
   } else {
-    sums.addKey(row.name, row.key ?? 0, row.bookings);
+    if (row.key === null) throw new Error(`a booking counted in no bucket of '${row.name}'`);
+    sums.addKey(row.name, row.key, row.bookings);
   }
 }
 
@@ -218,7 +220,7 @@ export async function storedCellsAndTotals(
   const sums = new HistogramSums();
   const counts: Counts = { bookings: 0, bookedMs: 0, leadMs: 0 };
   for (const row of stored) {
-    if (row.histograms !== null) sums.addBytes(row.histograms, row.sign !== null && row.sign < 0 ? -1 : 1);
+    if (row.sign !== null && row.histograms !== null) sums.addBytes(row.histograms, row.sign < 0 ? -1 : 1);
     else {
       counts.bookings += row.bookings ?? 0;
       counts.bookedMs += row.booked_ms ?? 0;
