@@ -8,11 +8,11 @@
 // are kept for good, as bookings are: a report over days whose slots retention has pruned still answers what it did
 // while they were kept. Availability's, the largest, are kept as long as the closed slots (retention.ts).
 import { Prisma, type PrismaClient } from '../generated/prisma/client.js';
-import { AVAILABILITY_TABLES, availabilityDaysToStore } from './report-queries/availability-days.js';
+import { storeAvailabilityDays } from './report-queries/availability-days.js';
 import { BOOKING_DAY_FIGURES, computedBookingDays } from './report-queries/booking-days.js';
 import { storeBookingTotals } from './report-queries/booking-totals.js';
-import { BOOKING_WEEK_FIGURES, sundayOnOrBefore, weeksAfter } from './report-queries/booking-weeks.js';
-import { connectionFilter, localDay } from './report-queries/report-sql.js';
+import { storeWeeks, sundayOnOrBefore } from './report-queries/booking-weeks.js';
+import { localDay, takenFromExcluded } from './report-queries/report-sql.js';
 import { PLAN_EACH_CALL } from './report-queries/report-session.js';
 import type { ReportScope } from './report-queries/report-scope.js';
 import {
@@ -40,10 +40,6 @@ const STORED_TABLES = [
   { table: 'utilization_day', figures: UTILIZATION_FIGURES, computed: computedUtilizationDays },
   { table: 'booking_day', figures: BOOKING_DAY_FIGURES, computed: computedBookingDays },
 ] as const;
-
-/** `figure = EXCLUDED.figure, …`: an upsert's stored row takes each of `columns` from the row it stores again. */
-const takenFromExcluded = (columns: readonly string[]): Prisma.Sql =>
-  Prisma.raw(columns.map((column) => `${column} = EXCLUDED.${column}`).join(', '));
 
 /**
  * `INSERT INTO table (connection_id, day, …figures) SELECT …` of the computed days up to `through` (over alias
@@ -122,79 +118,6 @@ interface ClaimedWithWeeks extends ClaimedConnection {
   /** How far its bookings' running totals are stored (null: none). */
   previousTotalsThrough: string | null;
   weeksThrough: string;
-}
-
-/**
- * Stores the weeks of the `claimed` connections (of query's batch) that are over by their stored days, after those
- * were stored in the same transaction, and marks how far they go: the report's own figures (booking-weeks.ts), from
- * each connection's days after its weeks stored. The number of weeks stored.
- */
-async function storeWeeks(tx: Db, query: ReportScope, claimed: readonly string[]): Promise<number> {
-  const figures = Prisma.raw(BOOKING_WEEK_FIGURES.join(', '));
-  const updates = takenFromExcluded(BOOKING_WEEK_FIGURES);
-  const [done] = await tx.$queryRaw<{ rows: number }[]>(Prisma.sql`
-    WITH claimed AS (SELECT unnest(${claimed}::uuid[]) AS id), weeks AS (
-      INSERT INTO booking_week (connection_id, week, ${figures})
-      SELECT w.connection_id, w.period, ${Prisma.raw(BOOKING_WEEK_FIGURES.map((figure) => `w.${figure}`).join(', '))}
-      FROM (${weeksAfter(query, Prisma.sql`s.weeks_through`, false)}) w
-      JOIN report_days_stored s ON s.connection_id = w.connection_id
-      WHERE w.connection_id IN (SELECT id FROM claimed) AND w.period + 6 <= ${sundayOnOrBefore(Prisma.sql`s.through`)}
-      ON CONFLICT (connection_id, week) DO UPDATE SET ${updates}
-      RETURNING 1
-    ), marked AS (
-      UPDATE report_days_stored s SET weeks_through = ${sundayOnOrBefore(Prisma.sql`s.through`)}
-      FROM claimed k WHERE s.connection_id = k.id
-    )
-    SELECT (SELECT COUNT(*) FROM weeks)::int AS rows`);
-  return done?.rows ?? 0;
-}
-
-/**
- * Stores the availability days (availability-days.ts) of `query`'s batch, claimed and marked stored in their zone,
- * after each one's availability_through and up to `through` (over alias `c`), and marks how far they go and how far
- * ahead of its day a slot of them was first seen. The number of rows stored, a day and event type each.
- */
-async function storeAvailabilityDays(
-  tx: Db,
-  query: ReportScope,
-  through: Prisma.Sql,
-  now: Date,
-): Promise<number> {
-  const key = ['connection_id', 'day', 'upstream_event_id'];
-  const insert = (table: keyof typeof AVAILABILITY_TABLES, returning: Prisma.Sql) => {
-    const lists = AVAILABILITY_TABLES[table];
-    const columns = [...key, ...lists];
-    return Prisma.sql`
-      INSERT INTO ${Prisma.raw(table)} (${Prisma.raw(columns.join(', '))})
-      SELECT ${Prisma.raw(columns.map((column) => `d.${column}`).join(', '))} FROM days d
-      ${table === 'availability_day_closing' ? Prisma.sql`WHERE cardinality(d.closed_at) > 0` : Prisma.empty}
-      ON CONFLICT (${Prisma.raw(key.join(', '))}) DO UPDATE
-        SET ${takenFromExcluded(lists)}
-      ${returning}`;
-  };
-  const [done] = await tx.$queryRaw<{ rows: number }[]>(Prisma.sql`
-    WITH days AS MATERIALIZED (${availabilityDaysToStore(query, through, now)}),
-    stored AS (${insert('availability_day', Prisma.sql`RETURNING connection_id, day, seen_at[1] AS first_seen`)}),
-    closings AS (${insert('availability_day_closing', Prisma.empty)}),
-    -- A day stored again (its days counted again from an earlier one) with no closings on it keeps none.
-    cleared AS (
-      DELETE FROM availability_day_closing k USING days d
-      WHERE k.connection_id = d.connection_id AND k.day = d.day AND k.upstream_event_id = d.upstream_event_id
-        AND cardinality(d.closed_at) = 0
-    ),
-    ahead AS (
-      SELECT d.connection_id, MAX(d.day - ${localDay(query, Prisma.sql`d.first_seen`)}) AS days
-      FROM stored d JOIN connection c ON c.id = d.connection_id GROUP BY 1
-    ), marked AS (
-      UPDATE report_days_stored s
-      SET availability_through = GREATEST(s.availability_through, c.through),
-          availability_ahead = GREATEST(s.availability_ahead, (SELECT a.days FROM ahead a WHERE a.connection_id = s.connection_id))
-      FROM (SELECT c.id, ${through} AS through FROM connection c
-            WHERE TRUE ${connectionFilter(query, Prisma.sql`c.id`)}) c
-      WHERE s.connection_id = c.id
-    )
-    SELECT (SELECT COUNT(*) FROM stored)::int AS rows`);
-  return done?.rows ?? 0;
 }
 
 /**

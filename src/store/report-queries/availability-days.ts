@@ -23,7 +23,9 @@ import {
   dayColumnInRange,
   eventTitlesAt,
   localDay,
+  takenFromExcluded,
   WORKED_OUT_ONCE,
+  type ReportDb,
 } from './report-sql.js';
 import { STORED_ZONE } from './stored-days.js';
 
@@ -159,4 +161,52 @@ export function storedAvailabilityInOrder(query: ReportScope): Prisma.Sql {
     ) f
     WHERE f.free_slots > 0
     ORDER BY o.connection, o.id, f.event NULLS LAST, f.event_id, f.day`;
+}
+
+/**
+ * Stores the availability days (availabilityDaysToStore) of `query`'s batch, claimed and marked stored in their zone,
+ * after each one's availability_through and up to `through` (over alias `c`), and marks how far they go and how far
+ * ahead of its day a slot of them was first seen. The number of rows stored, a day and event type each.
+ */
+export async function storeAvailabilityDays(
+  tx: ReportDb,
+  query: ReportScope,
+  through: Prisma.Sql,
+  now: Date,
+): Promise<number> {
+  const key = ['connection_id', 'day', 'upstream_event_id'];
+  const insert = (table: keyof typeof AVAILABILITY_TABLES, returning: Prisma.Sql) => {
+    const lists = AVAILABILITY_TABLES[table];
+    const columns = [...key, ...lists];
+    return Prisma.sql`
+      INSERT INTO ${Prisma.raw(table)} (${Prisma.raw(columns.join(', '))})
+      SELECT ${Prisma.raw(columns.map((column) => `d.${column}`).join(', '))} FROM days d
+      ${table === 'availability_day_closing' ? Prisma.sql`WHERE cardinality(d.closed_at) > 0` : Prisma.empty}
+      ON CONFLICT (${Prisma.raw(key.join(', '))}) DO UPDATE
+        SET ${takenFromExcluded(lists)}
+      ${returning}`;
+  };
+  const [done] = await tx.$queryRaw<{ rows: number }[]>(Prisma.sql`
+    WITH days AS MATERIALIZED (${availabilityDaysToStore(query, through, now)}),
+    stored AS (${insert('availability_day', Prisma.sql`RETURNING connection_id, day, seen_at[1] AS first_seen`)}),
+    closings AS (${insert('availability_day_closing', Prisma.empty)}),
+    -- A day stored again (its days counted again from an earlier one) with no closings on it keeps none.
+    cleared AS (
+      DELETE FROM availability_day_closing k USING days d
+      WHERE k.connection_id = d.connection_id AND k.day = d.day AND k.upstream_event_id = d.upstream_event_id
+        AND cardinality(d.closed_at) = 0
+    ),
+    ahead AS (
+      SELECT d.connection_id, MAX(d.day - ${localDay(query, Prisma.sql`d.first_seen`)}) AS days
+      FROM stored d JOIN connection c ON c.id = d.connection_id GROUP BY 1
+    ), marked AS (
+      UPDATE report_days_stored s
+      SET availability_through = GREATEST(s.availability_through, c.through),
+          availability_ahead = GREATEST(s.availability_ahead, (SELECT a.days FROM ahead a WHERE a.connection_id = s.connection_id))
+      FROM (SELECT c.id, ${through} AS through FROM connection c
+            WHERE TRUE ${connectionFilter(query, Prisma.sql`c.id`)}) c
+      WHERE s.connection_id = c.id
+    )
+    SELECT (SELECT COUNT(*) FROM stored)::int AS rows`);
+  return done?.rows ?? 0;
 }

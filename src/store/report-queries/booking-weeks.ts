@@ -22,8 +22,10 @@ import {
   connectionFilter,
   connectionsInOrder,
   localDay,
+  takenFromExcluded,
   WORKED_OUT_ONCE,
   zoneOf,
+  type ReportDb,
 } from './report-sql.js';
 
 /** The Sunday on or before a date (NULL for NULL): the last day of the last week over by its end. */
@@ -188,4 +190,33 @@ export function bookingWeeks(query: ReportScope): Prisma.Sql {
   return Prisma.sql`
     SELECT d.connection_id, d.connection, d.rank, d.week AS period, ${figuresOf('d')}
     FROM ((${stored}) UNION ALL (${worked})) d`;
+}
+
+/**
+ * Stores the weeks of the `claimed` connections (of query's batch) that are over by their stored days, after those
+ * were stored in the same transaction, and marks how far they go: the report's own figures (weeksAfter), from
+ * each connection's days after its weeks stored. The number of weeks stored.
+ */
+export async function storeWeeks(
+  tx: ReportDb,
+  query: ReportScope,
+  claimed: readonly string[],
+): Promise<number> {
+  const figures = Prisma.raw(BOOKING_WEEK_FIGURES.join(', '));
+  const updates = takenFromExcluded(BOOKING_WEEK_FIGURES);
+  const [done] = await tx.$queryRaw<{ rows: number }[]>(Prisma.sql`
+    WITH claimed AS (SELECT unnest(${claimed}::uuid[]) AS id), weeks AS (
+      INSERT INTO booking_week (connection_id, week, ${figures})
+      SELECT w.connection_id, w.period, ${Prisma.raw(BOOKING_WEEK_FIGURES.map((figure) => `w.${figure}`).join(', '))}
+      FROM (${weeksAfter(query, Prisma.sql`s.weeks_through`, false)}) w
+      JOIN report_days_stored s ON s.connection_id = w.connection_id
+      WHERE w.connection_id IN (SELECT id FROM claimed) AND w.period + 6 <= ${sundayOnOrBefore(Prisma.sql`s.through`)}
+      ON CONFLICT (connection_id, week) DO UPDATE SET ${updates}
+      RETURNING 1
+    ), marked AS (
+      UPDATE report_days_stored s SET weeks_through = ${sundayOnOrBefore(Prisma.sql`s.through`)}
+      FROM claimed k WHERE s.connection_id = k.id
+    )
+    SELECT (SELECT COUNT(*) FROM weeks)::int AS rows`);
+  return done?.rows ?? 0;
 }

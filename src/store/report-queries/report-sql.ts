@@ -158,5 +158,9 @@ export function eventTitleAsOf(query: ReportScope, alias: string): Prisma.Sql {
     ON et.connection_id = ${row}.connection_id AND et.upstream_event_id = ${row}.upstream_event_id`;
 }
 
+/** `figure = EXCLUDED.figure, …`: an upsert's stored row takes each of `columns` from the row it stores again. */
+export const takenFromExcluded = (columns: readonly string[]): Prisma.Sql =>
+  Prisma.raw(columns.map((column) => `${column} = EXCLUDED.${column}`).join(', '));
+
 /** What a report query runs on: the client itself or a transaction of it. */
 export type { ReportDb } from './report-zones.js';
