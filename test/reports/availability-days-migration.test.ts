@@ -13,6 +13,8 @@ import { generateMixedHistory, HISTORY_NOW } from './mixed-history.js';
 import { allReportAnswers, differingAnswers, readAndInOwnZone } from './report-answers.js';
 
 const MIGRATION = '20261202100000_availability_days';
+/** The migration after it that keys the days by event type (availability-days.ts, storedAvailabilityInOrder). */
+const BY_EVENT_TYPE = '20261202300000_availability_days_by_event_type';
 
 let db: TestDatabase;
 let ids: { connections: string[]; eventId: string };
@@ -54,7 +56,7 @@ describe('the availability_days migration', () => {
     await db.sql.query(`
       DROP TABLE availability_day, availability_day_closing;
       ALTER TABLE report_days_stored DROP COLUMN availability_through, DROP COLUMN availability_ahead;
-      DELETE FROM _prisma_migrations WHERE migration_name = '${MIGRATION}'`);
+      DELETE FROM _prisma_migrations WHERE migration_name IN ('${MIGRATION}', '${BY_EVENT_TYPE}')`);
     const days = (await db.sql.query(`SELECT count(*)::int AS n FROM utilization_day`)).rows[0]?.n as number;
     expect(days).toBeGreaterThan(100);
 
@@ -84,5 +86,33 @@ describe('the availability_days migration', () => {
     const after = await readAndInOwnZone(db, 'availability', AVAILABILITY_SCOPES);
     expect(after.read).toEqual(after.inOwnZone);
     expect(after.read).toEqual(before.read);
+  }, 300_000);
+
+  it('keys the stored days by event type, with the same answers as under the key by day', async () => {
+    const stored = await db.sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM availability_day`);
+    expect(stored.rows[0]?.n).toBeGreaterThan(4 * 30);
+    const byEventType = await availabilityAnswers();
+    const keyColumns = async () =>
+      (
+        await db.sql.query<{ key: string }>(
+          `SELECT pg_get_indexdef('availability_day_pkey'::regclass) AS key`,
+        )
+      ).rows[0]?.key;
+    expect(await keyColumns()).toContain('(connection_id, upstream_event_id, day)');
+    // As the availability_days migration left them: keyed by day.
+    await db.sql.query(`
+      ALTER TABLE availability_day DROP CONSTRAINT availability_day_pkey,
+        ADD CONSTRAINT availability_day_pkey PRIMARY KEY (connection_id, day, upstream_event_id);
+      DELETE FROM _prisma_migrations WHERE migration_name = '${BY_EVENT_TYPE}'`);
+    expect(differingAnswers(byEventType, await availabilityAnswers())).toEqual([]);
+
+    await applyPendingMigrations({ databaseUrl: db.url, migrationsDir: MIGRATIONS_DIR });
+    expect(await keyColumns()).toContain('(connection_id, upstream_event_id, day)');
+    expect((await db.sql.query(`SELECT count(*)::int AS n FROM availability_day`)).rows[0]?.n).toBe(
+      stored.rows[0]?.n,
+    );
+    expect(differingAnswers(byEventType, await availabilityAnswers())).toEqual([]);
+    const after = await readAndInOwnZone(db, 'availability', AVAILABILITY_SCOPES);
+    expect(after.read).toEqual(after.inOwnZone);
   }, 300_000);
 });

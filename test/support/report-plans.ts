@@ -11,6 +11,8 @@ export interface PlanNode {
   'Node Type': string;
   'Relation Name'?: string;
   'Index Name'?: string;
+  /** An index scan's condition, as Postgres prints it. */
+  'Index Cond'?: string;
   /** The rows Postgres expected the node to return, from its statistics: what its plan was chosen on. */
   'Plan Rows': number;
   'Actual Rows': number;

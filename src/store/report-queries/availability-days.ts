@@ -117,9 +117,10 @@ export function availabilityDaysToStore(query: ReportScope, through: Prisma.Sql,
  * The stored availability of the query's connections at T, for their days from T's on (up to their
  * availability_through, where they are stored in the connection's zone): (connection_id, connection, event_id, event,
  * day, free_slots, free_minutes), only days with a slot free at T, in the report's order (AVAILABILITY_IN_ORDER).
- * Connection by connection in that order, each one's days are read from the key, from T's day to the last whose
- * slots could have been seen by T, with its event types' titles at T: Postgres then sorts each connection's few
- * dozen rows by title, not the whole report's (870,000 rows for 10,000 connections as of a month back, on disk).
+ * Read in that order, so that the sort Postgres keeps above them finds each connection's rows sorted already: connection
+ * by connection, its event types by their titles at T (the ids it has days of, found in the key), and each event type's
+ * days from T's to the last whose slots could have been seen by T, from the key (connection, event type, day). Read by
+ * day instead, the rows came in day order and were sorted by title: a fifth of the report's time for 870,000 rows.
  */
 export function storedAvailabilityInOrder(query: ReportScope): Prisma.Sql {
   const t = at(query);
@@ -129,7 +130,7 @@ export function storedAvailabilityInOrder(query: ReportScope): Prisma.Sql {
   const free = (unit: 'slots' | 'ms') =>
     Prisma.sql`${figure('a', 'seen', unit)} - ${figure('a', 'closed_early', unit)} - COALESCE(k.${Prisma.raw(unit)}, 0)`;
   return Prisma.sql`
-    SELECT o.id AS connection_id, o.connection, f.event_id, f.event, f.day, f.free_slots,
+    SELECT o.id AS connection_id, o.connection, ev.event_id, ev.event, f.day, f.free_slots,
            ${minutesOfMs(Prisma.sql`f.free_ms`)} AS free_minutes
     FROM (SELECT * FROM ${connectionsInOrder(query)} o ORDER BY o.connection, o.id) o
     CROSS JOIN LATERAL (
@@ -142,8 +143,24 @@ export function storedAvailabilityInOrder(query: ReportScope): Prisma.Sql {
       ${WORKED_OUT_ONCE}
     ) d
     CROSS JOIN LATERAL (
-      SELECT a.upstream_event_id AS event_id, et.title AS event, a.day, (${free('slots')})::int AS free_slots,
-             ${free('ms')} AS free_ms
+      -- The event types it has days of, one probe of the key each (a skip scan), in the report's order.
+      WITH RECURSIVE ids AS (
+        (SELECT a.upstream_event_id AS id FROM availability_day a WHERE a.connection_id = o.id
+         ORDER BY a.upstream_event_id LIMIT 1)
+        UNION ALL
+        SELECT (SELECT a.upstream_event_id FROM availability_day a
+                WHERE a.connection_id = o.id AND a.upstream_event_id > ids.id
+                ORDER BY a.upstream_event_id LIMIT 1)
+        FROM ids WHERE ids.id IS NOT NULL
+      )
+      SELECT ids.id AS event_id, et.title AS event
+      FROM ids
+      LEFT JOIN (${eventTitlesAt(query, Prisma.sql`AND e.connection_id = o.id`)}) et ON et.upstream_event_id = ids.id
+      WHERE ids.id IS NOT NULL AND d.last_day IS NOT NULL
+      ORDER BY et.title NULLS LAST, ids.id
+    ) ev
+    CROSS JOIN LATERAL (
+      SELECT a.day, (${free('slots')})::int AS free_slots, ${free('ms')} AS free_ms
       FROM availability_day a
       LEFT JOIN LATERAL (
         SELECT ${figure('k', 'closed', 'slots')} AS slots, ${figure('k', 'closed', 'ms')} AS ms
@@ -153,14 +170,13 @@ export function storedAvailabilityInOrder(query: ReportScope): Prisma.Sql {
         -- Kept a subquery, so that the day's test gates the lookup: joined, every day was looked up.
         ${WORKED_OUT_ONCE}
       ) k ON TRUE
-      LEFT JOIN (${eventTitlesAt(query, Prisma.sql`AND e.connection_id = o.id`)}) et
-        ON et.upstream_event_id = a.upstream_event_id
-      WHERE a.connection_id = o.id AND a.day >= d.t_day AND a.day <= d.last_day
+      WHERE a.connection_id = o.id AND a.upstream_event_id = ev.event_id AND a.day >= d.t_day AND a.day <= d.last_day
         ${Prisma.join([Prisma.empty, ...dayColumnInRange(query, Prisma.sql`a.day`)], ' AND ')}
+      ORDER BY a.day
       ${WORKED_OUT_ONCE}
     ) f
     WHERE f.free_slots > 0
-    ORDER BY o.connection, o.id, f.event NULLS LAST, f.event_id, f.day`;
+    ORDER BY o.connection, o.id, ev.event NULLS LAST, ev.event_id, f.day`;
 }
 
 /**
