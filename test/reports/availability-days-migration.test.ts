@@ -115,4 +115,50 @@ describe('the availability_days migration', () => {
     const after = await readAndInOwnZone(db, 'availability', AVAILABILITY_SCOPES);
     expect(after.read).toEqual(after.inOwnZone);
   }, 300_000);
+
+  it('reads a day whose lists are too long for the covering index from the table, with the same answers', async () => {
+    // A connection whose slots of one day were each first seen at an instant of its own (70 sightings, past
+    // LISTS_IN_KEY's 64), read at instants before, among and after them.
+    await db.sql.query(`
+      INSERT INTO connection (id, upstream_user_id, email, timezone, status, first_synced_at, updated_at)
+      VALUES (md5('long lists')::uuid, 'usr_long', 'long@example.test', 'Europe/Berlin', 'active',
+              '2026-08-01T00:00:00Z', now());
+      INSERT INTO event_type (connection_id, upstream_event_id, title, duration_minutes, enabled, content_hash, payload,
+                              valid_from)
+      VALUES (md5('long lists')::uuid, 'evt_1', 'Event 1', 30, true, 'h', '{}'::jsonb, '2026-08-01T00:00:00Z');
+      INSERT INTO slot (connection_id, upstream_event_id, starts_at, ends_at, first_seen_at, last_changed_at, gone_at,
+                        close_reason)
+      SELECT md5('long lists')::uuid, 'evt_1', s.at, s.at + interval '30 minutes', f.at, f.at,
+             s.at + interval '10 minutes', 'passed'
+      FROM generate_series(0, 69) k,
+      LATERAL (SELECT timestamptz '2026-09-05T06:00:00Z' + k * interval '5 minutes' AS at) s,
+      LATERAL (SELECT timestamptz '2026-08-20T00:00:00Z' + k * interval '5 hours 3 minutes' AS at) f`);
+    const run = await pass(new Date(HISTORY_NOW.getTime() + 2 * 3_600_000));
+    expect(run.reportDayFailures).toBe(0);
+    const long = await db.sql.query<{ day: string; instants: number }>(`
+      SELECT day::text, cardinality(seen_at) + cardinality(closed_early_at) AS instants FROM availability_day
+      WHERE connection_id = md5('long lists')::uuid`);
+    expect(long.rows).toEqual([{ day: '2026-09-05', instants: 70 }]);
+
+    const scopes: RawReportQuery[] = [
+      ...AVAILABILITY_SCOPES,
+      { at: '2026-08-27T10:00:00.000Z' },
+      { at: '2026-09-05T07:00:00.000Z' },
+    ];
+    const { read, inOwnZone } = await readAndInOwnZone(db, 'availability', scopes);
+    expect(read).toEqual(inOwnZone);
+    // The day's free slots as the sightings come: none before the first, some among them, all after the last.
+    const freeOnTheDay = async (at: string) => {
+      const rows = (await readAndInOwnZone(db, 'availability', [{ at }])).read.flat() as {
+        free_slots: number;
+      }[];
+      return rows.filter((row) => 'connection' in row && row.connection === 'long@example.test');
+    };
+    expect(await freeOnTheDay('2026-08-19T12:00:00.000Z')).toEqual([]);
+    const among = await freeOnTheDay('2026-08-27T10:00:00.000Z');
+    expect(among).toHaveLength(1);
+    expect(among[0]!.free_slots).toBeGreaterThan(0);
+    expect(among[0]!.free_slots).toBeLessThan(70);
+    expect((await freeOnTheDay('2026-09-05T05:00:00.000Z'))[0]?.free_slots).toBe(70);
+  }, 300_000);
 });

@@ -15,6 +15,10 @@ const SCHEMA_PATH = path.resolve(MIGRATIONS_DIR, '..', 'schema.prisma');
  * What the migrations add that schema.prisma does not state, each with the reason. Keep this list short: every
  * entry is a place where the schema file is not the whole truth.
  */
+/** LISTS_IN_KEY as Postgres prints it back. */
+const AVAILABILITY_LISTS_IN_KEY =
+  '(((cardinality(seen_at) + cardinality(closed_early_at)) <= 64) AND (octet_length(upstream_event_id) <= 512))';
+
 const NOT_IN_SCHEMA: CatalogIndex[] = [
   // At most one open row per slot. Prisma 7.10 states partial indexes only through its `partialIndexes`
   // preview, whose client then treats the columns as a unique key (findUnique may return a closed row).
@@ -36,6 +40,33 @@ const NOT_IN_SCHEMA: CatalogIndex[] = [
     unique: false,
     primary: false,
     predicate: '((delivered_at IS NULL) AND (given_up_at IS NULL))',
+  },
+  // Availability days with lists short enough for an index entry, read from it alone, and the others, read from the
+  // table (20261202400000_availability_days_covered; availability-days.ts, LISTS_IN_KEY).
+  {
+    table: 'availability_day',
+    name: 'availability_day_lists_idx',
+    columns: ['connection_id', 'upstream_event_id', 'day'],
+    included: [
+      'seen_at',
+      'seen_slots',
+      'seen_ms',
+      'closed_early_at',
+      'closed_early_slots',
+      'closed_early_ms',
+    ],
+    unique: false,
+    primary: false,
+    predicate: AVAILABILITY_LISTS_IN_KEY,
+  },
+  {
+    table: 'availability_day',
+    name: 'availability_day_long_lists_idx',
+    columns: ['connection_id', 'upstream_event_id', 'day'],
+    included: [],
+    unique: false,
+    primary: false,
+    predicate: `(NOT ${AVAILABILITY_LISTS_IN_KEY})`,
   },
 ];
 

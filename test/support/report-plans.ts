@@ -13,6 +13,8 @@ export interface PlanNode {
   'Index Name'?: string;
   /** An index scan's condition, as Postgres prints it. */
   'Index Cond'?: string;
+  /** Rows an index-only scan read from the table all the same (a page not yet all-visible). */
+  'Heap Fetches'?: number;
   /** The rows Postgres expected the node to return, from its statistics: what its plan was chosen on. */
   'Plan Rows': number;
   'Actual Rows': number;

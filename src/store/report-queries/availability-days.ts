@@ -41,6 +41,17 @@ export const AVAILABILITY_TABLES = {
 } as const;
 
 /**
+ * Whether an availability_day row (alias a) is read from its covering index (migration
+ * 20261202400000_availability_days_covered, whose predicate this is, word for word): most days hold a few sightings, but
+ * an index entry must fit a third of a page (2,704 bytes), and a day's lists have no bound of their own. At most 64
+ * instants in the two lists (20 bytes each with their counts and lengths) and an event type id of at most 512 bytes
+ * keep an entry under 2,100 bytes; the other days are read from the table.
+ */
+export const LISTS_IN_KEY = Prisma.raw(
+  '(cardinality(a.seen_at) + cardinality(a.closed_early_at) <= 64 AND octet_length(a.upstream_event_id) <= 512)',
+);
+
+/**
  * A sum of slot lengths in milliseconds as the report's free minutes: one expression for stored and computed. As
  * float8, the quotient correctly rounded (a sum is an integer well below 2⁵³); through numeric it cost 0.4 s of 870,000
  * rows. The report shows two decimals, and both round alike: where the rounding could tip (a half-hundredth of a
@@ -121,6 +132,8 @@ export function availabilityDaysToStore(query: ReportScope, through: Prisma.Sql,
  * by connection, its event types by their titles at T (the ids it has days of, found in the key), and each event type's
  * days from T's to the last whose slots could have been seen by T, from the key (connection, event type, day). Read by
  * day instead, the rows came in day order and were sorted by title: a fifth of the report's time for 870,000 rows.
+ * Each day's lists are read from the index that holds them where they fit one (LISTS_IN_KEY): a connection's days
+ * are then a few adjacent index pages, where in the table each was a page of its own.
  */
 export function storedAvailabilityInOrder(query: ReportScope): Prisma.Sql {
   const t = at(query);
@@ -129,6 +142,10 @@ export function storedAvailabilityInOrder(query: ReportScope): Prisma.Sql {
   // T's own day reads its closings on the day (a later day has none by T), a lookup only for that day.
   const free = (unit: 'slots' | 'ms') =>
     Prisma.sql`${figure('a', 'seen', unit)} - ${figure('a', 'closed_early', unit)} - COALESCE(k.${Prisma.raw(unit)}, 0)`;
+  const days = Prisma.raw(['day', ...AVAILABILITY_TABLES.availability_day].join(', '));
+  const dayRange = Prisma.sql`a.connection_id = o.id AND a.upstream_event_id = ev.event_id
+    AND a.day >= d.t_day AND a.day <= d.last_day
+    ${Prisma.join([Prisma.empty, ...dayColumnInRange(query, Prisma.sql`a.day`)], ' AND ')}`;
   return Prisma.sql`
     SELECT o.id AS connection_id, o.connection, ev.event_id, ev.event, f.day, f.free_slots,
            ${minutesOfMs(Prisma.sql`f.free_ms`)} AS free_minutes
@@ -161,18 +178,21 @@ export function storedAvailabilityInOrder(query: ReportScope): Prisma.Sql {
     ) ev
     CROSS JOIN LATERAL (
       SELECT a.day, (${free('slots')})::int AS free_slots, ${free('ms')} AS free_ms
-      FROM availability_day a
+      FROM (
+        -- The days whose lists fit the covering index, read from it alone in day order, then any others from the
+        -- table: the sort above puts those in place (and, with none, finds every connection's rows in order).
+        SELECT ${days} FROM availability_day a WHERE ${dayRange} AND ${LISTS_IN_KEY}
+        UNION ALL
+        SELECT ${days} FROM availability_day a WHERE ${dayRange} AND NOT ${LISTS_IN_KEY}
+      ) a
       LEFT JOIN LATERAL (
         SELECT ${figure('k', 'closed', 'slots')} AS slots, ${figure('k', 'closed', 'ms')} AS ms
         FROM availability_day_closing k
         WHERE a.day = d.t_day
-          AND k.connection_id = a.connection_id AND k.day = a.day AND k.upstream_event_id = a.upstream_event_id
+          AND k.connection_id = o.id AND k.day = a.day AND k.upstream_event_id = ev.event_id
         -- Kept a subquery, so that the day's test gates the lookup: joined, every day was looked up.
         ${WORKED_OUT_ONCE}
       ) k ON TRUE
-      WHERE a.connection_id = o.id AND a.upstream_event_id = ev.event_id AND a.day >= d.t_day AND a.day <= d.last_day
-        ${Prisma.join([Prisma.empty, ...dayColumnInRange(query, Prisma.sql`a.day`)], ' AND ')}
-      ORDER BY a.day
       ${WORKED_OUT_ONCE}
     ) f
     WHERE f.free_slots > 0
