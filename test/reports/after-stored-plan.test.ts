@@ -153,7 +153,7 @@ describe('the availability report over every connection as of ten days back, the
     );
     expect(probes).toBeLessThanOrEqual(CONNECTIONS * (3 + 1));
     // Every day's lists are short here: all read from the covering index alone (its predicate is the report's,
-    // LISTS_IN_KEY), none from the table.
+    // LISTS_INDEXED), none from the table.
     const withRows = dayScans.filter((node) => node['Actual Rows'] > 0);
     expect(withRows.map((node) => [node['Node Type'], node['Index Name'], node['Heap Fetches']])).toEqual(
       withRows.map(() => ['Index Only Scan', 'availability_day_lists_idx', 0]),

@@ -118,7 +118,7 @@ describe('the availability_days migration', () => {
 
   it('reads a day whose lists are too long for the covering index from the table, with the same answers', async () => {
     // A connection whose slots of one day were each first seen at an instant of its own (70 sightings, past
-    // LISTS_IN_KEY's 64), read at instants before, among and after them.
+    // LISTS_INDEXED's 64), read at instants before, among and after them.
     await db.sql.query(`
       INSERT INTO connection (id, upstream_user_id, email, timezone, status, first_synced_at, updated_at)
       VALUES (md5('long lists')::uuid, 'usr_long', 'long@example.test', 'Europe/Berlin', 'active',

@@ -15,8 +15,8 @@ const SCHEMA_PATH = path.resolve(MIGRATIONS_DIR, '..', 'schema.prisma');
  * What the migrations add that schema.prisma does not state, each with the reason. Keep this list short: every
  * entry is a place where the schema file is not the whole truth.
  */
-/** LISTS_IN_KEY as Postgres prints it back. */
-const AVAILABILITY_LISTS_IN_KEY =
+/** LISTS_INDEXED as Postgres prints it back. */
+const AVAILABILITY_LISTS_INDEXED =
   '(((cardinality(seen_at) + cardinality(closed_early_at)) <= 64) AND (octet_length(upstream_event_id) <= 512))';
 
 const NOT_IN_SCHEMA: CatalogIndex[] = [
@@ -42,7 +42,7 @@ const NOT_IN_SCHEMA: CatalogIndex[] = [
     predicate: '((delivered_at IS NULL) AND (given_up_at IS NULL))',
   },
   // Availability days with lists short enough for an index entry, read from it alone, and the others, read from the
-  // table (20261202400000_availability_days_covered; availability-days.ts, LISTS_IN_KEY).
+  // table (20261202400000_availability_days_covered; availability-days.ts, LISTS_INDEXED).
   {
     table: 'availability_day',
     name: 'availability_day_lists_idx',
@@ -57,7 +57,7 @@ const NOT_IN_SCHEMA: CatalogIndex[] = [
     ],
     unique: false,
     primary: false,
-    predicate: AVAILABILITY_LISTS_IN_KEY,
+    predicate: AVAILABILITY_LISTS_INDEXED,
   },
   {
     table: 'availability_day',
@@ -66,7 +66,7 @@ const NOT_IN_SCHEMA: CatalogIndex[] = [
     included: [],
     unique: false,
     primary: false,
-    predicate: `(NOT ${AVAILABILITY_LISTS_IN_KEY})`,
+    predicate: `(NOT ${AVAILABILITY_LISTS_INDEXED})`,
   },
 ];
 

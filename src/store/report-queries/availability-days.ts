@@ -47,7 +47,7 @@ export const AVAILABILITY_TABLES = {
  * instants in the two lists (20 bytes each with their counts and lengths) and an event type id of at most 512 bytes
  * keep an entry under 2,100 bytes; the other days are read from the table.
  */
-export const LISTS_IN_KEY = Prisma.raw(
+export const LISTS_INDEXED = Prisma.raw(
   '(cardinality(a.seen_at) + cardinality(a.closed_early_at) <= 64 AND octet_length(a.upstream_event_id) <= 512)',
 );
 
@@ -132,7 +132,7 @@ export function availabilityDaysToStore(query: ReportScope, through: Prisma.Sql,
  * by connection, its event types by their titles at T (the ids it has days of, found in the key), and each event type's
  * days from T's to the last whose slots could have been seen by T, from the key (connection, event type, day). Read by
  * day instead, the rows came in day order and were sorted by title: a fifth of the report's time for 870,000 rows.
- * Each day's lists are read from the index that holds them where they fit one (LISTS_IN_KEY): a connection's days
+ * Each day's lists are read from the index that holds them where they fit one (LISTS_INDEXED): a connection's days
  * are then a few adjacent index pages, where in the table each was a page of its own.
  */
 export function storedAvailabilityInOrder(query: ReportScope): Prisma.Sql {
@@ -181,9 +181,9 @@ export function storedAvailabilityInOrder(query: ReportScope): Prisma.Sql {
       FROM (
         -- The days whose lists fit the covering index, read from it alone in day order, then any others from the
         -- table: the sort above puts those in place (and, with none, finds every connection's rows in order).
-        SELECT ${days} FROM availability_day a WHERE ${dayRange} AND ${LISTS_IN_KEY}
+        SELECT ${days} FROM availability_day a WHERE ${dayRange} AND ${LISTS_INDEXED}
         UNION ALL
-        SELECT ${days} FROM availability_day a WHERE ${dayRange} AND NOT ${LISTS_IN_KEY}
+        SELECT ${days} FROM availability_day a WHERE ${dayRange} AND NOT ${LISTS_INDEXED}
       ) a
       LEFT JOIN LATERAL (
         SELECT ${figure('k', 'closed', 'slots')} AS slots, ${figure('k', 'closed', 'ms')} AS ms
