@@ -9,7 +9,7 @@
 -- holds only the days with at most 64 instants in their two lists and an event type id of at most 512 bytes (under
 -- 2,100 bytes an entry): most days hold a few sightings, since a sync stamps every slot it first sees with one
 -- instant. The report reads the other days from the table through the second, small index. Both predicates are
--- LISTS_IN_KEY's, word for word, so that Postgres can tell the report's reads are covered.
+-- LISTS_INDEXED's, word for word, so that Postgres can tell the report's reads are covered.
 CREATE INDEX "availability_day_lists_idx" ON "availability_day" ("connection_id", "upstream_event_id", "day")
     INCLUDE ("seen_at", "seen_slots", "seen_ms", "closed_early_at", "closed_early_slots", "closed_early_ms")
     WHERE (cardinality(seen_at) + cardinality(closed_early_at) <= 64 AND octet_length(upstream_event_id) <= 512);
