@@ -13,8 +13,20 @@ import { generateMixedHistory, HISTORY_NOW } from './mixed-history.js';
 import { allReportAnswers, differingAnswers, readAndInOwnZone } from './report-answers.js';
 
 const MIGRATION = '20261202100000_availability_days';
-/** The migration after it that keys the days by event type (availability-days.ts, storedAvailabilityInOrder). */
+/** The migrations after it: the days keyed by event type, their lists indexed, their event types kept with the marks. */
 const BY_EVENT_TYPE = '20261202300000_availability_days_by_event_type';
+const COVERED = '20261202400000_availability_days_covered';
+const EVENT_IDS = '20261202500000_availability_event_ids';
+const LATER = [BY_EVENT_TYPE, COVERED, EVENT_IDS].map((name) => `'${name}'`).join(', ');
+
+/** Event types with availability days stored that their connection's list (availability_event_ids) lacks. */
+const unlistedEventTypes = async () =>
+  (
+    await db.sql.query(`
+      SELECT DISTINCT a.connection_id::text, a.upstream_event_id FROM availability_day a
+      LEFT JOIN report_days_stored s ON s.connection_id = a.connection_id
+      WHERE NOT a.upstream_event_id = ANY(COALESCE(s.availability_event_ids, '{}'))`)
+  ).rows;
 
 let db: TestDatabase;
 let ids: { connections: string[]; eventId: string };
@@ -55,8 +67,9 @@ describe('the availability_days migration', () => {
     await pass(HISTORY_NOW);
     await db.sql.query(`
       DROP TABLE availability_day, availability_day_closing;
-      ALTER TABLE report_days_stored DROP COLUMN availability_through, DROP COLUMN availability_ahead;
-      DELETE FROM _prisma_migrations WHERE migration_name IN ('${MIGRATION}', '${BY_EVENT_TYPE}')`);
+      ALTER TABLE report_days_stored DROP COLUMN availability_through, DROP COLUMN availability_ahead,
+        DROP COLUMN availability_event_ids;
+      DELETE FROM _prisma_migrations WHERE migration_name IN ('${MIGRATION}', ${LATER})`);
     const days = (await db.sql.query(`SELECT count(*)::int AS n FROM utilization_day`)).rows[0]?.n as number;
     expect(days).toBeGreaterThan(100);
 
@@ -86,6 +99,7 @@ describe('the availability_days migration', () => {
     const after = await readAndInOwnZone(db, 'availability', AVAILABILITY_SCOPES);
     expect(after.read).toEqual(after.inOwnZone);
     expect(after.read).toEqual(before.read);
+    expect(await unlistedEventTypes()).toEqual([]);
   }, 300_000);
 
   it('keys the stored days by event type, with the same answers as under the key by day', async () => {
@@ -139,6 +153,7 @@ describe('the availability_days migration', () => {
       SELECT day::text, cardinality(seen_at) + cardinality(closed_early_at) AS instants FROM availability_day
       WHERE connection_id = md5('long lists')::uuid`);
     expect(long.rows).toEqual([{ day: '2026-09-05', instants: 70 }]);
+    expect(await unlistedEventTypes()).toEqual([]);
 
     const scopes: RawReportQuery[] = [
       ...AVAILABILITY_SCOPES,
@@ -160,5 +175,23 @@ describe('the availability_days migration', () => {
     expect(among[0]!.free_slots).toBeGreaterThan(0);
     expect(among[0]!.free_slots).toBeLessThan(70);
     expect((await freeOnTheDay('2026-09-05T05:00:00.000Z'))[0]?.free_slots).toBe(70);
+  }, 300_000);
+
+  it('keeps each connection’s event types with its marks, filled from the days stored, with the same answers', async () => {
+    const listed = await availabilityAnswers();
+    // As the migrations before it left an installation: no list.
+    await db.sql.query(`
+      ALTER TABLE report_days_stored DROP COLUMN availability_event_ids;
+      DELETE FROM _prisma_migrations WHERE migration_name = '${EVENT_IDS}'`);
+    await applyPendingMigrations({ databaseUrl: db.url, migrationsDir: MIGRATIONS_DIR });
+    expect(await unlistedEventTypes()).toEqual([]);
+    const lists = await db.sql.query<{ ids: string[] }>(
+      `SELECT availability_event_ids AS ids FROM report_days_stored WHERE availability_through IS NOT NULL`,
+    );
+    expect(lists.rows.length).toBeGreaterThan(0);
+    expect(lists.rows.every(({ ids }) => ids.length > 0)).toBe(true);
+    expect(differingAnswers(listed, await availabilityAnswers())).toEqual([]);
+    const { read, inOwnZone } = await readAndInOwnZone(db, 'availability', AVAILABILITY_SCOPES);
+    expect(read).toEqual(inOwnZone);
   }, 300_000);
 });

@@ -129,7 +129,7 @@ export function availabilityDaysToStore(query: ReportScope, through: Prisma.Sql,
  * availability_through, where they are stored in the connection's zone): (connection_id, connection, event_id, event,
  * day, free_slots, free_minutes), only days with a slot free at T, in the report's order (AVAILABILITY_IN_ORDER).
  * Read in that order, so that the sort Postgres keeps above them finds each connection's rows sorted already: connection
- * by connection, its event types by their titles at T (the ids it has days of, found in the key), and each event type's
+ * by connection, its event types by their titles at T (report_days_stored.availability_event_ids), and each event type's
  * days from T's to the last whose slots could have been seen by T, from the key (connection, event type, day). Read by
  * day instead, the rows came in day order and were sorted by title: a fifth of the report's time for 870,000 rows.
  * Each day's lists are read from the index that holds them where they fit one (LISTS_INDEXED): a connection's days
@@ -154,26 +154,18 @@ export function storedAvailabilityInOrder(query: ReportScope): Prisma.Sql {
       -- No slot of a day more than availability_ahead days after T's was seen by T.
       SELECT ${localDay(query, t)} AS t_day,
              CASE WHEN s.zone = ${STORED_ZONE} AND s.availability_through IS NOT NULL
-                  THEN LEAST(s.availability_through, ${localDay(query, t)} + s.availability_ahead) END AS last_day
+                  THEN LEAST(s.availability_through, ${localDay(query, t)} + s.availability_ahead) END AS last_day,
+             s.availability_event_ids AS event_ids
       FROM report_days_stored s JOIN connection c ON c.id = s.connection_id
       WHERE s.connection_id = o.id
       ${WORKED_OUT_ONCE}
     ) d
     CROSS JOIN LATERAL (
-      -- The event types it has days of, one probe of the key each (a skip scan), in the report's order.
-      WITH RECURSIVE ids AS (
-        (SELECT a.upstream_event_id AS id FROM availability_day a WHERE a.connection_id = o.id
-         ORDER BY a.upstream_event_id LIMIT 1)
-        UNION ALL
-        SELECT (SELECT a.upstream_event_id FROM availability_day a
-                WHERE a.connection_id = o.id AND a.upstream_event_id > ids.id
-                ORDER BY a.upstream_event_id LIMIT 1)
-        FROM ids WHERE ids.id IS NOT NULL
-      )
+      -- The event types it has days of, in the report's order.
       SELECT ids.id AS event_id, et.title AS event
-      FROM ids
+      FROM unnest(d.event_ids) ids(id)
       LEFT JOIN (${eventTitlesAt(query, Prisma.sql`AND e.connection_id = o.id`)}) et ON et.upstream_event_id = ids.id
-      WHERE ids.id IS NOT NULL AND d.last_day IS NOT NULL
+      WHERE d.last_day IS NOT NULL
       ORDER BY et.title NULLS LAST, ids.id
     ) ev
     CROSS JOIN LATERAL (
@@ -224,7 +216,7 @@ export async function storeAvailabilityDays(
   };
   const [done] = await tx.$queryRaw<{ rows: number }[]>(Prisma.sql`
     WITH days AS MATERIALIZED (${availabilityDaysToStore(query, through, now)}),
-    stored AS (${insert('availability_day', Prisma.sql`RETURNING connection_id, day, seen_at[1] AS first_seen`)}),
+    stored AS (${insert('availability_day', Prisma.sql`RETURNING connection_id, day, upstream_event_id, seen_at[1] AS first_seen`)}),
     closings AS (${insert('availability_day_closing', Prisma.empty)}),
     -- A day stored again (its days counted again from an earlier one) with no closings on it keeps none.
     cleared AS (
@@ -238,7 +230,12 @@ export async function storeAvailabilityDays(
     ), marked AS (
       UPDATE report_days_stored s
       SET availability_through = GREATEST(s.availability_through, c.through),
-          availability_ahead = GREATEST(s.availability_ahead, (SELECT a.days FROM ahead a WHERE a.connection_id = s.connection_id))
+          availability_ahead = GREATEST(s.availability_ahead, (SELECT a.days FROM ahead a WHERE a.connection_id = s.connection_id)),
+          -- With the ids of the days stored, so that the report finds every event type it has days of here.
+          availability_event_ids = ARRAY(
+            SELECT DISTINCT e.id FROM unnest(s.availability_event_ids || ARRAY(
+              SELECT d.upstream_event_id FROM stored d WHERE d.connection_id = s.connection_id)) e(id)
+            ORDER BY 1)
       FROM (SELECT c.id, ${through} AS through FROM connection c
             WHERE TRUE ${connectionFilter(query, Prisma.sql`c.id`)}) c
       WHERE s.connection_id = c.id
