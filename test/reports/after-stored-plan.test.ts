@@ -159,5 +159,10 @@ describe('the availability report over every connection as of ten days back, the
       withRows.map(() => ['Index Only Scan', 'availability_day_lists_idx', 0]),
     );
     expect(withRows.length).toBeGreaterThan(0);
+    // And the days too long for it through the other index: the report's bound is the index's both ways (a lower
+    // one would leave some days to a scan of the whole key, a higher one the index unused).
+    expect(new Set(dayScans.map((node) => node['Index Name']))).toEqual(
+      new Set(['availability_day_lists_idx', 'availability_day_long_lists_idx']),
+    );
   });
 });

@@ -19,6 +19,11 @@ const COVERED = '20261202400000_availability_days_covered';
 const EVENT_IDS = '20261202500000_availability_event_ids';
 const LATER = [BY_EVENT_TYPE, COVERED, EVENT_IDS].map((name) => `'${name}'`).join(', ');
 
+/** Undoes the availability_event_ids migration: the column, and the functions that keep it with their triggers. */
+const UNDO_EVENT_IDS = `
+  DROP FUNCTION availability_event_ids_of, availability_days_listed, availability_event_ids_filled CASCADE;
+  ALTER TABLE report_days_stored DROP COLUMN availability_event_ids;`;
+
 /** Event types with availability days stored that their connection's list (availability_event_ids) lacks. */
 const unlistedEventTypes = async () =>
   (
@@ -67,8 +72,8 @@ describe('the availability_days migration', () => {
     await pass(HISTORY_NOW);
     await db.sql.query(`
       DROP TABLE availability_day, availability_day_closing;
-      ALTER TABLE report_days_stored DROP COLUMN availability_through, DROP COLUMN availability_ahead,
-        DROP COLUMN availability_event_ids;
+      ${UNDO_EVENT_IDS}
+      ALTER TABLE report_days_stored DROP COLUMN availability_through, DROP COLUMN availability_ahead;
       DELETE FROM _prisma_migrations WHERE migration_name IN ('${MIGRATION}', ${LATER})`);
     const days = (await db.sql.query(`SELECT count(*)::int AS n FROM utilization_day`)).rows[0]?.n as number;
     expect(days).toBeGreaterThan(100);
@@ -181,7 +186,7 @@ describe('the availability_days migration', () => {
     const listed = await availabilityAnswers();
     // As the migrations before it left an installation: no list.
     await db.sql.query(`
-      ALTER TABLE report_days_stored DROP COLUMN availability_event_ids;
+      ${UNDO_EVENT_IDS}
       DELETE FROM _prisma_migrations WHERE migration_name = '${EVENT_IDS}'`);
     await applyPendingMigrations({ databaseUrl: db.url, migrationsDir: MIGRATIONS_DIR });
     expect(await unlistedEventTypes()).toEqual([]);
@@ -193,5 +198,27 @@ describe('the availability_days migration', () => {
     expect(differingAnswers(listed, await availabilityAnswers())).toEqual([]);
     const { read, inOwnZone } = await readAndInOwnZone(db, 'availability', AVAILABILITY_SCOPES);
     expect(read).toEqual(inOwnZone);
+
+    // Written by what does not know the list (a scheduler of the version before, still running): a day of an event
+    // type new to its connection, and a connection's marks made again as a zone move makes them.
+    const [one] = ids.connections;
+    await db.sql.query(
+      `INSERT INTO availability_day (connection_id, day, upstream_event_id, seen_at, seen_slots, seen_ms,
+                                     closed_early_at, closed_early_slots, closed_early_ms)
+       VALUES ($1, '2026-09-01', 'evt_new', '{2026-08-20T00:00:00Z}', '{1}', '{1800000}', '{}', '{}', '{}')`,
+      [one],
+    );
+    expect(await unlistedEventTypes()).toEqual([]);
+    await db.sql.query(
+      `WITH gone AS (DELETE FROM report_days_stored WHERE connection_id = $1 RETURNING *)
+       INSERT INTO report_days_stored (connection_id, zone, through, sync_health_through, weeks_through,
+                                       availability_through, availability_ahead, booking_totals_through)
+       SELECT connection_id, zone, through, sync_health_through, weeks_through, availability_through,
+              availability_ahead, booking_totals_through FROM gone`,
+      [one],
+    );
+    expect(await unlistedEventTypes()).toEqual([]);
+    const free = await readAndInOwnZone(db, 'availability', [{ at: '2026-08-31T12:00:00.000Z' }]);
+    expect(JSON.stringify(free.read)).toContain('evt_new');
   }, 300_000);
 });

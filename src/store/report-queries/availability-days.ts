@@ -34,7 +34,7 @@ type AvailabilityList = 'seen' | 'closed_early' | 'closed';
 
 const listColumns = (list: AvailabilityList) => [`${list}_at`, `${list}_slots`, `${list}_ms`] as const;
 
-/** Each table's columns after its key (connection_id, day, upstream_event_id): the lists it holds. */
+/** Each table's columns after the three of its key (connection, event type and day): the lists it holds. */
 export const AVAILABILITY_TABLES = {
   availability_day: [...listColumns('seen'), ...listColumns('closed_early')],
   availability_day_closing: listColumns('closed'),
@@ -129,7 +129,8 @@ export function availabilityDaysToStore(query: ReportScope, through: Prisma.Sql,
  * availability_through, where they are stored in the connection's zone): (connection_id, connection, event_id, event,
  * day, free_slots, free_minutes), only days with a slot free at T, in the report's order (AVAILABILITY_IN_ORDER).
  * Read in that order, so that the sort Postgres keeps above them finds each connection's rows sorted already: connection
- * by connection, its event types by their titles at T (report_days_stored.availability_event_ids), and each event type's
+ * by connection, its event types by their titles at T (report_days_stored.availability_event_ids, which a trigger
+ * keeps: migration 20261202500000_availability_event_ids), and each event type's
  * days from T's to the last whose slots could have been seen by T, from the key (connection, event type, day). Read by
  * day instead, the rows came in day order and were sorted by title: a fifth of the report's time for 870,000 rows.
  * Each day's lists are read from the index that holds them where they fit one (LISTS_INDEXED): a connection's days
@@ -216,7 +217,7 @@ export async function storeAvailabilityDays(
   };
   const [done] = await tx.$queryRaw<{ rows: number }[]>(Prisma.sql`
     WITH days AS MATERIALIZED (${availabilityDaysToStore(query, through, now)}),
-    stored AS (${insert('availability_day', Prisma.sql`RETURNING connection_id, day, upstream_event_id, seen_at[1] AS first_seen`)}),
+    stored AS (${insert('availability_day', Prisma.sql`RETURNING connection_id, day, seen_at[1] AS first_seen`)}),
     closings AS (${insert('availability_day_closing', Prisma.empty)}),
     -- A day stored again (its days counted again from an earlier one) with no closings on it keeps none.
     cleared AS (
@@ -230,12 +231,7 @@ export async function storeAvailabilityDays(
     ), marked AS (
       UPDATE report_days_stored s
       SET availability_through = GREATEST(s.availability_through, c.through),
-          availability_ahead = GREATEST(s.availability_ahead, (SELECT a.days FROM ahead a WHERE a.connection_id = s.connection_id)),
-          -- With the ids of the days stored, so that the report finds every event type it has days of here.
-          availability_event_ids = ARRAY(
-            SELECT DISTINCT e.id FROM unnest(s.availability_event_ids || ARRAY(
-              SELECT d.upstream_event_id FROM stored d WHERE d.connection_id = s.connection_id)) e(id)
-            ORDER BY 1)
+          availability_ahead = GREATEST(s.availability_ahead, (SELECT a.days FROM ahead a WHERE a.connection_id = s.connection_id))
       FROM (SELECT c.id, ${through} AS through FROM connection c
             WHERE TRUE ${connectionFilter(query, Prisma.sql`c.id`)}) c
       WHERE s.connection_id = c.id
