@@ -39,11 +39,20 @@ function arrayText(values: unknown[]): string {
  */
 export function inlinedSql(statement: Prisma.Sql): string {
   const { values } = statement;
+  // A value bound in many places is written once: an export's part binds its thousands of connection ids in each
+  // of the statement's connection filters (export-parts.ts).
+  const written = new Map<unknown, string>();
   return statement.text.replace(/\$(\d+)/g, (_placeholder, digits: string) => {
     const index = Number(digits) - 1;
     if (index < 0 || index >= values.length) {
       throw new Error(`a report statement names $${digits}, past its ${values.length} values`);
     }
-    return literalOf(values[index]);
+    const value = values[index];
+    let literal = written.get(value);
+    if (literal === undefined) {
+      literal = literalOf(value);
+      written.set(value, literal);
+    }
+    return literal;
   });
 }
