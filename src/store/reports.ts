@@ -5,6 +5,7 @@ import type { PrismaClient } from '../generated/prisma/client.js';
 import { requireConnection } from './connection-admin.js';
 import { ConnectionNotFoundError } from './connections.js';
 import { openCsvExport } from './report-queries/csv-export.js';
+import { DEFAULT_EXPORT_PARTS, type ExportParts } from './report-queries/export-parts.js';
 import type { CsvScope } from './report-queries/csv-rows.js';
 import { availabilityRows, type AvailabilityRow } from './report-queries/availability-rows.js';
 import {
@@ -69,10 +70,18 @@ export interface ReportStore {
   connectionChoices(): Promise<ReportConnectionChoice[]>;
 }
 
-export function createReportStore(prisma: PrismaClient): ReportStore {
+/**
+ * `exportParts`: how a CSV export over many connections is read in parts at once (export-parts.ts), the defaults
+ * or a test's.
+ */
+export function createReportStore(
+  prisma: PrismaClient,
+  exportParts: Omit<ExportParts, 'budget'> = DEFAULT_EXPORT_PARTS,
+): ReportStore {
   // Read once for this store's reports, not once a report (report-zones.ts).
   const knownZones = postgresZoneNames();
-  // Second connections for reads beside a report's others, shared by this store's reports (one pool).
+  // Second connections for reads beside a report's others and for an export's later parts, shared by this store's
+  // reports (one pool).
   const besideBudget = createBesideBudget();
   const session = <S extends ReportScope, T>(
     scope: S,
@@ -86,7 +95,9 @@ export function createReportStore(prisma: PrismaClient): ReportStore {
     bookingsByWeekdayHour: (scope) => session(scope, bookingsByWeekdayHour),
     async csv(scope) {
       const pool = poolBehind(prisma);
-      return pool === undefined ? undefined : openCsvExport(pool, knownZones, scope);
+      return pool === undefined
+        ? undefined
+        : openCsvExport(pool, knownZones, scope, { ...exportParts, budget: besideBudget });
     },
 
     async hasConnection(connectionId) {

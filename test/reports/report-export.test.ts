@@ -43,6 +43,26 @@ async function text(chunks: AsyncIterable<Buffer | string>): Promise<string> {
   return Buffer.concat(parts).toString('utf8');
 }
 
+/**
+ * Leaves an export as a reader that went away would: after its first chunk (the `i`th time, i even: a download whose
+ * reader left), or before anything was read (odd: the admin's reply stream destroyed at once).
+ */
+async function leaveUnread(exported: AsyncIterable<Buffer>, i: number): Promise<void> {
+  if (i % 2 === 0) {
+    for await (const chunk of exported) {
+      expect(chunk.length).toBeGreaterThan(0);
+      break;
+    }
+  } else {
+    const body = Readable.from(exported);
+    body.destroy();
+    await finished(body).catch(() => undefined);
+  }
+}
+
+/** An export read in as many parts as it can have (availability's: csv-rows.ts, readsInParts), each part reading ahead a chunk at most. */
+const IN_PARTS = { atOnce: 4, fewestConnections: 1, aheadBytes: 1 };
+
 /** The cases streamed from Postgres: availability's, utilization's and bookings' by day, week and booking. */
 const STREAMED_CASES = () =>
   reportCases(ids).filter(
@@ -53,8 +73,9 @@ const STREAMED_CASES = () =>
   ).length;
 
 /** Each case whose CSV differs from its rows' and how many cases were streamed from Postgres at all. */
-async function compareEveryCase(): Promise<{ differing: string[]; streamed: number; rows: number }> {
-  const reports = createReportStore(db.prisma);
+async function compareEveryCase(
+  reports = createReportStore(db.prisma),
+): Promise<{ differing: string[]; streamed: number; rows: number }> {
   const differing: string[] = [];
   let streamed = 0;
   let rows = 0;
@@ -91,6 +112,12 @@ describe('reports as CSV streamed from Postgres', () => {
     expect(streamed).toBe(STREAMED_CASES());
   });
 
+  it('writes the same read in parts at once, a connection or two a part, each part read ahead a chunk', async () => {
+    const { differing, streamed } = await compareEveryCase(createReportStore(db.prisma, IN_PARTS));
+    expect(differing).toEqual([]);
+    expect(streamed).toBe(STREAMED_CASES());
+  });
+
   it('writes the same when stored days end early or were stored in another zone, and names tie, each connection in its place', async () => {
     // Stored days are read in the report's order and the days computed after them merged in (stored-days.ts): one
     // connection's last five days computed after its stored ones, another's all computed (its days were stored in
@@ -107,6 +134,9 @@ describe('reports as CSV streamed from Postgres', () => {
     const { differing, streamed } = await compareEveryCase();
     expect(differing).toEqual([]);
     expect(streamed).toBe(STREAMED_CASES());
+    // The two that tie are cut apart when each connection is a part of its own.
+    const inParts = await compareEveryCase(createReportStore(db.prisma, IN_PARTS));
+    expect(inParts.differing).toEqual([]);
   });
 
   it('quotes a name with a comma, quotes and a line break, its line break kept inside the quotes', async () => {
@@ -138,19 +168,7 @@ describe('reports as CSV streamed from Postgres', () => {
     const query = parseReportQuery('bookings', { by: 'day' }, HISTORY_NOW);
     const pool = poolBehind(db.prisma)!;
     for (let i = 0; i < 12; i += 1) {
-      const exported = (await reports.csv(query))!;
-      if (i % 2 === 0) {
-        // Dropped after its first chunk: a download whose reader went away.
-        for await (const chunk of exported) {
-          expect(chunk.length).toBeGreaterThan(0);
-          break;
-        }
-      } else {
-        // Dropped before anything was read: the admin's reply stream destroyed at once.
-        const body = Readable.from(exported);
-        body.destroy();
-        await finished(body).catch(() => undefined);
-      }
+      await leaveUnread((await reports.csv(query))!, i);
       // None is still held by the export left behind.
       expect(pool.totalCount - pool.idleCount).toBe(0);
     }
@@ -161,5 +179,77 @@ describe('reports as CSV streamed from Postgres', () => {
       `SELECT COUNT(*)::int AS n FROM pg_stat_activity WHERE query LIKE 'COPY (%' AND state <> 'idle'`,
     );
     expect(copies.rows[0]!.n).toBe(0);
+  });
+});
+
+describe('an export over many connections read in parts at once', () => {
+  /**
+   * The backends of the export's COPY statements, running or read and not yet ended, in the order their
+   * transactions began: the export's own first (its snapshot is the one the others take).
+   */
+  const copiesHeld = async () =>
+    (
+      await db.sql.query<{ pid: number }>(
+        `SELECT pid FROM pg_stat_activity
+         WHERE query LIKE 'COPY (%' AND state <> 'idle' AND pid <> pg_backend_pid() ORDER BY xact_start, pid`,
+      )
+    ).rows.map((row) => row.pid);
+
+  /** Until the backends of the connections an export closed have ended: each ends once it notices. */
+  const copiesEnded = async () => {
+    while ((await copiesHeld()).length > 0) await new Promise((resolve) => setTimeout(resolve, 20));
+  };
+
+  it('reads its parts at once, each on a connection of its own, and gives every one back', async () => {
+    const reports = createReportStore(db.prisma, IN_PARTS);
+    const query = parseReportQuery('availability', {}, HISTORY_NOW);
+    const pool = poolBehind(db.prisma)!;
+    const exported = (await reports.csv(query))!;
+    // The export's own connection and the two second connections a store's reports may hold: three parts.
+    expect(await copiesHeld()).toHaveLength(3);
+    expect(await text(exported)).toBe(reportAsCsv(await runReport(reports, query)));
+    expect(pool.totalCount - pool.idleCount).toBe(0);
+    expect(await copiesHeld()).toEqual([]);
+    // And the next export has its second connections again.
+    const again = (await reports.csv(query))!;
+    expect(await copiesHeld()).toHaveLength(3);
+    await (again as AsyncIterableIterator<Buffer>).return!();
+    await copiesEnded();
+    // Reports bound by Node's reading of their rows rather than Postgres's work on them are read in one part.
+    const utilization = (await reports.csv(parseReportQuery('utilization', {}, HISTORY_NOW)))!;
+    expect(await copiesHeld()).toHaveLength(1);
+    await (utilization as AsyncIterableIterator<Buffer>).return!();
+  });
+
+  it('gives every connection back when left unread, and has them again for the next', async () => {
+    const reports = createReportStore(db.prisma, IN_PARTS);
+    const query = parseReportQuery('availability', {}, HISTORY_NOW);
+    const pool = poolBehind(db.prisma)!;
+    for (let i = 0; i < 6; i += 1) {
+      await leaveUnread((await reports.csv(query))!, i);
+      expect(pool.totalCount - pool.idleCount).toBe(0);
+    }
+    await copiesEnded();
+    // The budget of second connections came back whole: the next export is in three parts again.
+    const exported = (await reports.csv(query))!;
+    expect(await copiesHeld()).toHaveLength(3);
+    expect(await text(exported)).toBe(reportAsCsv(await runReport(reports, query)));
+  });
+
+  it("ends with an error, not a shorter CSV, when a later part's connection is lost while it waits its turn", async () => {
+    const reports = createReportStore(db.prisma, IN_PARTS);
+    const query = parseReportQuery('availability', {}, HISTORY_NOW);
+    const pool = poolBehind(db.prisma)!;
+    const exported = (await reports.csv(query))!;
+    const [, ...later] = await copiesHeld();
+    const ended = await db.sql.query<{ ended: boolean }>(
+      `SELECT pg_terminate_backend(pid) AS ended FROM unnest($1::int[]) pid`,
+      [later],
+    );
+    expect(ended.rows.map((row) => row.ended)).toEqual([true, true]);
+    await expect(text(exported)).rejects.toThrow();
+    expect(pool.totalCount - pool.idleCount).toBe(0);
+    // The pool goes on: the next export is whole.
+    expect(await text((await reports.csv(query))!)).toBe(reportAsCsv(await runReport(reports, query)));
   });
 });

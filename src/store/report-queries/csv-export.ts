@@ -12,9 +12,16 @@ import type { Prisma } from '../../generated/prisma/client.js';
 import { createCrlfRecordEnds } from '../../lib/csv-record-ends.js';
 import { PostgresUnreachableError } from '../database-errors.js';
 import { isSocketFailure } from '../pooled-rows.js';
-import { csvRows, type CsvScope } from './csv-rows.js';
+import { csvRows, readsInParts, type CsvScope } from './csv-rows.js';
+import {
+  connectionsToSplit,
+  consecutiveRuns,
+  exportedSnapshot,
+  partConnections,
+  type ExportParts,
+} from './export-parts.js';
 import { inlinedSql } from './inlined-sql.js';
-import { REPORT_SETTINGS } from './report-session.js';
+import { REPORT_SETTINGS, type BesideBudget } from './report-session.js';
 import { withPostgresZones, type PostgresZoneNames, type ZoneReader } from './report-zones.js';
 import { withUnstoredFrom } from './stored-days.js';
 
@@ -41,18 +48,37 @@ export async function csvSelectIn(
   return inlinedSql(csvRows(await withUnstoredFrom(db, zoned))!);
 }
 
+/** One part of an export: a COPY under way on its connection, its chunks CRLF-ended as they are read. */
+interface ExportPart {
+  client: pg.PoolClient;
+  chunks: AsyncIterator<Buffer>;
+  crlf: (chunk: Buffer) => Buffer;
+  /** Its connection came from the parts' budget (export-parts.ts), to be given back with it. */
+  fromBudget: boolean;
+  done: boolean;
+  /** Takes the part's listener off its connection, before the connection goes back to the pool. */
+  stopListening: () => void;
+}
+
+/** The first failure of any part of an export, as it happened. */
+interface Failure {
+  error?: unknown;
+}
+
 /**
  * The report's CSV (RFC 4180, as reportAsCsv writes it: a header of column keys, CRLF line ends) as chunks, or
- * undefined when the report is written from its rows instead (csvRows). Resolves once Postgres has begun to
- * answer, so that a bad zone or a failing statement is an error before anything is written; a failure later
- * ends the chunks with it. It holds a pooled connection until the chunks are read to their end, or until its
- * `return` is called (as `for await` does on a break, Readable.from on destroy): a caller that stops reading
- * early must call it.
+ * undefined when the report is written from its rows instead (csvRows). Over many connections, a report that
+ * readsInParts is read in parts at once where `parts` allows (export-parts.ts), in one snapshot: the same text.
+ * Resolves once Postgres has begun to answer every part, so that a bad zone or a failing statement is an error before
+ * anything is written; a failure later, in any part, ends the chunks with it at the next read. It holds its pooled
+ * connections until the chunks are read to their end, or until its `return` is called (as `for await` does on a
+ * break, Readable.from on destroy): a caller that stops reading early must call it.
  */
 export async function openCsvExport(
   pool: pg.Pool,
   knownZones: PostgresZoneNames,
   scope: CsvScope,
+  parts?: ExportParts,
 ): Promise<AsyncIterableIterator<Buffer> | undefined> {
   if (csvRows(scope) === undefined) return undefined;
   let client: pg.PoolClient;
@@ -62,21 +88,73 @@ export async function openCsvExport(
     // Read as every report's read of an unreachable server is (pooled-rows.ts, database-errors.ts).
     throw isSocketFailure(thrown) ? new PostgresUnreachableError(thrown) : thrown;
   }
-  let chunks: AsyncIterator<Buffer>;
-  let first: IteratorResult<Buffer>;
+  const clients: { client: pg.PoolClient; fromBudget: boolean }[] = [{ client, fromBudget: false }];
+  const started: ExportPart[] = [];
+  const failure: Failure = {};
   try {
     await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
     await client.query(REPORT_SETTINGS.text, REPORT_SETTINGS.values as unknown[]);
-    const select = await csvSelectIn(readerOn(client), scope, knownZones);
-    const copy = client.query(copyTo(`COPY (${select}) TO STDOUT WITH (FORMAT csv, HEADER true)`));
-    chunks = (copy as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
-    first = await chunks.next();
+    const split = parts && readsInParts(scope) && (await connectionsToSplit(readerOn(client), scope, parts));
+    if (parts && split) {
+      const snapshot = await exportedSnapshot(client);
+      const more = await partConnections(pool, parts.budget, snapshot, REPORT_SETTINGS, split.parts - 1);
+      clients.push(...more.map((beside) => ({ client: beside, fromBudget: true })));
+    }
+    // A run of connections for each pooled connection the export holds; every statement is made on its own one.
+    const scopes =
+      split && clients.length > 1
+        ? consecutiveRuns(split.ids, clients.length).map((ids) => ({ ...scope, connectionBatch: ids }))
+        : [scope];
+    const selects: string[] = [];
+    for (const part of scopes) selects.push(await csvSelectIn(readerOn(client), part, knownZones));
+    selects.forEach((select, at) => {
+      const { client: on, fromBudget } = clients[at]!;
+      const header = at === 0 ? 'true' : 'false';
+      const copy = on.query(
+        copyTo(`COPY (${select}) TO STDOUT WITH (FORMAT csv, HEADER ${header})`, readAhead(at, parts)),
+      );
+      // A failure while the part waits its turn, noted as it happens: the part's own read would meet it only once
+      // the parts before it are written, and a connection that fails between statements, its COPY read, tells only
+      // by an event, which unheard would end the process.
+      const noted = (error: unknown) => (failure.error ??= error);
+      copy.once('error', noted);
+      on.on('error', noted);
+      started.push({
+        client: on,
+        chunks: (copy as AsyncIterable<Buffer>)[Symbol.asyncIterator](),
+        crlf: createCrlfRecordEnds(),
+        fromBudget,
+        done: false,
+        stopListening: () => on.removeListener('error', noted),
+      });
+    });
+    const firsts = await Promise.all(started.map((part) => part.chunks.next()));
+    return streamed(started, firsts, failure, parts?.budget);
   } catch (thrown: unknown) {
-    await giveBack(client);
+    await Promise.all(
+      clients.map(async ({ client: on, fromBudget }) => {
+        const copying = started.find((part) => part.client === on);
+        if (copying) await closeCopy(copying);
+        else await giveBack(on);
+        if (fromBudget) parts?.budget.give();
+      }),
+    );
     throw isSocketFailure(thrown) ? new PostgresUnreachableError(thrown) : thrown;
   }
-  return streamed(client, chunks, first);
 }
+
+/**
+ * How far a part's COPY stream reads ahead of its reader. Its chunks are what each read of the socket brought (64 KiB
+ * at most, libuv's read size), kept as they came (object mode: a byte-mode stream's reader is handed all it holds as
+ * one Buffer, which for a part read ahead is tens of megabytes copied at once). The first part is read as it comes;
+ * a later one reads up to `aheadBytes` ahead of its turn.
+ */
+function readAhead(at: number, parts: ExportParts | undefined): { objectMode: true; highWaterMark: number } {
+  const chunks = at === 0 || !parts ? 16 : Math.ceil(parts.aheadBytes / SOCKET_READ_BYTES);
+  return { objectMode: true, highWaterMark: chunks };
+}
+
+const SOCKET_READ_BYTES = 64 * 1024;
 
 /**
  * A connection whose export failed before it streamed (a zone Postgres lacks, a failed statement) back to the pool
@@ -92,60 +170,98 @@ async function giveBack(client: pg.PoolClient): Promise<void> {
   client.release();
 }
 
+/** A part left half read, or failed: its COPY cannot be stopped on its connection, so the connection is closed. */
+async function closeCopy(part: ExportPart): Promise<void> {
+  if (part.done) return;
+  part.done = true;
+  try {
+    await part.chunks.return?.();
+  } catch {
+    // Closed below all the same.
+  } finally {
+    part.stopListening();
+    part.client.release(true);
+  }
+}
+
+/** A part read to its end: its transaction ends and its connection goes back to the pool. */
+async function completeCopy(part: ExportPart): Promise<void> {
+  part.done = true;
+  part.stopListening();
+  try {
+    await part.client.query('COMMIT');
+  } catch (thrown: unknown) {
+    part.client.release(true);
+    throw thrown;
+  }
+  part.client.release();
+}
+
 /**
- * The rest of the COPY's chunks, each made CRLF-ended, from `first` on. Written out rather than as an async
+ * The parts' chunks, one part after the other, from each one's first on. Written out rather than as an async
  * generator: a generator returned before its first `next` never runs its `finally`, and a download whose reader left
- * at once (Readable.from returns it then) would keep the connection for good. Here `return` always closes it.
+ * at once (Readable.from returns it then) would keep the connections for good. Here `return` always closes them.
+ * A later part read ahead holds its chunks in its COPY stream (up to its highWaterMark); a failure of any part, noted
+ * as it happens, ends the chunks at the next read.
  */
 function streamed(
-  client: pg.PoolClient,
-  chunks: AsyncIterator<Buffer>,
-  first: IteratorResult<Buffer>,
+  parts: ExportPart[],
+  firsts: IteratorResult<Buffer>[],
+  failure: Failure,
+  budget: BesideBudget | undefined,
 ): AsyncIterableIterator<Buffer> {
-  const crlf = createCrlfRecordEnds();
-  let waiting: IteratorResult<Buffer> | undefined = first;
+  const waiting: (IteratorResult<Buffer> | undefined)[] = [...firsts];
+  let at = 0;
   let closed = false;
   const finished = { done: true, value: undefined } as const;
-  // Read to its end: the transaction ends and the connection goes back to the pool.
-  const complete = async () => {
-    closed = true;
-    try {
-      await client.query('COMMIT');
-    } catch (thrown: unknown) {
-      client.release(true);
-      throw thrown;
-    }
-    client.release();
+  const release = (part: ExportPart) => {
+    if (part.fromBudget) budget?.give();
   };
-  // Left half read, or failed: the COPY cannot be stopped on its connection, so the connection is closed.
   const abandon = async () => {
     if (closed) return;
     closed = true;
-    try {
-      await chunks.return?.();
-    } finally {
-      client.release(true);
-    }
+    await Promise.all(
+      parts.map(async (part) => {
+        const open = !part.done;
+        await closeCopy(part);
+        if (open) release(part);
+      }),
+    );
   };
   return {
     [Symbol.asyncIterator]() {
       return this;
     },
     async next() {
-      if (closed) return finished;
-      let next: IteratorResult<Buffer>;
-      try {
-        next = waiting ?? (await chunks.next());
-        waiting = undefined;
-      } catch (thrown: unknown) {
-        await abandon();
-        throw thrown;
+      for (;;) {
+        if (closed) return finished;
+        let next: IteratorResult<Buffer>;
+        const part = parts[at]!;
+        try {
+          if (failure.error !== undefined) throw failure.error;
+          next = waiting[at] ?? (await part.chunks.next());
+          waiting[at] = undefined;
+        } catch (thrown: unknown) {
+          await abandon();
+          throw thrown;
+        }
+        // Returned while this read was under way: the connections are closed already.
+        if (closed) return finished;
+        if (!next.done) return { done: false, value: part.crlf(next.value) };
+        try {
+          await completeCopy(part);
+        } catch (thrown: unknown) {
+          release(part);
+          await abandon();
+          throw thrown;
+        }
+        release(part);
+        at += 1;
+        if (at === parts.length) {
+          closed = true;
+          return finished;
+        }
       }
-      // Returned while this read was under way: the connection is closed already.
-      if (closed) return finished;
-      if (!next.done) return { done: false, value: crlf(next.value) };
-      await complete();
-      return finished;
     },
     async return() {
       await abandon();

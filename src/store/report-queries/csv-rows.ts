@@ -102,6 +102,14 @@ export type CsvScope = ReportScope & {
   by: BookingsGrouping;
 };
 
+/**
+ * Whether the export reads the report in parts at once (export-parts.ts) where it spans many connections: where
+ * Postgres's work per row is what bounds it. Availability works out each row's figures from its day's lists, a few
+ * µs a row in Postgres; the others read stored rows that Node's reading of the COPY bounds, and read in parts they
+ * took no less time and more of Node's CPU (docs/performance.md, "Availability exported in parts at once").
+ */
+export const readsInParts = (scope: CsvScope): boolean => scope.report === 'availability';
+
 /** The report's CSV rows as one SELECT, in the report's order, or undefined when it is written from its rows. */
 export function csvRows(scope: CsvScope): Prisma.Sql | undefined {
   if (scope.report === 'utilization') return utilizationCsvRows(scope);
