@@ -71,18 +71,17 @@ export interface ReportStore {
 }
 
 /**
- * `exportParts`: how a CSV export over many connections is read in parts at once (export-parts.ts), the defaults
- * or a test's.
+ * `exportParts`: how a CSV export over many connections is read in parts at once (export-parts.ts); `besideBudget`:
+ * the second connections for reads beside a report's others and for an export's later parts, shared by this store's
+ * reports (one pool). The defaults, or a test's.
  */
 export function createReportStore(
   prisma: PrismaClient,
   exportParts: Omit<ExportParts, 'budget'> = DEFAULT_EXPORT_PARTS,
+  besideBudget = createBesideBudget(),
 ): ReportStore {
   // Read once for this store's reports, not once a report (report-zones.ts).
   const knownZones = postgresZoneNames();
-  // Second connections for reads beside a report's others and for an export's later parts, shared by this store's
-  // reports (one pool).
-  const besideBudget = createBesideBudget();
   const session = <S extends ReportScope, T>(
     scope: S,
     work: (db: ReportDb, zoned: S, beside: BesideRead) => Promise<T>,

@@ -5,6 +5,7 @@
 // its connection back, and a failing statement is an error before anything is written.
 import { Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { runCli } from '../../src/cli/program.js';
 import { reportAsCsv } from '../../src/reports/report-format.js';
@@ -12,8 +13,10 @@ import { parseReportQuery } from '../../src/reports/report-query.js';
 import { runReport, runReportCsv } from '../../src/reports/run-report.js';
 import { poolBehind } from '../../src/store/pooled-rows.js';
 import { pruneHistory } from '../../src/store/retention.js';
+import { createBesideBudget } from '../../src/store/report-queries/report-session.js';
 import { createReportStore } from '../../src/store/reports.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { patient } from '../support/patience.js';
 import { storeOnly } from '../support/store-only.js';
 import { generateMixedHistory, HISTORY_NOW } from './mixed-history.js';
 import { reportCases } from './report-answers.js';
@@ -60,8 +63,13 @@ async function leaveUnread(exported: AsyncIterable<Buffer>, i: number): Promise<
   }
 }
 
-/** An export read in as many parts as it can have (availability's: csv-rows.ts, readsInParts), each part reading ahead a chunk at most. */
+/**
+ * An export read in as many parts as it has connections (availability's: csv-rows.ts, readsInParts), each part
+ * reading ahead a chunk at most, with second connections for three parts beside the first (a wait for one as long
+ * as the machine's load needs, not a quiet second).
+ */
 const IN_PARTS = { atOnce: 4, fewestConnections: 1, aheadBytes: 1 };
+const inParts = () => createReportStore(db.prisma, IN_PARTS, createBesideBudget(3, patient(1_000)));
 
 /** The cases streamed from Postgres: availability's, utilization's and bookings' by day, week and booking. */
 const STREAMED_CASES = () =>
@@ -112,8 +120,8 @@ describe('reports as CSV streamed from Postgres', () => {
     expect(streamed).toBe(STREAMED_CASES());
   });
 
-  it('writes the same read in parts at once, a connection or two a part, each part read ahead a chunk', async () => {
-    const { differing, streamed } = await compareEveryCase(createReportStore(db.prisma, IN_PARTS));
+  it('writes the same read in parts at once, a connection a part, each part read ahead a chunk', async () => {
+    const { differing, streamed } = await compareEveryCase(inParts());
     expect(differing).toEqual([]);
     expect(streamed).toBe(STREAMED_CASES());
   });
@@ -134,9 +142,8 @@ describe('reports as CSV streamed from Postgres', () => {
     const { differing, streamed } = await compareEveryCase();
     expect(differing).toEqual([]);
     expect(streamed).toBe(STREAMED_CASES());
-    // The two that tie are cut apart when each connection is a part of its own.
-    const inParts = await compareEveryCase(createReportStore(db.prisma, IN_PARTS));
-    expect(inParts.differing).toEqual([]);
+    // The two that tie are cut apart: each connection is a part of its own.
+    expect((await compareEveryCase(inParts())).differing).toEqual([]);
   });
 
   it('quotes a name with a comma, quotes and a line break, its line break kept inside the quotes', async () => {
@@ -176,7 +183,8 @@ describe('reports as CSV streamed from Postgres', () => {
     const csv = await text((await reports.csv(query))!);
     expect(csv).toBe(reportAsCsv(await runReport(reports, query)));
     const copies = await db.sql.query<{ n: number }>(
-      `SELECT COUNT(*)::int AS n FROM pg_stat_activity WHERE query LIKE 'COPY (%' AND state <> 'idle'`,
+      `SELECT COUNT(*)::int AS n FROM pg_stat_activity
+       WHERE query LIKE 'COPY (%' AND state <> 'idle' AND datname = current_database()`,
     );
     expect(copies.rows[0]!.n).toBe(0);
   });
@@ -191,7 +199,8 @@ describe('an export over many connections read in parts at once', () => {
     (
       await db.sql.query<{ pid: number }>(
         `SELECT pid FROM pg_stat_activity
-         WHERE query LIKE 'COPY (%' AND state <> 'idle' AND pid <> pg_backend_pid() ORDER BY xact_start, pid`,
+         WHERE query LIKE 'COPY (%' AND state <> 'idle' AND datname = current_database()
+         ORDER BY xact_start, pid`,
       )
     ).rows.map((row) => row.pid);
 
@@ -201,18 +210,18 @@ describe('an export over many connections read in parts at once', () => {
   };
 
   it('reads its parts at once, each on a connection of its own, and gives every one back', async () => {
-    const reports = createReportStore(db.prisma, IN_PARTS);
+    const reports = inParts();
     const query = parseReportQuery('availability', {}, HISTORY_NOW);
     const pool = poolBehind(db.prisma)!;
     const exported = (await reports.csv(query))!;
-    // The export's own connection and the two second connections a store's reports may hold: three parts.
-    expect(await copiesHeld()).toHaveLength(3);
+    // The export's own connection and the three second connections the budget gives: a part each.
+    expect(await copiesHeld()).toHaveLength(4);
     expect(await text(exported)).toBe(reportAsCsv(await runReport(reports, query)));
     expect(pool.totalCount - pool.idleCount).toBe(0);
     expect(await copiesHeld()).toEqual([]);
     // And the next export has its second connections again.
     const again = (await reports.csv(query))!;
-    expect(await copiesHeld()).toHaveLength(3);
+    expect(await copiesHeld()).toHaveLength(4);
     await (again as AsyncIterableIterator<Buffer>).return!();
     await copiesEnded();
     // Reports bound by Node's reading of their rows rather than Postgres's work on them are read in one part.
@@ -221,8 +230,25 @@ describe('an export over many connections read in parts at once', () => {
     await (utilization as AsyncIterableIterator<Buffer>).return!();
   });
 
+  it('takes its listener off every connection it gives back, read to the end or left', async () => {
+    const pool = poolBehind(db.prisma)!;
+    const heard: number[] = [];
+    const released = (_error: unknown, client: pg.PoolClient) => heard.push(client.listenerCount('error'));
+    pool.on('release', released);
+    try {
+      const reports = inParts();
+      const query = parseReportQuery('availability', {}, HISTORY_NOW);
+      await text((await reports.csv(query))!);
+      await leaveUnread((await reports.csv(query))!, 0);
+    } finally {
+      pool.off('release', released);
+    }
+    // Four parts twice, each connection back with the pool's own listener alone on it.
+    expect(heard).toEqual(Array(8).fill(1));
+  });
+
   it('gives every connection back when left unread, and has them again for the next', async () => {
-    const reports = createReportStore(db.prisma, IN_PARTS);
+    const reports = inParts();
     const query = parseReportQuery('availability', {}, HISTORY_NOW);
     const pool = poolBehind(db.prisma)!;
     for (let i = 0; i < 6; i += 1) {
@@ -230,14 +256,14 @@ describe('an export over many connections read in parts at once', () => {
       expect(pool.totalCount - pool.idleCount).toBe(0);
     }
     await copiesEnded();
-    // The budget of second connections came back whole: the next export is in three parts again.
+    // The budget of second connections came back whole: the next export is in four parts again.
     const exported = (await reports.csv(query))!;
-    expect(await copiesHeld()).toHaveLength(3);
+    expect(await copiesHeld()).toHaveLength(4);
     expect(await text(exported)).toBe(reportAsCsv(await runReport(reports, query)));
   });
 
   it("ends with an error, not a shorter CSV, when a later part's connection is lost while it waits its turn", async () => {
-    const reports = createReportStore(db.prisma, IN_PARTS);
+    const reports = inParts();
     const query = parseReportQuery('availability', {}, HISTORY_NOW);
     const pool = poolBehind(db.prisma)!;
     const exported = (await reports.csv(query))!;
@@ -246,7 +272,7 @@ describe('an export over many connections read in parts at once', () => {
       `SELECT pg_terminate_backend(pid) AS ended FROM unnest($1::int[]) pid`,
       [later],
     );
-    expect(ended.rows.map((row) => row.ended)).toEqual([true, true]);
+    expect(ended.rows.map((row) => row.ended)).toEqual([true, true, true]);
     await expect(text(exported)).rejects.toThrow();
     expect(pool.totalCount - pool.idleCount).toBe(0);
     // The pool goes on: the next export is whole.

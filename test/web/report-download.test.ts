@@ -70,7 +70,8 @@ describe('the admin’s CSV download', () => {
     const pool = poolBehind(web.sync.clients.prisma)!;
     expect(pool.totalCount - pool.idleCount).toBe(0);
     const copies = await web.sync.db.sql.query<{ n: number }>(
-      `SELECT COUNT(*)::int AS n FROM pg_stat_activity WHERE query LIKE 'COPY (%' AND state <> 'idle'`,
+      `SELECT COUNT(*)::int AS n FROM pg_stat_activity
+       WHERE query LIKE 'COPY (%' AND state <> 'idle' AND datname = current_database()`,
     );
     expect(copies.rows[0]!.n).toBe(0);
     const csv = await bodyOf(response);

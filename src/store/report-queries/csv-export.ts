@@ -6,6 +6,7 @@
 // The export holds one pooled connection for as long as it is read, in a read-only snapshot with the reports'
 // settings (report-session.ts), its zones checked as every report's are (report-zones.ts). COPY takes no bound
 // parameters, so its statement carries its values as literals (inlined-sql.ts).
+import type { Readable } from 'node:stream';
 import type pg from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
 import type { Prisma } from '../../generated/prisma/client.js';
@@ -13,6 +14,7 @@ import { createCrlfRecordEnds } from '../../lib/csv-record-ends.js';
 import { PostgresUnreachableError } from '../database-errors.js';
 import { isSocketFailure } from '../pooled-rows.js';
 import { csvRows, readsInParts, type CsvScope } from './csv-rows.js';
+import { held, type HeldConnection } from './held-connection.js';
 import {
   connectionsToSplit,
   consecutiveRuns,
@@ -21,7 +23,7 @@ import {
   type ExportParts,
 } from './export-parts.js';
 import { inlinedSql } from './inlined-sql.js';
-import { REPORT_SETTINGS, type BesideBudget } from './report-session.js';
+import { REPORT_SETTINGS } from './report-session.js';
 import { withPostgresZones, type PostgresZoneNames, type ZoneReader } from './report-zones.js';
 import { withUnstoredFrom } from './stored-days.js';
 
@@ -50,19 +52,11 @@ export async function csvSelectIn(
 
 /** One part of an export: a COPY under way on its connection, its chunks CRLF-ended as they are read. */
 interface ExportPart {
-  client: pg.PoolClient;
+  connection: HeldConnection;
+  copy: Readable;
   chunks: AsyncIterator<Buffer>;
   crlf: (chunk: Buffer) => Buffer;
-  /** Its connection came from the parts' budget (export-parts.ts), to be given back with it. */
-  fromBudget: boolean;
   done: boolean;
-  /** Takes the part's listener off its connection, before the connection goes back to the pool. */
-  stopListening: () => void;
-}
-
-/** The first failure of any part of an export, as it happened. */
-interface Failure {
-  error?: unknown;
 }
 
 /**
@@ -70,9 +64,9 @@ interface Failure {
  * undefined when the report is written from its rows instead (csvRows). Over many connections, a report that
  * readsInParts is read in parts at once where `parts` allows (export-parts.ts), in one snapshot: the same text.
  * Resolves once Postgres has begun to answer every part, so that a bad zone or a failing statement is an error before
- * anything is written; a failure later, in any part, ends the chunks with it at the next read. It holds its pooled
- * connections until the chunks are read to their end, or until its `return` is called (as `for await` does on a
- * break, Readable.from on destroy): a caller that stops reading early must call it.
+ * anything is written; a failure later, in any part, ends the chunks with it when the reading reaches that part. It
+ * holds its pooled connections until the chunks are read to their end, or until its `return` is called (as `for
+ * await` does on a break, Readable.from on destroy): a caller that stops reading early must call it.
  */
 export async function openCsvExport(
   pool: pg.Pool,
@@ -81,62 +75,50 @@ export async function openCsvExport(
   parts?: ExportParts,
 ): Promise<AsyncIterableIterator<Buffer> | undefined> {
   if (csvRows(scope) === undefined) return undefined;
-  let client: pg.PoolClient;
+  let own: HeldConnection;
   try {
-    client = await pool.connect();
+    own = held(await pool.connect());
   } catch (thrown: unknown) {
     // Read as every report's read of an unreachable server is (pooled-rows.ts, database-errors.ts).
     throw isSocketFailure(thrown) ? new PostgresUnreachableError(thrown) : thrown;
   }
-  const clients: { client: pg.PoolClient; fromBudget: boolean }[] = [{ client, fromBudget: false }];
+  const holding: HeldConnection[] = [own];
   const started: ExportPart[] = [];
-  const failure: Failure = {};
   try {
-    await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-    await client.query(REPORT_SETTINGS.text, REPORT_SETTINGS.values as unknown[]);
-    const split = parts && readsInParts(scope) && (await connectionsToSplit(readerOn(client), scope, parts));
+    const reader = readerOn(own.client);
+    await own.client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+    await own.client.query(REPORT_SETTINGS.text, REPORT_SETTINGS.values as unknown[]);
+    const split = parts && readsInParts(scope) && (await connectionsToSplit(reader, scope, parts));
     if (parts && split) {
-      const snapshot = await exportedSnapshot(client);
-      const more = await partConnections(pool, parts.budget, snapshot, REPORT_SETTINGS, split.parts - 1);
-      clients.push(...more.map((beside) => ({ client: beside, fromBudget: true })));
+      const snapshot = await exportedSnapshot(own.client);
+      holding.push(
+        ...(await partConnections(pool, parts.budget, snapshot, REPORT_SETTINGS, split.parts - 1)),
+      );
     }
     // A run of connections for each pooled connection the export holds; every statement is made on its own one.
     const scopes =
-      split && clients.length > 1
-        ? consecutiveRuns(split.ids, clients.length).map((ids) => ({ ...scope, connectionBatch: ids }))
+      split && holding.length > 1
+        ? consecutiveRuns(split.ids, holding.length).map((ids) => ({ ...scope, connectionBatch: ids }))
         : [scope];
     const selects: string[] = [];
-    for (const part of scopes) selects.push(await csvSelectIn(readerOn(client), part, knownZones));
+    for (const part of scopes) selects.push(await csvSelectIn(reader, part, knownZones));
     selects.forEach((select, at) => {
-      const { client: on, fromBudget } = clients[at]!;
+      const connection = holding[at]!;
       const header = at === 0 ? 'true' : 'false';
-      const copy = on.query(
+      const copy = connection.client.query(
         copyTo(`COPY (${select}) TO STDOUT WITH (FORMAT csv, HEADER ${header})`, readAhead(at, parts)),
       );
-      // A failure while the part waits its turn, noted as it happens: the part's own read would meet it only once
-      // the parts before it are written, and a connection that fails between statements, its COPY read, tells only
-      // by an event, which unheard would end the process.
-      const noted = (error: unknown) => (failure.error ??= error);
-      copy.once('error', noted);
-      on.on('error', noted);
-      started.push({
-        client: on,
-        chunks: (copy as AsyncIterable<Buffer>)[Symbol.asyncIterator](),
-        crlf: createCrlfRecordEnds(),
-        fromBudget,
-        done: false,
-        stopListening: () => on.removeListener('error', noted),
-      });
+      const chunks = (copy as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
+      started.push({ connection, copy, chunks, crlf: createCrlfRecordEnds(), done: false });
     });
     const firsts = await Promise.all(started.map((part) => part.chunks.next()));
-    return streamed(started, firsts, failure, parts?.budget);
+    return streamed(started, firsts);
   } catch (thrown: unknown) {
     await Promise.all(
-      clients.map(async ({ client: on, fromBudget }) => {
-        const copying = started.find((part) => part.client === on);
-        if (copying) await closeCopy(copying);
-        else await giveBack(on);
-        if (fromBudget) parts?.budget.give();
+      holding.map(async (connection) => {
+        const part = started.find((each) => each.connection === connection);
+        if (part) closeCopy(part);
+        else await giveBack(connection);
       }),
     );
     throw isSocketFailure(thrown) ? new PostgresUnreachableError(thrown) : thrown;
@@ -147,7 +129,7 @@ export async function openCsvExport(
  * How far a part's COPY stream reads ahead of its reader. Its chunks are what each read of the socket brought (64 KiB
  * at most, libuv's read size), kept as they came (object mode: a byte-mode stream's reader is handed all it holds as
  * one Buffer, which for a part read ahead is tens of megabytes copied at once). The first part is read as it comes;
- * a later one reads up to `aheadBytes` ahead of its turn.
+ * a later one reads ahead of its turn as many chunks as `aheadBytes` holds at 64 KiB each.
  */
 function readAhead(at: number, parts: ExportParts | undefined): { objectMode: true; highWaterMark: number } {
   const chunks = at === 0 || !parts ? 16 : Math.ceil(parts.aheadBytes / SOCKET_READ_BYTES);
@@ -160,73 +142,53 @@ const SOCKET_READ_BYTES = 64 * 1024;
  * A connection whose export failed before it streamed (a zone Postgres lacks, a failed statement) back to the pool
  * once its transaction is rolled back; closed when even that fails (the server gone).
  */
-async function giveBack(client: pg.PoolClient): Promise<void> {
+async function giveBack(connection: HeldConnection): Promise<void> {
   try {
-    await client.query('ROLLBACK');
+    await connection.client.query('ROLLBACK');
   } catch {
-    client.release(true);
+    connection.release(true);
     return;
   }
-  client.release();
+  connection.release();
 }
 
-/** A part left half read, or failed: its COPY cannot be stopped on its connection, so the connection is closed. */
-async function closeCopy(part: ExportPart): Promise<void> {
+/**
+ * A part left half read, or failed: its COPY cannot be stopped on its connection, so the stream is destroyed and the
+ * connection closed at once (not through the stream's iterator, whose `return` waits for a read under way).
+ */
+function closeCopy(part: ExportPart): void {
   if (part.done) return;
   part.done = true;
-  try {
-    await part.chunks.return?.();
-  } catch {
-    // Closed below all the same.
-  } finally {
-    part.stopListening();
-    part.client.release(true);
-  }
+  part.copy.destroy();
+  part.connection.release(true);
 }
 
 /** A part read to its end: its transaction ends and its connection goes back to the pool. */
 async function completeCopy(part: ExportPart): Promise<void> {
   part.done = true;
-  part.stopListening();
   try {
-    await part.client.query('COMMIT');
+    await part.connection.client.query('COMMIT');
   } catch (thrown: unknown) {
-    part.client.release(true);
+    part.connection.release(true);
     throw thrown;
   }
-  part.client.release();
+  part.connection.release();
 }
 
 /**
  * The parts' chunks, one part after the other, from each one's first on. Written out rather than as an async
  * generator: a generator returned before its first `next` never runs its `finally`, and a download whose reader left
  * at once (Readable.from returns it then) would keep the connections for good. Here `return` always closes them.
- * A later part read ahead holds its chunks in its COPY stream (up to its highWaterMark); a failure of any part, noted
- * as it happens, ends the chunks at the next read.
+ * A later part read ahead holds its chunks in its COPY stream (up to its highWaterMark) until its turn.
  */
-function streamed(
-  parts: ExportPart[],
-  firsts: IteratorResult<Buffer>[],
-  failure: Failure,
-  budget: BesideBudget | undefined,
-): AsyncIterableIterator<Buffer> {
+function streamed(parts: ExportPart[], firsts: IteratorResult<Buffer>[]): AsyncIterableIterator<Buffer> {
   const waiting: (IteratorResult<Buffer> | undefined)[] = [...firsts];
   let at = 0;
   let closed = false;
   const finished = { done: true, value: undefined } as const;
-  const release = (part: ExportPart) => {
-    if (part.fromBudget) budget?.give();
-  };
-  const abandon = async () => {
-    if (closed) return;
+  const abandon = () => {
     closed = true;
-    await Promise.all(
-      parts.map(async (part) => {
-        const open = !part.done;
-        await closeCopy(part);
-        if (open) release(part);
-      }),
-    );
+    for (const part of parts) closeCopy(part);
   };
   return {
     [Symbol.asyncIterator]() {
@@ -235,27 +197,25 @@ function streamed(
     async next() {
       for (;;) {
         if (closed) return finished;
-        let next: IteratorResult<Buffer>;
         const part = parts[at]!;
+        let next: IteratorResult<Buffer>;
         try {
-          if (failure.error !== undefined) throw failure.error;
           next = waiting[at] ?? (await part.chunks.next());
           waiting[at] = undefined;
         } catch (thrown: unknown) {
-          await abandon();
+          // Returned while this read was under way: its stream was destroyed, and that is no failure.
+          if (closed) return finished;
+          abandon();
           throw thrown;
         }
-        // Returned while this read was under way: the connections are closed already.
         if (closed) return finished;
         if (!next.done) return { done: false, value: part.crlf(next.value) };
         try {
           await completeCopy(part);
         } catch (thrown: unknown) {
-          release(part);
-          await abandon();
+          abandon();
           throw thrown;
         }
-        release(part);
         at += 1;
         if (at === parts.length) {
           closed = true;
@@ -264,7 +224,7 @@ function streamed(
       }
     },
     async return() {
-      await abandon();
+      abandon();
       return finished;
     },
   };

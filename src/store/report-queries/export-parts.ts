@@ -9,6 +9,7 @@ import type pg from 'pg';
 import { Prisma } from '../../generated/prisma/client.js';
 import type { BesideBudget } from './report-session.js';
 import type { ReportScope } from './report-scope.js';
+import { held, type HeldConnection } from './held-connection.js';
 import { connectionFilter, connectionName } from './report-sql.js';
 import type { ZoneReader } from './report-zones.js';
 
@@ -18,8 +19,9 @@ export interface ExportParts {
   /** Fewest connections a part holds: an export over fewer than twice this is read in one part. */
   fewestConnections: number;
   /**
-   * Bytes a later part reads ahead of its turn, held in memory: Postgres goes on with it while the parts before it
-   * are written out, and waits once this much is held.
+   * Bytes a later part reads ahead of its turn at most, held in memory: Postgres goes on with it while the parts
+   * before it are written out, and waits once the part holds as many of the socket's reads as would fill this at
+   * 64 KiB each (csv-export.ts, readAhead: smaller reads hold less).
    */
   aheadBytes: number;
   /** The second connections the process's reports hold (report-session.ts): a part's connection is one of them. */
@@ -30,7 +32,7 @@ export interface ExportParts {
  * Two parts at once: Postgres's own default for one parallel query is two processes
  * (max_parallel_workers_per_gather), which is what an export may take of a server that serves the daemon too. A part
  * of fewer than 500 connections is read in tens of milliseconds, less than a second connection's set-up is worth.
- * 64 MiB ahead holds the second half of 10,000 connections' availability (88 MB in all) whole.
+ * At most 64 MiB ahead: the second half of 10,000 connections' availability is 44 MB.
  */
 export const DEFAULT_EXPORT_PARTS: Omit<ExportParts, 'budget'> = {
   atOnce: 2,
@@ -96,7 +98,7 @@ async function connectedWithin(pool: pg.Pool, waitMs: number): Promise<pg.PoolCl
 /**
  * Second connections for the later parts, each in a read-only transaction in `snapshot` with the reports'
  * `settings`: as many as the budget gives and the pool has within its wait, up to `wanted`. Each holds one of the
- * budget's until `giveBack` is called with it; a connection that fails to set up is closed and not counted.
+ * budget's until it is released; a connection that fails to set up is closed and not counted.
  */
 export async function partConnections(
   pool: pg.Pool,
@@ -104,23 +106,25 @@ export async function partConnections(
   snapshot: string,
   settings: Prisma.Sql,
   wanted: number,
-): Promise<pg.PoolClient[]> {
-  const clients: pg.PoolClient[] = [];
-  while (clients.length < wanted && budget.take()) {
-    let client: pg.PoolClient | undefined;
+): Promise<HeldConnection[]> {
+  const connections: HeldConnection[] = [];
+  while (connections.length < wanted && budget.take()) {
+    const client = await connectedWithin(pool, budget.waitMs).catch(() => undefined);
+    if (client === undefined) {
+      budget.give();
+      break;
+    }
+    const part = held(client, () => budget.give());
     try {
-      client = await connectedWithin(pool, budget.waitMs);
-      if (client === undefined) throw new Error('no pooled connection in time');
       await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
       await client.query(`SET TRANSACTION SNAPSHOT '${snapshot}'`);
       await client.query(settings.text, settings.values as unknown[]);
     } catch {
       // A part fewer: the export reads the connections in the parts it has.
-      client?.release(true);
-      budget.give();
+      part.release(true);
       break;
     }
-    clients.push(client);
+    connections.push(part);
   }
-  return clients;
+  return connections;
 }

@@ -1,0 +1,29 @@
+// A pooled connection an export holds between statements, heard from checkout to release. pg-pool takes its own
+// 'error' listener off a connection while it is checked out, and a connection the server ends while it waits idle in
+// its transaction (for a second connection, for its part's statement, for its part's turn) tells only by that event,
+// which unheard would end the process. The export meets the failure itself at its next statement or read on that
+// connection.
+import type pg from 'pg';
+
+export interface HeldConnection {
+  client: pg.PoolClient;
+  /** Back to the pool, or closed (its state unknown: a COPY cut off, a failed statement); once, whatever is called after. */
+  release(close?: boolean): void;
+}
+
+/** `client`, just checked out, held until released; `released` runs then (a budget given back). */
+export function held(client: pg.PoolClient, released?: () => void): HeldConnection {
+  const heard = () => undefined;
+  client.on('error', heard);
+  let back = false;
+  return {
+    client,
+    release(close = false) {
+      if (back) return;
+      back = true;
+      client.removeListener('error', heard);
+      client.release(close);
+      released?.();
+    },
+  };
+}
