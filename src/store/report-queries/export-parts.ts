@@ -7,7 +7,7 @@
 // report's order is connection first, so the parts follow one another.
 import type pg from 'pg';
 import { Prisma } from '../../generated/prisma/client.js';
-import type { BesideBudget } from './report-session.js';
+import { exportedSnapshotId, type BesideBudget } from './report-session.js';
 import type { ReportScope } from './report-scope.js';
 import { held, type HeldConnection } from './held-connection.js';
 import { connectionFilter, connectionName } from './report-sql.js';
@@ -67,15 +67,9 @@ export function consecutiveRuns(ids: readonly string[], count: number): string[]
   );
 }
 
-/** As SET TRANSACTION SNAPSHOT takes it: a literal, so checked before it is written into the statement. */
-const SNAPSHOT_ID = /^[0-9A-F]+-[0-9A-F]+(-[0-9]+)?$/i;
-
 /** Exports the snapshot of `client`'s transaction, for other connections to read in (until it ends). */
 export async function exportedSnapshot(client: pg.PoolClient): Promise<string> {
-  const result = await client.query<{ id: string }>('SELECT pg_export_snapshot() AS id');
-  const id = result.rows[0]?.id ?? '';
-  if (!SNAPSHOT_ID.test(id)) throw new Error(`Postgres exported a snapshot named ${JSON.stringify(id)}`);
-  return id;
+  return exportedSnapshotId((await client.query<{ id: string }>('SELECT pg_export_snapshot() AS id')).rows);
 }
 
 /** A connection taken from the pool within `waitMs`, or undefined; one that comes later goes straight back. */

@@ -48,6 +48,13 @@ export function createBesideBudget(atOnce = BESIDE_AT_ONCE, waitMs = BESIDE_WAIT
 /** As SET TRANSACTION SNAPSHOT takes it: a literal, so checked before it is written into the statement. */
 const SNAPSHOT_ID = /^[0-9A-F]+-[0-9A-F]+(-[0-9]+)?$/i;
 
+/** The id pg_export_snapshot() answered (its first row's `id`), checked to be one; an error where it is not. */
+export function exportedSnapshotId(rows: readonly { id: string }[]): string {
+  const id = rows[0]?.id ?? '';
+  if (!SNAPSHOT_ID.test(id)) throw new Error(`Postgres exported a snapshot named ${JSON.stringify(id)}`);
+  return id;
+}
+
 const SESSION = {
   timeout: 120_000,
   isolationLevel: Prisma.TransactionIsolationLevel.RepeatableRead,
@@ -95,17 +102,12 @@ export const onTheSameConnection =
 function besideIn(prisma: PrismaClient, tx: Prisma.TransactionClient, budget: BesideBudget): BesideRead {
   return async (read) => {
     if (!budget.take()) return answered(read(tx));
-    let exported: { id: string }[];
+    let id: string;
     try {
-      exported = await tx.$queryRaw<{ id: string }[]>`SELECT pg_export_snapshot() AS id`;
+      id = exportedSnapshotId(await tx.$queryRaw<{ id: string }[]>`SELECT pg_export_snapshot() AS id`);
     } catch (error: unknown) {
       budget.give();
       throw error;
-    }
-    const id = exported[0]?.id ?? '';
-    if (!SNAPSHOT_ID.test(id)) {
-      budget.give();
-      throw new Error(`Postgres exported a snapshot named ${JSON.stringify(id)}`);
     }
     let started = false;
     const beside = prisma
