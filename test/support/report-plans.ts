@@ -1,6 +1,8 @@
 // Reports explained exactly as the store runs them: each query a report's read sends is run as EXPLAIN (ANALYZE,
 // BUFFERS) in the report session (its settings, JIT off, included), and the plans come back instead of rows. The
 // plan tests hold a report's cost on what it reads (rows visited, buffers), never on its time.
+import { setTimeout } from 'node:timers/promises';
+import { escapeIdentifier } from 'pg';
 import type { Prisma } from '../../src/generated/prisma/client.js';
 import type { ReportQuery } from '../../src/reports/report-query.js';
 import { withReportSession } from '../../src/store/report-queries/report-session.js';
@@ -90,4 +92,23 @@ export function blocksTouched(node: PlanNode, table: string, underTable = false)
   const children = node.Plans ?? [];
   const own = ofTable ? blocks(node) - children.reduce((sum, child) => sum + blocks(child), 0) : 0;
   return own + children.reduce((sum, child) => sum + blocksTouched(child, table, ofTable), 0);
+}
+
+/**
+ * VACUUM ANALYZE, then VACUUM again until every page of `tables` is marked all-visible: the share of a table an
+ * index-only scan's plan is costed on (pg_class.relallvisible). A transaction of the same database that took its
+ * snapshot before the rows were written (autovacuum's ANALYZE of another table, on a loaded CI machine) keeps VACUUM
+ * from marking their pages, and the planner then reads them through the table instead; it ends, so this waits for it.
+ */
+export async function vacuumUntilAllVisible(db: TestDatabase, tables: readonly string[]): Promise<void> {
+  await db.sql.query('VACUUM ANALYZE');
+  for (;;) {
+    const { rows } = await db.sql.query<{ relname: string }>(
+      `SELECT relname FROM pg_class WHERE relname = ANY($1) AND relkind = 'r' AND relallvisible < relpages`,
+      [tables],
+    );
+    if (rows.length === 0) return;
+    await setTimeout(50);
+    await db.sql.query(`VACUUM ${rows.map(({ relname }) => escapeIdentifier(relname)).join(', ')}`);
+  }
 }
