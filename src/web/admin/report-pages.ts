@@ -240,10 +240,30 @@ function resultCell(text: string, kind: ColumnKind, label: string): Raw {
   return html`<td role="cell" data-label="${label}" ${whole ? html` class="nowrap"` : ''}>${text}</td>`;
 }
 
-function resultTable(result: ReportResult): Raw {
+/**
+ * Most rows the page's table lists. A report over every connection for a year is millions of rows (a day of each
+ * connection): as a table, that page was a gigabyte or more of HTML, past what a string in Node can hold, and far
+ * past what a browser lays out. The chart and the summary still count every row; the CSV lists them all.
+ */
+export const TABLE_ROWS_SHOWN = 1_000;
+
+/** Where the table lists fewer rows than the report has: how many it lists, and where the rest are. */
+function rowsCut(total: number, csvHref: string | undefined): Raw {
+  if (total <= TABLE_ROWS_SHOWN) return html``;
+  const count = (n: number) => n.toLocaleString('en-US');
+  const rest = csvHref
+    ? html`<a href="${csvHref}" download>the CSV</a> lists all ${count(total)}`
+    : html`the CSV lists all ${count(total)}`;
+  return html`<p class="muted" id="report-rows-cut">
+    The table lists the first ${count(TABLE_ROWS_SHOWN)} of ${count(total)} rows, in the report's order;
+    ${rest}. The chart and the totals below count every row.
+  </p>`;
+}
+
+function resultTable(result: ReportResult, csvHref: string | undefined): Raw {
   const columns = result.columns.filter((c) => c.inTable !== false);
   if (result.rows.length === 0) return html`<p id="report-empty">${result.emptyMessage}</p>`;
-  return html`${scrollBox(
+  return html`${rowsCut(result.rows.length, csvHref)}${scrollBox(
       'Report rows',
       html`<table id="report-rows" class="stack-on-phone label-beside" role="table">
         <thead role="rowgroup">
@@ -252,7 +272,7 @@ function resultTable(result: ReportResult): Raw {
           </tr>
         </thead>
         <tbody role="rowgroup">
-          ${result.rows.map(
+          ${result.rows.slice(0, TABLE_ROWS_SHOWN).map(
             (row) =>
               html`<tr role="row">
                 ${columns.map((c) => resultCell(formatValue(row[c.key] ?? null, c.kind), c.kind, c.label))}
@@ -286,7 +306,7 @@ export function reportPage(reply: FastifyReply, status: number, input: ReportPag
               ${input.csvHref ? html`<p><a id="csv-link" class="button small" href="${input.csvHref}" download>Download CSV</a></p>` : ''}
               ${chart?.kind === 'line' && chart.x.length > 0 ? lineChart(chart, nonce) : ''}
               ${chart?.kind === 'heatmap' && chart.cells.length > 0 ? heatMapTable(chart) : ''}
-              ${resultTable(result)}`
+              ${resultTable(result, input.csvHref)}`
           : ''
       }`,
   });

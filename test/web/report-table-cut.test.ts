@@ -1,0 +1,67 @@
+// A report of more rows than the admin page's table lists: over every connection for a year, a report is millions
+// of rows, and a table of them was a page of a gigabyte or more, past what Node can hold as one string. The table
+// lists the first TABLE_ROWS_SHOWN in the report's order and says how many there are and where the rest are;
+// the summary still counts every row. Thirty connections' forty days of utilization here, over 1,000 rows.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { parseReportQuery } from '../../src/reports/report-query.js';
+import { runReport } from '../../src/reports/run-report.js';
+import { formatValue } from '../../src/reports/report-format.js';
+import { TABLE_ROWS_SHOWN } from '../../src/web/admin/report-pages.js';
+import { generatePackedSlots } from '../support/packed-slots.js';
+import { patient } from '../support/patience.js';
+import { FakeClock } from '../support/sync-harness.js';
+import { ADMIN_TOKEN, createWebHarness, type WebHarness } from '../support/web-harness.js';
+
+const NOW = new Date('2026-09-20T12:00:00Z');
+let web: WebHarness;
+
+beforeAll(async () => {
+  web = await createWebHarness('report_table_cut', { clock: new FakeClock(NOW) });
+  await generatePackedSlots(web.sync.db, { connections: 30, days: 40, now: NOW });
+}, patient(60_000));
+afterAll(async () => {
+  await web?.close();
+});
+
+const auth = { authorization: `Bearer ${ADMIN_TOKEN}` };
+const tableRows = (page: string) => [...page.matchAll(/<tr role="row">\s*<td/g)].length;
+const text = (page: string) => page.replace(/<[^>]+>/g, '').replace(/\s+/g, ' ');
+
+describe('a report of more rows than the page lists', () => {
+  it('lists the first rows in the report order, says how many there are, and totals every row', async () => {
+    const report = await runReport(web.deps.reports, parseReportQuery('utilization', {}, NOW));
+    expect(report.rows.length).toBeGreaterThan(TABLE_ROWS_SHOWN);
+
+    const response = await web.get('/admin/reports/utilization', auth);
+    expect(response.status).toBe(200);
+    expect(tableRows(response.text)).toBe(TABLE_ROWS_SHOWN);
+    const shown = text(response.text);
+    expect(shown).toContain(
+      `The table lists the first ${TABLE_ROWS_SHOWN.toLocaleString('en-US')} of ${report.rows.length.toLocaleString('en-US')} rows`,
+    );
+    expect(response.text).toMatch(
+      /id="report-rows-cut"[^]*<a href="\/admin\/reports\/utilization\/csv" download>the CSV<\/a>/,
+    );
+    // The last row listed is the report's row at that place: its day and connection, in order.
+    const last = report.rows[TABLE_ROWS_SHOWN - 1]!;
+    const lastRow = [...response.text.matchAll(/<tr role="row">([^]*?)<\/tr>/g)].at(-1)![1]!;
+    const cells = [...lastRow.matchAll(/<td[^>]*>([^<]*)<\/td>/g)].map((cell) => cell[1]);
+    expect(cells.slice(0, 2)).toEqual([String(last.connection), String(last.day)]);
+    // The totals are the whole report's, not the listed rows'.
+    const offered = report.summary.find((s) => s.key === 'offered_minutes')!;
+    expect(shown).toContain(`offered minutes: ${formatValue(offered.value, offered.kind)}`);
+  });
+
+  it('lists every row, and says nothing of a cut, where the report has no more than that', async () => {
+    const one = await web.sync.db.prisma.connection.findFirstOrThrow({ select: { id: true } });
+    const report = await runReport(
+      web.deps.reports,
+      parseReportQuery('utilization', { connection: one.id }, NOW),
+    );
+    expect(report.rows.length).toBeGreaterThan(0);
+    expect(report.rows.length).toBeLessThan(TABLE_ROWS_SHOWN);
+    const response = await web.get(`/admin/reports/utilization?connection=${one.id}`, auth);
+    expect(tableRows(response.text)).toBe(report.rows.length);
+    expect(response.text).not.toContain('report-rows-cut');
+  });
+});
