@@ -30,8 +30,17 @@ function busiest(cells: WeekdayHourCell[], keyOf: (cell: WeekdayHourCell) => num
 
 const hourLabel = (hour: number) => `${String(hour).padStart(2, '0')}:00`;
 
-export async function bookingsReport(reports: ReportStore, query: ReportQuery): Promise<ReportResult> {
-  const read = await reports.bookings(query);
+/**
+ * The bookings report; by booking, day or week, only its first `firstRows` rows where given (with how many it has,
+ * and its summary over every row all the same).
+ */
+export async function bookingsReport(
+  reports: ReportStore,
+  query: ReportQuery,
+  firstRows?: number,
+): Promise<ReportResult> {
+  const read = await reports.bookings(firstRows === undefined ? query : { ...query, firstRows });
+  const rowCount = read.counted === undefined ? {} : { rowCount: read.counted.rows };
   const { cells, totals } = read;
   const weekday = busiest(cells, (c) => c.weekday);
   const hour = busiest(cells, (c) => c.hour);
@@ -109,6 +118,7 @@ export async function bookingsReport(reports: ReportStore, query: ReportQuery): 
         { key: 'detected_at', label: 'seen', kind: 'instant' },
         { key: 'slots_closed', label: 'slots closed', kind: 'integer', inTable: false },
       ],
+      ...rowCount,
       rows: bookings.map((b) => ({
         connection_id: b.connection_id,
         connection: b.connection,
@@ -150,12 +160,13 @@ export async function bookingsReport(reports: ReportStore, query: ReportQuery): 
     caption: `inferred bookings, by the ${periodKey} they were first seen; ${wording}`,
     columns,
     rows,
+    ...rowCount,
     summary: [
       ...summary,
       {
         key: 'opened',
         label: 'opened slots',
-        value: rows.reduce((n, r) => n + Number(r.opened), 0),
+        value: read.counted?.opened ?? rows.reduce((n, r) => n + Number(r.opened), 0),
         kind: 'integer',
       },
     ],

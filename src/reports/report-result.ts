@@ -38,6 +38,11 @@ export interface ReportResult {
   query: ReportQuery;
   columns: ReportColumn[];
   rows: ReportRow[];
+  /**
+   * How many rows the report has, where `rows` holds only the first of them (runReport's `firstRows`, as the admin
+   * page asks for its table); absent where `rows` is every row.
+   */
+  rowCount?: number;
   summary: ReportSummaryItem[];
   /** Said plainly instead of an empty table. */
   emptyMessage: string;

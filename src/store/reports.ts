@@ -53,7 +53,8 @@ const REPORT_CONNECTION_CHOICES = 500;
 export interface ReportStore {
   /** Each report's rows, read in one read-only session with room to sort a big history in memory. */
   availability(scope: ReportScope): Promise<AvailabilityRow[]>;
-  bookings(scope: ReportScope & { by: BookingsGrouping }): Promise<BookingsRows>;
+  /** Only the first `firstRows` of its rows, where given, with how many it has (BookingsRows.counted). */
+  bookings(scope: ReportScope & { by: BookingsGrouping; firstRows?: number }): Promise<BookingsRows>;
   utilization(scope: ReportScope): Promise<UtilizationRow[]>;
   syncHealth(scope: ReportScope): Promise<SyncHealthRow[]>;
   /**

@@ -19,17 +19,17 @@
 // - Weekday and hour are those of the booked slot's start; 1 = Monday … 7 = Sunday. All in the connection's
 //   zone unless --tz.
 import { Prisma } from '../../generated/prisma/client.js';
-import { bookingsPerPeriod, type PeriodRow } from './booking-periods.js';
+import { bookingPeriods, bookingsPerPeriod, type PeriodRow } from './booking-periods.js';
 import {
   startCellOf,
   storedCellsAndTotals,
   type BookingTotals,
   type WeekdayHourCell,
 } from './booking-totals.js';
-import { readsStoredDays } from './stored-days.js';
+import { readsStoredDays, withUnstoredFrom } from './stored-days.js';
 import { onTheSameConnection, type BesideRead } from './report-session.js';
 import type { BookingsGrouping, ReportScope } from './report-scope.js';
-import { bookedWhere, connectionsInOrder, zoneOf, type ReportDb } from './report-sql.js';
+import { bookedWhere, connectionsInOrder, firstRowsOnly, zoneOf, type ReportDb } from './report-sql.js';
 
 export type { PeriodRow } from './booking-periods.js';
 export type { BookingTotals, WeekdayHourCell } from './booking-totals.js';
@@ -61,12 +61,15 @@ export function everyBooking(query: ReportScope): Prisma.Sql {
 /** The order everyBooking's rows (alias e) are listed in: by connection (its rank), then start. */
 export const BOOKINGS_IN_ORDER = Prisma.sql`ORDER BY e.rank, e.starts_at, e.id`;
 
-/** Every booking, one row each: when it was seen, when it lies, how long it is, how far ahead it was made. */
-async function eachBooking(prisma: ReportDb, query: ReportScope): Promise<BookingRow[]> {
+/**
+ * Every booking, one row each: when it was seen, when it lies, how long it is, how far ahead it was made. The
+ * first `firstRows` of them where that is given.
+ */
+async function eachBooking(prisma: ReportDb, query: ReportScope, firstRows?: number): Promise<BookingRow[]> {
   return prisma.$queryRaw<BookingRow[]>(Prisma.sql`
     SELECT e.connection_id, e.connection, e.detected_at, e.starts_at, e.ends_at, e.event_ids, e.slots_closed
     FROM (${everyBooking(query)}) e
-    ${BOOKINGS_IN_ORDER}`);
+    ${BOOKINGS_IN_ORDER} ${firstRowsOnly(firstRows)}`);
 }
 
 /**
@@ -155,12 +158,39 @@ export async function countedCellsAndTotals(
   };
 }
 
-/** What the bookings report reads for a grouping: the heat map's cells and the totals, and its rows. */
-export type BookingsRows = { cells: WeekdayHourCell[]; totals: BookingTotals } & (
+/**
+ * Where only the first rows are read (the admin page's table, `firstRows`): how many rows the report has, and the
+ * slots they opened (its summary's figure that no stored total holds).
+ */
+export interface RowsCounted {
+  rows: number;
+  opened: number;
+}
+
+/**
+ * What the bookings report reads for a grouping: the heat map's cells and the totals, and its rows (only the first
+ * `firstRows` of them where the scope says so, with `counted`).
+ */
+export type BookingsRows = { cells: WeekdayHourCell[]; totals: BookingTotals; counted?: RowsCounted } & (
   | { by: 'weekday-hour' }
   | { by: 'booking'; bookings: BookingRow[] }
   | { by: 'day' | 'week'; periods: PeriodRow[] }
 );
+
+/** How many rows the bookings report by booking, day or week has, and the slots they opened (none by booking). */
+async function countedRows(
+  db: ReportDb,
+  query: ReportScope,
+  by: 'booking' | 'day' | 'week',
+): Promise<RowsCounted> {
+  const statement =
+    by === 'booking'
+      ? Prisma.sql`SELECT COUNT(*)::float8 AS rows, 0::float8 AS opened FROM (${everyBooking(query)}) e`
+      : Prisma.sql`SELECT COUNT(*)::float8 AS rows, COALESCE(SUM(p.opened), 0)::float8 AS opened
+          FROM (${bookingPeriods(await withUnstoredFrom(db, query), by, false)}) p`;
+  const [counted] = await db.$queryRaw<RowsCounted[]>(statement);
+  return counted ?? { rows: 0, opened: 0 };
+}
 
 /**
  * The heat map and totals read beside the rows (`beside`: a second connection in the report's snapshot, where one
@@ -169,15 +199,21 @@ export type BookingsRows = { cells: WeekdayHourCell[]; totals: BookingTotals } &
  */
 export async function bookingsRows(
   prisma: ReportDb,
-  query: ReportScope & { by: BookingsGrouping },
+  query: ReportScope & { by: BookingsGrouping; firstRows?: number },
   beside: BesideRead = onTheSameConnection(prisma),
 ): Promise<BookingsRows> {
-  if (query.by === 'weekday-hour') return { by: query.by, ...(await cellsAndTotals(prisma, query)) };
+  const { by, firstRows } = query;
+  if (by === 'weekday-hour') return { by, ...(await cellsAndTotals(prisma, query)) };
   const { answer: summary } = await beside((db) => cellsAndTotals(db, query));
-  if (query.by === 'booking') {
-    const bookings = await eachBooking(prisma, query);
-    return { by: query.by, ...(await summary), bookings };
+  // Counted beside the rows too: over every connection for a year, millions of rows of which a page lists a
+  // thousand.
+  const counted =
+    firstRows === undefined ? undefined : (await beside((db) => countedRows(db, query, by))).answer;
+  const whole = async () => ({ ...(await summary), ...(counted ? { counted: await counted } : {}) });
+  if (by === 'booking') {
+    const bookings = await eachBooking(prisma, query, firstRows);
+    return { by, ...(await whole()), bookings };
   }
-  const periods = await bookingsPerPeriod(prisma, query, query.by);
-  return { by: query.by, ...(await summary), periods };
+  const periods = await bookingsPerPeriod(prisma, query, by, firstRows);
+  return { by, ...(await whole()), periods };
 }

@@ -135,6 +135,10 @@ export function connectionsInOrder(query: ReportScope): Prisma.Sql {
  */
 export const isoDay = (column: Prisma.Sql): Prisma.Sql => Prisma.sql`(${column})::text`;
 
+/** A LIMIT to the first `firstRows` rows of a statement in its order, or nothing where every row is read. */
+export const firstRowsOnly = (firstRows: number | undefined): Prisma.Sql =>
+  firstRows === undefined ? Prisma.empty : Prisma.sql`LIMIT ${firstRows}`;
+
 /**
  * The title each event type had at the report's instant, the version valid then: (connection_id, upstream_event_id,
  * title) of those `where` keeps (`AND …` on alias e).

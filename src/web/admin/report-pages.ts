@@ -263,7 +263,7 @@ function rowsCut(total: number, csvHref: string | undefined): Raw {
 function resultTable(result: ReportResult, csvHref: string | undefined): Raw {
   const columns = result.columns.filter((c) => c.inTable !== false);
   if (result.rows.length === 0) return html`<p id="report-empty">${result.emptyMessage}</p>`;
-  return html`${rowsCut(result.rows.length, csvHref)}${scrollBox(
+  return html`${rowsCut(result.rowCount ?? result.rows.length, csvHref)}${scrollBox(
       'Report rows',
       html`<table id="report-rows" class="stack-on-phone label-beside" role="table">
         <thead role="rowgroup">

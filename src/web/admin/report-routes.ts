@@ -17,7 +17,13 @@ import type { ReportResult } from '../../reports/report-result.js';
 import { ReportSubjectNotFoundError, runReport, runReportCsv } from '../../reports/run-report.js';
 import { spooled } from '../../lib/spooled-file.js';
 import { HttpError } from '../http-error.js';
-import { reportIndexPage, reportPage, type HeatMap, type LineChart } from './report-pages.js';
+import {
+  reportIndexPage,
+  reportPage,
+  TABLE_ROWS_SHOWN,
+  type HeatMap,
+  type LineChart,
+} from './report-pages.js';
 import type { ReportConnectionChoice } from '../../store/reports.js';
 import type { WebDeps } from '../web-deps.js';
 
@@ -188,7 +194,7 @@ export function registerReportRoutes(admin: FastifyInstance, deps: WebDeps): voi
     const connections = choices.map((c) => ({ id: c.id, label: c.email ?? c.displayName ?? c.id }));
     try {
       const query = parseReportQuery(name, raw, deps.now());
-      const result = await runReport(deps.reports, query);
+      const result = await runReport(deps.reports, query, { firstRows: TABLE_ROWS_SHOWN });
       const chart = await chartFor(deps, query, result, choices);
       return reportPage(reply, 200, {
         name,
