@@ -6,6 +6,7 @@ import { needsReauth } from './webhook-events.js';
 import { randomUUID } from 'node:crypto';
 import type { Connection, PrismaClient } from '../generated/prisma/client.js';
 import { Prisma } from '../generated/prisma/client.js';
+import { pooledRows } from './pooled-rows.js';
 import type { TokenVault } from './token-vault.js';
 
 export interface TokenPair {
@@ -167,8 +168,19 @@ export function createConnectionStore(prisma: PrismaClient, vault: TokenVault): 
       await prisma.connection.deleteMany({ where: { id } });
     },
 
+    // Every sync reads its tokens at least once, and saves them whenever it refreshed: from the pool, past
+    // Prisma's query interpreter (pooled-rows.ts), the columns these need only.
     async readTokens(id) {
-      const connection = await get(id);
+      const [connection] = await pooledRows<
+        Pick<Connection, 'accessTokenSealed' | 'refreshTokenSealed' | 'accessExpiresAt' | 'scope' | 'status'>
+      >(
+        prisma,
+        Prisma.sql`
+          SELECT access_token_sealed AS "accessTokenSealed", refresh_token_sealed AS "refreshTokenSealed",
+                 access_expires_at AS "accessExpiresAt", scope, status::text AS status
+          FROM connection WHERE id = ${id}::uuid`,
+      );
+      if (!connection) throw new ConnectionNotFoundError(id);
       if (!connection.accessTokenSealed || !connection.refreshTokenSealed || !connection.accessExpiresAt) {
         throw new Error(`connection ${id} holds no tokens`);
       }
@@ -184,12 +196,19 @@ export function createConnectionStore(prisma: PrismaClient, vault: TokenVault): 
 
     // Compare-and-set in one UPDATE: Postgres re-checks the WHERE on the latest row version once a concurrent
     // writer's lock is released, so a reconnect committed between our read and this write is never overwritten.
+    // updated_at is set as Prisma's @updatedAt would, by this process's clock.
     async saveTokensIfUnchanged(id, readAs, tokens) {
-      const { count } = await prisma.connection.updateMany({
-        where: { id, refreshTokenSealed: readAs },
-        data: sealed(id, tokens),
-      });
-      return count === 1;
+      const row = sealed(id, tokens);
+      const updated = await pooledRows<{ id: string }>(
+        prisma,
+        Prisma.sql`
+          UPDATE connection
+          SET access_token_sealed = ${row.accessTokenSealed}, refresh_token_sealed = ${row.refreshTokenSealed},
+              access_expires_at = ${row.accessExpiresAt}, scope = ${row.scope}, updated_at = ${new Date()}
+          WHERE id = ${id}::uuid AND refresh_token_sealed = ${readAs}
+          RETURNING id`,
+      );
+      return updated.length === 1;
     },
 
     async markNeedsReauth(id, reason, now, readAs) {

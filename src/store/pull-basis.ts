@@ -4,8 +4,9 @@
 // about to pull (which dates it may ask for directly, and whether a slot went missing), and which dates of the
 // horizon hold an open slot at all (bands count those dates, sync/cadence-bands.ts). Outside the commit's
 // transaction: a plan, not a decision; the commit reads what it decides by again under the connection's lock.
-import type { PrismaClient } from '../generated/prisma/client.js';
+import { Prisma, type PrismaClient } from '../generated/prisma/client.js';
 import { zoneDaysBetween } from '../lib/zone-days.js';
+import { pooledRows } from './pooled-rows.js';
 import { readPullCoverage } from './pull-coverage.js';
 
 export interface StoredEventType {
@@ -28,19 +29,27 @@ export interface StoredOpenSlot {
   startsAt: Date;
 }
 
+// The reads of a scheduled pull's plan run before every one of them, outside a transaction: from the pool, past
+// Prisma's query interpreter (pooled-rows.ts), each some 0.15 ms of CPU less; the basis is one statement, not two.
 export async function readPullBasis(prisma: PrismaClient, connectionId: string): Promise<PullBasis> {
-  const connection = await prisma.connection.findUnique({
-    where: { id: connectionId },
-    select: { timezone: true, pullCoverage: true },
-  });
-  const eventTypes = await prisma.eventType.findMany({
-    where: { connectionId, validTo: null },
-    select: { upstreamEventId: true, enabled: true, durationMinutes: true },
-  });
-  const readAtMs = readPullCoverage(connection?.pullCoverage).eventTypesPulledAtMs;
+  const [row] = await pooledRows<{
+    timezone: string | null;
+    pull_coverage: unknown;
+    event_types: StoredEventType[];
+  }>(
+    prisma,
+    Prisma.sql`
+      SELECT c.timezone, c.pull_coverage,
+             (SELECT coalesce(json_agg(json_build_object('upstreamEventId', e.upstream_event_id,
+                                                         'enabled', e.enabled,
+                                                         'durationMinutes', e.duration_minutes)), '[]')
+              FROM event_type e WHERE e.connection_id = c.id AND e.valid_to IS NULL) AS event_types
+      FROM connection c WHERE c.id = ${connectionId}::uuid`,
+  );
+  const readAtMs = readPullCoverage(row?.pull_coverage).eventTypesPulledAtMs;
   return {
-    zone: connection?.timezone ?? null,
-    eventTypes,
+    zone: row?.timezone ?? null,
+    eventTypes: row?.event_types ?? [],
     accountReadAt: readAtMs === null ? null : new Date(readAtMs),
   };
 }
@@ -52,11 +61,12 @@ export async function readOpenSlotsBetween(
   from: Date,
   until: Date,
 ): Promise<StoredOpenSlot[]> {
-  const rows = await prisma.slot.findMany({
-    where: { connectionId, goneAt: null, startsAt: { gte: from, lt: until } },
-    select: { upstreamEventId: true, startsAt: true },
-  });
-  return rows.map((row) => ({ eventId: row.upstreamEventId, startsAt: row.startsAt }));
+  return pooledRows<StoredOpenSlot>(
+    prisma,
+    Prisma.sql`
+      SELECT upstream_event_id AS "eventId", starts_at AS "startsAt" FROM slot
+      WHERE connection_id = ${connectionId}::uuid AND gone_at IS NULL AND starts_at >= ${from} AND starts_at < ${until}`,
+  );
 }
 
 /**
@@ -76,9 +86,12 @@ export async function readOpenDates(
   if (days.length === 0) return new Set();
   const starts = days.map((day) => day.startsAt.toISOString());
   // Bucket i (1-based) holds the slots from the start of days[i - 1] to the start of the next day.
-  const rows = await prisma.$queryRaw<{ day: number }[]>`
-    SELECT DISTINCT width_bucket(starts_at, ${starts}::timestamptz[]) AS day
-    FROM slot
-    WHERE connection_id = ${connectionId}::uuid AND gone_at IS NULL AND starts_at >= ${from} AND starts_at < ${until}`;
+  const rows = await pooledRows<{ day: number }>(
+    prisma,
+    Prisma.sql`
+      SELECT DISTINCT width_bucket(starts_at, ${starts}::timestamptz[]) AS day
+      FROM slot
+      WHERE connection_id = ${connectionId}::uuid AND gone_at IS NULL AND starts_at >= ${from} AND starts_at < ${until}`,
+  );
   return new Set(rows.flatMap((row) => days[Number(row.day) - 1]?.date ?? []));
 }
