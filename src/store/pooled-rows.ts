@@ -16,7 +16,7 @@ import type { Prisma, PrismaClient } from '../generated/prisma/client.js';
 import type { StatementNames } from '../lib/prepared-statements.js';
 import { PostgresUnreachableError } from './database-errors.js';
 
-interface Pool {
+export interface Pool {
   pool: pg.Pool;
   names: StatementNames | undefined;
 }
@@ -37,6 +37,12 @@ export function registerPool(prisma: PrismaClient, pool: pg.Pool, names: Stateme
 export function poolBehind(prisma: object): pg.Pool | undefined {
   const pooled = poolsOf.get(prisma);
   return pooled === undefined || pooled.pool.ending ? undefined : pooled.pool;
+}
+
+/** The pool registered for `db` and its statements' names; undefined for any other client, or once it ended. */
+export function registeredPool(db: object): Pool | undefined {
+  const pooled = poolsOf.get(db);
+  return pooled === undefined || pooled.pool.ending ? undefined : pooled;
 }
 
 /** The rows of `statement`: from the pool behind `db` when it has one registered, else through Prisma. */

@@ -9,10 +9,83 @@
 // lock is held for an instant. A test event asked for (recordTestEvent) is written the same way, to the one
 // endpoint tested, and from then on is a delivery like any.
 import { randomUUID } from 'node:crypto';
-import type { Prisma } from '../generated/prisma/client.js';
+import { Prisma } from '../generated/prisma/client.js';
+import type { SqlTransaction } from './pooled-transaction.js';
 import { testEvent, webhookPayload, type WebhookEvent } from './webhook-events.js';
 
 type Tx = Prisma.TransactionClient;
+
+interface AddressedEndpoint {
+  id: string;
+  teamId: string | null;
+  events: string[];
+}
+
+/** The outbox's three statements, through Prisma's transaction or as raw SQL in one past Prisma. */
+interface OutboxStatements {
+  /** The endpoints, not disabled, subscribed to any of `types`, in id order. */
+  endpoints(types: string[]): Promise<AddressedEndpoint[]>;
+  /** Moves the endpoint's sequence on by `count`; the last number taken, undefined when it is gone. */
+  takeSequence(endpointId: string, count: number): Promise<number | undefined>;
+  insert(rows: DeliveryRow[]): Promise<void>;
+}
+
+interface DeliveryRow {
+  id: string;
+  endpointId: string;
+  eventType: string;
+  payload: Prisma.InputJsonObject;
+  createdAt: Date;
+}
+
+function throughPrisma(tx: Tx, whose: Prisma.WebhookEndpointWhereInput): OutboxStatements {
+  return {
+    endpoints: (types) =>
+      tx.webhookEndpoint.findMany({
+        where: { disabledAt: null, events: { hasSome: types }, ...whose },
+        select: { id: true, teamId: true, events: true },
+        orderBy: { id: 'asc' },
+      }),
+    async takeSequence(endpointId, count) {
+      const [taken] = await tx.$queryRaw<{ last: bigint }[]>`
+        UPDATE webhook_endpoint SET last_sequence = last_sequence + ${count}
+        WHERE id = ${endpointId}::uuid RETURNING last_sequence AS last`;
+      return taken === undefined ? undefined : Number(taken.last);
+    },
+    async insert(rows) {
+      await tx.webhookDelivery.createMany({ data: rows });
+    },
+  };
+}
+
+/** A connection's own endpoints and its teams', as recordWebhookEvents's Prisma filter reads them, in raw SQL. */
+function inSqlForConnection(tx: SqlTransaction, connectionId: string): OutboxStatements {
+  return {
+    endpoints: (types) =>
+      tx.rows<AddressedEndpoint>(Prisma.sql`
+        SELECT e.id::text AS id, e.team_id::text AS "teamId", e.events FROM webhook_endpoint e
+        WHERE e.disabled_at IS NULL AND e.events && ${types}::text[]
+          AND (e.connection_id = ${connectionId}::uuid
+               OR e.team_id IN (SELECT m.team_id FROM team_member m WHERE m.connection_id = ${connectionId}::uuid))
+        ORDER BY e.id`),
+    async takeSequence(endpointId, count) {
+      const [taken] = await tx.rows<{ last: string }>(Prisma.sql`
+        UPDATE webhook_endpoint SET last_sequence = last_sequence + ${count}
+        WHERE id = ${endpointId}::uuid RETURNING last_sequence::text AS last`);
+      return taken === undefined ? undefined : Number(taken.last);
+    },
+    async insert(rows) {
+      await tx.rows(Prisma.sql`
+        INSERT INTO webhook_delivery (id, endpoint_id, event_type, payload, created_at)
+        SELECT d.id, d.endpoint_id, d.event_type, d.payload::jsonb, d.created_at
+        FROM unnest(${rows.map((r) => r.id)}::uuid[], ${rows.map((r) => r.endpointId)}::uuid[],
+                    ${rows.map((r) => r.eventType)}::text[], ${rows.map((r) => JSON.stringify(r.payload))}::text[],
+                    ${rows.map((r) => r.createdAt)}::timestamptz[])
+          WITH ORDINALITY AS d(id, endpoint_id, event_type, payload, created_at, n)
+        ORDER BY d.n`);
+    },
+  };
+}
 
 /** The ids of the deliveries written. To be called last in the transaction (see above). */
 export async function recordWebhookEvents(
@@ -22,11 +95,20 @@ export async function recordWebhookEvents(
   now: Date,
 ): Promise<string[]> {
   return writeDeliveries(
-    tx,
-    { OR: [{ connectionId }, { team: { members: { some: { connectionId } } } }] },
+    throughPrisma(tx, { OR: [{ connectionId }, { team: { members: { some: { connectionId } } } }] }),
     events,
     now,
   );
+}
+
+/** recordWebhookEvents in a transaction past Prisma (a sync's commit, snapshots.ts). To be called last in it. */
+export async function recordWebhookEventsInSql(
+  tx: SqlTransaction,
+  connectionId: string,
+  events: readonly WebhookEvent[],
+  now: Date,
+): Promise<string[]> {
+  return writeDeliveries(inSqlForConnection(tx, connectionId), events, now);
 }
 
 /**
@@ -40,36 +122,31 @@ export async function recordOwnerWebhookEvents(
   events: readonly WebhookEvent[],
   now: Date,
 ): Promise<string[]> {
-  return writeDeliveries(tx, owner, events, now);
+  return writeDeliveries(throughPrisma(tx, owner), events, now);
 }
 
 /** One delivery per event and endpoint of `whose` (not disabled) subscribed to the event's type. */
 async function writeDeliveries(
-  tx: Tx,
-  whose: Prisma.WebhookEndpointWhereInput,
+  statements: OutboxStatements,
   events: readonly WebhookEvent[],
   now: Date,
 ): Promise<string[]> {
   if (events.length === 0) return [];
   const types = [...new Set(events.map((e) => e.type))];
-  const endpoints = await tx.webhookEndpoint.findMany({
-    where: { disabledAt: null, events: { hasSome: types }, ...whose },
-    select: { id: true, teamId: true, events: true },
-    orderBy: { id: 'asc' },
-  });
+  const endpoints = await statements.endpoints(types);
   const addressed = events.flatMap((event) =>
     endpoints
       .filter((endpoint) => endpoint.events.includes(event.type))
       .map((endpoint) => ({ event, endpoint })),
   );
   const next = await takeSequences(
-    tx,
+    statements,
     endpoints.map((endpoint) => ({
       endpointId: endpoint.id,
       count: addressed.filter((a) => a.endpoint === endpoint).length,
     })),
   );
-  const rows = addressed.flatMap(({ event, endpoint }) => {
+  const rows = addressed.flatMap(({ event, endpoint }): DeliveryRow[] => {
     const sequence = next.get(endpoint.id);
     // An endpoint deleted since it was read gets nothing.
     if (sequence === undefined) return [];
@@ -84,7 +161,7 @@ async function writeDeliveries(
       },
     ];
   });
-  if (rows.length > 0) await tx.webhookDelivery.createMany({ data: rows });
+  if (rows.length > 0) await statements.insert(rows);
   return rows.map((row) => row.id);
 }
 
@@ -99,7 +176,7 @@ export async function recordTestEvent(tx: Tx, endpointId: string, now: Date): Pr
     select: { id: true, teamId: true, connectionId: true },
   });
   if (!endpoint) return undefined;
-  const sequence = (await takeSequences(tx, [{ endpointId, count: 1 }])).get(endpointId);
+  const sequence = (await takeSequences(throughPrisma(tx, {}), [{ endpointId, count: 1 }])).get(endpointId);
   if (sequence === undefined) return undefined;
   const event = testEvent({ endpointId, connectionId: endpoint.connectionId, at: now });
   const id = randomUUID();
@@ -122,16 +199,14 @@ export async function recordTestEvent(tx: Tx, endpointId: string, now: Date): Pr
  * locked in id order, so commits writing to several (a connection in two teams) cannot deadlock.
  */
 async function takeSequences(
-  tx: Tx,
+  statements: OutboxStatements,
   wanted: readonly { endpointId: string; count: number }[],
 ): Promise<Map<string, number>> {
   const first = new Map<string, number>();
   const ordered = wanted.filter((w) => w.count > 0).sort((a, b) => (a.endpointId < b.endpointId ? -1 : 1));
   for (const { endpointId, count } of ordered) {
-    const [taken] = await tx.$queryRaw<{ last: bigint }[]>`
-      UPDATE webhook_endpoint SET last_sequence = last_sequence + ${count}
-      WHERE id = ${endpointId}::uuid RETURNING last_sequence AS last`;
-    if (taken) first.set(endpointId, Number(taken.last) - count + 1);
+    const last = await statements.takeSequence(endpointId, count);
+    if (last !== undefined) first.set(endpointId, last - count + 1);
   }
   return first;
 }
