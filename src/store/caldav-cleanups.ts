@@ -4,9 +4,9 @@
 // password (still bound to the destination's id, which the cleanup keeps), and the events slotfeed recorded
 // writing there. A worker deletes those from the calendar and then the cleanup (destinations/clean-up.ts),
 // retried with a backoff; refused credentials stop it until someone gives new ones or lets the events be.
-import type { PrismaClient } from '../generated/prisma/client.js';
-import type { Prisma } from '../generated/prisma/client.js';
+import { Prisma, type PrismaClient } from '../generated/prisma/client.js';
 import type { CaldavCredentials } from './caldav-destinations.js';
+import { pooledRows } from './pooled-rows.js';
 import type { TokenVault } from './token-vault.js';
 
 export type CaldavCleanupState = 'pending' | 'needs_credentials';
@@ -120,13 +120,16 @@ export function createCaldavCleanupStore(prisma: PrismaClient, vault: TokenVault
       return row ? recordOf(row) : null;
     },
 
+    // Asked with the pushes due, after every commit that moved a feed: from the pool, past Prisma (pooled-rows.ts).
     async due(now, limit) {
-      const rows = await prisma.caldavCleanup.findMany({
-        where: { state: 'pending', OR: [{ retryAt: null }, { retryAt: { lte: now } }] },
-        orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
-        select: { id: true },
-        take: limit,
-      });
+      const rows = await pooledRows<{ id: string }>(
+        prisma,
+        Prisma.sql`
+          SELECT id::text AS id FROM caldav_cleanup
+          WHERE state = 'pending' AND (retry_at IS NULL OR retry_at <= ${now})
+          ORDER BY created_at ASC, id ASC
+          LIMIT ${limit}`,
+      );
       return rows.map((row) => row.id);
     },
 

@@ -9,8 +9,7 @@
 // whoever writes it; a push that went through takes off what it carried. The dispatcher asks `due` which
 // destinations to hand to the queue.
 import { randomUUID } from 'node:crypto';
-import type { PrismaClient } from '../generated/prisma/client.js';
-import type { Prisma } from '../generated/prisma/client.js';
+import { Prisma, type PrismaClient } from '../generated/prisma/client.js';
 import { createCaldavDestinationLog, type CaldavDestinationLog } from './caldav-destination-log.js';
 import {
   CaldavDestinationNotFoundError,
@@ -26,6 +25,7 @@ import {
 } from './caldav-destination-records.js';
 import { createCaldavPushRecords, type CaldavPushRecords } from './caldav-push-records.js';
 import { FeedNotFoundError } from './feeds.js';
+import { pooledRows } from './pooled-rows.js';
 import type { TokenVault } from './token-vault.js';
 
 export * from './caldav-destination-records.js';
@@ -239,31 +239,21 @@ export function createCaldavDestinationStore(
     },
 
     async due(now, reconcileBefore, limit) {
-      // A calendar with a cleanup under way waits for it (pushDestination skips it): not dispatched meanwhile.
-      const cleaned = await prisma.caldavCleanup.findMany({
-        select: { calendarUrl: true },
-        distinct: ['calendarUrl'],
-      });
-      const rows = await prisma.caldavDestination.findMany({
-        where: {
-          state: { in: ['active', 'failing'] },
-          calendarUrl: { notIn: cleaned.map((cleanup) => cleanup.calendarUrl) },
-          OR: [{ retryAt: null }, { retryAt: { lte: now } }],
-          AND: [
-            {
-              OR: [
-                { pendingChanges: { gt: 0 } },
-                { reconcileRequestedAt: { not: null } },
-                { lastReconciledAt: null },
-                { lastReconciledAt: { lt: reconcileBefore } },
-              ],
-            },
-          ],
-        },
-        orderBy: [{ pendingSince: { sort: 'asc', nulls: 'last' } }, { id: 'asc' }],
-        select: { id: true, calendarUrl: true },
-        take: limit,
-      });
+      // Asked after every commit that moved a feed (the dispatcher looks at once): one statement from the pool,
+      // past Prisma (pooled-rows.ts), where it was two through it. A calendar with a cleanup under way waits for
+      // it (pushDestination skips it): not dispatched meanwhile.
+      const rows = await pooledRows<{ id: string; calendarUrl: string }>(
+        prisma,
+        Prisma.sql`
+          SELECT d.id::text AS id, d.calendar_url AS "calendarUrl" FROM caldav_destination d
+          WHERE d.state IN ('active', 'failing')
+            AND NOT EXISTS (SELECT 1 FROM caldav_cleanup c WHERE c.calendar_url = d.calendar_url)
+            AND (d.retry_at IS NULL OR d.retry_at <= ${now})
+            AND (d.pending_changes > 0 OR d.reconcile_requested_at IS NOT NULL OR d.last_reconciled_at IS NULL
+                 OR d.last_reconciled_at < ${reconcileBefore})
+          ORDER BY d.pending_since ASC NULLS LAST, d.id ASC
+          LIMIT ${limit}`,
+      );
       return rows.map(duePush);
     },
   };
