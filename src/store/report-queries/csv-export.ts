@@ -14,7 +14,7 @@ import { createCrlfRecordEnds } from '../../lib/csv-record-ends.js';
 import { PostgresUnreachableError } from '../database-errors.js';
 import { isSocketFailure } from '../pooled-rows.js';
 import { csvRows, readsInParts, type CsvScope } from './csv-rows.js';
-import { held, type HeldConnection } from './held-connection.js';
+import { held, type HeldConnection } from '../held-connection.js';
 import {
   connectionsToSplit,
   consecutiveRuns,

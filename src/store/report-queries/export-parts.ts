@@ -9,7 +9,7 @@ import type pg from 'pg';
 import { Prisma } from '../../generated/prisma/client.js';
 import { exportedSnapshotId, type BesideBudget } from './report-session.js';
 import type { ReportScope } from './report-scope.js';
-import { held, type HeldConnection } from './held-connection.js';
+import { held, type HeldConnection } from '../held-connection.js';
 import { connectionFilter, connectionName } from './report-sql.js';
 import type { ZoneReader } from './report-zones.js';
 
