@@ -1,8 +1,8 @@
-// A pooled connection an export holds between statements, heard from checkout to release. pg-pool takes its own
-// 'error' listener off a connection while it is checked out, and a connection the server ends while it waits idle in
-// its transaction (for a second connection, for its part's statement, for its part's turn) tells only by that event,
-// which unheard would end the process. The export meets the failure itself at its next statement or read on that
-// connection.
+// A pooled connection held between statements (a report export's, a sync's transaction), heard from checkout to
+// release. pg-pool takes its own 'error' listener off a connection while it is checked out, and a connection the
+// server ends while it waits idle in its transaction (an export waiting for a second connection or its part's turn,
+// a sync's commit between two statements) tells only by that event, which unheard would end the process. The holder
+// meets the failure itself at its next statement or read on that connection.
 import type pg from 'pg';
 
 export interface HeldConnection {

@@ -9,6 +9,7 @@
 import type pg from 'pg';
 import type { Prisma, PrismaClient } from '../generated/prisma/client.js';
 import { PostgresUnreachableError } from './database-errors.js';
+import { held } from './held-connection.js';
 import { isSocketFailure, registeredPool, type Pool } from './pooled-rows.js';
 
 export interface SqlTransaction {
@@ -56,7 +57,11 @@ async function onPool<T>(
   work: (tx: SqlTransaction) => Promise<T>,
   bounds: TransactionBounds,
 ): Promise<T> {
-  const client = await checkout(pooled.pool, bounds.maxWait);
+  // Heard from checkout to release: a connection the server ends between two of the transaction's statements (an
+  // administrator's pg_terminate_backend, a failover) tells only by an 'error' event, which unheard would end the
+  // process; the transaction meets the failure at its next statement instead.
+  const connection = held(await checkout(pooled.pool, bounds.maxWait));
+  const { client } = connection;
   const expiresAt = performance.now() + bounds.timeout;
   let broken: Error | undefined;
   const run = async <Row>(statement: { text: string; values: readonly unknown[] }) => {
@@ -93,7 +98,7 @@ async function onPool<T>(
     }
     throw thrown;
   } finally {
-    client.release(broken);
+    connection.release(broken !== undefined);
   }
 }
 
