@@ -46,11 +46,14 @@ async function startChildWorker(): Promise<SlotfeedProcess> {
   return worker;
 }
 
-/** Backends of the test database waiting for a row lock while updating the connection row. */
+/**
+ * Backends of the test database waiting for a row lock while updating the connection row (as Prisma writes the
+ * statement, or as the store writes it past Prisma, after a line break).
+ */
 async function blockedTokenWrites(): Promise<number[]> {
   const result = await admin.query<{ pid: number }>(
     `SELECT pid FROM pg_stat_activity
-      WHERE datname = $1 AND wait_event_type = 'Lock' AND query ILIKE 'UPDATE%connection%'`,
+      WHERE datname = $1 AND wait_event_type = 'Lock' AND query ~* '^\\s*UPDATE\\s.*connection'`,
     [h.db.name],
   );
   return result.rows.map((r) => r.pid);
