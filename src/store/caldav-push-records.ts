@@ -18,6 +18,7 @@ import {
 import { RESOLVED_FEED_JSON, type ResolvedFeedJson } from './feed-row-json.js';
 import type { TokenVault } from './token-vault.js';
 import { destinationNeedsCredentials } from './webhook-events.js';
+import { sqlThroughPrisma } from './pooled-transaction.js';
 import { recordOwnerWebhookEvents } from './webhook-outbox.js';
 import { pooledRows } from './pooled-rows.js';
 
@@ -382,7 +383,7 @@ export function createCaldavPushRecords(prisma: PrismaClient, vault: TokenVault)
             reason: failure.error,
             at: now,
           });
-          await recordOwnerWebhookEvents(tx, owner, [event], now);
+          await recordOwnerWebhookEvents(sqlThroughPrisma(tx), owner, [event], now);
         }
         return updated;
       });

@@ -1,6 +1,7 @@
 // The connection aggregate: who is connected, their sealed OAuth tokens, and when they are due. Tokens enter
 // and leave this module only in the clear in memory; the rows hold AES-GCM envelopes (token-vault.ts).
 import { findDueConnections, type DueConnectionRow, type DuePageCursor } from './due-connections.js';
+import { sqlThroughPrisma } from './pooled-transaction.js';
 import { recordWebhookEvents } from './webhook-outbox.js';
 import { needsReauth } from './webhook-events.js';
 import { randomUUID } from 'node:crypto';
@@ -225,7 +226,12 @@ export function createConnectionStore(prisma: PrismaClient, vault: TokenVault): 
         });
         // Webhook endpoints hear it once, when the status changes, in the same transaction (the outbox).
         if (count === 1 && before?.status !== 'needs_reauth') {
-          await recordWebhookEvents(tx, id, [needsReauth({ connectionId: id, at: now })], now);
+          await recordWebhookEvents(
+            sqlThroughPrisma(tx),
+            id,
+            [needsReauth({ connectionId: id, at: now })],
+            now,
+          );
         }
         return count === 1;
       });

@@ -102,6 +102,11 @@ async function onPool<T>(
   }
 }
 
+/** Prisma's interactive transaction as a SqlTransaction, for statements written once to run in either. */
+export function sqlThroughPrisma(tx: Prisma.TransactionClient): SqlTransaction {
+  return { rows: <Row>(statement: Prisma.Sql) => tx.$queryRaw<Row[]>(statement) };
+}
+
 /** Runs `work`'s statements in one transaction: on the pool behind `prisma` when it has one, else through Prisma. */
 export async function pooledTransaction<T>(
   prisma: PrismaClient,
@@ -110,8 +115,5 @@ export async function pooledTransaction<T>(
 ): Promise<T> {
   const pooled = registeredPool(prisma);
   if (pooled !== undefined) return onPool(pooled, work, bounds);
-  return prisma.$transaction(
-    (tx) => work({ rows: <Row>(statement: Prisma.Sql) => tx.$queryRaw<Row[]>(statement) }),
-    bounds,
-  );
+  return prisma.$transaction((tx) => work(sqlThroughPrisma(tx)), bounds);
 }

@@ -10,7 +10,7 @@ import { commitEvents, planCommit } from './plan-commit.js';
 import { pooledRows } from './pooled-rows.js';
 import { readPrevious, writeSnapshotRows } from './snapshot-rows.js';
 import { pooledTransaction, type SqlTransaction } from './pooled-transaction.js';
-import { recordWebhookEventsInSql } from './webhook-outbox.js';
+import { recordWebhookEvents } from './webhook-outbox.js';
 
 export type { ChangeStaleness, EventTypeSnapshot, SnapshotChanges, SnapshotInput } from './commit-plan.js';
 
@@ -228,7 +228,7 @@ export async function commitSuccessfulSync(
       // Last: numbering the deliveries locks each endpoint's row until the commit, and a team's endpoint is
       // shared by every member's commits (webhook-outbox.ts).
       const events = commitEvents(plan, bookings, context);
-      const deliveries = await recordWebhookEventsInSql(tx, connectionId, events, now);
+      const deliveries = await recordWebhookEvents(tx, connectionId, events, now);
       return { ...changes, webhookDeliveries: deliveries.length };
     },
     { maxWait: 10_000, timeout: 120_000 },

@@ -10,7 +10,7 @@
 // endpoint tested, and from then on is a delivery like any.
 import { randomUUID } from 'node:crypto';
 import { Prisma } from '../generated/prisma/client.js';
-import type { SqlTransaction } from './pooled-transaction.js';
+import { sqlThroughPrisma, type SqlTransaction } from './pooled-transaction.js';
 import { testEvent, webhookPayload, type WebhookEvent } from './webhook-events.js';
 
 type Tx = Prisma.TransactionClient;
@@ -21,15 +21,6 @@ interface AddressedEndpoint {
   events: string[];
 }
 
-/** The outbox's three statements, through Prisma's transaction or as raw SQL in one past Prisma. */
-interface OutboxStatements {
-  /** The endpoints, not disabled, subscribed to any of `types`, in id order. */
-  endpoints(types: string[]): Promise<AddressedEndpoint[]>;
-  /** Moves the endpoint's sequence on by `count`; the last number taken, undefined when it is gone. */
-  takeSequence(endpointId: string, count: number): Promise<number | undefined>;
-  insert(rows: DeliveryRow[]): Promise<void>;
-}
-
 interface DeliveryRow {
   id: string;
   endpointId: string;
@@ -38,77 +29,66 @@ interface DeliveryRow {
   createdAt: Date;
 }
 
-function throughPrisma(tx: Tx, whose: Prisma.WebhookEndpointWhereInput): OutboxStatements {
-  return {
-    endpoints: (types) =>
-      tx.webhookEndpoint.findMany({
-        where: { disabledAt: null, events: { hasSome: types }, ...whose },
-        select: { id: true, teamId: true, events: true },
-        orderBy: { id: 'asc' },
-      }),
-    async takeSequence(endpointId, count) {
-      const [taken] = await tx.$queryRaw<{ last: bigint }[]>`
-        UPDATE webhook_endpoint SET last_sequence = last_sequence + ${count}
-        WHERE id = ${endpointId}::uuid RETURNING last_sequence AS last`;
-      return taken === undefined ? undefined : Number(taken.last);
-    },
-    async insert(rows) {
-      await tx.webhookDelivery.createMany({ data: rows });
-    },
-  };
+/** Which endpoints may hear an event: a condition on `webhook_endpoint e`. */
+type Audience = Prisma.Sql;
+
+/** A connection's own endpoints and those of every team it is in. */
+const connectionAndItsTeams = (connectionId: string): Audience => Prisma.sql`
+  (e.connection_id = ${connectionId}::uuid
+   OR e.team_id IN (SELECT m.team_id FROM team_member m WHERE m.connection_id = ${connectionId}::uuid))`;
+
+/** The owner's own endpoints only. */
+const ownersOwn = (owner: { connectionId: string } | { teamId: string }): Audience =>
+  'connectionId' in owner
+    ? Prisma.sql`e.connection_id = ${owner.connectionId}::uuid`
+    : Prisma.sql`e.team_id = ${owner.teamId}::uuid`;
+
+/** The endpoints of `audience`, not disabled, subscribed to any of `types`, in id order. */
+function endpointsHearing(
+  tx: SqlTransaction,
+  audience: Audience,
+  types: string[],
+): Promise<AddressedEndpoint[]> {
+  return tx.rows<AddressedEndpoint>(Prisma.sql`
+    SELECT e.id::text AS id, e.team_id::text AS "teamId", e.events FROM webhook_endpoint e
+    WHERE e.disabled_at IS NULL AND e.events && ${types}::text[] AND ${audience}
+    ORDER BY e.id`);
 }
 
-/** A connection's own endpoints and its teams', as recordWebhookEvents's Prisma filter reads them, in raw SQL. */
-function inSqlForConnection(tx: SqlTransaction, connectionId: string): OutboxStatements {
-  return {
-    endpoints: (types) =>
-      tx.rows<AddressedEndpoint>(Prisma.sql`
-        SELECT e.id::text AS id, e.team_id::text AS "teamId", e.events FROM webhook_endpoint e
-        WHERE e.disabled_at IS NULL AND e.events && ${types}::text[]
-          AND (e.connection_id = ${connectionId}::uuid
-               OR e.team_id IN (SELECT m.team_id FROM team_member m WHERE m.connection_id = ${connectionId}::uuid))
-        ORDER BY e.id`),
-    async takeSequence(endpointId, count) {
-      const [taken] = await tx.rows<{ last: string }>(Prisma.sql`
-        UPDATE webhook_endpoint SET last_sequence = last_sequence + ${count}
-        WHERE id = ${endpointId}::uuid RETURNING last_sequence::text AS last`);
-      return taken === undefined ? undefined : Number(taken.last);
-    },
-    async insert(rows) {
-      await tx.rows(Prisma.sql`
-        INSERT INTO webhook_delivery (id, endpoint_id, event_type, payload, created_at)
-        SELECT d.id, d.endpoint_id, d.event_type, d.payload::jsonb, d.created_at
-        FROM unnest(${rows.map((r) => r.id)}::uuid[], ${rows.map((r) => r.endpointId)}::uuid[],
-                    ${rows.map((r) => r.eventType)}::text[], ${rows.map((r) => JSON.stringify(r.payload))}::text[],
-                    ${rows.map((r) => r.createdAt)}::timestamptz[])
-          WITH ORDINALITY AS d(id, endpoint_id, event_type, payload, created_at, n)
-        ORDER BY d.n`);
-    },
-  };
+/** Moves the endpoint's sequence on by `count`; the last number taken, undefined when it is gone. */
+async function takeSequence(
+  tx: SqlTransaction,
+  endpointId: string,
+  count: number,
+): Promise<number | undefined> {
+  const [taken] = await tx.rows<{ last: string }>(Prisma.sql`
+    UPDATE webhook_endpoint SET last_sequence = last_sequence + ${count}
+    WHERE id = ${endpointId}::uuid RETURNING last_sequence::text AS last`);
+  return taken === undefined ? undefined : Number(taken.last);
 }
 
-/** The ids of the deliveries written. To be called last in the transaction (see above). */
+async function insertDeliveries(tx: SqlTransaction, rows: readonly DeliveryRow[]): Promise<void> {
+  await tx.rows(Prisma.sql`
+    INSERT INTO webhook_delivery (id, endpoint_id, event_type, payload, created_at)
+    SELECT d.id, d.endpoint_id, d.event_type, d.payload::jsonb, d.created_at
+    FROM unnest(${rows.map((r) => r.id)}::uuid[], ${rows.map((r) => r.endpointId)}::uuid[],
+                ${rows.map((r) => r.eventType)}::text[], ${rows.map((r) => JSON.stringify(r.payload))}::text[],
+                ${rows.map((r) => r.createdAt)}::timestamptz[])
+      WITH ORDINALITY AS d(id, endpoint_id, event_type, payload, created_at, n)
+    ORDER BY d.n`);
+}
+
+/**
+ * Events about a connection, for its own endpoints and its teams'. The ids of the deliveries written. To be
+ * called last in the transaction (see above); a Prisma transaction is passed as sqlThroughPrisma(tx).
+ */
 export async function recordWebhookEvents(
-  tx: Tx,
-  connectionId: string,
-  events: readonly WebhookEvent[],
-  now: Date,
-): Promise<string[]> {
-  return writeDeliveries(
-    throughPrisma(tx, { OR: [{ connectionId }, { team: { members: { some: { connectionId } } } }] }),
-    events,
-    now,
-  );
-}
-
-/** recordWebhookEvents in a transaction past Prisma (a sync's commit, snapshots.ts). To be called last in it. */
-export async function recordWebhookEventsInSql(
   tx: SqlTransaction,
   connectionId: string,
   events: readonly WebhookEvent[],
   now: Date,
 ): Promise<string[]> {
-  return writeDeliveries(inSqlForConnection(tx, connectionId), events, now);
+  return writeDeliveries(tx, connectionAndItsTeams(connectionId), events, now);
 }
 
 /**
@@ -117,30 +97,31 @@ export async function recordWebhookEventsInSql(
  * The ids of the deliveries written. To be called last in the transaction (see above).
  */
 export async function recordOwnerWebhookEvents(
-  tx: Tx,
+  tx: SqlTransaction,
   owner: { connectionId: string } | { teamId: string },
   events: readonly WebhookEvent[],
   now: Date,
 ): Promise<string[]> {
-  return writeDeliveries(throughPrisma(tx, owner), events, now);
+  return writeDeliveries(tx, ownersOwn(owner), events, now);
 }
 
 /** One delivery per event and endpoint of `whose` (not disabled) subscribed to the event's type. */
 async function writeDeliveries(
-  statements: OutboxStatements,
+  tx: SqlTransaction,
+  audience: Audience,
   events: readonly WebhookEvent[],
   now: Date,
 ): Promise<string[]> {
   if (events.length === 0) return [];
   const types = [...new Set(events.map((e) => e.type))];
-  const endpoints = await statements.endpoints(types);
+  const endpoints = await endpointsHearing(tx, audience, types);
   const addressed = events.flatMap((event) =>
     endpoints
       .filter((endpoint) => endpoint.events.includes(event.type))
       .map((endpoint) => ({ event, endpoint })),
   );
   const next = await takeSequences(
-    statements,
+    tx,
     endpoints.map((endpoint) => ({
       endpointId: endpoint.id,
       count: addressed.filter((a) => a.endpoint === endpoint).length,
@@ -161,7 +142,7 @@ async function writeDeliveries(
       },
     ];
   });
-  if (rows.length > 0) await statements.insert(rows);
+  if (rows.length > 0) await insertDeliveries(tx, rows);
   return rows.map((row) => row.id);
 }
 
@@ -176,19 +157,20 @@ export async function recordTestEvent(tx: Tx, endpointId: string, now: Date): Pr
     select: { id: true, teamId: true, connectionId: true },
   });
   if (!endpoint) return undefined;
-  const sequence = (await takeSequences(throughPrisma(tx, {}), [{ endpointId, count: 1 }])).get(endpointId);
+  const sql = sqlThroughPrisma(tx);
+  const sequence = (await takeSequences(sql, [{ endpointId, count: 1 }])).get(endpointId);
   if (sequence === undefined) return undefined;
   const event = testEvent({ endpointId, connectionId: endpoint.connectionId, at: now });
   const id = randomUUID();
-  await tx.webhookDelivery.create({
-    data: {
+  await insertDeliveries(sql, [
+    {
       id,
       endpointId,
       eventType: event.type,
       payload: webhookPayload(event, { teamId: endpoint.teamId, sequence }) as Prisma.InputJsonObject,
       createdAt: now,
     },
-  });
+  ]);
   return id;
 }
 
@@ -199,13 +181,13 @@ export async function recordTestEvent(tx: Tx, endpointId: string, now: Date): Pr
  * locked in id order, so commits writing to several (a connection in two teams) cannot deadlock.
  */
 async function takeSequences(
-  statements: OutboxStatements,
+  tx: SqlTransaction,
   wanted: readonly { endpointId: string; count: number }[],
 ): Promise<Map<string, number>> {
   const first = new Map<string, number>();
   const ordered = wanted.filter((w) => w.count > 0).sort((a, b) => (a.endpointId < b.endpointId ? -1 : 1));
   for (const { endpointId, count } of ordered) {
-    const last = await statements.takeSequence(endpointId, count);
+    const last = await takeSequence(tx, endpointId, count);
     if (last !== undefined) first.set(endpointId, last - count + 1);
   }
   return first;
