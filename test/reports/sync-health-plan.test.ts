@@ -122,7 +122,7 @@ describe('sync-health over every connection, their days stored', () => {
     expect(plans).toHaveLength(1);
     const nodes = flattenPlan(plans[0]!.Plan);
     expect(rowsVisited(nodes, 'sync_run_daily')).toBe(0);
-    // Nor its index: by day, a descent to the bound reads a few pages (4 here). By its key, which starts with the
+    // Nor its index: by day, a descent to the bound reads a few pages (2 here). By its key, which starts with the
     // connection, the bound on the day was checked against every entry: 102 pages here, 0.25 s at 10,000
     // connections' year.
     expect(blocksTouched(plans[0]!.Plan, 'sync_run_daily')).toBeLessThanOrEqual(5);

@@ -25,6 +25,10 @@ export interface PlanNode {
   'Rows Removed by Index Recheck'?: number;
   'Shared Hit Blocks': number;
   'Shared Read Blocks': number;
+  /** An InitPlan's name, with the parameter it returns: "InitPlan 7 (returns $18)". */
+  'Subplan Name'?: string;
+  'Recheck Cond'?: string;
+  Filter?: string;
   Plans?: PlanNode[];
 }
 
@@ -81,17 +85,39 @@ export async function explainReport<Scope>(
 }
 
 /**
- * Buffers the scans of `table` (under `node`) touched themselves, its index scans included: a node's counts include
+ * Buffers the scans of `table` (under `root`) touched themselves, its index scans included: a node's counts include
  * its children's, so each is taken less theirs, and a bitmap index scan, which names its index only, is counted
- * with the bitmap heap scan of `table` above it.
+ * with the bitmap heap scan of `table` above it. An InitPlan runs when its value is first needed, and its buffers
+ * count in the node that first needs it: a scan whose condition takes its bound from one (`$18`) is taken less
+ * that InitPlan's, wherever it stands in the plan.
  */
-export function blocksTouched(node: PlanNode, table: string, underTable = false): number {
+export function blocksTouched(root: PlanNode, table: string): number {
   const blocks = (of: PlanNode) => of['Shared Hit Blocks'] + of['Shared Read Blocks'];
-  const ofTable =
-    node['Relation Name'] === table || (underTable && node['Node Type'] === 'Bitmap Index Scan');
-  const children = node.Plans ?? [];
-  const own = ofTable ? blocks(node) - children.reduce((sum, child) => sum + blocks(child), 0) : 0;
-  return own + children.reduce((sum, child) => sum + blocksTouched(child, table, ofTable), 0);
+  const initPlans = new Map<string, PlanNode>();
+  for (const node of flattenPlan(root)) {
+    const returned = /^InitPlan \d+ \(returns (.+)\)$/.exec(node['Subplan Name'] ?? '')?.[1];
+    for (const param of returned?.split(',') ?? []) initPlans.set(param.trim(), node);
+  }
+  // Those under the node itself are taken off with its children.
+  const initPlansUsed = (node: PlanNode) => {
+    const conditions = [node['Index Cond'], node['Recheck Cond'], node.Filter].join(' ');
+    const used = new Set([...conditions.matchAll(/\$\d+/g)].map(([param]) => initPlans.get(param)));
+    for (const child of node.Plans ?? []) used.delete(child);
+    return [...used].reduce((sum, plan) => sum + (plan === undefined ? 0 : blocks(plan)), 0);
+  };
+  const touched = (node: PlanNode, underTable: boolean): number => {
+    const ofTable =
+      node['Relation Name'] === table || (underTable && node['Node Type'] === 'Bitmap Index Scan');
+    const children = node.Plans ?? [];
+    const own = ofTable
+      ? Math.max(
+          0,
+          blocks(node) - children.reduce((sum, child) => sum + blocks(child), 0) - initPlansUsed(node),
+        )
+      : 0;
+    return own + children.reduce((sum, child) => sum + touched(child, ofTable), 0);
+  };
+  return touched(root, false);
 }
 
 /**
