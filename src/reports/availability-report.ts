@@ -2,6 +2,7 @@
 // T (now, or --at). What counts as free is decided with the query (store/report-queries/availability-rows.ts);
 // this shapes its rows into the report.
 import type { ReportStore } from '../store/reports.js';
+import { dayTotalsOf, dayTotalsRead, rowsIn, summedOver } from './day-totals.js';
 import type { ReportQuery } from './report-query.js';
 import {
   dayString,
@@ -13,9 +14,17 @@ import {
   instantWording,
 } from './report-result.js';
 
-export async function availabilityReport(reports: ReportStore, query: ReportQuery): Promise<ReportResult> {
-  const rows = await reports.availability(query);
-  const out: ReportRow[] = rows.map((r) => ({
+/** The figures summed per day and in the summary. */
+const FIGURES = ['free_slots', 'free_minutes'] as const;
+
+/** The report; only its first `firstRows` rows where given, with its row count and day totals over every row. */
+export async function availabilityReport(
+  reports: ReportStore,
+  query: ReportQuery,
+  firstRows?: number,
+): Promise<ReportResult> {
+  const read = await reports.availability(firstRows === undefined ? query : { ...query, firstRows });
+  const out: ReportRow[] = read.rows.map((r) => ({
     connection_id: r.connection_id,
     connection: r.connection,
     event_id: r.event_id,
@@ -24,8 +33,7 @@ export async function availabilityReport(reports: ReportStore, query: ReportQuer
     free_slots: r.free_slots,
     free_minutes: numberOrNull(r.free_minutes, 2),
   }));
-  const totalSlots = out.reduce((sum, r) => sum + Number(r.free_slots), 0);
-  const totalMinutes = out.reduce((sum, r) => sum + Number(r.free_minutes), 0);
+  const days = read.days === undefined ? dayTotalsOf(out, FIGURES) : dayTotalsRead(read.days, FIGURES);
   return {
     report: 'availability',
     title: 'Availability',
@@ -41,9 +49,16 @@ export async function availabilityReport(reports: ReportStore, query: ReportQuer
       { key: 'free_minutes', label: 'free minutes', kind: 'integer' },
     ],
     rows: out,
+    ...(read.days === undefined ? {} : { rowCount: rowsIn(days) }),
+    dayTotals: days,
     summary: [
-      { key: 'free_slots', label: 'free slots', value: totalSlots, kind: 'integer' },
-      { key: 'free_minutes', label: 'free minutes', value: totalMinutes, kind: 'integer' },
+      { key: 'free_slots', label: 'free slots', value: summedOver(days, 'free_slots'), kind: 'integer' },
+      {
+        key: 'free_minutes',
+        label: 'free minutes',
+        value: summedOver(days, 'free_minutes'),
+        kind: 'integer',
+      },
     ],
     emptyMessage: `No free slots as of ${instantWording(query.at)} for this selection.`,
   };

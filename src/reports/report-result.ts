@@ -23,6 +23,16 @@ export interface ReportColumn {
   inTable?: boolean;
 }
 
+/** A day's figures summed over every row of the report on it (day-totals.ts). */
+export interface DayTotal {
+  /** 'YYYY-MM-DD'. */
+  day: string;
+  /** How many of the report's rows are of the day. */
+  rows: number;
+  /** Each summed figure, by its column's key. */
+  figures: Record<string, number>;
+}
+
 export interface ReportSummaryItem {
   key: string;
   label: string;
@@ -43,6 +53,11 @@ export interface ReportResult {
    * page asks for its table); absent where `rows` is every row.
    */
   rowCount?: number;
+  /**
+   * Reports of a row per day (availability, utilization): each day's figures summed over every row, what the admin
+   * page's chart draws whether `rows` holds every row or only the first.
+   */
+  dayTotals?: DayTotal[];
   summary: ReportSummaryItem[];
   /** Said plainly instead of an empty table. */
   emptyMessage: string;

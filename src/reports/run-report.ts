@@ -45,8 +45,8 @@ async function checked<T>(reports: ReportStore, query: ReportQuery, work: () => 
 
 /**
  * The report's rows, shaped. `firstRows`: as many rows as will be shown (the admin page's table). A report whose
- * summary does not need its every row read in Node (bookings by booking, day or week) then reads only those, and
- * says how many it has (ReportResult.rowCount); the others read every row all the same.
+ * summary does not need its every row read in Node (availability, utilization, bookings by booking, day or week)
+ * then reads only those, and says how many it has (ReportResult.rowCount); sync-health reads every row all the same.
  */
 export async function runReport(
   reports: ReportStore,
@@ -78,11 +78,11 @@ export async function runReportCsv(
 function reportOf(reports: ReportStore, query: ReportQuery, firstRows?: number): Promise<ReportResult> {
   switch (query.report) {
     case 'availability':
-      return availabilityReport(reports, query);
+      return availabilityReport(reports, query, firstRows);
     case 'bookings':
       return bookingsReport(reports, query, firstRows);
     case 'utilization':
-      return utilizationReport(reports, query);
+      return utilizationReport(reports, query, firstRows);
     case 'sync-health':
       return syncHealthReport(reports, query);
   }

@@ -2,6 +2,7 @@
 // Offered and booked time are measured with the query (store/report-queries/utilization-rows.ts); the share
 // = booked ÷ offered lies between 0 and 1, rounded to 4 decimals.
 import type { ReportStore } from '../store/reports.js';
+import { dayTotalsOf, dayTotalsRead, rowsIn, summedOver } from './day-totals.js';
 import type { ReportQuery } from './report-query.js';
 import {
   instantWording,
@@ -13,9 +14,17 @@ import {
   type ReportRow,
 } from './report-result.js';
 
-export async function utilizationReport(reports: ReportStore, query: ReportQuery): Promise<ReportResult> {
-  const rows = await reports.utilization(query);
-  const out: ReportRow[] = rows.map((r) => ({
+/** The figures summed per day and in the summary. */
+const FIGURES = ['offered_minutes', 'bookings', 'booked_minutes'] as const;
+
+/** The report; only its first `firstRows` rows where given, with its row count and day totals over every row. */
+export async function utilizationReport(
+  reports: ReportStore,
+  query: ReportQuery,
+  firstRows?: number,
+): Promise<ReportResult> {
+  const read = await reports.utilization(firstRows === undefined ? query : { ...query, firstRows });
+  const out: ReportRow[] = read.rows.map((r) => ({
     connection_id: r.connection_id,
     connection: r.connection,
     day: r.day,
@@ -24,9 +33,10 @@ export async function utilizationReport(reports: ReportStore, query: ReportQuery
     booked_minutes: numberOrNull(r.booked_minutes, 2) ?? 0,
     share: r.offered_minutes > 0 ? roundTo(Math.min(1, r.booked_minutes / r.offered_minutes), 4) : null,
   }));
-  const offered = out.reduce((n, r) => n + Number(r.offered_minutes), 0);
-  const booked = out.reduce((n, r) => n + Number(r.booked_minutes), 0);
-  const bookings = out.reduce((n, r) => n + Number(r.bookings), 0);
+  const days = read.days === undefined ? dayTotalsOf(out, FIGURES) : dayTotalsRead(read.days, FIGURES);
+  const offered = summedOver(days, 'offered_minutes');
+  const booked = summedOver(days, 'booked_minutes');
+  const bookings = summedOver(days, 'bookings');
   return {
     report: 'utilization',
     title: 'Utilization',
@@ -42,6 +52,8 @@ export async function utilizationReport(reports: ReportStore, query: ReportQuery
       { key: 'share', label: 'booked share', kind: 'percent' },
     ],
     rows: out,
+    ...(read.days === undefined ? {} : { rowCount: rowsIn(days) }),
+    dayTotals: days,
     summary: [
       { key: 'offered_minutes', label: 'offered minutes', value: offered, kind: 'integer' },
       { key: 'bookings', label: 'bookings', value: bookings, kind: 'integer' },

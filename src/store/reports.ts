@@ -7,7 +7,11 @@ import { ConnectionNotFoundError } from './connections.js';
 import { openCsvExport } from './report-queries/csv-export.js';
 import { DEFAULT_EXPORT_PARTS, type ExportParts } from './report-queries/export-parts.js';
 import type { CsvScope } from './report-queries/csv-rows.js';
-import { availabilityRows, type AvailabilityRow } from './report-queries/availability-rows.js';
+import {
+  availabilityRead,
+  type AvailabilityFigure,
+  type AvailabilityRow,
+} from './report-queries/availability-rows.js';
 import {
   bookingsByWeekdayHour,
   bookingsRows,
@@ -18,7 +22,12 @@ import type { BookingsGrouping, ReportScope } from './report-queries/report-scop
 import { createBesideBudget, withReportSession, type BesideRead } from './report-queries/report-session.js';
 import { postgresZoneNames, type ReportDb } from './report-queries/report-zones.js';
 import { syncHealthRows, type SyncHealthRow } from './report-queries/sync-health-rows.js';
-import { utilizationRows, type UtilizationRow } from './report-queries/utilization-rows.js';
+import {
+  utilizationRead,
+  type UtilizationFigure,
+  type UtilizationRow,
+} from './report-queries/utilization-rows.js';
+import type { RowsRead } from './report-queries/first-rows.js';
 import { poolBehind } from './pooled-rows.js';
 
 export {
@@ -52,10 +61,16 @@ const REPORT_CONNECTION_CHOICES = 500;
 
 export interface ReportStore {
   /** Each report's rows, read in one read-only session with room to sort a big history in memory. */
-  availability(scope: ReportScope): Promise<AvailabilityRow[]>;
+  /** Every row; given `firstRows`, only the first so many, with each day's totals over all of them (first-rows.ts). */
+  availability(
+    scope: ReportScope & { firstRows?: number },
+  ): Promise<RowsRead<AvailabilityRow, AvailabilityFigure>>;
   /** Only the first `firstRows` of its rows, where given, with how many it has (BookingsRows.counted). */
   bookings(scope: ReportScope & { by: BookingsGrouping; firstRows?: number }): Promise<BookingsRows>;
-  utilization(scope: ReportScope): Promise<UtilizationRow[]>;
+  /** As availability. */
+  utilization(
+    scope: ReportScope & { firstRows?: number },
+  ): Promise<RowsRead<UtilizationRow, UtilizationFigure>>;
   syncHealth(scope: ReportScope): Promise<SyncHealthRow[]>;
   /**
    * The report as CSV streamed from Postgres (report-queries/csv-export.ts), or undefined when it is written
@@ -88,9 +103,9 @@ export function createReportStore(
     work: (db: ReportDb, zoned: S, beside: BesideRead) => Promise<T>,
   ) => withReportSession(prisma, knownZones, scope, work, besideBudget);
   return {
-    availability: (scope) => session(scope, availabilityRows),
+    availability: (scope) => session(scope, availabilityRead),
     bookings: (scope) => session(scope, bookingsRows),
-    utilization: (scope) => session(scope, utilizationRows),
+    utilization: (scope) => session(scope, utilizationRead),
     syncHealth: (scope) => session(scope, syncHealthRows),
     bookingsByWeekdayHour: (scope) => session(scope, bookingsByWeekdayHour),
     async csv(scope) {

@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { parseReportQuery } from '../../src/reports/report-query.js';
 import type { ReportResult } from '../../src/reports/report-result.js';
+import { dayTotalsOf } from '../../src/reports/day-totals.js';
 import type { LineChart } from '../../src/web/admin/report-pages.js';
 import { everyDay, lineChartOf, MAX_CHART_DAYS } from '../../src/web/admin/report-routes.js';
 import { FakeClock } from '../support/sync-harness.js';
@@ -16,7 +17,8 @@ const days = (chart: LineChart | undefined) =>
   chart?.x.map((s) => new Date(s * 1000).toISOString().slice(0, 10));
 
 function resultWith(rows: Record<string, string | number>[]): ReportResult {
-  return { rows } as unknown as ReportResult;
+  const figures = ['free_minutes', 'offered_minutes', 'booked_minutes'];
+  return { rows, dayTotals: dayTotalsOf(rows, figures) } as unknown as ReportResult;
 }
 
 describe('everyDay', () => {

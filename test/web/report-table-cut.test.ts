@@ -1,7 +1,8 @@
 // A report of more rows than the admin page's table lists: over every connection for a year, a report is millions
 // of rows, and a table of them was a page of a gigabyte or more, past what Node can hold as one string. The table
 // lists the first TABLE_ROWS_SHOWN in the report's order and says how many there are and where the rest are;
-// the summary still counts every row. Thirty connections' forty days of utilization here, over 1,000 rows.
+// the summary and chart still count every row. Thirty connections' forty days of utilization here, over 1,000 rows,
+// and two weeks of their slots ahead.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { parseReportQuery } from '../../src/reports/report-query.js';
 import { runReport } from '../../src/reports/run-report.js';
@@ -26,6 +27,14 @@ beforeAll(async () => {
     CROSS JOIN generate_series(1, 40) d
     CROSS JOIN generate_series(1, 2) k
     CROSS JOIN LATERAL (SELECT ${NOW}::timestamptz - d * interval '1 day' + k * interval '1 hour' AS at) t`;
+  // And two weeks ahead still open, seen yesterday: 1,260 availability rows at NOW (30 × 3 event types × 14 days).
+  await web.sync.db.prisma.$executeRaw`
+    INSERT INTO slot (connection_id, upstream_event_id, starts_at, ends_at, first_seen_at, last_changed_at)
+    SELECT c.id, 'evt_' || e, g, g + interval '30 minutes', ${NOW}::timestamptz - interval '1 day',
+           ${NOW}::timestamptz - interval '1 day'
+    FROM connection c, generate_series(1, 3) e,
+         generate_series(${NOW}::timestamptz + interval '1 day', ${NOW}::timestamptz + interval '14 days 23 hours',
+                         interval '2 hours') g`;
 }, patient(60_000));
 afterAll(async () => {
   await web?.close();
@@ -99,6 +108,64 @@ describe('a report of more rows than the page lists', () => {
       const opened = whole.summary.find((item) => item.key === 'opened');
       if (opened)
         expect(text(page.text)).toContain(`opened slots: ${formatValue(opened.value, opened.kind)}`);
+    },
+  );
+
+  // Availability and utilization read only the page's rows too, and sum every row per day in Postgres for the
+  // chart, the summary and the count: read whole, a year of every connection's was millions of rows (docs/reports.md).
+  // In the connections' own zones the report reads stored days and the days after them, each part in order, for
+  // Postgres to merge; in another zone (--tz) every day is worked out and put in order by rank.
+  it.each([
+    ['availability', {}, TABLE_ROWS_SHOWN],
+    ['availability', { tz: 'America/New_York' }, TABLE_ROWS_SHOWN],
+    // Five days back: its days read from those stored, a few hundred rows, of which a page of 100.
+    ['availability', { at: '2026-09-15T12:00:00Z' }, 100],
+    ['utilization', {}, TABLE_ROWS_SHOWN],
+    ['utilization', { tz: 'America/New_York' }, TABLE_ROWS_SHOWN],
+  ] as const)(
+    "%s %j: the first %d rows read are the whole report's, with its row count, summary and every day's totals",
+    async (name, raw, shown) => {
+      const query = parseReportQuery(name, { ...raw }, NOW);
+      const whole = await runReport(web.deps.reports, query);
+      const firstRows = await runReport(web.deps.reports, query, { firstRows: shown });
+      expect(whole.rows.length).toBeGreaterThan(shown);
+      expect(firstRows.rows).toEqual(whole.rows.slice(0, shown));
+      expect(firstRows.rowCount).toBe(whole.rows.length);
+      expect(firstRows.summary).toEqual(whole.summary);
+      const byDay = (result: typeof whole) =>
+        [...(result.dayTotals ?? [])].sort((a, b) => (a.day < b.day ? -1 : 1));
+      expect(byDay(firstRows)).toEqual(byDay(whole));
+      expect(byDay(whole).length).toBeGreaterThan(3);
+    },
+  );
+
+  it.each(['availability', 'utilization'] as const)(
+    "the %s page's chart and totals count every row, its table the first",
+    async (name) => {
+      const whole = await runReport(web.deps.reports, parseReportQuery(name, {}, NOW));
+      const page = await web.get(`/admin/reports/${name}`, auth);
+      expect(page.status).toBe(200);
+      expect(tableRows(page.text)).toBe(TABLE_ROWS_SHOWN);
+      expect(text(page.text)).toContain(
+        `of ${whole.rows.length.toLocaleString('en-US')} rows, in the report's order`,
+      );
+      for (const item of whole.summary) {
+        expect(text(page.text)).toContain(`${item.label}: ${formatValue(item.value, item.kind)}`);
+      }
+      // Each day's point as the whole report's rows give it: availability's free minutes, utilization's booked share.
+      const chart = JSON.parse(
+        /<script type="application\/json" id="chart-data">([\s\S]*?)<\/script>/.exec(page.text)![1]!,
+      ) as { x: number[]; y: number[] };
+      const sumOn = (day: string, key: string) =>
+        whole.rows.filter((row) => row.day === day).reduce((sum, row) => sum + Number(row[key]), 0);
+      const expected = (day: string) => {
+        if (name === 'availability') return sumOn(day, 'free_minutes');
+        const offered = sumOn(day, 'offered_minutes');
+        return offered === 0 ? 0 : Math.round((1000 * sumOn(day, 'booked_minutes')) / offered) / 10;
+      };
+      const chartDays = chart.x.map((seconds) => new Date(seconds * 1000).toISOString().slice(0, 10));
+      expect(new Set(chartDays)).toEqual(new Set(whole.rows.map((row) => String(row.day))));
+      chartDays.forEach((day, i) => expect(chart.y[i]).toBeCloseTo(expected(day), 2));
     },
   );
 });

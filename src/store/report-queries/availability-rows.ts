@@ -23,11 +23,15 @@ import {
   dayRangeFilter,
   dayRangeInstants,
   eventTitleAsOf,
+  firstRowsOnly,
+  isoDay,
   localDay,
   scopeFilter,
   type ReportDb,
 } from './report-sql.js';
 import { laterOf, readsStoredDays, STORED_ZONE, withUnstoredFrom } from './stored-days.js';
+import { firstRowsAndDays, summedAsShown, type DayTotalRow, type RowsRead } from './first-rows.js';
+import type { BesideRead } from './report-session.js';
 
 export interface AvailabilityRow {
   connection_id: string;
@@ -109,9 +113,9 @@ function workedOutWithNames(query: ReportScope, part: WorkedOut): Prisma.Sql {
  * the unstoredFrom: report-days.ts stores their availability days through the same day as their other days, in one
  * transaction, which availability-days-migration.test.ts checks) and every day of
  * the rest, so that Postgres merges the parts (a Merge Append) rather than sorting every row. Else every day from the
- * slots.
+ * slots. Not `inOrder`, every part in no order (for a statement that sums them by day).
  */
-export function availabilityWithNames(scope: ReportScope): Prisma.Sql {
+export function availabilityWithNames(scope: ReportScope, inOrder = true): Prisma.Sql {
   if (!readsStoredDays(scope)) return workedOutWithNames(scope, {});
   // The query's connections with availability days stored in their zone, or without: each a uuid[] subquery.
   const withStored = (stored: boolean) => Prisma.sql`ARRAY(
@@ -128,16 +132,52 @@ export function availabilityWithNames(scope: ReportScope): Prisma.Sql {
     UNION ALL
     SELECT * FROM (${workedOutWithNames(scope, { ids: withStored(false) })}) w2`;
   return Prisma.sql`
-    (${storedAvailabilityInOrder(scope)})
+    (${storedAvailabilityInOrder(scope, inOrder)})
     UNION ALL
-    (SELECT a.* FROM (${workedOut}) a ${AVAILABILITY_IN_ORDER})`;
+    (SELECT a.* FROM (${workedOut}) a ${inOrder ? AVAILABILITY_IN_ORDER : Prisma.empty})`;
 }
 
-export async function availabilityRows(prisma: ReportDb, query: ReportScope): Promise<AvailabilityRow[]> {
+/** The report's rows in its order (only the first `firstRows` of them, where that is given). */
+export async function availabilityRows(
+  prisma: ReportDb,
+  query: ReportScope,
+  firstRows?: number,
+): Promise<AvailabilityRow[]> {
   const scope = await withUnstoredFrom(prisma, query);
   return prisma.$queryRaw<AvailabilityRow[]>(Prisma.sql`
     SELECT a.connection_id::text AS connection_id, a.connection, a.event_id, a.event, a.day, a.free_slots,
            a.free_minutes
     FROM (${availabilityWithNames(scope)}) a
-    ${AVAILABILITY_IN_ORDER}`);
+    ${AVAILABILITY_IN_ORDER}
+    ${firstRowsOnly(firstRows)}`);
+}
+
+/** The figures availability's days are totalled by (first-rows.ts). */
+export type AvailabilityFigure = 'free_slots' | 'free_minutes';
+
+/** Each day's rows and figures summed over every connection and event type of the query. */
+export async function availabilityDayTotals(
+  prisma: ReportDb,
+  query: ReportScope,
+): Promise<DayTotalRow<AvailabilityFigure>[]> {
+  const scope = await withUnstoredFrom(prisma, query);
+  return prisma.$queryRaw<DayTotalRow<AvailabilityFigure>[]>(Prisma.sql`
+    SELECT ${isoDay(Prisma.sql`a.day`)} AS day, COUNT(*)::float8 AS rows, SUM(a.free_slots)::float8 AS free_slots,
+           ${summedAsShown(Prisma.sql`a.free_minutes`)} AS free_minutes
+    FROM (${availabilityWithNames(scope, false)}) a
+    GROUP BY a.day`);
+}
+
+/** The report's rows, or its first `firstRows` and its day totals (first-rows.ts). */
+export function availabilityRead(
+  prisma: ReportDb,
+  query: ReportScope & { firstRows?: number },
+  beside: BesideRead,
+): Promise<RowsRead<AvailabilityRow, AvailabilityFigure>> {
+  return firstRowsAndDays(
+    query.firstRows,
+    beside,
+    (firstRows) => availabilityRows(prisma, query, firstRows),
+    (db) => availabilityDayTotals(db, query),
+  );
 }

@@ -18,7 +18,10 @@ import { Prisma } from '../../generated/prisma/client.js';
 import { slotRecords } from './history-records.js';
 import { inReportOrder, type RankedRow } from './report-order.js';
 import type { ReportScope } from './report-scope.js';
+import { firstRowsAndDays, summedAsShown, type DayTotalRow, type RowsRead } from './first-rows.js';
+import type { BesideRead } from './report-session.js';
 import {
+  daysInOrder,
   laterOf,
   reportDaysInOrder,
   storedThrough,
@@ -31,6 +34,7 @@ import {
   bookingScopeFilter,
   dayRangeFilter,
   dayRangeInstants,
+  firstRowsOnly,
   isoDay,
   localDay,
   scopeFilter,
@@ -125,16 +129,60 @@ export const UTILIZATION_FIGURES = ['offered_minutes', 'bookings', 'booked_minut
  * part in that order (reportDaysInOrder). Read as rows here, and as CSV by the export (csv-rows.ts), which lists
  * them by daysInOrder.
  */
-export function utilizationDays(query: ReportScope): Prisma.Sql {
-  return reportDaysInOrder(query, 'utilization_day', UTILIZATION_FIGURES, (afterStored) =>
-    computedUtilizationDays(query, afterStored),
+export function utilizationDays(query: ReportScope, inOrder = true): Prisma.Sql {
+  return reportDaysInOrder(
+    query,
+    'utilization_day',
+    UTILIZATION_FIGURES,
+    (afterStored) => computedUtilizationDays(query, afterStored),
+    inOrder,
   );
 }
 
-export async function utilizationRows(prisma: ReportDb, query: ReportScope): Promise<UtilizationRow[]> {
+/**
+ * The report's rows in its order. Every row is put in order here (report-order.ts); only the first `firstRows`, where
+ * that is given, by Postgres, which merges the parts' orders and stops there.
+ */
+export async function utilizationRows(
+  prisma: ReportDb,
+  query: ReportScope,
+  firstRows?: number,
+): Promise<UtilizationRow[]> {
   const rows = await prisma.$queryRaw<UtilizationRow[]>(Prisma.sql`
     SELECT u.connection_id::text AS connection_id, u.connection, u.rank::int AS rank,
            ${isoDay(Prisma.sql`u.day`)} AS day, u.offered_minutes, u.bookings, u.booked_minutes
-    FROM (${utilizationDays(await withUnstoredFrom(prisma, query))}) u`);
-  return inReportOrder(rows);
+    FROM (${utilizationDays(await withUnstoredFrom(prisma, query))}) u
+    ${firstRows === undefined ? Prisma.empty : Prisma.sql`${daysInOrder(query, 'u')} ${firstRowsOnly(firstRows)}`}`);
+  return firstRows === undefined ? inReportOrder(rows) : rows;
+}
+
+/** The figures utilization's days are totalled by (first-rows.ts). */
+export type UtilizationFigure = (typeof UTILIZATION_FIGURES)[number];
+
+/** Each past day's rows and figures summed over every connection of the query. */
+export async function utilizationDayTotals(
+  prisma: ReportDb,
+  query: ReportScope,
+): Promise<DayTotalRow<UtilizationFigure>[]> {
+  return prisma.$queryRaw<DayTotalRow<UtilizationFigure>[]>(Prisma.sql`
+    SELECT ${isoDay(Prisma.sql`u.day`)} AS day, COUNT(*)::float8 AS rows,
+           ${summedAsShown(Prisma.sql`u.offered_minutes`)} AS offered_minutes,
+           COALESCE(SUM(u.bookings), 0)::float8 AS bookings,
+           ${summedAsShown(Prisma.sql`u.booked_minutes`)} AS booked_minutes
+    FROM (${utilizationDays(await withUnstoredFrom(prisma, query), false)}) u
+    GROUP BY u.day`);
+}
+
+/** The report's rows, or its first `firstRows` and its day totals (first-rows.ts). */
+export function utilizationRead(
+  prisma: ReportDb,
+  query: ReportScope & { firstRows?: number },
+  beside: BesideRead,
+): Promise<RowsRead<UtilizationRow, UtilizationFigure>> {
+  return firstRowsAndDays(
+    query.firstRows,
+    beside,
+    (firstRows) => utilizationRows(prisma, query, firstRows),
+    (db) => utilizationDayTotals(db, query),
+  );
 }

@@ -51,14 +51,9 @@ const secondsToDay = (seconds: number) => new Date(seconds * 1000).toISOString()
 /** Most days a line chart spans: a --from/--to of centuries must not make a page of a million points. */
 export const MAX_CHART_DAYS = 3660;
 
-/** One value per day, summed over the report's rows (all selected connections and event types). */
+/** One value per day, summed over the report's rows (all selected connections and event types): its day totals. */
 function perDay(result: ReportResult, valueKey: string): Map<string, number> {
-  const totals = new Map<string, number>();
-  for (const row of result.rows) {
-    const day = String(row.day);
-    totals.set(day, (totals.get(day) ?? 0) + Number(row[valueKey] ?? 0));
-  }
-  return totals;
+  return new Map((result.dayTotals ?? []).map((total) => [total.day, total.figures[valueKey] ?? 0]));
 }
 
 /**
