@@ -497,12 +497,20 @@ export async function benchReportsYear(options: ReportsYearOptions): Promise<Ben
         };
         console.log(`reports-year: ${csvLabel}: ${figures[`${csvLabel} (s)`]} s (load ${loadAverage()})`);
       }
-      // The bookings page over all connections for the year, as the admin page reads it: the rows its table lists
-      // and how many there are (by booking, 6.2 million bookings: only this way).
-      for (const by of ['day', 'week', 'booking'] as const) {
-        if (!(options.reports?.includes('bookings') ?? true)) break;
-        const label = `bookings — all, the year, --by ${by}, as the admin page reads it`;
-        const query = parseReportQuery('bookings', { by }, NOW);
+      // The pages over all connections for the year, as the admin page reads them: the rows its table lists, how many
+      // there are, and (availability, utilization) each day's totals for the chart and summary; the bookings page by
+      // booking, 6.2 million bookings, only this way.
+      const pages: [ReportName, RawReportQuery][] = [
+        ['availability', {}],
+        ['utilization', {}],
+        ...(['day', 'week', 'booking'] as const).map((by): [ReportName, RawReportQuery] => [
+          'bookings',
+          { by },
+        ]),
+      ];
+      for (const [name, raw] of pages.filter(([name]) => options.reports?.includes(name) ?? true)) {
+        const label = `${name} — all, the year${raw.by ? `, --by ${raw.by}` : ''}, as the admin page reads it`;
+        const query = parseReportQuery(name, raw, NOW);
         const took = await timeReport(() => runReport(reports, query, { firstRows: TABLE_ROWS_SHOWN }));
         figures[`${label} (s)`] = took ?? `> ${options.timeoutSeconds} (cancelled)`;
         targets[label] = { target: `≤ ${TARGET_SECONDS} s`, met: took !== null && took <= TARGET_SECONDS };
