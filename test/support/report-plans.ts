@@ -93,29 +93,39 @@ export async function explainReport<Scope>(
  */
 export function blocksTouched(root: PlanNode, table: string): number {
   const blocks = (of: PlanNode) => of['Shared Hit Blocks'] + of['Shared Read Blocks'];
+  // By how conditions name what they return: "$18" (Postgres 16 and before: "InitPlan 7 (returns $18)"), or the
+  // InitPlan itself (17: "(InitPlan 1).col1").
   const initPlans = new Map<string, PlanNode>();
   for (const node of flattenPlan(root)) {
-    const returned = /^InitPlan \d+ \(returns (.+)\)$/.exec(node['Subplan Name'] ?? '')?.[1];
+    const name = /^InitPlan \d+/.exec(node['Subplan Name'] ?? '')?.[0];
+    if (name === undefined) continue;
+    initPlans.set(`(${name})`, node);
+    const returned = /\(returns (.+)\)$/.exec(node['Subplan Name'] ?? '')?.[1];
     for (const param of returned?.split(',') ?? []) initPlans.set(param.trim(), node);
   }
-  // Those under the node itself are taken off with its children.
+  // Each taken off once, at the first scan of the table that names it, children first: a bitmap index scan names it
+  // as its heap scan does, and its blocks are in the heap scan's count as well as its own.
+  const takenOff = new Set<PlanNode>();
   const initPlansUsed = (node: PlanNode) => {
     const conditions = [node['Index Cond'], node['Recheck Cond'], node.Filter].join(' ');
-    const used = new Set([...conditions.matchAll(/\$\d+/g)].map(([param]) => initPlans.get(param)));
-    for (const child of node.Plans ?? []) used.delete(child);
-    return [...used].reduce((sum, plan) => sum + (plan === undefined ? 0 : blocks(plan)), 0);
+    const named = [...conditions.matchAll(/\$\d+|\(InitPlan \d+\)/g)].map(([name]) => initPlans.get(name));
+    let sum = 0;
+    for (const plan of new Set(named)) {
+      // Those under the node itself are taken off with its children.
+      if (plan === undefined || takenOff.has(plan) || node.Plans?.includes(plan)) continue;
+      takenOff.add(plan);
+      sum += blocks(plan);
+    }
+    return sum;
   };
   const touched = (node: PlanNode, underTable: boolean): number => {
     const ofTable =
       node['Relation Name'] === table || (underTable && node['Node Type'] === 'Bitmap Index Scan');
     const children = node.Plans ?? [];
-    const own = ofTable
-      ? Math.max(
-          0,
-          blocks(node) - children.reduce((sum, child) => sum + blocks(child), 0) - initPlansUsed(node),
-        )
-      : 0;
-    return own + children.reduce((sum, child) => sum + touched(child, ofTable), 0);
+    const below = children.reduce((sum, child) => sum + touched(child, ofTable), 0);
+    if (!ofTable) return below;
+    const own = blocks(node) - children.reduce((sum, child) => sum + blocks(child), 0) - initPlansUsed(node);
+    return Math.max(0, own) + below;
   };
   return touched(root, false);
 }
