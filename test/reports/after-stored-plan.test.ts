@@ -113,6 +113,27 @@ describe('the bookings report by week over every connection, their weeks stored 
   });
 });
 
+describe('the bookings report by booking over every connection, its first rows (the admin page)', () => {
+  it('reads the bookings of the first connections in order, not every booking', async () => {
+    const firstRows = 100;
+    const explained = await explainReport(
+      db.prisma,
+      parseReportQuery('bookings', { by: 'booking' }, NOW),
+      (tx, scope: ReportQuery) => bookingsRows(tx, { ...scope, by: 'booking', firstRows }),
+      { answered: true },
+    );
+    // The rows' statement, beside the totals' (which read the stored days and the bookings after them).
+    const rowsStatement = explained.filter((query) => query.Plan['Node Type'] === 'Limit');
+    expect(rowsStatement).toHaveLength(1);
+    // A connection holds DAYS × BOOKINGS_A_DAY bookings: a hundred rows are the first two connections' (with the
+    // third's looked at to be sure), where ordering every booking read all of them (2,400) to keep a hundred.
+    const perConnection = DAYS * BOOKINGS_A_DAY;
+    const read = rowsVisited(flattenPlan(rowsStatement[0]!.Plan), 'booking');
+    expect(read).toBeGreaterThanOrEqual(firstRows);
+    expect(read).toBeLessThanOrEqual(Math.ceil(firstRows / perConnection + 1) * perConnection);
+  });
+});
+
 describe('the availability report over every connection as of ten days back, their days stored through yesterday', () => {
   const availabilityReads: [string, (db: ReportDb, scope: ReportQuery) => Promise<unknown>][] = [
     ['read as rows', (tx, scope) => availabilityRows(tx, scope)],

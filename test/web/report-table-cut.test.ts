@@ -18,15 +18,14 @@ let web: WebHarness;
 
 beforeAll(async () => {
   web = await createWebHarness('report_table_cut', { clock: new FakeClock(NOW) });
-  await generatePackedSlots(web.sync.db, { connections: 30, days: 40, now: NOW });
   // Two bookings a connection-day, seen through the forty days: 2,400 bookings, 1,200 days with some.
+  await generatePackedSlots(web.sync.db, { connections: 30, days: 40, now: NOW, bookingsPerDay: 2 });
+  // Their event types, for reports of one (--event).
   await web.sync.db.prisma.$executeRaw`
-    INSERT INTO booking (connection_id, detected_at, starts_at, ends_at, event_ids, slots_closed)
-    SELECT c.id, t.at, t.at + interval '2 days', t.at + interval '2 days 30 minutes', ARRAY['evt_1'], 1
-    FROM connection c
-    CROSS JOIN generate_series(1, 40) d
-    CROSS JOIN generate_series(1, 2) k
-    CROSS JOIN LATERAL (SELECT ${NOW}::timestamptz - d * interval '1 day' + k * interval '1 hour' AS at) t`;
+    INSERT INTO event_type (connection_id, upstream_event_id, title, duration_minutes, enabled, content_hash, payload,
+                            valid_from)
+    SELECT c.id, 'evt_' || e, 'Meeting ' || e, 30, true, 'hash', '{}'::jsonb, ${NOW}::timestamptz - interval '90 days'
+    FROM connection c, generate_series(1, 3) e`;
   // And two weeks ahead still open, seen yesterday: 1,260 availability rows at NOW (30 × 3 event types × 14 days).
   await web.sync.db.prisma.$executeRaw`
     INSERT INTO slot (connection_id, upstream_event_id, starts_at, ends_at, first_seen_at, last_changed_at)
@@ -108,6 +107,27 @@ describe('a report of more rows than the page lists', () => {
       const opened = whole.summary.find((item) => item.key === 'opened');
       if (opened)
         expect(text(page.text)).toContain(`opened slots: ${formatValue(opened.value, opened.kind)}`);
+    },
+  );
+
+  // By booking, the first rows are read a connection at a time in the connections' order (never every booking sorted),
+  // and the row count is the summary's count of bookings: both must hold in every scope a report can be asked for.
+  it.each([
+    [{ from: '2026-08-25', to: '2026-09-06' }, 100],
+    [{ tz: 'Pacific/Kiritimati' }, TABLE_ROWS_SHOWN],
+    [{ at: '2026-09-01T06:30:00Z' }, TABLE_ROWS_SHOWN],
+    [{ event: 'evt_1', from: '2026-09-10' }, 100],
+    [{ event: 'evt_2' }, 100],
+  ] as const)(
+    'bookings by booking %j: its first %d rows and its count are the whole report’s',
+    async (raw, shown) => {
+      const query = parseReportQuery('bookings', { by: 'booking', ...raw }, NOW);
+      const whole = await runReport(web.deps.reports, query);
+      const firstRows = await runReport(web.deps.reports, query, { firstRows: shown });
+      expect(firstRows.rows).toEqual(whole.rows.slice(0, shown));
+      expect(firstRows.rowCount).toBe(whole.rows.length);
+      expect(firstRows.summary).toEqual(whole.summary);
+      if (!('event' in raw && raw.event === 'evt_2')) expect(whole.rows.length).toBeGreaterThan(shown);
     },
   );
 

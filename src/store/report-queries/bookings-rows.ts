@@ -29,7 +29,7 @@ import {
 import { readsStoredDays, withUnstoredFrom } from './stored-days.js';
 import { onTheSameConnection, type BesideRead } from './report-session.js';
 import type { BookingsGrouping, ReportScope } from './report-scope.js';
-import { bookedWhere, connectionsInOrder, firstRowsOnly, zoneOf, type ReportDb } from './report-sql.js';
+import { bookedWhere, connectionsInOrder, WORKED_OUT_ONCE, zoneOf, type ReportDb } from './report-sql.js';
 
 export type { PeriodRow } from './booking-periods.js';
 export type { BookingTotals, WeekdayHourCell } from './booking-totals.js';
@@ -62,14 +62,40 @@ export function everyBooking(query: ReportScope): Prisma.Sql {
 export const BOOKINGS_IN_ORDER = Prisma.sql`ORDER BY e.rank, e.starts_at, e.id`;
 
 /**
+ * The first `firstRows` bookings in BOOKINGS_IN_ORDER, read connection by connection in rank order: a connection's
+ * bookings are a few hundred a year, so a page of a thousand reads a few connections' and stops, where ordering every
+ * booking by rank sorted all of them (6.2 million over 10,000 connections' year) to keep a thousand. Each part keeps
+ * Postgres to that plan: the connections worked out once in rank order (WORKED_OUT_ONCE keeps their order known to
+ * the join above), and each one's bookings a subquery of its own (its LIMIT keeps it from being merged into a join of
+ * every booking), so that the join comes out in rank order and only each connection's rows are sorted, one
+ * connection after another, until there are enough.
+ */
+function firstBookings(query: ReportScope, firstRows: number): Prisma.Sql {
+  return Prisma.sql`
+    SELECT e.connection_id, o.connection, e.detected_at, e.starts_at, e.ends_at, e.event_ids, e.slots_closed
+    FROM (SELECT r.* FROM ${connectionsInOrder(query)} r ORDER BY r.rank ${WORKED_OUT_ONCE}) o
+    CROSS JOIN LATERAL (
+      SELECT b.connection_id::text AS connection_id, b.detected_at, b.starts_at, b.ends_at, b.event_ids,
+             b.slots_closed, b.id
+      FROM booking b JOIN connection c ON c.id = b.connection_id
+      WHERE b.connection_id = o.id AND ${bookedWhere(query)}
+      ORDER BY b.starts_at, b.id
+      LIMIT ${firstRows}
+    ) e
+    ORDER BY o.rank, e.starts_at, e.id
+    LIMIT ${firstRows}`;
+}
+
+/**
  * Every booking, one row each: when it was seen, when it lies, how long it is, how far ahead it was made. The
  * first `firstRows` of them where that is given.
  */
 async function eachBooking(prisma: ReportDb, query: ReportScope, firstRows?: number): Promise<BookingRow[]> {
+  if (firstRows !== undefined) return prisma.$queryRaw<BookingRow[]>(firstBookings(query, firstRows));
   return prisma.$queryRaw<BookingRow[]>(Prisma.sql`
     SELECT e.connection_id, e.connection, e.detected_at, e.starts_at, e.ends_at, e.event_ids, e.slots_closed
     FROM (${everyBooking(query)}) e
-    ${BOOKINGS_IN_ORDER} ${firstRowsOnly(firstRows)}`);
+    ${BOOKINGS_IN_ORDER}`);
 }
 
 /**
@@ -177,18 +203,11 @@ export type BookingsRows = { cells: WeekdayHourCell[]; totals: BookingTotals; co
   | { by: 'day' | 'week'; periods: PeriodRow[] }
 );
 
-/** How many rows the bookings report by booking, day or week has, and the slots they opened (none by booking). */
-async function countedRows(
-  db: ReportDb,
-  query: ReportScope,
-  by: 'booking' | 'day' | 'week',
-): Promise<RowsCounted> {
-  const statement =
-    by === 'booking'
-      ? Prisma.sql`SELECT COUNT(*)::float8 AS rows, 0::float8 AS opened FROM (${everyBooking(query)}) e`
-      : Prisma.sql`SELECT COUNT(*)::float8 AS rows, COALESCE(SUM(p.opened), 0)::float8 AS opened
-          FROM (${bookingPeriods(await withUnstoredFrom(db, query), by, false)}) p`;
-  const [counted] = await db.$queryRaw<RowsCounted[]>(statement);
+/** How many rows the bookings report by day or week has, and the slots they opened. */
+async function countedPeriods(db: ReportDb, query: ReportScope, by: 'day' | 'week'): Promise<RowsCounted> {
+  const [counted] = await db.$queryRaw<RowsCounted[]>(Prisma.sql`
+    SELECT COUNT(*)::float8 AS rows, COALESCE(SUM(p.opened), 0)::float8 AS opened
+    FROM (${bookingPeriods(await withUnstoredFrom(db, query), by, false)}) p`);
   return counted ?? { rows: 0, opened: 0 };
 }
 
@@ -205,15 +224,18 @@ export async function bookingsRows(
   const { by, firstRows } = query;
   if (by === 'weekday-hour') return { by, ...(await cellsAndTotals(prisma, query)) };
   const { answer: summary } = await beside((db) => cellsAndTotals(db, query));
+  if (by === 'booking') {
+    const bookings = await eachBooking(prisma, query, firstRows);
+    const read = await summary;
+    // A row a booking: the totals' count of bookings is the row count (the same bookings, bookedWhere's).
+    const counted = firstRows === undefined ? {} : { counted: { rows: read.totals.bookings, opened: 0 } };
+    return { by, ...read, ...counted, bookings };
+  }
   // Counted beside the rows too: over every connection for a year, millions of rows of which a page lists a
   // thousand.
   const counted =
-    firstRows === undefined ? undefined : (await beside((db) => countedRows(db, query, by))).answer;
+    firstRows === undefined ? undefined : (await beside((db) => countedPeriods(db, query, by))).answer;
   const whole = async () => ({ ...(await summary), ...(counted ? { counted: await counted } : {}) });
-  if (by === 'booking') {
-    const bookings = await eachBooking(prisma, query, firstRows);
-    return { by, ...(await whole()), bookings };
-  }
   const periods = await bookingsPerPeriod(prisma, query, by, firstRows);
   return { by, ...(await whole()), periods };
 }
