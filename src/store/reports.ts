@@ -87,7 +87,8 @@ export interface ReportStore {
 }
 
 /**
- * `exportParts`: how a CSV export over many connections is read in parts at once (export-parts.ts); `besideBudget`:
+ * `exportParts`: how a CSV export over many connections is read in parts at once (export-parts.ts), and availability's
+ * day totals for a page of its first rows; `besideBudget`:
  * the second connections for reads beside a report's others and for an export's later parts, shared by this store's
  * reports (one pool). The defaults, or a test's.
  */
@@ -103,7 +104,8 @@ export function createReportStore(
     work: (db: ReportDb, zoned: S, beside: BesideRead) => Promise<T>,
   ) => withReportSession(prisma, knownZones, scope, work, besideBudget);
   return {
-    availability: (scope) => session(scope, availabilityRead),
+    availability: (scope) =>
+      session(scope, (db, zoned, beside) => availabilityRead(db, zoned, beside, exportParts)),
     bookings: (scope) => session(scope, bookingsRows),
     utilization: (scope) => session(scope, utilizationRead),
     syncHealth: (scope) => session(scope, syncHealthRows),

@@ -6,6 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { parseReportQuery } from '../../src/reports/report-query.js';
 import { runReport } from '../../src/reports/run-report.js';
+import { createReportStore } from '../../src/store/reports.js';
+import { createBesideBudget } from '../../src/store/report-queries/report-session.js';
 import { formatValue } from '../../src/reports/report-format.js';
 import { TABLE_ROWS_SHOWN } from '../../src/web/admin/report-pages.js';
 import { generatePackedSlots } from '../support/packed-slots.js';
@@ -155,6 +157,33 @@ describe('a report of more rows than the page lists', () => {
       const byDay = (result: typeof whole) =>
         [...(result.dayTotals ?? [])].sort((a, b) => (a.day < b.day ? -1 : 1));
       expect(byDay(firstRows)).toEqual(byDay(whole));
+      expect(byDay(whole).length).toBeGreaterThan(3);
+    },
+  );
+
+  // Availability's day totals over many connections are read in parts at once, by runs of connections, and added
+  // up by day (first-rows.ts): here in two and in three parts of the thirty connections.
+  it.each([
+    [2, {}],
+    [3, { at: '2026-09-15T12:00:00Z' }],
+    [2, { tz: 'America/New_York' }],
+  ] as const)(
+    'availability in %d parts %j: the same rows, count, summary and day totals',
+    async (atOnce, raw) => {
+      const inParts = createReportStore(
+        web.sync.db.prisma,
+        { atOnce, fewestConnections: 1, aheadBytes: 1 },
+        createBesideBudget(atOnce, patient(1_000)),
+      );
+      const query = parseReportQuery('availability', { ...raw }, NOW);
+      const whole = await runReport(web.deps.reports, query);
+      const read = await runReport(inParts, query, { firstRows: 100 });
+      expect(read.rows).toEqual(whole.rows.slice(0, 100));
+      expect(read.rowCount).toBe(whole.rows.length);
+      expect(read.summary).toEqual(whole.summary);
+      const byDay = (result: typeof whole) =>
+        [...(result.dayTotals ?? [])].sort((a, b) => (a.day < b.day ? -1 : 1));
+      expect(byDay(read)).toEqual(byDay(whole));
       expect(byDay(whole).length).toBeGreaterThan(3);
     },
   );

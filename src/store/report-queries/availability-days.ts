@@ -124,6 +124,14 @@ export function availabilityDaysToStore(query: ReportScope, through: Prisma.Sql,
     GROUP BY 1, 2, 3`;
 }
 
+/** How storedAvailabilityInOrder reads the stored days. */
+export interface StoredAvailabilityRead {
+  /** In the report's order; false: in no order (the sorts were a third of a sum's time). Default true. */
+  inOrder?: boolean;
+  /** With each event type's title at T; false: `event` null, for a sum that shows none. Default true. */
+  titled?: boolean;
+}
+
 /**
  * The stored availability of the query's connections at T, for their days from T's on (up to their
  * availability_through, where they are stored in the connection's zone): (connection_id, connection, event_id, event,
@@ -134,10 +142,13 @@ export function availabilityDaysToStore(query: ReportScope, through: Prisma.Sql,
  * days from T's to the last whose slots could have been seen by T, from the key (connection, event type, day). Read by
  * day instead, the rows came in day order and were sorted by title: a fifth of the report's time for 870,000 rows.
  * Each day's lists are read from the index that holds them where they fit one (LISTS_INDEXED): a connection's days
- * are then a few adjacent index pages, where in the table each was a page of its own. Not `inOrder`, the same rows in no
- * order, for a statement that sums them by day (first-rows.ts): the sorts were a third of its time.
+ * are then a few adjacent index pages, where in the table each was a page of its own. A statement that sums them by day
+ * (first-rows.ts) reads them in no order and without titles (StoredAvailabilityRead).
  */
-export function storedAvailabilityInOrder(query: ReportScope, inOrder = true): Prisma.Sql {
+export function storedAvailabilityInOrder(
+  query: ReportScope,
+  { inOrder = true, titled = true }: StoredAvailabilityRead = {},
+): Prisma.Sql {
   const t = at(query);
   const orderBy = (order: string) => Prisma.raw(inOrder ? `ORDER BY ${order}` : '');
   const figure = (alias: string, list: AvailabilityList, unit: 'slots' | 'ms') =>
@@ -165,11 +176,16 @@ export function storedAvailabilityInOrder(query: ReportScope, inOrder = true): P
     ) d
     CROSS JOIN LATERAL (
       -- The event types it has days of, in the report's order.
-      SELECT ids.id AS event_id, et.title AS event
+      SELECT ids.id AS event_id, ${titled ? Prisma.sql`et.title` : Prisma.sql`NULL::text`} AS event
       FROM unnest(d.event_ids) ids(id)
-      LEFT JOIN (${eventTitlesAt(query, Prisma.sql`AND e.connection_id = o.id`)}) et ON et.upstream_event_id = ids.id
+      ${
+        titled
+          ? Prisma.sql`LEFT JOIN (${eventTitlesAt(query, Prisma.sql`AND e.connection_id = o.id`)}) et
+              ON et.upstream_event_id = ids.id`
+          : Prisma.empty
+      }
       WHERE d.last_day IS NOT NULL
-      ${orderBy('et.title NULLS LAST, ids.id')}
+      ${orderBy(titled ? 'et.title NULLS LAST, ids.id' : 'ids.id')}
     ) ev
     CROSS JOIN LATERAL (
       SELECT a.day, (${free('slots')})::int AS free_slots, ${free('ms')} AS free_ms

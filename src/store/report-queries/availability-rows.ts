@@ -13,7 +13,12 @@
 //   that answers for any T (availability_day, availability-days.ts), and a report in the connections' own zones
 //   reads the stored days and works out only those after them from the slots; --tz and --event work out every day.
 import { Prisma } from '../../generated/prisma/client.js';
-import { minutesOfMs, slotLengthMs, storedAvailabilityInOrder } from './availability-days.js';
+import {
+  minutesOfMs,
+  slotLengthMs,
+  storedAvailabilityInOrder,
+  type StoredAvailabilityRead,
+} from './availability-days.js';
 import { slotRecords } from './history-records.js';
 import type { ReportScope } from './report-scope.js';
 import {
@@ -30,8 +35,15 @@ import {
   type ReportDb,
 } from './report-sql.js';
 import { laterOf, readsStoredDays, STORED_ZONE, withUnstoredFrom } from './stored-days.js';
-import { firstRowsAndDays, summedAsShown, type DayTotalRow, type RowsRead } from './first-rows.js';
+import {
+  dayTotalsInParts,
+  firstRowsAndDays,
+  summedAsShown,
+  type DayTotalRow,
+  type RowsRead,
+} from './first-rows.js';
 import type { BesideRead } from './report-session.js';
+import type { ExportParts } from './export-parts.js';
 
 export interface AvailabilityRow {
   connection_id: string;
@@ -113,9 +125,13 @@ function workedOutWithNames(query: ReportScope, part: WorkedOut): Prisma.Sql {
  * the unstoredFrom: report-days.ts stores their availability days through the same day as their other days, in one
  * transaction, which availability-days-migration.test.ts checks) and every day of
  * the rest, so that Postgres merges the parts (a Merge Append) rather than sorting every row. Else every day from the
- * slots. Not `inOrder`, every part in no order (for a statement that sums them by day).
+ * slots. Not `inOrder`, every part in no order, and not `titled`, the stored days without titles (for a statement that
+ * sums them by day).
  */
-export function availabilityWithNames(scope: ReportScope, inOrder = true): Prisma.Sql {
+export function availabilityWithNames(
+  scope: ReportScope,
+  { inOrder = true, titled = true }: StoredAvailabilityRead = {},
+): Prisma.Sql {
   if (!readsStoredDays(scope)) return workedOutWithNames(scope, {});
   // The query's connections with availability days stored in their zone, or without: each a uuid[] subquery.
   const withStored = (stored: boolean) => Prisma.sql`ARRAY(
@@ -132,7 +148,7 @@ export function availabilityWithNames(scope: ReportScope, inOrder = true): Prism
     UNION ALL
     SELECT * FROM (${workedOutWithNames(scope, { ids: withStored(false) })}) w2`;
   return Prisma.sql`
-    (${storedAvailabilityInOrder(scope, inOrder)})
+    (${storedAvailabilityInOrder(scope, { inOrder, titled })})
     UNION ALL
     (SELECT a.* FROM (${workedOut}) a ${inOrder ? AVAILABILITY_IN_ORDER : Prisma.empty})`;
 }
@@ -153,7 +169,8 @@ export async function availabilityRows(
 }
 
 /** The figures availability's days are totalled by (first-rows.ts). */
-export type AvailabilityFigure = 'free_slots' | 'free_minutes';
+const AVAILABILITY_FIGURES = ['free_slots', 'free_minutes'] as const;
+export type AvailabilityFigure = (typeof AVAILABILITY_FIGURES)[number];
 
 /** Each day's rows and figures summed over every connection and event type of the query. */
 export async function availabilityDayTotals(
@@ -164,20 +181,28 @@ export async function availabilityDayTotals(
   return prisma.$queryRaw<DayTotalRow<AvailabilityFigure>[]>(Prisma.sql`
     SELECT ${isoDay(Prisma.sql`a.day`)} AS day, COUNT(*)::float8 AS rows, SUM(a.free_slots)::float8 AS free_slots,
            ${summedAsShown(Prisma.sql`a.free_minutes`)} AS free_minutes
-    FROM (${availabilityWithNames(scope, false)}) a
+    FROM (${availabilityWithNames(scope, { inOrder: false, titled: false })}) a
     GROUP BY a.day`);
 }
 
-/** The report's rows, or its first `firstRows` and its day totals (first-rows.ts). */
+/**
+ * The report's rows, or its first `firstRows` and its day totals (first-rows.ts), those read in `parts` (an export's:
+ * every connection's stored days at T are the page's cost, its rows a LIMIT; docs/performance.md).
+ */
 export function availabilityRead(
   prisma: ReportDb,
   query: ReportScope & { firstRows?: number },
   beside: BesideRead,
+  parts: Pick<ExportParts, 'atOnce' | 'fewestConnections'>,
 ): Promise<RowsRead<AvailabilityRow, AvailabilityFigure>> {
   return firstRowsAndDays(
     query.firstRows,
-    beside,
     (firstRows) => availabilityRows(prisma, query, firstRows),
-    (db) => availabilityDayTotals(db, query),
+    () =>
+      dayTotalsInParts(prisma, query, beside, {
+        parts,
+        figures: AVAILABILITY_FIGURES,
+        days: availabilityDayTotals,
+      }),
   );
 }

@@ -4,7 +4,9 @@
 // read with a LIMIT, and what the page shows of every row (its chart's day by day, its summary, how many rows there
 // are) is summed per day by Postgres, beside them in the report's snapshot.
 import { Prisma } from '../../generated/prisma/client.js';
+import { connectionsToSplit, consecutiveRuns, type ExportParts } from './export-parts.js';
 import type { BesideRead } from './report-session.js';
+import type { ReportScope } from './report-scope.js';
 import type { ReportDb } from './report-sql.js';
 
 /** A day's figures summed over every row of the report on it: the day, how many rows, and each figure. */
@@ -17,19 +19,78 @@ export interface RowsRead<Row, Figure extends string> {
 }
 
 /**
- * Every row (`firstRows` undefined), or the first `firstRows` of them and, read beside them, each day's totals over
- * all of them.
+ * Every row (`firstRows` undefined), or the first `firstRows` of them and each day's totals over all of them, the
+ * totals' read begun first (it reads beside the rows: dayTotalsBeside, dayTotalsInParts).
  */
 export async function firstRowsAndDays<Row, Figure extends string>(
   firstRows: number | undefined,
-  beside: BesideRead,
   rows: (firstRows?: number) => Promise<Row[]>,
-  days: (db: ReportDb) => Promise<DayTotalRow<Figure>[]>,
+  days: () => Promise<DayTotalRow<Figure>[]>,
 ): Promise<RowsRead<Row, Figure>> {
   if (firstRows === undefined) return { rows: await rows() };
-  const { answer } = await beside(days);
-  const [first, totals] = await Promise.all([rows(firstRows), answer]);
-  return { rows: first, days: totals };
+  const totals = days();
+  const [first, daysRead] = await Promise.all([rows(firstRows), totals]);
+  return { rows: first, days: daysRead };
+}
+
+/** Day totals read beside the report's other reads, on a second connection where one can be had. */
+export async function dayTotalsBeside<Figure extends string>(
+  beside: BesideRead,
+  days: (db: ReportDb) => Promise<DayTotalRow<Figure>[]>,
+): Promise<DayTotalRow<Figure>[]> {
+  return (await beside(days)).answer;
+}
+
+/** How a report's day totals are read in parts: how many (an export's parts), its figures, and one part's read. */
+export interface DayTotalParts<Figure extends string> {
+  parts: Pick<ExportParts, 'atOnce' | 'fewestConnections'>;
+  figures: readonly Figure[];
+  days: (db: ReportDb, part: ReportScope) => Promise<DayTotalRow<Figure>[]>;
+}
+
+/**
+ * The day totals of `scope` read in parts at once, as an export is (export-parts.ts: two runs of consecutive connections
+ * where there are enough of them), and added up by day: Postgres sums a statement on one core, and a day's total over
+ * every connection is the sum of its totals over each part. Every part but the last is read beside (BesideRead), the
+ * last on `db`, the report's own connection, after what it reads already (its first rows, a LIMIT).
+ */
+export async function dayTotalsInParts<Figure extends string>(
+  db: ReportDb,
+  scope: ReportScope,
+  beside: BesideRead,
+  inParts: DayTotalParts<Figure>,
+): Promise<DayTotalRow<Figure>[]> {
+  const { figures, days } = inParts;
+  const split = await connectionsToSplit(db, scope, inParts.parts);
+  const parts = split
+    ? consecutiveRuns(split.ids, split.parts).map((ids) => ({ ...scope, connectionBatch: ids }))
+    : [scope];
+  // Each begun beside before the last is read here (an answer awaited inside the map would wait for its part).
+  const besideParts = await Promise.all(
+    parts.slice(0, -1).map((part) => beside((sibling) => days(sibling, part))),
+  );
+  const read = await Promise.all([...besideParts.map(({ answer }) => answer), days(db, parts.at(-1)!)]);
+  return addedByDay(read.flat(), figures);
+}
+
+/** Day totals of several parts added up: a row a day. */
+function addedByDay<Figure extends string>(
+  totals: readonly DayTotalRow<Figure>[],
+  figures: readonly Figure[],
+): DayTotalRow<Figure>[] {
+  const byDay = new Map<string, DayTotalRow<Figure>>();
+  for (const total of totals) {
+    const sum = byDay.get(total.day);
+    if (sum === undefined) {
+      byDay.set(total.day, { ...total });
+      continue;
+    }
+    sum.rows += total.rows;
+    for (const figure of figures) {
+      (sum as Record<Figure, number>)[figure] += total[figure];
+    }
+  }
+  return [...byDay.values()];
 }
 
 /**

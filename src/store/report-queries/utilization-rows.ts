@@ -18,7 +18,13 @@ import { Prisma } from '../../generated/prisma/client.js';
 import { slotRecords } from './history-records.js';
 import { inReportOrder, type RankedRow } from './report-order.js';
 import type { ReportScope } from './report-scope.js';
-import { firstRowsAndDays, summedAsShown, type DayTotalRow, type RowsRead } from './first-rows.js';
+import {
+  dayTotalsBeside,
+  firstRowsAndDays,
+  summedAsShown,
+  type DayTotalRow,
+  type RowsRead,
+} from './first-rows.js';
 import type { BesideRead } from './report-session.js';
 import {
   daysInOrder,
@@ -181,8 +187,7 @@ export function utilizationRead(
 ): Promise<RowsRead<UtilizationRow, UtilizationFigure>> {
   return firstRowsAndDays(
     query.firstRows,
-    beside,
     (firstRows) => utilizationRows(prisma, query, firstRows),
-    (db) => utilizationDayTotals(db, query),
+    () => dayTotalsBeside(beside, (db) => utilizationDayTotals(db, query)),
   );
 }
